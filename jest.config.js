@@ -1,0 +1,22 @@
+// One jest run for the whole workspace: a project per package and service.
+const swc = ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }];
+const fs = require('node:fs');
+const path = require('node:path');
+
+const roots = ['packages', 'services'].flatMap((dir) =>
+  fs.readdirSync(path.join(__dirname, dir)).map((name) => path.join(dir, name)),
+).concat(['test/e2e']);
+
+module.exports = {
+  projects: roots
+    .filter((root) => fs.existsSync(path.join(__dirname, root, 'package.json')))
+    .map((root) => ({
+      displayName: root,
+      rootDir: path.join(__dirname, root),
+      testEnvironment: 'node',
+      transform: { '^.+\\.(t|j)sx?$': swc },
+      transformIgnorePatterns: ['/node_modules/(?!\\.pnpm)'],
+      testMatch: ['<rootDir>/**/*.test.ts'],
+      testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+    })),
+};

@@ -1,0 +1,40 @@
+import { z } from 'zod';
+
+export { z };
+
+/** Thrown at boot when the environment is invalid; lists every bad variable at once. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/**
+ * Parse `env` (default: process.env) against a zod object whose keys are the
+ * UPPER_SNAKE variable names. The only place a service reads its environment.
+ */
+export function loadConfig<S extends z.ZodObject>(schema: S, env: NodeJS.ProcessEnv = process.env): z.infer<S> {
+  const result = schema.safeParse(env);
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((issue) => {
+    const name = issue.path.join('.') || '(root)';
+    const present = issue.path.length > 0 && env[String(issue.path[0])] !== undefined;
+    return `${name}: ${issue.message}${present ? '' : ' (not set)'}`;
+  });
+  throw new ConfigError(problems);
+}
+
+/** Common field helpers so every service spells its variables the same way. */
+export const env = {
+  port: (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback),
+  url: () => z.string().url(),
+  bool: (fallback: boolean) =>
+    z
+      .enum(['true', 'false', '1', '0', 'yes', 'no'])
+      .default(fallback ? 'true' : 'false')
+      .transform((v) => v === 'true' || v === '1' || v === 'yes'),
+  logLevel: () => z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** A `host:port` address of another service. */
+  addr: () => z.string().regex(/^[\w.-]+:\d+$/, 'must be host:port'),
+};

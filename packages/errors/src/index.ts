@@ -1,0 +1,3 @@
+export * from './app-error';
+export * from './reasons';
+export * from './http-table';

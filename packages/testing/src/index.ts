@@ -1,0 +1,63 @@
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+
+/** The Postgres server tests use: TEST_DATABASE_URL, else this machine's local server. */
+export function testDatabaseUrl(): string {
+  return process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/test';
+}
+
+/** The Redis server tests use. */
+export function testRedisUrl(): string {
+  return process.env.TEST_REDIS_URL ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+}
+
+export interface TestSchema {
+  /** The schema's name, unique to this test run. */
+  name: string;
+  /** A connection string whose `schema` parameter selects it (Prisma convention). */
+  url: string;
+  /** The server URL without a schema parameter. */
+  serverUrl: string;
+  drop(): Promise<void>;
+}
+
+/** Create a fresh, uniquely named Postgres schema so each test owns its rows. */
+export async function createTestSchema(prefix: string): Promise<TestSchema> {
+  const serverUrl = testDatabaseUrl();
+  const name = `${prefix.replace(/[^a-z0-9_]/gi, '_').toLowerCase()}_t${randomBytes(4).toString('hex')}`;
+  await withClient(serverUrl, (c) => c.query(`CREATE SCHEMA "${name}"`));
+  const url = new URL(serverUrl);
+  url.searchParams.set('schema', name);
+  return {
+    name,
+    url: url.toString(),
+    serverUrl,
+    drop: () => withClient(serverUrl, (c) => c.query(`DROP SCHEMA IF EXISTS "${name}" CASCADE`)).then(() => undefined),
+  };
+}
+
+export async function withClient<T>(connectionString: string, fn: (client: Client) => Promise<T>): Promise<T> {
+  const client = new Client({ connectionString });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Poll `probe` until it returns a truthy value or the deadline passes. */
+export async function eventually<T>(probe: () => Promise<T | undefined | null | false>, timeoutMs = 10_000, intervalMs = 50): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value) return value;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
