@@ -1,0 +1,185 @@
+/**
+ * `pnpm start`: runs the whole system on the embedded default.
+ * Real Postgres (embedded unless DATABASE_URL is set), migrations, then every
+ * deployable as its own process, wired by <SVC>_ADDR variables.
+ */
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { spawnSync } from 'node:child_process';
+import { DEPLOYABLES, type Deployable } from './lib/deployables';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from './lib/embedded-postgres';
+import { Supervisor } from './lib/supervisor';
+
+const HELP = `Usage: pnpm start [options]
+
+Starts every Whetstone deployable as its own process, with prefixed logs,
+restart of a crashed child, and a clean stop on Ctrl-C.
+
+Without DATABASE_URL an embedded Postgres runs with its data in <data-dir>/postgres.
+With REDIS_URL set, rate limits and auth-cache invalidation use Redis.
+
+Options:
+  --data-dir <dir>      where embedded Postgres, blobs and local secrets live (default: .data)
+  --port-offset <n>     add n to every port (run a second copy side by side)    (default: 0)
+  --trainers <n>        trainer processes to run                                 (default: 1)
+  --raw-logs            print child logs as raw JSON lines
+  --no-color            no ANSI colours in log prefixes
+  -h, --help            show this help
+
+Environment:
+  DATABASE_URL          use this Postgres server instead of the embedded one
+  REDIS_URL             use Redis for rate limits and cache invalidation
+  LOG_LEVEL             pino level for every service (default: info)
+`;
+
+const ROOT = path.resolve(__dirname, '..');
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    options: {
+      'data-dir': { type: 'string', default: '.data' },
+      'port-offset': { type: 'string', default: process.env.WHETSTONE_PORT_OFFSET ?? '0' },
+      trainers: { type: 'string', default: '1' },
+      'raw-logs': { type: 'boolean', default: false },
+      'no-color': { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  const offset = Number(values['port-offset']);
+  const trainers = Number(values.trainers);
+  if (!Number.isInteger(offset) || offset < 0 || offset > 10_000) return usageError('--port-offset must be an integer from 0 to 10000');
+  if (!Number.isInteger(trainers) || trainers < 0 || trainers > 16) return usageError('--trainers must be an integer from 0 to 16');
+
+  const dataDir = path.resolve(ROOT, values['data-dir']!);
+  mkdirSync(dataDir, { recursive: true });
+  const secrets = loadLocalSecrets(dataDir);
+  const log = (line: string) => process.stdout.write(`${line}\n`);
+
+  let embedded: EmbeddedDatabase | undefined;
+  let serverUrl = process.env.DATABASE_URL;
+  if (!serverUrl) {
+    log(`whetstone | starting embedded Postgres in ${path.relative(ROOT, dataDir) || '.'}/postgres`);
+    embedded = await startEmbeddedPostgres(dataDir, 54329 + offset);
+    serverUrl = embedded.url;
+  }
+
+  const present = DEPLOYABLES.filter((d) => existsSync(path.join(ROOT, 'services', d.name, 'src', 'main.ts')));
+  const port = (d: Deployable) => (d.port === 0 ? 0 : d.port + offset);
+  const addrs = Object.fromEntries(present.filter((d) => d.addrVar).map((d) => [d.addrVar!, `127.0.0.1:${port(d)}`]));
+  const gateway = DEPLOYABLES.find((d) => d.name === 'gateway')!;
+  const publicUrl = `http://localhost:${port(gateway)}`;
+
+  for (const d of present.filter((d) => d.schema)) {
+    log(`whetstone | migrating ${d.name} (schema ${d.schema})`);
+    const result = spawnSync('pnpm', ['--filter', d.pkg, '--silent', 'run', '--if-present', 'migrate'], {
+      cwd: ROOT,
+      env: { ...process.env, DATABASE_URL: withSchema(serverUrl, d.schema!) },
+      stdio: 'inherit',
+    });
+    if (result.status !== 0) {
+      process.stderr.write(`whetstone | migrations of ${d.name} failed; not starting\n`);
+      await embedded?.stop();
+      return 1;
+    }
+  }
+
+  const supervisor = new Supervisor({ rawLogs: values['raw-logs']!, color: !values['no-color'] && process.stdout.isTTY, write: log });
+  for (const d of present) {
+    const copies = d.name === 'trainer' ? trainers : (d.replicas ?? 1);
+    for (let i = 0; i < copies; i++) {
+      supervisor.start({
+        label: copies > 1 ? `${d.name}-${i + 1}` : d.name,
+        command: process.execPath,
+        args: ['--import', 'tsx', path.join('services', d.name, 'src', 'main.ts')],
+        cwd: ROOT,
+        env: {
+          ...process.env,
+          ...addrs,
+          NODE_ENV: process.env.NODE_ENV ?? 'development',
+          PORT: String(port(d)),
+          ...(d.metricsPort ? { METRICS_PORT: String(d.metricsPort + offset + i) } : {}),
+          DATABASE_URL: withSchema(serverUrl, d.schema ?? 'public'),
+          EVENTS_DATABASE_URL: serverUrl,
+          EVENTS_TRANSPORT: process.env.EVENTS_TRANSPORT ?? 'postgres',
+          BLOB_STORE: process.env.BLOB_STORE ?? 'fs',
+          BLOB_FS_ROOT: path.join(dataDir, 'blobs'),
+          BLOB_SIGNING_SECRET: secrets.BLOB_SIGNING_SECRET,
+          ADMIN_TOKEN: process.env.ADMIN_TOKEN ?? secrets.ADMIN_TOKEN,
+          PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL ?? publicUrl,
+          WHETSTONE_INSTANCE: `${d.name}-${i + 1}`,
+        },
+      });
+    }
+  }
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log(`whetstone | ${signal}: stopping every service`);
+    await supervisor.stopAll();
+    await embedded?.stop();
+    log('whetstone | stopped');
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+
+  if (present.some((d) => d.name === 'gateway')) {
+    await waitForReady(`http://127.0.0.1:${port(gateway)}/readyz`, 120_000).then(
+      () => log(`whetstone | ready: dashboard at ${publicUrl}/dashboard (API at ${publicUrl}, OpenAPI at ${publicUrl}/openapi.json)`),
+      () => log(`whetstone | the gateway is not ready after 120 s; see the logs above`),
+    );
+  }
+  return new Promise<number>(() => undefined);
+}
+
+/** Append Prisma's `schema` parameter, which our services read to pick their schema. */
+function withSchema(url: string, schema: string): string {
+  const u = new URL(url);
+  u.searchParams.set('schema', schema);
+  return u.toString();
+}
+
+/** Per-installation secrets, generated once and kept in the data dir (mode 600). */
+function loadLocalSecrets(dataDir: string): { BLOB_SIGNING_SECRET: string; ADMIN_TOKEN: string } {
+  const file = path.join(dataDir, 'secrets.json');
+  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8'));
+  const secrets = { BLOB_SIGNING_SECRET: randomBytes(32).toString('hex'), ADMIN_TOKEN: randomBytes(24).toString('hex') };
+  writeFileSync(file, JSON.stringify(secrets, null, 2));
+  chmodSync(file, 0o600);
+  return secrets;
+}
+
+async function waitForReady(url: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      const res = await fetch(url);
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error('not ready');
+}
+
+function usageError(message: string): number {
+  process.stderr.write(`error: ${message}\n\n${HELP}`);
+  return 2;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`whetstone | failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  },
+);
