@@ -1,0 +1,205 @@
+import type { ApiKey, LedgerEntry, PlanTerms, Session, Team, User } from '../domain/model';
+import type {
+  ApiKeyRepository,
+  EventOutbox,
+  LedgerRepository,
+  NewLedgerEntry,
+  NewTeam,
+  Repositories,
+  RenewalRepository,
+  SessionRepository,
+  TeamRepository,
+  UnitOfWork,
+  UserRepository,
+} from '../domain/ports';
+import { Prisma, type PrismaClient } from '../generated/prisma/client';
+
+/** A Prisma client or an interactive-transaction client. */
+export type Db = PrismaClient | Prisma.TransactionClient;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Ids arrive from callers as strings; a non-UUID can match nothing, and must not reach a uuid column. */
+const isUuid = (id: string | null | undefined): id is string => typeof id === 'string' && UUID.test(id);
+
+const isUniqueViolation = (err: unknown) => err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002';
+
+type TeamRow = Prisma.TeamGetPayload<object>;
+const toTeam = (row: TeamRow): Team => ({ ...row });
+type LedgerRow = Prisma.LedgerEntryGetPayload<object>;
+const toEntry = (row: LedgerRow): LedgerEntry => ({ ...row });
+
+function users(db: Db): UserRepository {
+  return {
+    async create(user) {
+      try {
+        await db.user.create({ data: user });
+        return true;
+      } catch (err) {
+        if (isUniqueViolation(err)) return false;
+        throw err;
+      }
+    },
+    findById: (id) => (isUuid(id) ? db.user.findUnique({ where: { id } }) : Promise.resolve(null)),
+    findByEmail: (email) => db.user.findUnique({ where: { email } }),
+    async listByTeam(teamId) {
+      if (!isUuid(teamId)) return [];
+      const rows = await db.teamMember.findMany({ where: { teamId }, include: { user: true }, orderBy: { createdAt: 'asc' } });
+      return rows.map((m): User => m.user);
+    },
+  };
+}
+
+function teams(db: Db, schema: string): TeamRepository {
+  const table = Prisma.raw(`"${schema.replace(/"/g, '""')}"."teams"`);
+  return {
+    async create(team: NewTeam) {
+      await db.team.create({ data: { ...team, members: { create: { userId: team.ownerUserId, role: 'owner' } } } });
+    },
+    async findById(id) {
+      if (!isUuid(id)) return null;
+      const row = await db.team.findUnique({ where: { id } });
+      return row && toTeam(row);
+    },
+    async findByUserId(userId) {
+      if (!isUuid(userId)) return null;
+      const member = await db.teamMember.findFirst({ where: { userId }, orderBy: { createdAt: 'asc' }, include: { team: true } });
+      return member && toTeam(member.team);
+    },
+    async lock(id) {
+      if (!isUuid(id)) return null;
+      // Prisma has no SELECT ... FOR UPDATE; take the row lock, then read through Prisma.
+      const locked = await db.$queryRaw<{ id: string }[]>`SELECT id FROM ${table} WHERE id = ${id}::uuid FOR UPDATE`;
+      if (locked.length === 0) return null;
+      const row = await db.team.findUnique({ where: { id } });
+      return row && toTeam(row);
+    },
+    async isMember(teamId, userId) {
+      if (!isUuid(teamId) || !isUuid(userId)) return false;
+      return (await db.teamMember.count({ where: { teamId, userId } })) > 0;
+    },
+    async updateTerms(id, terms: PlanTerms) {
+      await db.team.update({ where: { id }, data: terms });
+    },
+    async setBlocked(id, blocked, reason) {
+      await db.team.update({ where: { id }, data: { blocked, blockedReason: reason } });
+    },
+    async setLastRenewedMonth(id, month) {
+      await db.team.update({ where: { id }, data: { lastRenewedMonth: month } });
+    },
+    async listPaidTeamIds() {
+      const rows = await db.team.findMany({ where: { plan: 'paid' }, select: { id: true }, orderBy: { createdAt: 'asc' } });
+      return rows.map((r) => r.id);
+    },
+  };
+}
+
+function sessions(db: Db): SessionRepository {
+  return {
+    async create(session: Session) {
+      await db.session.create({ data: session });
+    },
+    findByTokenHash: (tokenHash) => db.session.findUnique({ where: { tokenHash } }),
+    async deleteByTokenHash(tokenHash) {
+      await db.session.deleteMany({ where: { tokenHash } });
+    },
+    async extend(id, expiresAt) {
+      await db.session.update({ where: { id }, data: { expiresAt } });
+    },
+  };
+}
+
+function keys(db: Db): ApiKeyRepository {
+  return {
+    async create(key: ApiKey) {
+      await db.apiKey.create({ data: key });
+    },
+    async findBySecretHash(secretHash) {
+      const row = await db.apiKey.findUnique({ where: { secretHash }, include: { team: { select: { blocked: true } } } });
+      if (!row) return null;
+      const { team, ...key } = row;
+      return { key, teamBlocked: team.blocked };
+    },
+    findActive: (teamId, keyId) =>
+      isUuid(teamId) && isUuid(keyId) ? db.apiKey.findFirst({ where: { id: keyId, teamId, revokedAt: null } }) : Promise.resolve(null),
+    listActive: (teamId) =>
+      isUuid(teamId) ? db.apiKey.findMany({ where: { teamId, revokedAt: null }, orderBy: [{ createdAt: 'desc' }, { id: 'asc' }] }) : Promise.resolve([]),
+    async revoke(keyId, at) {
+      await db.apiKey.update({ where: { id: keyId }, data: { revokedAt: at } });
+    },
+    async addUsage(keyId, tokens, cost, at) {
+      if (!isUuid(keyId)) return;
+      // Usage events may arrive out of order; last_used_at only ever moves forward.
+      await db.apiKey.updateMany({
+        where: { id: keyId },
+        data: { usageTokens: { increment: tokens }, usageCostMicroCredits: { increment: cost }, requestCount: { increment: 1n } },
+      });
+      await db.apiKey.updateMany({ where: { id: keyId, OR: [{ lastUsedAt: null }, { lastUsedAt: { lt: at } }] }, data: { lastUsedAt: at } });
+    },
+  };
+}
+
+function ledger(db: Db): LedgerRepository {
+  return {
+    async append(entry: NewLedgerEntry) {
+      // The UPDATE takes the team's row lock, so balance-after is exact under concurrency.
+      const team = await db.team.update({
+        where: { id: entry.teamId },
+        data: { balanceMicroCredits: { increment: entry.amountMicroCredits } },
+        select: { balanceMicroCredits: true },
+      });
+      const row = await db.ledgerEntry.create({
+        data: {
+          id: entry.id,
+          teamId: entry.teamId,
+          kind: entry.kind,
+          amountMicroCredits: entry.amountMicroCredits,
+          balanceAfterMicroCredits: team.balanceMicroCredits,
+          note: entry.note,
+          usageId: entry.usageId ?? null,
+          keyId: isUuid(entry.keyId) ? entry.keyId : null,
+          createdAt: entry.createdAt,
+        },
+      });
+      return toEntry(row);
+    },
+    hasUsage: async (usageId) => (await db.ledgerEntry.count({ where: { usageId } })) > 0,
+    hasGrant: async (teamId) => isUuid(teamId) && (await db.ledgerEntry.count({ where: { teamId, kind: 'grant' } })) > 0,
+    async usageSince(teamId, since) {
+      const sum = await db.ledgerEntry.aggregate({ where: { teamId, kind: 'usage', createdAt: { gte: since } }, _sum: { amountMicroCredits: true } });
+      return -(sum._sum.amountMicroCredits ?? 0n);
+    },
+    async recent(teamId, limit) {
+      const rows = await db.ledgerEntry.findMany({ where: { teamId }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: limit });
+      return rows.map(toEntry);
+    },
+  };
+}
+
+function renewals(db: Db): RenewalRepository {
+  return {
+    async claim(teamId, month) {
+      const result = await db.planRenewal.createMany({ data: [{ teamId, billingMonth: month }], skipDuplicates: true });
+      return result.count === 1;
+    },
+  };
+}
+
+/** Builds the outbox bound to a transaction (or to no transaction). */
+export type OutboxFactory = (db: Db) => EventOutbox;
+
+/** The Prisma-backed unit of work over the service's schema. */
+export function createPrismaUnitOfWork(prisma: PrismaClient, schema: string, outbox: OutboxFactory): UnitOfWork {
+  const bind = (db: Db): Repositories => ({
+    users: users(db),
+    teams: teams(db, schema),
+    sessions: sessions(db),
+    keys: keys(db),
+    ledger: ledger(db),
+    renewals: renewals(db),
+    outbox: outbox(db),
+  });
+  return {
+    repos: bind(prisma),
+    transaction: (work) => prisma.$transaction((tx) => work(bind(tx)), { timeout: 15_000, maxWait: 10_000 }),
+  };
+}
