@@ -1,0 +1,61 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
+import { errors } from '@whetstone/errors';
+import { KeyBillingAdminService } from '@whetstone/proto/src/gen/whetstone/keybilling/v1/key_billing_pb';
+import { changePlan, getAccount, grantCredits, renewMonthly, setAccountBlocked } from '../../application/admin';
+import type { UseCaseDeps } from '../../application/deps';
+import { KeyBillingReasons as R } from '../../domain/reasons';
+import { accountToPb, dateOf, ledgerEntryToPb, planFromPb, selectorFromPb, userToPb } from './key-billing.mapper';
+
+/** The metadata header operators send: `authorization: Bearer <ADMIN_TOKEN>`. */
+export const ADMIN_TOKEN_HEADER = 'authorization';
+
+function sameSecret(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/** KeyBillingAdminService, guarded by ADMIN_TOKEN when one is configured. */
+export function keyBillingAdminHandler(deps: UseCaseDeps, adminToken: string | undefined): ServiceImpl<typeof KeyBillingAdminService> {
+  const guard = (context: HandlerContext) => {
+    if (!adminToken) return;
+    const presented = (context.requestHeader.get(ADMIN_TOKEN_HEADER) ?? '').replace(/^Bearer\s+/i, '');
+    if (!sameSecret(presented, adminToken)) throw errors.unauthenticated(R.ADMIN_TOKEN_INVALID, 'A valid admin token is required.');
+  };
+  return {
+    async grantCredits(req, context) {
+      guard(context);
+      const { account, entry } = await grantCredits(deps, { account: selectorFromPb(req.account), microCredits: req.microCredits, note: req.note });
+      return { account: accountToPb(account), entry: ledgerEntryToPb(entry) };
+    },
+    async changePlan(req, context) {
+      guard(context);
+      const account = await changePlan(deps, {
+        account: selectorFromPb(req.account),
+        plan: planFromPb(req.plan),
+        ...(req.includedMicroCredits === undefined ? {} : { includedMicroCredits: req.includedMicroCredits }),
+        ...(req.overageEnabled === undefined ? {} : { overageEnabled: req.overageEnabled }),
+        ...(req.overageCeilingMicroCredits === undefined ? {} : { overageCeilingMicroCredits: req.overageCeilingMicroCredits }),
+        ...(req.paymentMethodVerified === undefined ? {} : { paymentMethodVerified: req.paymentMethodVerified }),
+      });
+      return { account: accountToPb(account) };
+    },
+    async setAccountBlocked(req, context) {
+      guard(context);
+      const account = await setAccountBlocked(deps, { account: selectorFromPb(req.account), blocked: req.blocked, reason: req.reason });
+      return { account: accountToPb(account) };
+    },
+    async renewMonthly(req, context) {
+      guard(context);
+      const now = dateOf(req.now);
+      const result = await renewMonthly(deps, now ? { now } : {});
+      return { billingMonth: result.billingMonth, renewedCount: result.renewed, alreadyRenewedCount: result.alreadyRenewed };
+    },
+    async getAccount(req, context) {
+      guard(context);
+      const result = await getAccount(deps, { account: selectorFromPb(req.account) });
+      return { account: accountToPb(result.account), members: result.members.map(userToPb), recentEntries: result.recent.map(ledgerEntryToPb) };
+    },
+  };
+}
