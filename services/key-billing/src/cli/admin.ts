@@ -4,7 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
-import { createClient, type Client } from '@connectrpc/connect';
+import { Code, ConnectError, createClient, type Client } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
 import {
   KeyBillingAdminService,
@@ -15,6 +15,7 @@ import {
   type LedgerEntry,
 } from '@whetstone/proto/src/gen/whetstone/keybilling/v1/key_billing_pb';
 import { formatCredits, parseCredits } from '../domain/money';
+import { appErrorFromConnect } from '../transport/rpc/server';
 
 type AdminClient = Client<typeof KeyBillingAdminService>;
 
@@ -187,12 +188,13 @@ function commandHelp(name: string, command: Command): string {
   return `Usage: pnpm whetstone admin ${command.usage}\n\n${command.summary}\n\nOptions:\n${accounts}${COMMON_HELP}`;
 }
 
-function errorText(err: unknown): string {
-  if (err instanceof Error) {
-    const reason = (err as { reason?: unknown }).reason;
-    return typeof reason === 'string' ? `${err.message} (${reason})` : err.message;
+function errorText(err: unknown, addr?: string): string {
+  const typed = err instanceof ConnectError ? appErrorFromConnect(err) : null;
+  if (typed) return `${typed.message} (${typed.reason})`;
+  if (err instanceof ConnectError) {
+    return err.code === Code.Unavailable && addr ? `cannot reach key-billing at ${addr}: ${err.rawMessage}` : `${Code[err.code]}: ${err.rawMessage}`;
   }
-  return String(err);
+  return err instanceof Error ? err.message : String(err);
 }
 
 /** Run one admin command; returns the process exit code (0 ok, 1 failed, 2 usage). */
@@ -232,7 +234,7 @@ export async function runAdminCli(argv: string[], io: CliIo = defaultIo): Promis
       io.err(`error: ${err.message}\n\n${commandHelp(name, command)}`);
       return 2;
     }
-    io.err(`error: ${errorText(err)}\n`);
+    io.err(`error: ${errorText(err, addr)}\n`);
     return 1;
   }
 }

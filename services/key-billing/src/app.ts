@@ -1,0 +1,29 @@
+import type { ConnectRouter } from '@connectrpc/connect';
+import { KeyBillingAdminService, KeyBillingService } from '@whetstone/proto/src/gen/whetstone/keybilling/v1/key_billing_pb';
+import type { UsageRecorded } from '@whetstone/proto/src/gen/whetstone/inference/v1/events_pb';
+import type { RecordUsageOutcome } from './application/billing';
+import type { UseCaseDeps } from './application/deps';
+import { handleUsageRecorded } from './transport/events/usage-recorded.consumer';
+import { keyBillingAdminHandler } from './transport/rpc/key-billing-admin.handler';
+import { keyBillingHandler } from './transport/rpc/key-billing.handler';
+
+export interface AppDeps extends UseCaseDeps {
+  /** When set, admin RPCs require it as a bearer token. */
+  adminToken?: string | undefined;
+}
+
+/** The wired service: its RPC routes and its event handlers. No I/O happens here. */
+export interface KeyBillingApp {
+  registerRoutes(router: ConnectRouter): void;
+  onUsageRecorded(event: UsageRecorded): Promise<RecordUsageOutcome>;
+}
+
+export function buildApp(deps: AppDeps): KeyBillingApp {
+  return {
+    registerRoutes(router) {
+      router.service(KeyBillingService, keyBillingHandler(deps));
+      router.service(KeyBillingAdminService, keyBillingAdminHandler(deps, deps.adminToken));
+    },
+    onUsageRecorded: (event) => handleUsageRecorded(deps, event),
+  };
+}

@@ -1,0 +1,60 @@
+import { createClient, type Client } from '@connectrpc/connect';
+import { createGrpcTransport } from '@connectrpc/connect-node';
+import { AppError } from '@whetstone/errors';
+import { KeyBillingAdminService, KeyBillingService } from '@whetstone/proto/src/gen/whetstone/keybilling/v1/key_billing_pb';
+import { createLogger } from '@whetstone/telemetry';
+import { prismaOutbox } from '../../src/adapters/prisma-outbox';
+import { createPrismaUnitOfWork } from '../../src/adapters/prisma.repositories';
+import { createScryptPasswordHasher } from '../../src/adapters/scrypt-password-hasher';
+import { systemClock } from '../../src/adapters/system-clock';
+import { buildApp, type KeyBillingApp } from '../../src/app';
+import { appErrorFromConnect, startRpcServer } from '../../src/transport/rpc/server';
+import { createKeyBillingDatabase } from '../factories/database';
+
+export interface Harness {
+  addr: string;
+  app: KeyBillingApp;
+  db: Awaited<ReturnType<typeof createKeyBillingDatabase>>;
+  client: Client<typeof KeyBillingService>;
+  admin: Client<typeof KeyBillingAdminService>;
+  close(): Promise<void>;
+}
+
+/** The real service in-process on port 0 over a fresh schema, with real gRPC clients. */
+export async function startHarness(options: { adminToken?: string } = {}): Promise<Harness> {
+  const db = await createKeyBillingDatabase('kb_it');
+  const app = buildApp({
+    uow: createPrismaUnitOfWork(db.prisma, db.schema.name, prismaOutbox),
+    clock: systemClock,
+    // Lower scrypt cost than production: same code path, less CPU on a shared machine.
+    passwords: createScryptPasswordHasher({ N: 1 << 12, r: 8, p: 1 }),
+    adminToken: options.adminToken,
+  });
+  const server = await startRpcServer({ port: 0, host: '127.0.0.1', logger: createLogger({ service: 'key-billing-test', level: 'silent' }), register: (r) => app.registerRoutes(r) });
+  const addr = `127.0.0.1:${server.port}`;
+  const transport = createGrpcTransport({ baseUrl: `http://${addr}` });
+  return {
+    addr,
+    app,
+    db,
+    client: createClient(KeyBillingService, transport),
+    admin: createClient(KeyBillingAdminService, transport),
+    async close() {
+      await server.close();
+      await db.close();
+    },
+  };
+}
+
+/** The typed error a call failed with (fails the test if it succeeded or lost its type). */
+export async function rpcError(call: Promise<unknown>): Promise<AppError> {
+  const err = await call.then(
+    () => {
+      throw new Error('expected the call to fail');
+    },
+    (e: unknown) => e,
+  );
+  const typed = appErrorFromConnect(err);
+  if (!typed) throw err;
+  return typed;
+}
