@@ -7,6 +7,7 @@ import { createScryptPasswordHasher } from './adapters/scrypt-password-hasher';
 import { systemClock } from './adapters/system-clock';
 import { buildApp } from './app';
 import { loadKeyBillingConfig } from './config';
+import { createMetrics, startMetricsServer } from './transport/metrics';
 import { startRpcServer } from './transport/rpc/server';
 
 async function main(): Promise<void> {
@@ -20,8 +21,10 @@ async function main(): Promise<void> {
     passwords: createScryptPasswordHasher(),
     adminToken: config.ADMIN_TOKEN,
   });
-  const server = await startRpcServer({ port: config.PORT, logger, register: (router) => app.registerRoutes(router) });
-  logger.info({ port: server.port, adminGuarded: Boolean(config.ADMIN_TOKEN) }, 'key-billing listening');
+  const metrics = createMetrics();
+  const server = await startRpcServer({ port: config.PORT, logger, register: (router) => app.registerRoutes(router), interceptors: [metrics.rpcInterceptor] });
+  const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
+  logger.info({ port: server.port, metricsPort: metricsServer.port, adminGuarded: Boolean(config.ADMIN_TOKEN) }, 'key-billing listening');
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -29,6 +32,7 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info({ signal }, 'draining');
     await server.close();
+    await metricsServer.close();
     await prisma.$disconnect();
     logger.info('stopped');
     process.exit(0);

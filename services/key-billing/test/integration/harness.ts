@@ -8,11 +8,13 @@ import { createPrismaUnitOfWork } from '../../src/adapters/prisma.repositories';
 import { createScryptPasswordHasher } from '../../src/adapters/scrypt-password-hasher';
 import { systemClock } from '../../src/adapters/system-clock';
 import { buildApp, type KeyBillingApp } from '../../src/app';
+import { createMetrics, startMetricsServer } from '../../src/transport/metrics';
 import { appErrorFromConnect, startRpcServer } from '../../src/transport/rpc/server';
 import { createKeyBillingDatabase } from '../factories/database';
 
 export interface Harness {
   addr: string;
+  metricsUrl: string;
   app: KeyBillingApp;
   db: Awaited<ReturnType<typeof createKeyBillingDatabase>>;
   client: Client<typeof KeyBillingService>;
@@ -30,17 +32,27 @@ export async function startHarness(options: { adminToken?: string } = {}): Promi
     passwords: createScryptPasswordHasher({ N: 1 << 12, r: 8, p: 1 }),
     adminToken: options.adminToken,
   });
-  const server = await startRpcServer({ port: 0, host: '127.0.0.1', logger: createLogger({ service: 'key-billing-test', level: 'silent' }), register: (r) => app.registerRoutes(r) });
+  const metrics = createMetrics();
+  const server = await startRpcServer({
+    port: 0,
+    host: '127.0.0.1',
+    logger: createLogger({ service: 'key-billing-test', level: 'silent' }),
+    register: (r) => app.registerRoutes(r),
+    interceptors: [metrics.rpcInterceptor],
+  });
+  const metricsServer = await startMetricsServer(metrics.registry, 0, '127.0.0.1');
   const addr = `127.0.0.1:${server.port}`;
   const transport = createGrpcTransport({ baseUrl: `http://${addr}` });
   return {
     addr,
+    metricsUrl: `http://127.0.0.1:${metricsServer.port}/metrics`,
     app,
     db,
     client: createClient(KeyBillingService, transport),
     admin: createClient(KeyBillingAdminService, transport),
     async close() {
       await server.close();
+      await metricsServer.close();
       await db.close();
     },
   };

@@ -119,6 +119,10 @@ describe('key-billing over gRPC (real Postgres, service on port 0)', () => {
     expect(err).toMatchObject({ kind: 'PaymentRequired', reason: 'OUT_OF_CREDITS' });
     expect(err.metadata.resolution_url).toBe('/dashboard#credits');
     expect(await rpcError(h.client.checkSpendable({ teamId: team.id, directModel: true }))).toMatchObject({ reason: 'DIRECT_MODEL_REQUIRES_CREDITS' });
+
+    const metrics = await fetch(h.metricsUrl);
+    expect(metrics.status).toBe(200);
+    expect(await metrics.text()).toMatch(/key_billing_rpc_handled_total\{method="CheckSpendable",outcome="OUT_OF_CREDITS"\} [1-9]/);
   });
 
   it('when a paid team draws overage, then it is allowed below the ceiling and 403 CREDIT_CEILING_REACHED past it', async () => {

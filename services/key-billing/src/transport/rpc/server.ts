@@ -81,8 +81,16 @@ export interface RunningRpcServer {
 }
 
 /** Listen on `port` (0 picks a free one) and serve what `register` adds to the router. */
-export async function startRpcServer(options: { port: number; host?: string; logger: Logger; register: (router: ConnectRouter) => void }): Promise<RunningRpcServer> {
-  const handler = connectNodeAdapter({ routes: options.register, interceptors: [errorInterceptor(options.logger)], grpcWeb: false });
+export async function startRpcServer(options: {
+  port: number;
+  host?: string;
+  logger: Logger;
+  register: (router: ConnectRouter) => void;
+  /** Run inside the error mapping, so they see typed AppErrors. */
+  interceptors?: Interceptor[];
+}): Promise<RunningRpcServer> {
+  const interceptors = [errorInterceptor(options.logger), ...(options.interceptors ?? [])];
+  const handler = connectNodeAdapter({ routes: options.register, interceptors, grpcWeb: false });
   const server = http2.createServer(handler);
   const sessions = new Set<http2.ServerHttp2Session>();
   server.on('session', (session) => {
