@@ -2,6 +2,8 @@
  * `pnpm whetstone admin …`: operator tasks over internal gRPC (KeyBillingAdminService).
  * There is no public route for these; the service must be reachable at KEY_BILLING_ADDR.
  */
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { Code, ConnectError, createClient, type Client } from '@connectrpc/connect';
@@ -27,6 +29,21 @@ export interface CliIo {
 }
 
 const defaultIo: CliIo = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t), env: process.env };
+
+/** Where `pnpm start` keeps per-installation secrets (the default --data-dir). */
+const LOCAL_SECRETS = path.resolve(__dirname, '../../../../.data/secrets.json');
+
+/** ADMIN_TOKEN from the environment, else the one `pnpm start` generated for this checkout. */
+function adminToken(env: NodeJS.ProcessEnv): string | undefined {
+  if (env.ADMIN_TOKEN) return env.ADMIN_TOKEN;
+  if (!existsSync(LOCAL_SECRETS)) return undefined;
+  try {
+    const token = (JSON.parse(readFileSync(LOCAL_SECRETS, 'utf8')) as { ADMIN_TOKEN?: unknown }).ADMIN_TOKEN;
+    return typeof token === 'string' ? token : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 class UsageError extends Error {}
 
@@ -180,7 +197,7 @@ ${Object.entries(COMMANDS)
   .join('\n')}
 
 Run \`pnpm whetstone admin <command> --help\` for a command's options.
-Set ADMIN_TOKEN when the service requires one.
+The admin token is $ADMIN_TOKEN, else the one \`pnpm start\` keeps in .data/secrets.json.
 `;
 
 function commandHelp(name: string, command: Command): string {
@@ -221,7 +238,7 @@ export async function runAdminCli(argv: string[], io: CliIo = defaultIo): Promis
     return 0;
   }
   const addr = (values.addr as string | undefined) ?? io.env.KEY_BILLING_ADDR ?? '127.0.0.1:50051';
-  const token = io.env.ADMIN_TOKEN;
+  const token = adminToken(io.env);
   const transport = createGrpcTransport({
     baseUrl: `http://${addr}`,
     interceptors: token ? [(next) => (req) => (req.header.set('authorization', `Bearer ${token}`), next(req))] : [],
