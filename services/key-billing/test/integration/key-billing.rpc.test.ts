@@ -87,6 +87,18 @@ describe('key-billing over gRPC (real Postgres, service on port 0)', () => {
     expect(await rpcError(h.client.authenticateApiKey({ secretKey: 'wst_sk_' + 'A'.repeat(43) }))).toMatchObject({ reason: 'API_KEY_INVALID' });
   });
 
+  it('when a key passes its expiry, then it fails with API_KEY_EXPIRED', async () => {
+    const { user, team } = await signedUp();
+    const created = await h.client.createApiKey({ teamId: team.id, userId: user.id, name: 'temp', expiresAt: timestampFromDate(new Date(Date.now() + 3_600_000)) });
+    expect((await h.client.authenticateApiKey({ secretKey: created.secretKey })).principal?.keyId).toBe(created.key!.id);
+    await h.db.prisma.apiKey.update({ where: { id: created.key!.id }, data: { expiresAt: new Date(Date.now() - 1000) } });
+    expect(await rpcError(h.client.authenticateApiKey({ secretKey: created.secretKey }))).toMatchObject({ kind: 'Unauthenticated', reason: 'API_KEY_EXPIRED' });
+    expect(await rpcError(h.client.createApiKey({ teamId: team.id, userId: user.id, name: 'past', expiresAt: timestampFromDate(new Date(Date.now() - 1000)) }))).toMatchObject({
+      kind: 'InvalidArgument',
+      reason: 'VALIDATION_FAILED',
+    });
+  });
+
   it('when the same UsageRecorded is delivered twice, then the team is debited once and the key shows the usage', async () => {
     const { user, team } = await signedUp();
     const { key } = await h.client.createApiKey({ teamId: team.id, userId: user.id, name: 'metered' });
