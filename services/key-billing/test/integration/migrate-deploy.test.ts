@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { createTestSchema, withClient, type TestSchema } from '@whetstone/testing';
-import { runPrisma } from '../../../../tools/prisma/cli';
+import { createMigration, runPrisma } from '../../../../tools/prisma/cli';
 
 const SERVICE_DIR = path.resolve(__dirname, '../..');
 
@@ -27,5 +27,13 @@ describe('prisma migrate deploy through tools/prisma/cli.ts', () => {
     const second = runPrisma(SERVICE_DIR, ['migrate', 'deploy'], env, true);
     expect(second.status).toBe(0);
     expect(second.stdout + second.stderr).toMatch(/No pending migrations/i);
+  }, 60_000);
+
+  it('when the schema matches the migrations, then `migrate diff` (shadow database) writes nothing and leaves no shadow database behind', async () => {
+    const shadows = () =>
+      withClient(schema.serverUrl, (c) => c.query<{ n: string }>("SELECT count(*) AS n FROM pg_database WHERE datname LIKE 'prisma_shadow_%'")).then((r) => Number(r.rows[0]!.n));
+    const before = await shadows();
+    expect(createMigration(SERVICE_DIR, 'unused', { ...process.env, DATABASE_URL: schema.url })).toBeNull();
+    expect(await shadows()).toBe(before);
   }, 60_000);
 });
