@@ -1,4 +1,5 @@
 import type { ConnectRouter } from '@connectrpc/connect';
+import type { Logger } from '@whetstone/telemetry';
 import { KeyBillingAdminService, KeyBillingService } from '@whetstone/proto/src/gen/whetstone/keybilling/v1/key_billing_pb';
 import type { UsageRecorded } from '@whetstone/proto/src/gen/whetstone/inference/v1/events_pb';
 import type { RecordUsageOutcome } from './application/billing';
@@ -8,6 +9,7 @@ import { keyBillingAdminHandler } from './transport/rpc/key-billing-admin.handle
 import { keyBillingHandler } from './transport/rpc/key-billing.handler';
 
 export interface AppDeps extends UseCaseDeps {
+  logger: Logger;
   /** When set, admin RPCs require it as a bearer token. */
   adminToken?: string | undefined;
 }
@@ -22,7 +24,7 @@ export function buildApp(deps: AppDeps): KeyBillingApp {
   return {
     registerRoutes(router) {
       router.service(KeyBillingService, keyBillingHandler(deps));
-      router.service(KeyBillingAdminService, keyBillingAdminHandler(deps, deps.adminToken));
+      router.service(KeyBillingAdminService, keyBillingAdminHandler(deps, deps.adminToken, deps.logger));
     },
     onUsageRecorded: (event) => handleUsageRecorded(deps, event),
   };

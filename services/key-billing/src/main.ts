@@ -20,6 +20,7 @@ async function main(): Promise<void> {
     clock: systemClock,
     passwords: createScryptPasswordHasher(),
     adminToken: config.ADMIN_TOKEN,
+    logger,
   });
   const metrics = createMetrics();
   const server = await startRpcServer({ port: config.PORT, logger, register: (router) => app.registerRoutes(router), interceptors: [metrics.rpcInterceptor] });

@@ -25,18 +25,20 @@ export interface Harness {
 /** The real service in-process on port 0 over a fresh schema, with real gRPC clients. */
 export async function startHarness(options: { adminToken?: string } = {}): Promise<Harness> {
   const db = await createKeyBillingDatabase('kb_it');
+  const logger = createLogger({ service: 'key-billing-test', level: 'silent' });
   const app = buildApp({
     uow: createPrismaUnitOfWork(db.prisma, db.schema.name, prismaOutbox),
     clock: systemClock,
     // Lower scrypt cost than production: same code path, less CPU on a shared machine.
     passwords: createScryptPasswordHasher({ N: 1 << 12, r: 8, p: 1 }),
     adminToken: options.adminToken,
+    logger,
   });
   const metrics = createMetrics();
   const server = await startRpcServer({
     port: 0,
     host: '127.0.0.1',
-    logger: createLogger({ service: 'key-billing-test', level: 'silent' }),
+    logger,
     register: (r) => app.registerRoutes(r),
     interceptors: [metrics.rpcInterceptor],
   });

@@ -2,6 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import { errors } from '@whetstone/errors';
 import { KeyBillingAdminService } from '@whetstone/proto/src/gen/whetstone/keybilling/v1/key_billing_pb';
+import type { Logger } from '@whetstone/telemetry';
 import { changePlan, getAccount, grantCredits, renewMonthly, setAccountBlocked } from '../../application/admin';
 import type { UseCaseDeps } from '../../application/deps';
 import { KeyBillingReasons as R } from '../../domain/reasons';
@@ -16,8 +17,9 @@ function sameSecret(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
-/** KeyBillingAdminService, guarded by ADMIN_TOKEN when one is configured. */
-export function keyBillingAdminHandler(deps: UseCaseDeps, adminToken: string | undefined): ServiceImpl<typeof KeyBillingAdminService> {
+/** KeyBillingAdminService, guarded by ADMIN_TOKEN when one is configured; every change is audit-logged. */
+export function keyBillingAdminHandler(deps: UseCaseDeps, adminToken: string | undefined, logger: Logger): ServiceImpl<typeof KeyBillingAdminService> {
+  const audit = logger.child({ audit: 'admin' });
   const guard = (context: HandlerContext) => {
     if (!adminToken) return;
     const presented = (context.requestHeader.get(ADMIN_TOKEN_HEADER) ?? '').replace(/^Bearer\s+/i, '');
@@ -27,6 +29,7 @@ export function keyBillingAdminHandler(deps: UseCaseDeps, adminToken: string | u
     async grantCredits(req, context) {
       guard(context);
       const { account, entry } = await grantCredits(deps, { account: selectorFromPb(req.account), microCredits: req.microCredits, note: req.note });
+      audit.info({ teamId: account.team.id, microCredits: String(entry.amountMicroCredits), note: entry.note }, 'credits granted');
       return { account: accountToPb(account), entry: ledgerEntryToPb(entry) };
     },
     async changePlan(req, context) {
@@ -39,17 +42,20 @@ export function keyBillingAdminHandler(deps: UseCaseDeps, adminToken: string | u
         ...(req.overageCeilingMicroCredits === undefined ? {} : { overageCeilingMicroCredits: req.overageCeilingMicroCredits }),
         ...(req.paymentMethodVerified === undefined ? {} : { paymentMethodVerified: req.paymentMethodVerified }),
       });
+      audit.info({ teamId: account.team.id, plan: account.team.plan, included: String(account.includedMicroCredits), overage: account.overageEnabled }, 'plan changed');
       return { account: accountToPb(account) };
     },
     async setAccountBlocked(req, context) {
       guard(context);
       const account = await setAccountBlocked(deps, { account: selectorFromPb(req.account), blocked: req.blocked, reason: req.reason });
+      audit.info({ teamId: account.team.id, blocked: req.blocked, reason: req.reason }, req.blocked ? 'account blocked' : 'account unblocked');
       return { account: accountToPb(account) };
     },
     async renewMonthly(req, context) {
       guard(context);
       const now = dateOf(req.now);
       const result = await renewMonthly(deps, now ? { now } : {});
+      audit.info(result, 'monthly renewal ran');
       return { billingMonth: result.billingMonth, renewedCount: result.renewed, alreadyRenewedCount: result.alreadyRenewed };
     },
     async getAccount(req, context) {
