@@ -1,0 +1,120 @@
+import { timestampDate, type Timestamp } from '@bufbuild/protobuf/wkt';
+import type { Client } from '@connectrpc/connect';
+import { KeyBillingService, LedgerEntryKind, Plan, type ApiKey, type Team, type User } from '@whetstone/proto/src/gen/whetstone/keybilling/v1/key_billing_pb';
+import type { ApiKeyView, KeyBilling, SessionView } from '../application/ports';
+
+const MICRO_PER_CREDIT = 1_000_000;
+
+const iso = (ts: Timestamp | undefined): string | null => (ts ? timestampDate(ts).toISOString() : null);
+const credits = (micro: bigint): number => Number(micro) / MICRO_PER_CREDIT;
+
+function userView(user: User | undefined): SessionView['user'] {
+  return { id: user?.id ?? '', email: user?.email ?? '', createdAt: iso(user?.createdAt) };
+}
+
+function teamView(team: Team | undefined): SessionView['team'] {
+  return { id: team?.id ?? '', name: team?.name ?? '' };
+}
+
+/** The spec's API key fields, list flavour. */
+export function apiKeyView(key: ApiKey): ApiKeyView {
+  return {
+    id: key.id,
+    name: key.name,
+    created_at: iso(key.createdAt),
+    api_key_last_digits: key.apiKeyLastDigits,
+    expires_at: iso(key.expiresAt),
+    last_used_at: iso(key.lastUsedAt),
+    team_id: key.teamId || null,
+    usage_tokens: Number(key.usageTokens),
+    usage_cost: key.usageCost,
+    request_count: Number(key.requestCount),
+  };
+}
+
+/** KeyBilling port over the real gRPC client. Errors arrive as AppErrors from @whetstone/rpc. */
+export function keyBillingOverRpc(client: Client<typeof KeyBillingService>, ready: () => Promise<boolean>): KeyBilling {
+  return {
+    async signUp(email, password) {
+      const res = await client.signUp({ email, password });
+      return { user: userView(res.user), team: teamView(res.team) };
+    },
+    async logIn(email, password) {
+      const res = await client.logIn({ email, password });
+      return { sessionToken: res.sessionToken, csrfToken: res.csrfToken, user: userView(res.user), team: teamView(res.team), expiresAt: iso(res.expiresAt) };
+    },
+    async logOut(sessionToken) {
+      await client.logOut({ sessionToken });
+    },
+    async getSession(sessionToken) {
+      const res = await client.getSession({ sessionToken });
+      return { user: userView(res.user), team: teamView(res.team), csrfToken: res.csrfToken, expiresAt: iso(res.expiresAt) };
+    },
+    async createApiKey({ teamId, userId }, name, expiresAt) {
+      const res = await client.createApiKey({
+        teamId,
+        userId,
+        name,
+        ...(expiresAt ? { expiresAt: { seconds: BigInt(Math.floor(expiresAt.getTime() / 1000)), nanos: 0 } } : {}),
+      });
+      const key = res.key!;
+      return {
+        secret_key: res.secretKey,
+        id: key.id,
+        name: key.name,
+        created_at: iso(key.createdAt),
+        api_key_last_digits: key.apiKeyLastDigits,
+        expires_at: iso(key.expiresAt),
+        team_id: key.teamId,
+        payment_customer_created: res.paymentCustomerCreated,
+      };
+    },
+    async listApiKeys(teamId) {
+      const res = await client.listApiKeys({ teamId });
+      return res.keys.map(apiKeyView);
+    },
+    async revokeApiKey(teamId, keyId) {
+      const res = await client.revokeApiKey({ teamId, keyId });
+      return { success: res.success, message: res.message || null };
+    },
+    async authenticateApiKey(secretKey) {
+      const res = await client.authenticateApiKey({ secretKey });
+      const p = res.principal!;
+      return { keyId: p.keyId, teamId: p.teamId, userId: p.userId };
+    },
+    async checkSpendable(teamId, estimatedCostMicroCredits, directModel) {
+      await client.checkSpendable({ teamId, estimatedCostMicroCredits, directModel });
+    },
+    async getUsage(teamId) {
+      const res = await client.getUsage({ teamId });
+      const a = res.account;
+      return {
+        plan: a?.team?.plan === Plan.PAID ? 'paid' : 'free',
+        balance_credits: credits(a?.balanceMicroCredits ?? 0n),
+        account: {
+          plan: a?.team?.plan === Plan.PAID ? 'paid' : 'free',
+          balance_credits: credits(a?.balanceMicroCredits ?? 0n),
+          included_credits: credits(a?.includedMicroCredits ?? 0n),
+          overage_enabled: a?.overageEnabled ?? false,
+          overage_ceiling_credits: credits(a?.overageCeilingMicroCredits ?? 0n),
+          overage_used_credits: credits(a?.overageUsedMicroCredits ?? 0n),
+          used_this_month_credits: credits(a?.usedThisMonthMicroCredits ?? 0n),
+          billing_month: a?.billingMonth ?? null,
+          blocked: a?.team?.blocked ?? false,
+        },
+        recent_entries: res.recentEntries.map((e) => ({
+          id: e.id,
+          kind: (LedgerEntryKind[e.kind] ?? 'UNSPECIFIED').toLowerCase(),
+          amount_credits: credits(e.amountMicroCredits),
+          balance_after_credits: credits(e.balanceAfterMicroCredits),
+          note: e.note || null,
+          usage_id: e.usageId || null,
+          key_id: e.keyId || null,
+          created_at: iso(e.createdAt),
+        })),
+        keys: res.keys.map(apiKeyView),
+      };
+    },
+    ready,
+  };
+}

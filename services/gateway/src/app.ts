@@ -1,0 +1,90 @@
+import path from 'node:path';
+import express, { type Express, type RequestHandler } from 'express';
+import type { Logger } from '@whetstone/telemetry';
+import type { Registry } from 'prom-client';
+import { AuthCache, type Invalidation } from './application/auth-cache';
+import type { KeyBilling } from './application/ports';
+import type { RateLimiter, RateLimitSettings } from './domain/rate-limit';
+import { Api, type AuthMode } from './transport/http/api';
+import { authenticate } from './transport/http/auth';
+import { errorHandler, notFound } from './transport/http/errors';
+import { httpMetrics } from './transport/http/metrics';
+import { edgeLimit, requestLimit } from './transport/http/rate-limit';
+import { registerAccountRoutes } from './transport/http/routes/account.routes';
+
+export interface GatewayDeps {
+  logger: Logger;
+  keyBilling: KeyBilling;
+  rateLimiter: RateLimiter;
+  rateLimits: RateLimitSettings;
+  authCache: AuthCache;
+  broadcast: (invalidation: Invalidation) => Promise<void>;
+  metrics: Registry;
+  trustProxy: string;
+  publicBaseUrl: string;
+  maxJsonBodyBytes: number;
+  sessionCookie: string;
+  now?: () => number;
+  /** Routes a caller (or a test) mounts before the 404 handler, e.g. blob URLs. */
+  extraRoutes?: (app: Express, api: Api, chain: (auth: AuthMode) => RequestHandler[]) => void;
+}
+
+const PUBLIC_DIR = path.join(__dirname, '..', 'public');
+
+/** The gateway's HTTP app: no I/O at construction; main.ts listens. */
+export function buildApp(deps: GatewayDeps): { app: Express; api: Api } {
+  const now = deps.now ?? Date.now;
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', parseTrustProxy(deps.trustProxy));
+  app.set('query parser', 'simple');
+
+  app.use(httpMetrics(deps.metrics));
+  app.get('/livez', (_req, res) => void res.json({ status: 'ok' }));
+  app.get('/readyz', async (_req, res) => {
+    const ready = await deps.keyBilling.ready().catch(() => false);
+    res.status(ready ? 200 : 503).json(ready ? { status: 'ready' } : { detail: 'key-billing is not reachable' });
+  });
+  app.get('/metrics', async (_req, res) => {
+    res.type(deps.metrics.contentType).send(await deps.metrics.metrics());
+  });
+
+  app.use(edgeLimit(deps.rateLimiter, deps.rateLimits, now));
+  app.use(express.json({ limit: deps.maxJsonBodyBytes, type: ['application/json', 'application/*+json'] }));
+
+  const authDeps = { keyBilling: deps.keyBilling, cache: deps.authCache, sessionCookie: deps.sessionCookie, now };
+  const limit = requestLimit(deps.rateLimiter, deps.rateLimits, now);
+  const publicOrigin = new URL(deps.publicBaseUrl).origin;
+  const chain = (auth: AuthMode): RequestHandler[] =>
+    auth === 'none'
+      ? [limit]
+      : [authenticate(authDeps, { key: auth !== 'session', session: auth !== 'key', publicOrigin }), limit];
+
+  const api = new Api(chain);
+  registerAccountRoutes(api, {
+    keyBilling: deps.keyBilling,
+    cache: deps.authCache,
+    broadcast: deps.broadcast,
+    sessionCookie: deps.sessionCookie,
+    secureCookies: deps.publicBaseUrl.startsWith('https:'),
+  });
+  deps.extraRoutes?.(app, api, chain);
+
+  const openapi = api.openApiDocument();
+  app.get('/openapi.json', (_req, res) => void res.json(openapi));
+  app.use(api.router);
+
+  app.get(['/', '/dashboard'], (_req, res) => res.sendFile(path.join(PUBLIC_DIR, 'index.html')));
+  app.use('/dashboard/assets', express.static(PUBLIC_DIR, { index: false, maxAge: '5m' }));
+
+  app.use(notFound);
+  app.use(errorHandler(deps.logger));
+  return { app, api };
+}
+
+function parseTrustProxy(value: string): boolean | number | string {
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  if (/^\d+$/.test(value)) return Number(value);
+  return value;
+}

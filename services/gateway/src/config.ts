@@ -1,0 +1,45 @@
+import { env, loadConfig, z } from '@whetstone/config';
+
+const int = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+const schema = z.object({
+  PORT: env.port(8080),
+  HOST: z.string().default('0.0.0.0'),
+  LOG_LEVEL: env.logLevel(),
+  KEY_BILLING_ADDR: env.addr().default('127.0.0.1:50051'),
+  REDIS_URL: z.string().url().optional(),
+  /** Express `trust proxy`: how the observed client IP is derived behind a load balancer. */
+  TRUST_PROXY: z.string().default('loopback'),
+  /** Absolute URL users reach the gateway at; used for presigned URLs and the Origin check. */
+  PUBLIC_BASE_URL: z.string().url().default('http://localhost:8080'),
+  MAX_JSON_BODY_BYTES: int(1_048_576),
+  AUTH_CACHE_TTL_SECONDS: int(30),
+  SESSION_COOKIE_NAME: z.string().default('wst_session'),
+  RATE_LIMIT_EDGE_PER_MINUTE: int(100_000),
+  RATE_LIMIT_IP_PER_MINUTE: int(20_000),
+  RATE_LIMIT_IP_PER_HOUR: int(1_000_000),
+  RATE_LIMIT_INFERENCE_PER_MINUTE: int(5_000),
+  RATE_LIMIT_CHAT_PER_MINUTE: int(5_000),
+  RATE_LIMIT_GLINER_PER_MINUTE: int(15_000),
+  RATE_LIMIT_GENERATE_PER_MINUTE: int(120),
+  RATE_LIMIT_TRAINING_JOBS_PER_MINUTE: int(20),
+});
+
+export type GatewayConfig = z.infer<typeof schema>;
+
+export function loadGatewayConfig(source: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  return loadConfig(schema, source);
+}
+
+export function rateLimitSettings(config: GatewayConfig) {
+  return {
+    edgePerMinute: config.RATE_LIMIT_EDGE_PER_MINUTE,
+    ipPerMinute: config.RATE_LIMIT_IP_PER_MINUTE,
+    ipPerHour: config.RATE_LIMIT_IP_PER_HOUR,
+    inferencePerMinute: config.RATE_LIMIT_INFERENCE_PER_MINUTE,
+    chatPerMinute: config.RATE_LIMIT_CHAT_PER_MINUTE,
+    glinerPerMinute: config.RATE_LIMIT_GLINER_PER_MINUTE,
+    generatePerMinute: config.RATE_LIMIT_GENERATE_PER_MINUTE,
+    trainingJobsPerMinute: config.RATE_LIMIT_TRAINING_JOBS_PER_MINUTE,
+  };
+}

@@ -1,0 +1,32 @@
+import { DEFAULT_RATE_LIMITS, requestChecks } from './rate-limit';
+import { MemoryRateLimiter } from '../adapters/memory-rate-limiter';
+
+describe('rate-limit policy', () => {
+  it('when an endpoint has its own limit, then it replaces the per-IP default and is scoped to the team first', () => {
+    const checks = requestChecks(DEFAULT_RATE_LIMITS, 'POST', '/inference', { ip: '1.2.3.4', teamId: 't', keyId: 'k', userId: 'u' });
+    expect(checks).toEqual([{ rule: expect.objectContaining({ id: 'inference', limit: 5_000 }), scope: 'team', subject: 't' }]);
+  });
+
+  it('when the caller is anonymous, then an endpoint limit falls back to the IP', () => {
+    const [check] = requestChecks(DEFAULT_RATE_LIMITS, 'POST', '/gliner-2/extract_entities', { ip: '1.2.3.4' });
+    expect(check).toMatchObject({ scope: 'ip', subject: '1.2.3.4', rule: { limit: 15_000 } });
+  });
+
+  it('when an endpoint has no limit, then both per-IP windows apply', () => {
+    const checks = requestChecks(DEFAULT_RATE_LIMITS, 'GET', '/list-api-keys', { ip: '1.2.3.4', teamId: 't' });
+    expect(checks.map((c) => [c.rule.limit, c.rule.windowSeconds, c.scope])).toEqual([
+      [20_000, 60, 'ip'],
+      [1_000_000, 3600, 'ip'],
+    ]);
+  });
+
+  it('when a window is exhausted, then the in-process limiter denies with retry-after until the window ends', async () => {
+    const limiter = new MemoryRateLimiter();
+    const checks = requestChecks({ ...DEFAULT_RATE_LIMITS, generatePerMinute: 2 }, 'POST', '/generate', { ip: 'x', userId: 'u' });
+    const t = 60_000 * 1000 + 15_000;
+    expect(await limiter.consume(checks, t)).toMatchObject({ allowed: true, remaining: 1 });
+    expect(await limiter.consume(checks, t)).toMatchObject({ allowed: true, remaining: 0 });
+    expect(await limiter.consume(checks, t)).toMatchObject({ allowed: false, retryAfterSeconds: 45 });
+    expect(await limiter.consume(checks, t + 45_000)).toMatchObject({ allowed: true });
+  });
+});

@@ -1,0 +1,111 @@
+/**
+ * The request-rate policy of the spec's Limits table, as pure data and rules.
+ * A per-endpoint limit replaces the per-IP default for that endpoint and is
+ * scoped to the billing team, then the API key, then the user, then the IP.
+ * The edge limit is separate and always on.
+ */
+
+export type LimitScope = 'edge' | 'ip' | 'team' | 'key' | 'user';
+
+export interface LimitRule {
+  /** Stable id, part of the counter key. */
+  id: string;
+  limit: number;
+  windowSeconds: number;
+  /** The public `code` in 429 bodies and `X-RateLimit-Code`. */
+  code: string;
+}
+
+export interface RateLimitSettings {
+  edgePerMinute: number;
+  ipPerMinute: number;
+  ipPerHour: number;
+  inferencePerMinute: number;
+  chatPerMinute: number;
+  glinerPerMinute: number;
+  generatePerMinute: number;
+  trainingJobsPerMinute: number;
+}
+
+export const DEFAULT_RATE_LIMITS: RateLimitSettings = {
+  edgePerMinute: 100_000,
+  ipPerMinute: 20_000,
+  ipPerHour: 1_000_000,
+  inferencePerMinute: 5_000,
+  chatPerMinute: 5_000,
+  glinerPerMinute: 15_000,
+  generatePerMinute: 120,
+  trainingJobsPerMinute: 20,
+};
+
+interface EndpointLimit {
+  matches: (method: string, path: string) => boolean;
+  rule: (s: RateLimitSettings) => LimitRule;
+}
+
+const post = (test: (path: string) => boolean) => (method: string, path: string) => method === 'POST' && test(path);
+const CHAT_PATHS = new Set(['/v1/chat/completions', '/v1/completions', '/v1/responses', '/v1/messages']);
+
+const ENDPOINT_LIMITS: EndpointLimit[] = [
+  { matches: post((p) => p === '/inference'), rule: (s) => ({ id: 'inference', limit: s.inferencePerMinute, windowSeconds: 60, code: 'inference_rate_limit' }) },
+  { matches: post((p) => CHAT_PATHS.has(p)), rule: (s) => ({ id: 'chat', limit: s.chatPerMinute, windowSeconds: 60, code: 'chat_rate_limit' }) },
+  { matches: post((p) => p === '/gliner-2' || p.startsWith('/gliner-2/')), rule: (s) => ({ id: 'gliner', limit: s.glinerPerMinute, windowSeconds: 60, code: 'gliner_rate_limit' }) },
+  { matches: post((p) => p === '/generate' || p.startsWith('/generate/')), rule: (s) => ({ id: 'generate', limit: s.generatePerMinute, windowSeconds: 60, code: 'generate_rate_limit' }) },
+  { matches: post((p) => p === '/core/training-jobs'), rule: (s) => ({ id: 'training_jobs', limit: s.trainingJobsPerMinute, windowSeconds: 60, code: 'training_jobs_rate_limit' }) },
+];
+
+/** Who a request is, as far as rate limiting cares. */
+export interface Caller {
+  ip: string;
+  teamId?: string;
+  keyId?: string;
+  userId?: string;
+}
+
+/** One counter to check: a rule applied to one subject. */
+export interface LimitCheck {
+  rule: LimitRule;
+  scope: LimitScope;
+  subject: string;
+}
+
+export function edgeCheck(settings: RateLimitSettings, ip: string): LimitCheck {
+  return { rule: { id: 'edge', limit: settings.edgePerMinute, windowSeconds: 60, code: 'edge_rate_limit' }, scope: 'edge', subject: ip };
+}
+
+/** The checks after authentication: the endpoint's own limit, else the per-IP defaults. */
+export function requestChecks(settings: RateLimitSettings, method: string, path: string, caller: Caller): LimitCheck[] {
+  const endpoint = ENDPOINT_LIMITS.find((e) => e.matches(method, path));
+  if (endpoint) {
+    const [scope, subject] = callerScope(caller);
+    return [{ rule: endpoint.rule(settings), scope, subject }];
+  }
+  return [
+    { rule: { id: 'ip_minute', limit: settings.ipPerMinute, windowSeconds: 60, code: 'ip_rate_limit' }, scope: 'ip', subject: caller.ip },
+    { rule: { id: 'ip_hour', limit: settings.ipPerHour, windowSeconds: 3600, code: 'ip_hourly_rate_limit' }, scope: 'ip', subject: caller.ip },
+  ];
+}
+
+function callerScope(caller: Caller): [LimitScope, string] {
+  if (caller.teamId) return ['team', caller.teamId];
+  if (caller.keyId) return ['key', caller.keyId];
+  if (caller.userId) return ['user', caller.userId];
+  return ['ip', caller.ip];
+}
+
+/** Outcome of consuming one request from a set of counters. */
+export type LimitDecision =
+  | { allowed: true; limit: number; remaining: number; resetSeconds: number }
+  | { allowed: false; check: LimitCheck; retryAfterSeconds: number };
+
+/** Port: consumes one request from every check atomically, or none if any is exhausted. */
+export interface RateLimiter {
+  consume(checks: LimitCheck[], now: number): Promise<LimitDecision>;
+}
+
+/** Fixed-window counter key: the same on every replica for the same window. */
+export function counterKey(check: LimitCheck, now: number): { key: string; windowEndsAt: number } {
+  const windowMs = check.rule.windowSeconds * 1000;
+  const start = Math.floor(now / windowMs) * windowMs;
+  return { key: `rl:${check.rule.id}:${check.scope}:${check.subject}:${start}`, windowEndsAt: start + windowMs };
+}

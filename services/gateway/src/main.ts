@@ -1,0 +1,72 @@
+/** Composition root: config → adapters → buildApp → listen; drains on SIGTERM. */
+import http from 'node:http';
+import { Redis } from 'ioredis';
+import { Registry, collectDefaultMetrics } from 'prom-client';
+import { createRpcClient, createHealthChecker } from '@whetstone/rpc';
+import { createLogger } from '@whetstone/telemetry';
+import { KeyBillingService } from '@whetstone/proto/src/gen/whetstone/keybilling/v1/key_billing_pb';
+import { keyBillingOverRpc } from './adapters/key-billing.client';
+import { MemoryRateLimiter } from './adapters/memory-rate-limiter';
+import { RedisRateLimiter } from './adapters/redis-rate-limiter';
+import { redisInvalidation } from './adapters/redis-invalidation';
+import { AuthCache } from './application/auth-cache';
+import { buildApp } from './app';
+import { loadGatewayConfig, rateLimitSettings } from './config';
+
+async function main(): Promise<void> {
+  const config = loadGatewayConfig();
+  const logger = createLogger({ service: 'gateway', level: config.LOG_LEVEL });
+  const metrics = new Registry();
+  collectDefaultMetrics({ register: metrics });
+
+  const keyBillingClient = createRpcClient(KeyBillingService, { addr: config.KEY_BILLING_ADDR, caller: 'gateway', logger });
+  const keyBillingHealth = createHealthChecker({ addr: config.KEY_BILLING_ADDR, caller: 'gateway' });
+  const keyBilling = keyBillingOverRpc(keyBillingClient, () => keyBillingHealth.check());
+  const authCache = new AuthCache(config.AUTH_CACHE_TTL_SECONDS * 1000);
+
+  const redis = config.REDIS_URL ? new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, enableAutoPipelining: true }) : undefined;
+  const subscriber = redis?.duplicate();
+  const fanout = redis && subscriber ? await redisInvalidation(redis, subscriber, (inv) => authCache.invalidate(inv), logger) : undefined;
+
+  const { app } = buildApp({
+    logger,
+    keyBilling,
+    rateLimiter: redis ? new RedisRateLimiter(redis) : new MemoryRateLimiter(),
+    rateLimits: rateLimitSettings(config),
+    authCache,
+    broadcast: fanout?.broadcast ?? (async () => undefined),
+    metrics,
+    trustProxy: config.TRUST_PROXY,
+    publicBaseUrl: config.PUBLIC_BASE_URL,
+    maxJsonBodyBytes: config.MAX_JSON_BODY_BYTES,
+    sessionCookie: config.SESSION_COOKIE_NAME,
+  });
+
+  const server = http.createServer(app);
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve) => server.listen(config.PORT, config.HOST, resolve));
+  logger.info({ port: config.PORT, redis: Boolean(redis) }, 'gateway listening');
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'draining');
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeIdleConnections();
+    });
+    await fanout?.close();
+    subscriber?.disconnect();
+    redis?.disconnect();
+    logger.info('stopped');
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`gateway failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,86 @@
+import { OpenAPIRegistry, OpenApiGeneratorV31, extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
+import { Router, type Request, type RequestHandler, type Response } from 'express';
+import { z } from 'zod';
+import { parseBody } from './validate';
+
+extendZodWithOpenApi(z);
+
+export type AuthMode = 'none' | 'key' | 'session' | 'key-or-session';
+
+export interface RouteSpec<B extends z.ZodType | undefined> {
+  method: 'get' | 'post' | 'put' | 'delete';
+  path: string;
+  summary: string;
+  tag: string;
+  auth: AuthMode;
+  body?: B;
+  /** Documented success status and shape. */
+  response?: { status: number; description: string; schema?: z.ZodType };
+}
+
+export type Handler<B> = (ctx: { req: Request; res: Response; body: B }) => Promise<unknown> | unknown;
+
+/**
+ * One place where a route is declared: its validator, its auth and rate-limit
+ * chain, and its OpenAPI entry all come from the same RouteSpec.
+ */
+export class Api {
+  readonly router = Router();
+  readonly registry = new OpenAPIRegistry();
+
+  constructor(private readonly chain: (auth: AuthMode) => RequestHandler[]) {
+    this.registry.registerComponent('securitySchemes', 'ApiKey', { type: 'apiKey', in: 'header', name: 'X-API-Key' });
+    this.registry.registerComponent('securitySchemes', 'Bearer', { type: 'http', scheme: 'bearer' });
+    this.registry.registerComponent('securitySchemes', 'Session', { type: 'apiKey', in: 'cookie', name: 'wst_session' });
+  }
+
+  route<B extends z.ZodType | undefined>(spec: RouteSpec<B>, handler: Handler<B extends z.ZodType ? z.infer<B> : undefined>): void {
+    const run: RequestHandler = async (req, res) => {
+      const body = (spec.body ? parseBody(spec.body, req) : undefined) as B extends z.ZodType ? z.infer<B> : undefined;
+      const result = await handler({ req, res, body });
+      if (res.headersSent) return;
+      const status = spec.response?.status ?? 200;
+      if (result === undefined) res.status(status).end();
+      else res.status(status).json(result);
+    };
+    this.router[spec.method](spec.path, ...this.chain(spec.auth), run);
+    this.document(spec);
+  }
+
+  private document(spec: RouteSpec<z.ZodType | undefined>): void {
+    const schemes: Record<AuthMode, string[]> = { none: [], session: ['Session'], key: ['ApiKey', 'Bearer'], 'key-or-session': ['ApiKey', 'Bearer', 'Session'] };
+    const security: Record<string, string[]>[] = schemes[spec.auth].map((name) => ({ [name]: [] }));
+    const response = spec.response ?? { status: 200, description: 'OK' };
+    this.registry.registerPath({
+      method: spec.method,
+      path: spec.path.replace(/:(\w+)/g, '{$1}'),
+      summary: spec.summary,
+      tags: [spec.tag],
+      security,
+      ...(spec.body ? { request: { body: { required: true, content: { 'application/json': { schema: spec.body } } } } } : {}),
+      responses: {
+        [response.status]: {
+          description: response.description,
+          ...(response.schema ? { content: { 'application/json': { schema: response.schema } } } : {}),
+        },
+        ...ERROR_RESPONSES,
+      },
+    });
+  }
+
+  openApiDocument(): object {
+    return new OpenApiGeneratorV31(this.registry.definitions).generateDocument({
+      openapi: '3.1.0',
+      info: { title: 'Whetstone', version: '2.0.0', description: 'Training and serving of extraction and decoder models.' },
+    });
+  }
+}
+
+const detail = { content: { 'application/json': { schema: { type: 'object' as const, properties: { detail: { type: 'string' as const } } } } } };
+const ERROR_RESPONSES = {
+  400: { description: 'Malformed request: invalid JSON, or a path/query parameter of the wrong type', ...detail },
+  401: { description: 'Key missing, malformed, revoked, or account blocked', ...detail },
+  422: { description: 'Body failed validation: `{detail, errors}`', ...detail },
+  429: { description: 'Rate limit exceeded: `{detail, code, scope}` with Retry-After and X-RateLimit-Scope/Code' },
+  500: { description: 'Unhandled server error: `{error, message}`' },
+};
