@@ -77,7 +77,8 @@ export function buildApp(deps: GatewayDeps): { app: Express; api: Api } {
   app.get(['/', '/dashboard'], (_req, res) => res.sendFile(path.join(PUBLIC_DIR, 'index.html')));
   app.use('/dashboard/assets', express.static(PUBLIC_DIR, { index: false, maxAge: '5m' }));
 
-  app.use(notFound);
+  // Unmatched requests still count against the per-IP default, so scanning is limited too.
+  app.use(limit, notFound);
   app.use(errorHandler(deps.logger));
   return { app, api };
 }

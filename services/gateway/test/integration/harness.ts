@@ -26,6 +26,8 @@ export interface GatewayOptions {
   /** Isolates Redis counters between test files. */
   redisPrefix?: string;
   extraRoutes?: GatewayDeps['extraRoutes'];
+  /** A fixed clock makes window-boundary effects impossible in tests. */
+  now?: () => number;
 }
 
 /** A real gateway on port 0, talking gRPC to a real key-billing. */
@@ -50,6 +52,7 @@ export async function startGateway(keyBilling: KeyBillingHarness, options: Gatew
     maxJsonBodyBytes: 64 * 1024,
     sessionCookie: 'wst_session',
     ...(options.extraRoutes ? { extraRoutes: options.extraRoutes } : {}),
+    ...(options.now ? { now: options.now } : {}),
   });
   const server = http.createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -1,0 +1,67 @@
+import { existsSync } from 'node:fs';
+import { chromium, type Browser } from 'playwright-core';
+import { startGateway, startKeyBilling, type Gateway } from './harness';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+type KB = Awaited<ReturnType<typeof startKeyBilling>>;
+
+// .ci/run installs Debian's Chromium; without it this suite cannot run at all, so it says so by name.
+const describeWithBrowser = existsSync(CHROMIUM) ? describe : describe.skip;
+
+describeWithBrowser('dashboard in real Chromium', () => {
+  let kb: KB;
+  let gw: Gateway;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    kb = await startKeyBilling();
+    gw = await startGateway(kb);
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await gw?.close();
+    await kb?.close();
+  });
+
+  it('when a user signs up, creates a key and revokes it, then the page shows the secret once and the list follows', async () => {
+    const page = await browser.newPage();
+    page.on('dialog', (dialog) => void dialog.accept());
+    await page.goto(`${gw.url}/dashboard`);
+    const email = `browser${Date.now()}@example.com`;
+    await page.locator('#signup-form input[name=email]').fill(email);
+    await page.locator('#signup-form input[name=password]').fill('correct horse battery');
+    await page.locator('#signup-form button[type=submit]').click();
+
+    await page.locator('#view-keys').waitFor({ state: 'visible' });
+    expect(await page.locator('#me-email').textContent()).toBe(email);
+
+    await page.locator('#create-key-form input[name=name]').fill('from the browser');
+    await page.locator('#create-key-form button[type=submit]').click();
+    const secret = (await page.locator('#new-key-value').textContent()) ?? '';
+    expect(secret).toMatch(/^wst_sk_/);
+
+    const row = page.locator('#keys-table tbody tr');
+    await row.first().waitFor();
+    expect(await row.count()).toBe(1);
+    const rowText = (await row.first().textContent()) ?? '';
+    expect(rowText).toContain('from the browser');
+    expect(rowText).toContain(secret.slice(-4));
+    expect(rowText).not.toContain(secret);
+
+    // The key works against the API, then stops working once revoked in the page.
+    expect((await fetch(`${gw.url}/list-api-keys`, { headers: { 'x-api-key': secret } })).status).toBe(200);
+    await page.getByRole('button', { name: 'Revoke key from the browser' }).click();
+    await page.locator('#no-keys').waitFor({ state: 'visible' });
+    expect((await fetch(`${gw.url}/list-api-keys`, { headers: { 'x-api-key': secret } })).status).toBe(401);
+
+    await page.locator('nav a[data-view=credits]').click();
+    await page.locator('#account dd').first().waitFor();
+    expect(await page.locator('#account').textContent()).toContain('500');
+    await page.close();
+  }, 60_000);
+});

@@ -1,0 +1,78 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { startSystem, type RunningSystem } from './system';
+
+const run = promisify(execFile);
+const ROOT = path.resolve(__dirname, '..', '..');
+
+/**
+ * Issue 2's "done when", tried as a new user would: the system started exactly
+ * as `pnpm start` starts it, driven only through public HTTP and the admin CLI.
+ */
+describe('front door, end to end through pnpm start', () => {
+  let system: RunningSystem;
+  const json = { 'content-type': 'application/json' };
+
+  beforeAll(async () => {
+    system = await startSystem({ env: { RATE_LIMIT_TRAINING_JOBS_PER_MINUTE: '2', ADMIN_TOKEN: 'e2e-admin-token' } });
+  }, 150_000);
+
+  afterAll(async () => {
+    await system?.stop();
+  }, 30_000);
+
+  it('when a user signs up, creates a key, uses and revokes it, then every step answers as the spec says', async () => {
+    const base = system.baseUrl;
+    const email = `e2e${Date.now()}@example.com`;
+    const signup = await fetch(`${base}/auth/signup`, { method: 'POST', headers: json, body: JSON.stringify({ email, password: 'correct horse battery' }) });
+    expect(signup.status).toBe(201);
+    const cookie = (signup.headers.get('set-cookie') ?? '').split(';')[0]!;
+    const { csrf_token, team } = (await signup.json()) as { csrf_token: string; team: { id: string } };
+
+    const created = await fetch(`${base}/create-api-key`, { method: 'POST', headers: { ...json, cookie, 'x-csrf-token': csrf_token }, body: JSON.stringify({ name: 'e2e' }) });
+    expect(created.status).toBe(200);
+    const key = (await created.json()) as { id: string; secret_key: string };
+
+    const list = await fetch(`${base}/list-api-keys`, { headers: { 'x-api-key': key.secret_key } });
+    expect(list.status).toBe(200);
+    const listed = (await list.json()) as { count: number; keys: { id: string; request_count: number }[] };
+    expect(listed.count).toBe(1);
+    expect(listed.keys[0]).toMatchObject({ id: key.id, request_count: 0 });
+
+    const wrongPrefix = await fetch(`${base}/list-api-keys`, { headers: { 'x-api-key': 'sk-live-0123456789abcdef0123456789abcdef' } });
+    expect(wrongPrefix.status).toBe(401);
+    expect(await wrongPrefix.json()).toEqual({ detail: "Invalid API key format: keys must start with 'wst_sk_'." });
+
+    // The operator CLI grants credits over internal gRPC; the balance shows it.
+    const offsetPort = new URL(base).port;
+    const kbAddr = `127.0.0.1:${Number(offsetPort) - 8080 + 50051}`;
+    const cli = await run('pnpm', ['--silent', 'whetstone', 'admin', 'grant-credits', '--team', team.id, '--credits', '25', '--note', 'e2e'], {
+      cwd: ROOT,
+      env: { ...process.env, KEY_BILLING_ADDR: kbAddr, ADMIN_TOKEN: 'e2e-admin-token' },
+    });
+    expect(cli.stdout).toMatch(/525/);
+    const usage = (await (await fetch(`${base}/billing/usage`, { headers: { 'x-api-key': key.secret_key } })).json()) as { balance_credits: number };
+    expect(usage.balance_credits).toBe(525);
+
+    const burst = await Promise.all([1, 2, 3].map(() => fetch(`${base}/core/training-jobs`, { method: 'POST', headers: { ...json, 'x-api-key': key.secret_key }, body: '{}' })));
+    const limited = burst.find((r) => r.status === 429);
+    expect(limited).toBeDefined();
+    expect(limited!.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(limited!.headers.get('x-ratelimit-scope')).toEqual(expect.any(String));
+    expect(limited!.headers.get('x-ratelimit-code')).toBe('training_jobs_rate_limit');
+
+    const del = await fetch(`${base}/delete-api-key`, { method: 'DELETE', headers: { ...json, 'x-api-key': key.secret_key }, body: JSON.stringify({ key_id: key.id }) });
+    expect(await del.json()).toEqual({ success: true, message: expect.any(String) });
+    expect((await fetch(`${base}/list-api-keys`, { headers: { 'x-api-key': key.secret_key } })).status).toBe(401);
+
+    const openapi = (await (await fetch(`${base}/openapi.json`)).json()) as { info: { version: string } };
+    expect(openapi.info.version).toBe('2.0.0');
+  }, 120_000);
+
+  it('when the dashboard page is requested, then it is served', async () => {
+    const res = await fetch(`${system.baseUrl}/dashboard`);
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain('Whetstone dashboard');
+  });
+});
