@@ -1,0 +1,201 @@
+import type { Pool, PoolClient } from 'pg';
+import type { EventEnvelope } from './envelope';
+import { ident } from './pg';
+import type { EventTransport, SubscribeOptions, Subscription } from './transport';
+
+const CHANNEL = 'whetstone_events';
+const BATCH = 200;
+const FALLBACK_POLL_MS = 1_000;
+const MAX_BACKOFF_MS = 10_000;
+
+/**
+ * The embedded default's event transport: an append-only log table with
+ * per-(group, topic) offsets, woken by LISTEN/NOTIFY, at-least-once and in
+ * order per topic. A row lock on the offset keeps one consumer of a group
+ * working a topic at a time, so several processes can share a group.
+ */
+export class PgEventLog implements EventTransport {
+  private readonly s: string;
+  private ready: Promise<void> | undefined;
+  private readonly subscriptions = new Set<Subscription>();
+
+  constructor(
+    private readonly pool: Pool,
+    schema = 'whetstone_events',
+  ) {
+    this.s = ident(schema);
+  }
+
+  /** Idempotent DDL; safe to run from every process at start. */
+  ensureSchema(): Promise<void> {
+    this.ready ??= (async () => {
+      const c = await this.pool.connect();
+      try {
+        // Concurrent first starts would race on CREATE; serialise them.
+        await c.query('SELECT pg_advisory_lock(hashtext($1))', [`${this.s}:ddl`]);
+        await c.query(`CREATE SCHEMA IF NOT EXISTS ${this.s}`);
+        await c.query(`CREATE TABLE IF NOT EXISTS ${this.s}.log (
+          seq BIGSERIAL PRIMARY KEY,
+          id TEXT NOT NULL UNIQUE,
+          topic TEXT NOT NULL,
+          key TEXT NOT NULL,
+          type TEXT NOT NULL,
+          payload BYTEA NOT NULL,
+          headers JSONB NOT NULL DEFAULT '{}',
+          occurred_at TIMESTAMPTZ NOT NULL,
+          created_at TIMESTAMPTZ NOT NULL DEFAULT now())`);
+        await c.query(`CREATE INDEX IF NOT EXISTS log_topic_seq ON ${this.s}.log (topic, seq)`);
+        await c.query(`CREATE TABLE IF NOT EXISTS ${this.s}.consumer_offsets (
+          grp TEXT NOT NULL, topic TEXT NOT NULL, seq BIGINT NOT NULL DEFAULT 0,
+          updated_at TIMESTAMPTZ NOT NULL DEFAULT now(), PRIMARY KEY (grp, topic))`);
+      } finally {
+        await c.query('SELECT pg_advisory_unlock(hashtext($1))', [`${this.s}:ddl`]).catch(() => undefined);
+        c.release();
+      }
+    })();
+    return this.ready;
+  }
+
+  async publish(events: EventEnvelope[]): Promise<void> {
+    if (events.length === 0) return;
+    await this.ensureSchema();
+    const c = await this.pool.connect();
+    try {
+      await c.query('BEGIN');
+      for (const e of events) {
+        await c.query(
+          `INSERT INTO ${this.s}.log (id, topic, key, type, payload, headers, occurred_at) VALUES ($1,$2,$3,$4,$5,$6,$7) ON CONFLICT (id) DO NOTHING`,
+          [e.id, e.topic, e.key, e.type, Buffer.from(e.payload), JSON.stringify(e.headers), e.occurredAt],
+        );
+      }
+      await c.query(`SELECT pg_notify($1, '')`, [CHANNEL]);
+      await c.query('COMMIT');
+    } catch (err) {
+      await c.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      c.release();
+    }
+  }
+
+  async subscribe(options: SubscribeOptions): Promise<Subscription> {
+    await this.ensureSchema();
+    for (const topic of options.topics) {
+      const start = options.fromLatest ? `(SELECT COALESCE(MAX(seq), 0) FROM ${this.s}.log WHERE topic = $2)` : '0';
+      await this.pool.query(`INSERT INTO ${this.s}.consumer_offsets (grp, topic, seq) VALUES ($1, $2, ${start}) ON CONFLICT DO NOTHING`, [options.group, topic]);
+    }
+
+    const listener = await this.pool.connect();
+    let stopped = false;
+    let wake: (() => void) | undefined;
+    const nudge = () => wake?.();
+    listener.on('notification', nudge);
+    await listener.query(`LISTEN ${CHANNEL}`);
+
+    const loop = (async () => {
+      let backoff = 100;
+      while (!stopped) {
+        let delivered = 0;
+        let failed = false;
+        for (const topic of options.topics) {
+          if (stopped) break;
+          try {
+            delivered += await this.drain(options, topic, () => stopped);
+          } catch (err) {
+            failed = true;
+            options.logger.warn({ err, group: options.group, topic }, 'event handler failed; will redeliver');
+          }
+        }
+        if (failed) {
+          await sleep(backoff, (w) => (wake = w));
+          backoff = Math.min(MAX_BACKOFF_MS, backoff * 2);
+          continue;
+        }
+        backoff = 100;
+        if (delivered === 0) await sleep(FALLBACK_POLL_MS, (w) => (wake = w));
+      }
+    })();
+
+    const subscription: Subscription = {
+      stop: async () => {
+        if (stopped) return;
+        stopped = true;
+        nudge();
+        await loop;
+        listener.off('notification', nudge);
+        await listener.query(`UNLISTEN ${CHANNEL}`).catch(() => undefined);
+        listener.release();
+        if (options.fromLatest) {
+          await this.pool.query(`DELETE FROM ${this.s}.consumer_offsets WHERE grp = $1`, [options.group]).catch(() => undefined);
+        }
+        this.subscriptions.delete(subscription);
+      },
+    };
+    this.subscriptions.add(subscription);
+    return subscription;
+  }
+
+  /** Deliver one batch of a topic under the group's offset lock; returns how many were handled. */
+  private async drain(options: SubscribeOptions, topic: string, isStopped: () => boolean): Promise<number> {
+    const c: PoolClient = await this.pool.connect();
+    let handled = 0;
+    try {
+      await c.query('BEGIN');
+      const offset = await c.query<{ seq: string }>(
+        `SELECT seq FROM ${this.s}.consumer_offsets WHERE grp = $1 AND topic = $2 FOR UPDATE SKIP LOCKED`,
+        [options.group, topic],
+      );
+      if (offset.rowCount === 0) {
+        await c.query('COMMIT');
+        return 0; // another process of this group holds the topic right now
+      }
+      const rows = await c.query(
+        `SELECT seq, id, topic, key, type, payload, headers, occurred_at FROM ${this.s}.log WHERE topic = $1 AND seq > $2 ORDER BY seq LIMIT ${BATCH}`,
+        [topic, offset.rows[0]!.seq],
+      );
+      let last: string | undefined;
+      try {
+        for (const row of rows.rows) {
+          if (isStopped()) break;
+          await options.handler({
+            id: row.id,
+            topic: row.topic,
+            key: row.key,
+            type: row.type,
+            payload: new Uint8Array(row.payload),
+            headers: row.headers,
+            occurredAt: row.occurred_at,
+          });
+          last = row.seq;
+          handled++;
+        }
+      } finally {
+        // Commit progress up to the last success, even when a later event failed.
+        if (last !== undefined) {
+          await c.query(`UPDATE ${this.s}.consumer_offsets SET seq = $3, updated_at = now() WHERE grp = $1 AND topic = $2`, [options.group, topic, last]);
+        }
+        await c.query('COMMIT');
+      }
+      return handled;
+    } catch (err) {
+      await c.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      c.release();
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.subscriptions].map((s) => s.stop()));
+  }
+}
+
+function sleep(ms: number, register: (wake: () => void) => void): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    register(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}

@@ -1,0 +1,27 @@
+import type { Logger } from '@whetstone/telemetry';
+import type { EventEnvelope } from './envelope';
+
+export interface SubscribeOptions {
+  /** Consumer group: each group receives every event once (at least once, in order per topic). */
+  group: string;
+  topics: string[];
+  handler: (event: EventEnvelope) => Promise<void>;
+  /**
+   * Start at the current end of each topic instead of its beginning. For
+   * ephemeral per-process groups, such as each gateway replica's cache invalidation.
+   */
+  fromLatest?: boolean;
+  logger: Logger;
+}
+
+export interface Subscription {
+  /** Stop delivering; waits for the handler in flight. */
+  stop(): Promise<void>;
+}
+
+/** The port every producer relay and consumer speaks; Postgres log or Kafka behind it. */
+export interface EventTransport {
+  publish(events: EventEnvelope[]): Promise<void>;
+  subscribe(options: SubscribeOptions): Promise<Subscription>;
+  close(): Promise<void>;
+}
