@@ -8,6 +8,12 @@ const schema = z.object({
   LOG_LEVEL: env.logLevel(),
   KEY_BILLING_ADDR: env.addr().default('127.0.0.1:50051'),
   REDIS_URL: z.string().url().optional(),
+  EVENTS_TRANSPORT: z.enum(['postgres', 'kafka']).default('postgres'),
+  /** Server holding the shared event log (embedded default); the gateway owns no schema of its own. */
+  EVENTS_DATABASE_URL: z.string().url().optional(),
+  KAFKA_BROKERS: z.string().optional(),
+  /** Unique per replica: names this process's ephemeral keys.v1 consumer group. */
+  WHETSTONE_INSTANCE: z.string().default(`gateway-${process.pid}`),
   /** Express `trust proxy`: how the observed client IP is derived behind a load balancer. */
   TRUST_PROXY: z.string().default('loopback'),
   /** Absolute URL users reach the gateway at; used for presigned URLs and the Origin check. */

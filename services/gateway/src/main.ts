@@ -4,6 +4,8 @@ import { Redis } from 'ioredis';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { createRpcClient, createHealthChecker } from '@whetstone/rpc';
 import { createLogger } from '@whetstone/telemetry';
+import { createEventTransport, pgPoolFromUrl, type EventTransport } from '@whetstone/events';
+import { keysConsumer, KEYS_TOPIC } from './transport/events/keys.consumer';
 import { KeyBillingService } from '@whetstone/proto/src/gen/whetstone/keybilling/v1/key_billing_pb';
 import { keyBillingOverRpc } from './adapters/key-billing.client';
 import { MemoryRateLimiter } from './adapters/memory-rate-limiter';
@@ -27,6 +29,15 @@ async function main(): Promise<void> {
   const redis = config.REDIS_URL ? new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, enableAutoPipelining: true }) : undefined;
   const subscriber = redis?.duplicate();
   const fanout = redis && subscriber ? await redisInvalidation(redis, subscriber, (inv) => authCache.invalidate(inv), logger) : undefined;
+
+  const events = eventTransport(config);
+  const keysSubscription = await events?.transport.subscribe({
+    group: `${config.WHETSTONE_INSTANCE}-${process.pid}-${Date.now()}`,
+    topics: [KEYS_TOPIC],
+    fromLatest: true,
+    handler: keysConsumer(authCache),
+    logger,
+  });
 
   const { app } = buildApp({
     logger,
@@ -56,6 +67,8 @@ async function main(): Promise<void> {
       server.close(() => resolve());
       server.closeIdleConnections();
     });
+    await keysSubscription?.stop();
+    await events?.close();
     await fanout?.close();
     subscriber?.disconnect();
     redis?.disconnect();
@@ -64,6 +77,18 @@ async function main(): Promise<void> {
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
+}
+
+/** The keys.v1 feed: the shared Postgres event log by default, Kafka on Kubernetes. */
+function eventTransport(config: ReturnType<typeof loadGatewayConfig>): { transport: EventTransport; close: () => Promise<void> } | undefined {
+  if (config.EVENTS_TRANSPORT === 'kafka') {
+    const transport = createEventTransport({ kind: 'kafka', brokers: (config.KAFKA_BROKERS ?? '').split(',').filter(Boolean), clientId: config.WHETSTONE_INSTANCE });
+    return { transport, close: () => transport.close() };
+  }
+  if (!config.EVENTS_DATABASE_URL) return undefined;
+  const { pool } = pgPoolFromUrl(config.EVENTS_DATABASE_URL, 3);
+  const transport = createEventTransport({ kind: 'postgres', pool });
+  return { transport, close: async () => { await transport.close(); await pool.end(); } };
 }
 
 main().catch((err: unknown) => {

@@ -46,7 +46,7 @@ describe('gateway front door (real key-billing over gRPC, real Postgres)', () =>
   it('when a well-formed but unknown key is sent, then 401 {detail}', async () => {
     const res = await get('/list-api-keys', { 'x-api-key': `wst_sk_${'a'.repeat(40)}` });
     expect(res.status).toBe(401);
-    expect(Object.keys(await res.json())).toEqual(['detail']);
+    expect(Object.keys((await res.json()) as object)).toEqual(['detail']);
   });
 
   it('when a user signs up, creates a key and lists keys with it, then the list has usage fields and no secret', async () => {

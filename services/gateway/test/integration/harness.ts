@@ -12,6 +12,8 @@ import { MemoryRateLimiter } from '../../src/adapters/memory-rate-limiter';
 import { RedisRateLimiter } from '../../src/adapters/redis-rate-limiter';
 import { redisInvalidation } from '../../src/adapters/redis-invalidation';
 import { AuthCache } from '../../src/application/auth-cache';
+import type { EventTransport } from '@whetstone/events';
+import { keysConsumer, KEYS_TOPIC } from '../../src/transport/events/keys.consumer';
 import { buildApp, type GatewayDeps } from '../../src/app';
 import { DEFAULT_RATE_LIMITS, type RateLimitSettings } from '../../src/domain/rate-limit';
 
@@ -28,6 +30,8 @@ export interface GatewayOptions {
   extraRoutes?: GatewayDeps['extraRoutes'];
   /** A fixed clock makes window-boundary effects impossible in tests. */
   now?: () => number;
+  /** Subscribe this replica to keys.v1 on the given event log, as main.ts does. */
+  events?: EventTransport;
 }
 
 /** A real gateway on port 0, talking gRPC to a real key-billing. */
@@ -39,6 +43,13 @@ export async function startGateway(keyBilling: KeyBillingHarness, options: Gatew
   const redis = options.redis ? new Redis(testRedisUrl()) : undefined;
   const subscriber = redis?.duplicate();
   const fanout = redis && subscriber ? await redisInvalidation(redis, subscriber, (inv) => authCache.invalidate(inv), logger) : undefined;
+  const keysSubscription = await options.events?.subscribe({
+    group: `gateway-test-${Math.random().toString(36).slice(2)}`,
+    topics: [KEYS_TOPIC],
+    fromLatest: true,
+    handler: keysConsumer(authCache),
+    logger,
+  });
   const { app } = buildApp({
     logger,
     keyBilling: keyBillingOverRpc(client, () => health.check()),
@@ -61,6 +72,7 @@ export async function startGateway(keyBilling: KeyBillingHarness, options: Gatew
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await keysSubscription?.stop();
       await fanout?.close();
       subscriber?.disconnect();
       redis?.disconnect();
