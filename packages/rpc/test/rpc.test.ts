@@ -1,0 +1,117 @@
+import path from 'node:path';
+import { create } from '@bufbuild/protobuf';
+import { ROOT_CONTEXT, context, trace, TraceFlags } from '@opentelemetry/api';
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import { AppError } from '@whetstone/errors';
+import { createLogger } from '@whetstone/telemetry';
+import { EchoService, EchoResponseSchema } from '@whetstone/proto/src/gen/whetstone/testing/v1/echo_pb';
+import { Registry } from 'prom-client';
+import { activeTraceId, callerOf, createHealthChecker, createRpcClient, createRpcServer, type RpcServer } from '../src';
+
+const lines: string[] = [];
+const logger = createLogger({ service: 'rpc-test', level: 'error', destination: { write: (l: string) => void lines.push(l) } });
+
+describe('rpc server and client factories (real HTTP/2 sockets)', () => {
+  let server: RpcServer;
+  let addr: string;
+  const metrics = new Registry();
+
+  beforeAll(async () => {
+    server = await createRpcServer({
+      name: 'echo',
+      port: 0,
+      host: '127.0.0.1',
+      logger,
+      metrics,
+      register: (router) =>
+        router.service(EchoService, {
+          async echo(req, ctx) {
+            if (req.fail === 'app-error') {
+              throw new AppError('NotFound', 'DATASET_NOT_FOUND', `Dataset ${req.message} not found`, {
+                fieldErrors: [{ field: 'name', message: 'unknown', code: 'not_found' }],
+                metadata: { hint: 'list datasets' },
+              });
+            }
+            if (req.fail === 'crash') throw new Error('connection string postgres://admin:s3cret@db leaked');
+            if (req.fail === 'slow') await new Promise((r) => setTimeout(r, 500));
+            return create(EchoResponseSchema, { message: req.message, caller: callerOf(ctx), traceId: activeTraceId() });
+          },
+        }),
+    });
+    addr = `127.0.0.1:${server.port}`;
+  });
+
+  afterAll(async () => {
+    await server.close();
+  });
+
+  const client = () => createRpcClient(EchoService, { addr, caller: 'test-caller' });
+
+  it('when a client calls, then it gets the reply and the server sees the caller identity', async () => {
+    expect(await client().echo({ message: 'hi' })).toMatchObject({ message: 'hi', caller: 'test-caller' });
+  });
+
+  it('when the handler throws an AppError, then the client rejects with the same kind, reason, fields and metadata', async () => {
+    const err = await client().echo({ message: 'x', fail: 'app-error' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AppError);
+    expect(err).toMatchObject({ kind: 'NotFound', reason: 'DATASET_NOT_FOUND', message: 'Dataset x not found', fieldErrors: [{ field: 'name', message: 'unknown', code: 'not_found' }], metadata: { hint: 'list datasets' } });
+  });
+
+  it('when the handler crashes, then the client gets a generic Internal error and the cause is only logged', async () => {
+    const err = (await client().echo({ message: 'x', fail: 'crash' }).catch((e: unknown) => e)) as AppError;
+    expect(err).toBeInstanceOf(AppError);
+    expect(err.kind).toBe('Internal');
+    expect(err.message).toBe('Internal server error');
+    expect(JSON.stringify(err.toJSON())).not.toContain('s3cret');
+    expect(lines.join('\n')).toContain('unhandled error in RPC handler');
+  });
+
+  it('when a call outlives its deadline, then it fails with DeadlineExceeded', async () => {
+    const err = (await client().echo({ message: 'x', fail: 'slow' }, { timeoutMs: 50 }).catch((e: unknown) => e)) as AppError;
+    expect(err.kind).toBe('DeadlineExceeded');
+  });
+
+  it('when a span is active on the client, then the server handler runs in the same trace', async () => {
+    const traceId = '0af7651916cd43dd8448eb211c80319c';
+    const ctx = trace.setSpanContext(ROOT_CONTEXT, { traceId, spanId: 'b7ad6b7169203331', traceFlags: TraceFlags.SAMPLED, isRemote: true });
+    const res = await context.with(ctx, () => client().echo({ message: 't' }));
+    expect(res.traceId).toBe(traceId);
+  });
+
+  it('when the service is unreachable, then the client rejects with Unavailable', async () => {
+    const dead = createRpcClient(EchoService, { addr: '127.0.0.1:1', caller: 'test' });
+    const err = (await dead.echo({ message: 'x' }).catch((e: unknown) => e)) as AppError;
+    expect(err).toMatchObject({ kind: 'Unavailable', reason: 'DEPENDENCY_UNAVAILABLE' });
+  });
+
+  it('when health is checked, then it follows setServing', async () => {
+    const health = createHealthChecker({ addr, caller: 'test' });
+    expect(await health.check()).toBe(true);
+    server.setServing(false);
+    expect(await health.check()).toBe(false);
+    server.setServing(true);
+    expect(await health.check()).toBe(true);
+  });
+
+  it('when calls complete, then per-RPC duration metrics are recorded by code', async () => {
+    const text = await metrics.metrics();
+    expect(text).toMatch(/whetstone_rpc_server_duration_seconds_count\{service="whetstone.testing.v1.EchoService",method="Echo",code="ok"\} \d+/);
+    expect(text).toMatch(/code="not_found"/);
+  });
+
+  it('when a plain @grpc/grpc-js client calls, then it gets the reply and a correct error status (wire interop)', async () => {
+    const definition = protoLoader.loadSync(path.resolve(__dirname, '../../../proto/whetstone/testing/v1/echo.proto'), { keepCase: false });
+    const pkg = grpc.loadPackageDefinition(definition) as unknown as {
+      whetstone: { testing: { v1: { EchoService: new (addr: string, creds: grpc.ChannelCredentials) => grpc.Client & Record<string, Function> } } };
+    };
+    const raw = new pkg.whetstone.testing.v1.EchoService(addr, grpc.credentials.createInsecure());
+    const call = (req: object) =>
+      new Promise<{ message: string }>((resolve, reject) => raw.Echo(req, (err: grpc.ServiceError | null, res: { message: string }) => (err ? reject(err) : resolve(res))));
+    expect(await call({ message: 'from grpc-js' })).toMatchObject({ message: 'from grpc-js' });
+    const err = (await call({ message: 'x', fail: 'app-error' }).catch((e: unknown) => e)) as grpc.ServiceError;
+    expect(err.code).toBe(grpc.status.NOT_FOUND);
+    expect(err.details).toBe('Dataset x not found');
+    raw.close();
+  });
+});
