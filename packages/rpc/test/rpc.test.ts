@@ -103,11 +103,11 @@ describe('rpc server and client factories (real HTTP/2 sockets)', () => {
   it('when a plain @grpc/grpc-js client calls, then it gets the reply and a correct error status (wire interop)', async () => {
     const definition = protoLoader.loadSync(path.resolve(__dirname, '../../../proto/whetstone/testing/v1/echo.proto'), { keepCase: false });
     const pkg = grpc.loadPackageDefinition(definition) as unknown as {
-      whetstone: { testing: { v1: { EchoService: new (addr: string, creds: grpc.ChannelCredentials) => grpc.Client & Record<string, Function> } } };
+      whetstone: { testing: { v1: { EchoService: new (addr: string, creds: grpc.ChannelCredentials) => grpc.Client & { Echo: (req: object, cb: (err: grpc.ServiceError | null, res: { message: string }) => void) => void } } } };
     };
     const raw = new pkg.whetstone.testing.v1.EchoService(addr, grpc.credentials.createInsecure());
     const call = (req: object) =>
-      new Promise<{ message: string }>((resolve, reject) => raw.Echo(req, (err: grpc.ServiceError | null, res: { message: string }) => (err ? reject(err) : resolve(res))));
+      new Promise<{ message: string }>((resolve, reject) => raw.Echo(req, (err, res) => (err ? reject(err) : resolve(res))));
     expect(await call({ message: 'from grpc-js' })).toMatchObject({ message: 'from grpc-js' });
     const err = (await call({ message: 'x', fail: 'app-error' }).catch((e: unknown) => e)) as grpc.ServiceError;
     expect(err.code).toBe(grpc.status.NOT_FOUND);

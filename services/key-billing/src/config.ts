@@ -5,7 +5,7 @@ const schema = z.object({
   METRICS_PORT: env.port(9451),
   DATABASE_URL: env.url(),
   EVENTS_TRANSPORT: z.enum(['postgres', 'kafka']).default('postgres'),
-  /** The event log's database; defaults to DATABASE_URL's server with schema `events`. */
+  /** The event log's database; defaults to DATABASE_URL's server with schema `whetstone_events`. */
   EVENTS_DATABASE_URL: env.url().optional(),
   KAFKA_BROKERS: z.string().optional(),
   /** When set, admin RPCs require `authorization: Bearer <ADMIN_TOKEN>`. */
@@ -19,7 +19,7 @@ export type KeyBillingConfig = z.infer<typeof schema> & { eventsDatabaseUrl: str
 /** Read and validate the environment; lists every bad variable at once. */
 export function loadKeyBillingConfig(source: NodeJS.ProcessEnv = process.env): KeyBillingConfig {
   const config = loadConfig(schema, source);
-  return { ...config, eventsDatabaseUrl: config.EVENTS_DATABASE_URL ?? withSchema(config.DATABASE_URL, 'events') };
+  return { ...config, eventsDatabaseUrl: config.EVENTS_DATABASE_URL ?? withSchema(config.DATABASE_URL, 'whetstone_events') };
 }
 
 function withSchema(url: string, schemaName: string): string {

@@ -1,4 +1,8 @@
 /** Composition root: config → adapters → buildApp → listen; drains on SIGTERM. */
+import { fromBinary } from '@bufbuild/protobuf';
+import { createEventTransport, pgPoolFromUrl, startOutboxRelay } from '@whetstone/events';
+import { UsageRecordedSchema } from '@whetstone/proto/src/gen/whetstone/inference/v1/events_pb';
+import { createRpcServer } from '@whetstone/rpc';
 import { createLogger } from '@whetstone/telemetry';
 import { createPrismaClient } from './adapters/prisma-client';
 import { prismaOutbox } from './adapters/prisma-outbox';
@@ -7,8 +11,8 @@ import { createScryptPasswordHasher } from './adapters/scrypt-password-hasher';
 import { systemClock } from './adapters/system-clock';
 import { buildApp } from './app';
 import { loadKeyBillingConfig } from './config';
+import { USAGE_CONSUMER, USAGE_TOPIC } from './transport/events/usage-recorded.consumer';
 import { createMetrics, startMetricsServer } from './transport/metrics';
-import { startRpcServer } from './transport/rpc/server';
 
 async function main(): Promise<void> {
   const config = loadKeyBillingConfig();
@@ -22,10 +26,35 @@ async function main(): Promise<void> {
     adminToken: config.ADMIN_TOKEN,
     logger,
   });
+
+  // Events: our outbox → the transport (keys.v1); billing.usage.v1 → exactly-once debits.
+  const own = pgPoolFromUrl(config.DATABASE_URL, 3);
+  const eventsDb = pgPoolFromUrl(config.eventsDatabaseUrl, 4);
+  const transport =
+    config.EVENTS_TRANSPORT === 'kafka'
+      ? createEventTransport({ kind: 'kafka', brokers: (config.KAFKA_BROKERS ?? '').split(',').filter(Boolean), clientId: 'key-billing' })
+      : createEventTransport({ kind: 'postgres', pool: eventsDb.pool, ...(eventsDb.schema ? { schema: eventsDb.schema } : {}) });
+  const relay = startOutboxRelay({ pool: own.pool, schema, transport, logger });
+  const usage = await transport.subscribe({
+    group: USAGE_CONSUMER,
+    topics: [USAGE_TOPIC],
+    logger,
+    handler: async (event) => {
+      await app.onUsageRecorded(fromBinary(UsageRecordedSchema, event.payload));
+    },
+  });
+
   const metrics = createMetrics();
-  const server = await startRpcServer({ port: config.PORT, logger, register: (router) => app.registerRoutes(router), interceptors: [metrics.rpcInterceptor] });
+  const server = await createRpcServer({
+    name: 'key-billing',
+    port: config.PORT,
+    logger,
+    metrics: metrics.registry,
+    register: (router) => app.registerRoutes(router),
+    interceptors: [metrics.rpcInterceptor],
+  });
   const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
-  logger.info({ port: server.port, metricsPort: metricsServer.port, adminGuarded: Boolean(config.ADMIN_TOKEN) }, 'key-billing listening');
+  logger.info({ port: server.port, metricsPort: metricsServer.port, adminGuarded: Boolean(config.ADMIN_TOKEN), events: config.EVENTS_TRANSPORT }, 'key-billing listening');
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -33,7 +62,12 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info({ signal }, 'draining');
     await server.close();
+    await usage.stop();
+    await relay.flush().catch(() => 0);
+    await relay.stop();
+    await transport.close();
     await metricsServer.close();
+    await Promise.all([own.pool.end(), eventsDb.pool.end()]);
     await prisma.$disconnect();
     logger.info('stopped');
     process.exit(0);

@@ -42,6 +42,7 @@ describeWithBrowser('dashboard in real Chromium', () => {
 
     await page.locator('#create-key-form input[name=name]').fill('from the browser');
     await page.locator('#create-key-form button[type=submit]').click();
+    await page.locator('#new-key').waitFor({ state: 'visible' });
     const secret = (await page.locator('#new-key-value').textContent()) ?? '';
     expect(secret).toMatch(/^wst_sk_/);
 

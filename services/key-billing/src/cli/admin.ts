@@ -17,7 +17,7 @@ import {
   type LedgerEntry,
 } from '@whetstone/proto/src/gen/whetstone/keybilling/v1/key_billing_pb';
 import { formatCredits, parseCredits } from '../domain/money';
-import { appErrorFromConnect } from '../transport/rpc/server';
+import { appErrorFromConnect } from '@whetstone/rpc';
 
 type AdminClient = Client<typeof KeyBillingAdminService>;
 

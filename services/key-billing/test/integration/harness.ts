@@ -9,7 +9,7 @@ import { createScryptPasswordHasher } from '../../src/adapters/scrypt-password-h
 import { systemClock } from '../../src/adapters/system-clock';
 import { buildApp, type KeyBillingApp } from '../../src/app';
 import { createMetrics, startMetricsServer } from '../../src/transport/metrics';
-import { appErrorFromConnect, startRpcServer } from '../../src/transport/rpc/server';
+import { appErrorFromConnect, createRpcServer } from '@whetstone/rpc';
 import { createKeyBillingDatabase } from '../factories/database';
 
 export interface Harness {
@@ -35,7 +35,9 @@ export async function startHarness(options: { adminToken?: string } = {}): Promi
     logger,
   });
   const metrics = createMetrics();
-  const server = await startRpcServer({
+  const server = await createRpcServer({
+    name: 'key-billing',
+    metrics: metrics.registry,
     port: 0,
     host: '127.0.0.1',
     logger,

@@ -77,7 +77,7 @@ export function registerAccountRoutes(api: Api, deps: AccountRouteDeps): void {
   );
 
   api.route(
-    { method: 'post', path: '/create-api-key', summary: 'Create an API key (dashboard session only); the secret is shown once', tag: 'API keys', auth: 'session', body: CreateApiKeyBody, response: { status: 200, description: 'The new key', schema: CreateApiKeyResponse } },
+    { method: 'post', path: '/create-api-key', summary: 'Create an API key (dashboard session only; an API key gets 403); the secret is shown once', tag: 'API keys', auth: 'key-or-session', body: CreateApiKeyBody, response: { status: 200, description: 'The new key', schema: CreateApiKeyResponse } },
     async ({ res, body }) => {
       const auth = authOf(res);
       if (auth.kind !== 'session') {
