@@ -15,7 +15,7 @@ describe('front door, end to end through pnpm start', () => {
   const json = { 'content-type': 'application/json' };
 
   beforeAll(async () => {
-    system = await startSystem({ env: { RATE_LIMIT_TRAINING_JOBS_PER_MINUTE: '2', ADMIN_TOKEN: 'e2e-admin-token' } });
+    system = await startSystem({ env: { RATE_LIMIT_TRAINING_JOBS_PER_MINUTE: '2', ADMIN_TOKEN: 'e2e-admin-token-0123456789' } });
   }, 150_000);
 
   afterAll(async () => {
@@ -49,7 +49,7 @@ describe('front door, end to end through pnpm start', () => {
     const kbAddr = `127.0.0.1:${Number(offsetPort) - 8080 + 50051}`;
     const cli = await run('pnpm', ['--silent', 'whetstone', 'admin', 'grant-credits', '--team', team.id, '--credits', '25', '--note', 'e2e'], {
       cwd: ROOT,
-      env: { ...process.env, KEY_BILLING_ADDR: kbAddr, ADMIN_TOKEN: 'e2e-admin-token' },
+      env: { ...process.env, KEY_BILLING_ADDR: kbAddr, ADMIN_TOKEN: 'e2e-admin-token-0123456789' },
     });
     expect(cli.stdout).toMatch(/525/);
     const usage = (await (await fetch(`${base}/billing/usage`, { headers: { 'x-api-key': key.secret_key } })).json()) as { balance_credits: number };
