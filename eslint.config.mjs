@@ -21,6 +21,7 @@ export default tseslint.config(
       '@typescript-eslint/no-require-imports': 'off',
     },
   },
+  { files: ['services/*/public/**/*.js'], languageOptions: { globals: { ...globals.browser }, sourceType: 'script' } },
   layer(
     ['services/*/src/domain/**/*.ts'],
     ['**/application/**', '**/transport/**', '**/adapters/**', '**/main', '@prisma/*', 'express', 'ioredis', 'pg', '@connectrpc/*'],
