@@ -34,7 +34,13 @@ describe('rpc server and client factories (real HTTP/2 sockets)', () => {
               });
             }
             if (req.fail === 'crash') throw new Error('connection string postgres://admin:s3cret@db leaked');
-            if (req.fail === 'slow') await new Promise((r) => setTimeout(r, 500));
+            if (req.fail === 'slow') {
+              await new Promise<void>((resolve) => {
+                const timer = setTimeout(resolve, 500);
+                ctx.signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+              });
+              ctx.signal.throwIfAborted();
+            }
             return create(EchoResponseSchema, { message: req.message, caller: callerOf(ctx), traceId: activeTraceId() });
           },
         }),
