@@ -1,3 +1,4 @@
+import { context, trace } from '@opentelemetry/api';
 import pino, { type Logger } from 'pino';
 
 export type { Logger };
@@ -56,6 +57,11 @@ export function createLogger(options: LoggerOptions): Logger {
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
       base: { service: options.service },
       timestamp: pino.stdTimeFunctions.isoTime,
+      // Correlate log lines with traces when a span is active.
+      mixin() {
+        const span = trace.getSpanContext(context.active());
+        return span ? { trace_id: span.traceId, span_id: span.spanId } : {};
+      },
     },
     options.destination,
   );

@@ -3,7 +3,7 @@ import http from 'node:http';
 import { Redis } from 'ioredis';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { createRpcClient, createHealthChecker } from '@whetstone/rpc';
-import { createLogger } from '@whetstone/telemetry';
+import { createLogger, initTelemetry } from '@whetstone/telemetry';
 import { createEventTransport, pgPoolFromUrl, type EventTransport } from '@whetstone/events';
 import { keysConsumer, KEYS_TOPIC } from './transport/events/keys.consumer';
 import { KeyBillingService } from '@whetstone/proto/src/gen/whetstone/keybilling/v1/key_billing_pb';
@@ -16,6 +16,7 @@ import { buildApp } from './app';
 import { loadGatewayConfig, rateLimitSettings } from './config';
 
 async function main(): Promise<void> {
+  const telemetry = initTelemetry({ service: 'gateway' });
   const config = loadGatewayConfig();
   const logger = createLogger({ service: 'gateway', level: config.LOG_LEVEL });
   const metrics = new Registry();
@@ -72,6 +73,7 @@ async function main(): Promise<void> {
     await fanout?.close();
     subscriber?.disconnect();
     redis?.disconnect();
+    await telemetry.shutdown().catch(() => undefined);
     logger.info('stopped');
     process.exit(0);
   };

@@ -3,7 +3,7 @@ import { fromBinary } from '@bufbuild/protobuf';
 import { createEventTransport, pgPoolFromUrl, startOutboxRelay } from '@whetstone/events';
 import { UsageRecordedSchema } from '@whetstone/proto/src/gen/whetstone/inference/v1/events_pb';
 import { createRpcServer } from '@whetstone/rpc';
-import { createLogger } from '@whetstone/telemetry';
+import { createLogger, initTelemetry } from '@whetstone/telemetry';
 import { createPrismaClient } from './adapters/prisma-client';
 import { prismaOutbox } from './adapters/prisma-outbox';
 import { createPrismaUnitOfWork } from './adapters/prisma.repositories';
@@ -15,6 +15,7 @@ import { USAGE_CONSUMER, USAGE_TOPIC } from './transport/events/usage-recorded.c
 import { createMetrics, startMetricsServer } from './transport/metrics';
 
 async function main(): Promise<void> {
+  const telemetry = initTelemetry({ service: 'key-billing' });
   const config = loadKeyBillingConfig();
   const logger = createLogger({ service: 'key-billing', level: config.LOG_LEVEL });
   const prisma = createPrismaClient(config.DATABASE_URL);
@@ -69,6 +70,7 @@ async function main(): Promise<void> {
     await metricsServer.close();
     await Promise.all([own.pool.end(), eventsDb.pool.end()]);
     await prisma.$disconnect();
+    await telemetry.shutdown().catch(() => undefined);
     logger.info('stopped');
     process.exit(0);
   };
