@@ -1,0 +1,67 @@
+{{/* Resource name of one deployable. */}}
+{{- define "whetstone.name" -}}
+{{- printf "%s-%s" .root.Release.Name .name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "whetstone.labels" -}}
+app.kubernetes.io/name: {{ .name }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/part-of: whetstone
+app.kubernetes.io/version: {{ .root.Chart.AppVersion | quote }}
+helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
+{{- end -}}
+
+{{- define "whetstone.selector" -}}
+app.kubernetes.io/name: {{ .name }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+{{- end -}}
+
+{{/* A service's settings: chart defaults overlaid by its own entry. */}}
+{{- define "whetstone.settings" -}}
+{{- toYaml (mergeOverwrite (deepCopy .root.Values.defaults) (deepCopy .svc)) -}}
+{{- end -}}
+
+{{- define "whetstone.image" -}}
+{{ printf "%s/%s:%s" .root.Values.image.repository .name .root.Values.image.tag }}
+{{- end -}}
+
+{{/* Environment of one deployable: shared, secrets, every gRPC peer's address, its own. */}}
+{{- define "whetstone.env" -}}
+{{- $root := .root -}}
+- name: PORT
+  value: {{ .svc.port | quote }}
+{{- with .svc.metricsPort }}
+- name: METRICS_PORT
+  value: {{ . | quote }}
+{{- end }}
+- name: WHETSTONE_INSTANCE
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.name
+{{- range $k, $v := $root.Values.env }}
+- name: {{ $k }}
+  value: {{ $v | quote }}
+{{- end }}
+{{- range $key := list "DATABASE_SERVER_URL" "REDIS_URL" "S3_ACCESS_KEY" "S3_SECRET_KEY" "BLOB_SIGNING_SECRET" "ADMIN_TOKEN" }}
+- name: {{ $key }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ $root.Values.existingSecret }}
+      key: {{ $key }}
+      optional: true
+{{- end }}
+- name: EVENTS_DATABASE_URL
+  value: "$(DATABASE_SERVER_URL)"
+- name: DATABASE_URL
+  value: "$(DATABASE_SERVER_URL)?schema={{ .svc.schema | default "public" }}"
+{{- range $peer, $p := $root.Values.services }}
+{{- if and (ne (toString $p.enabled) "false") (eq $p.kind "grpc") }}
+- name: {{ $peer | upper | replace "-" "_" }}_ADDR
+  value: {{ printf "%s:%v" (include "whetstone.name" (dict "root" $root "name" $peer)) $p.port | quote }}
+{{- end }}
+{{- end }}
+{{- range $k, $v := .svc.env }}
+- name: {{ $k }}
+  value: {{ $v | quote }}
+{{- end }}
+{{- end -}}
