@@ -3,6 +3,7 @@ import type { Logger } from '@whetstone/telemetry';
 import { KeyBillingAdminService, KeyBillingService } from '@whetstone/proto/src/gen/whetstone/keybilling/v1/key_billing_pb';
 import type { UsageRecorded } from '@whetstone/proto/src/gen/whetstone/inference/v1/events_pb';
 import type { RecordUsageOutcome } from './application/billing';
+import { renewMonthly } from './application/admin';
 import type { UseCaseDeps } from './application/deps';
 import { handleUsageRecorded } from './transport/events/usage-recorded.consumer';
 import { keyBillingAdminHandler } from './transport/rpc/key-billing-admin.handler';
@@ -18,6 +19,8 @@ export interface AppDeps extends UseCaseDeps {
 export interface KeyBillingApp {
   registerRoutes(router: ConnectRouter): void;
   onUsageRecorded(event: UsageRecorded): Promise<RecordUsageOutcome>;
+  /** Renew paid plans for the current billing month; idempotent, so every replica may run it. */
+  renewMonthly(now?: Date): Promise<{ billingMonth: string; renewed: number; alreadyRenewed: number }>;
 }
 
 export function buildApp(deps: AppDeps): KeyBillingApp {
@@ -27,5 +30,6 @@ export function buildApp(deps: AppDeps): KeyBillingApp {
       router.service(KeyBillingAdminService, keyBillingAdminHandler(deps, deps.adminToken, deps.logger));
     },
     onUsageRecorded: (event) => handleUsageRecorded(deps, event),
+    renewMonthly: (now) => renewMonthly(deps, now ? { now } : {}),
   };
 }

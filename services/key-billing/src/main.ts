@@ -45,6 +45,16 @@ async function main(): Promise<void> {
     },
   });
 
+  // Monthly renewal of paid plans: at start and hourly. Idempotent per team and billing month.
+  const renew = () =>
+    app.renewMonthly().then(
+      (r) => r.renewed > 0 && logger.info(r, 'renewed paid plans'),
+      (err: unknown) => logger.warn({ err }, 'monthly renewal failed; will retry within the hour'),
+    );
+  void renew();
+  const renewal = setInterval(() => void renew(), 3_600_000);
+  renewal.unref();
+
   const metrics = createMetrics();
   const server = await createRpcServer({
     name: 'key-billing',
@@ -62,6 +72,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'draining');
+    clearInterval(renewal);
     await server.close();
     await usage.stop();
     await relay.flush().catch(() => 0);
