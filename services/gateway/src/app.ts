@@ -9,7 +9,7 @@ import { Api, type AuthMode } from './transport/http/api';
 import { authenticate } from './transport/http/auth';
 import { errorHandler, notFound } from './transport/http/errors';
 import { httpMetrics } from './transport/http/metrics';
-import { edgeLimit, requestLimit } from './transport/http/rate-limit';
+import { endpointLimit, preAuthLimit } from './transport/http/rate-limit';
 import { registerAccountRoutes } from './transport/http/routes/account.routes';
 
 export interface GatewayDeps {
@@ -49,11 +49,11 @@ export function buildApp(deps: GatewayDeps): { app: Express; api: Api } {
     res.type(deps.metrics.contentType).send(await deps.metrics.metrics());
   });
 
-  app.use(edgeLimit(deps.rateLimiter, deps.rateLimits, now));
+  app.use(preAuthLimit(deps.rateLimiter, deps.rateLimits, now));
   app.use(express.json({ limit: deps.maxJsonBodyBytes, type: ['application/json', 'application/*+json'] }));
 
   const authDeps = { keyBilling: deps.keyBilling, cache: deps.authCache, sessionCookie: deps.sessionCookie, now };
-  const limit = requestLimit(deps.rateLimiter, deps.rateLimits, now);
+  const limit = endpointLimit(deps.rateLimiter, deps.rateLimits, now);
   const publicOrigin = new URL(deps.publicBaseUrl).origin;
   const chain = (auth: AuthMode): RequestHandler[] =>
     auth === 'none'
@@ -77,8 +77,7 @@ export function buildApp(deps: GatewayDeps): { app: Express; api: Api } {
   app.get(['/', '/dashboard'], (_req, res) => res.sendFile(path.join(PUBLIC_DIR, 'index.html')));
   app.use('/dashboard/assets', express.static(PUBLIC_DIR, { index: false, maxAge: '5m' }));
 
-  // Unmatched requests still count against the per-IP default, so scanning is limited too.
-  app.use(limit, notFound);
+  app.use(notFound);
   app.use(errorHandler(deps.logger));
   return { app, api };
 }

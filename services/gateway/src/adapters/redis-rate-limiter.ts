@@ -27,18 +27,26 @@ end
 return out
 `;
 
+type WithConsume = Redis & { whetstoneConsume(numKeys: number, ...args: string[]): Promise<number[]> };
+
 export class RedisRateLimiter implements RateLimiter {
+  private readonly redis: WithConsume;
+
   constructor(
-    private readonly redis: Redis,
+    redis: Redis,
     private readonly prefix = 'whetstone:',
-  ) {}
+  ) {
+    // defineCommand sends EVALSHA (the script body only once per connection), not EVAL every request.
+    if (!('whetstoneConsume' in redis)) redis.defineCommand('whetstoneConsume', { lua: CONSUME });
+    this.redis = redis as WithConsume;
+  }
 
   async consume(checks: LimitCheck[], now: number): Promise<LimitDecision> {
     const slots = checks.map((check) => ({ check, ...counterKey(check, now) }));
     const keys = slots.map((s) => this.prefix + s.key);
     // Keep a counter a little past its window so clock skew between replicas cannot reset it early.
     const args = slots.flatMap((s) => [String(s.check.rule.limit), String(s.windowEndsAt - now + 5_000)]);
-    const result = (await this.redis.eval(CONSUME, keys.length, ...keys, ...args)) as number[];
+    const result = await this.redis.whetstoneConsume(keys.length, ...keys, ...args);
     if (result[0] === 0) {
       const blocked = slots[Number(result[1]) - 1]!;
       return { allowed: false, check: blocked.check, retryAfterSeconds: Math.max(1, Math.ceil((blocked.windowEndsAt - now) / 1000)) };

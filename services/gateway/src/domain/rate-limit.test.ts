@@ -1,4 +1,4 @@
-import { DEFAULT_RATE_LIMITS, requestChecks } from './rate-limit';
+import { DEFAULT_RATE_LIMITS, preAuthChecks, requestChecks } from './rate-limit';
 
 describe('rate-limit policy', () => {
   it('when an endpoint has its own limit, then it replaces the per-IP default and is scoped to the team first', () => {
@@ -17,5 +17,10 @@ describe('rate-limit policy', () => {
       [20_000, 60, 'ip'],
       [1_000_000, 3600, 'ip'],
     ]);
+  });
+
+  it('when a route has no limit of its own, then edge and per-IP checks are consumed together before auth; otherwise only the edge', () => {
+    expect(preAuthChecks(DEFAULT_RATE_LIMITS, 'GET', '/list-api-keys', '1.2.3.4').map((c) => c.rule.id)).toEqual(['edge', 'ip_minute', 'ip_hour']);
+    expect(preAuthChecks(DEFAULT_RATE_LIMITS, 'POST', '/core/training-jobs', '1.2.3.4').map((c) => c.rule.id)).toEqual(['edge']);
   });
 });

@@ -73,7 +73,12 @@ export function edgeCheck(settings: RateLimitSettings, ip: string): LimitCheck {
   return { rule: { id: 'edge', limit: settings.edgePerMinute, windowSeconds: 60, code: 'edge_rate_limit' }, scope: 'edge', subject: ip };
 }
 
-/** The checks after authentication: the endpoint's own limit, else the per-IP defaults. */
+/** True when the endpoint has its own per-user limit (which needs the caller's identity). */
+export function hasEndpointLimit(method: string, path: string): boolean {
+  return ENDPOINT_LIMITS.some((e) => e.matches(method, path));
+}
+
+/** The request's own limit: the endpoint's (scoped team → key → user → IP), else the per-IP defaults. */
 export function requestChecks(settings: RateLimitSettings, method: string, path: string, caller: Caller): LimitCheck[] {
   const endpoint = ENDPOINT_LIMITS.find((e) => e.matches(method, path));
   if (endpoint) {
@@ -84,6 +89,16 @@ export function requestChecks(settings: RateLimitSettings, method: string, path:
     { rule: { id: 'ip_minute', limit: settings.ipPerMinute, windowSeconds: 60, code: 'ip_rate_limit' }, scope: 'ip', subject: caller.ip },
     { rule: { id: 'ip_hour', limit: settings.ipPerHour, windowSeconds: 3600, code: 'ip_hourly_rate_limit' }, scope: 'ip', subject: caller.ip },
   ];
+}
+
+/**
+ * Checks that need no identity, consumed before authentication in one atomic
+ * call: the edge limit, plus the per-IP defaults when the endpoint has no limit
+ * of its own. Endpoint limits are consumed after authentication.
+ */
+export function preAuthChecks(settings: RateLimitSettings, method: string, path: string, ip: string): LimitCheck[] {
+  const edge = edgeCheck(settings, ip);
+  return hasEndpointLimit(method, path) ? [edge] : [edge, ...requestChecks(settings, method, path, { ip })];
 }
 
 function callerScope(caller: Caller): [LimitScope, string] {

@@ -1,6 +1,6 @@
 import type { RequestHandler, Response } from 'express';
 import { AppError, Reasons } from '@whetstone/errors';
-import { edgeCheck, requestChecks, type LimitDecision, type RateLimiter, type RateLimitSettings } from '../../domain/rate-limit';
+import { hasEndpointLimit, preAuthChecks, requestChecks, type LimitDecision, type RateLimiter, type RateLimitSettings } from '../../domain/rate-limit';
 import type { AuthContext } from './auth';
 
 function enforce(decision: LimitDecision, res: Response, headers: boolean): void {
@@ -20,17 +20,23 @@ function enforce(decision: LimitDecision, res: Response, headers: boolean): void
   }
 }
 
-/** The always-on edge limit by observed IP, before any other work. */
-export function edgeLimit(limiter: RateLimiter, settings: RateLimitSettings, now: () => number): RequestHandler {
+/**
+ * Before authentication, for every request: the edge limit, and the per-IP
+ * defaults where the endpoint has no limit of its own (one Redis call).
+ */
+export function preAuthLimit(limiter: RateLimiter, settings: RateLimitSettings, now: () => number): RequestHandler {
   return async (req, res, next) => {
-    enforce(await limiter.consume([edgeCheck(settings, req.ip ?? 'unknown')], now()), res, false);
+    const ip = req.ip ?? 'unknown';
+    const withDefaults = !hasEndpointLimit(req.method, req.path);
+    enforce(await limiter.consume(preAuthChecks(settings, req.method, req.path, ip), now()), res, withDefaults);
     next();
   };
 }
 
-/** The endpoint's per-user limit, or the per-IP defaults; sets X-RateLimit-* on success. */
-export function requestLimit(limiter: RateLimiter, settings: RateLimitSettings, now: () => number): RequestHandler {
+/** After authentication, only on endpoints with their own per-user limit; sets X-RateLimit-* on success. */
+export function endpointLimit(limiter: RateLimiter, settings: RateLimitSettings, now: () => number): RequestHandler {
   return async (req, res, next) => {
+    if (!hasEndpointLimit(req.method, req.path)) return next();
     const auth = res.locals.auth as AuthContext | undefined;
     const caller = {
       ip: req.ip ?? 'unknown',
