@@ -1,9 +1,10 @@
 import type { DescService } from '@bufbuild/protobuf';
-import { createClient, type Client, type Interceptor } from '@connectrpc/connect';
-import { createGrpcTransport } from '@connectrpc/connect-node';
+import type { CallOptions, Client } from '@connectrpc/connect';
+import * as grpc from '@grpc/grpc-js';
 import { Health, HealthCheckResponse_ServingStatus as Status } from '@whetstone/proto/src/gen/grpc/health/v1/health_pb';
 import type { Logger } from '@whetstone/telemetry';
-import { clientContextInterceptor } from './context';
+import { methodDefinition } from './codec';
+import { CALLER_HEADER, injectTrace } from './context';
 import { toAppError } from './errors';
 
 export interface RpcClientOptions {
@@ -13,54 +14,77 @@ export interface RpcClientOptions {
   caller: string;
   /** Default deadline of each call; a call may pass its own `timeoutMs`. */
   timeoutMs?: number;
+  /** Extra metadata on every call (e.g. the operator CLI's admin token). Never logged. */
+  headers?: Record<string, string>;
   logger?: Logger;
-  interceptors?: Interceptor[];
 }
 
-/** One HTTP/2 connection per address, shared by every client of that address in this process. */
-const transports = new Map<string, ReturnType<typeof createGrpcTransport>>();
+/** One HTTP/2 channel per address, shared by every client of that address in this process. */
+const channels = new Map<string, grpc.Client>();
 
-function transportFor(options: RpcClientOptions) {
-  const key = `${options.addr}|${options.caller}|${options.timeoutMs ?? 5000}|${options.interceptors?.length ?? 0}`;
-  let transport = transports.get(key);
-  if (!transport) {
-    transport = createGrpcTransport({
-      baseUrl: `http://${options.addr}`,
-      defaultTimeoutMs: options.timeoutMs ?? 5_000,
-      interceptors: [clientContextInterceptor(options.caller), ...(options.interceptors ?? [])],
-      pingIntervalMs: 30_000,
+function channelFor(addr: string): grpc.Client {
+  let channel = channels.get(addr);
+  if (!channel) {
+    channel = new grpc.Client(addr, grpc.credentials.createInsecure(), {
+      'grpc.keepalive_time_ms': 30_000,
+      'grpc.max_receive_message_length': 64 * 1024 * 1024,
     });
-    if (!options.interceptors?.length) transports.set(key, transport);
+    channels.set(addr, channel);
   }
-  return transport;
+  return channel;
+}
+
+/** Close every cached channel (tests and shutdown). */
+export function closeRpcChannels(): void {
+  for (const channel of channels.values()) channel.close();
+  channels.clear();
 }
 
 /**
- * THE gRPC client factory. Calls reject with AppError (typed errors survive
- * the hop; transport failures become Unavailable), carry the trace context
- * and caller identity, and have a default deadline.
+ * THE gRPC client factory. Same shape as a Connect `Client<T>` (generated
+ * protobuf-es types), on grpc-js underneath. Calls reject with AppError (typed
+ * errors survive the hop; transport failures become Unavailable), carry the
+ * trace context and caller identity, and have a default deadline.
  */
 export function createRpcClient<T extends DescService>(service: T, options: RpcClientOptions): Client<T> {
-  const client = createClient(service, transportFor(options)) as Record<string, (...args: unknown[]) => unknown>;
-  const target = service.typeName.split('.').pop() ?? options.addr;
-  // Connect re-wraps whatever an interceptor throws, so typed errors are restored here, per method.
-  const wrapped: Record<string, unknown> = {};
-  for (const [name, method] of Object.entries(client)) {
-    wrapped[name] = (...args: unknown[]) => {
-      const result = method(...args);
-      if (result instanceof Promise) return result.catch((err: unknown) => Promise.reject(toAppError(err, target)));
-      return rethrowing(result as AsyncIterable<unknown>, target);
-    };
-  }
-  return wrapped as Client<T>;
-}
+  const channel = channelFor(options.addr);
+  const target = service.name;
+  const client: Record<string, unknown> = {};
 
-async function* rethrowing<T>(stream: AsyncIterable<T>, target: string): AsyncIterable<T> {
-  try {
-    yield* stream;
-  } catch (err) {
-    throw toAppError(err, target);
+  const metadataFor = (call?: CallOptions) => {
+    const metadata = new grpc.Metadata();
+    metadata.set(CALLER_HEADER, options.caller);
+    for (const [k, v] of Object.entries(injectTrace())) metadata.set(k, v);
+    for (const [k, v] of Object.entries(options.headers ?? {})) metadata.set(k, v);
+    if (call?.headers) for (const [k, v] of new Headers(call.headers)) metadata.set(k, v);
+    return metadata;
+  };
+  const deadlineFor = (call?: CallOptions) => ({ deadline: Date.now() + (call?.timeoutMs ?? options.timeoutMs ?? 5_000) });
+
+  for (const method of service.methods) {
+    const def = methodDefinition(method);
+    if (method.methodKind === 'unary') {
+      client[method.localName] = (request: unknown, call?: CallOptions) =>
+        new Promise((resolve, reject) => {
+          const pending = channel.makeUnaryRequest(def.path, def.requestSerialize, def.responseDeserialize, request, metadataFor(call), deadlineFor(call), (err, res) =>
+            err ? reject(toAppError(err, target)) : resolve(res),
+          );
+          call?.signal?.addEventListener('abort', () => pending.cancel(), { once: true });
+        });
+    } else if (method.methodKind === 'server_streaming') {
+      client[method.localName] = (request: unknown, call?: CallOptions) =>
+        (async function* () {
+          const stream = channel.makeServerStreamRequest(def.path, def.requestSerialize, def.responseDeserialize, request, metadataFor(call), deadlineFor(call));
+          call?.signal?.addEventListener('abort', () => stream.cancel(), { once: true });
+          try {
+            for await (const message of stream) yield message;
+          } catch (err) {
+            throw toAppError(err, target);
+          }
+        })();
+    }
   }
+  return client as Client<T>;
 }
 
 /** grpc.health.v1 against a service; `check()` is false rather than throwing. */

@@ -1,7 +1,8 @@
-import { ROOT_CONTEXT, context, propagation, trace } from '@opentelemetry/api';
+import { ROOT_CONTEXT, context, propagation, trace, type Context } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { createContextKey, type HandlerContext, type Interceptor } from '@connectrpc/connect';
+import { createContextKey, createContextValues, type HandlerContext } from '@connectrpc/connect';
+import type { Metadata } from '@grpc/grpc-js';
 
 export const CALLER_HEADER = 'x-whetstone-caller';
 const callerKey = createContextKey<string>('', { description: 'calling service' });
@@ -15,23 +16,30 @@ export function callerOf(ctx: HandlerContext): string {
   return ctx.values.get(callerKey);
 }
 
-const getter = { get: (h: Headers, k: string) => h.get(k) ?? undefined, keys: (h: Headers) => [...h.keys()] };
-const setter = { set: (h: Headers, k: string, v: string) => h.set(k, v) };
+/** Incoming gRPC metadata as Fetch Headers (text entries only), for handlers and propagation. */
+export function headersOf(metadata: Metadata): Headers {
+  const headers = new Headers();
+  for (const [key, value] of Object.entries(metadata.getMap())) {
+    if (typeof value === 'string' && !key.endsWith('-bin')) headers.set(key, value);
+  }
+  return headers;
+}
 
-/** Server: adopt the caller's trace context and identity for the handler. */
-export const serverContextInterceptor: Interceptor = (next) => async (req) => {
-  req.contextValues.set(callerKey, req.header.get(CALLER_HEADER) ?? '');
-  const parent = propagation.extract(ROOT_CONTEXT, req.header, getter);
-  return context.with(parent, () => next(req));
-};
+/** Context values every handler sees: the caller's identity. */
+export function contextValuesFor(headers: Headers) {
+  return createContextValues().set(callerKey, headers.get(CALLER_HEADER) ?? '');
+}
 
-/** Client: send our identity and the active trace context. */
-export function clientContextInterceptor(caller: string): Interceptor {
-  return (next) => async (req) => {
-    req.header.set(CALLER_HEADER, caller);
-    propagation.inject(context.active(), req.header, setter);
-    return next(req);
-  };
+/** The OTel context a server handler runs in: the caller's trace, if it sent one. */
+export function extractTrace(headers: Headers): Context {
+  return propagation.extract(ROOT_CONTEXT, headers, { get: (h, k) => h.get(k) ?? undefined, keys: (h) => [...h.keys()] });
+}
+
+/** Outgoing trace headers of the active context. */
+export function injectTrace(): Record<string, string> {
+  const carrier: Record<string, string> = {};
+  propagation.inject(context.active(), carrier);
+  return carrier;
 }
 
 /** The active trace id, or '' (used in logs and tests). */

@@ -1,46 +1,45 @@
-import { create } from '@bufbuild/protobuf';
-import { Code, ConnectError, type Interceptor } from '@connectrpc/connect';
+import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
+import { anyPack, anyUnpack } from '@bufbuild/protobuf/wkt';
+import { Metadata, status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
 import { AppError, Reasons, type ErrorKind } from '@whetstone/errors';
 import { ErrorDetailSchema } from '@whetstone/proto';
-import type { Logger } from '@whetstone/telemetry';
+import { StatusSchema } from '@whetstone/proto/src/gen/google/rpc/status_pb';
 
 /** Error kind → gRPC status code. The reason travels in the ErrorDetail. */
-export const CODE_OF: Record<ErrorKind, Code> = {
-  InvalidArgument: Code.InvalidArgument,
-  Malformed: Code.InvalidArgument,
-  Unauthenticated: Code.Unauthenticated,
-  PermissionDenied: Code.PermissionDenied,
-  PaymentRequired: Code.FailedPrecondition,
-  NotFound: Code.NotFound,
-  AlreadyExists: Code.AlreadyExists,
-  FailedPrecondition: Code.FailedPrecondition,
-  PayloadTooLarge: Code.ResourceExhausted,
-  TooEarly: Code.Unavailable,
-  ResourceExhausted: Code.ResourceExhausted,
-  Unavailable: Code.Unavailable,
-  DeadlineExceeded: Code.DeadlineExceeded,
-  Cancelled: Code.Canceled,
-  Internal: Code.Internal,
+export const CODE_OF: Record<ErrorKind, GrpcStatus> = {
+  InvalidArgument: GrpcStatus.INVALID_ARGUMENT,
+  Malformed: GrpcStatus.INVALID_ARGUMENT,
+  Unauthenticated: GrpcStatus.UNAUTHENTICATED,
+  PermissionDenied: GrpcStatus.PERMISSION_DENIED,
+  PaymentRequired: GrpcStatus.FAILED_PRECONDITION,
+  NotFound: GrpcStatus.NOT_FOUND,
+  AlreadyExists: GrpcStatus.ALREADY_EXISTS,
+  FailedPrecondition: GrpcStatus.FAILED_PRECONDITION,
+  PayloadTooLarge: GrpcStatus.RESOURCE_EXHAUSTED,
+  TooEarly: GrpcStatus.UNAVAILABLE,
+  ResourceExhausted: GrpcStatus.RESOURCE_EXHAUSTED,
+  Unavailable: GrpcStatus.UNAVAILABLE,
+  DeadlineExceeded: GrpcStatus.DEADLINE_EXCEEDED,
+  Cancelled: GrpcStatus.CANCELLED,
+  Internal: GrpcStatus.INTERNAL,
 };
 
 export const GENERIC_INTERNAL = 'Internal server error';
+const DETAILS_KEY = 'grpc-status-details-bin';
 
-/** Server side: AppError → status + typed detail; anything else → INTERNAL, logged, never sent. */
-export function serverErrorInterceptor(logger: Logger): Interceptor {
-  return (next) => async (req) => {
-    try {
-      return await next(req);
-    } catch (err) {
-      if (err instanceof AppError && err.kind !== 'Internal') throw toConnectError(err);
-      // Connect's own typed errors (deadline, cancel, unimplemented) carry no private text.
-      if (err instanceof ConnectError && err.code !== Code.Internal && err.code !== Code.Unknown) throw err;
-      logger.error({ err, procedure: `${req.service.typeName}/${req.method.name}` }, 'unhandled error in RPC handler');
-      throw new ConnectError(GENERIC_INTERNAL, Code.Internal);
-    }
-  };
+/** The status name in snake case, for metric labels (`not_found`). */
+export function codeName(code: GrpcStatus): string {
+  return (GrpcStatus[code] ?? 'UNKNOWN').toLowerCase();
 }
 
-export function toConnectError(err: AppError): ConnectError {
+/**
+ * Server side: an AppError becomes its status code plus a google.rpc.Status
+ * carrying a whetstone.common.v1.ErrorDetail; anything else becomes INTERNAL
+ * with a generic message (the caller logs the cause, never sends it).
+ */
+export function toServiceError(err: unknown): Partial<ServiceError> & { code: GrpcStatus } {
+  if (!(err instanceof AppError) || err.kind === 'Internal') return { code: GrpcStatus.INTERNAL, details: GENERIC_INTERNAL };
+  const code = CODE_OF[err.kind];
   const detail = create(ErrorDetailSchema, {
     reason: err.reason,
     kind: err.kind,
@@ -48,22 +47,30 @@ export function toConnectError(err: AppError): ConnectError {
     retryAfterSeconds: err.retryAfterSeconds ?? 0,
     metadata: err.metadata,
   });
-  return new ConnectError(err.message, CODE_OF[err.kind], undefined, [{ desc: ErrorDetailSchema, value: detail }]);
+  const status = create(StatusSchema, { code, message: err.message, details: [anyPack(ErrorDetailSchema, detail)] });
+  const metadata = new Metadata();
+  metadata.set(DETAILS_KEY, Buffer.from(toBinary(StatusSchema, status)));
+  return { code, details: err.message, metadata };
 }
 
-/** Read the typed error back out of a ConnectError; null when it carries none. */
-export function appErrorFromConnect(err: unknown): AppError | null {
-  const connectError = ConnectError.from(err);
-  const [detail] = connectError.findDetails(ErrorDetailSchema);
-  if (!detail) return null;
-  return AppError.fromJSON({
-    kind: detail.kind,
-    reason: detail.reason,
-    message: connectError.rawMessage,
-    fieldErrors: detail.fieldViolations.map((f) => ({ field: f.field, message: f.message, ...(f.code ? { code: f.code } : {}) })),
-    ...(detail.retryAfterSeconds ? { retryAfterSeconds: detail.retryAfterSeconds } : {}),
-    metadata: { ...detail.metadata },
-  });
+/** Read the typed error out of a failed call's trailers; null when it carries none. */
+export function appErrorFromStatus(message: string, trailers: Metadata | undefined): AppError | null {
+  const raw = trailers?.get(DETAILS_KEY)[0];
+  if (!raw) return null;
+  const status = fromBinary(StatusSchema, typeof raw === 'string' ? Buffer.from(raw, 'base64') : raw);
+  for (const any of status.details) {
+    const detail = anyUnpack(any, ErrorDetailSchema);
+    if (!detail) continue;
+    return AppError.fromJSON({
+      kind: detail.kind,
+      reason: detail.reason,
+      message: status.message || message,
+      fieldErrors: detail.fieldViolations.map((f) => ({ field: f.field, message: f.message, ...(f.code ? { code: f.code } : {}) })),
+      ...(detail.retryAfterSeconds ? { retryAfterSeconds: detail.retryAfterSeconds } : {}),
+      metadata: { ...detail.metadata },
+    });
+  }
+  return null;
 }
 
 /**
@@ -72,16 +79,13 @@ export function appErrorFromConnect(err: unknown): AppError | null {
  */
 export function toAppError(err: unknown, target: string): AppError {
   if (err instanceof AppError) return err;
-  const typed = appErrorFromConnect(err);
+  const e = err as Partial<ServiceError>;
+  const typed = appErrorFromStatus(e.details ?? '', e.metadata);
   if (typed) return typed;
-  const connectError = ConnectError.from(err);
-  const code = connectError.code;
-  if (code === Code.DeadlineExceeded) {
+  if (e.code === GrpcStatus.DEADLINE_EXCEEDED) {
     return new AppError('DeadlineExceeded', Reasons.DEPENDENCY_UNAVAILABLE, `${target} did not answer in time`, { cause: err });
   }
-  // Anything that did not come back from the server (refused, reset, DNS) is a transport failure.
-  const fromServer = (connectError as { isWireError?: boolean }).isWireError === true;
-  if (!fromServer || code === Code.Unavailable || code === Code.Canceled || code === Code.Aborted) {
+  if (e.code === GrpcStatus.UNAVAILABLE || e.code === GrpcStatus.CANCELLED || e.code === GrpcStatus.ABORTED || e.code === undefined) {
     return new AppError('Unavailable', Reasons.DEPENDENCY_UNAVAILABLE, `${target} is temporarily unavailable`, { retryAfterSeconds: 1, cause: err });
   }
   return new AppError('Internal', Reasons.INTERNAL, GENERIC_INTERNAL, { cause: err });

@@ -1,5 +1,5 @@
-export { createRpcServer, type RpcServer, type RpcServerOptions } from './server';
-export { createRpcClient, createHealthChecker, type RpcClientOptions } from './client';
+export { createRpcServer, type RpcServer, type RpcServerOptions, type ServiceRouter } from './server';
+export { createRpcClient, createHealthChecker, closeRpcChannels, type RpcClientOptions } from './client';
 export { callerOf, activeTraceId, CALLER_HEADER } from './context';
-export { appErrorFromConnect, toAppError, toConnectError, CODE_OF } from './errors';
-export type { ConnectRouter, HandlerContext } from '@connectrpc/connect';
+export { appErrorFromStatus, toAppError, toServiceError, CODE_OF } from './errors';
+export type { HandlerContext, ServiceImpl } from '@connectrpc/connect';

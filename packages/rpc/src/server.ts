@@ -1,30 +1,35 @@
-import http2 from 'node:http2';
-import type { AddressInfo } from 'node:net';
-import { create } from '@bufbuild/protobuf';
-import { Code, ConnectError, type ConnectRouter, type Interceptor } from '@connectrpc/connect';
-import { connectNodeAdapter } from '@connectrpc/connect-node';
+import { create, type DescMethod, type DescService } from '@bufbuild/protobuf';
+import { context } from '@opentelemetry/api';
+import { createHandlerContext, type HandlerContext, type ServiceImpl } from '@connectrpc/connect';
+import * as grpc from '@grpc/grpc-js';
 import { Histogram, register as defaultRegistry, type Registry } from 'prom-client';
 import { Health, HealthCheckResponse_ServingStatus as Status, HealthCheckResponseSchema } from '@whetstone/proto/src/gen/grpc/health/v1/health_pb';
 import type { Logger } from '@whetstone/telemetry';
-import { serverContextInterceptor } from './context';
-import { CODE_OF, serverErrorInterceptor } from './errors';
+import { serviceDefinition } from './codec';
+import { contextValuesFor, extractTrace, headersOf } from './context';
+import { CODE_OF, codeName, toServiceError } from './errors';
 import { AppError } from '@whetstone/errors';
 
-const snake = (name: string) => name.replace(/([a-z])([A-Z])/g, '$1_$2').toLowerCase();
+/** What `register` receives: add a service implementation (typed by the generated descriptor). */
+export interface ServiceRouter {
+  service<T extends DescService>(service: T, impl: Partial<ServiceImpl<T>>): void;
+}
 
 export interface RpcServerOptions {
-  /** Service name, for logs, metrics and the health check. */
+  /** Service name, for logs and metrics. */
   name: string;
   /** 0 picks a free port; `server.port` tells which. */
   port: number;
   /** Defaults to 0.0.0.0 (all interfaces), as a pod needs. */
   host?: string;
   logger: Logger;
-  register: (router: ConnectRouter) => void;
-  /** Extra interceptors; they run inside error mapping, so they see typed AppErrors. */
-  interceptors?: Interceptor[];
+  register: (router: ServiceRouter) => void;
   /** Where per-RPC metrics go; the process-wide prom-client registry by default. */
   metrics?: Registry;
+  /** How long close() lets in-flight calls finish before cutting them. */
+  drainMs?: number;
+  /** Called after every unary call, e.g. for a service's own outcome metrics. */
+  onCall?: (call: { service: string; method: string; seconds: number; error?: unknown }) => void;
 }
 
 export interface RpcServer {
@@ -52,67 +57,114 @@ function rpcHistogram(registry: Registry): Histogram<'service' | 'method' | 'cod
   return h;
 }
 
-function metricsInterceptor(registry: Registry): Interceptor {
-  const histogram = rpcHistogram(registry);
-  return (next) => async (req) => {
-    const end = histogram.startTimer({ service: req.service.typeName, method: req.method.name });
-    try {
-      const res = await next(req);
-      end({ code: 'ok' });
-      return res;
-    } catch (err) {
-      const code = err instanceof AppError ? CODE_OF[err.kind] : ConnectError.from(err).code;
-      end({ code: snake(Code[code] ?? 'unknown') });
-      throw err;
-    }
-  };
-}
+type AnyCall = grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown>;
 
 /**
- * THE gRPC server factory: Connect for Node over cleartext HTTP/2, speaking
- * the gRPC protocol (plain grpc-js clients interoperate), with error mapping,
- * trace context, caller identity, per-RPC metrics and grpc.health.v1.
+ * THE gRPC server factory: grpc-js over cleartext HTTP/2 (measured 3–4× faster
+ * than Connect for Node here; see docs/benchmarks.md), serving protobuf-es
+ * generated services, with typed error mapping, W3C trace context, caller
+ * identity, deadlines, per-RPC metrics and grpc.health.v1.
  */
 export async function createRpcServer(options: RpcServerOptions): Promise<RpcServer> {
+  const server = new grpc.Server({ 'grpc.max_receive_message_length': 64 * 1024 * 1024 });
+  const histogram = rpcHistogram(options.metrics ?? defaultRegistry);
   let status = Status.SERVING;
   const watchers = new Set<() => void>();
-  const interceptors = [
-    serverErrorInterceptor(options.logger),
-    metricsInterceptor(options.metrics ?? defaultRegistry),
-    serverContextInterceptor,
-    ...(options.interceptors ?? []),
-  ];
-  const routes = (router: ConnectRouter) => {
-    router.service(Health, {
-      check: () => create(HealthCheckResponseSchema, { status }),
-      async *watch(_req, ctx) {
-        let last: Status | undefined;
-        while (!ctx.signal.aborted) {
-          if (status !== last) {
-            last = status;
-            yield create(HealthCheckResponseSchema, { status });
-          }
-          await new Promise<void>((resolve) => {
-            watchers.add(resolve);
-            ctx.signal.addEventListener('abort', () => resolve(), { once: true });
-          });
-        }
-      },
+
+  const handlerContext = (service: DescService, method: DescMethod, call: AnyCall): HandlerContext => {
+    const requestHeader = headersOf(call.metadata);
+    const deadline = call.getDeadline();
+    const deadlineMs = deadline instanceof Date ? deadline.getTime() : Number(deadline);
+    const abort = new AbortController();
+    call.once('cancelled', () => abort.abort(new Error('cancelled by the client')));
+    return createHandlerContext({
+      service,
+      method,
+      protocolName: 'grpc',
+      requestMethod: 'POST',
+      url: `/${service.typeName}/${method.name}`,
+      ...(Number.isFinite(deadlineMs) ? { timeoutMs: Math.max(0, deadlineMs - Date.now()) } : {}),
+      requestSignal: abort.signal,
+      requestHeader,
+      contextValues: contextValuesFor(requestHeader),
     });
-    options.register(router);
   };
-  const handler = connectNodeAdapter({ routes, interceptors, grpcWeb: false });
-  const server = http2.createServer(handler);
-  const sessions = new Set<http2.ServerHttp2Session>();
-  server.on('session', (session) => {
-    sessions.add(session);
-    session.once('close', () => sessions.delete(session));
+
+  const fail = (service: DescService, method: DescMethod, err: unknown): grpc.ServerErrorResponse => {
+    if (!(err instanceof AppError) || err.kind === 'Internal') {
+      options.logger.error({ err, procedure: `${service.typeName}/${method.name}` }, 'unhandled error in RPC handler');
+    }
+    return toServiceError(err) as grpc.ServerErrorResponse;
+  };
+
+  const router: ServiceRouter = {
+    service(service, impl) {
+      const implementation: grpc.UntypedServiceImplementation = {};
+      for (const method of service.methods) {
+        const fn = (impl as Record<string, ((req: unknown, ctx: HandlerContext) => unknown) | undefined>)[method.localName];
+        if (!fn) continue;
+        const labels = { service: service.typeName, method: method.name };
+        if (method.methodKind === 'unary') {
+          implementation[method.localName] = (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+            const end = histogram.startTimer(labels);
+            const ctx = handlerContext(service, method, call);
+            context.with(extractTrace(ctx.requestHeader), async () => {
+              try {
+                const res = await fn.call(impl, call.request, ctx);
+                const seconds = end({ code: 'ok' });
+                options.onCall?.({ ...labels, seconds });
+                callback(null, res);
+              } catch (err) {
+                const seconds = end({ code: codeName(err instanceof AppError ? CODE_OF[err.kind] : grpc.status.INTERNAL) });
+                options.onCall?.({ ...labels, seconds, error: err });
+                callback(fail(service, method, err));
+              }
+            });
+          };
+        } else if (method.methodKind === 'server_streaming') {
+          implementation[method.localName] = (call: grpc.ServerWritableStream<unknown, unknown>) => {
+            const ctx = handlerContext(service, method, call);
+            context.with(extractTrace(ctx.requestHeader), async () => {
+              try {
+                for await (const res of fn.call(impl, call.request, ctx) as AsyncIterable<unknown>) {
+                  if (call.cancelled) return;
+                  call.write(create(method.output, res as never));
+                }
+                call.end();
+              } catch (err) {
+                if (!call.cancelled) call.destroy(Object.assign(new Error('rpc failed'), fail(service, method, err)));
+              }
+            });
+          };
+        } else {
+          throw new Error(`${service.typeName}/${method.name}: client and bidi streaming are not supported by @whetstone/rpc yet`);
+        }
+      }
+      server.addService(serviceDefinition(service) as grpc.ServiceDefinition, implementation);
+    },
+  };
+
+  router.service(Health, {
+    check: () => create(HealthCheckResponseSchema, { status }),
+    async *watch(_req, ctx) {
+      let last: Status | undefined;
+      while (!ctx.signal.aborted) {
+        if (status !== last) {
+          last = status;
+          yield create(HealthCheckResponseSchema, { status });
+        }
+        await new Promise<void>((resolve) => {
+          watchers.add(resolve);
+          ctx.signal.addEventListener('abort', () => resolve(), { once: true });
+        });
+      }
+    },
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host ?? '0.0.0.0', () => resolve());
-  });
-  const port = (server.address() as AddressInfo).port;
+  options.register(router);
+
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(`${options.host ?? '0.0.0.0'}:${options.port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+  );
   options.logger.debug({ service: options.name, port }, 'rpc server listening');
 
   const setServing = (serving: boolean) => {
@@ -126,9 +178,12 @@ export async function createRpcServer(options: RpcServerOptions): Promise<RpcSer
     close: () =>
       new Promise<void>((resolve) => {
         setServing(false);
-        server.close(() => resolve());
-        // Idle client sessions would hold close() open forever; ask them to go away (in-flight streams finish).
-        for (const session of sessions) session.close();
+        const force = setTimeout(() => server.forceShutdown(), options.drainMs ?? 10_000);
+        force.unref();
+        server.tryShutdown(() => {
+          clearTimeout(force);
+          resolve();
+        });
       }),
   };
 }

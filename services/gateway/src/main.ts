@@ -43,7 +43,7 @@ async function main(): Promise<void> {
   const { app } = buildApp({
     logger,
     keyBilling,
-    rateLimiter: redis ? new RedisRateLimiter(redis) : new MemoryRateLimiter(),
+    rateLimiter: redis ? new RedisRateLimiter(redis, config.RATE_LIMIT_REDIS_PREFIX) : new MemoryRateLimiter(),
     rateLimits: rateLimitSettings(config),
     authCache,
     broadcast: fanout?.broadcast ?? (async () => undefined),

@@ -1,4 +1,4 @@
-import type { ConnectRouter } from '@connectrpc/connect';
+import type { ServiceRouter } from '@whetstone/rpc';
 import type { Logger } from '@whetstone/telemetry';
 import { KeyBillingAdminService, KeyBillingService } from '@whetstone/proto/src/gen/whetstone/keybilling/v1/key_billing_pb';
 import type { UsageRecorded } from '@whetstone/proto/src/gen/whetstone/inference/v1/events_pb';
@@ -17,7 +17,7 @@ export interface AppDeps extends UseCaseDeps {
 
 /** The wired service: its RPC routes and its event handlers. No I/O happens here. */
 export interface KeyBillingApp {
-  registerRoutes(router: ConnectRouter): void;
+  registerRoutes(router: ServiceRouter): void;
   onUsageRecorded(event: UsageRecorded): Promise<RecordUsageOutcome>;
   /** Renew paid plans for the current billing month; idempotent, so every replica may run it. */
   renewMonthly(now?: Date): Promise<{ billingMonth: string; renewed: number; alreadyRenewed: number }>;

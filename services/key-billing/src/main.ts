@@ -62,7 +62,7 @@ async function main(): Promise<void> {
     logger,
     metrics: metrics.registry,
     register: (router) => app.registerRoutes(router),
-    interceptors: [metrics.rpcInterceptor],
+    onCall: metrics.onCall,
   });
   const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
   logger.info({ port: server.port, metricsPort: metricsServer.port, adminGuarded: Boolean(config.ADMIN_TOKEN), events: config.EVENTS_TRANSPORT }, 'key-billing listening');

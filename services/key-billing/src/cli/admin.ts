@@ -6,8 +6,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
-import { Code, ConnectError, createClient, type Client } from '@connectrpc/connect';
-import { createGrpcTransport } from '@connectrpc/connect-node';
+import type { Client } from '@connectrpc/connect';
+import { AppError } from '@whetstone/errors';
 import {
   KeyBillingAdminService,
   LedgerEntryKind,
@@ -17,7 +17,7 @@ import {
   type LedgerEntry,
 } from '@whetstone/proto/src/gen/whetstone/keybilling/v1/key_billing_pb';
 import { formatCredits, parseCredits } from '../domain/money';
-import { appErrorFromConnect } from '@whetstone/rpc';
+import { createRpcClient } from '@whetstone/rpc';
 
 type AdminClient = Client<typeof KeyBillingAdminService>;
 
@@ -206,10 +206,9 @@ function commandHelp(name: string, command: Command): string {
 }
 
 function errorText(err: unknown, addr?: string): string {
-  const typed = err instanceof ConnectError ? appErrorFromConnect(err) : null;
-  if (typed) return `${typed.message} (${typed.reason})`;
-  if (err instanceof ConnectError) {
-    return err.code === Code.Unavailable && addr ? `cannot reach key-billing at ${addr}: ${err.rawMessage}` : `${Code[err.code]}: ${err.rawMessage}`;
+  if (err instanceof AppError) {
+    if (err.reason === 'DEPENDENCY_UNAVAILABLE' && addr) return `cannot reach key-billing at ${addr}: is it running? (${err.message})`;
+    return `${err.message} (${err.reason})`;
   }
   return err instanceof Error ? err.message : String(err);
 }
@@ -239,12 +238,9 @@ export async function runAdminCli(argv: string[], io: CliIo = defaultIo): Promis
   }
   const addr = (values.addr as string | undefined) ?? io.env.KEY_BILLING_ADDR ?? '127.0.0.1:50051';
   const token = adminToken(io.env);
-  const transport = createGrpcTransport({
-    baseUrl: `http://${addr}`,
-    interceptors: token ? [(next) => (req) => (req.header.set('authorization', `Bearer ${token}`), next(req))] : [],
-  });
+  const client = createRpcClient(KeyBillingAdminService, { addr, caller: 'admin-cli', ...(token ? { headers: { authorization: `Bearer ${token}` } } : {}) });
   try {
-    await command.run(createClient(KeyBillingAdminService, transport), values, io);
+    await command.run(client, values, io);
     return 0;
   } catch (err) {
     if (err instanceof UsageError) {

@@ -1,5 +1,4 @@
-import { createClient, type Client } from '@connectrpc/connect';
-import { createGrpcTransport } from '@connectrpc/connect-node';
+import type { Client } from '@connectrpc/connect';
 import { AppError } from '@whetstone/errors';
 import { KeyBillingAdminService, KeyBillingService } from '@whetstone/proto/src/gen/whetstone/keybilling/v1/key_billing_pb';
 import { createLogger } from '@whetstone/telemetry';
@@ -9,7 +8,7 @@ import { createScryptPasswordHasher } from '../../src/adapters/scrypt-password-h
 import { systemClock } from '../../src/adapters/system-clock';
 import { buildApp, type KeyBillingApp } from '../../src/app';
 import { createMetrics, startMetricsServer } from '../../src/transport/metrics';
-import { appErrorFromConnect, createRpcServer } from '@whetstone/rpc';
+import { createRpcClient, createRpcServer } from '@whetstone/rpc';
 import { createKeyBillingDatabase } from '../factories/database';
 
 export interface Harness {
@@ -42,18 +41,17 @@ export async function startHarness(options: { adminToken?: string } = {}): Promi
     host: '127.0.0.1',
     logger,
     register: (r) => app.registerRoutes(r),
-    interceptors: [metrics.rpcInterceptor],
+    onCall: metrics.onCall,
   });
   const metricsServer = await startMetricsServer(metrics.registry, 0, '127.0.0.1');
   const addr = `127.0.0.1:${server.port}`;
-  const transport = createGrpcTransport({ baseUrl: `http://${addr}` });
   return {
     addr,
     metricsUrl: `http://127.0.0.1:${metricsServer.port}/metrics`,
     app,
     db,
-    client: createClient(KeyBillingService, transport),
-    admin: createClient(KeyBillingAdminService, transport),
+    client: createRpcClient(KeyBillingService, { addr, caller: 'key-billing-test' }),
+    admin: createRpcClient(KeyBillingAdminService, { addr, caller: 'key-billing-test' }),
     async close() {
       await server.close();
       await metricsServer.close();
@@ -70,7 +68,6 @@ export async function rpcError(call: Promise<unknown>): Promise<AppError> {
     },
     (e: unknown) => e,
   );
-  const typed = appErrorFromConnect(err);
-  if (!typed) throw err;
-  return typed;
+  if (!(err instanceof AppError)) throw err;
+  return err;
 }
