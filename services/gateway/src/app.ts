@@ -24,6 +24,8 @@ export interface GatewayDeps {
   publicBaseUrl: string;
   maxJsonBodyBytes: number;
   sessionCookie: string;
+  /** Serves the filesystem store's signed URLs (embedded default); absent with S3. */
+  blobHandler?: (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => void;
   now?: () => number;
   /** Routes a caller (or a test) mounts before the 404 handler, e.g. blob URLs. */
   extraRoutes?: (app: Express, api: Api, chain: (auth: AuthMode) => RequestHandler[]) => void;
@@ -50,6 +52,11 @@ export function buildApp(deps: GatewayDeps): { app: Express; api: Api } {
   });
 
   app.use(preAuthLimit(deps.rateLimiter, deps.rateLimits, now));
+  // Signed blob URLs stream straight to storage: mounted before any body parser.
+  if (deps.blobHandler) {
+    const blobs = deps.blobHandler;
+    app.all(/^\/blobs\/.+/, (req, res) => blobs(req, res));
+  }
   app.use(express.json({ limit: deps.maxJsonBodyBytes, type: ['application/json', 'application/*+json'] }));
 
   const authDeps = { keyBilling: deps.keyBilling, cache: deps.authCache, sessionCookie: deps.sessionCookie, now };

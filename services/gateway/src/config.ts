@@ -21,6 +21,12 @@ const schema = z.object({
   /** Absolute URL users reach the gateway at; used for presigned URLs and the Origin check. */
   PUBLIC_BASE_URL: z.string().url().default('http://localhost:8080'),
   MAX_JSON_BODY_BYTES: int(1_048_576),
+  /** The embedded default's object storage; the gateway serves its signed URLs at /blobs/*. */
+  BLOB_STORE: z.enum(['fs', 's3']).default('fs'),
+  BLOB_FS_ROOT: z.string().default('.data/blobs'),
+  BLOB_SIGNING_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** Largest upload a signed URL accepts unless it names its own limit (413 above). */
+  BLOB_MAX_UPLOAD_BYTES: int(512 * 1024 * 1024),
   AUTH_CACHE_TTL_SECONDS: int(30),
   SESSION_COOKIE_NAME: z.string().default('wst_session'),
   RATE_LIMIT_EDGE_PER_MINUTE: int(100_000),

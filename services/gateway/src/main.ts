@@ -4,6 +4,7 @@ import { Redis } from 'ioredis';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { createRpcClient, createHealthChecker } from '@whetstone/rpc';
 import { createLogger, initTelemetry } from '@whetstone/telemetry';
+import { FsBlobStore, createSignedUrlHandler } from '@whetstone/blobs';
 import { createEventTransport, pgPoolFromUrl, type EventTransport } from '@whetstone/events';
 import { keysConsumer, KEYS_TOPIC } from './transport/events/keys.consumer';
 import { KeyBillingService } from '@whetstone/proto/src/gen/whetstone/keybilling/v1/key_billing_pb';
@@ -40,9 +41,17 @@ async function main(): Promise<void> {
     logger,
   });
 
+  const blobHandler =
+    config.BLOB_STORE === 'fs' && config.BLOB_SIGNING_SECRET
+      ? createSignedUrlHandler(
+          new FsBlobStore({ root: config.BLOB_FS_ROOT, publicBaseUrl: config.PUBLIC_BASE_URL, signingSecret: config.BLOB_SIGNING_SECRET, maxPutBytes: config.BLOB_MAX_UPLOAD_BYTES }),
+        )
+      : undefined;
+
   const { app } = buildApp({
     logger,
     keyBilling,
+    ...(blobHandler ? { blobHandler } : {}),
     rateLimiter: redis ? new RedisRateLimiter(redis, config.RATE_LIMIT_REDIS_PREFIX) : new MemoryRateLimiter(),
     rateLimits: rateLimitSettings(config),
     authCache,

@@ -1,4 +1,8 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { Express } from 'express';
+import { FsBlobStore, createSignedUrlHandler } from '@whetstone/blobs';
 import { create } from '@bufbuild/protobuf';
 import { UsageRecordedSchema } from '@whetstone/proto/src/gen/whetstone/inference/v1/events_pb';
 import { createKey, signUp, startGateway, startKeyBilling, type Gateway } from './harness';
@@ -12,11 +16,15 @@ type KB = Awaited<ReturnType<typeof startKeyBilling>>;
 describe('gateway front door (real key-billing over gRPC, real Postgres)', () => {
   let kb: KB;
   let gw: Gateway;
+  let blobRoot: string;
 
   beforeAll(async () => {
     kb = await startKeyBilling();
     const billing = keyBillingOverRpc(createRpcClient(KeyBillingService, { addr: kb.addr, caller: 'gateway-test' }), async () => true);
+    blobRoot = mkdtempSync(path.join(os.tmpdir(), 'gw-blobs-'));
+    const blobs = new FsBlobStore({ root: blobRoot, publicBaseUrl: 'http://placeholder', signingSecret: 'gateway-test-signing-secret' });
     gw = await startGateway(kb, {
+      blobHandler: createSignedUrlHandler(blobs),
       extraRoutes: (app: Express, _api, chain) => {
         // A paid route for the test: one credit per call, gated like every paid route will be.
         app.post('/test/paid', ...chain('key'), requireSpendable(billing, 1_000_000n), (_req, res) => void res.json({ ok: true }));
@@ -27,6 +35,19 @@ describe('gateway front door (real key-billing over gRPC, real Postgres)', () =>
   afterAll(async () => {
     await gw?.close();
     await kb?.close();
+    rmSync(blobRoot, { recursive: true, force: true });
+  });
+
+  it('when a file is PUT to a signed URL through the gateway, then it is stored and a signed GET returns it', async () => {
+    const store = new FsBlobStore({ root: blobRoot, publicBaseUrl: gw.url, signingSecret: 'gateway-test-signing-secret' });
+    const put = await store.presignPut('datasets', 'team/x/v1/upload.jsonl', { expiresInSeconds: 300, maxBytes: 1_000 });
+    const res = await fetch(put.url, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{"text":"a"}\n' });
+    expect(res.status).toBe(200);
+    const get = await store.presignGet('datasets', 'team/x/v1/upload.jsonl', { expiresInSeconds: 300 });
+    expect(await (await fetch(get.url)).text()).toBe('{"text":"a"}\n');
+    const tooBig = await fetch(put.url, { method: 'PUT', body: 'x'.repeat(2_000) });
+    expect(tooBig.status).toBe(413);
+    expect(await tooBig.json()).toEqual({ detail: expect.any(String) });
   });
 
   const get = (path: string, headers: Record<string, string> = {}) => fetch(`${gw.url}${path}`, { headers });

@@ -32,6 +32,7 @@ export interface GatewayOptions {
   now?: () => number;
   /** Subscribe this replica to keys.v1 on the given event log, as main.ts does. */
   events?: EventTransport;
+  blobHandler?: GatewayDeps['blobHandler'];
 }
 
 /** A real gateway on port 0, talking gRPC to a real key-billing. */
@@ -64,6 +65,7 @@ export async function startGateway(keyBilling: KeyBillingHarness, options: Gatew
     sessionCookie: 'wst_session',
     ...(options.extraRoutes ? { extraRoutes: options.extraRoutes } : {}),
     ...(options.now ? { now: options.now } : {}),
+    ...(options.blobHandler ? { blobHandler: options.blobHandler } : {}),
   });
   const server = http.createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

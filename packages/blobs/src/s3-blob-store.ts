@@ -1,0 +1,111 @@
+import type { Readable } from 'node:stream';
+import { Client } from 'minio';
+import { AppError } from '@whetstone/errors';
+import { assertValidLocation, type BlobStore, type PresignedUrl } from './port';
+
+export interface S3BlobStoreOptions {
+  endPoint: string;
+  port?: number;
+  useSSL: boolean;
+  accessKey: string;
+  secretKey: string;
+  region?: string;
+  /** Path-style URLs (MinIO and most self-hosted S3 servers need them). */
+  pathStyle?: boolean;
+}
+
+/** S3 / MinIO object storage through the `minio` client, with real presigned URLs. */
+export class S3BlobStore implements BlobStore {
+  private readonly client: Client;
+  private readonly region: string;
+  private readonly ready = new Map<string, Promise<void>>();
+
+  constructor(options: S3BlobStoreOptions) {
+    this.region = options.region ?? 'us-east-1';
+    this.client = new Client({
+      endPoint: options.endPoint,
+      ...(options.port ? { port: options.port } : {}),
+      useSSL: options.useSSL,
+      accessKey: options.accessKey,
+      secretKey: options.secretKey,
+      region: this.region,
+      pathStyle: options.pathStyle ?? true,
+    });
+  }
+
+  /** Buckets are created on first use. */
+  private bucket(bucket: string): Promise<void> {
+    let p = this.ready.get(bucket);
+    if (!p) {
+      p = (async () => {
+        if (!(await this.client.bucketExists(bucket))) await this.client.makeBucket(bucket, this.region).catch(async (err: unknown) => {
+          if (!(await this.client.bucketExists(bucket))) throw err;
+        });
+      })();
+      p.catch(() => this.ready.delete(bucket));
+      this.ready.set(bucket, p);
+    }
+    return p;
+  }
+
+  async put(bucket: string, key: string, body: Buffer | Readable, opts: { contentType?: string } = {}): Promise<{ size: number }> {
+    assertValidLocation(bucket, key);
+    await this.bucket(bucket);
+    await this.client.putObject(bucket, key, body, undefined, opts.contentType ? { 'Content-Type': opts.contentType } : {});
+    return { size: (await this.client.statObject(bucket, key)).size };
+  }
+
+  async get(bucket: string, key: string): Promise<Readable> {
+    assertValidLocation(bucket, key);
+    try {
+      return await this.client.getObject(bucket, key);
+    } catch (err) {
+      if ((err as { code?: string }).code === 'NoSuchKey' || (err as { code?: string }).code === 'NoSuchBucket') {
+        throw new AppError('NotFound', 'BLOB_NOT_FOUND', `Object ${bucket}/${key} not found`);
+      }
+      throw err;
+    }
+  }
+
+  async stat(bucket: string, key: string): Promise<{ size: number; modifiedAt: Date } | null> {
+    assertValidLocation(bucket, key);
+    try {
+      const s = await this.client.statObject(bucket, key);
+      return { size: s.size, modifiedAt: s.lastModified };
+    } catch {
+      return null;
+    }
+  }
+
+  async delete(bucket: string, key: string): Promise<void> {
+    assertValidLocation(bucket, key);
+    await this.client.removeObject(bucket, key).catch(() => undefined);
+  }
+
+  async deletePrefix(bucket: string, prefix: string): Promise<number> {
+    const keys: string[] = [];
+    for await (const { key } of this.list(bucket, prefix)) keys.push(key);
+    for (let i = 0; i < keys.length; i += 1000) await this.client.removeObjects(bucket, keys.slice(i, i + 1000));
+    return keys.length;
+  }
+
+  async *list(bucket: string, prefix: string): AsyncIterable<{ key: string; size: number }> {
+    if (!(await this.client.bucketExists(bucket))) return;
+    for await (const item of this.client.listObjectsV2(bucket, prefix, true) as AsyncIterable<{ name?: string; size: number }>) {
+      if (item.name) yield { key: item.name, size: item.size };
+    }
+  }
+
+  async presignPut(bucket: string, key: string, opts: { expiresInSeconds: number }): Promise<PresignedUrl> {
+    assertValidLocation(bucket, key);
+    await this.bucket(bucket);
+    return { url: await this.client.presignedPutObject(bucket, key, opts.expiresInSeconds), expiresAt: new Date(Date.now() + opts.expiresInSeconds * 1000) };
+  }
+
+  async presignGet(bucket: string, key: string, opts: { expiresInSeconds: number; fileName?: string }): Promise<PresignedUrl> {
+    assertValidLocation(bucket, key);
+    const headers: Record<string, string> = {};
+    if (opts.fileName) headers['response-content-disposition'] = `attachment; filename="${opts.fileName.replace(/["\\\r\n]/g, '_')}"`;
+    return { url: await this.client.presignedGetObject(bucket, key, opts.expiresInSeconds, headers), expiresAt: new Date(Date.now() + opts.expiresInSeconds * 1000) };
+  }
+}

@@ -1,0 +1,8 @@
+// s3rver ships no types; this is the part the tests use.
+declare module 's3rver' {
+  export default class S3rver {
+    constructor(options: { port: number; address: string; silent: boolean; directory: string });
+    run(): Promise<{ port: number; address: string }>;
+    close(): Promise<void>;
+  }
+}
