@@ -28,7 +28,15 @@ export async function startEmbeddedPostgres(dataDir: string, port: number): Prom
     onError: (message: unknown) => process.stderr.write(`[postgres] ${String(message)}\n`),
   });
   if (!existsSync(path.join(databaseDir, 'PG_VERSION'))) await pg.initialise();
-  await pg.start();
+  try {
+    await pg.start();
+  } catch (err) {
+    const why = err instanceof Error ? err.message : 'it exited during start-up';
+    throw new Error(
+      `could not start the embedded Postgres on port ${port} with data in ${databaseDir} (${why}). ` +
+        'Is another `pnpm start` using this data directory? Stop it, or use --data-dir and --port-offset.',
+    );
+  }
   const client = pg.getPgClient('postgres', '127.0.0.1');
   await client.connect();
   try {

@@ -55,6 +55,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const lockKey = `whetstone-outbox:${options.schema}`;
   let stopped = false;
   let running: Promise<number> = Promise.resolve(0);
+  let wake: (() => void) | undefined;
 
   const shipBatch = async (): Promise<number> => {
     const c = await options.pool.connect();
@@ -107,7 +108,15 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
         options.logger.warn({ err, schema: options.schema }, 'outbox relay failed; retrying');
         backoff = Math.min(5_000, backoff * 2);
       }
-      await new Promise((r) => setTimeout(r, backoff));
+      if (stopped) break;
+      // Interruptible, so stop() never waits out a backoff.
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, backoff);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
     }
   };
   const looping = loop();
@@ -119,6 +128,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     },
     stop: async () => {
       stopped = true;
+      wake?.();
       await looping;
     },
   };

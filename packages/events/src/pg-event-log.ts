@@ -90,6 +90,8 @@ export class PgEventLog implements EventTransport {
     let wake: (() => void) | undefined;
     const nudge = () => wake?.();
     listener.on('notification', nudge);
+    // A cut LISTEN connection must not crash the process; the fallback poll keeps delivering.
+    listener.on('error', (err) => options.logger.warn({ err }, 'event log listener connection lost'));
     await listener.query(`LISTEN ${CHANNEL}`);
 
     const loop = (async () => {

@@ -8,7 +8,11 @@ export function pgPoolFromUrl(url: string, max = 5): { pool: Pool; schema: strin
   const u = new URL(url);
   const schema = u.searchParams.get('schema') ?? undefined;
   u.searchParams.delete('schema');
-  return { pool: new Pool({ connectionString: u.toString(), max }), schema };
+  const pool = new Pool({ connectionString: u.toString(), max });
+  // An idle client's connection can be cut (database restart, shutdown); without a listener pg
+  // re-emits that as an unhandled 'error' and the process dies. The next query reconnects.
+  pool.on('error', () => undefined);
+  return { pool, schema };
 }
 
 /** Quote an SQL identifier (schema names come from configuration, never from users). */
