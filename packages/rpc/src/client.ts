@@ -4,7 +4,7 @@ import * as grpc from '@grpc/grpc-js';
 import { Health, HealthCheckResponse_ServingStatus as Status } from '@whetstone/proto/src/gen/grpc/health/v1/health_pb';
 import type { Logger } from '@whetstone/telemetry';
 import { methodDefinition } from './codec';
-import { CALLER_HEADER, injectTrace } from './context';
+import { CALLER_HEADER, inboundDeadline, injectTrace } from './context';
 import { toAppError } from './errors';
 
 export interface RpcClientOptions {
@@ -59,7 +59,8 @@ export function createRpcClient<T extends DescService>(service: T, options: RpcC
     if (call?.headers) for (const [k, v] of new Headers(call.headers)) metadata.set(k, v);
     return metadata;
   };
-  const deadlineFor = (call?: CallOptions) => ({ deadline: Date.now() + (call?.timeoutMs ?? options.timeoutMs ?? 5_000) });
+  // A call made while handling another never outlives the inbound call's deadline.
+  const deadlineFor = (call?: CallOptions) => ({ deadline: Math.min(Date.now() + (call?.timeoutMs ?? options.timeoutMs ?? 5_000), inboundDeadline() ?? Number.POSITIVE_INFINITY) });
 
   for (const method of service.methods) {
     const def = methodDefinition(method);

@@ -1,4 +1,4 @@
-import { ROOT_CONTEXT, context, propagation, trace, type Context } from '@opentelemetry/api';
+import { ROOT_CONTEXT, context, createContextKey as otelKey, propagation, trace, type Context } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { createContextKey, createContextValues, type HandlerContext } from '@connectrpc/connect';
@@ -30,9 +30,20 @@ export function contextValuesFor(headers: Headers) {
   return createContextValues().set(callerKey, headers.get(CALLER_HEADER) ?? '');
 }
 
-/** The OTel context a server handler runs in: the caller's trace, if it sent one. */
-export function extractTrace(headers: Headers): Context {
-  return propagation.extract(ROOT_CONTEXT, headers, { get: (h, k) => h.get(k) ?? undefined, keys: (h) => [...h.keys()] });
+const DEADLINE = otelKey('whetstone.rpc.deadline');
+
+/**
+ * The context a server handler runs in: the caller's trace, if it sent one,
+ * and the call's deadline, so calls the handler makes inherit what is left of it.
+ */
+export function handlerOtelContext(headers: Headers, deadlineMs: number | undefined): Context {
+  const ctx = propagation.extract(ROOT_CONTEXT, headers, { get: (h, k) => h.get(k) ?? undefined, keys: (h) => [...h.keys()] });
+  return deadlineMs === undefined ? ctx : ctx.setValue(DEADLINE, deadlineMs);
+}
+
+/** The deadline (epoch ms) of the inbound call being handled, if any. */
+export function inboundDeadline(): number | undefined {
+  return context.active().getValue(DEADLINE) as number | undefined;
 }
 
 /** Outgoing trace headers of the active context. */

@@ -6,7 +6,7 @@ import { Histogram, register as defaultRegistry, type Registry } from 'prom-clie
 import { Health, HealthCheckResponse_ServingStatus as Status, HealthCheckResponseSchema } from '@whetstone/proto/src/gen/grpc/health/v1/health_pb';
 import type { Logger } from '@whetstone/telemetry';
 import { serviceDefinition } from './codec';
-import { contextValuesFor, extractTrace, headersOf } from './context';
+import { contextValuesFor, handlerOtelContext, headersOf } from './context';
 import { CODE_OF, codeName, toServiceError } from './errors';
 import { AppError } from '@whetstone/errors';
 
@@ -71,10 +71,15 @@ export async function createRpcServer(options: RpcServerOptions): Promise<RpcSer
   let status = Status.SERVING;
   const watchers = new Set<() => void>();
 
+  const deadlineOf = (call: AnyCall): number | undefined => {
+    const deadline = call.getDeadline();
+    const ms = deadline instanceof Date ? deadline.getTime() : Number(deadline);
+    return Number.isFinite(ms) ? ms : undefined;
+  };
+
   const handlerContext = (service: DescService, method: DescMethod, call: AnyCall): HandlerContext => {
     const requestHeader = headersOf(call.metadata);
-    const deadline = call.getDeadline();
-    const deadlineMs = deadline instanceof Date ? deadline.getTime() : Number(deadline);
+    const deadlineMs = deadlineOf(call) ?? Number.NaN;
     const abort = new AbortController();
     call.once('cancelled', () => abort.abort(new Error('cancelled by the client')));
     return createHandlerContext({
@@ -108,7 +113,7 @@ export async function createRpcServer(options: RpcServerOptions): Promise<RpcSer
           implementation[method.localName] = (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
             const end = histogram.startTimer(labels);
             const ctx = handlerContext(service, method, call);
-            context.with(extractTrace(ctx.requestHeader), async () => {
+            context.with(handlerOtelContext(ctx.requestHeader, deadlineOf(call)), async () => {
               try {
                 const res = await fn.call(impl, call.request, ctx);
                 const seconds = end({ code: 'ok' });
@@ -124,7 +129,7 @@ export async function createRpcServer(options: RpcServerOptions): Promise<RpcSer
         } else if (method.methodKind === 'server_streaming') {
           implementation[method.localName] = (call: grpc.ServerWritableStream<unknown, unknown>) => {
             const ctx = handlerContext(service, method, call);
-            context.with(extractTrace(ctx.requestHeader), async () => {
+            context.with(handlerOtelContext(ctx.requestHeader, deadlineOf(call)), async () => {
               try {
                 for await (const res of fn.call(impl, call.request, ctx) as AsyncIterable<unknown>) {
                   if (call.cancelled) return;

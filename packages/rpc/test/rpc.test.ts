@@ -33,6 +33,12 @@ describe('rpc server and client factories (real HTTP/2 sockets)', () => {
                 metadata: { hint: 'list datasets' },
               });
             }
+            if (req.fail === 'relay') {
+              // Call ourselves with a generous timeout; the inbound deadline must win.
+              const inner = await createRpcClient(EchoService, { addr, caller: 'relay', timeoutMs: 60_000 }).echo({ message: 'inner', fail: 'report-deadline' });
+              return create(EchoResponseSchema, { message: inner.message });
+            }
+            if (req.fail === 'report-deadline') return create(EchoResponseSchema, { message: String(ctx.timeoutMs() ?? -1) });
             if (req.fail === 'crash') throw new Error('connection string postgres://admin:s3cret@db leaked');
             if (req.fail === 'slow') {
               await new Promise<void>((resolve) => {
@@ -76,6 +82,13 @@ describe('rpc server and client factories (real HTTP/2 sockets)', () => {
   it('when a call outlives its deadline, then it fails with DeadlineExceeded', async () => {
     const err = (await client().echo({ message: 'x', fail: 'slow' }, { timeoutMs: 50 }).catch((e: unknown) => e)) as AppError;
     expect(err.kind).toBe('DeadlineExceeded');
+  });
+
+  it('when a handler calls another service, then the inner call inherits the inbound deadline', async () => {
+    const res = await client().echo({ message: 'x', fail: 'relay' }, { timeoutMs: 2_000 });
+    const innerBudget = Number(res.message);
+    expect(innerBudget).toBeGreaterThan(0);
+    expect(innerBudget).toBeLessThanOrEqual(2_000);
   });
 
   it('when a span is active on the client, then the server handler runs in the same trace', async () => {
