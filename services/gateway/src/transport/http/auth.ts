@@ -38,7 +38,14 @@ export function sessionTokenOf(req: Request, cookieName: string): string | undef
   if (!cookie) return undefined;
   for (const part of cookie.split(';')) {
     const [name, ...rest] = part.trim().split('=');
-    if (name === cookieName) return decodeURIComponent(rest.join('=')) || undefined;
+    if (name !== cookieName) continue;
+    const raw = rest.join('=');
+    try {
+      return decodeURIComponent(raw) || undefined;
+    } catch {
+      // Undecodable: pass it on as is; key-billing will not know it, so the caller gets 401.
+      return raw || undefined;
+    }
   }
   return undefined;
 }
