@@ -1,0 +1,90 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { conllToJsonl, csvToJsonl, decodeUtf8, splitHeldOut, validateJsonl } from './index';
+
+const SHARED = path.resolve(__dirname, '../../../../../shared/datasets');
+// The shared datasets sit beside the repository on every development machine and in CI.
+const describeShared = existsSync(SHARED) ? describe : describe.skip;
+
+describe('dataset validation', () => {
+  it('when rows are broken in different ways, then each error names its line and field', () => {
+    const content = [
+      '{"text": "Ada Lovelace was born in London .", "entities": [{"start": 0, "end": 12, "label": "person", "text": "Ada Lovelace"}]}',
+      '{"text": "bad offsets", "entities": [{"start": 5, "end": 50, "label": "x"}]}',
+      '{"text": "wrong text", "entities": [{"start": 0, "end": 5, "label": "x", "text": "nope!"}]}',
+      'not json',
+      '{"text": "missing label", "entities": [{"start": 0, "end": 7}]}',
+      '',
+      '{"text": "Ada Lovelace was born in London .", "entities": [{"start": 0, "end": 12, "label": "person", "text": "Ada Lovelace"}]}',
+    ].join('\n');
+    const report = validateJsonl(content, 'extraction');
+    expect(report.examples).toHaveLength(2);
+    expect(report.errors.map((e) => [e.line, e.field])).toEqual([
+      [2, 'entities.0'],
+      [3, 'entities.0.text'],
+      [4, '(row)'],
+      [5, 'entities.0.label'],
+    ]);
+    expect(report.errors[0]!.reason).toMatch(/outside the text/);
+    expect(report.duplicates).toEqual([7]);
+    expect(report.labels).toEqual({ person: 2 });
+  });
+
+  it('when a file is empty or too small for training, then it says so', () => {
+    expect(validateJsonl('\n\n', 'classification').errors).toEqual([{ line: 0, field: '(file)', reason: 'the file has no examples' }]);
+    const small = validateJsonl('{"text":"hi","label":"greet"}', 'classification', { minExamples: 10 });
+    expect(small.errors[0]!.reason).toMatch(/at least 10/);
+  });
+
+  it('when chat rows lack an assistant turn or a valid role, then they are rejected', () => {
+    const r = validateJsonl(['{"messages":[{"role":"user","content":"hi"}]}', '{"messages":[{"role":"bot","content":"x"}]}', '{"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]}'].join('\n'), 'chat');
+    expect(r.examples).toHaveLength(1);
+    expect(r.errors.map((e) => e.field)).toEqual(['messages', 'messages.0.role']);
+  });
+
+  it('when bytes are not UTF-8, then the offending line is reported', () => {
+    const bytes = Buffer.concat([Buffer.from('{"text":"ok","label":"a"}\n'), Buffer.from([0x7b, 0xff, 0xfe, 0x7d])]);
+    expect(decodeUtf8(bytes).error).toEqual({ line: 2, field: '(row)', reason: 'the file is not valid UTF-8 here' });
+  });
+
+  it('when CSV has quoted commas and doubled quotes, then rows convert to text/label JSONL', () => {
+    const { jsonl, errors } = csvToJsonl('text,label\n"Hello, world","greet"\n"He said ""hi""",greet\n,empty\n');
+    expect(jsonl.split('\n').map((l) => JSON.parse(l))).toEqual([{ text: 'Hello, world', label: 'greet' }, { text: 'He said "hi"', label: 'greet' }]);
+    expect(errors).toEqual([{ line: 4, field: 'text', reason: 'is empty or missing' }]);
+  });
+
+  it('when CoNLL uses BIO or IOB1, then entities get character offsets matching the text', () => {
+    const { jsonl, errors } = conllToJsonl('-DOCSTART- O\n\nJohn B-PER\nSmith I-PER\nvisited O\nNew I-LOC\nYork I-LOC\n\nbad line\n');
+    expect(errors).toEqual([{ line: 9, field: 'tag', reason: expect.stringContaining('token TAG') }]);
+    const row = JSON.parse(jsonl) as { text: string; entities: { start: number; end: number; label: string; text: string }[] };
+    expect(row.text).toBe('John Smith visited New York');
+    expect(row.entities).toEqual([
+      { start: 0, end: 10, label: 'per', text: 'John Smith' },
+      { start: 19, end: 27, label: 'loc', text: 'New York' },
+    ]);
+    expect(validateJsonl(jsonl, 'extraction').errors).toEqual([]);
+  });
+
+  it('when the same examples are split twice, then the split is identical and roughly the asked fraction', () => {
+    const examples = Array.from({ length: 2000 }, (_, i) => ({ text: `example ${i}`, label: 'x' }));
+    const a = splitHeldOut(examples, { heldOutFraction: 0.1, seed: 's' });
+    const b = splitHeldOut(examples, { heldOutFraction: 0.1, seed: 's' });
+    expect(a.heldOut).toEqual(b.heldOut);
+    expect(a.heldOut.length).toBeGreaterThan(150);
+    expect(a.heldOut.length).toBeLessThan(250);
+    expect(a.train.length + a.heldOut.length).toBe(2000);
+  });
+});
+
+describeShared('the shared real datasets validate cleanly', () => {
+  it('when wikigold and banking77 train files are validated, then every row is accepted with the documented counts', () => {
+    const ner = validateJsonl(readFileSync(path.join(SHARED, 'wikigold/train.jsonl'), 'utf8'), 'extraction');
+    expect(ner.errors).toEqual([]);
+    expect(ner.examples).toHaveLength(1355);
+    expect(ner.labels).toEqual({ location: 773, misc: 600, organization: 719, person: 752 });
+    const cls = validateJsonl(readFileSync(path.join(SHARED, 'banking77/train.jsonl'), 'utf8'), 'classification');
+    expect(cls.errors).toEqual([]);
+    expect(cls.examples).toHaveLength(5000);
+    expect(Object.keys(cls.labels)).toHaveLength(77);
+  });
+});

@@ -1,0 +1,2 @@
+export * from './eval';
+export * from './data';
