@@ -1,2 +1,4 @@
 export * from './eval';
 export * from './data';
+export * from './text';
+export * from './classify/ngram-classifier';

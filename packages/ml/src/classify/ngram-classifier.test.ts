@@ -1,0 +1,66 @@
+import { classificationPRF } from '../eval';
+import { NaiveBayes, NgramClassifier } from './ngram-classifier';
+
+const train = [
+  ['my card has not arrived yet', 'card_arrival'],
+  ['when will my new card arrive', 'card_arrival'],
+  ['still waiting for the card in the post', 'card_arrival'],
+  ['how do I top up my account', 'top_up'],
+  ['top up with a bank transfer', 'top_up'],
+  ['can I add money by card', 'top_up'],
+  ['I lost my phone', 'lost_phone'],
+  ['my phone was stolen yesterday', 'lost_phone'],
+  ['someone took my phone what do I do', 'lost_phone'],
+].map(([text, label]) => ({ text: text!, labels: [label!] }));
+const heldOut = [
+  ['the card still has not arrived', 'card_arrival'],
+  ['I want to top up by transfer', 'top_up'],
+  ['phone stolen', 'lost_phone'],
+];
+
+describe('n-gram classifier', () => {
+  it('when trained on a little data, then the loss falls and held-out F1 beats the untrained model', () => {
+    const untrained = NgramClassifier.untrained(['card_arrival', 'lost_phone', 'top_up']);
+    const before = classificationPRF(heldOut.map(([, l]) => [l!]), heldOut.map(([t]) => [untrained.predict(t!).label])).f1;
+    const { model, epochLosses } = NgramClassifier.train(train, { epochs: 10, seed: 1 });
+    expect(epochLosses[epochLosses.length - 1]!).toBeLessThan(epochLosses[0]! / 2);
+    const after = classificationPRF(heldOut.map(([, l]) => [l!]), heldOut.map(([t]) => [model.predict(t!).label])).f1;
+    expect(after).toBe(1);
+    expect(after).toBeGreaterThan(before);
+  });
+
+  it('when trained twice with the same seed, then the weights are identical; serialised, it predicts the same', () => {
+    const a = NgramClassifier.train(train, { epochs: 3, seed: 7 }).model;
+    const b = NgramClassifier.train(train, { epochs: 3, seed: 7 }).model;
+    expect(JSON.stringify(a.toJSON())).toBe(JSON.stringify(b.toJSON()));
+    const restored = NgramClassifier.fromJSON(JSON.parse(JSON.stringify(a.toJSON())));
+    expect(restored.predict('my phone is gone')).toEqual(a.predict('my phone is gone'));
+  });
+
+  it('when training is cancelled, then it stops with an error', () => {
+    const controller = new AbortController();
+    controller.abort();
+    expect(() => NgramClassifier.train(train, { signal: controller.signal })).toThrow(/cancelled/);
+  });
+
+  it('when multi-label, then every label above the threshold is returned', () => {
+    const data = [
+      { text: 'refund and cancel my order', labels: ['refund', 'cancel'] },
+      { text: 'refund please', labels: ['refund'] },
+      { text: 'cancel it', labels: ['cancel'] },
+    ];
+    const { model } = NgramClassifier.train(data, { epochs: 30, multiLabel: true, seed: 3 });
+    expect(model.predict('refund and cancel').labels.sort()).toEqual(['cancel', 'refund']);
+  });
+
+  it('when progress is reported, then it carries epoch, step, loss, throughput and ETA', () => {
+    const seen: number[] = [];
+    NgramClassifier.train(train, { epochs: 2, onProgress: (p) => seen.push(p.epoch, p.step, Number(p.etaSeconds >= 0), Number(p.examplesPerSecond > 0)) });
+    expect(seen).toEqual([1, 9, 1, 1, 2, 18, 1, 1]);
+  });
+
+  it('when Naive Bayes is trained, then it also separates the classes (it is the baseline)', () => {
+    const nb = NaiveBayes.train(train.map((e) => ({ text: e.text, label: e.labels[0]! })));
+    expect(heldOut.map(([t]) => nb.predict(t!))).toEqual(heldOut.map(([, l]) => l));
+  });
+});
