@@ -2,3 +2,4 @@ export * from './eval';
 export * from './data';
 export * from './text';
 export * from './classify/ngram-classifier';
+export * from './extract/linear-tagger';
