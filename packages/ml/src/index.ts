@@ -3,3 +3,4 @@ export * from './data';
 export * from './text';
 export * from './classify/ngram-classifier';
 export * from './extract/linear-tagger';
+export * from './assets';

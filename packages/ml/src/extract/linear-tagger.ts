@@ -1,6 +1,10 @@
 import type { EntitySpan, Example } from '../data';
 import { seededRandom } from '../classify/ngram-classifier';
 import { tokenize, type Token } from '../text';
+import type { Embeddings } from '../assets';
+
+/** Dense inputs per token: GloVe of the word, the previous and the next word. */
+const WINDOW = [0, -1, 1];
 
 function fnv1a(s: string): number {
   let h = 0x811c9dc5;
@@ -31,7 +35,26 @@ export class LinearTagger {
     private readonly tags: string[],
     private readonly bucketsLog2: number,
     private readonly weights: Float32Array,
+    private readonly embeddings: Embeddings | undefined,
+    private readonly dense: Float32Array,
   ) {}
+
+  private get denseDim(): number {
+    return this.embeddings ? this.embeddings.dim * WINDOW.length : 0;
+  }
+
+  /** The token's dense vector (zeros for unknown words), or null without embeddings. */
+  private denseOf(tokens: Token[], i: number): Float32Array | null {
+    if (!this.embeddings) return null;
+    const dim = this.embeddings.dim;
+    const x = new Float32Array(this.denseDim);
+    WINDOW.forEach((off, slot) => {
+      const t = tokens[i + off];
+      const v = t ? this.embeddings!.vector(t.text) : null;
+      if (v) x.set(v, slot * dim);
+    });
+    return x;
+  }
 
   private featureIds(tokens: Token[], i: number, prevTag: string): number[] {
     const w = (j: number) => (j < 0 ? '<s>' : j >= tokens.length ? '</s>' : tokens[j]!.text);
@@ -62,10 +85,18 @@ export class LinearTagger {
     return names.map((n) => fnv1a(n) & mask);
   }
 
-  private scores(features: number[], into: Float32Array = new Float32Array(this.tags.length)): Float32Array {
+  private scores(features: number[], dense: Float32Array | null, into: Float32Array = new Float32Array(this.tags.length)): Float32Array {
     into.fill(0);
     const t = this.tags.length;
     for (const f of features) for (let k = 0; k < t; k++) into[k]! += this.weights[f * t + k]!;
+    if (dense) {
+      const n = dense.length;
+      for (let k = 0; k < t; k++) {
+        let s = 0;
+        for (let d = 0; d < n; d++) s += this.dense[k * n + d]! * dense[d]!;
+        into[k]! += s;
+      }
+    }
     return into;
   }
 
@@ -78,12 +109,15 @@ export class LinearTagger {
     });
   }
 
-  static train(examples: Example[], options: { epochs?: number; seed?: number; bucketsLog2?: number; onEpoch?: (epoch: number, errors: number) => void } = {}): LinearTagger {
+  static train(examples: Example[], options: { epochs?: number; seed?: number; bucketsLog2?: number; embeddings?: Embeddings; onEpoch?: (epoch: number, errors: number) => void } = {}): LinearTagger {
     const types = [...new Set(examples.flatMap((e) => (e.entities ?? []).map((s) => s.label)))].sort();
     const tags = ['O', ...types.flatMap((t) => [`B-${t}`, `I-${t}`])];
     const bucketsLog2 = options.bucketsLog2 ?? 18;
     const size = (1 << bucketsLog2) * tags.length;
-    const model = new LinearTagger(types, tags, bucketsLog2, new Float32Array(size));
+    const denseDim = options.embeddings ? options.embeddings.dim * WINDOW.length : 0;
+    const model = new LinearTagger(types, tags, bucketsLog2, new Float32Array(size), options.embeddings, new Float32Array(tags.length * denseDim));
+    const denseTotals = new Float32Array(model.dense.length);
+    const denseStamps = new Float32Array(model.dense.length);
     // Averaged perceptron with lazy averaging: totals accumulate weight × time held.
     const totals = new Float32Array(size);
     const stamps = new Float32Array(size);
@@ -91,8 +125,17 @@ export class LinearTagger {
     const index = new Map(tags.map((t, i) => [t, i]));
     const data = examples.map((e) => {
       const tokens = tokenize(e.text ?? '');
-      return { tokens, gold: LinearTagger.goldTags(tokens, e.entities ?? []) };
+      return { tokens, dense: tokens.map((_, i) => model.denseOf(tokens, i)), gold: LinearTagger.goldTags(tokens, e.entities ?? []) };
     });
+    const updateDense = (k: number, x: Float32Array, sign: number) => {
+      const base = k * denseDim;
+      for (let d = 0; d < denseDim; d++) {
+        const at = base + d;
+        denseTotals[at]! += (now - denseStamps[at]!) * model.dense[at]!;
+        denseStamps[at] = now;
+        model.dense[at]! += sign * x[d]!;
+      }
+    };
     const random = seededRandom(options.seed ?? 13);
     const order = data.map((_, i) => i);
     const scratch = new Float32Array(tags.length);
@@ -109,11 +152,11 @@ export class LinearTagger {
       }
       let errors = 0;
       for (const idx of order) {
-        const { tokens, gold } = data[idx]!;
+        const { tokens, dense, gold } = data[idx]!;
         let prev = '<s>';
         for (let i = 0; i < tokens.length; i++) {
           const features = model.featureIds(tokens, i, prev);
-          const s = model.scores(features, scratch);
+          const s = model.scores(features, dense[i]!, scratch);
           let best = 0;
           for (let k = 1; k < tags.length; k++) if (s[k]! > s[best]!) best = k;
           const truth = index.get(gold[i]!)!;
@@ -122,6 +165,11 @@ export class LinearTagger {
             for (const f of features) {
               update(f, truth, 1);
               update(f, best, -1);
+            }
+            const x = dense[i];
+            if (x) {
+              updateDense(truth, x, 1);
+              updateDense(best, x, -1);
             }
           }
           now++;
@@ -134,6 +182,10 @@ export class LinearTagger {
     for (let at = 0; at < size; at++) {
       totals[at]! += (now - stamps[at]!) * model.weights[at]!;
       model.weights[at] = totals[at]! / now;
+    }
+    for (let at = 0; at < model.dense.length; at++) {
+      denseTotals[at]! += (now - denseStamps[at]!) * model.dense[at]!;
+      model.dense[at] = denseTotals[at]! / now;
     }
     return model;
   }
@@ -151,7 +203,7 @@ export class LinearTagger {
       open = null;
     };
     for (let i = 0; i < tokens.length; i++) {
-      const s = this.scores(this.featureIds(tokens, i, prev));
+      const s = this.scores(this.featureIds(tokens, i, prev), this.denseOf(tokens, i));
       let best = 0;
       for (let k = 1; k < s.length; k++) if (s[k]! > s[best]!) best = k;
       const max = s[best]!;
