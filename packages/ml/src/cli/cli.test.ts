@@ -29,6 +29,17 @@ describe('pnpm whetstone ml', () => {
     expect(JSON.parse(p.out[0]!)).toMatchObject({ label: 'phone' });
   });
 
+  it('when an entity tagger is trained from CoNLL, then predict returns spans with offsets from the saved model', async () => {
+    const conll = ['Alice B-PER', 'Moreau I-PER', 'lives O', 'in O', 'Paris B-LOC', '. O', '', 'Bob B-PER', 'Chen I-PER', 'moved O', 'to O', 'Berlin B-LOC', '. O', '', 'Carla B-PER', 'Diaz I-PER', 'visited O', 'Madrid B-LOC', '. O', ''].join('\n');
+    writeFileSync(path.join(dir, 'train.conll'), conll);
+    const t = io();
+    expect(await runMlCli(['train', '--task', 'ner', '--data', path.join(dir, 'train.conll'), '--out', path.join(dir, 'ner'), '--epochs', '10'], t.io)).toBe(0);
+    const p = io();
+    expect(await runMlCli(['predict', '--model', path.join(dir, 'ner'), '--text', 'Dana Fox lives in Rome .'], p.io)).toBe(0);
+    const { entities } = JSON.parse(p.out[0]!) as { entities: { text: string; label: string; start: number; end: number }[] };
+    expect(entities.map(({ text, label, start, end }) => ({ text, label, start, end }))).toContainEqual({ text: 'Rome', label: 'loc', start: 18, end: 22 });
+  });
+
   it('when the data has bad rows, then it fails with the line numbers; bad usage exits 2 with help', async () => {
     const bad = io();
     expect(await runMlCli(['train', '--data', path.join(dir, 'bad.jsonl'), '--out', path.join(dir, 'm2')], bad.io)).toBe(1);

@@ -190,6 +190,22 @@ export class LinearTagger {
     return model;
   }
 
+  /** Serialisable form: weights as base64 float32. The embeddings are the shipped asset, referenced by name. */
+  toJSON(): object {
+    const b64 = (a: Float32Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength).toString('base64');
+    return { format: 'whetstone-linear-tagger/1', entityTypes: this.entityTypes, tags: this.tags, bucketsLog2: this.bucketsLog2, embeddings: this.embeddings ? 'glove-40k' : null, weights: b64(this.weights), dense: b64(this.dense) };
+  }
+
+  static fromJSON(json: { format: string; entityTypes: string[]; tags: string[]; bucketsLog2: number; embeddings: string | null; weights: string; dense: string }, embeddings?: Embeddings): LinearTagger {
+    if (json.format !== 'whetstone-linear-tagger/1') throw new Error(`unknown model format ${json.format}`);
+    if (json.embeddings && !embeddings) throw new Error(`this model needs the ${json.embeddings} embeddings`);
+    const f32 = (b64: string) => {
+      const buf = Buffer.from(b64, 'base64');
+      return new Float32Array(buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength));
+    };
+    return new LinearTagger(json.entityTypes, json.tags, json.bucketsLog2, f32(json.weights), json.embeddings ? embeddings : undefined, f32(json.dense));
+  }
+
   /** Entities with character offsets and a confidence (softmax of the tag scores, averaged over the span). */
   extract(text: string, threshold = 0): TaggedSpan[] {
     const tokens = tokenize(text);
