@@ -1,4 +1,4 @@
-import { wordNgrams } from '../text';
+import { fnv1a, wordNgrams } from '../text';
 
 /** Seeded PRNG (mulberry32), so a seed reproduces a run exactly. */
 export function seededRandom(seed: number): () => number {
@@ -10,15 +10,6 @@ export function seededRandom(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
-}
-
-function fnv1a(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0;
 }
 
 export interface TrainProgress {

@@ -1,19 +1,10 @@
 import type { EntitySpan, Example } from '../data';
 import { seededRandom } from '../classify/ngram-classifier';
-import { tokenize, type Token } from '../text';
+import { fnv1a, tokenize, type Token } from '../text';
 import type { Embeddings } from '../assets';
 
 /** Dense inputs per token: GloVe of the word, the previous and the next word. */
 const WINDOW = [0, -1, 1];
-
-function fnv1a(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0;
-}
 
 function shape(w: string): string {
   return w.replace(/\p{Lu}+/gu, 'X').replace(/\p{Ll}+/gu, 'x').replace(/\p{N}+/gu, 'd');

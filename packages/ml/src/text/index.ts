@@ -36,3 +36,13 @@ export function wordNgrams(text: string): string[] {
   for (let i = 0; i + 1 < words.length; i++) grams.push(`${words[i]} ${words[i + 1]}`);
   return grams;
 }
+
+/** FNV-1a 32-bit hash, for hashed feature buckets (fast, stable across runs and machines). */
+export function fnv1a(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
