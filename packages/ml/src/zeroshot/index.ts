@@ -1,0 +1,129 @@
+import nlp from 'compromise';
+import { loadGlove, type Embeddings } from '../assets';
+import { tokenize, type Token } from '../text';
+
+/** Options of GLiNER2's extraction calls. */
+export interface ExtractOptions {
+  /** Minimum confidence to return a span (default 0.5). */
+  threshold?: number;
+  include_confidence?: boolean;
+  include_spans?: boolean;
+}
+
+export interface ZeroShotSpan {
+  text: string;
+  label: string;
+  start: number;
+  end: number;
+  confidence: number;
+}
+
+/** GLiNER2's entity result: label → texts, or objects when confidence or spans are asked for. */
+export type EntityResult = { entities: Record<string, (string | { text: string; confidence?: number; start?: number; end?: number })[]> };
+
+const PATTERNS: { name: string; aliases: string[]; regex: RegExp }[] = [
+  { name: 'email', aliases: ['email', 'mail', 'address'], regex: /[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g },
+  { name: 'url', aliases: ['url', 'website', 'link'], regex: /\bhttps?:\/\/[^\s]+/g },
+  { name: 'phone', aliases: ['phone', 'telephone', 'number'], regex: /\+?\d[\d\s().-]{7,}\d/g },
+  { name: 'money', aliases: ['money', 'price', 'amount', 'cost'], regex: /(?:[$€£]\s?\d[\d,.]*(?:\s?(?:million|billion))?|\b\d[\d,.]*\s?(?:dollars|euros|pounds|USD|EUR|GBP)\b)/g },
+  { name: 'percent', aliases: ['percent', 'percentage', 'rate'], regex: /\b\d+(?:\.\d+)?\s?(?:%|percent)\b/g },
+  { name: 'date', aliases: ['date', 'day', 'year'], regex: /\b(?:\d{1,2}\s(?:January|February|March|April|May|June|July|August|September|October|November|December)(?:\s\d{4})?|(?:January|February|March|April|May|June|July|August|September|October|November|December)\s\d{1,2}(?:\s?,\s?\d{4})?|\d{4}-\d{2}-\d{2}|\b(?:1[5-9]|20)\d{2}\b)/g },
+];
+
+const KINDS = { person: ['person', 'people', 'name'], place: ['location', 'place', 'city', 'country'], organization: ['organization', 'company', 'team', 'group'] } as const;
+const CONNECTORS = new Set(['of', 'de', 'the', 'and', 'von', 'van', 'la', 'du', '&']);
+
+/** How strongly a label name means a kind (max similarity over the kind's words and the label's words). */
+function affinity(glove: Embeddings, label: string, words: readonly string[]): number {
+  const parts = label.toLowerCase().split(/[\s_-]+/).filter(Boolean);
+  let best = 0;
+  for (const p of parts) for (const w of words) best = Math.max(best, p === w ? 1 : glove.similarity(p, w));
+  return best;
+}
+
+/**
+ * Zero-shot entity extraction for label names given at request time: a
+ * pattern library chosen by label similarity, compromise's people, places and
+ * organisations mapped to labels by GloVe similarity, and capitalised spans
+ * scored against the label by GloVe. Confidences are similarity-based, not
+ * calibrated probabilities; it misses products and new terms.
+ */
+export function zeroShotSpans(text: string, labels: string[], threshold = 0.5): ZeroShotSpan[] {
+  const glove = loadGlove();
+  const found: ZeroShotSpan[] = [];
+  const add = (s: ZeroShotSpan) => {
+    if (s.confidence < threshold) return;
+    const clash = found.findIndex((f) => s.start < f.end && s.end > f.start);
+    if (clash === -1) found.push(s);
+    else if (found[clash]!.confidence < s.confidence) found[clash] = s;
+  };
+
+  for (const label of labels) {
+    for (const p of PATTERNS) {
+      const fit = affinity(glove, label, p.aliases);
+      if (fit < 0.6) continue;
+      for (const m of text.matchAll(p.regex)) add({ text: m[0], label, start: m.index, end: m.index + m[0].length, confidence: Math.min(1, 0.5 + fit / 2) });
+    }
+  }
+
+  const doc = nlp(text);
+  type Matches = { json(o: { offset: boolean }): { text: string; offset?: { start: number; length: number } }[] };
+  const kinds: [keyof typeof KINDS, Matches][] = [
+    ['person', doc.people() as unknown as Matches],
+    ['place', doc.places() as unknown as Matches],
+    ['organization', doc.organizations() as unknown as Matches],
+  ];
+  for (const [kind, matches] of kinds) {
+    const scored = labels.map((l) => [l, affinity(glove, l, KINDS[kind])] as const).sort((a, b) => b[1] - a[1])[0];
+    if (!scored || scored[1] < 0.45) continue;
+    for (const m of matches.json({ offset: true })) {
+      if (!m.offset) continue;
+      let start = m.offset.start;
+      let end = start + m.offset.length;
+      // compromise includes trailing punctuation and spaces in its offsets.
+      while (end > start && /[\s.,;:!?]/.test(text[end - 1]!)) end--;
+      while (start < end && /\s/.test(text[start]!)) start++;
+      if (end > start) add({ text: text.slice(start, end), label: scored[0], start, end, confidence: Math.min(1, 0.35 + scored[1] * 0.6) });
+    }
+  }
+
+  // Remaining capitalised runs: scored by similarity between their words and each label.
+  const tokens = tokenize(text);
+  const runs: Token[][] = [];
+  let run: Token[] = [];
+  tokens.forEach((t, i) => {
+    const cap = /^\p{Lu}/u.test(t.text) && i > 0;
+    const bridge = run.length > 0 && CONNECTORS.has(t.text) && /^\p{Lu}/u.test(tokens[i + 1]?.text ?? '');
+    if (cap || bridge) run.push(t);
+    else {
+      if (run.length) runs.push(run);
+      run = [];
+    }
+  });
+  if (run.length) runs.push(run);
+  for (const r of runs) {
+    const start = r[0]!.start;
+    const end = r[r.length - 1]!.end;
+    let best: [string, number] = ['', 0];
+    for (const label of labels) {
+      const sim = Math.max(...r.map((t) => affinity(glove, label, [t.text.toLowerCase()])));
+      if (sim > best[1]) best = [label, sim];
+    }
+    if (best[0]) add({ text: text.slice(start, end), label: best[0], start, end, confidence: Math.min(1, 0.3 + best[1]) });
+  }
+  return found.sort((a, b) => a.start - b.start);
+}
+
+/** GLiNER2's `extract_entities` result shape for the zero-shot base. */
+export function zeroShotExtract(text: string, schema: { entities: string[] }, options: ExtractOptions = {}): EntityResult {
+  const spans = zeroShotSpans(text, schema.entities, options.threshold ?? 0.5);
+  const entities: EntityResult['entities'] = Object.fromEntries(schema.entities.map((l) => [l, []]));
+  for (const s of spans) {
+    const item =
+      options.include_confidence || options.include_spans
+        ? { text: s.text, ...(options.include_confidence ? { confidence: Number(s.confidence.toFixed(4)) } : {}), ...(options.include_spans ? { start: s.start, end: s.end } : {}) }
+        : s.text;
+    entities[s.label]!.push(item);
+  }
+  return { entities };
+}
