@@ -1,0 +1,120 @@
+/**
+ * The contract between the trainer (which produces model bundles) and the
+ * model-server (which loads them and answers extraction requests). Both sides
+ * use only these types; the bundle's bytes are what the `artifacts` bucket
+ * stores, what `/download` serves and what the model-server loads.
+ */
+
+export type TrainingType = 'lora' | 'full';
+export type ModelTask = 'extraction' | 'decoder';
+
+/** One canonical JSONL row (../shared/datasets/README.md, extended). */
+export interface CanonicalRow {
+  text?: string;
+  entities?: { start: number; end: number; label: string; text?: string }[];
+  classifications?: { task: string; labels: string[]; multi_label?: boolean }[] | Record<string, string | string[]>;
+  relations?: { head: { start: number; end: number; label?: string }; tail: { start: number; end: number; label?: string }; label: string }[];
+  structures?: Record<string, Record<string, unknown>[]>;
+  messages?: { role: 'system' | 'user' | 'assistant'; content: string }[];
+}
+
+export interface Hyperparameters {
+  nrEpochs: number;
+  learningRate: number;
+  batchSize?: number;
+  loraRank?: number;
+  loraAlpha?: number;
+  seed: number;
+}
+
+export interface ProgressEvent {
+  step: number;
+  totalSteps: number;
+  epoch: number;
+  loss: number;
+  learningRate: number;
+  examplesPerSecond: number;
+  etaSeconds: number;
+}
+
+/** `weights/<step>` resumes training; `sampler_weights/<step>` is servable (a bundle). */
+export interface Checkpoint {
+  id: string;
+  type: 'training' | 'sampler';
+  step: number;
+  bytes: Uint8Array;
+}
+
+export interface LabelMetrics {
+  precision: number;
+  recall: number;
+  f1: number;
+  support: number;
+}
+
+export interface Metrics {
+  f1: number;
+  precision: number;
+  recall: number;
+  per_label: Record<string, LabelMetrics>;
+  loss?: number;
+}
+
+export interface ModelManifest {
+  format: 'whetstone-model/1';
+  baseModel: string;
+  task: ModelTask;
+  trainingType: TrainingType;
+  schema: {
+    entities: string[];
+    classifications: { task: string; labels: string[]; multi_label: boolean }[];
+    relations: string[];
+  };
+  tokenizer: string;
+  hyperparameters: Hyperparameters;
+  metrics: Metrics | null;
+  createdAt: string;
+}
+
+export interface TrainRequest {
+  baseModel: string;
+  trainingType: TrainingType;
+  train: CanonicalRow[];
+  heldout: CanonicalRow[];
+  hyperparameters: Hyperparameters;
+  /** Bytes of a `weights/<step>` checkpoint (or a finished bundle) to continue from. */
+  resumeFrom?: Uint8Array;
+  signal?: AbortSignal;
+  onProgress?: (event: ProgressEvent) => void;
+  onLog?: (level: 'info' | 'warn' | 'error', message: string) => void;
+  onCheckpoint?: (checkpoint: Checkpoint) => Promise<void>;
+}
+
+export interface TrainResult {
+  /** The servable bundle (manifest plus weights), what the model-server loads. */
+  bundle: Uint8Array;
+  manifest: ModelManifest;
+  metrics: Metrics;
+}
+
+/** Native extraction schema: `classifications` as a list or a dict keyed by task. */
+export interface ExtractionSchema {
+  entities?: string[] | Record<string, string>;
+  classifications?: { task: string; labels: string[]; multi_label?: boolean }[] | Record<string, string[] | { labels: string[]; multi_label?: boolean }>;
+  relations?: string[] | Record<string, string>;
+  structures?: Record<string, Record<string, string | { type?: 'str' | 'list'; choices?: string[]; description?: string }>>;
+}
+
+export interface PredictOptions {
+  threshold?: number;
+  includeConfidence?: boolean;
+  includeSpans?: boolean;
+}
+
+/** GLiNER2 result shapes: `entities`, one key per classification task, `relation_extraction`, one key per structure. */
+export type ExtractionResult = Record<string, unknown>;
+
+export interface ExtractionModel {
+  readonly manifest: ModelManifest;
+  extract(text: string, schema: ExtractionSchema, options?: PredictOptions): ExtractionResult;
+}
