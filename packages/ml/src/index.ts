@@ -5,3 +5,6 @@ export * from './classify/ngram-classifier';
 export * from './extract/linear-tagger';
 export * from './assets';
 export * from './zeroshot';
+export * from './schema';
+export * from './zeroshot/base-model';
+export type * from './pipeline/types';

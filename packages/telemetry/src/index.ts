@@ -1,2 +1,3 @@
 export * from './logger';
 export { initTelemetry } from './tracing';
+export * from './metrics';

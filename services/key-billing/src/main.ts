@@ -3,7 +3,7 @@ import { fromBinary } from '@bufbuild/protobuf';
 import { createEventTransport, pgPoolFromUrl, startOutboxRelay } from '@whetstone/events';
 import { UsageRecordedSchema } from '@whetstone/proto/src/gen/whetstone/inference/v1/events_pb';
 import { createRpcServer } from '@whetstone/rpc';
-import { createLogger, initTelemetry } from '@whetstone/telemetry';
+import { createLogger, createServiceMetrics, initTelemetry, startMetricsServer } from '@whetstone/telemetry';
 import { createPrismaClient } from './adapters/prisma-client';
 import { prismaOutbox } from './adapters/prisma-outbox';
 import { createPrismaUnitOfWork } from './adapters/prisma.repositories';
@@ -12,7 +12,7 @@ import { systemClock } from './adapters/system-clock';
 import { buildApp } from './app';
 import { loadKeyBillingConfig } from './config';
 import { USAGE_CONSUMER, USAGE_TOPIC } from './transport/events/usage-recorded.consumer';
-import { createMetrics, startMetricsServer } from './transport/metrics';
+
 
 async function main(): Promise<void> {
   const telemetry = initTelemetry({ service: 'key-billing' });
@@ -55,7 +55,7 @@ async function main(): Promise<void> {
   const renewal = setInterval(() => void renew(), 3_600_000);
   renewal.unref();
 
-  const metrics = createMetrics();
+  const metrics = createServiceMetrics('key-billing');
   const server = await createRpcServer({
     name: 'key-billing',
     port: config.PORT,

@@ -58,10 +58,12 @@ export function zeroShotSpans(text: string, labels: string[], threshold = 0.5): 
     else if (found[clash]!.confidence < s.confidence) found[clash] = s;
   };
 
+  const patternLabels = new Set<string>();
   for (const label of labels) {
     for (const p of PATTERNS) {
       const fit = affinity(glove, label, p.aliases);
       if (fit < 0.6) continue;
+      patternLabels.add(label);
       for (const m of text.matchAll(p.regex)) add({ text: m[0], label, start: m.index, end: m.index + m[0].length, confidence: Math.min(1, 0.5 + fit / 2) });
     }
   }
@@ -106,6 +108,7 @@ export function zeroShotSpans(text: string, labels: string[], threshold = 0.5): 
     const end = r[r.length - 1]!.end;
     let best: [string, number] = ['', 0];
     for (const label of labels) {
+      if (patternLabels.has(label)) continue;
       const sim = Math.max(...r.map((t) => affinity(glove, label, [t.text.toLowerCase()])));
       if (sim > best[1]) best = [label, sim];
     }

@@ -1,13 +1,12 @@
 import type { Client } from '@connectrpc/connect';
 import { AppError } from '@whetstone/errors';
 import { KeyBillingAdminService, KeyBillingService } from '@whetstone/proto/src/gen/whetstone/keybilling/v1/key_billing_pb';
-import { createLogger } from '@whetstone/telemetry';
+import { createLogger, createServiceMetrics, startMetricsServer } from '@whetstone/telemetry';
 import { prismaOutbox } from '../../src/adapters/prisma-outbox';
 import { createPrismaUnitOfWork } from '../../src/adapters/prisma.repositories';
 import { createScryptPasswordHasher } from '../../src/adapters/scrypt-password-hasher';
 import { systemClock } from '../../src/adapters/system-clock';
 import { buildApp, type KeyBillingApp } from '../../src/app';
-import { createMetrics, startMetricsServer } from '../../src/transport/metrics';
 import { createRpcClient, createRpcServer } from '@whetstone/rpc';
 import { createKeyBillingDatabase } from '../factories/database';
 
@@ -33,7 +32,7 @@ export async function startHarness(options: { adminToken?: string } = {}): Promi
     adminToken: options.adminToken,
     logger,
   });
-  const metrics = createMetrics();
+  const metrics = createServiceMetrics('key-billing');
   const server = await createRpcServer({
     name: 'key-billing',
     metrics: metrics.registry,

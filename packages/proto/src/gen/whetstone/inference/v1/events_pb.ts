@@ -5,14 +5,14 @@
 import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
-import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
-import type { Message } from "@bufbuild/protobuf";
+import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { JsonObject, Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file whetstone/inference/v1/events.proto.
  */
 export const file_whetstone_inference_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("CiN3aGV0c3RvbmUvaW5mZXJlbmNlL3YxL2V2ZW50cy5wcm90bxIWd2hldHN0b25lLmluZmVyZW5jZS52MSLLAQoNVXNhZ2VSZWNvcmRlZBIQCgh1c2FnZV9pZBgBIAEoCRIPCgd0ZWFtX2lkGAIgASgJEg4KBmtleV9pZBgDIAEoCRINCgVtb2RlbBgEIAEoCRIUCgxpbnB1dF90b2tlbnMYBSABKAMSFQoNb3V0cHV0X3Rva2VucxgGIAEoAxIaChJjb3N0X21pY3JvX2NyZWRpdHMYByABKAMSLwoLb2NjdXJyZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wYgZwcm90bzM", [file_google_protobuf_timestamp]);
+  fileDesc("CiN3aGV0c3RvbmUvaW5mZXJlbmNlL3YxL2V2ZW50cy5wcm90bxIWd2hldHN0b25lLmluZmVyZW5jZS52MSLLAQoNVXNhZ2VSZWNvcmRlZBIQCgh1c2FnZV9pZBgBIAEoCRIPCgd0ZWFtX2lkGAIgASgJEg4KBmtleV9pZBgDIAEoCRINCgVtb2RlbBgEIAEoCRIUCgxpbnB1dF90b2tlbnMYBSABKAMSFQoNb3V0cHV0X3Rva2VucxgGIAEoAxIaChJjb3N0X21pY3JvX2NyZWRpdHMYByABKAMSLwoLb2NjdXJyZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIoIDChJJbmZlcmVuY2VDb21wbGV0ZWQSFAoMaW5mZXJlbmNlX2lkGAEgASgJEg8KB3RlYW1faWQYAiABKAkSDgoGa2V5X2lkGAMgASgJEg0KBW1vZGVsGAQgASgJEhIKCnByb2plY3RfaWQYBSABKAkSDAoEdGFzaxgGIAEoCRIOCgZpbnB1dHMYByADKAkSJwoGc2NoZW1hGAggASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIoCgdvdXRwdXRzGAkgAygLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBISCgpsYXRlbmN5X21zGAogASgBEhQKDGlucHV0X3Rva2VucxgLIAEoAxIVCg1vdXRwdXRfdG9rZW5zGAwgASgDEi4KCnN0YXJ0ZWRfYXQYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbXBsZXRlZF9hdBgOIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAijAEKE0RlcGxveW1lbnRBY3RpdmF0ZWQSFQoNZGVwbG95bWVudF9pZBgBIAEoCRISCgpwcm9qZWN0X2lkGAIgASgJEg8KB3RlYW1faWQYAyABKAkSFwoPdHJhaW5pbmdfam9iX2lkGAQgASgJEiAKGHJlcGxhY2VkX3RyYWluaW5nX2pvYl9pZBgFIAEoCSJ3ChBEZXBsb3ltZW50RmFpbGVkEhUKDWRlcGxveW1lbnRfaWQYASABKAkSEgoKcHJvamVjdF9pZBgCIAEoCRIPCgd0ZWFtX2lkGAMgASgJEhcKD3RyYWluaW5nX2pvYl9pZBgEIAEoCRIOCgZyZWFzb24YBSABKAliBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * UsageRecorded is published on billing.usage.v1 once per metered request; key-billing debits it exactly once.
@@ -83,4 +83,214 @@ export type UsageRecorded = Message<"whetstone.inference.v1.UsageRecorded"> & {
  */
 export const UsageRecordedSchema: GenMessage<UsageRecorded> = /*@__PURE__*/
   messageDesc(file_whetstone_inference_v1_events, 0);
+
+/**
+ * InferenceCompleted is published on inferences.v1 once per stored inference; history consumes it.
+ *
+ * @generated from message whetstone.inference.v1.InferenceCompleted
+ */
+export type InferenceCompleted = Message<"whetstone.inference.v1.InferenceCompleted"> & {
+  /**
+   * Inference id.
+   *
+   * @generated from field: string inference_id = 1;
+   */
+  inferenceId: string;
+
+  /**
+   * Team.
+   *
+   * @generated from field: string team_id = 2;
+   */
+  teamId: string;
+
+  /**
+   * API key; empty for session calls.
+   *
+   * @generated from field: string key_id = 3;
+   */
+  keyId: string;
+
+  /**
+   * Model id that served it (base model id or training job id).
+   *
+   * @generated from field: string model = 4;
+   */
+  model: string;
+
+  /**
+   * Project, when called through a project endpoint.
+   *
+   * @generated from field: string project_id = 5;
+   */
+  projectId: string;
+
+  /**
+   * Task: ner, classification, json, relations, systemone, generate.
+   *
+   * @generated from field: string task = 6;
+   */
+  task: string;
+
+  /**
+   * Input texts.
+   *
+   * @generated from field: repeated string inputs = 7;
+   */
+  inputs: string[];
+
+  /**
+   * Schema used.
+   *
+   * @generated from field: google.protobuf.Struct schema = 8;
+   */
+  schema?: JsonObject | undefined;
+
+  /**
+   * Results, one per input.
+   *
+   * @generated from field: repeated google.protobuf.Struct outputs = 9;
+   */
+  outputs: JsonObject[];
+
+  /**
+   * Router plus model-server latency.
+   *
+   * @generated from field: double latency_ms = 10;
+   */
+  latencyMs: number;
+
+  /**
+   * Input tokens.
+   *
+   * @generated from field: int64 input_tokens = 11;
+   */
+  inputTokens: bigint;
+
+  /**
+   * Output tokens.
+   *
+   * @generated from field: int64 output_tokens = 12;
+   */
+  outputTokens: bigint;
+
+  /**
+   * Started.
+   *
+   * @generated from field: google.protobuf.Timestamp started_at = 13;
+   */
+  startedAt?: Timestamp | undefined;
+
+  /**
+   * Completed.
+   *
+   * @generated from field: google.protobuf.Timestamp completed_at = 14;
+   */
+  completedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message whetstone.inference.v1.InferenceCompleted.
+ * Use `create(InferenceCompletedSchema)` to create a new message.
+ */
+export const InferenceCompletedSchema: GenMessage<InferenceCompleted> = /*@__PURE__*/
+  messageDesc(file_whetstone_inference_v1_events, 1);
+
+/**
+ * DeploymentActivated is published on deployments.v1 when a deployment starts serving.
+ *
+ * @generated from message whetstone.inference.v1.DeploymentActivated
+ */
+export type DeploymentActivated = Message<"whetstone.inference.v1.DeploymentActivated"> & {
+  /**
+   * Deployment.
+   *
+   * @generated from field: string deployment_id = 1;
+   */
+  deploymentId: string;
+
+  /**
+   * Project.
+   *
+   * @generated from field: string project_id = 2;
+   */
+  projectId: string;
+
+  /**
+   * Team.
+   *
+   * @generated from field: string team_id = 3;
+   */
+  teamId: string;
+
+  /**
+   * Job now deployed.
+   *
+   * @generated from field: string training_job_id = 4;
+   */
+  trainingJobId: string;
+
+  /**
+   * Job it replaced, if any.
+   *
+   * @generated from field: string replaced_training_job_id = 5;
+   */
+  replacedTrainingJobId: string;
+};
+
+/**
+ * Describes the message whetstone.inference.v1.DeploymentActivated.
+ * Use `create(DeploymentActivatedSchema)` to create a new message.
+ */
+export const DeploymentActivatedSchema: GenMessage<DeploymentActivated> = /*@__PURE__*/
+  messageDesc(file_whetstone_inference_v1_events, 2);
+
+/**
+ * DeploymentFailed is published on deployments.v1 when a deployment cannot become active.
+ *
+ * @generated from message whetstone.inference.v1.DeploymentFailed
+ */
+export type DeploymentFailed = Message<"whetstone.inference.v1.DeploymentFailed"> & {
+  /**
+   * Deployment.
+   *
+   * @generated from field: string deployment_id = 1;
+   */
+  deploymentId: string;
+
+  /**
+   * Project.
+   *
+   * @generated from field: string project_id = 2;
+   */
+  projectId: string;
+
+  /**
+   * Team.
+   *
+   * @generated from field: string team_id = 3;
+   */
+  teamId: string;
+
+  /**
+   * Job.
+   *
+   * @generated from field: string training_job_id = 4;
+   */
+  trainingJobId: string;
+
+  /**
+   * Why.
+   *
+   * @generated from field: string reason = 5;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message whetstone.inference.v1.DeploymentFailed.
+ * Use `create(DeploymentFailedSchema)` to create a new message.
+ */
+export const DeploymentFailedSchema: GenMessage<DeploymentFailed> = /*@__PURE__*/
+  messageDesc(file_whetstone_inference_v1_events, 3);
 

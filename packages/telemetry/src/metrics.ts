@@ -1,23 +1,25 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
-import { AppError } from '@whetstone/errors';
 
-/** key-billing's Prometheus metrics. */
-export interface KeyBillingMetrics {
+/** A gRPC service's Prometheus metrics: default process metrics plus RPC outcomes. */
+export interface ServiceMetrics {
   registry: Registry;
   /** Counts every RPC by method and outcome (the reason of typed errors); pass to createRpcServer's onCall. */
   onCall: (call: { method: string; error?: unknown }) => void;
 }
 
-export function createMetrics(): KeyBillingMetrics {
+/** `service` prefixes the counter, e.g. `key_billing_rpc_handled_total`. */
+export function createServiceMetrics(service: string): ServiceMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  const handled = new Counter({ name: 'key_billing_rpc_handled_total', help: 'RPCs handled, by method and outcome', labelNames: ['method', 'outcome'], registers: [registry] });
+  const prefix = service.replace(/[^a-zA-Z0-9]/g, '_');
+  const handled = new Counter({ name: `${prefix}_rpc_handled_total`, help: 'RPCs handled, by method and outcome', labelNames: ['method', 'outcome'], registers: [registry] });
   // Durations by method and status code come from @whetstone/rpc's whetstone_rpc_server_duration_seconds.
   const onCall = (call: { method: string; error?: unknown }) => {
-    // Reasons are a closed, low-cardinality set; anything else is counted as internal.
-    const outcome = call.error === undefined ? 'ok' : call.error instanceof AppError ? call.error.reason : 'INTERNAL';
+    // Typed errors carry a reason from a closed, low-cardinality set; anything else is counted as internal.
+    const reason = (call.error as { reason?: unknown } | undefined)?.reason;
+    const outcome = call.error === undefined ? 'ok' : typeof reason === 'string' ? reason : 'INTERNAL';
     handled.inc({ method: call.method, outcome });
   };
   return { registry, onCall };

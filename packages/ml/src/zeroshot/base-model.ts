@@ -1,0 +1,190 @@
+import { loadGlove, type Embeddings } from '../assets';
+import type { ExtractionModel, ExtractionResult, ModelManifest, PredictOptions } from '../pipeline/types';
+import { normalizeSchema, type NormalizedSchema, type StructureField } from '../schema';
+import { tokenize } from '../text';
+import { zeroShotSpans, type ZeroShotSpan } from './index';
+
+export const EXTRACT_BASE_ID = 'whetstone-extract-base';
+
+const STOP = new Set('a an the of to in on at for and or but is are was were be been it this that with as by from i you he she we they my your our their me him her us them not no so do does did have has had'.split(' '));
+
+/** Mean GloVe vector of the content words; null when none is known. */
+function meanVector(glove: Embeddings, words: string[]): Float32Array | null {
+  const acc = new Float32Array(glove.dim);
+  let n = 0;
+  for (const w of words) {
+    if (STOP.has(w)) continue;
+    const v = glove.vector(w);
+    if (!v) continue;
+    for (let d = 0; d < acc.length; d++) acc[d]! += v[d]!;
+    n++;
+  }
+  if (!n) return null;
+  return acc;
+}
+
+function cosine(a: Float32Array | null, b: Float32Array | null): number {
+  if (!a || !b) return 0;
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let d = 0; d < a.length; d++) {
+    dot += a[d]! * b[d]!;
+    na += a[d]! * a[d]!;
+    nb += b[d]! * b[d]!;
+  }
+  return na && nb ? dot / Math.sqrt(na * nb) : 0;
+}
+
+const words = (s: string) => tokenize(s.toLowerCase()).map((t) => t.text).filter((w) => /\p{L}/u.test(w));
+
+/**
+ * Scores labels against a text: cosine between the text's mean word vector and
+ * each label's, plus a boost when a label word (or its stem) occurs in the
+ * text. Returns softmax-normalised confidences (single-label) or independent
+ * sigmoid-like ones (multi-label), both in [0, 1].
+ */
+export function zeroShotLabelScores(text: string, labels: string[], multiLabel: boolean): { label: string; confidence: number }[] {
+  const glove = loadGlove();
+  const textWords = words(text);
+  const textSet = new Set(textWords);
+  const stems = new Set(textWords.map((w) => w.slice(0, 5)));
+  const tv = meanVector(glove, textWords);
+  const raw = labels.map((label) => {
+    const lw = words(label.replace(/[_-]/g, ' '));
+    let s = cosine(tv, meanVector(glove, lw));
+    if (lw.some((w) => textSet.has(w))) s += 0.35;
+    else if (lw.some((w) => w.length > 4 && stems.has(w.slice(0, 5)))) s += 0.2;
+    // Best single-word match: catches "refund" in a long text about money.
+    let best = 0;
+    for (const w of lw) for (const t of textSet) if (!STOP.has(t)) best = Math.max(best, glove.similarity(w, t));
+    return s + 0.5 * best;
+  });
+  if (multiLabel) return labels.map((label, i) => ({ label, confidence: 1 / (1 + Math.exp(-(raw[i]! - 0.9) * 8)) }));
+  const max = Math.max(...raw);
+  const exp = raw.map((r) => Math.exp((r - max) * 12));
+  const sum = exp.reduce((a, b) => a + b, 0);
+  return labels.map((label, i) => ({ label, confidence: exp[i]! / sum }));
+}
+
+const round = (x: number) => Number(x.toFixed(4));
+
+function spanItem(s: { text: string; confidence: number; start: number; end: number }, o: PredictOptions): unknown {
+  if (!o.includeConfidence && !o.includeSpans) return s.text;
+  return { text: s.text, ...(o.includeConfidence ? { confidence: round(s.confidence) } : {}), ...(o.includeSpans ? { start: s.start, end: s.end } : {}) };
+}
+
+/** Shapes classification scores as GLiNER2 does: a label (or list), or `{label, confidence}` objects. */
+export function shapeClassification(scores: { label: string; confidence: number }[], multiLabel: boolean, threshold: number, o: PredictOptions): unknown {
+  const sorted = [...scores].sort((a, b) => b.confidence - a.confidence);
+  const item = (s: { label: string; confidence: number }) => (o.includeConfidence ? { label: s.label, confidence: round(s.confidence) } : s.label);
+  if (multiLabel) return sorted.filter((s) => s.confidence >= threshold).map(item);
+  return item(sorted[0]!);
+}
+
+const SENTENCE_END = /[.!?]\s/g;
+
+/** Zero-shot relations: ordered pairs of entities in one sentence whose in-between words resemble the relation name. */
+function zeroShotRelations(text: string, relations: string[], threshold: number): { relation: string; head: ZeroShotSpan; tail: ZeroShotSpan; confidence: number }[] {
+  const glove = loadGlove();
+  const spans = zeroShotSpans(text, ['person', 'organization', 'location', 'date'], 0.4);
+  const boundaries = [...text.matchAll(SENTENCE_END)].map((m) => m.index + 1);
+  const sentenceOf = (pos: number) => boundaries.filter((b) => b <= pos).length;
+  const out: { relation: string; head: ZeroShotSpan; tail: ZeroShotSpan; confidence: number }[] = [];
+  for (const relation of relations) {
+    const rw = words(relation.replace(/[_-]/g, ' '));
+    for (let i = 0; i < spans.length; i++) {
+      for (let j = i + 1; j < spans.length; j++) {
+        const head = spans[i]!;
+        const tail = spans[j]!;
+        // Dates only take part in relations about time.
+        if ((head.label === 'date' || tail.label === 'date') && !rw.some((w) => ['date', 'when', 'time', 'year', 'born', 'founded', 'on'].includes(w))) continue;
+        if (sentenceOf(head.start) !== sentenceOf(tail.start)) continue;
+        const between = words(text.slice(head.end, tail.start));
+        if (between.length > 12) continue;
+        let best = 0;
+        for (const r of rw) for (const b of between) if (!STOP.has(b) || r === b) best = Math.max(best, r === b ? 1 : glove.similarity(r, b));
+        const confidence = Math.min(1, 0.25 + 0.75 * best) * Math.min(head.confidence, tail.confidence) ** 0.25;
+        if (confidence >= threshold) out.push({ relation, head, tail, confidence });
+      }
+    }
+  }
+  return out;
+}
+
+function structureValue(text: string, field: StructureField, threshold: number, o: PredictOptions): unknown {
+  if (field.choices.length >= 2) {
+    const scores = zeroShotLabelScores(text, field.choices, field.type === 'list');
+    const picked = shapeClassification(scores, field.type === 'list', threshold, o);
+    return picked;
+  }
+  const label = field.description ? `${field.name} ${field.description}` : field.name.replace(/[_-]/g, ' ');
+  const spans = zeroShotSpans(text, [label], Math.min(threshold, 0.45)).sort((a, b) => b.confidence - a.confidence);
+  if (field.type === 'list') return spans.map((s) => spanItem(s, o));
+  return spans[0] ? spanItem(spans[0], o) : null;
+}
+
+/**
+ * GLiNER2-shaped results from a normalised schema, given an entity extractor
+ * (zero-shot, or a trained model that falls back to zero-shot).
+ */
+export function extractWith(
+  text: string,
+  schema: NormalizedSchema,
+  options: PredictOptions,
+  parts: {
+    entities: (text: string, labels: string[], threshold: number) => { text: string; label: string; start: number; end: number; confidence: number }[];
+    classify: (text: string, task: { task: string; labels: string[]; multi_label: boolean }) => { label: string; confidence: number }[];
+  },
+): ExtractionResult {
+  const threshold = options.threshold && options.threshold > 0 ? options.threshold : 0.5;
+  const result: ExtractionResult = {};
+  if (schema.entities.length) {
+    const entities: Record<string, unknown[]> = Object.fromEntries(schema.entities.map((l) => [l, []]));
+    for (const s of parts.entities(text, schema.entities, threshold)) entities[s.label]?.push(spanItem(s, options));
+    result.entities = entities;
+  }
+  for (const task of schema.classifications) {
+    result[task.task] = shapeClassification(parts.classify(text, task), task.multi_label, threshold, options);
+  }
+  if (schema.relations.length) {
+    const rel: Record<string, unknown[]> = Object.fromEntries(schema.relations.map((r) => [r, []]));
+    for (const r of zeroShotRelations(text, schema.relations, Math.min(threshold, 0.6))) {
+      rel[r.relation]!.push(options.includeConfidence || options.includeSpans ? { head: spanItem(r.head, options), tail: spanItem(r.tail, options), ...(options.includeConfidence ? { confidence: round(r.confidence) } : {}) } : [r.head.text, r.tail.text]);
+    }
+    result.relation_extraction = rel;
+  }
+  for (const structure of schema.structures) {
+    const instance: Record<string, unknown> = {};
+    for (const field of structure.fields) instance[field.name] = structureValue(text, field, threshold, options);
+    result[structure.name] = Object.values(instance).some((v) => v !== null && !(Array.isArray(v) && !v.length)) ? [instance] : [];
+  }
+  return result;
+}
+
+const MANIFEST: ModelManifest = {
+  format: 'whetstone-model/1',
+  baseModel: EXTRACT_BASE_ID,
+  task: 'extraction',
+  trainingType: 'full',
+  schema: { entities: [], classifications: [], relations: [] },
+  tokenizer: 'whetstone-words/1',
+  hyperparameters: { nrEpochs: 0, learningRate: 0, seed: 0 },
+  metrics: null,
+  createdAt: '2026-11-01T00:00:00.000Z',
+};
+
+/**
+ * `whetstone-extract-base`: any label names, no training. Entities from
+ * patterns, compromise and GloVe similarity; classifications, relations and
+ * structures from GloVe similarity to the label names.
+ */
+export const extractBaseModel: ExtractionModel = {
+  manifest: MANIFEST,
+  extract(text, schema, options = {}) {
+    return extractWith(text, normalizeSchema(schema), options, {
+      entities: (t, labels, threshold) => zeroShotSpans(t, labels, threshold),
+      classify: (t, task) => zeroShotLabelScores(t, task.labels, task.multi_label),
+    });
+  },
+};
