@@ -12,3 +12,4 @@ export type BlobStoreConfig = ({ kind: 'fs' } & FsBlobStoreOptions) | ({ kind: '
 export function createBlobStore(config: BlobStoreConfig): BlobStore {
   return config.kind === 's3' ? new S3BlobStore(config) : new FsBlobStore(config);
 }
+export * from './config';

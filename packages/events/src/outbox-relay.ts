@@ -26,6 +26,31 @@ export async function ensureOutbox(pool: Pool, schema: string): Promise<void> {
   await pool.query(OUTBOX_DDL(schema));
 }
 
+/** One row to append, as `encodeEvent` returns it. */
+export interface OutboxRow {
+  topic: string;
+  key: string;
+  type: string;
+  payload: Uint8Array;
+  headers: Record<string, string>;
+}
+
+/**
+ * Append rows with plain SQL through any pg client or pool (a transaction's
+ * client when the rows must commit with a state change). Services on Prisma may
+ * use their `outbox_events` model instead; the relay ships both the same way.
+ */
+export async function appendOutbox(db: Pick<Pool, 'query'>, schema: string, rows: OutboxRow[]): Promise<void> {
+  if (!rows.length) return;
+  const values: unknown[] = [];
+  const tuples = rows.map((r, i) => {
+    values.push(r.topic, r.key, r.type, Buffer.from(r.payload), JSON.stringify(r.headers));
+    const o = i * 5;
+    return `($${o + 1}, $${o + 2}, $${o + 3}, $${o + 4}, $${o + 5}::jsonb)`;
+  });
+  await db.query(`INSERT INTO ${ident(schema)}.outbox_events (topic, key, type, payload, headers) VALUES ${tuples.join(', ')}`, values);
+}
+
 export interface OutboxRelayOptions {
   pool: Pool;
   /** The producer's schema, holding `outbox_events`. */

@@ -3,7 +3,7 @@ import express, { type Express, type RequestHandler } from 'express';
 import type { Logger } from '@whetstone/telemetry';
 import type { Registry } from 'prom-client';
 import { AuthCache, type Invalidation } from './application/auth-cache';
-import type { KeyBilling } from './application/ports';
+import type { Inference, KeyBilling } from './application/ports';
 import type { RateLimiter, RateLimitSettings } from './domain/rate-limit';
 import { Api, type AuthMode } from './transport/http/api';
 import { authenticate } from './transport/http/auth';
@@ -11,10 +11,13 @@ import { errorHandler, notFound } from './transport/http/errors';
 import { httpMetrics } from './transport/http/metrics';
 import { endpointLimit, preAuthLimit } from './transport/http/rate-limit';
 import { registerAccountRoutes } from './transport/http/routes/account.routes';
+import { registerInferenceRoutes } from './transport/http/routes/inference.routes';
 
 export interface GatewayDeps {
   logger: Logger;
   keyBilling: KeyBilling;
+  /** The inference-router; its routes are mounted only when it is configured. */
+  inference?: Inference;
   rateLimiter: RateLimiter;
   rateLimits: RateLimitSettings;
   authCache: AuthCache;
@@ -44,8 +47,12 @@ export function buildApp(deps: GatewayDeps): { app: Express; api: Api } {
   app.use(httpMetrics(deps.metrics));
   app.get('/livez', (_req, res) => void res.json({ status: 'ok' }));
   app.get('/readyz', async (_req, res) => {
-    const ready = await deps.keyBilling.ready().catch(() => false);
-    res.status(ready ? 200 : 503).json(ready ? { status: 'ready' } : { detail: 'key-billing is not reachable' });
+    const checks = await Promise.all([
+      deps.keyBilling.ready().catch(() => false).then((ok) => (ok ? null : 'key-billing')),
+      deps.inference ? deps.inference.ready().catch(() => false).then((ok) => (ok ? null : 'inference-router')) : null,
+    ]);
+    const down = checks.filter(Boolean);
+    res.status(down.length ? 503 : 200).json(down.length ? { detail: `not reachable: ${down.join(', ')}` } : { status: 'ready' });
   });
   app.get('/metrics', async (_req, res) => {
     res.type(deps.metrics.contentType).send(await deps.metrics.metrics());
@@ -75,6 +82,7 @@ export function buildApp(deps: GatewayDeps): { app: Express; api: Api } {
     sessionCookie: deps.sessionCookie,
     secureCookies: deps.publicBaseUrl.startsWith('https:'),
   });
+  if (deps.inference) registerInferenceRoutes(api, deps.inference);
   deps.extraRoutes?.(app, api, chain);
 
   const openapi = api.openApiDocument();

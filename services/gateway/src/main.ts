@@ -9,6 +9,8 @@ import { createEventTransport, pgPoolFromUrl, type EventTransport } from '@whets
 import { keysConsumer, KEYS_TOPIC } from './transport/events/keys.consumer';
 import { KeyBillingService } from '@whetstone/proto/src/gen/whetstone/keybilling/v1/key_billing_pb';
 import { keyBillingOverRpc } from './adapters/key-billing.client';
+import { inferenceOverRpc } from './adapters/inference.client';
+import { InferenceRouterService } from '@whetstone/proto/src/gen/whetstone/inference/v1/router_pb';
 import { MemoryRateLimiter } from './adapters/memory-rate-limiter';
 import { RedisRateLimiter } from './adapters/redis-rate-limiter';
 import { redisInvalidation } from './adapters/redis-invalidation';
@@ -26,6 +28,13 @@ async function main(): Promise<void> {
   const keyBillingClient = createRpcClient(KeyBillingService, { addr: config.KEY_BILLING_ADDR, caller: 'gateway', logger });
   const keyBillingHealth = createHealthChecker({ addr: config.KEY_BILLING_ADDR, caller: 'gateway' });
   const keyBilling = keyBillingOverRpc(keyBillingClient, () => keyBillingHealth.check());
+  const inference = config.INFERENCE_ROUTER_ADDR
+    ? (() => {
+        const addr = config.INFERENCE_ROUTER_ADDR;
+        const health = createHealthChecker({ addr, caller: 'gateway' });
+        return inferenceOverRpc(createRpcClient(InferenceRouterService, { addr, caller: 'gateway', logger, timeoutMs: 60_000 }), () => health.check());
+      })()
+    : undefined;
   const authCache = new AuthCache(config.AUTH_CACHE_TTL_SECONDS * 1000);
 
   const redis = config.REDIS_URL ? new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, enableAutoPipelining: true }) : undefined;
@@ -51,6 +60,7 @@ async function main(): Promise<void> {
   const { app } = buildApp({
     logger,
     keyBilling,
+    ...(inference ? { inference } : {}),
     ...(blobHandler ? { blobHandler } : {}),
     rateLimiter: redis ? new RedisRateLimiter(redis, config.RATE_LIMIT_REDIS_PREFIX) : new MemoryRateLimiter(),
     rateLimits: rateLimitSettings(config),

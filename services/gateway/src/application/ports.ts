@@ -62,3 +62,70 @@ export interface KeyBilling {
   /** True when key-billing answers its health check. */
   ready(): Promise<boolean>;
 }
+
+/** A base model as the public catalog shows it (snake_case, credits). */
+export interface BaseModelView {
+  id: string;
+  object: 'base_model';
+  name: string;
+  task: string;
+  provider: string;
+  description: string;
+  supports_inference: boolean;
+  supports_on_demand_inference: boolean;
+  supports_training: boolean;
+  training_types: string[];
+  default_hyperparameters: { nr_epochs: number; learning_rate: number } | null;
+  hyperparameter_bounds: { nr_epochs: { min: number; max: number }; learning_rate: { min: number; max: number } } | null;
+  pricing: { per_request_credits: number; per_1k_input_tokens_credits: number; per_1k_output_tokens_credits: number };
+}
+
+export interface InferRequest {
+  modelId: string;
+  projectId: string;
+  texts: string[];
+  schema: Record<string, unknown> | undefined;
+  threshold: number;
+  includeConfidence: boolean;
+  includeSpans: boolean;
+  task: string;
+}
+
+export interface InferResult {
+  inferenceId: string;
+  model: string;
+  results: Record<string, unknown>[];
+  usage: { input_tokens: number; output_tokens: number; total_tokens: number; cost_credits: number };
+  latencyMs: number;
+}
+
+export interface ProjectView {
+  id: string;
+  name: string;
+  created_at: string | null;
+  active_training_job_id: string | null;
+}
+
+export interface DeploymentView {
+  deployment_id: string;
+  project_id: string;
+  training_job_id: string;
+  status: string;
+  reason: string | null;
+  created_at: string | null;
+  activated_at: string | null;
+  ended_at: string | null;
+}
+
+/** What the gateway needs from the inference-router. */
+export interface Inference {
+  ready(): Promise<boolean>;
+  listBaseModels(principal: Principal): Promise<BaseModelView[]>;
+  listModels(principal: Principal): Promise<{ id: string; object: 'model'; created: number; owned_by: string }[]>;
+  infer(principal: Principal, request: InferRequest): Promise<InferResult>;
+  createProject(principal: Principal, name: string): Promise<ProjectView>;
+  listProjects(principal: Principal): Promise<ProjectView[]>;
+  deleteProject(principal: Principal, projectId: string): Promise<void>;
+  createDeployment(principal: Principal, projectId: string, trainingJobId: string): Promise<DeploymentView>;
+  listDeployments(principal: Principal, projectId: string): Promise<DeploymentView[]>;
+}

@@ -47,7 +47,8 @@ const post = (test: (path: string) => boolean) => (method: string, path: string)
 const CHAT_PATHS = new Set(['/v1/chat/completions', '/v1/completions', '/v1/responses', '/v1/messages']);
 
 const ENDPOINT_LIMITS: EndpointLimit[] = [
-  { matches: post((p) => p === '/inference'), rule: (s) => ({ id: 'inference', limit: s.inferencePerMinute, windowSeconds: 60, code: 'inference_rate_limit' }) },
+  // Project endpoints and the decision route are native inference too.
+  { matches: post((p) => p === '/inference' || p === '/v1/systemone' || /^\/projects\/[^/]+\/inference$/.test(p)), rule: (s) => ({ id: 'inference', limit: s.inferencePerMinute, windowSeconds: 60, code: 'inference_rate_limit' }) },
   { matches: post((p) => CHAT_PATHS.has(p)), rule: (s) => ({ id: 'chat', limit: s.chatPerMinute, windowSeconds: 60, code: 'chat_rate_limit' }) },
   { matches: post((p) => p === '/gliner-2' || p.startsWith('/gliner-2/')), rule: (s) => ({ id: 'gliner', limit: s.glinerPerMinute, windowSeconds: 60, code: 'gliner_rate_limit' }) },
   { matches: post((p) => p === '/generate' || p.startsWith('/generate/')), rule: (s) => ({ id: 'generate', limit: s.generatePerMinute, windowSeconds: 60, code: 'generate_rate_limit' }) },

@@ -1,0 +1,132 @@
+/**
+ * The model catalog: built-in base models, plus entries an operator points at
+ * an OpenAI- or Anthropic-compatible upstream. Prices are integer micro-credits
+ * (1 credit = $0.01 = 1,000,000 micro-credits).
+ */
+
+export interface Price {
+  perRequest: bigint;
+  per1kInputTokens: bigint;
+  per1kOutputTokens: bigint;
+}
+
+export interface Bounds {
+  default: number;
+  min: number;
+  max: number;
+}
+
+export interface CatalogEntry {
+  id: string;
+  name: string;
+  task: 'extraction' | 'decoder';
+  provider: 'builtin' | 'openai' | 'anthropic';
+  description: string;
+  supportsInference: boolean;
+  supportsOnDemandInference: boolean;
+  supportsTraining: boolean;
+  trainingTypes: ('lora' | 'full')[];
+  nrEpochs: Bounds;
+  learningRate: Bounds;
+  price: Price;
+  /** Upstream entries only: where requests go and which env var holds the key. */
+  upstream?: { baseUrl: string; model: string; apiKeyEnv?: string };
+}
+
+const NO_TRAINING: Bounds = { default: 0, min: 0, max: 0 };
+
+export const BUILTIN_MODELS: CatalogEntry[] = [
+  {
+    id: 'whetstone-extract-base',
+    name: 'Whetstone Extract Base',
+    task: 'extraction',
+    provider: 'builtin',
+    description: 'Zero-shot extraction for label names given at request time (entities, classifications, relations, structures); fine-tunes with LoRA or fully.',
+    supportsInference: true,
+    supportsOnDemandInference: true,
+    supportsTraining: true,
+    trainingTypes: ['lora', 'full'],
+    nrEpochs: { default: 6, min: 1, max: 50 },
+    learningRate: { default: 0.05, min: 0.0001, max: 1 },
+    // 0.001 credits per call plus 0.0001 credits per 1,000 input tokens.
+    price: { perRequest: 1_000n, per1kInputTokens: 100n, per1kOutputTokens: 0n },
+  },
+  {
+    id: 'whetstone-decoder-base',
+    name: 'Whetstone Decoder Base',
+    task: 'decoder',
+    provider: 'builtin',
+    description: 'A small pretrained decoder for chat-formatted tasks; fine-tunes with LoRA only. Served once deployed from a trained job.',
+    supportsInference: false,
+    supportsOnDemandInference: false,
+    supportsTraining: true,
+    trainingTypes: ['lora'],
+    nrEpochs: { default: 3, min: 1, max: 20 },
+    learningRate: { default: 0.001, min: 0.00001, max: 0.1 },
+    price: { perRequest: 1_000n, per1kInputTokens: 200n, per1kOutputTokens: 400n },
+  },
+];
+
+/** Operator-configured upstream entries (CATALOG_UPSTREAMS, a JSON list). */
+export interface UpstreamSpec {
+  id: string;
+  provider: 'openai' | 'anthropic';
+  base_url: string;
+  model?: string;
+  api_key_env?: string;
+  description?: string;
+  price?: { per_request?: number; per_1k_input_tokens?: number; per_1k_output_tokens?: number };
+}
+
+export function upstreamEntry(spec: UpstreamSpec): CatalogEntry {
+  return {
+    id: spec.id,
+    name: spec.id,
+    task: 'decoder',
+    provider: spec.provider,
+    description: spec.description ?? `${spec.provider}-compatible upstream at ${new URL(spec.base_url).host}`,
+    supportsInference: true,
+    supportsOnDemandInference: true,
+    supportsTraining: false,
+    trainingTypes: [],
+    nrEpochs: NO_TRAINING,
+    learningRate: NO_TRAINING,
+    price: {
+      perRequest: BigInt(spec.price?.per_request ?? 0),
+      per1kInputTokens: BigInt(spec.price?.per_1k_input_tokens ?? 0),
+      per1kOutputTokens: BigInt(spec.price?.per_1k_output_tokens ?? 0),
+    },
+    upstream: { baseUrl: spec.base_url, model: spec.model ?? spec.id, ...(spec.api_key_env ? { apiKeyEnv: spec.api_key_env } : {}) },
+  };
+}
+
+/** Cost of one call: per request plus per started 1,000 tokens, never negative. */
+export function priceOf(price: Price, inputTokens: number, outputTokens = 0): bigint {
+  const per1k = (rate: bigint, tokens: number) => (rate * BigInt(Math.max(0, tokens)) + 999n) / 1000n;
+  return price.perRequest + per1k(price.per1kInputTokens, inputTokens) + per1k(price.per1kOutputTokens, outputTokens);
+}
+
+export class Catalog {
+  private readonly byId: Map<string, CatalogEntry>;
+
+  constructor(readonly entries: CatalogEntry[]) {
+    this.byId = new Map(entries.map((e) => [e.id, e]));
+  }
+
+  get(id: string): CatalogEntry | undefined {
+    return this.byId.get(id);
+  }
+}
+
+/** The operator's restriction list: `team:model` or `*:model` pairs (RESTRICTED_MODELS). */
+export class Restrictions {
+  private readonly pairs: Set<string>;
+
+  constructor(spec: string) {
+    this.pairs = new Set(spec.split(',').map((s) => s.trim()).filter(Boolean));
+  }
+
+  restricted(teamId: string, modelId: string): boolean {
+    return this.pairs.has(`*:${modelId}`) || this.pairs.has(`${teamId}:${modelId}`);
+  }
+}

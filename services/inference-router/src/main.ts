@@ -1,0 +1,94 @@
+/** Composition root: config → adapters → use cases → gRPC server and event consumers; drains on SIGTERM. */
+import { randomUUID } from 'node:crypto';
+import { createEventTransport, pgPoolFromUrl, startOutboxRelay } from '@whetstone/events';
+import { KeyBillingService } from '@whetstone/proto/src/gen/whetstone/keybilling/v1/key_billing_pb';
+import { ModelServerService } from '@whetstone/proto/src/gen/whetstone/inference/v1/model_server_pb';
+import { InferenceRouterService } from '@whetstone/proto/src/gen/whetstone/inference/v1/router_pb';
+import { createRpcClient, createRpcServer } from '@whetstone/rpc';
+import { createLogger, createServiceMetrics, initTelemetry, startMetricsServer } from '@whetstone/telemetry';
+import { GrpcModelFleet } from './adapters/model-fleet';
+import { OutboxMetering } from './adapters/outbox-metering';
+import { createPrismaClient } from './adapters/prisma-client';
+import { prismaProjectStore } from './adapters/prisma-store';
+import { trainedModelsOverRpc } from './adapters/training.client';
+import { InferenceRouter } from './application/router';
+import { loadRouterConfig } from './config';
+import { Catalog, BUILTIN_MODELS, Restrictions, upstreamEntry, type UpstreamSpec } from './domain/catalog';
+import { routerHandler } from './transport/rpc/router.handler';
+import { startTrainingConsumer } from './transport/events/training.consumer';
+
+async function main(): Promise<void> {
+  const telemetry = initTelemetry({ service: 'inference-router' });
+  const config = loadRouterConfig();
+  const logger = createLogger({ service: 'inference-router', level: config.LOG_LEVEL });
+  const prisma = createPrismaClient(config.DATABASE_URL);
+  const own = pgPoolFromUrl(config.DATABASE_URL, 4);
+  const schema = own.schema ?? 'inference';
+
+  const keyBilling = createRpcClient(KeyBillingService, { addr: config.KEY_BILLING_ADDR, caller: 'inference-router', logger });
+  const fleet = new GrpcModelFleet(config.modelServers.map((addr) => ({ addr, client: createRpcClient(ModelServerService, { addr, caller: 'inference-router', logger, timeoutMs: 30_000 }) })));
+  fleet.startPolling();
+  const metering = new OutboxMetering(own.pool, schema, logger);
+  const upstreams = JSON.parse(config.CATALOG_UPSTREAMS) as UpstreamSpec[];
+
+  const router = new InferenceRouter({
+    catalog: new Catalog([...BUILTIN_MODELS, ...upstreams.map(upstreamEntry)]),
+    restrictions: new Restrictions(config.RESTRICTED_MODELS),
+    trained: trainedModelsOverRpc(config.TRAINING_ORCHESTRATOR_ADDR, logger),
+    billing: { checkSpendable: async (teamId, cost, directModel) => void (await keyBilling.checkSpendable({ teamId, estimatedCostMicroCredits: cost, directModel })) },
+    fleet,
+    metering,
+    store: prismaProjectStore(prisma),
+    ids: { uuid: randomUUID },
+    logger,
+    warmTimeoutMs: config.DEPLOY_WARM_TIMEOUT_SECONDS * 1000,
+  });
+
+  const eventsDb = pgPoolFromUrl(config.eventsDatabaseUrl, 4);
+  const transport =
+    config.EVENTS_TRANSPORT === 'kafka'
+      ? createEventTransport({ kind: 'kafka', brokers: (config.KAFKA_BROKERS ?? '').split(',').filter(Boolean), clientId: 'inference-router' })
+      : createEventTransport({ kind: 'postgres', pool: eventsDb.pool, ...(eventsDb.schema ? { schema: eventsDb.schema } : {}) });
+  const relay = startOutboxRelay({ pool: own.pool, schema, transport, logger });
+  const training = await startTrainingConsumer(transport, router, logger);
+
+  const metrics = createServiceMetrics('inference-router');
+  const server = await createRpcServer({
+    name: 'inference-router',
+    port: config.PORT,
+    logger,
+    metrics: metrics.registry,
+    onCall: metrics.onCall,
+    register: (r) => r.service(InferenceRouterService, routerHandler(router)),
+  });
+  const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
+  const resumed = await router.resumePendingDeployments();
+  logger.info({ port: server.port, metricsPort: metricsServer.port, modelServers: config.modelServers.length, resumedDeployments: resumed }, 'inference-router listening');
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'draining');
+    await server.close();
+    fleet.stop();
+    await metering.close().catch((err: unknown) => logger.error({ err }, 'could not flush metering'));
+    await training.stop();
+    await relay.flush().catch(() => 0);
+    await relay.stop();
+    await transport.close();
+    await metricsServer.close();
+    await Promise.all([own.pool.end(), eventsDb.pool.end()]);
+    await prisma.$disconnect();
+    await telemetry.shutdown().catch(() => undefined);
+    logger.info('stopped');
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`inference-router failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,19 @@
+import { blobEnv } from '@whetstone/blobs';
+import { env, loadConfig, z } from '@whetstone/config';
+
+const schema = z.object({
+  ...blobEnv,
+  PORT: env.port(50055),
+  METRICS_PORT: env.port(9455),
+  LOG_LEVEL: env.logLevel(),
+  /** Memory budget for loaded models; the least recently used are evicted beyond it. */
+  MODEL_MEMORY_BUDGET_MB: z.coerce.number().int().positive().default(512),
+  /** Base models loaded at start, so the first call does not wait. */
+  PRELOAD_MODELS: z.string().default('whetstone-extract-base'),
+});
+
+export type ModelServerConfig = z.infer<typeof schema>;
+
+export function loadModelServerConfig(source: NodeJS.ProcessEnv = process.env): ModelServerConfig {
+  return loadConfig(schema, source);
+}

@@ -1,0 +1,53 @@
+/** Composition root: config → adapters → use cases → gRPC server; drains on SIGTERM. */
+import { blobStoreFromEnv } from '@whetstone/blobs';
+import { ModelServerService } from '@whetstone/proto/src/gen/whetstone/inference/v1/model_server_pb';
+import { createRpcServer } from '@whetstone/rpc';
+import { createLogger, createServiceMetrics, initTelemetry, startMetricsServer } from '@whetstone/telemetry';
+import { blobBundles } from './adapters/blob-bundles';
+import { mlLoader } from './adapters/ml-loader';
+import { ModelServing } from './application/serving';
+import { loadModelServerConfig } from './config';
+import { modelServerHandler } from './transport/rpc/model-server.handler';
+
+async function main(): Promise<void> {
+  const telemetry = initTelemetry({ service: 'model-server' });
+  const config = loadModelServerConfig();
+  const logger = createLogger({ service: 'model-server', level: config.LOG_LEVEL });
+  const serving = new ModelServing({ bundles: blobBundles(blobStoreFromEnv(config)), loader: mlLoader, logger, budgetBytes: config.MODEL_MEMORY_BUDGET_MB * 1024 * 1024 });
+  for (const id of config.PRELOAD_MODELS.split(',').map((s) => s.trim()).filter(Boolean)) {
+    serving.load({ modelId: id, bucket: '', key: '' });
+    // The first call pays for reading word vectors; pay it before traffic.
+    serving.extract({ modelId: id, bucket: '', key: '' }, ['Warm up with Ada Lovelace in London.'], { entities: ['person'] }, {});
+  }
+
+  const metrics = createServiceMetrics('model-server');
+  const server = await createRpcServer({
+    name: 'model-server',
+    port: config.PORT,
+    logger,
+    metrics: metrics.registry,
+    onCall: metrics.onCall,
+    register: (router) => router.service(ModelServerService, modelServerHandler(serving)),
+  });
+  const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
+  logger.info({ port: server.port, metricsPort: metricsServer.port, budgetMb: config.MODEL_MEMORY_BUDGET_MB }, 'model-server listening');
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'draining');
+    await server.close();
+    await metricsServer.close();
+    await telemetry.shutdown().catch(() => undefined);
+    logger.info('stopped');
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`model-server failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});
