@@ -77,3 +77,17 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
   }
   return { baseUrl, logs: () => output, stop };
 }
+
+/** A new user with a dashboard session and one API key, created through the public routes. */
+export async function signUpWithKey(baseUrl: string, label = 'e2e'): Promise<{ key: string; teamId: string; cookie: string; csrf: string }> {
+  const json = { 'content-type': 'application/json' };
+  const email = `${label}-${Date.now()}-${randomBytes(3).toString('hex')}@example.com`;
+  const signup = await fetch(`${baseUrl}/auth/signup`, { method: 'POST', headers: json, body: JSON.stringify({ email, password: 'correct horse battery' }) });
+  if (signup.status !== 201) throw new Error(`signup failed: ${signup.status} ${await signup.text()}`);
+  const cookie = (signup.headers.get('set-cookie') ?? '').split(';')[0]!;
+  const { csrf_token, team } = (await signup.json()) as { csrf_token: string; team: { id: string } };
+  const created = await fetch(`${baseUrl}/create-api-key`, { method: 'POST', headers: { ...json, cookie, 'x-csrf-token': csrf_token }, body: JSON.stringify({ name: label }) });
+  if (created.status !== 200) throw new Error(`key creation failed: ${created.status} ${await created.text()}`);
+  const { secret_key } = (await created.json()) as { secret_key: string };
+  return { key: secret_key, teamId: team.id, cookie, csrf: csrf_token };
+}

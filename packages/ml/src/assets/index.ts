@@ -49,3 +49,11 @@ export function loadGlove(): Embeddings {
   cached = { dim, vector, has: (w) => index.has(w) || index.has(w.toLowerCase()), similarity };
   return cached;
 }
+
+let valences: Record<string, number> | undefined;
+
+/** AFINN-165 word valences (-5..5), from assets/afinn-165.json (scripts/build-assets.ts). */
+export function loadAfinn(): Record<string, number> {
+  valences ??= (JSON.parse(readFileSync(path.resolve(__dirname, '../../assets/afinn-165.json'), 'utf8')) as { words: Record<string, number> }).words;
+  return valences;
+}

@@ -128,7 +128,7 @@ function parseStructure(fields: unknown, field: string, issues: SchemaIssue[]): 
       const parts = spec.split('::');
       const typePart = parts.find((p) => p === 'str' || p === 'list') ?? (spec === 'list' ? 'list' : 'str');
       const choicePart = parts.find((p) => /^\[.*\]$/.test(p));
-      out.push({ name, type: typePart as 'str' | 'list', choices: choicePart ? choicePart.slice(1, -1).split('|').map((c) => c.trim()).filter(Boolean) : [], description: parts.length > 2 ? parts[parts.length - 1]! : '' });
+      out.push({ name, type: typePart as 'str' | 'list', choices: choicePart ? choicePart.slice(1, -1).split('|').map((c) => c.trim()).filter(Boolean) : [], description: parts.slice(1).filter((p) => p !== 'str' && p !== 'list' && !/^\[.*\]$/.test(p)).join(' ') });
     } else if (isRecord(spec)) {
       const type = spec.type ?? 'str';
       if (type !== 'str' && type !== 'list') issues.push({ field: `${field}.${name}.type`, message: "must be 'str' or 'list'" });

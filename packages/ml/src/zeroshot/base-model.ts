@@ -1,4 +1,4 @@
-import { loadGlove, type Embeddings } from '../assets';
+import { loadAfinn, loadGlove, type Embeddings } from '../assets';
 import type { ExtractionModel, ExtractionResult, ModelManifest, PredictOptions } from '../pipeline/types';
 import { normalizeSchema, type NormalizedSchema, type StructureField } from '../schema';
 import { tokenize } from '../text';
@@ -36,6 +36,34 @@ function cosine(a: Float32Array | null, b: Float32Array | null): number {
   return na && nb ? dot / Math.sqrt(na * nb) : 0;
 }
 
+const NEGATORS = new Set(['not', 'no', 'never', "n't", 'nothing', 'hardly', 'without']);
+const POSITIVE_WORDS = ['positive', 'good', 'happy', 'praise', 'satisfied', 'great'];
+const NEGATIVE_WORDS = ['negative', 'bad', 'unhappy', 'complaint', 'angry', 'dissatisfied'];
+
+/** AFINN-165 valence of a text in [-1, 1], with a negator flipping the next three words. */
+export function valence(textWords: string[]): number {
+  const lexicon = loadAfinn();
+  let sum = 0;
+  let flip = 0;
+  for (const w of textWords) {
+    if (NEGATORS.has(w) || w.endsWith("n't")) {
+      flip = 3;
+      continue;
+    }
+    const v = lexicon[w] ?? 0;
+    sum += flip > 0 ? -v : v;
+    if (flip > 0) flip--;
+  }
+  return Math.tanh(sum / 4);
+}
+
+/** +1 for labels that mean "positive", -1 for "negative", 0 otherwise (exact words, then GloVe). */
+function polarity(labelWords: string[]): number {
+  if (labelWords.some((w) => POSITIVE_WORDS.includes(w))) return 1;
+  if (labelWords.some((w) => NEGATIVE_WORDS.includes(w))) return -1;
+  return 0;
+}
+
 const words = (s: string) => tokenize(s.toLowerCase()).map((t) => t.text).filter((w) => /\p{L}/u.test(w));
 
 /**
@@ -50,15 +78,23 @@ export function zeroShotLabelScores(text: string, labels: string[], multiLabel: 
   const textSet = new Set(textWords);
   const stems = new Set(textWords.map((w) => w.slice(0, 5)));
   const tv = meanVector(glove, textWords);
+  const tone = valence(textWords);
   const raw = labels.map((label) => {
     const lw = words(label.replace(/[_-]/g, ' '));
-    let s = cosine(tv, meanVector(glove, lw));
+    // GloVe puts antonyms close together; sentiment-like labels also get the text's valence.
+    let s = cosine(tv, meanVector(glove, lw)) + 0.8 * tone * polarity(lw);
     if (lw.some((w) => textSet.has(w))) s += 0.35;
     else if (lw.some((w) => w.length > 4 && stems.has(w.slice(0, 5)))) s += 0.2;
-    // Best single-word match: catches "refund" in a long text about money.
-    let best = 0;
-    for (const w of lw) for (const t of textSet) if (!STOP.has(t)) best = Math.max(best, glove.similarity(w, t));
-    return s + 0.5 * best;
+    // Each content word of the label, matched to its closest text word, averaged: catches
+    // "refund" in a long text about money without favouring labels with more words.
+    const content = lw.filter((w) => !STOP.has(w));
+    let match = 0;
+    for (const w of content) {
+      let best = 0;
+      for (const t of textSet) if (!STOP.has(t)) best = Math.max(best, w === t ? 1 : glove.similarity(w, t));
+      match += best;
+    }
+    return s + (content.length ? (0.5 * match) / content.length : 0);
   });
   if (multiLabel) return labels.map((label, i) => ({ label, confidence: 1 / (1 + Math.exp(-(raw[i]! - 0.9) * 8)) }));
   const max = Math.max(...raw);
@@ -100,6 +136,8 @@ function zeroShotRelations(text: string, relations: string[], threshold: number)
         // Dates only take part in relations about time.
         if ((head.label === 'date' || tail.label === 'date') && !rw.some((w) => ['date', 'when', 'time', 'year', 'born', 'founded', 'on'].includes(w))) continue;
         if (sentenceOf(head.start) !== sentenceOf(tail.start)) continue;
+        // Only neighbours: a relation rarely skips over another entity.
+        if (spans.some((o) => o.start >= head.end && o.end <= tail.start)) continue;
         const between = words(text.slice(head.end, tail.start));
         if (between.length > 12) continue;
         let best = 0;

@@ -93,8 +93,12 @@ export function zeroShotSpans(text: string, labels: string[], threshold = 0.5): 
   const tokens = tokenize(text);
   const runs: Token[][] = [];
   let run: Token[] = [];
+  const MONTHS_DAYS = /^(January|February|March|April|May|June|July|August|September|October|November|December|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)$/;
   tokens.forEach((t, i) => {
-    const cap = /^\p{Lu}/u.test(t.text) && i > 0;
+    // A sentence's first word is capitalised anyway: it counts only when the next word is capitalised too.
+    const sentenceStart = i === 0 || /^[.!?]$/.test(tokens[i - 1]!.text);
+    const upper = /^\p{Lu}/u.test(t.text) && !MONTHS_DAYS.test(t.text);
+    const cap = upper && (!sentenceStart || /^\p{Lu}/u.test(tokens[i + 1]?.text ?? ''));
     const bridge = run.length > 0 && CONNECTORS.has(t.text) && /^\p{Lu}/u.test(tokens[i + 1]?.text ?? '');
     if (cap || bridge) run.push(t);
     else {
@@ -112,6 +116,10 @@ export function zeroShotSpans(text: string, labels: string[], threshold = 0.5): 
       const sim = Math.max(...r.map((t) => affinity(glove, label, [t.text.toLowerCase()])));
       if (sim > best[1]) best = [label, sim];
     }
+    // Words the vectors do not know, in a capitalised run of two or three, are most often a name.
+    const unknown = r.length >= 2 && r.length <= 3 && r.every((t) => !glove.has(t.text));
+    const personLabel = labels.map((l) => [l, affinity(glove, l, KINDS.person)] as const).sort((a, b) => b[1] - a[1])[0];
+    if (unknown && personLabel && personLabel[1] >= 0.45 && best[1] < 0.45) best = [personLabel[0], 0.25 + personLabel[1] * 0.3];
     if (best[0]) add({ text: text.slice(start, end), label: best[0], start, end, confidence: Math.min(1, 0.3 + best[1]) });
   }
   return found.sort((a, b) => a.start - b.start);

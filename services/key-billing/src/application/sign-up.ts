@@ -50,7 +50,7 @@ export async function signUp(deps: UseCaseDeps, input: { email: string; password
       id: randomUUID(),
       teamId,
       kind: 'signup_allowance',
-      amountMicroCredits: FREE_ALLOWANCE_MICRO,
+      amountMicroCredits: deps.freeAllowanceMicro ?? FREE_ALLOWANCE_MICRO,
       note: 'Free plan one-time allowance',
       createdAt: now,
     });
