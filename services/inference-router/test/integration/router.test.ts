@@ -12,9 +12,9 @@ import { InferenceRouterService } from '@whetstone/proto/src/gen/whetstone/infer
 import { createRpcClient, createRpcServer, type RpcServer } from '@whetstone/rpc';
 import { createLogger } from '@whetstone/telemetry';
 import { applyMigrations, createTestSchema, eventually, type TestSchema } from '@whetstone/testing';
-import { blobBundles } from '../../../model-server/src/adapters/blob-bundles';
-import { ModelServing, type BundleSource } from '../../../model-server/src/application/serving';
-import { modelServerHandler } from '../../../model-server/src/transport/rpc/model-server.handler';
+import { blobBundles } from '@whetstone/model-server/src/adapters/blob-bundles';
+import { ModelServing, type BundleSource } from '@whetstone/model-server/src/application/serving';
+import { modelServerHandler } from '@whetstone/model-server/src/transport/rpc/model-server.handler';
 import { GrpcModelFleet } from '../../src/adapters/model-fleet';
 import { OutboxMetering } from '../../src/adapters/outbox-metering';
 import { createPrismaClient, type PrismaClient } from '../../src/adapters/prisma-client';
