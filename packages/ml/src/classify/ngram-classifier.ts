@@ -87,70 +87,41 @@ export class NgramClassifier {
 
   /** Train on (text, labels) pairs; returns the mean loss of each epoch. */
   static train(examples: { text: string; labels: string[] }[], options: NgramTrainOptions = {}): { model: NgramClassifier; epochLosses: number[] } {
-    const labels = [...new Set(examples.flatMap((e) => e.labels))].sort();
-    const model = NgramClassifier.untrained(labels, options.bucketsLog2 ?? 16, options.multiLabel ?? false);
-    return { model, epochLosses: model.fit(examples, options) };
-  }
-
-  private fit(examples: { text: string; labels: string[] }[], options: NgramTrainOptions): number[] {
+    const trainer = new ClassifierTrainer(examples, options);
     const epochs = options.epochs ?? 8;
-    const lr = options.learningRate ?? 0.5;
-    const l2 = options.l2 ?? 1e-6;
-    const random = seededRandom(options.seed ?? 13);
-    const c = this.labels.length;
-    const index = new Map(this.labels.map((l, i) => [l, i]));
-    const encoded = examples.map((e) => ({ f: this.features(e.text), y: e.labels.map((l) => index.get(l)).filter((i): i is number => i !== undefined) }));
-    const gradSq = new Float32Array(this.weights.length).fill(1e-8);
-    const biasSq = new Float32Array(c).fill(1e-8);
-    const order = encoded.map((_, i) => i);
     const losses: number[] = [];
     const started = Date.now();
-    let step = 0;
-    const total = epochs * encoded.length;
     for (let epoch = 1; epoch <= epochs; epoch++) {
-      for (let i = order.length - 1; i > 0; i--) {
-        const j = Math.floor(random() * (i + 1));
-        [order[i], order[j]] = [order[j]!, order[i]!];
-      }
-      let lossSum = 0;
-      for (const idx of order) {
-        if (options.signal?.aborted) throw new Error('training cancelled');
-        const { f, y } = encoded[idx]!;
-        const p = this.probabilities(this.logits(f));
-        const grad = new Float32Array(c);
-        for (let k = 0; k < c; k++) grad[k] = p[k]!;
-        if (this.multiLabel) {
-          for (let k = 0; k < c; k++) {
-            const t = y.includes(k) ? 1 : 0;
-            grad[k] = p[k]! - t;
-            lossSum -= t ? Math.log(p[k]! + 1e-12) : Math.log(1 - p[k]! + 1e-12);
-          }
-        } else {
-          const target = y[0] ?? 0;
-          grad[target]! -= 1;
-          lossSum -= Math.log(p[target]! + 1e-12);
-        }
-        for (let k = 0; k < c; k++) {
-          const g = grad[k]!;
-          biasSq[k]! += g * g;
-          this.bias[k]! -= (lr * g) / Math.sqrt(biasSq[k]!);
-        }
-        for (const feature of f) {
-          const row = feature * c;
-          for (let k = 0; k < c; k++) {
-            const g = grad[k]! + l2 * this.weights[row + k]!;
-            if (g === 0) continue;
-            gradSq[row + k]! += g * g;
-            this.weights[row + k]! -= (lr * g) / Math.sqrt(gradSq[row + k]!);
-          }
-        }
-        step++;
-      }
-      losses.push(lossSum / encoded.length);
+      losses.push(trainer.runEpoch(options.signal ? { signal: options.signal } : {}));
+      const step = epoch * trainer.size;
       const elapsed = (Date.now() - started) / 1000 || 1e-3;
-      options.onProgress?.({ epoch, step, loss: losses[losses.length - 1]!, learningRate: lr, examplesPerSecond: step / elapsed, etaSeconds: ((total - step) * elapsed) / step });
+      options.onProgress?.({ epoch, step, loss: losses[losses.length - 1]!, learningRate: options.learningRate ?? 0.5, examplesPerSecond: step / elapsed, etaSeconds: ((epochs * trainer.size - step) * elapsed) / step });
     }
-    return losses;
+    return { model: trainer.model(), epochLosses: losses };
+  }
+
+  /** @internal The trainer's way in. */
+  static over(labels: string[], bucketsLog2: number, weights: Float32Array, bias: Float32Array, multiLabel: boolean): NgramClassifier {
+    return new NgramClassifier(labels, bucketsLog2, weights, bias, multiLabel);
+  }
+
+  /** @internal */
+  featuresOf(text: string): number[] {
+    return this.features(text);
+  }
+
+  /** @internal */
+  probabilitiesOf(features: number[]): Float32Array {
+    return this.probabilities(this.logits(features));
+  }
+
+  get buckets(): number {
+    return this.bucketsLog2;
+  }
+
+  /** @internal Raw weights, for adapters and merging. */
+  get raw(): { weights: Float32Array; bias: Float32Array } {
+    return { weights: this.weights, bias: this.bias };
   }
 
   predict(text: string, threshold = 0.5): Prediction & { labels: string[] } {
@@ -232,5 +203,117 @@ export class NaiveBayes {
       }
     }
     return best;
+  }
+}
+
+/** Everything needed to continue classifier training exactly where it stopped. */
+export interface ClassifierState {
+  epoch: number;
+  labels: string[];
+  multiLabel: boolean;
+  weights: Float32Array;
+  bias: Float32Array;
+  gradSq: Float32Array;
+  biasSq: Float32Array;
+}
+
+/**
+ * AdaGrad training one epoch at a time with its state exposed; each epoch's
+ * order depends only on the seed and the epoch, so a resumed run matches an
+ * uninterrupted one exactly.
+ */
+export class ClassifierTrainer {
+  private readonly state: ClassifierState;
+  private readonly live: NgramClassifier;
+  private readonly encoded: { f: number[]; y: number[] }[];
+
+  constructor(
+    examples: { text: string; labels: string[] }[],
+    private readonly options: NgramTrainOptions & { labels?: string[] } = {},
+    resume?: ClassifierState,
+  ) {
+    const labels = resume?.labels ?? options.labels ?? [...new Set(examples.flatMap((e) => e.labels))].sort();
+    const bucketsLog2 = options.bucketsLog2 ?? 16;
+    const size = (1 << bucketsLog2) * labels.length;
+    this.state = resume
+      ? { ...resume, weights: resume.weights.slice(), bias: resume.bias.slice(), gradSq: resume.gradSq.slice(), biasSq: resume.biasSq.slice() }
+      : { epoch: 0, labels, multiLabel: options.multiLabel ?? false, weights: new Float32Array(size), bias: new Float32Array(labels.length), gradSq: new Float32Array(size).fill(1e-8), biasSq: new Float32Array(labels.length).fill(1e-8) };
+    if (this.state.weights.length !== size) throw new Error('checkpoint does not match this model size');
+    this.live = NgramClassifier.over(labels, bucketsLog2, this.state.weights, this.state.bias, this.state.multiLabel);
+    const index = new Map(labels.map((l, i) => [l, i]));
+    this.encoded = examples.map((e) => ({ f: this.live.featuresOf(e.text), y: e.labels.map((l) => index.get(l)).filter((i): i is number => i !== undefined) }));
+  }
+
+  get epoch(): number {
+    return this.state.epoch;
+  }
+
+  get size(): number {
+    return this.encoded.length;
+  }
+
+  get parameterCount(): number {
+    return this.state.weights.length + this.state.bias.length;
+  }
+
+  /** One pass; returns the mean loss. Throws when `signal` aborts. */
+  runEpoch(hooks: { signal?: AbortSignal; onExample?: (done: number) => void } = {}): number {
+    const st = this.state;
+    const lr = this.options.learningRate ?? 0.5;
+    const l2 = this.options.l2 ?? 1e-6;
+    const c = st.labels.length;
+    const epoch = st.epoch + 1;
+    const random = seededRandom(((this.options.seed ?? 13) + Math.imul(epoch, 0x9e3779b1)) >>> 0);
+    const order = this.encoded.map((_, i) => i);
+    for (let i = order.length - 1; i > 0; i--) {
+      const j = Math.floor(random() * (i + 1));
+      [order[i], order[j]] = [order[j]!, order[i]!];
+    }
+    let lossSum = 0;
+    let done = 0;
+    for (const idx of order) {
+      if (hooks.signal?.aborted) throw new Error('training cancelled');
+      const { f, y } = this.encoded[idx]!;
+      const p = this.live.probabilitiesOf(f);
+      const grad = new Float32Array(c);
+      for (let k = 0; k < c; k++) grad[k] = p[k]!;
+      if (st.multiLabel) {
+        for (let k = 0; k < c; k++) {
+          const t = y.includes(k) ? 1 : 0;
+          grad[k] = p[k]! - t;
+          lossSum -= t ? Math.log(p[k]! + 1e-12) : Math.log(1 - p[k]! + 1e-12);
+        }
+      } else {
+        const target = y[0] ?? 0;
+        grad[target]! -= 1;
+        lossSum -= Math.log(p[target]! + 1e-12);
+      }
+      for (let k = 0; k < c; k++) {
+        const g = grad[k]!;
+        st.biasSq[k]! += g * g;
+        st.bias[k]! -= (lr * g) / Math.sqrt(st.biasSq[k]!);
+      }
+      for (const feature of f) {
+        const row = feature * c;
+        for (let k = 0; k < c; k++) {
+          const g = grad[k]! + l2 * st.weights[row + k]!;
+          if (g === 0) continue;
+          st.gradSq[row + k]! += g * g;
+          st.weights[row + k]! -= (lr * g) / Math.sqrt(st.gradSq[row + k]!);
+        }
+      }
+      hooks.onExample?.(++done);
+    }
+    st.epoch = epoch;
+    return lossSum / Math.max(1, this.encoded.length);
+  }
+
+  snapshot(): ClassifierState {
+    const st = this.state;
+    return { ...st, labels: [...st.labels], weights: st.weights.slice(), bias: st.bias.slice(), gradSq: st.gradSq.slice(), biasSq: st.biasSq.slice() };
+  }
+
+  model(): NgramClassifier {
+    return NgramClassifier.over(this.state.labels, this.options.bucketsLog2 ?? 16, this.state.weights.slice(), this.state.bias.slice(), this.state.multiLabel);
   }
 }

@@ -101,84 +101,50 @@ export class LinearTagger {
   }
 
   static train(examples: Example[], options: { epochs?: number; seed?: number; bucketsLog2?: number; embeddings?: Embeddings; onEpoch?: (epoch: number, errors: number) => void } = {}): LinearTagger {
-    const types = [...new Set(examples.flatMap((e) => (e.entities ?? []).map((s) => s.label)))].sort();
-    const tags = ['O', ...types.flatMap((t) => [`B-${t}`, `I-${t}`])];
-    const bucketsLog2 = options.bucketsLog2 ?? 18;
-    const size = (1 << bucketsLog2) * tags.length;
-    const denseDim = options.embeddings ? options.embeddings.dim * WINDOW.length : 0;
-    const model = new LinearTagger(types, tags, bucketsLog2, new Float32Array(size), options.embeddings, new Float32Array(tags.length * denseDim));
-    const denseTotals = new Float32Array(model.dense.length);
-    const denseStamps = new Float32Array(model.dense.length);
-    // Averaged perceptron with lazy averaging: totals accumulate weight × time held.
-    const totals = new Float32Array(size);
-    const stamps = new Float32Array(size);
-    let now = 1;
-    const index = new Map(tags.map((t, i) => [t, i]));
-    const data = examples.map((e) => {
-      const tokens = tokenize(e.text ?? '');
-      return { tokens, dense: tokens.map((_, i) => model.denseOf(tokens, i)), gold: LinearTagger.goldTags(tokens, e.entities ?? []) };
-    });
-    const updateDense = (k: number, x: Float32Array, sign: number) => {
-      const base = k * denseDim;
-      for (let d = 0; d < denseDim; d++) {
-        const at = base + d;
-        denseTotals[at]! += (now - denseStamps[at]!) * model.dense[at]!;
-        denseStamps[at] = now;
-        model.dense[at]! += sign * x[d]!;
-      }
-    };
-    const random = seededRandom(options.seed ?? 13);
-    const order = data.map((_, i) => i);
-    const scratch = new Float32Array(tags.length);
-    const update = (f: number, k: number, delta: number) => {
-      const at = f * tags.length + k;
-      totals[at]! += (now - stamps[at]!) * model.weights[at]!;
-      stamps[at] = now;
-      model.weights[at]! += delta;
-    };
+    const trainer = new TaggerTrainer(examples, options);
     for (let epoch = 1; epoch <= (options.epochs ?? 8); epoch++) {
-      for (let i = order.length - 1; i > 0; i--) {
-        const j = Math.floor(random() * (i + 1));
-        [order[i], order[j]] = [order[j]!, order[i]!];
-      }
-      let errors = 0;
-      for (const idx of order) {
-        const { tokens, dense, gold } = data[idx]!;
-        let prev = '<s>';
-        for (let i = 0; i < tokens.length; i++) {
-          const features = model.featureIds(tokens, i, prev);
-          const s = model.scores(features, dense[i]!, scratch);
-          let best = 0;
-          for (let k = 1; k < tags.length; k++) if (s[k]! > s[best]!) best = k;
-          const truth = index.get(gold[i]!)!;
-          if (best !== truth) {
-            errors++;
-            for (const f of features) {
-              update(f, truth, 1);
-              update(f, best, -1);
-            }
-            const x = dense[i];
-            if (x) {
-              updateDense(truth, x, 1);
-              updateDense(best, x, -1);
-            }
-          }
-          now++;
-          // Train on gold history, as decoding will see its own (mostly right) history.
-          prev = gold[i]!;
-        }
-      }
+      const errors = trainer.runEpoch();
       options.onEpoch?.(epoch, errors);
     }
-    for (let at = 0; at < size; at++) {
-      totals[at]! += (now - stamps[at]!) * model.weights[at]!;
-      model.weights[at] = totals[at]! / now;
-    }
-    for (let at = 0; at < model.dense.length; at++) {
-      denseTotals[at]! += (now - denseStamps[at]!) * model.dense[at]!;
-      model.dense[at] = denseTotals[at]! / now;
-    }
-    return model;
+    return trainer.model();
+  }
+
+  /** @internal The trainer's way in: a model over the given (shared, mutable) arrays. */
+  static over(types: string[], tags: string[], bucketsLog2: number, weights: Float32Array, embeddings: Embeddings | undefined, dense: Float32Array): LinearTagger {
+    return new LinearTagger(types, tags, bucketsLog2, weights, embeddings, dense);
+  }
+
+  /** @internal */
+  featuresFor(tokens: Token[], i: number, prevTag: string): number[] {
+    return this.featureIds(tokens, i, prevTag);
+  }
+
+  /** @internal */
+  scoresFor(features: number[], dense: Float32Array | null, into: Float32Array): Float32Array {
+    return this.scores(features, dense, into);
+  }
+
+  /** @internal */
+  denseFor(tokens: Token[], i: number): Float32Array | null {
+    return this.denseOf(tokens, i);
+  }
+
+  /** @internal */
+  static goldTagsOf(tokens: Token[], entities: EntitySpan[]): string[] {
+    return LinearTagger.goldTags(tokens, entities);
+  }
+
+  get tagSet(): string[] {
+    return this.tags;
+  }
+
+  get buckets(): number {
+    return this.bucketsLog2;
+  }
+
+  /** @internal Raw weights (hashed table, then dense), for adapters and merging. */
+  get raw(): { weights: Float32Array; dense: Float32Array; embeddings: Embeddings | undefined } {
+    return { weights: this.weights, dense: this.dense, embeddings: this.embeddings };
   }
 
   /** Serialisable form: weights as base64 float32. The embeddings are the shipped asset, referenced by name. */
@@ -234,5 +200,147 @@ export class LinearTagger {
     }
     close();
     return spans;
+  }
+}
+
+/** Everything needed to continue training exactly where it stopped. */
+export interface TaggerState {
+  epoch: number;
+  now: number;
+  types: string[];
+  weights: Float32Array;
+  totals: Float32Array;
+  stamps: Float32Array;
+  dense: Float32Array;
+  denseTotals: Float32Array;
+  denseStamps: Float32Array;
+}
+
+/**
+ * Averaged-perceptron training one epoch at a time, with its full state
+ * exposed: a run resumed from `snapshot()` after epoch k ends exactly as the
+ * uninterrupted run (each epoch's order comes from the seed and the epoch
+ * number alone).
+ */
+export class TaggerTrainer {
+  private readonly tags: string[];
+  private readonly state: TaggerState;
+  private readonly live: LinearTagger;
+  private readonly data: { tokens: Token[]; dense: (Float32Array | null)[]; gold: string[] }[];
+  private readonly index: Map<string, number>;
+
+  constructor(
+    examples: Example[],
+    private readonly options: { seed?: number; bucketsLog2?: number; embeddings?: Embeddings; types?: string[] } = {},
+    resume?: TaggerState,
+  ) {
+    const types = resume?.types ?? options.types ?? [...new Set(examples.flatMap((e) => (e.entities ?? []).map((s) => s.label)))].sort();
+    this.tags = ['O', ...types.flatMap((t) => [`B-${t}`, `I-${t}`])];
+    const bucketsLog2 = options.bucketsLog2 ?? 18;
+    const size = (1 << bucketsLog2) * this.tags.length;
+    const denseDim = options.embeddings ? options.embeddings.dim * WINDOW.length : 0;
+    const zeros = (n: number) => new Float32Array(n);
+    this.state = resume
+      ? { ...resume, weights: resume.weights.slice(), totals: resume.totals.slice(), stamps: resume.stamps.slice(), dense: resume.dense.slice(), denseTotals: resume.denseTotals.slice(), denseStamps: resume.denseStamps.slice() }
+      : { epoch: 0, now: 1, types, weights: zeros(size), totals: zeros(size), stamps: zeros(size), dense: zeros(this.tags.length * denseDim), denseTotals: zeros(this.tags.length * denseDim), denseStamps: zeros(this.tags.length * denseDim) };
+    if (this.state.weights.length !== size) throw new Error('checkpoint does not match this model size');
+    this.live = LinearTagger.over(types, this.tags, bucketsLog2, this.state.weights, options.embeddings, this.state.dense);
+    this.index = new Map(this.tags.map((t, i) => [t, i]));
+    this.data = examples.map((e) => {
+      const tokens = tokenize(e.text ?? '');
+      return { tokens, dense: tokens.map((_, i) => this.live.denseFor(tokens, i)), gold: LinearTagger.goldTagsOf(tokens, (e.entities ?? []).filter((s) => types.includes(s.label))) };
+    });
+  }
+
+  get epoch(): number {
+    return this.state.epoch;
+  }
+
+  get size(): number {
+    return this.data.length;
+  }
+
+  /** Trained parameters (hashed table plus dense projection). */
+  get parameterCount(): number {
+    return this.state.weights.length + this.state.dense.length;
+  }
+
+  /** One pass over the examples; returns the number of token errors. Throws when `signal` aborts. */
+  runEpoch(hooks: { signal?: AbortSignal; onExample?: (done: number) => void } = {}): number {
+    const st = this.state;
+    const t = this.tags.length;
+    const denseDim = this.data[0]?.dense[0]?.length ?? 0;
+    const epoch = st.epoch + 1;
+    const random = seededRandom(((this.options.seed ?? 13) + Math.imul(epoch, 0x9e3779b1)) >>> 0);
+    const order = this.data.map((_, i) => i);
+    for (let i = order.length - 1; i > 0; i--) {
+      const j = Math.floor(random() * (i + 1));
+      [order[i], order[j]] = [order[j]!, order[i]!];
+    }
+    const update = (f: number, k: number, delta: number) => {
+      const at = f * t + k;
+      st.totals[at]! += (st.now - st.stamps[at]!) * st.weights[at]!;
+      st.stamps[at] = st.now;
+      st.weights[at]! += delta;
+    };
+    const updateDense = (k: number, x: Float32Array, sign: number) => {
+      const base = k * denseDim;
+      for (let d = 0; d < denseDim; d++) {
+        const at = base + d;
+        st.denseTotals[at]! += (st.now - st.denseStamps[at]!) * st.dense[at]!;
+        st.denseStamps[at] = st.now;
+        st.dense[at]! += sign * x[d]!;
+      }
+    };
+    const scratch = new Float32Array(t);
+    let errors = 0;
+    let done = 0;
+    for (const idx of order) {
+      if (hooks.signal?.aborted) throw new Error('training cancelled');
+      const { tokens, dense, gold } = this.data[idx]!;
+      let prev = '<s>';
+      for (let i = 0; i < tokens.length; i++) {
+        const features = this.live.featuresFor(tokens, i, prev);
+        const s = this.live.scoresFor(features, dense[i]!, scratch);
+        let best = 0;
+        for (let k = 1; k < t; k++) if (s[k]! > s[best]!) best = k;
+        const truth = this.index.get(gold[i]!)!;
+        if (best !== truth) {
+          errors++;
+          for (const f of features) {
+            update(f, truth, 1);
+            update(f, best, -1);
+          }
+          const x = dense[i];
+          if (x) {
+            updateDense(truth, x, 1);
+            updateDense(best, x, -1);
+          }
+        }
+        st.now++;
+        // Train on gold history, as decoding will see its own (mostly right) history.
+        prev = gold[i]!;
+      }
+      hooks.onExample?.(++done);
+    }
+    st.epoch = epoch;
+    return errors;
+  }
+
+  /** A copy of the state, safe to serialise while training goes on. */
+  snapshot(): TaggerState {
+    const st = this.state;
+    return { ...st, types: [...st.types], weights: st.weights.slice(), totals: st.totals.slice(), stamps: st.stamps.slice(), dense: st.dense.slice(), denseTotals: st.denseTotals.slice(), denseStamps: st.denseStamps.slice() };
+  }
+
+  /** The averaged model so far (training may continue afterwards). */
+  model(): LinearTagger {
+    const st = this.state;
+    const avg = (w: Float32Array, totals: Float32Array, stamps: Float32Array) => {
+      const out = new Float32Array(w.length);
+      for (let at = 0; at < w.length; at++) out[at] = (totals[at]! + (st.now - stamps[at]!) * w[at]!) / st.now;
+      return out;
+    };
+    return LinearTagger.over(st.types, this.tags, this.options.bucketsLog2 ?? 18, avg(st.weights, st.totals, st.stamps), this.options.embeddings, avg(st.dense, st.denseTotals, st.denseStamps));
   }
 }
