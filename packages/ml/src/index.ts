@@ -7,4 +7,4 @@ export * from './assets';
 export * from './zeroshot';
 export * from './schema';
 export * from './zeroshot/base-model';
-export type * from './pipeline/types';
+export * from './pipeline';

@@ -252,6 +252,10 @@ export class ClassifierTrainer {
     return this.encoded.length;
   }
 
+  get hashedParameterCount(): number {
+    return this.state.weights.length;
+  }
+
   get parameterCount(): number {
     return this.state.weights.length + this.state.bias.length;
   }

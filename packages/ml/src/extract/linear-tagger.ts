@@ -260,6 +260,11 @@ export class TaggerTrainer {
     return this.data.length;
   }
 
+  /** Parameters in the hashed feature table alone. */
+  get hashedParameterCount(): number {
+    return this.state.weights.length;
+  }
+
   /** Trained parameters (hashed table plus dense projection). */
   get parameterCount(): number {
     return this.state.weights.length + this.state.dense.length;
