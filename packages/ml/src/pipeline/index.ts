@@ -5,7 +5,7 @@ import type { Example } from '../data';
 import { classificationPRF, spanPRF, type Report } from '../eval';
 import { LinearTagger, TaggerTrainer, type TaggerState } from '../extract/linear-tagger';
 import { normalizeSchema } from '../schema';
-import { EXTRACT_BASE_ID, extractWith, zeroShotLabelScores } from '../zeroshot/base-model';
+import { extractWith, zeroShotLabelScores } from '../zeroshot/base-model';
 import { zeroShotSpans } from '../zeroshot';
 import type { CanonicalRow, Checkpoint, ExtractionModel, ExtractionSchema, Hyperparameters, Metrics, ModelManifest, TrainRequest, TrainResult, TrainingType } from './types';
 
