@@ -147,36 +147,84 @@ export function decodeUtf8(bytes: Uint8Array): { text: string; error?: RowError 
   }
 }
 
-/** Validate canonical JSONL content: every line parsed and checked, every problem reported with its line. */
-export function validateJsonl(content: string, kind: DatasetKind, options: { minExamples?: number } = {}): ValidationReport {
-  const report: ValidationReport = { examples: [], errors: [], duplicates: [], labels: {} };
-  const seen = new Set<string>();
-  const lines = content.split('\n');
-  lines.forEach((raw, i) => {
-    const line = i + 1;
+/**
+ * Line-at-a-time validation of canonical JSONL, for files too large to hold:
+ * push each line, keep or stream the examples it returns, then `finish()`.
+ * Duplicates are remembered by a 64-bit fingerprint, not the whole row.
+ */
+export class JsonlValidator {
+  readonly errors: RowError[] = [];
+  readonly duplicates: number[] = [];
+  readonly labels: Record<string, number> = {};
+  valid = 0;
+  rows = 0;
+  private readonly seen = new Set<string>();
+
+  constructor(
+    private readonly kind: DatasetKind,
+    private readonly options: { minExamples?: number; maxErrors?: number } = {},
+  ) {}
+
+  /** Errors beyond `maxErrors` are counted here, not kept. */
+  droppedErrors = 0;
+
+  private error(e: RowError): void {
+    if (this.errors.length < (this.options.maxErrors ?? Number.POSITIVE_INFINITY)) this.errors.push(e);
+    else this.droppedErrors++;
+  }
+
+  /** Checks one line; returns the example when it is valid. */
+  push(raw: string, line: number): Example | null {
     const trimmed = raw.trim();
-    if (!trimmed) return;
+    if (!trimmed) return null;
+    this.rows++;
     let row: unknown;
     try {
       row = JSON.parse(trimmed);
     } catch (err) {
-      report.errors.push({ line, field: '(row)', reason: `invalid JSON: ${(err as Error).message}` });
-      return;
+      this.error({ line, field: '(row)', reason: `invalid JSON: ${(err as Error).message}` });
+      return null;
     }
-    const example = validateExample(row, kind, line, report.errors);
-    if (!example) return;
-    const fingerprint = JSON.stringify(example);
-    if (seen.has(fingerprint)) report.duplicates.push(line);
-    seen.add(fingerprint);
-    report.examples.push(example);
-    labelsOf(example, report.labels);
-  });
-  if (report.examples.length === 0 && report.errors.length === 0) report.errors.push({ line: 0, field: '(file)', reason: 'the file has no examples' });
-  const min = options.minExamples ?? 0;
-  if (report.examples.length > 0 && report.examples.length < min) {
-    report.errors.push({ line: 0, field: '(file)', reason: `at least ${min} valid examples are needed for training; found ${report.examples.length}` });
+    const errors: RowError[] = [];
+    const example = validateExample(row, this.kind, line, errors);
+    errors.forEach((e) => this.error(e));
+    if (!example) return null;
+    const fingerprint = createHash('sha1').update(JSON.stringify(example)).digest('base64').slice(0, 11);
+    if (this.seen.has(fingerprint)) this.duplicates.push(line);
+    this.seen.add(fingerprint);
+    this.valid++;
+    labelsOf(example, this.labels);
+    return example;
   }
-  return report;
+
+  /** Whole-file checks: no examples at all, or too few to train on. */
+  finish(): void {
+    if (this.valid === 0 && this.errors.length === 0) this.error({ line: 0, field: '(file)', reason: 'the file has no examples' });
+    const min = this.options.minExamples ?? 0;
+    if (this.valid > 0 && this.valid < min) this.error({ line: 0, field: '(file)', reason: `at least ${min} valid examples are needed for training; found ${this.valid}` });
+  }
+
+  get totalErrors(): number {
+    return this.errors.length + this.droppedErrors;
+  }
+}
+
+/** Validate canonical JSONL content: every line parsed and checked, every problem reported with its line. */
+export function validateJsonl(content: string, kind: DatasetKind, options: { minExamples?: number } = {}): ValidationReport {
+  const validator = new JsonlValidator(kind, options);
+  const examples: Example[] = [];
+  content.split('\n').forEach((raw, i) => {
+    const example = validator.push(raw, i + 1);
+    if (example) examples.push(example);
+  });
+  validator.finish();
+  return { examples, errors: validator.errors, duplicates: validator.duplicates, labels: validator.labels };
+}
+
+/** The deterministic held-out decision for one example (the same rule as splitHeldOut). */
+export function isHeldOut(example: unknown, options: { heldOutFraction?: number; seed?: string } = {}): boolean {
+  const h = createHash('sha256').update(`${options.seed ?? 'whetstone'}\u0000${JSON.stringify(example)}`).digest();
+  return h.readUInt32BE(0) / 0x1_0000_0000 < (options.heldOutFraction ?? 0.1);
 }
 
 /** Parse CSV (RFC 4180 quoting) with a header naming `text` and `label` columns into classification JSONL rows. */
@@ -277,9 +325,6 @@ export function splitHeldOut<T>(examples: T[], options: { heldOutFraction?: numb
   const fraction = options.heldOutFraction ?? 0.1;
   const train: T[] = [];
   const heldOut: T[] = [];
-  for (const e of examples) {
-    const h = createHash('sha256').update(`${options.seed ?? 'whetstone'}\u0000${JSON.stringify(e)}`).digest();
-    (h.readUInt32BE(0) / 0x1_0000_0000 < fraction ? heldOut : train).push(e);
-  }
+  for (const e of examples) (isHeldOut(e, options) ? heldOut : train).push(e);
   return { train, heldOut };
 }
