@@ -8,3 +8,4 @@ export * from './zeroshot';
 export * from './schema';
 export * from './zeroshot/base-model';
 export * from './pipeline';
+export * from './synth';

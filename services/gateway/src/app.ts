@@ -3,7 +3,7 @@ import express, { type Express, type RequestHandler } from 'express';
 import type { Logger } from '@whetstone/telemetry';
 import type { Registry } from 'prom-client';
 import { AuthCache, type Invalidation } from './application/auth-cache';
-import type { Inference, KeyBilling } from './application/ports';
+import type { DatasetsPort, Inference, KeyBilling } from './application/ports';
 import type { RateLimiter, RateLimitSettings } from './domain/rate-limit';
 import { Api, type AuthMode } from './transport/http/api';
 import { authenticate } from './transport/http/auth';
@@ -12,12 +12,15 @@ import { httpMetrics } from './transport/http/metrics';
 import { endpointLimit, preAuthLimit } from './transport/http/rate-limit';
 import { registerAccountRoutes } from './transport/http/routes/account.routes';
 import { registerInferenceRoutes } from './transport/http/routes/inference.routes';
+import { registerDatasetRoutes } from './transport/http/routes/datasets.routes';
 
 export interface GatewayDeps {
   logger: Logger;
   keyBilling: KeyBilling;
   /** The inference-router; its routes are mounted only when it is configured. */
   inference?: Inference;
+  /** The dataset service; its routes are mounted only when it is configured. */
+  datasets?: DatasetsPort;
   rateLimiter: RateLimiter;
   rateLimits: RateLimitSettings;
   authCache: AuthCache;
@@ -50,6 +53,7 @@ export function buildApp(deps: GatewayDeps): { app: Express; api: Api } {
     const checks = await Promise.all([
       deps.keyBilling.ready().catch(() => false).then((ok) => (ok ? null : 'key-billing')),
       deps.inference ? deps.inference.ready().catch(() => false).then((ok) => (ok ? null : 'inference-router')) : null,
+      deps.datasets ? deps.datasets.ready().catch(() => false).then((ok) => (ok ? null : 'dataset')) : null,
     ]);
     const down = checks.filter(Boolean);
     res.status(down.length ? 503 : 200).json(down.length ? { detail: `not reachable: ${down.join(', ')}` } : { status: 'ready' });
@@ -83,6 +87,7 @@ export function buildApp(deps: GatewayDeps): { app: Express; api: Api } {
     secureCookies: deps.publicBaseUrl.startsWith('https:'),
   });
   if (deps.inference) registerInferenceRoutes(api, deps.inference);
+  if (deps.datasets) registerDatasetRoutes(api, deps.datasets);
   deps.extraRoutes?.(app, api, chain);
 
   const openapi = api.openApiDocument();

@@ -9,6 +9,8 @@ const schema = z.object({
   KEY_BILLING_ADDR: env.addr().default('127.0.0.1:50051'),
   /** The inference-router; inference, catalog and project routes are mounted when set. */
   INFERENCE_ROUTER_ADDR: env.addr().optional(),
+  /** The dataset service; dataset and generation routes are mounted when set. */
+  DATASET_ADDR: env.addr().optional(),
   REDIS_URL: z.string().url().optional(),
   EVENTS_TRANSPORT: z.enum(['postgres', 'kafka']).default('postgres'),
   /** Server holding the shared event log (embedded default); the gateway owns no schema of its own. */

@@ -10,6 +10,8 @@ import { keysConsumer, KEYS_TOPIC } from './transport/events/keys.consumer';
 import { KeyBillingService } from '@whetstone/proto/src/gen/whetstone/keybilling/v1/key_billing_pb';
 import { keyBillingOverRpc } from './adapters/key-billing.client';
 import { inferenceOverRpc } from './adapters/inference.client';
+import { datasetsOverRpc } from './adapters/dataset.client';
+import { DatasetService } from '@whetstone/proto/src/gen/whetstone/dataset/v1/dataset_pb';
 import { InferenceRouterService } from '@whetstone/proto/src/gen/whetstone/inference/v1/router_pb';
 import { MemoryRateLimiter } from './adapters/memory-rate-limiter';
 import { RedisRateLimiter } from './adapters/redis-rate-limiter';
@@ -33,6 +35,13 @@ async function main(): Promise<void> {
         const addr = config.INFERENCE_ROUTER_ADDR;
         const health = createHealthChecker({ addr, caller: 'gateway' });
         return inferenceOverRpc(createRpcClient(InferenceRouterService, { addr, caller: 'gateway', logger, timeoutMs: 60_000 }), () => health.check());
+      })()
+    : undefined;
+  const datasets = config.DATASET_ADDR
+    ? (() => {
+        const addr = config.DATASET_ADDR;
+        const health = createHealthChecker({ addr, caller: 'gateway' });
+        return datasetsOverRpc(createRpcClient(DatasetService, { addr, caller: 'gateway', logger, timeoutMs: 30_000 }), () => health.check());
       })()
     : undefined;
   const authCache = new AuthCache(config.AUTH_CACHE_TTL_SECONDS * 1000);
@@ -61,6 +70,7 @@ async function main(): Promise<void> {
     logger,
     keyBilling,
     ...(inference ? { inference } : {}),
+    ...(datasets ? { datasets } : {}),
     ...(blobHandler ? { blobHandler } : {}),
     rateLimiter: redis ? new RedisRateLimiter(redis, config.RATE_LIMIT_REDIS_PREFIX) : new MemoryRateLimiter(),
     rateLimits: rateLimitSettings(config),

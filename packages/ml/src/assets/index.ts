@@ -8,6 +8,8 @@ export interface Embeddings {
   has(word: string): boolean;
   /** Cosine similarity; 0 when either word is unknown. */
   similarity(a: string, b: string): number;
+  /** The vocabulary, most frequent first. */
+  words?: readonly string[];
 }
 
 let cached: Embeddings | undefined;
@@ -46,7 +48,7 @@ export function loadGlove(): Embeddings {
     }
     return dot / Math.sqrt(nx * ny || 1);
   };
-  cached = { dim, vector, has: (w) => index.has(w) || index.has(w.toLowerCase()), similarity };
+  cached = { dim, vector, has: (w) => index.has(w) || index.has(w.toLowerCase()), similarity, words: header.words };
   return cached;
 }
 

@@ -88,19 +88,22 @@ export function validateExample(row: unknown, kind: DatasetKind, line: number, e
   if (typeof text !== 'string' || !text.trim()) return errors.push({ line, field: 'text', reason: 'a non-empty string is required' }), null;
   const example: Example = { text };
 
+  const readClassifications = () => {
+    example.classifications = [];
+    (row.classifications as unknown[]).forEach((c, i) => {
+      if (!isObject(c) || typeof c.task !== 'string' || !Array.isArray(c.labels) || c.labels.length === 0 || !c.labels.every((l) => typeof l === 'string' && l)) {
+        errors.push({ line, field: `classifications.${i}`, reason: 'must be {task, labels: [string, ...], multi_label?}' });
+      } else {
+        example.classifications!.push({ task: c.task, labels: c.labels as string[], ...(c.multi_label === true ? { multi_label: true } : {}) });
+      }
+    });
+  };
   if (kind === 'classification') {
     if (typeof row.label === 'string' && row.label.trim()) {
       example.label = row.label;
       if (typeof row.task === 'string') example.task = row.task;
     } else if (Array.isArray(row.classifications) && row.classifications.length > 0) {
-      example.classifications = [];
-      row.classifications.forEach((c, i) => {
-        if (!isObject(c) || typeof c.task !== 'string' || !Array.isArray(c.labels) || c.labels.length === 0 || !c.labels.every((l) => typeof l === 'string' && l)) {
-          errors.push({ line, field: `classifications.${i}`, reason: 'must be {task, labels: [string, ...], multi_label?}' });
-        } else {
-          example.classifications!.push({ task: c.task, labels: c.labels as string[], ...(c.multi_label === true ? { multi_label: true } : {}) });
-        }
-      });
+      readClassifications();
     } else {
       errors.push({ line, field: 'label', reason: 'a label (or a classifications array) is required' });
     }
@@ -113,6 +116,8 @@ export function validateExample(row: unknown, kind: DatasetKind, line: number, e
     const ok = checkSpan(span, text, `entities.${i}`, line, errors);
     if (ok) example.entities!.push(ok);
   });
+  // Extraction rows may also carry classification tasks.
+  if (Array.isArray(row.classifications) && row.classifications.length > 0) readClassifications();
   if (row.relations !== undefined) {
     if (!Array.isArray(row.relations)) errors.push({ line, field: 'relations', reason: 'must be an array' });
     else {
@@ -322,7 +327,6 @@ export function conllToJsonl(content: string): { jsonl: string; errors: RowError
  * evaluation never trains on its own test rows.
  */
 export function splitHeldOut<T>(examples: T[], options: { heldOutFraction?: number; seed?: string } = {}): { train: T[]; heldOut: T[] } {
-  const fraction = options.heldOutFraction ?? 0.1;
   const train: T[] = [];
   const heldOut: T[] = [];
   for (const e of examples) (isHeldOut(e, options) ? heldOut : train).push(e);

@@ -129,3 +129,40 @@ export interface Inference {
   createDeployment(principal: Principal, projectId: string, trainingJobId: string): Promise<DeploymentView>;
   listDeployments(principal: Principal, projectId: string): Promise<DeploymentView[]>;
 }
+
+export interface DatasetVersionView {
+  id: string;
+  dataset_name: string;
+  version_number: number;
+  size: number;
+  status: string;
+  type: string;
+  format: string;
+  filename: string;
+  created_at: string | null;
+  updated_at: string | null;
+  report: {
+    total_rows: number;
+    valid_rows: number;
+    duplicate_rows: number;
+    train_rows: number;
+    heldout_rows: number;
+    labels: string[];
+    issues: { line: number; field: string; reason: string; fatal: boolean }[];
+    issues_truncated: number;
+    failure_reason: string | null;
+  } | null;
+}
+
+/** What the gateway needs from the dataset service. */
+export interface DatasetsPort {
+  ready(): Promise<boolean>;
+  createUpload(teamId: string, input: { name: string; type: string; format: string; filename: string }): Promise<{ version: DatasetVersionView; uploadUrl: string; expiresAt: string | null; maxBytes: number }>;
+  processUpload(teamId: string, name: string, versionNumber: number): Promise<DatasetVersionView>;
+  list(teamId: string): Promise<{ dataset_name: string; status: string; created_at: string | null; version_number: string }[]>;
+  versions(teamId: string, name: string): Promise<DatasetVersionView[]>;
+  version(teamId: string, name: string, versionNumber: number): Promise<DatasetVersionView>;
+  remove(teamId: string, name: string): Promise<void>;
+  startGeneration(teamId: string, input: { name: string; entityTypes: string[]; classifications: { task: string; labels: string[]; multi_label: boolean }[]; domain: string; count: number; seed: number }): Promise<string>;
+  generation(teamId: string, jobId: string): Promise<{ job_id: string; status: string; progress: { generated: number; requested: number }; dataset_name: string | null; version_number: number | null; error: string | null }>;
+}

@@ -1,0 +1,67 @@
+import type { DatasetFormat, DatasetType, VersionReport, VersionStatus } from '../domain/dataset';
+
+export interface VersionRow {
+  id: string;
+  datasetId: string;
+  teamId: string;
+  datasetName: string;
+  versionNumber: number;
+  type: DatasetType;
+  format: DatasetFormat;
+  filename: string;
+  status: VersionStatus;
+  size: number;
+  uploadKey: string;
+  report: VersionReport | null;
+  failureReason: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface DatasetSummaryRow {
+  datasetName: string;
+  createdAt: Date;
+  newest: VersionRow;
+}
+
+export interface GenerationRow {
+  id: string;
+  teamId: string;
+  datasetName: string;
+  request: GenerationRequest;
+  status: 'queued' | 'running' | 'ready' | 'failed';
+  generated: number;
+  requested: number;
+  versionNumber: number | null;
+  error: string | null;
+}
+
+export interface GenerationRequest {
+  entityTypes: string[];
+  classifications: { task: string; labels: string[]; multi_label: boolean }[];
+  domain: string;
+  count: number;
+  seed: number;
+}
+
+/** Persistence; every status change writes its events in the same transaction. */
+export interface DatasetStore {
+  /** Creates the dataset if needed and its next version (status uploading). */
+  createVersion(input: { teamId: string; name: string; type: DatasetType; format: DatasetFormat; filename: string; keyFor: (datasetId: string, version: number) => string }): Promise<VersionRow>;
+  listDatasets(teamId: string): Promise<DatasetSummaryRow[]>;
+  listVersions(teamId: string, name: string): Promise<VersionRow[]>;
+  getVersion(teamId: string, name: string, versionNumber: number): Promise<VersionRow | null>;
+  getVersionById(id: string): Promise<VersionRow | null>;
+  /** Moves a version if it is in `from`; false otherwise. */
+  transition(id: string, from: VersionStatus[], to: VersionStatus, patch?: { size?: number; report?: VersionReport; failureReason?: string }): Promise<boolean>;
+  /** Claims a version for processing (or takes over an expired claim). */
+  claim(id: string, owner: string, leaseMs: number): Promise<boolean>;
+  renew(id: string, owner: string, leaseMs: number): Promise<void>;
+  /** Versions left converting or validating whose claim expired (a crashed process). */
+  abandoned(): Promise<VersionRow[]>;
+  deleteDataset(teamId: string, name: string): Promise<{ datasetId: string } | null>;
+  createGeneration(row: GenerationRow): Promise<void>;
+  getGeneration(teamId: string, id: string): Promise<GenerationRow | null>;
+  updateGeneration(id: string, patch: Partial<Pick<GenerationRow, 'status' | 'generated' | 'versionNumber' | 'error'>>): Promise<void>;
+  unfinishedGenerations(): Promise<GenerationRow[]>;
+}
