@@ -9,3 +9,4 @@ export * from './schema';
 export * from './zeroshot/base-model';
 export * from './pipeline';
 export * from './synth';
+export * from './catalog';

@@ -3,7 +3,7 @@ import express, { type Express, type RequestHandler } from 'express';
 import type { Logger } from '@whetstone/telemetry';
 import type { Registry } from 'prom-client';
 import { AuthCache, type Invalidation } from './application/auth-cache';
-import type { DatasetsPort, Inference, KeyBilling } from './application/ports';
+import type { DatasetsPort, Inference, KeyBilling, TrainingPort } from './application/ports';
 import type { RateLimiter, RateLimitSettings } from './domain/rate-limit';
 import { Api, type AuthMode } from './transport/http/api';
 import { authenticate } from './transport/http/auth';
@@ -13,6 +13,7 @@ import { endpointLimit, preAuthLimit } from './transport/http/rate-limit';
 import { registerAccountRoutes } from './transport/http/routes/account.routes';
 import { registerInferenceRoutes } from './transport/http/routes/inference.routes';
 import { registerDatasetRoutes } from './transport/http/routes/datasets.routes';
+import { registerTrainingRoutes } from './transport/http/routes/training.routes';
 
 export interface GatewayDeps {
   logger: Logger;
@@ -21,6 +22,8 @@ export interface GatewayDeps {
   inference?: Inference;
   /** The dataset service; its routes are mounted only when it is configured. */
   datasets?: DatasetsPort;
+  /** The training-orchestrator; training routes are mounted only when it is configured. */
+  training?: TrainingPort;
   rateLimiter: RateLimiter;
   rateLimits: RateLimitSettings;
   authCache: AuthCache;
@@ -54,6 +57,7 @@ export function buildApp(deps: GatewayDeps): { app: Express; api: Api } {
       deps.keyBilling.ready().catch(() => false).then((ok) => (ok ? null : 'key-billing')),
       deps.inference ? deps.inference.ready().catch(() => false).then((ok) => (ok ? null : 'inference-router')) : null,
       deps.datasets ? deps.datasets.ready().catch(() => false).then((ok) => (ok ? null : 'dataset')) : null,
+      deps.training ? deps.training.ready().catch(() => false).then((ok) => (ok ? null : 'training-orchestrator')) : null,
     ]);
     const down = checks.filter(Boolean);
     res.status(down.length ? 503 : 200).json(down.length ? { detail: `not reachable: ${down.join(', ')}` } : { status: 'ready' });
@@ -88,6 +92,7 @@ export function buildApp(deps: GatewayDeps): { app: Express; api: Api } {
   });
   if (deps.inference) registerInferenceRoutes(api, deps.inference);
   if (deps.datasets) registerDatasetRoutes(api, deps.datasets);
+  if (deps.training) registerTrainingRoutes(api, deps.training);
   deps.extraRoutes?.(app, api, chain);
 
   const openapi = api.openApiDocument();

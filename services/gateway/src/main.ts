@@ -11,6 +11,8 @@ import { KeyBillingService } from '@whetstone/proto/src/gen/whetstone/keybilling
 import { keyBillingOverRpc } from './adapters/key-billing.client';
 import { inferenceOverRpc } from './adapters/inference.client';
 import { datasetsOverRpc } from './adapters/dataset.client';
+import { trainingOverRpc } from './adapters/training.client';
+import { TrainingService } from '@whetstone/proto/src/gen/whetstone/training/v1/training_pb';
 import { DatasetService } from '@whetstone/proto/src/gen/whetstone/dataset/v1/dataset_pb';
 import { InferenceRouterService } from '@whetstone/proto/src/gen/whetstone/inference/v1/router_pb';
 import { MemoryRateLimiter } from './adapters/memory-rate-limiter';
@@ -44,6 +46,13 @@ async function main(): Promise<void> {
         return datasetsOverRpc(createRpcClient(DatasetService, { addr, caller: 'gateway', logger, timeoutMs: 30_000 }), () => health.check());
       })()
     : undefined;
+  const training = config.TRAINING_ORCHESTRATOR_ADDR
+    ? (() => {
+        const addr = config.TRAINING_ORCHESTRATOR_ADDR;
+        const health = createHealthChecker({ addr, caller: 'gateway' });
+        return trainingOverRpc(createRpcClient(TrainingService, { addr, caller: 'gateway', logger, timeoutMs: 30_000 }), () => health.check());
+      })()
+    : undefined;
   const authCache = new AuthCache(config.AUTH_CACHE_TTL_SECONDS * 1000);
 
   const redis = config.REDIS_URL ? new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, enableAutoPipelining: true }) : undefined;
@@ -71,6 +80,7 @@ async function main(): Promise<void> {
     keyBilling,
     ...(inference ? { inference } : {}),
     ...(datasets ? { datasets } : {}),
+    ...(training ? { training } : {}),
     ...(blobHandler ? { blobHandler } : {}),
     rateLimiter: redis ? new RedisRateLimiter(redis, config.RATE_LIMIT_REDIS_PREFIX) : new MemoryRateLimiter(),
     rateLimits: rateLimitSettings(config),

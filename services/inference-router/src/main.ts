@@ -4,6 +4,7 @@ import { createEventTransport, pgPoolFromUrl, startOutboxRelay } from '@whetston
 import { KeyBillingService } from '@whetstone/proto/src/gen/whetstone/keybilling/v1/key_billing_pb';
 import { ModelServerService } from '@whetstone/proto/src/gen/whetstone/inference/v1/model_server_pb';
 import { InferenceRouterService } from '@whetstone/proto/src/gen/whetstone/inference/v1/router_pb';
+import { TrainingService } from '@whetstone/proto/src/gen/whetstone/training/v1/training_pb';
 import { createRpcClient, createRpcServer } from '@whetstone/rpc';
 import { createLogger, createServiceMetrics, initTelemetry, startMetricsServer } from '@whetstone/telemetry';
 import { GrpcModelFleet } from './adapters/model-fleet';
@@ -34,7 +35,7 @@ async function main(): Promise<void> {
   const router = new InferenceRouter({
     catalog: new Catalog([...BUILTIN_MODELS, ...upstreams.map(upstreamEntry)]),
     restrictions: new Restrictions(config.RESTRICTED_MODELS),
-    trained: trainedModelsOverRpc(config.TRAINING_ORCHESTRATOR_ADDR, logger),
+    trained: trainedModelsOverRpc(createRpcClient(TrainingService, { addr: config.TRAINING_ORCHESTRATOR_ADDR, caller: 'inference-router', logger })),
     billing: { checkSpendable: async (teamId, cost, directModel) => void (await keyBilling.checkSpendable({ teamId, estimatedCostMicroCredits: cost, directModel })) },
     fleet,
     metering,

@@ -353,3 +353,12 @@ export function loadModel(bundle: Uint8Array): ExtractionModel {
 }
 
 
+
+/** Scores a bundle on held-out rows (span-exact entities, per-task classification). */
+export function evaluateBundle(bundle: Uint8Array, rows: (CanonicalRow | Example)[]): Metrics {
+  const json = unpack<BundleJson>(bundle);
+  if (json.format !== BUNDLE_FORMAT) throw new Error(`unknown bundle format ${String(json.format)}`);
+  const tagger = json.tagger ? LinearTagger.fromJSON(json.tagger as Parameters<typeof LinearTagger.fromJSON>[0], loadGlove()) : null;
+  const classifiers = new Map(Object.entries(json.classifiers).map(([k, c]) => [k, NgramClassifier.fromJSON(c as Parameters<typeof NgramClassifier.fromJSON>[0])]));
+  return evaluate({ tagger, classifiers }, rows);
+}

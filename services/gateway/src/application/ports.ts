@@ -166,3 +166,76 @@ export interface DatasetsPort {
   startGeneration(teamId: string, input: { name: string; entityTypes: string[]; classifications: { task: string; labels: string[]; multi_label: boolean }[]; domain: string; count: number; seed: number }): Promise<string>;
   generation(teamId: string, jobId: string): Promise<{ job_id: string; status: string; progress: { generated: number; requested: number }; dataset_name: string | null; version_number: number | null; error: string | null }>;
 }
+
+export interface JobView {
+  id: string;
+  status: string;
+  base_model: string;
+  datasets: { name: string; version_number: number; size: number }[];
+  model_name: string;
+  training_type: string;
+  nr_epochs: number;
+  learning_rate: number;
+  project_id: string | null;
+  metrics?: Record<string, unknown>;
+  progress: Record<string, unknown> | null;
+  failure_reason: string | null;
+  attempts: number;
+  created_at: string | null;
+  started_at: string | null;
+  finished_at: string | null;
+  cost_credits: number;
+}
+
+export interface LogView {
+  id: string;
+  job_id: string;
+  timestamp: string | null;
+  level: string;
+  message: string;
+  source: string;
+}
+
+export interface CheckpointView {
+  checkpoint_id: string;
+  checkpoint_uuid: string;
+  checkpoint_type: string;
+  time: string | null;
+  tinker_path: string;
+  size_bytes: number | null;
+  public: boolean;
+  user_metadata: Record<string, string> | null;
+  expires_at: string | null;
+  step: number;
+}
+
+export interface EvaluationView {
+  id: string;
+  training_job_id: string;
+  dataset_name: string;
+  status: string;
+  f1: number | null;
+  precision: number | null;
+  recall: number | null;
+  per_label: Record<string, unknown> | null;
+  examples: number | null;
+  error: string | null;
+  created_at: string | null;
+}
+
+/** What the gateway needs from the training-orchestrator. */
+export interface TrainingPort {
+  ready(): Promise<boolean>;
+  create(principal: Principal, input: { baseModel: string; datasets: string[]; modelName: string; trainingType: string; nrEpochs: number; learningRate: number; projectId: string }): Promise<JobView>;
+  list(principal: Principal, filter: { status: string; projectId: string; limit: number; offset: number }): Promise<{ jobs: JobView[]; total: number }>;
+  get(principal: Principal, id: string): Promise<JobView>;
+  stop(principal: Principal, id: string): Promise<JobView>;
+  remove(principal: Principal, id: string): Promise<void>;
+  logs(principal: Principal, id: string): Promise<LogView[]>;
+  streamLogs(principal: Principal, id: string, signal: AbortSignal): AsyncIterable<{ logs: LogView[]; status: string }>;
+  checkpoints(principal: Principal, id: string): Promise<CheckpointView[]>;
+  download(principal: Principal, id: string, checkpointId: string): Promise<{ download_url: string; expires_in_seconds: number; file_name: string; size_bytes: number }>;
+  trainedModels(principal: Principal): Promise<JobView[]>;
+  createEvaluation(principal: Principal, jobId: string, datasetName: string): Promise<EvaluationView>;
+  getEvaluation(principal: Principal, id: string): Promise<EvaluationView>;
+}

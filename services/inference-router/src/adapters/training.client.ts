@@ -1,16 +1,45 @@
-import type { TrainedModels } from '../application/ports';
+import { timestampDate } from '@bufbuild/protobuf/wkt';
+import type { Client } from '@connectrpc/connect';
+import { AppError } from '@whetstone/errors';
+import { TrainingService, type Job } from '@whetstone/proto/src/gen/whetstone/training/v1/training_pb';
+import type { JobStatus, TrainedModel, TrainedModels } from '../application/ports';
 
-export interface Logger {
-  warn(obj: object, msg: string): void;
-}
+const toModel = (j: Job): TrainedModel => ({
+  jobId: j.id,
+  teamId: '',
+  status: j.status as JobStatus,
+  baseModel: j.rootBaseModel || j.baseModel,
+  modelName: j.modelName,
+  bundle: j.artifactKey ? { bucket: j.artifactBucket, key: j.artifactKey } : null,
+  completedAt: j.finishedAt ? timestampDate(j.finishedAt) : null,
+});
 
 /**
- * Training jobs as the router sees them. Until the training-orchestrator
- * deployable exists there are no jobs, so every job id is unknown (404).
+ * Training jobs from the orchestrator over gRPC. A complete job's bundle never
+ * changes, so servable answers are cached briefly; anything else is asked again.
  */
-export function trainedModelsOverRpc(_addr: string, _logger: Logger): TrainedModels {
+export function trainedModelsOverRpc(client: Client<typeof TrainingService>, cacheMs = 5_000): TrainedModels {
+  const cache = new Map<string, { model: TrainedModel; until: number }>();
   return {
-    get: async () => null,
-    listServable: async () => [],
+    async get(teamId, jobId) {
+      const key = `${teamId}/${jobId}`;
+      const hit = cache.get(key);
+      if (hit && hit.until > Date.now()) return hit.model;
+      try {
+        const res = await client.getJob({ caller: { teamId, keyId: '', userId: '' }, jobId });
+        if (!res.job) return null;
+        const model = { ...toModel(res.job), teamId };
+        if (model.status === 'complete' || model.status === 'deployed') cache.set(key, { model, until: Date.now() + cacheMs });
+        return model;
+      } catch (err) {
+        if (err instanceof AppError && err.kind === 'NotFound') return null;
+        throw err;
+      }
+    },
+    async listServable(teamId) {
+      const res = await client.listTrainedModels({ caller: { teamId, keyId: '', userId: '' } });
+      return res.jobs.map((j) => ({ ...toModel(j), teamId }));
+    },
   };
 }
+

@@ -4,68 +4,11 @@
  * (1 credit = $0.01 = 1,000,000 micro-credits).
  */
 
-export interface Price {
-  perRequest: bigint;
-  per1kInputTokens: bigint;
-  per1kOutputTokens: bigint;
-}
+import { BUILTIN_MODELS, type Bounds, type CatalogEntry, type Price } from '@whetstone/ml';
 
-export interface Bounds {
-  default: number;
-  min: number;
-  max: number;
-}
-
-export interface CatalogEntry {
-  id: string;
-  name: string;
-  task: 'extraction' | 'decoder';
-  provider: 'builtin' | 'openai' | 'anthropic';
-  description: string;
-  supportsInference: boolean;
-  supportsOnDemandInference: boolean;
-  supportsTraining: boolean;
-  trainingTypes: ('lora' | 'full')[];
-  nrEpochs: Bounds;
-  learningRate: Bounds;
-  price: Price;
-  /** Upstream entries only: where requests go and which env var holds the key. */
-  upstream?: { baseUrl: string; model: string; apiKeyEnv?: string };
-}
+export { BUILTIN_MODELS, type Bounds, type CatalogEntry, type Price };
 
 const NO_TRAINING: Bounds = { default: 0, min: 0, max: 0 };
-
-export const BUILTIN_MODELS: CatalogEntry[] = [
-  {
-    id: 'whetstone-extract-base',
-    name: 'Whetstone Extract Base',
-    task: 'extraction',
-    provider: 'builtin',
-    description: 'Zero-shot extraction for label names given at request time (entities, classifications, relations, structures); fine-tunes with LoRA or fully.',
-    supportsInference: true,
-    supportsOnDemandInference: true,
-    supportsTraining: true,
-    trainingTypes: ['lora', 'full'],
-    nrEpochs: { default: 6, min: 1, max: 50 },
-    learningRate: { default: 0.05, min: 0.0001, max: 1 },
-    // 0.001 credits per call plus 0.0001 credits per 1,000 input tokens.
-    price: { perRequest: 1_000n, per1kInputTokens: 100n, per1kOutputTokens: 0n },
-  },
-  {
-    id: 'whetstone-decoder-base',
-    name: 'Whetstone Decoder Base',
-    task: 'decoder',
-    provider: 'builtin',
-    description: 'A small pretrained decoder for chat-formatted tasks; fine-tunes with LoRA only. Served once deployed from a trained job.',
-    supportsInference: false,
-    supportsOnDemandInference: false,
-    supportsTraining: true,
-    trainingTypes: ['lora'],
-    nrEpochs: { default: 3, min: 1, max: 20 },
-    learningRate: { default: 0.001, min: 0.00001, max: 0.1 },
-    price: { perRequest: 1_000n, per1kInputTokens: 200n, per1kOutputTokens: 400n },
-  },
-];
 
 /** Operator-configured upstream entries (CATALOG_UPSTREAMS, a JSON list). */
 export interface UpstreamSpec {

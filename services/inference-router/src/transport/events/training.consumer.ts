@@ -1,11 +1,25 @@
-import type { EventTransport } from '@whetstone/events';
+import { decodeEvent, type EventTransport } from '@whetstone/events';
+import { JobDeletedSchema } from '@whetstone/proto/src/gen/whetstone/training/v1/events_pb';
 import type { InferenceRouter } from '../../application/router';
+
+export const TRAINING_TOPIC = 'training.jobs.v1';
+export const TRAINING_CONSUMER = 'inference-router.training';
 
 export interface Logger {
   info(obj: object, msg: string): void;
 }
 
-/** training.jobs.v1 → release deployments of deleted jobs (wired once the orchestrator publishes). */
-export async function startTrainingConsumer(_transport: EventTransport, _router: InferenceRouter, _logger: Logger): Promise<{ stop(): Promise<void> }> {
-  return { stop: async () => undefined };
+/** training.jobs.v1 → a deleted job's deployments are released at once (idempotent). */
+export async function startTrainingConsumer(transport: EventTransport, router: InferenceRouter, logger: Logger & Parameters<EventTransport['subscribe']>[0]['logger']): Promise<{ stop(): Promise<void> }> {
+  return transport.subscribe({
+    group: TRAINING_CONSUMER,
+    topics: [TRAINING_TOPIC],
+    logger,
+    handler: async (event) => {
+      const deleted = decodeEvent(event, JobDeletedSchema);
+      if (!deleted) return;
+      const released = await router.releaseJob(deleted.jobId);
+      if (released) logger.info({ jobId: deleted.jobId, released }, 'released deployments of a deleted job');
+    },
+  });
 }

@@ -1,0 +1,111 @@
+import { timestampDate, type Timestamp } from '@bufbuild/protobuf/wkt';
+import type { Client } from '@connectrpc/connect';
+import { TrainingService, type Checkpoint, type Evaluation, type Job, type LogEntry } from '@whetstone/proto/src/gen/whetstone/training/v1/training_pb';
+import type { CheckpointView, EvaluationView, JobView, LogView, Principal, TrainingPort } from '../application/ports';
+
+const iso = (ts: Timestamp | undefined): string | null => (ts ? timestampDate(ts).toISOString() : null);
+const caller = (p: Principal) => ({ teamId: p.teamId, keyId: p.keyId, userId: p.userId });
+const num = (v: unknown): number | null => (typeof v === 'number' ? v : null);
+
+export function jobView(j: Job | undefined): JobView {
+  const status = j?.status ?? '';
+  return {
+    id: j?.id ?? '',
+    status,
+    base_model: j?.baseModel ?? '',
+    datasets: (j?.datasets ?? []).map((d) => ({ name: d.name, version_number: d.versionNumber, size: d.size })),
+    model_name: j?.modelName ?? '',
+    training_type: j?.trainingType ?? '',
+    nr_epochs: j?.nrEpochs ?? 0,
+    learning_rate: j?.learningRate ?? 0,
+    project_id: j?.projectId || null,
+    // The spec: metrics only when complete (and still once deployed).
+    ...((status === 'complete' || status === 'deployed') && j?.metrics ? { metrics: j.metrics as Record<string, unknown> } : {}),
+    progress: (j?.progress as Record<string, unknown> | undefined) ?? null,
+    failure_reason: j?.failureReason || null,
+    attempts: j?.attempts ?? 0,
+    created_at: iso(j?.createdAt),
+    started_at: iso(j?.startedAt),
+    finished_at: iso(j?.finishedAt),
+    cost_credits: Number(j?.costMicroCredits ?? 0n) / 1_000_000,
+  };
+}
+
+const logView = (l: LogEntry): LogView => ({ id: l.id, job_id: l.jobId, timestamp: iso(l.timestamp), level: l.level, message: l.message, source: l.source });
+
+const checkpointView = (jobId: string, c: Checkpoint): CheckpointView => ({
+  checkpoint_id: c.checkpointId,
+  checkpoint_uuid: c.uuid,
+  checkpoint_type: c.checkpointType,
+  time: iso(c.time),
+  tinker_path: `whetstone://${jobId}/${c.checkpointId}`,
+  size_bytes: Number(c.sizeBytes),
+  public: false,
+  user_metadata: null,
+  expires_at: null,
+  step: Number(c.step),
+});
+
+const evaluationView = (e: Evaluation | undefined): EvaluationView => {
+  const m = (e?.metrics ?? {}) as Record<string, unknown>;
+  return {
+    id: e?.id ?? '',
+    training_job_id: e?.jobId ?? '',
+    dataset_name: e?.datasetName ?? '',
+    status: e?.status ?? '',
+    f1: num(m.f1),
+    precision: num(m.precision),
+    recall: num(m.recall),
+    per_label: (m.per_label as Record<string, unknown> | undefined) ?? null,
+    examples: num(m.examples),
+    error: e?.error || null,
+    created_at: iso(e?.createdAt),
+  };
+};
+
+/** The training-orchestrator over gRPC, in the gateway's plain shapes. */
+export function trainingOverRpc(client: Client<typeof TrainingService>, ready: () => Promise<boolean>): TrainingPort {
+  return {
+    ready,
+    async create(p, input) {
+      return jobView((await client.createJob({ caller: caller(p), ...input })).job);
+    },
+    async list(p, filter) {
+      const res = await client.listJobs({ caller: caller(p), ...filter });
+      return { jobs: res.jobs.map(jobView), total: res.total };
+    },
+    async get(p, id) {
+      return jobView((await client.getJob({ caller: caller(p), jobId: id })).job);
+    },
+    async stop(p, id) {
+      return jobView((await client.stopJob({ caller: caller(p), jobId: id })).job);
+    },
+    async remove(p, id) {
+      await client.deleteJob({ caller: caller(p), jobId: id });
+    },
+    async logs(p, id) {
+      return (await client.listLogs({ caller: caller(p), jobId: id })).logs.map(logView);
+    },
+    async *streamLogs(p, id, signal) {
+      for await (const chunk of client.streamLogs({ caller: caller(p), jobId: id }, { signal, timeoutMs: 6 * 3600 * 1000 })) {
+        yield { logs: chunk.logs.map(logView), status: chunk.status };
+      }
+    },
+    async checkpoints(p, id) {
+      return (await client.listCheckpoints({ caller: caller(p), jobId: id })).checkpoints.map((c) => checkpointView(id, c));
+    },
+    async download(p, id, checkpointId) {
+      const d = await client.getDownload({ caller: caller(p), jobId: id, checkpointId });
+      return { download_url: d.downloadUrl, expires_in_seconds: d.expiresInSeconds, file_name: d.fileName, size_bytes: Number(d.sizeBytes) };
+    },
+    async trainedModels(p) {
+      return (await client.listTrainedModels({ caller: caller(p) })).jobs.map(jobView);
+    },
+    async createEvaluation(p, jobId, datasetName) {
+      return evaluationView((await client.createEvaluation({ caller: caller(p), jobId, datasetName })).evaluation);
+    },
+    async getEvaluation(p, id) {
+      return evaluationView((await client.getEvaluation({ caller: caller(p), evaluationId: id })).evaluation);
+    },
+  };
+}

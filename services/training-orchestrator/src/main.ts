@@ -1,0 +1,85 @@
+/** Composition root: config → adapters → use cases → gRPC servers, lease sweeper and event consumers; drains on SIGTERM. */
+import { blobStoreFromEnv } from '@whetstone/blobs';
+import { createEventTransport, pgPoolFromUrl, startOutboxRelay } from '@whetstone/events';
+import { DatasetService } from '@whetstone/proto/src/gen/whetstone/dataset/v1/dataset_pb';
+import { KeyBillingService } from '@whetstone/proto/src/gen/whetstone/keybilling/v1/key_billing_pb';
+import { TrainerService, TrainingService } from '@whetstone/proto/src/gen/whetstone/training/v1/training_pb';
+import { createRpcClient, createRpcServer } from '@whetstone/rpc';
+import { createLogger, createServiceMetrics, initTelemetry, startMetricsServer } from '@whetstone/telemetry';
+import { billingOverRpc, datasetsOverRpc } from './adapters/collaborators';
+import { createPrismaClient } from './adapters/prisma-client';
+import { prismaJobStore } from './adapters/prisma-store';
+import { Training } from './application/training';
+import { loadOrchestratorConfig } from './config';
+import { DEPLOYMENTS_CONSUMER, DEPLOYMENTS_TOPIC, deploymentsConsumer } from './transport/events/deployments.consumer';
+import { trainerHandler, trainingHandler } from './transport/rpc/handlers';
+
+async function main(): Promise<void> {
+  const telemetry = initTelemetry({ service: 'training-orchestrator' });
+  const config = loadOrchestratorConfig();
+  const logger = createLogger({ service: 'training-orchestrator', level: config.LOG_LEVEL });
+  const prisma = createPrismaClient(config.DATABASE_URL);
+  const leaseMs = config.TRAINER_LEASE_SECONDS * 1000;
+  const training = new Training({
+    store: prismaJobStore(prisma),
+    datasets: datasetsOverRpc(createRpcClient(DatasetService, { addr: config.DATASET_ADDR, caller: 'training-orchestrator', logger })),
+    blobs: blobStoreFromEnv(config),
+    billing: billingOverRpc(createRpcClient(KeyBillingService, { addr: config.KEY_BILLING_ADDR, caller: 'training-orchestrator', logger }), prisma),
+    logger,
+    leaseMs,
+  });
+
+  const own = pgPoolFromUrl(config.DATABASE_URL, 3);
+  const eventsDb = pgPoolFromUrl(config.eventsDatabaseUrl, 3);
+  const transport =
+    config.EVENTS_TRANSPORT === 'kafka'
+      ? createEventTransport({ kind: 'kafka', brokers: (config.KAFKA_BROKERS ?? '').split(',').filter(Boolean), clientId: 'training-orchestrator' })
+      : createEventTransport({ kind: 'postgres', pool: eventsDb.pool, ...(eventsDb.schema ? { schema: eventsDb.schema } : {}) });
+  const relay = startOutboxRelay({ pool: own.pool, schema: own.schema ?? 'training', transport, logger });
+  const deployments = await transport.subscribe({ group: DEPLOYMENTS_CONSUMER, topics: [DEPLOYMENTS_TOPIC], logger, handler: deploymentsConsumer(training) });
+
+  // Never stuck in running: expired leases go back to the queue (resuming from the last checkpoint) or fail.
+  const sweep = setInterval(() => void training.sweep().catch((err: unknown) => logger.warn({ err }, 'lease sweep failed')), Math.min(5_000, leaseMs / 2));
+  sweep.unref();
+
+  const metrics = createServiceMetrics('training-orchestrator');
+  const server = await createRpcServer({
+    name: 'training-orchestrator',
+    port: config.PORT,
+    logger,
+    metrics: metrics.registry,
+    onCall: metrics.onCall,
+    register: (r) => {
+      r.service(TrainingService, trainingHandler(training));
+      r.service(TrainerService, trainerHandler(training, leaseMs));
+    },
+  });
+  const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
+  logger.info({ port: server.port, metricsPort: metricsServer.port, leaseSeconds: config.TRAINER_LEASE_SECONDS }, 'training-orchestrator listening');
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'draining');
+    clearInterval(sweep);
+    await server.close();
+    await deployments.stop();
+    await relay.flush().catch(() => 0);
+    await relay.stop();
+    await transport.close();
+    await metricsServer.close();
+    await Promise.all([own.pool.end(), eventsDb.pool.end()]);
+    await prisma.$disconnect();
+    await telemetry.shutdown().catch(() => undefined);
+    logger.info('stopped');
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`training-orchestrator failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});
