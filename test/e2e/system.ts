@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,6 +12,8 @@ export interface RunningSystem {
   baseUrl: string;
   /** Everything the processes printed so far. */
   logs(): string;
+  /** Process ids of one deployable's processes (e.g. to kill a trainer mid-job). */
+  pids(service: string): number[];
   stop(): Promise<void>;
 }
 
@@ -75,7 +77,12 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
     }
     await new Promise((r) => setTimeout(r, 200));
   }
-  return { baseUrl, logs: () => output, stop };
+  const pids = (service: string) =>
+    execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(child.pid)], { encoding: 'utf8' })
+      .split('\n')
+      .filter((line) => line.includes(path.join('services', service, 'src', 'main.ts')))
+      .map((line) => Number(line.trim().split(/\s+/)[0]));
+  return { baseUrl, logs: () => output, stop, pids };
 }
 
 /** A new user with a dashboard session and one API key, created through the public routes. */
