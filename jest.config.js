@@ -14,6 +14,8 @@ module.exports = {
       displayName: root,
       rootDir: path.join(__dirname, root),
       testEnvironment: 'node',
+      // Real training, real processes and real databases on a shared 2-core machine: generous, never a speed test.
+      testTimeout: 60_000,
       transform: { '^.+\\.(t|j)sx?$': swc },
       transformIgnorePatterns: ['/node_modules/(?!\\.pnpm)'],
       testMatch: ['<rootDir>/**/*.test.ts'],
