@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { fnv1a } from '../text';
 
 /**
  * Datasets: the canonical JSONL examples, converters from CSV and CoNLL/BIO,
@@ -180,6 +180,11 @@ export class JsonlValidator {
 
   /** Checks one line; returns the example when it is valid. */
   push(raw: string, line: number): Example | null {
+    return this.pushSerialized(raw, line)?.example ?? null;
+  }
+
+  /** As push, with the example's canonical JSON (computed once: for duplicates, the split and the output). */
+  pushSerialized(raw: string, line: number): { example: Example; json: string } | null {
     const trimmed = raw.trim();
     if (!trimmed) return null;
     this.rows++;
@@ -194,12 +199,14 @@ export class JsonlValidator {
     const example = validateExample(row, this.kind, line, errors);
     errors.forEach((e) => this.error(e));
     if (!example) return null;
-    const fingerprint = createHash('sha1').update(JSON.stringify(example)).digest('base64').slice(0, 11);
+    const json = JSON.stringify(example);
+    // Two independent 32-bit hashes: a false duplicate needs both to collide.
+    const fingerprint = `${fnv1a(json)}:${fnv1a(`#${json}`)}`;
     if (this.seen.has(fingerprint)) this.duplicates.push(line);
     this.seen.add(fingerprint);
     this.valid++;
     labelsOf(example, this.labels);
-    return example;
+    return { example, json };
   }
 
   /** Whole-file checks: no examples at all, or too few to train on. */
@@ -228,8 +235,12 @@ export function validateJsonl(content: string, kind: DatasetKind, options: { min
 
 /** The deterministic held-out decision for one example (the same rule as splitHeldOut). */
 export function isHeldOut(example: unknown, options: { heldOutFraction?: number; seed?: string } = {}): boolean {
-  const h = createHash('sha256').update(`${options.seed ?? 'whetstone'}\u0000${JSON.stringify(example)}`).digest();
-  return h.readUInt32BE(0) / 0x1_0000_0000 < (options.heldOutFraction ?? 0.1);
+  return isHeldOutJson(JSON.stringify(example), options);
+}
+
+/** isHeldOut for an example already serialised with JSON.stringify. */
+export function isHeldOutJson(json: string, options: { heldOutFraction?: number; seed?: string } = {}): boolean {
+  return fnv1a(`${options.seed ?? 'whetstone'}\u0000${json}`) / 0x1_0000_0000 < (options.heldOutFraction ?? 0.1);
 }
 
 /** Parse CSV (RFC 4180 quoting) with a header naming `text` and `label` columns into classification JSONL rows. */

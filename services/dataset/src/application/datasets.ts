@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { createInterface } from 'node:readline';
+import { StringDecoder } from 'node:string_decoder';
 import { PassThrough, type Readable } from 'node:stream';
 import type { BlobStore } from '@whetstone/blobs';
 import { Reasons, errors } from '@whetstone/errors';
-import { JsonlValidator, conllToJsonl, csvToJsonl, decodeUtf8, generateExamples, isHeldOut, type RowError } from '@whetstone/ml';
+import { JsonlValidator, conllToJsonl, csvToJsonl, decodeUtf8, generateExamples, isHeldOutJson, type RowError } from '@whetstone/ml';
 import {
   DATASETS_BUCKET,
   MAX_REPORTED_ISSUES,
@@ -155,7 +155,7 @@ export class Datasets {
     const renew = setInterval(() => void store.renew(versionId, this.instance, LEASE_MS).catch(() => undefined), LEASE_MS / 3);
     const started = Date.now();
     try {
-      let lines: AsyncIterable<string>;
+      let lines: AsyncIterable<string[]>;
       if (version.format === 'jsonl') {
         lines = readLines(await blobs.get(DATASETS_BUCKET, version.uploadKey));
       } else {
@@ -166,7 +166,7 @@ export class Datasets {
         const converted = version.format === 'csv' ? csvToJsonl(decoded.text) : conllToJsonl(decoded.text);
         if (converted.errors.length) return await this.fail(version, converted.errors, `the ${version.format.toUpperCase()} file has errors`);
         lines = (async function* () {
-          yield* converted.jsonl.split('\n');
+          yield converted.jsonl.split('\n');
         })();
       }
       await store.transition(versionId, ['converting'], 'validating');
@@ -180,13 +180,26 @@ export class Datasets {
       let heldoutRows = 0;
       let line = 0;
       let badUtf8: RowError | null = null;
-      for await (const raw of lines) {
-        line++;
-        if (raw.includes('\uFFFD') && !badUtf8) badUtf8 = { line, field: '(row)', reason: 'the file is not valid UTF-8 here' };
-        const example = validator.push(raw, line);
-        if (!example) continue;
-        const out = isHeldOut(example) ? (heldoutRows++, heldout) : (trainRows++, train);
-        if (!out.write(`${JSON.stringify(example)}\n`)) await new Promise((r) => out.once('drain', r));
+      for await (const batch of lines) {
+        let toTrain = '';
+        let toHeldout = '';
+        for (const text of batch) {
+          line++;
+          const raw = text.endsWith('\r') ? text.slice(0, -1) : text;
+          if (!badUtf8 && raw.includes('\uFFFD')) badUtf8 = { line, field: '(row)', reason: 'the file is not valid UTF-8 here' };
+          const valid = validator.pushSerialized(raw, line);
+          if (!valid) continue;
+          if (isHeldOutJson(valid.json)) {
+            heldoutRows++;
+            toHeldout += `${valid.json}\n`;
+          } else {
+            trainRows++;
+            toTrain += `${valid.json}\n`;
+          }
+        }
+        for (const [out, text] of [[train, toTrain], [heldout, toHeldout]] as const) {
+          if (text && !out.write(text)) await new Promise((r) => out.once('drain', r));
+        }
       }
       train.end();
       heldout.end();
@@ -303,9 +316,17 @@ function notFound(name: string) {
   return errors.notFound('DATASET_NOT_FOUND', `Dataset '${name}' was not found.`);
 }
 
-async function* readLines(stream: Readable): AsyncIterable<string> {
-  const rl = createInterface({ input: stream, crlfDelay: Infinity });
-  for await (const line of rl) yield line;
+/** Lines of a UTF-8 stream, a chunk's worth at a time (invalid bytes become U+FFFD, reported by the caller). */
+async function* readLines(stream: Readable): AsyncIterable<string[]> {
+  const decoder = new StringDecoder('utf8');
+  let rest = '';
+  for await (const chunk of stream) {
+    const lines = (rest + decoder.write(chunk as Buffer)).split('\n');
+    rest = lines.pop()!;
+    yield lines;
+  }
+  rest += decoder.end();
+  if (rest) yield [rest];
 }
 
 async function readAll(stream: Readable, max: number): Promise<Uint8Array | null> {
