@@ -19,6 +19,8 @@ const schema = z.object({
   /** Models restricted per account (451): comma-separated `team_id:model_id` or `*:model_id`. */
   RESTRICTED_MODELS: z.string().default(''),
   /** How long a deployment may take to warm before it is failed. */
+  /** How long a team's "spendable" answer is reused (0 asks key-billing on every call). */
+  SPENDABLE_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
   DEPLOY_WARM_TIMEOUT_SECONDS: z.coerce.number().int().positive().default(60),
 });
 

@@ -7,6 +7,7 @@ import { InferenceRouterService } from '@whetstone/proto/src/gen/whetstone/infer
 import { TrainingService } from '@whetstone/proto/src/gen/whetstone/training/v1/training_pb';
 import { createRpcClient, createRpcServer } from '@whetstone/rpc';
 import { createLogger, createServiceMetrics, initTelemetry, startMetricsServer } from '@whetstone/telemetry';
+import { cachedBilling } from './adapters/cached-billing';
 import { GrpcModelFleet } from './adapters/model-fleet';
 import { OutboxMetering } from './adapters/outbox-metering';
 import { createPrismaClient } from './adapters/prisma-client';
@@ -36,7 +37,7 @@ async function main(): Promise<void> {
     catalog: new Catalog([...BUILTIN_MODELS, ...upstreams.map(upstreamEntry)]),
     restrictions: new Restrictions(config.RESTRICTED_MODELS),
     trained: trainedModelsOverRpc(createRpcClient(TrainingService, { addr: config.TRAINING_ORCHESTRATOR_ADDR, caller: 'inference-router', logger })),
-    billing: { checkSpendable: async (teamId, cost, directModel) => void (await keyBilling.checkSpendable({ teamId, estimatedCostMicroCredits: cost, directModel })) },
+    billing: cachedBilling({ checkSpendable: async (teamId, cost, directModel) => void (await keyBilling.checkSpendable({ teamId, estimatedCostMicroCredits: cost, directModel })) }, config.SPENDABLE_CACHE_MS),
     fleet,
     metering,
     store: prismaProjectStore(prisma),

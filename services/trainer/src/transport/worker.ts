@@ -45,7 +45,8 @@ export class Worker {
       try {
         job = (await this.deps.orchestrator.leaseJob({ trainerId: this.deps.trainerId, waitMs: 5_000 }, { timeoutMs: 15_000 })).job;
       } catch (err) {
-        this.deps.logger.warn({ err }, 'could not reach the orchestrator; retrying');
+        // Expected while the orchestrator starts or restarts: one line, no stack.
+        this.deps.logger.warn({ reason: err instanceof Error ? err.message : String(err) }, 'could not reach the orchestrator; retrying');
         await new Promise((r) => setTimeout(r, 1_000));
         continue;
       }

@@ -126,7 +126,7 @@ export function trainerHandler(training: Training, leaseMs = LEASE_MS): ServiceI
           };
         }
         if (Date.now() >= deadline || ctx.signal.aborted) return {};
-        await new Promise((r) => setTimeout(r, 100));
+        await new Promise((r) => setTimeout(r, 250));
       }
     },
     async heartbeat(req) {
