@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { eventually } from '@whetstone/testing';
 import { signUpWithKey, startSystem, type RunningSystem } from './system';
@@ -40,8 +42,21 @@ describe('training and serving trained models, end to end through pnpm start', (
   const text = 'Zorblax Quint joined the Ravenholt Society in Brindlemoor last May.';
   const schema = { entities: ['person', 'organization', 'location', 'misc'] };
 
+  // A local Hugging Face-compatible hub: records what it receives.
+  const pushed: { path: string; auth: string | undefined; body: string }[] = [];
+  const hub = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      pushed.push({ path: req.url ?? '', auth: req.headers.authorization, body });
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ commitOid: 'c0ffee' }));
+    });
+  });
+
   beforeAll(async () => {
-    system = await startSystem({ env: { TRAINER_LEASE_SECONDS: '3' } });
+    await new Promise<void>((r) => hub.listen(0, '127.0.0.1', () => r()));
+    const hubUrl = `http://127.0.0.1:${(hub.address() as AddressInfo).port}`;
+    system = await startSystem({ env: { TRAINER_LEASE_SECONDS: '3', HUB_BASE_URL: hubUrl, HUB_ALLOW_PRIVATE_NETWORKS: 'true' } });
     base = system.baseUrl;
     ({ key } = await signUpWithKey(base, 'training'));
     const url = (await (await post('/core/datasets/upload/url', { dataset_name: 'wikigold', dataset_type: 'extraction', format: 'jsonl', filename: 'train.jsonl' })).json()) as { upload_url: string };
@@ -52,6 +67,7 @@ describe('training and serving trained models, end to end through pnpm start', (
 
   afterAll(async () => {
     await system?.stop();
+    await new Promise<void>((r) => hub.close(() => r()));
   }, 30_000);
 
   let first: string;
@@ -106,6 +122,17 @@ describe('training and serving trained models, end to end through pnpm start', (
     const [kind, name] = res.checkpoints.find((c) => c.checkpoint_type === 'training')!.checkpoint_id.split('/');
     const one = (await (await get(`/v1/training/jobs/${first}/checkpoints/${kind}/${name}/download`)).json()) as { download_url: string };
     expect((await fetch(one.download_url)).status).toBe(200);
+  });
+
+  it('pushes the model to the hub with the token as a bearer header, and never logs the token', async () => {
+    const token = 'hf_e2e_secret_token_0123456789';
+    const res = await post(`/v1/training-jobs/${first}/push-to-hub`, { repo_id: 'acme/wikigold-ner', hub_token: token });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ success: true, repo_id: 'acme/wikigold-ner', commit: 'c0ffee', files: ['model.whetstone-bundle', 'whetstone_manifest.json', 'README.md'] });
+    expect(pushed.map((p) => p.path)).toEqual(['/api/repos/create', '/api/models/acme/wikigold-ner/commit/main']);
+    expect(pushed.every((p) => p.auth === `Bearer ${token}`)).toBe(true);
+    expect(system.logs()).not.toContain(token);
+    expect((await post(`/v1/training-jobs/${first}/push-to-hub`, { repo_id: 'not a repo', hub_token: token })).status).toBe(422);
   });
 
   it('evaluates the job on the held-out split', async () => {

@@ -7,6 +7,7 @@ import { TrainerService, TrainingService } from '@whetstone/proto/src/gen/whetst
 import { createRpcClient, createRpcServer } from '@whetstone/rpc';
 import { createLogger, createServiceMetrics, initTelemetry, startMetricsServer } from '@whetstone/telemetry';
 import { billingOverRpc, datasetsOverRpc } from './adapters/collaborators';
+import { hfHub } from './adapters/hf-hub';
 import { createPrismaClient } from './adapters/prisma-client';
 import { prismaJobStore } from './adapters/prisma-store';
 import { Training } from './application/training';
@@ -27,6 +28,7 @@ async function main(): Promise<void> {
     billing: billingOverRpc(createRpcClient(KeyBillingService, { addr: config.KEY_BILLING_ADDR, caller: 'training-orchestrator', logger }), prisma),
     logger,
     leaseMs,
+    ...(config.HUB_BASE_URL ? { hub: hfHub({ baseUrl: config.HUB_BASE_URL, allowPrivateNetworks: config.HUB_ALLOW_PRIVATE_NETWORKS }) } : {}),
   });
 
   const own = pgPoolFromUrl(config.DATABASE_URL, 3);

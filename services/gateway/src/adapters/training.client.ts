@@ -104,6 +104,10 @@ export function trainingOverRpc(client: Client<typeof TrainingService>, ready: (
     async createEvaluation(p, jobId, datasetName) {
       return evaluationView((await client.createEvaluation({ caller: caller(p), jobId, datasetName })).evaluation);
     },
+    async pushToHub(p, jobId, input) {
+      const res = await client.pushToHub({ caller: caller(p), jobId, repoId: input.repoId, hubToken: input.hubToken, private: input.private }, { timeoutMs: 120_000 });
+      return { repo_id: res.repoId, url: res.url, commit: res.commit || null, files: res.files };
+    },
     async getEvaluation(p, id) {
       return evaluationView((await client.getEvaluation({ caller: caller(p), evaluationId: id })).evaluation);
     },

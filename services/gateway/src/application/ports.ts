@@ -238,4 +238,5 @@ export interface TrainingPort {
   trainedModels(principal: Principal): Promise<JobView[]>;
   createEvaluation(principal: Principal, jobId: string, datasetName: string): Promise<EvaluationView>;
   getEvaluation(principal: Principal, id: string): Promise<EvaluationView>;
+  pushToHub(principal: Principal, jobId: string, input: { repoId: string; hubToken: string; private: boolean }): Promise<{ repo_id: string; url: string; commit: string | null; files: string[] }>;
 }

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { BlobStore } from '@whetstone/blobs';
 import { AppError, Reasons, errors, type FieldError } from '@whetstone/errors';
-import { evaluateBundle } from '@whetstone/ml';
+import { evaluateBundle, readManifest } from '@whetstone/ml';
+import { REPO_ID } from '../domain/hub';
 import { ARTIFACTS_BUCKET, LEASE_MS, MAX_ATTEMPTS, TERMINAL, artifactPrefix, defaultModelName, trainableBase, trainingCost, type JobStatus } from '../domain/job';
 
 export interface Caller {
@@ -116,6 +117,11 @@ export interface Billing {
   recordTrainingUsage(job: JobRow, costMicroCredits: bigint, exampleEpochs: number): Promise<void>;
 }
 
+/** A Hugging Face-compatible model hub. */
+export interface ModelHub {
+  push(input: { repoId: string; token: string; private: boolean; files: { path: string; bytes: Uint8Array }[]; message: string }): Promise<{ url: string; commit: string }>;
+}
+
 export interface Logger {
   info(obj: object, msg: string): void;
   warn(obj: object, msg: string): void;
@@ -128,6 +134,8 @@ export interface TrainingDeps {
   billing: Billing;
   logger: Logger;
   leaseMs?: number;
+  /** Absent when the operator configured no hub. */
+  hub?: ModelHub;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -315,6 +323,40 @@ export class Training {
     } catch (err) {
       await this.deps.store.updateEvaluation(row.id, { status: 'failed', error: err instanceof Error ? err.message : String(err) });
     }
+  }
+
+  /** Uploads a complete job's bundle, manifest and model card; the token is used for this call only. */
+  async pushToHub(caller: Caller, jobId: string, input: { repoId: string; token: string; private: boolean }): Promise<{ repoId: string; url: string; commit: string; files: string[] }> {
+    const job = await this.get(caller, jobId);
+    const problems: FieldError[] = [];
+    if (!REPO_ID.test(input.repoId)) problems.push({ field: 'repo_id', message: 'must be "owner/name" (letters, digits, ".", "_" or "-")' });
+    if (!input.token || input.token.length < 8 || /\s/.test(input.token)) problems.push({ field: 'hub_token', message: 'is required: a hub access token with write access' });
+    if (problems.length) throw invalid('Invalid push to hub', problems);
+    if ((job.status !== 'complete' && job.status !== 'deployed') || !job.artifactKey) throw errors.precondition('JOB_NOT_COMPLETE', `Job '${jobId}' is ${job.status}; push it once it is complete.`);
+    if (!this.deps.hub) throw errors.precondition('HUB_NOT_CONFIGURED', 'No model hub is configured on this installation (HUB_BASE_URL).');
+    const bundle = await readBlob(this.deps.blobs, ARTIFACTS_BUCKET, job.artifactKey);
+    const manifest = readManifest(bundle);
+    const card = [
+      '---',
+      'library_name: whetstone',
+      `base_model: ${job.rootBaseModel}`,
+      'tags: [whetstone, extraction]',
+      '---',
+      `# ${job.modelName}`,
+      '',
+      `Trained with Whetstone (${job.trainingType}, ${job.nrEpochs} epochs, learning rate ${job.learningRate}) from \`${job.rootBaseModel}\` on ${job.datasets.map((d) => `${d.name} v${d.version_number}`).join(', ')}.`,
+      '',
+      `Held-out metrics: ${JSON.stringify({ f1: job.metrics?.f1, precision: job.metrics?.precision, recall: job.metrics?.recall })}`,
+      '',
+    ].join('\n');
+    const files = [
+      { path: 'model.whetstone-bundle', bytes: bundle },
+      { path: 'whetstone_manifest.json', bytes: new Uint8Array(Buffer.from(JSON.stringify(manifest, null, 2))) },
+      { path: 'README.md', bytes: new Uint8Array(Buffer.from(card)) },
+    ];
+    const out = await this.deps.hub.push({ repoId: input.repoId, token: input.token, private: input.private, files, message: `Upload ${job.modelName} from Whetstone` });
+    await this.deps.store.appendLogs(job.id, 'orchestrator', [{ level: 'info', message: `pushed to the hub as ${input.repoId}` }]);
+    return { repoId: input.repoId, url: out.url, commit: out.commit, files: files.map((f) => f.path) };
   }
 
   // ---- trainer side ----

@@ -94,6 +94,9 @@ export function trainingHandler(training: Training): ServiceImpl<typeof Training
     async getEvaluation(req) {
       return { evaluation: evaluationToPb(await training.getEvaluation(callerOf(req.caller), req.evaluationId)) };
     },
+    async pushToHub(req) {
+      return training.pushToHub(callerOf(req.caller), req.jobId, { repoId: req.repoId, token: req.hubToken, private: req.private });
+    },
   };
 }
 

@@ -26,6 +26,10 @@ const EvaluationBody = z
   .object({ training_job_id: z.string().trim().min(1, 'is required').max(100), dataset_name: z.string().trim().min(1, 'is required').max(100) })
   .openapi('CreateEvaluationRequest');
 
+const PushBody = z
+  .object({ repo_id: z.string().trim().min(3, 'is required').max(200), hub_token: z.string().min(8, 'is required').max(500), private: z.boolean().default(false) })
+  .openapi('PushToHubRequest');
+
 const id = (value: unknown, _name: string): string => {
   if (typeof value !== 'string' || !/^[0-9a-f-]{36}$/i.test(value)) throw new AppError('NotFound', 'JOB_NOT_FOUND', `Training job '${String(value)}' was not found.`);
   return value;
@@ -142,6 +146,14 @@ export function registerTrainingRoutes(api: Api, training: TrainingPort): void {
       return { success: true, message: 'Training job deleted with its logs, checkpoints and artifacts.' };
     });
   }
+
+  api.route(
+    { method: 'post', path: '/v1/training-jobs/:job_id/push-to-hub', summary: 'Upload a complete job’s model to the operator’s Hugging Face-compatible hub (the token is used once, never stored)', tag: 'Training', auth: 'key-or-session', body: PushBody },
+    async ({ req, res, body }) => {
+      const out = await training.pushToHub(me(res), id(req.params.job_id, 'job_id'), { repoId: body.repo_id, hubToken: body.hub_token, private: body.private });
+      return { success: true, ...out, message: `Pushed to ${out.url}` };
+    },
+  );
 
   api.route(
     { method: 'post', path: '/core/evaluations', summary: 'Score a complete job on a dataset’s held-out split; poll GET /core/evaluations/:id', tag: 'Training', auth: 'key-or-session', body: EvaluationBody, response: { status: 202, description: 'Evaluation started' } },
