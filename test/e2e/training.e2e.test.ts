@@ -119,10 +119,19 @@ describe('training and serving trained models, end to end through pnpm start', (
     expect((await bytes.arrayBuffer()).byteLength).toBeGreaterThan(1000);
     expect(system.logs()).not.toContain(new URL(download.download_url).searchParams.get('sig')!);
 
-    const [kind, name] = res.checkpoints.find((c) => c.checkpoint_type === 'training')!.checkpoint_id.split('/');
+    const training = res.checkpoints.find((c) => c.checkpoint_type === 'training')! as { checkpoint_id: string; checkpoint_uuid?: string };
+    const [kind, name] = training.checkpoint_id.split('/');
     const one = (await (await get(`/v1/training/jobs/${first}/checkpoints/${kind}/${name}/download`)).json()) as { download_url: string };
     expect((await fetch(one.download_url)).status).toBe(200);
-  });
+
+    // A checkpoint UUID as base_model: training continues from that state.
+    const continued = await createJob({ base_model: training.checkpoint_uuid, nr_epochs: 1 });
+    const done = await until(continued, ['complete', 'failed']);
+    expect(done.status).toBe('complete');
+    const logs = (await (await get(`/v1/training-jobs/${continued}/logs`)).json()) as { logs: { message: string }[] };
+    expect(logs.logs.some((l) => /continuing from/.test(l.message))).toBe(true);
+    expect(logs.logs.some((l) => /resuming from/.test(l.message))).toBe(true);
+  }, 60_000);
 
   it('pushes the model to the hub with the token as a bearer header, and never logs the token', async () => {
     const token = 'hf_e2e_secret_token_0123456789';
@@ -171,6 +180,8 @@ describe('training and serving trained models, end to end through pnpm start', (
     const call = () => post(`/projects/${project.id}/inference`, { text: 'Ada Lovelace met Charles Babbage in London.' });
     expect((await call()).status).toBe(200);
     await until(first, ['deployed'], 10_000);
+    const byJob = (await (await get(`/v1/training-jobs/${first}/deployments`)).json()) as { count: number; deployments: { project_id: string; status: string }[] };
+    expect(byJob.deployments).toEqual([expect.objectContaining({ project_id: project.id, status: 'active' })]);
 
     const second = await createJob({ training_type: 'lora', nr_epochs: 2 });
     await until(second, ['complete']);

@@ -86,6 +86,9 @@ export function inferenceOverRpc(client: Client<typeof InferenceRouterService>, 
     async createDeployment(principal, projectId, trainingJobId) {
       return deploymentView((await client.createDeployment({ caller: caller(principal), projectId, trainingJobId })).deployment);
     },
+    async listJobDeployments(principal, trainingJobId) {
+      return (await client.listJobDeployments({ caller: caller(principal), trainingJobId })).deployments.map(deploymentView);
+    },
     async listDeployments(principal, projectId) {
       return (await client.listDeployments({ caller: caller(principal), projectId })).deployments.map(deploymentView);
     },

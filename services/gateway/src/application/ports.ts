@@ -128,6 +128,7 @@ export interface Inference {
   deleteProject(principal: Principal, projectId: string): Promise<void>;
   createDeployment(principal: Principal, projectId: string, trainingJobId: string): Promise<DeploymentView>;
   listDeployments(principal: Principal, projectId: string): Promise<DeploymentView[]>;
+  listJobDeployments(principal: Principal, trainingJobId: string): Promise<DeploymentView[]>;
 }
 
 export interface DatasetVersionView {

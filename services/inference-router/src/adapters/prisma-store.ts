@@ -61,6 +61,9 @@ export function prismaProjectStore(prisma: PrismaClient): ProjectStore {
     async listDeployments(projectId) {
       return (await prisma.deployment.findMany({ where: { projectId }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] })).map(toRow);
     },
+    async listJobDeployments(teamId, trainingJobId) {
+      return (await prisma.deployment.findMany({ where: { teamId, trainingJobId }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] })).map(toRow);
+    },
     async activeDeployment(projectId) {
       const d = await prisma.deployment.findFirst({ where: { projectId, status: 'active' }, orderBy: { activatedAt: 'desc' } });
       return d ? toRow(d) : null;

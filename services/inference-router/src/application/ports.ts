@@ -107,6 +107,7 @@ export interface ProjectStore {
   deleteProject(teamId: string, projectId: string): Promise<boolean>;
   createDeployment(row: DeploymentRow): Promise<DeploymentRow>;
   listDeployments(projectId: string): Promise<DeploymentRow[]>;
+  listJobDeployments(teamId: string, trainingJobId: string): Promise<DeploymentRow[]>;
   activeDeployment(projectId: string): Promise<DeploymentRow | null>;
   pendingDeployments(): Promise<DeploymentRow[]>;
   /** deploying → active; the previously active one becomes replaced; emits DeploymentActivated. False if no longer deploying. */

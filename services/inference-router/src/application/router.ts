@@ -194,6 +194,13 @@ export class InferenceRouter {
     return this.deps.store.listDeployments(project.id);
   }
 
+  /** Every deployment of a job the team can see (404 for an unknown or foreign job). */
+  async listJobDeployments(caller: Caller, trainingJobId: string): Promise<DeploymentRow[]> {
+    const job = UUID.test(trainingJobId) ? await this.deps.trained.get(caller.teamId, trainingJobId) : null;
+    if (!job) throw errors.notFound('JOB_NOT_FOUND', `Training job '${trainingJobId}' was not found.`);
+    return this.deps.store.listJobDeployments(caller.teamId, trainingJobId);
+  }
+
   /** Finishes deployments left `deploying` by a restart. */
   async resumePendingDeployments(): Promise<number> {
     const pending = await this.deps.store.pendingDeployments();

@@ -52,6 +52,8 @@ describe('inference-router with a model-server over gRPC', () => {
   let dir: string;
   let store: FsBlobStore;
   let modelServer: RpcServer;
+  let modelServer2: RpcServer;
+  let servings: ModelServing[] = [];
   let routerServer: RpcServer;
   let client: Client<typeof InferenceRouterService>;
   let router: InferenceRouter;
@@ -87,15 +89,23 @@ describe('inference-router with a model-server over gRPC', () => {
     store = new FsBlobStore({ root: dir, publicBaseUrl: 'http://localhost:1', signingSecret: 'router-test-secret-0123' });
     const real = blobBundles(store);
     const gated: BundleSource = { read: async (b, k) => (await gate, real.read(b, k)) };
-    const serving = new ModelServing({
-      bundles: gated,
-      loader: { builtin: (id) => (id === 'whetstone-extract-base' ? extractBaseModel : undefined), fromBundle: wordListModel },
-      logger,
-      budgetBytes: 64 * 1024 * 1024,
-    });
-    modelServer = await createRpcServer({ name: 'model-server', port: 0, host: '127.0.0.1', logger, register: (r) => r.service(ModelServerService, modelServerHandler(serving)) });
-    const addr = `127.0.0.1:${modelServer.port}`;
-    fleet = new GrpcModelFleet([{ addr, client: createRpcClient(ModelServerService, { addr, caller: 'router-test' }) }]);
+    const newServing = () =>
+      new ModelServing({
+        bundles: gated,
+        loader: { builtin: (id) => (id === 'whetstone-extract-base' ? extractBaseModel : undefined), fromBundle: wordListModel },
+        logger,
+        budgetBytes: 64 * 1024 * 1024,
+      });
+    // Two model-servers: the router spreads base-model calls and places each trained model on one of them.
+    servings = [newServing(), newServing()];
+    modelServer = await createRpcServer({ name: 'model-server', port: 0, host: '127.0.0.1', logger, register: (r) => r.service(ModelServerService, modelServerHandler(servings[0]!)) });
+    modelServer2 = await createRpcServer({ name: 'model-server-2', port: 0, host: '127.0.0.1', logger, register: (r) => r.service(ModelServerService, modelServerHandler(servings[1]!)) });
+    fleet = new GrpcModelFleet(
+      [modelServer, modelServer2].map((srv) => {
+        const addr = `127.0.0.1:${srv.port}`;
+        return { addr, client: createRpcClient(ModelServerService, { addr, caller: 'router-test' }) };
+      }),
+    );
     metering = new OutboxMetering(pool.pool, schema.name, logger as never);
     router = new InferenceRouter({
       catalog: new Catalog(BUILTIN_MODELS),
@@ -119,6 +129,7 @@ describe('inference-router with a model-server over gRPC', () => {
   afterAll(async () => {
     await routerServer?.close();
     await modelServer?.close();
+    await modelServer2?.close();
     await metering?.close();
     await prisma?.$disconnect();
     await pool?.pool.end();
@@ -139,6 +150,15 @@ describe('inference-router with a model-server over gRPC', () => {
         { topic: 'inferences.v1', key: res.inferenceId },
       ]),
     );
+  });
+
+  it('spreads base-model calls over both model-servers, and places a trained model on one of them', async () => {
+    for (let i = 0; i < 4; i++) await client.infer({ caller: team, modelId: 'whetstone-extract-base', texts: ['Ada Lovelace'], schema: { entities: ['person'] } });
+    expect(servings.map((sv) => sv.state('whetstone-extract-base').status)).toEqual(['ready', 'ready']);
+    const jobId = await addJob({ person: ['Quorra'] });
+    await eventually(() => client.infer({ caller: team, modelId: jobId, texts: ['Quorra'], schema: { entities: ['person'] } }).catch(() => null));
+    for (let i = 0; i < 4; i++) await client.infer({ caller: team, modelId: jobId, texts: ['Quorra'], schema: { entities: ['person'] } });
+    expect(servings.filter((sv) => sv.state(jobId).status === 'ready')).toHaveLength(1);
   });
 
   it('names what is wrong: empty schema, unknown model, training-only base, another team’s job, a job still running', async () => {

@@ -89,5 +89,8 @@ export function routerHandler(router: InferenceRouter): ServiceImpl<typeof Infer
     async listDeployments(req) {
       return { deployments: (await router.listDeployments(callerOf(req.caller), req.projectId)).map(deploymentToPb) };
     },
+    async listJobDeployments(req) {
+      return { deployments: (await router.listJobDeployments(callerOf(req.caller), req.trainingJobId)).map(deploymentToPb) };
+    },
   };
 }

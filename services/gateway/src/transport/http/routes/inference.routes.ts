@@ -213,6 +213,11 @@ export function registerInferenceRoutes(api: Api, inference: Inference): void {
     },
   );
 
+  api.route({ method: 'get', path: '/v1/training-jobs/:job_id/deployments', summary: 'Deployments of one training job across projects, newest first', tag: 'Projects', auth: 'key-or-session' }, async ({ req, res }) => {
+    const deployments = await inference.listJobDeployments(authOf(res).principal, pathId(req.params.job_id, 'job_id'));
+    return { training_job_id: req.params.job_id, count: deployments.length, deployments };
+  });
+
   api.route(
     { method: 'post', path: '/projects/:project_id/inference', summary: 'Run on the project’s active deployment (schema optional: the trained schema is used)', tag: 'Projects', auth: 'key-or-session', body: ProjectInferenceBody },
     async ({ req, res, body }) => {
