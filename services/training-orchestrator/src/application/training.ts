@@ -145,8 +145,12 @@ const invalid = (message: string, fieldErrors: FieldError[]) => errors.invalid(R
 const jobNotFound = (id: string) => errors.notFound('JOB_NOT_FOUND', `Training job '${id}' was not found.`);
 
 /** The orchestrator's use cases: the job state machine, leases, logs, checkpoints, downloads, evaluations. */
+/** Progress reports within this window are kept in memory; the lease is renewed in Postgres once per window. */
+const RENEW_EVERY_MS = 1_000;
+
 export class Training {
   private readonly leaseMs: number;
+  private readonly renewals = new Map<string, { token: string; at: number; progress?: Record<string, unknown> }>();
 
   constructor(private readonly deps: TrainingDeps) {
     this.leaseMs = deps.leaseMs ?? LEASE_MS;
@@ -367,8 +371,23 @@ export class Training {
     return job;
   }
 
+  /**
+   * Renews the lease. Frequent progress reports are answered from memory and
+   * written at most once a second per job (the lease is far longer), so a
+   * report costs the orchestrator microseconds; a stop is noticed within a second.
+   */
   async heartbeat(jobId: string, token: string, progress?: Record<string, unknown>): Promise<boolean> {
-    return this.deps.store.renew(jobId, token, this.leaseMs, progress);
+    const now = Date.now();
+    const last = this.renewals.get(jobId);
+    if (progress && last && last.token === token && now - last.at < RENEW_EVERY_MS) {
+      last.progress = progress;
+      return true;
+    }
+    const ok = await this.deps.store.renew(jobId, token, this.leaseMs, progress ?? last?.progress);
+    if (ok) this.renewals.set(jobId, { token, at: now });
+    else this.renewals.delete(jobId);
+    if (this.renewals.size > 10_000) this.renewals.clear();
+    return ok;
   }
 
   async appendLogs(jobId: string, token: string, source: string, lines: { level: string; message: string }[]): Promise<boolean> {
