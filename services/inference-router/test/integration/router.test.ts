@@ -32,6 +32,7 @@ import { routerHandler } from '../../src/transport/rpc/router.handler';
  * tested with real bundles in the e2e suite.
  */
 const logger = createLogger({ service: 'router-test', level: 'silent' });
+const RESTRICTED_JOB = '0b7e2c1a-0000-4000-8000-00000000a451';
 
 /** A bundle that tags exact words: `{ label: [words] }`. */
 function wordListModel(bytes: Uint8Array): ExtractionModel {
@@ -109,7 +110,7 @@ describe('inference-router with a model-server over gRPC', () => {
     metering = new OutboxMetering(pool.pool, schema.name, logger as never);
     router = new InferenceRouter({
       catalog: new Catalog(BUILTIN_MODELS),
-      restrictions: new Restrictions(`*:restricted-model,${team.teamId}:whetstone-extract-base-restricted`),
+      restrictions: new Restrictions(`*:${RESTRICTED_JOB}`),
       trained: {
         get: async (teamId, jobId) => (jobs.get(jobId)?.teamId === teamId ? jobs.get(jobId)! : null),
         listServable: async (teamId) => [...jobs.values()].filter((j) => j.teamId === teamId && j.status === 'complete'),
@@ -161,12 +162,15 @@ describe('inference-router with a model-server over gRPC', () => {
     expect(servings.filter((sv) => sv.state(jobId).status === 'ready')).toHaveLength(1);
   });
 
-  it('names what is wrong: empty schema, unknown model, training-only base, another team’s job, a job still running', async () => {
+  it('names what is wrong: empty schema, unknown model, training-only base, another team’s job, a restricted model (451), a job still running', async () => {
     expect((await rpcError(client.infer({ caller: team, modelId: 'whetstone-extract-base', texts: ['x'], schema: {} }))).reason).toBe('VALIDATION_FAILED');
     expect((await rpcError(client.infer({ caller: team, modelId: 'nope', texts: ['x'], schema: { entities: ['a'] } }))).kind).toBe('NotFound');
     expect((await rpcError(client.infer({ caller: team, modelId: 'whetstone-decoder-base', texts: ['x'], schema: { entities: ['a'] } }))).kind).toBe('FailedPrecondition');
     const foreign = await addJob({ person: ['Ada'] }, 'complete', 'team-b');
     expect((await rpcError(client.infer({ caller: team, modelId: foreign, texts: ['x'], schema: { entities: ['a'] } }))).kind).toBe('NotFound');
+    jobs.set(RESTRICTED_JOB, { jobId: RESTRICTED_JOB, teamId: team.teamId, status: 'complete', baseModel: 'whetstone-extract-base', modelName: 'm', bundle: { bucket: 'artifacts', key: 'x' }, completedAt: new Date() });
+    const restricted = await rpcError(client.infer({ caller: team, modelId: RESTRICTED_JOB, texts: ['x'], schema: { entities: ['a'] } }));
+    expect(restricted).toMatchObject({ kind: 'PermissionDenied', reason: 'MODEL_RESTRICTED' });
     const running = await addJob({ person: ['Ada'] }, 'running');
     expect((await rpcError(client.infer({ caller: team, modelId: running, texts: ['x'], schema: { entities: ['a'] } }))).kind).toBe('FailedPrecondition');
   });
