@@ -10,12 +10,13 @@
 import { createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { datasetsDir } from '@whetstone/testing';
 import { FsBlobStore } from '@whetstone/blobs';
 import { generateExamples } from '@whetstone/ml';
 import { Datasets } from '@whetstone/dataset/src/application/datasets';
 import type { DatasetStore, GenerationRow, VersionRow } from '@whetstone/dataset/src/application/ports';
 
-const DATA = path.resolve(__dirname, '../../../shared/datasets');
+const DATA = datasetsDir();
 
 function memoryStore(): DatasetStore & { versions: Map<string, VersionRow> } {
   const versions = new Map<string, VersionRow>();

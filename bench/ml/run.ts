@@ -6,9 +6,10 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { datasetsDir } from '@whetstone/testing';
 import { LinearTagger, NaiveBayes, evaluateBundle, trainModel, NgramClassifier, classificationPRF, loadGlove, spanPRF, validateJsonl, zeroShotSpans } from '@whetstone/ml';
 
-const SHARED = path.resolve(__dirname, '../../../shared/datasets');
+const SHARED = datasetsDir();
 
 function load(file: string) {
   const report = validateJsonl(readFileSync(path.join(SHARED, file), 'utf8'), 'classification');

@@ -10,13 +10,14 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { datasetsDir } from '@whetstone/testing';
 import autocannon from 'autocannon';
 import { loadModel } from '@whetstone/ml';
 import { ModelServerService } from '@whetstone/proto/src/gen/whetstone/inference/v1/model_server_pb';
 import { createRpcClient } from '@whetstone/rpc';
 import { signUpWithKey, startSystem } from '../../test/e2e/system';
 
-const DATA = path.resolve(__dirname, '../../../shared/datasets');
+const DATA = datasetsDir();
 const TEXT = 'Ada Lovelace and Charles Babbage met at the Royal Society in London on a cold morning, and later wrote to the Analytical Engine committee in Cambridge about funding and tables.';
 const SCHEMA = { entities: ['person', 'organization', 'location'] };
 

@@ -8,11 +8,12 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { datasetsDir } from '@whetstone/testing';
 import { TrainerService } from '@whetstone/proto/src/gen/whetstone/training/v1/training_pb';
 import { createRpcClient } from '@whetstone/rpc';
 import { signUpWithKey, startSystem } from '../../test/e2e/system';
 
-const DATA = path.resolve(__dirname, '../../../shared/datasets');
+const DATA = datasetsDir();
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
 async function main(): Promise<void> {

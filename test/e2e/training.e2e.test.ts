@@ -1,11 +1,10 @@
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
-import { eventually } from '@whetstone/testing';
+import { eventually, fixtureDataset } from '@whetstone/testing';
 import { signUpWithKey, startSystem, type RunningSystem } from './system';
 
-const DATA = path.resolve(__dirname, '../../../shared/datasets');
+
 
 interface Job {
   id: string;
@@ -60,7 +59,7 @@ describe('training and serving trained models, end to end through pnpm start', (
     base = system.baseUrl;
     ({ key } = await signUpWithKey(base, 'training'));
     const url = (await (await post('/core/datasets/upload/url', { dataset_name: 'wikigold', dataset_type: 'extraction', format: 'jsonl', filename: 'train.jsonl' })).json()) as { upload_url: string };
-    expect((await fetch(url.upload_url, { method: 'PUT', body: readFileSync(path.join(DATA, 'wikigold/train.jsonl')) })).status).toBe(200);
+    expect((await fetch(url.upload_url, { method: 'PUT', body: readFileSync(fixtureDataset('wikigold/train.jsonl')) })).status).toBe(200);
     expect((await post('/core/datasets/upload/process', { dataset_name: 'wikigold' })).status).toBe(202);
     await eventually(async () => ((await (await get('/core/datasets/wikigold/1')).json()) as { status: string }).status === 'ready', 30_000);
   }, 180_000);

@@ -87,3 +87,4 @@ export async function applyMigrations(url: string, migrationsDir: string): Promi
     }
   });
 }
+export * from './datasets';

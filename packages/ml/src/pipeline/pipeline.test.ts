@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
+import { fixtureDataset } from '@whetstone/testing';
 import { spanPRF } from '../eval';
 import { extractBaseModel } from '../zeroshot/base-model';
 import { zeroShotSpans } from '../zeroshot';
 import { loadModel, mergeAdapter, readManifest, trainModel, type Checkpoint, type ProgressEvent } from './index';
 
-const DATA = path.resolve(__dirname, '../../../../../shared/datasets');
+
 const read = (file: string, n: number) =>
-  readFileSync(path.join(DATA, file), 'utf8')
+  readFileSync(fixtureDataset(file), 'utf8')
     .trim()
     .split('\n')
     .slice(0, n)
@@ -64,7 +64,7 @@ describe('the training pipeline', () => {
   });
 
   it('learns classification tasks, and falls back to zero-shot for labels it was not trained on', async () => {
-    const rows = read('banking77/train.jsonl', 3000).filter((r) => ['card_arrival', 'lost_or_stolen_card', 'exchange_rate'].includes(r.label!));
+    const rows = read('banking77/train-3-intents.jsonl', 1000);
     const result = await trainModel({ baseModel: 'whetstone-extract-base', trainingType: 'full', train: rows.filter((_, i) => i % 5 !== 0), heldout: rows.filter((_, i) => i % 5 === 0), hyperparameters: hp });
     expect(result.metrics.f1).toBeGreaterThan(0.8);
     const model = loadModel(result.bundle);

@@ -2,12 +2,12 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { FsBlobStore } from '@whetstone/blobs';
-import { applyMigrations, createTestSchema, withClient, type TestSchema } from '@whetstone/testing';
+import { applyMigrations, createTestSchema, fixtureDataset, withClient, type TestSchema } from '@whetstone/testing';
 import { createPrismaClient, type PrismaClient } from '../../src/adapters/prisma-client';
 import { prismaDatasetStore } from '../../src/adapters/prisma-store';
 import { Datasets } from '../../src/application/datasets';
 
-const DATA = path.resolve(__dirname, '../../../../../shared/datasets');
+
 const logger = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
 /** The dataset use cases on real Postgres and a real filesystem blob store: crash safety and events. */
@@ -35,7 +35,7 @@ describe('dataset processing on Postgres and the filesystem store', () => {
     const store = prismaDatasetStore(prisma);
     const crashed = new Datasets({ store, blobs, logger, maxUploadBytes: 1 << 30, instance: 'crashed' });
     const { version } = await crashed.createUpload({ teamId: 'team', name: 'wikigold', type: 'extraction', format: 'jsonl', filename: 'train.jsonl' });
-    await blobs.put('datasets', version.uploadKey, readFileSync(path.join(DATA, 'wikigold/dev.jsonl')));
+    await blobs.put('datasets', version.uploadKey, readFileSync(fixtureDataset('wikigold/dev.jsonl')));
     // What a crash leaves behind: converting, claimed by a process that is gone.
     expect(await store.transition(version.id, ['uploading'], 'converting')).toBe(true);
     expect(await store.claim(version.id, 'crashed', 60_000)).toBe(true);
@@ -46,7 +46,7 @@ describe('dataset processing on Postgres and the filesystem store', () => {
     expect(await survivor.resumeAbandoned()).toBe(1);
     await survivor.idle();
     const done = await store.getVersionById(version.id);
-    expect(done).toMatchObject({ status: 'ready', size: readFileSync(path.join(DATA, 'wikigold/dev.jsonl'), 'utf8').trim().split('\n').length });
+    expect(done).toMatchObject({ status: 'ready', size: readFileSync(fixtureDataset('wikigold/dev.jsonl'), 'utf8').trim().split('\n').length });
 
     // Every transition was written to the outbox with the state change.
     const events = await prisma.outboxEvent.findMany({ orderBy: { id: 'asc' } });
