@@ -18,3 +18,4 @@ export type EventTransportConfig =
 export function createEventTransport(config: EventTransportConfig): EventTransport {
   return config.kind === 'kafka' ? new KafkaTransport(config.brokers, config.clientId) : new PgEventLog(config.pool, config.schema);
 }
+export * from './service';

@@ -1,6 +1,6 @@
 /** Composition root: config → adapters → use cases → gRPC server; resumes abandoned work; drains on SIGTERM. */
 import { blobStoreFromEnv } from '@whetstone/blobs';
-import { createEventTransport, pgPoolFromUrl, startOutboxRelay } from '@whetstone/events';
+import { startServiceEvents } from '@whetstone/events';
 import { DatasetService } from '@whetstone/proto/src/gen/whetstone/dataset/v1/dataset_pb';
 import { createRpcServer } from '@whetstone/rpc';
 import { createLogger, createServiceMetrics, initTelemetry, startMetricsServer } from '@whetstone/telemetry';
@@ -17,13 +17,7 @@ async function main(): Promise<void> {
   const prisma = createPrismaClient(config.DATABASE_URL);
   const datasets = new Datasets({ store: prismaDatasetStore(prisma), blobs: blobStoreFromEnv(config), logger, maxUploadBytes: config.DATASET_MAX_UPLOAD_BYTES });
 
-  const own = pgPoolFromUrl(config.DATABASE_URL, 3);
-  const eventsDb = pgPoolFromUrl(config.eventsDatabaseUrl, 3);
-  const transport =
-    config.EVENTS_TRANSPORT === 'kafka'
-      ? createEventTransport({ kind: 'kafka', brokers: (config.KAFKA_BROKERS ?? '').split(',').filter(Boolean), clientId: 'dataset' })
-      : createEventTransport({ kind: 'postgres', pool: eventsDb.pool, ...(eventsDb.schema ? { schema: eventsDb.schema } : {}) });
-  const relay = startOutboxRelay({ pool: own.pool, schema: own.schema ?? 'dataset', transport, logger });
+  const events = startServiceEvents(config, { clientId: 'dataset', defaultSchema: 'dataset', logger });
 
   const metrics = createServiceMetrics('dataset');
   const server = await createRpcServer({ name: 'dataset', port: config.PORT, logger, metrics: metrics.registry, onCall: metrics.onCall, register: (r) => r.service(DatasetService, datasetHandler(datasets)) });
@@ -41,11 +35,8 @@ async function main(): Promise<void> {
     logger.info({ signal }, 'draining');
     clearInterval(sweep);
     await server.close();
-    await relay.flush().catch(() => 0);
-    await relay.stop();
-    await transport.close();
+    await events.close();
     await metricsServer.close();
-    await Promise.all([own.pool.end(), eventsDb.pool.end()]);
     await prisma.$disconnect();
     await telemetry.shutdown().catch(() => undefined);
     logger.info('stopped');

@@ -32,27 +32,15 @@ async function main(): Promise<void> {
   const keyBillingClient = createRpcClient(KeyBillingService, { addr: config.KEY_BILLING_ADDR, caller: 'gateway', logger });
   const keyBillingHealth = createHealthChecker({ addr: config.KEY_BILLING_ADDR, caller: 'gateway' });
   const keyBilling = keyBillingOverRpc(keyBillingClient, () => keyBillingHealth.check());
-  const inference = config.INFERENCE_ROUTER_ADDR
-    ? (() => {
-        const addr = config.INFERENCE_ROUTER_ADDR;
-        const health = createHealthChecker({ addr, caller: 'gateway' });
-        return inferenceOverRpc(createRpcClient(InferenceRouterService, { addr, caller: 'gateway', logger, timeoutMs: 60_000 }), () => health.check());
-      })()
-    : undefined;
-  const datasets = config.DATASET_ADDR
-    ? (() => {
-        const addr = config.DATASET_ADDR;
-        const health = createHealthChecker({ addr, caller: 'gateway' });
-        return datasetsOverRpc(createRpcClient(DatasetService, { addr, caller: 'gateway', logger, timeoutMs: 30_000 }), () => health.check());
-      })()
-    : undefined;
-  const training = config.TRAINING_ORCHESTRATOR_ADDR
-    ? (() => {
-        const addr = config.TRAINING_ORCHESTRATOR_ADDR;
-        const health = createHealthChecker({ addr, caller: 'gateway' });
-        return trainingOverRpc(createRpcClient(TrainingService, { addr, caller: 'gateway', logger, timeoutMs: 30_000 }), () => health.check());
-      })()
-    : undefined;
+  // Optional back ends: their routes are mounted only when their address is configured.
+  const backend = <P>(addr: string | undefined, make: (addr: string, ready: () => Promise<boolean>) => P): P | undefined => {
+    if (!addr) return undefined;
+    const health = createHealthChecker({ addr, caller: 'gateway' });
+    return make(addr, () => health.check());
+  };
+  const inference = backend(config.INFERENCE_ROUTER_ADDR, (addr, ready) => inferenceOverRpc(createRpcClient(InferenceRouterService, { addr, caller: 'gateway', logger, timeoutMs: 60_000 }), ready));
+  const datasets = backend(config.DATASET_ADDR, (addr, ready) => datasetsOverRpc(createRpcClient(DatasetService, { addr, caller: 'gateway', logger, timeoutMs: 30_000 }), ready));
+  const training = backend(config.TRAINING_ORCHESTRATOR_ADDR, (addr, ready) => trainingOverRpc(createRpcClient(TrainingService, { addr, caller: 'gateway', logger, timeoutMs: 30_000 }), ready));
   const authCache = new AuthCache(config.AUTH_CACHE_TTL_SECONDS * 1000);
 
   const redis = config.REDIS_URL ? new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, enableAutoPipelining: true }) : undefined;

@@ -1,14 +1,12 @@
 import { env, loadConfig, z } from '@whetstone/config';
+import { eventsEnv } from '@whetstone/events';
 
 const schema = z.object({
+  ...eventsEnv,
   PORT: env.port(50054),
   METRICS_PORT: env.port(9454),
   LOG_LEVEL: env.logLevel(),
   DATABASE_URL: env.url(),
-  EVENTS_TRANSPORT: z.enum(['postgres', 'kafka']).default('postgres'),
-  /** The event log's database; defaults to DATABASE_URL's server with schema `whetstone_events`. */
-  EVENTS_DATABASE_URL: env.url().optional(),
-  KAFKA_BROKERS: z.string().optional(),
   KEY_BILLING_ADDR: env.addr().default('127.0.0.1:50051'),
   TRAINING_ORCHESTRATOR_ADDR: env.addr().default('127.0.0.1:50053'),
   /** One or more model-servers, comma-separated; MODEL_SERVER_ADDR is the single-server form. */
@@ -24,12 +22,10 @@ const schema = z.object({
   DEPLOY_WARM_TIMEOUT_SECONDS: z.coerce.number().int().positive().default(60),
 });
 
-export type RouterConfig = z.infer<typeof schema> & { eventsDatabaseUrl: string; modelServers: string[] };
+export type RouterConfig = z.infer<typeof schema> & { modelServers: string[] };
 
 export function loadRouterConfig(source: NodeJS.ProcessEnv = process.env): RouterConfig {
   const config = loadConfig(schema, source);
-  const events = new URL(config.DATABASE_URL);
-  events.searchParams.set('schema', 'whetstone_events');
   const modelServers = (config.MODEL_SERVER_ADDRS ?? config.MODEL_SERVER_ADDR).split(',').map((s) => s.trim()).filter(Boolean);
-  return { ...config, eventsDatabaseUrl: config.EVENTS_DATABASE_URL ?? events.toString(), modelServers };
+  return { ...config, modelServers };
 }

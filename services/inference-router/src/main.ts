@@ -1,6 +1,6 @@
 /** Composition root: config → adapters → use cases → gRPC server and event consumers; drains on SIGTERM. */
 import { randomUUID } from 'node:crypto';
-import { createEventTransport, pgPoolFromUrl, startOutboxRelay } from '@whetstone/events';
+import { startServiceEvents } from '@whetstone/events';
 import { KeyBillingService } from '@whetstone/proto/src/gen/whetstone/keybilling/v1/key_billing_pb';
 import { ModelServerService } from '@whetstone/proto/src/gen/whetstone/inference/v1/model_server_pb';
 import { InferenceRouterService } from '@whetstone/proto/src/gen/whetstone/inference/v1/router_pb';
@@ -24,13 +24,12 @@ async function main(): Promise<void> {
   const config = loadRouterConfig();
   const logger = createLogger({ service: 'inference-router', level: config.LOG_LEVEL });
   const prisma = createPrismaClient(config.DATABASE_URL);
-  const own = pgPoolFromUrl(config.DATABASE_URL, 4);
-  const schema = own.schema ?? 'inference';
+  const events = startServiceEvents(config, { clientId: 'inference-router', defaultSchema: 'inference', logger });
 
   const keyBilling = createRpcClient(KeyBillingService, { addr: config.KEY_BILLING_ADDR, caller: 'inference-router', logger });
   const fleet = new GrpcModelFleet(config.modelServers.map((addr) => ({ addr, client: createRpcClient(ModelServerService, { addr, caller: 'inference-router', logger, timeoutMs: 30_000 }) })));
   fleet.startPolling();
-  const metering = new OutboxMetering(own.pool, schema, logger);
+  const metering = new OutboxMetering(events.own.pool, events.own.schema, logger);
   const upstreams = JSON.parse(config.CATALOG_UPSTREAMS) as UpstreamSpec[];
 
   const router = new InferenceRouter({
@@ -46,13 +45,7 @@ async function main(): Promise<void> {
     warmTimeoutMs: config.DEPLOY_WARM_TIMEOUT_SECONDS * 1000,
   });
 
-  const eventsDb = pgPoolFromUrl(config.eventsDatabaseUrl, 4);
-  const transport =
-    config.EVENTS_TRANSPORT === 'kafka'
-      ? createEventTransport({ kind: 'kafka', brokers: (config.KAFKA_BROKERS ?? '').split(',').filter(Boolean), clientId: 'inference-router' })
-      : createEventTransport({ kind: 'postgres', pool: eventsDb.pool, ...(eventsDb.schema ? { schema: eventsDb.schema } : {}) });
-  const relay = startOutboxRelay({ pool: own.pool, schema, transport, logger });
-  const training = await startTrainingConsumer(transport, router, logger);
+  const training = await startTrainingConsumer(events.transport, router, logger);
 
   const metrics = createServiceMetrics('inference-router');
   const server = await createRpcServer({
@@ -76,11 +69,8 @@ async function main(): Promise<void> {
     fleet.stop();
     await metering.close().catch((err: unknown) => logger.error({ err }, 'could not flush metering'));
     await training.stop();
-    await relay.flush().catch(() => 0);
-    await relay.stop();
-    await transport.close();
+    await events.close();
     await metricsServer.close();
-    await Promise.all([own.pool.end(), eventsDb.pool.end()]);
     await prisma.$disconnect();
     await telemetry.shutdown().catch(() => undefined);
     logger.info('stopped');

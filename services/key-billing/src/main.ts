@@ -1,6 +1,6 @@
 /** Composition root: config → adapters → buildApp → listen; drains on SIGTERM. */
 import { fromBinary } from '@bufbuild/protobuf';
-import { createEventTransport, pgPoolFromUrl, startOutboxRelay } from '@whetstone/events';
+import { startServiceEvents } from '@whetstone/events';
 import { UsageRecordedSchema } from '@whetstone/proto/src/gen/whetstone/inference/v1/events_pb';
 import { createRpcServer } from '@whetstone/rpc';
 import { createLogger, createServiceMetrics, initTelemetry, startMetricsServer } from '@whetstone/telemetry';
@@ -30,14 +30,8 @@ async function main(): Promise<void> {
   });
 
   // Events: our outbox → the transport (keys.v1); billing.usage.v1 → exactly-once debits.
-  const own = pgPoolFromUrl(config.DATABASE_URL, 3);
-  const eventsDb = pgPoolFromUrl(config.eventsDatabaseUrl, 4);
-  const transport =
-    config.EVENTS_TRANSPORT === 'kafka'
-      ? createEventTransport({ kind: 'kafka', brokers: (config.KAFKA_BROKERS ?? '').split(',').filter(Boolean), clientId: 'key-billing' })
-      : createEventTransport({ kind: 'postgres', pool: eventsDb.pool, ...(eventsDb.schema ? { schema: eventsDb.schema } : {}) });
-  const relay = startOutboxRelay({ pool: own.pool, schema, transport, logger });
-  const usage = await transport.subscribe({
+  const events = startServiceEvents(config, { clientId: 'key-billing', defaultSchema: schema, logger });
+  const usage = await events.transport.subscribe({
     group: USAGE_CONSUMER,
     topics: [USAGE_TOPIC],
     logger,
@@ -76,11 +70,8 @@ async function main(): Promise<void> {
     clearInterval(renewal);
     await server.close();
     await usage.stop();
-    await relay.flush().catch(() => 0);
-    await relay.stop();
-    await transport.close();
+    await events.close();
     await metricsServer.close();
-    await Promise.all([own.pool.end(), eventsDb.pool.end()]);
     await prisma.$disconnect();
     await telemetry.shutdown().catch(() => undefined);
     logger.info('stopped');

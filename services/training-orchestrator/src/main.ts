@@ -1,6 +1,6 @@
 /** Composition root: config → adapters → use cases → gRPC servers, lease sweeper and event consumers; drains on SIGTERM. */
 import { blobStoreFromEnv } from '@whetstone/blobs';
-import { createEventTransport, pgPoolFromUrl, startOutboxRelay } from '@whetstone/events';
+import { startServiceEvents } from '@whetstone/events';
 import { DatasetService } from '@whetstone/proto/src/gen/whetstone/dataset/v1/dataset_pb';
 import { KeyBillingService } from '@whetstone/proto/src/gen/whetstone/keybilling/v1/key_billing_pb';
 import { TrainerService, TrainingService } from '@whetstone/proto/src/gen/whetstone/training/v1/training_pb';
@@ -31,14 +31,8 @@ async function main(): Promise<void> {
     ...(config.HUB_BASE_URL ? { hub: hfHub({ baseUrl: config.HUB_BASE_URL, allowPrivateNetworks: config.HUB_ALLOW_PRIVATE_NETWORKS }) } : {}),
   });
 
-  const own = pgPoolFromUrl(config.DATABASE_URL, 3);
-  const eventsDb = pgPoolFromUrl(config.eventsDatabaseUrl, 3);
-  const transport =
-    config.EVENTS_TRANSPORT === 'kafka'
-      ? createEventTransport({ kind: 'kafka', brokers: (config.KAFKA_BROKERS ?? '').split(',').filter(Boolean), clientId: 'training-orchestrator' })
-      : createEventTransport({ kind: 'postgres', pool: eventsDb.pool, ...(eventsDb.schema ? { schema: eventsDb.schema } : {}) });
-  const relay = startOutboxRelay({ pool: own.pool, schema: own.schema ?? 'training', transport, logger });
-  const deployments = await transport.subscribe({ group: DEPLOYMENTS_CONSUMER, topics: [DEPLOYMENTS_TOPIC], logger, handler: deploymentsConsumer(training) });
+  const events = startServiceEvents(config, { clientId: 'training-orchestrator', defaultSchema: 'training', logger });
+  const deployments = await events.transport.subscribe({ group: DEPLOYMENTS_CONSUMER, topics: [DEPLOYMENTS_TOPIC], logger, handler: deploymentsConsumer(training) });
 
   // Never stuck in running: expired leases go back to the queue (resuming from the last checkpoint) or fail.
   const sweep = setInterval(() => void training.sweep().catch((err: unknown) => logger.warn({ err }, 'lease sweep failed')), Math.min(5_000, leaseMs / 2));
@@ -67,11 +61,8 @@ async function main(): Promise<void> {
     clearInterval(sweep);
     await server.close();
     await deployments.stop();
-    await relay.flush().catch(() => 0);
-    await relay.stop();
-    await transport.close();
+    await events.close();
     await metricsServer.close();
-    await Promise.all([own.pool.end(), eventsDb.pool.end()]);
     await prisma.$disconnect();
     await telemetry.shutdown().catch(() => undefined);
     logger.info('stopped');
