@@ -3,7 +3,7 @@ import { blobStoreFromEnv } from '@whetstone/blobs';
 import { startServiceEvents } from '@whetstone/events';
 import { DatasetService } from '@whetstone/proto/src/gen/whetstone/dataset/v1/dataset_pb';
 import { createRpcServer } from '@whetstone/rpc';
-import { createLogger, createServiceMetrics, initTelemetry, startMetricsServer } from '@whetstone/telemetry';
+import { createLogger, createServiceMetrics, drainOnSignals, initTelemetry, runMain, startMetricsServer } from '@whetstone/telemetry';
 import { createPrismaClient } from './adapters/prisma-client';
 import { prismaDatasetStore } from './adapters/prisma-store';
 import { Datasets } from './application/datasets';
@@ -28,25 +28,17 @@ async function main(): Promise<void> {
   sweep.unref();
   logger.info({ port: server.port, metricsPort: metricsServer.port, resumed }, 'dataset listening');
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'draining');
-    clearInterval(sweep);
-    await server.close();
-    await events.close();
-    await metricsServer.close();
-    await prisma.$disconnect();
-    await telemetry.shutdown().catch(() => undefined);
-    logger.info('stopped');
-    process.exit(0);
-  };
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
+  drainOnSignals(
+    logger,
+    [
+      () => clearInterval(sweep),
+      () => server.close(),
+      () => events.close(),
+      () => metricsServer.close(),
+      () => prisma.$disconnect(),
+    ],
+    telemetry,
+  );
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`dataset failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
-});
+runMain('dataset', main);

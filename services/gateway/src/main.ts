@@ -3,7 +3,7 @@ import http from 'node:http';
 import { Redis } from 'ioredis';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { createRpcClient, createHealthChecker } from '@whetstone/rpc';
-import { createLogger, initTelemetry } from '@whetstone/telemetry';
+import { createLogger, initTelemetry, runMain } from '@whetstone/telemetry';
 import { FsBlobStore, createSignedUrlHandler } from '@whetstone/blobs';
 import { createEventTransport, pgPoolFromUrl, type EventTransport } from '@whetstone/events';
 import { keysConsumer, KEYS_TOPIC } from './transport/events/keys.consumer';
@@ -120,7 +120,4 @@ function eventTransport(config: ReturnType<typeof loadGatewayConfig>): { transpo
   return { transport, close: async () => { await transport.close(); await pool.end(); } };
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`gateway failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
-});
+runMain('gateway', main);

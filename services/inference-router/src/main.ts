@@ -6,7 +6,7 @@ import { ModelServerService } from '@whetstone/proto/src/gen/whetstone/inference
 import { InferenceRouterService } from '@whetstone/proto/src/gen/whetstone/inference/v1/router_pb';
 import { TrainingService } from '@whetstone/proto/src/gen/whetstone/training/v1/training_pb';
 import { createRpcClient, createRpcServer } from '@whetstone/rpc';
-import { createLogger, createServiceMetrics, initTelemetry, startMetricsServer } from '@whetstone/telemetry';
+import { createLogger, createServiceMetrics, drainOnSignals, initTelemetry, runMain, startMetricsServer } from '@whetstone/telemetry';
 import { cachedBilling } from './adapters/cached-billing';
 import { GrpcModelFleet } from './adapters/model-fleet';
 import { OutboxMetering } from './adapters/outbox-metering';
@@ -60,27 +60,19 @@ async function main(): Promise<void> {
   const resumed = await router.resumePendingDeployments();
   logger.info({ port: server.port, metricsPort: metricsServer.port, modelServers: config.modelServers.length, resumedDeployments: resumed }, 'inference-router listening');
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'draining');
-    await server.close();
-    fleet.stop();
-    await metering.close().catch((err: unknown) => logger.error({ err }, 'could not flush metering'));
-    await training.stop();
-    await events.close();
-    await metricsServer.close();
-    await prisma.$disconnect();
-    await telemetry.shutdown().catch(() => undefined);
-    logger.info('stopped');
-    process.exit(0);
-  };
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
+  drainOnSignals(
+    logger,
+    [
+      () => server.close(),
+      () => fleet.stop(),
+      () => metering.close().catch((err: unknown) => logger.error({ err }, 'could not flush metering')),
+      () => training.stop(),
+      () => events.close(),
+      () => metricsServer.close(),
+      () => prisma.$disconnect(),
+    ],
+    telemetry,
+  );
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`inference-router failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
-});
+runMain('inference-router', main);

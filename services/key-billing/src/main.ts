@@ -3,7 +3,7 @@ import { fromBinary } from '@bufbuild/protobuf';
 import { startServiceEvents } from '@whetstone/events';
 import { UsageRecordedSchema } from '@whetstone/proto/src/gen/whetstone/inference/v1/events_pb';
 import { createRpcServer } from '@whetstone/rpc';
-import { createLogger, createServiceMetrics, initTelemetry, startMetricsServer } from '@whetstone/telemetry';
+import { createLogger, createServiceMetrics, drainOnSignals, initTelemetry, runMain, startMetricsServer } from '@whetstone/telemetry';
 import { createPrismaClient } from './adapters/prisma-client';
 import { prismaOutbox } from './adapters/prisma-outbox';
 import { createPrismaUnitOfWork } from './adapters/prisma.repositories';
@@ -62,26 +62,18 @@ async function main(): Promise<void> {
   const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
   logger.info({ port: server.port, metricsPort: metricsServer.port, adminGuarded: Boolean(config.ADMIN_TOKEN), events: config.EVENTS_TRANSPORT }, 'key-billing listening');
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'draining');
-    clearInterval(renewal);
-    await server.close();
-    await usage.stop();
-    await events.close();
-    await metricsServer.close();
-    await prisma.$disconnect();
-    await telemetry.shutdown().catch(() => undefined);
-    logger.info('stopped');
-    process.exit(0);
-  };
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
+  drainOnSignals(
+    logger,
+    [
+      () => clearInterval(renewal),
+      () => server.close(),
+      () => usage.stop(),
+      () => events.close(),
+      () => metricsServer.close(),
+      () => prisma.$disconnect(),
+    ],
+    telemetry,
+  );
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`key-billing failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
-});
+runMain('key-billing', main);

@@ -2,7 +2,7 @@
 import { blobStoreFromEnv } from '@whetstone/blobs';
 import { ModelServerService } from '@whetstone/proto/src/gen/whetstone/inference/v1/model_server_pb';
 import { createRpcServer } from '@whetstone/rpc';
-import { createLogger, createServiceMetrics, initTelemetry, startMetricsServer } from '@whetstone/telemetry';
+import { createLogger, createServiceMetrics, drainOnSignals, initTelemetry, runMain, startMetricsServer } from '@whetstone/telemetry';
 import { blobBundles } from './adapters/blob-bundles';
 import { mlLoader } from './adapters/ml-loader';
 import { ModelServing } from './application/serving';
@@ -32,22 +32,14 @@ async function main(): Promise<void> {
   const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
   logger.info({ port: server.port, metricsPort: metricsServer.port, budgetMb: config.MODEL_MEMORY_BUDGET_MB }, 'model-server listening');
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'draining');
-    await server.close();
-    await metricsServer.close();
-    await telemetry.shutdown().catch(() => undefined);
-    logger.info('stopped');
-    process.exit(0);
-  };
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
+  drainOnSignals(
+    logger,
+    [
+      () => server.close(),
+      () => metricsServer.close(),
+    ],
+    telemetry,
+  );
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`model-server failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
-});
+runMain('model-server', main);

@@ -3,7 +3,7 @@ import os from 'node:os';
 import { blobStoreFromEnv } from '@whetstone/blobs';
 import { TrainerService } from '@whetstone/proto/src/gen/whetstone/training/v1/training_pb';
 import { createRpcClient } from '@whetstone/rpc';
-import { createLogger, createServiceMetrics, initTelemetry, startMetricsServer } from '@whetstone/telemetry';
+import { createLogger, createServiceMetrics, initTelemetry, runMain, startMetricsServer } from '@whetstone/telemetry';
 import { Worker } from './transport/worker';
 import { loadTrainerConfig } from './config';
 
@@ -31,7 +31,4 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => void stop('SIGINT'));
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`trainer failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
-});
+runMain('trainer', main);

@@ -5,7 +5,7 @@ import { DatasetService } from '@whetstone/proto/src/gen/whetstone/dataset/v1/da
 import { KeyBillingService } from '@whetstone/proto/src/gen/whetstone/keybilling/v1/key_billing_pb';
 import { TrainerService, TrainingService } from '@whetstone/proto/src/gen/whetstone/training/v1/training_pb';
 import { createRpcClient, createRpcServer } from '@whetstone/rpc';
-import { createLogger, createServiceMetrics, initTelemetry, startMetricsServer } from '@whetstone/telemetry';
+import { createLogger, createServiceMetrics, drainOnSignals, initTelemetry, runMain, startMetricsServer } from '@whetstone/telemetry';
 import { billingOverRpc, datasetsOverRpc } from './adapters/collaborators';
 import { hfHub } from './adapters/hf-hub';
 import { createPrismaClient } from './adapters/prisma-client';
@@ -53,26 +53,18 @@ async function main(): Promise<void> {
   const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
   logger.info({ port: server.port, metricsPort: metricsServer.port, leaseSeconds: config.TRAINER_LEASE_SECONDS }, 'training-orchestrator listening');
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'draining');
-    clearInterval(sweep);
-    await server.close();
-    await deployments.stop();
-    await events.close();
-    await metricsServer.close();
-    await prisma.$disconnect();
-    await telemetry.shutdown().catch(() => undefined);
-    logger.info('stopped');
-    process.exit(0);
-  };
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
+  drainOnSignals(
+    logger,
+    [
+      () => clearInterval(sweep),
+      () => server.close(),
+      () => deployments.stop(),
+      () => events.close(),
+      () => metricsServer.close(),
+      () => prisma.$disconnect(),
+    ],
+    telemetry,
+  );
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`training-orchestrator failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
-});
+runMain('training-orchestrator', main);
