@@ -156,18 +156,26 @@ export class PgEventLog implements EventTransport {
         [topic, offset.rows[0]!.seq],
       );
       let last: string | undefined;
+      const envelope = (row: (typeof rows.rows)[number]): EventEnvelope => ({
+        id: row.id,
+        topic: row.topic,
+        key: row.key,
+        type: row.type,
+        payload: new Uint8Array(row.payload),
+        headers: row.headers,
+        occurredAt: row.occurred_at,
+      });
+      if (options.handleBatch && rows.rows.length && !isStopped()) {
+        await options.handleBatch(rows.rows.map(envelope));
+        const lastSeq = rows.rows[rows.rows.length - 1]!.seq as string;
+        await c.query(`UPDATE ${this.s}.consumer_offsets SET seq = $3, updated_at = now() WHERE grp = $1 AND topic = $2`, [options.group, topic, lastSeq]);
+        await c.query('COMMIT');
+        return rows.rows.length;
+      }
       try {
         for (const row of rows.rows) {
           if (isStopped()) break;
-          await options.handler({
-            id: row.id,
-            topic: row.topic,
-            key: row.key,
-            type: row.type,
-            payload: new Uint8Array(row.payload),
-            headers: row.headers,
-            occurredAt: row.occurred_at,
-          });
+          await options.handler(envelope(row));
           last = row.seq;
           handled++;
         }

@@ -7,6 +7,12 @@ export interface SubscribeOptions {
   topics: string[];
   handler: (event: EventEnvelope) => Promise<void>;
   /**
+   * Optional: a transport that reads in batches (the Postgres event log) hands
+   * over a whole batch at once, so a consumer can apply it in one transaction.
+   * It must be equivalent to calling `handler` on each event in order.
+   */
+  handleBatch?: (events: EventEnvelope[]) => Promise<void>;
+  /**
    * Start at the current end of each topic instead of its beginning. For
    * ephemeral per-process groups, such as each gateway replica's cache invalidation.
    */

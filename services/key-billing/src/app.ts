@@ -5,7 +5,7 @@ import type { UsageRecorded } from '@whetstone/proto/src/gen/whetstone/inference
 import type { RecordUsageOutcome } from './application/billing';
 import { renewMonthly } from './application/admin';
 import type { UseCaseDeps } from './application/deps';
-import { handleUsageRecorded } from './transport/events/usage-recorded.consumer';
+import { handleUsageRecorded, handleUsageRecordedBatch } from './transport/events/usage-recorded.consumer';
 import { keyBillingAdminHandler } from './transport/rpc/key-billing-admin.handler';
 import { keyBillingHandler } from './transport/rpc/key-billing.handler';
 
@@ -19,6 +19,7 @@ export interface AppDeps extends UseCaseDeps {
 export interface KeyBillingApp {
   registerRoutes(router: ServiceRouter): void;
   onUsageRecorded(event: UsageRecorded): Promise<RecordUsageOutcome>;
+  onUsageRecordedBatch(events: UsageRecorded[]): Promise<RecordUsageOutcome[]>;
   /** Renew paid plans for the current billing month; idempotent, so every replica may run it. */
   renewMonthly(now?: Date): Promise<{ billingMonth: string; renewed: number; alreadyRenewed: number }>;
 }
@@ -30,6 +31,7 @@ export function buildApp(deps: AppDeps): KeyBillingApp {
       router.service(KeyBillingAdminService, keyBillingAdminHandler(deps, deps.adminToken, deps.logger));
     },
     onUsageRecorded: (event) => handleUsageRecorded(deps, event),
+    onUsageRecordedBatch: (events) => handleUsageRecordedBatch(deps, events),
     renewMonthly: (now) => renewMonthly(deps, now ? { now } : {}),
   };
 }

@@ -38,6 +38,9 @@ async function main(): Promise<void> {
     handler: async (event) => {
       await app.onUsageRecorded(fromBinary(UsageRecordedSchema, event.payload));
     },
+    handleBatch: async (events) => {
+      await app.onUsageRecordedBatch(events.filter((e) => e.type === UsageRecordedSchema.typeName).map((e) => fromBinary(UsageRecordedSchema, e.payload)));
+    },
   });
 
   // Monthly renewal of paid plans: at start and hourly. Idempotent per team and billing month.

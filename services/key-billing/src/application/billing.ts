@@ -52,22 +52,41 @@ export type RecordUsageOutcome = 'debited' | 'duplicate' | 'unknown_team';
  * and the key's counters move in the same transaction.
  */
 export async function recordUsage(deps: UseCaseDeps, usage: UsageRecord): Promise<RecordUsageOutcome> {
+  return deps.uow.transaction(async (repos) => debit(repos, await repos.teams.lock(usage.teamId), usage));
+}
+
+/**
+ * Debits a batch of usage records in one transaction (each exactly once, as
+ * recordUsage would), each team locked once and in a fixed order. The consumer
+ * of the Postgres event log hands whole batches here: one commit instead of
+ * one per inference.
+ */
+export async function recordUsageBatch(deps: UseCaseDeps, usages: UsageRecord[]): Promise<RecordUsageOutcome[]> {
+  if (!usages.length) return [];
   return deps.uow.transaction(async (repos) => {
-    const team = await repos.teams.lock(usage.teamId);
-    if (!team) return 'unknown_team';
-    if (await repos.ledger.hasUsage(usage.usageId)) return 'duplicate';
-    const cost = usage.costMicroCredits > 0n ? usage.costMicroCredits : 0n;
-    await repos.ledger.append({
-      id: randomUUID(),
-      teamId: team.id,
-      kind: 'usage',
-      amountMicroCredits: -cost,
-      note: usage.model,
-      usageId: usage.usageId,
-      keyId: usage.keyId || null,
-      createdAt: usage.occurredAt,
-    });
-    if (usage.keyId) await repos.keys.addUsage(usage.keyId, usage.inputTokens + usage.outputTokens, cost, usage.occurredAt);
-    return 'debited';
+    const teams = new Map<string, Team | null>();
+    for (const teamId of [...new Set(usages.map((u) => u.teamId))].sort()) teams.set(teamId, await repos.teams.lock(teamId));
+    const outcomes: RecordUsageOutcome[] = [];
+    for (const usage of usages) outcomes.push(await debit(repos, teams.get(usage.teamId) ?? null, usage));
+    return outcomes;
   });
+}
+
+/** One debit under the team's row lock: the usage id is checked under it (and is unique in the ledger). */
+async function debit(repos: Repositories, team: Team | null, usage: UsageRecord): Promise<RecordUsageOutcome> {
+  if (!team) return 'unknown_team';
+  if (await repos.ledger.hasUsage(usage.usageId)) return 'duplicate';
+  const cost = usage.costMicroCredits > 0n ? usage.costMicroCredits : 0n;
+  await repos.ledger.append({
+    id: randomUUID(),
+    teamId: team.id,
+    kind: 'usage',
+    amountMicroCredits: -cost,
+    note: usage.model,
+    usageId: usage.usageId,
+    keyId: usage.keyId || null,
+    createdAt: usage.occurredAt,
+  });
+  if (usage.keyId) await repos.keys.addUsage(usage.keyId, usage.inputTokens + usage.outputTokens, cost, usage.occurredAt);
+  return 'debited';
 }

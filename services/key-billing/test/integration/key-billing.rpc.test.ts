@@ -123,6 +123,17 @@ describe('key-billing over gRPC (real Postgres, service on port 0)', () => {
     expect(Number(usage.keys[0]!.lastUsedAt!.seconds) * 1000).toBe(occurredAt.getTime());
   });
 
+  it('when usage arrives in batches, then each usage id is debited once, across teams, within and across batches', async () => {
+    const a = (await signedUp()).team.id;
+    const b = (await signedUp()).team.id;
+    const usage = (team: string, id: string) => create(UsageRecordedSchema, { usageId: `${id}-${team}`, teamId: team, model: 'm', costMicroCredits: 1_000n });
+    const first = [usage(a, 'u1'), usage(b, 'u1'), usage(a, 'u2'), usage(a, 'u1')];
+    expect(await h.app.onUsageRecordedBatch(first)).toEqual(['debited', 'debited', 'debited', 'duplicate']);
+    expect(await h.app.onUsageRecordedBatch([usage(b, 'u1'), usage(b, 'u2'), usage('00000000-0000-4000-8000-000000000000', 'x')])).toEqual(['duplicate', 'debited', 'unknown_team']);
+    expect((await h.client.getUsage({ teamId: a })).account?.balanceMicroCredits).toBe(FREE_ALLOWANCE_MICRO - 2_000n);
+    expect((await h.client.getUsage({ teamId: b })).account?.balanceMicroCredits).toBe(FREE_ALLOWANCE_MICRO - 2_000n);
+  });
+
   it('when a free team has no balance left, then CheckSpendable is 402 OUT_OF_CREDITS with a resolution url', async () => {
     const { team } = await signedUp();
     expect(await h.client.checkSpendable({ teamId: team.id, estimatedCostMicroCredits: 1n })).toMatchObject({ ok: true, balanceMicroCredits: FREE_ALLOWANCE_MICRO });
