@@ -8,6 +8,8 @@ const roots = ['packages', 'services'].flatMap((dir) =>
 ).concat(['test/e2e']);
 
 module.exports = {
+  // Real training, real processes and real databases on a shared 2-core machine: generous, never a speed test.
+  testTimeout: 60_000,
   projects: roots
     .filter((root) => fs.existsSync(path.join(__dirname, root, 'package.json')))
     .map((root) => ({

@@ -55,7 +55,7 @@ describe('training and serving trained models, end to end through pnpm start', (
   beforeAll(async () => {
     await new Promise<void>((r) => hub.listen(0, '127.0.0.1', () => r()));
     const hubUrl = `http://127.0.0.1:${(hub.address() as AddressInfo).port}`;
-    system = await startSystem({ env: { TRAINER_LEASE_SECONDS: '3', HUB_BASE_URL: hubUrl, HUB_ALLOW_PRIVATE_NETWORKS: 'true' } });
+    system = await startSystem({ env: { TRAINER_LEASE_SECONDS: '5', HUB_BASE_URL: hubUrl, HUB_ALLOW_PRIVATE_NETWORKS: 'true' } });
     base = system.baseUrl;
     ({ key } = await signUpWithKey(base, 'training'));
     const url = (await (await post('/core/datasets/upload/url', { dataset_name: 'wikigold', dataset_type: 'extraction', format: 'jsonl', filename: 'train.jsonl' })).json()) as { upload_url: string };

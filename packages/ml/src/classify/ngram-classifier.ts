@@ -206,6 +206,12 @@ export class NaiveBayes {
   }
 }
 
+/** What an epoch reports as it goes: examples done and the epoch's running loss so far. */
+export interface EpochHooks {
+  signal?: AbortSignal;
+  onExample?: (done: number, runningLoss: number) => void;
+}
+
 /** Everything needed to continue classifier training exactly where it stopped. */
 export interface ClassifierState {
   epoch: number;
@@ -261,7 +267,25 @@ export class ClassifierTrainer {
   }
 
   /** One pass; returns the mean loss. Throws when `signal` aborts. */
-  runEpoch(hooks: { signal?: AbortSignal; onExample?: (done: number) => void } = {}): number {
+  runEpoch(hooks: EpochHooks = {}): number {
+    const steps = this.epochSteps(hooks);
+    let r = steps.next();
+    while (!r.done) r = steps.next();
+    return r.value;
+  }
+
+  /** As runEpoch, yielding to the event loop every 100 examples (heartbeats and cancellation stay responsive). */
+  async runEpochAsync(hooks: EpochHooks = {}): Promise<number> {
+    const steps = this.epochSteps(hooks);
+    let r = steps.next();
+    while (!r.done) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      r = steps.next();
+    }
+    return r.value;
+  }
+
+  private *epochSteps(hooks: EpochHooks): Generator<void, number, void> {
     const st = this.state;
     const lr = this.options.learningRate ?? 0.5;
     const l2 = this.options.l2 ?? 1e-6;
@@ -306,7 +330,8 @@ export class ClassifierTrainer {
           st.weights[row + k]! -= (lr * g) / Math.sqrt(st.gradSq[row + k]!);
         }
       }
-      hooks.onExample?.(++done);
+      hooks.onExample?.(++done, lossSum / done);
+      if (done % 100 === 0) yield;
     }
     st.epoch = epoch;
     return lossSum / Math.max(1, this.encoded.length);

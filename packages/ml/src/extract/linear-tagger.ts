@@ -1,5 +1,5 @@
 import type { EntitySpan, Example } from '../data';
-import { seededRandom } from '../classify/ngram-classifier';
+import { seededRandom, type EpochHooks } from '../classify/ngram-classifier';
 import { fnv1a, tokenize, type Token } from '../text';
 import type { Embeddings } from '../assets';
 
@@ -271,7 +271,25 @@ export class TaggerTrainer {
   }
 
   /** One pass over the examples; returns the number of token errors. Throws when `signal` aborts. */
-  runEpoch(hooks: { signal?: AbortSignal; onExample?: (done: number) => void } = {}): number {
+  runEpoch(hooks: EpochHooks = {}): number {
+    const steps = this.epochSteps(hooks);
+    let r = steps.next();
+    while (!r.done) r = steps.next();
+    return r.value;
+  }
+
+  /** As runEpoch, yielding to the event loop every 100 examples (heartbeats and cancellation stay responsive). */
+  async runEpochAsync(hooks: EpochHooks = {}): Promise<number> {
+    const steps = this.epochSteps(hooks);
+    let r = steps.next();
+    while (!r.done) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      r = steps.next();
+    }
+    return r.value;
+  }
+
+  private *epochSteps(hooks: EpochHooks): Generator<void, number, void> {
     const st = this.state;
     const t = this.tags.length;
     const denseDim = this.data[0]?.dense[0]?.length ?? 0;
@@ -326,7 +344,8 @@ export class TaggerTrainer {
         // Train on gold history, as decoding will see its own (mostly right) history.
         prev = gold[i]!;
       }
-      hooks.onExample?.(++done);
+      hooks.onExample?.(++done, errors / done);
+      if (done % 100 === 0) yield;
     }
     st.epoch = epoch;
     return errors;

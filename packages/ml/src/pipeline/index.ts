@@ -200,27 +200,20 @@ export async function trainModel(req: TrainRequest): Promise<TrainResult> {
     const rate = (step - startEpoch * perEpoch) / elapsed;
     req.onProgress?.({ step, totalSteps, epoch, loss: Number(loss.toFixed(5)), learningRate: hp.learningRate, examplesPerSecond: Math.round(rate), etaSeconds: rate > 0 ? Math.round((totalSteps - step) / rate) : 0 });
   };
-  const yieldToLoop = () => new Promise<void>((r) => setImmediate(r));
 
   for (let epoch = startEpoch + 1; epoch <= hp.nrEpochs; epoch++) {
     const losses: number[] = [];
     const hooks = (base: number) => ({
       ...(req.signal ? { signal: req.signal } : {}),
-      onExample: (done: number) => {
+      onExample: (done: number, running: number) => {
         step = base + done;
+        // Before the epoch ends, progress shows the epoch's running loss.
+        loss = (losses.reduce((a, b) => a + b, 0) + running) / (losses.length + 1);
         if (done % 200 === 0) report(epoch);
       },
     });
-    if (tagger) {
-      const tokens = tagger.size;
-      const errors = tagger.runEpoch(hooks(step));
-      losses.push(errors / Math.max(1, tokens));
-      await yieldToLoop();
-    }
-    for (const c of classifiers.values()) {
-      losses.push(c.runEpoch(hooks(step)));
-      await yieldToLoop();
-    }
+    if (tagger) losses.push((await tagger.runEpochAsync(hooks(step))) / Math.max(1, tagger.size));
+    for (const c of classifiers.values()) losses.push(await c.runEpochAsync(hooks(step)));
     if (req.signal?.aborted) throw new Error('training cancelled');
     loss = losses.reduce((a, b) => a + b, 0) / Math.max(1, losses.length);
     report(epoch, true);
