@@ -1,0 +1,6 @@
+export { Tensor, tensor, zeros } from './tensor';
+export { matmul, add, addRows, addBias, layerNorm, gelu, embedding, crossEntropy, weightedSum, causalSelfAttention, loraLinear } from './ops';
+export { Adam, clipGradNorm, type AdamOptions } from './adam';
+export { Rng, randn } from './rng';
+export { matmulInto, softmaxInPlace } from './kernels';
+export { encodeTensors, decodeTensors, type TensorFile } from './tensor-file';
