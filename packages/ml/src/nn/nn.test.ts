@@ -1,3 +1,4 @@
+import { loadOrtGemm, matmulBackend, setMatmulBackend } from './index';
 import { Adam, add, addBias, addRows, causalSelfAttention, crossEntropy, decodeTensors, embedding, encodeTensors, gelu, layerNorm, loraLinear, matmul, randn, Rng, Tensor, tensor, weightedSum } from './index';
 
 /**
@@ -115,5 +116,35 @@ describe('nn ops', () => {
     const back = decodeTensors<{ a: number }>(bytes);
     expect(back.meta.a).toBe(1);
     expect(Array.from(back.tensors.w!.data)).toEqual([1, 2, 3, 4]);
+  });
+});
+
+describe('onnxruntime matmul backend', () => {
+  const ortIt = loadOrtGemm() ? it : it.skip;
+  afterAll(() => setMatmulBackend('ort'));
+
+  ortIt('when onnxruntime-node loads, then it is the default backend', () => {
+    expect(matmulBackend()).toBe('ort');
+  });
+
+  ortIt('when matmul and LoRA run forward and backward on ORT, then values and gradients equal the TypeScript kernels', () => {
+    const run = (backend: 'ort' | 'js') => {
+      expect(setMatmulBackend(backend)).toBe(backend);
+      const r = new Rng(5);
+      const x = tensor(randn(r, 64 * 48, 1), [64, 48], true);
+      const W = tensor(randn(r, 48 * 40, 1), [48, 40], true);
+      const A = tensor(randn(r, 48 * 4, 1), [48, 4], true);
+      const B = tensor(randn(r, 4 * 40, 1), [4, 40], true);
+      const y = add(matmul(x, W), loraLinear(x, W, A, B, 0.5));
+      weightedSum(y, randn(new Rng(6), y.data.length, 1)).backward();
+      return [y.data, x.grad!, W.grad!, A.grad!, B.grad!];
+    };
+    const viaOrt = run('ort');
+    const viaJs = run('js');
+    viaOrt.forEach((v, k) => {
+      const scale = Math.max(...Array.from(viaJs[k]!, Math.abs));
+      const maxDiff = Math.max(...Array.from(v, (a, i) => Math.abs(a - viaJs[k]![i]!)));
+      expect(maxDiff / scale).toBeLessThan(1e-5);
+    });
   });
 });
