@@ -1,0 +1,181 @@
+import type { Checkpoint, Hyperparameters, ProgressEvent } from '../pipeline/types';
+import { AppError } from '@whetstone/errors';
+import { Adam, decodeTensors, encodeTensors, Rng, tensor } from '../nn';
+import { loadDecoderBase } from './base';
+import { chatWindows, type ChatRow, validateChatRows } from './chat-data';
+import { type DecoderConfig, initAdapter, LINEAR_MODULES, type LinearModule, lossOf, type LoraAdapter, makeBatch, type Weights, type Window } from './model';
+import { TOKENIZER_NAME } from './tokenizer';
+import { adapterFrom, adapterTensors } from './weights-file';
+
+export const DECODER_BASE = 'whetstone-decoder-base';
+
+export interface DecoderMetrics {
+  /** Mean cross-entropy (nats per byte) of the assistant replies in the held-out rows. */
+  loss: number;
+  perplexity: number;
+  base_loss: number;
+  base_perplexity: number;
+}
+
+/** The manifest stored at the head of an adapter bundle. */
+export interface DecoderManifest {
+  format: 'whetstone-model/1';
+  baseModel: string;
+  task: 'decoder';
+  trainingType: 'lora';
+  tokenizer: string;
+  lora: { rank: number; alpha: number; targets: LinearModule[]; trainedParameters: number; baseParameters: number };
+  hyperparameters: Hyperparameters;
+  metrics: DecoderMetrics | null;
+}
+
+export interface DecoderTrainRequest {
+  train: readonly unknown[];
+  heldout: readonly unknown[];
+  hyperparameters: Hyperparameters;
+  /** LoRA target modules; all linear layers by default. */
+  targetModules?: LinearModule[];
+  /** Steps between `weights/<step>` and `sampler_weights/<step>` checkpoints (default: one epoch). */
+  checkpointEvery?: number;
+  /** A `weights/<step>` checkpoint to continue from. */
+  resumeFrom?: Uint8Array;
+  signal?: AbortSignal;
+  onProgress?: (event: ProgressEvent) => void;
+  onLog?: (level: 'info' | 'warn' | 'error', message: string) => void;
+  onCheckpoint?: (checkpoint: Checkpoint) => Promise<void>;
+}
+
+export interface DecoderTrainResult {
+  /** The adapter alone (manifest + LoRA tensors): what `loadDecoder(bundle)` serves. */
+  bundle: Uint8Array;
+  manifest: DecoderManifest;
+  metrics: DecoderMetrics;
+}
+
+interface StateMeta {
+  format: 'whetstone-decoder-lora-state/1';
+  step: number;
+  rank: number;
+  alpha: number;
+  targets: LinearModule[];
+}
+
+/** Token-weighted mean loss of the assistant replies in `rows`. */
+export function chatLoss(config: DecoderConfig, weights: Weights, rows: readonly ChatRow[], adapter?: LoraAdapter): number {
+  let total = 0;
+  let count = 0;
+  for (const row of rows) {
+    for (const win of chatWindows(config, row)) {
+      const n = win.weights.reduce((a, b) => a + b, 0);
+      total += lossOf(config, weights, makeBatch([win]), adapter).data[0]! * n;
+      count += n;
+    }
+  }
+  return count ? total / count : NaN;
+}
+
+export function encodeAdapterBundle(manifest: DecoderManifest, adapter: LoraAdapter): Uint8Array {
+  return encodeTensors({ meta: manifest, tensors: adapterTensors(adapter) });
+}
+
+export function decodeAdapterBundle(bytes: Uint8Array): { manifest: DecoderManifest; adapter: LoraAdapter } {
+  const file = decodeTensors<DecoderManifest>(bytes);
+  if (file.meta?.format !== 'whetstone-model/1' || file.meta.task !== 'decoder') throw new AppError('InvalidArgument', 'MODEL_BUNDLE_INVALID', 'not a whetstone decoder bundle');
+  const { rank, alpha, targets } = file.meta.lora;
+  return { manifest: file.meta, adapter: adapterFrom(rank, alpha, targets, file.tensors, false) };
+}
+
+/**
+ * LoRA fine-tuning of whetstone-decoder-base on chat examples: the base is
+ * frozen, only A and B of the target modules train, and only assistant tokens
+ * are scored. Deterministic for a seed; a `weights/<step>` checkpoint resumes
+ * to the same bits as an uninterrupted run.
+ */
+export async function trainDecoderLora(request: DecoderTrainRequest): Promise<DecoderTrainResult> {
+  const train = validateChatRows(request.train, 'train');
+  const heldout = validateChatRows(request.heldout, 'heldout');
+  const hp = request.hyperparameters;
+  const { config, weights } = loadDecoderBase();
+  const batchSize = hp.batchSize ?? 8;
+  const rank = hp.loraRank ?? 8;
+  const alpha = hp.loraAlpha ?? 2 * rank;
+  const targets = request.targetModules ?? [...LINEAR_MODULES];
+  const log = request.onLog ?? (() => undefined);
+
+  let adapter = initAdapter(config, rank, alpha, targets, hp.seed);
+  const names = Object.keys(adapter.tensors).sort();
+  let opt = new Adam(names.map((n) => adapter.tensors[n]!), { learningRate: hp.learningRate });
+  let startStep = 0;
+  if (request.resumeFrom) {
+    const state = decodeTensors<StateMeta>(request.resumeFrom);
+    if (state.meta?.format !== 'whetstone-decoder-lora-state/1') throw new AppError('InvalidArgument', 'CHECKPOINT_INVALID', 'resumeFrom is not a decoder training checkpoint');
+    adapter = adapterFrom(state.meta.rank, state.meta.alpha, state.meta.targets, state.tensors, true);
+    opt = new Adam(names.map((n) => adapter.tensors[n]!), { learningRate: hp.learningRate });
+    names.forEach((n, k) => {
+      opt.m[k]!.set(state.tensors[`m.${n}`]!.data);
+      opt.v[k]!.set(state.tensors[`v.${n}`]!.data);
+    });
+    opt.t = state.meta.step;
+    startStep = state.meta.step;
+    log('info', `resuming from step ${startStep}`);
+  }
+
+  const windows: Window[] = train.flatMap((row) => chatWindows(config, row));
+  const stepsPerEpoch = Math.ceil(windows.length / batchSize);
+  const totalSteps = stepsPerEpoch * hp.nrEpochs;
+  const checkpointEvery = request.checkpointEvery ?? stepsPerEpoch;
+  const trainedParameters = names.reduce((n, k) => n + adapter.tensors[k]!.data.length, 0);
+  const baseParameters = Object.values(weights).reduce((n, t) => n + t.data.length, 0);
+  log('info', `LoRA rank ${rank} on ${targets.join(', ')}: ${trainedParameters} trained parameters (${((100 * trainedParameters) / baseParameters).toFixed(1)}% of the base), ${windows.length} windows, ${totalSteps} steps`);
+
+  const orderOf = (epoch: number): number[] => new Rng(hp.seed * 7919 + epoch).shuffle(windows.map((_, i) => i));
+  const started = Date.now();
+  let order = orderOf(Math.floor(startStep / stepsPerEpoch));
+  for (let step = startStep; step < totalSteps; step++) {
+    if (request.signal?.aborted) throw new AppError('Cancelled', 'TRAINING_CANCELLED', 'training was cancelled');
+    const epoch = Math.floor(step / stepsPerEpoch);
+    if (step % stepsPerEpoch === 0) order = orderOf(epoch);
+    const within = step % stepsPerEpoch;
+    const batch = order.slice(within * batchSize, (within + 1) * batchSize).map((i) => windows[i]!);
+    const loss = lossOf(config, weights, makeBatch(batch), adapter);
+    loss.backward();
+    opt.step();
+    const done = step + 1;
+    const seconds = (Date.now() - started) / 1000;
+    const examplesPerSecond = ((done - startStep) * batchSize) / Math.max(seconds, 1e-3);
+    request.onProgress?.({ step: done, totalSteps, epoch: epoch + 1, loss: loss.data[0]!, learningRate: hp.learningRate, examplesPerSecond, etaSeconds: ((totalSteps - done) * batchSize) / examplesPerSecond });
+    if (request.onCheckpoint && done % checkpointEvery === 0 && done < totalSteps) {
+      const tensors = adapterTensors(adapter);
+      names.forEach((n, k) => {
+        tensors[`m.${n}`] = { shape: [...adapter.tensors[n]!.shape], data: opt.m[k]!.slice() };
+        tensors[`v.${n}`] = { shape: [...adapter.tensors[n]!.shape], data: opt.v[k]!.slice() };
+      });
+      const meta: StateMeta = { format: 'whetstone-decoder-lora-state/1', step: done, rank, alpha, targets };
+      await request.onCheckpoint({ id: `weights/${done}`, type: 'training', step: done, bytes: encodeTensors({ meta, tensors }) });
+      await request.onCheckpoint({ id: `sampler_weights/${done}`, type: 'sampler', step: done, bytes: encodeAdapterBundle(manifestOf(null), adapter) });
+    }
+    // Yield to the event loop between steps so cancellation and I/O are seen promptly.
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+
+  const frozen: LoraAdapter = { ...adapter, tensors: Object.fromEntries(names.map((n) => [n, tensor(adapter.tensors[n]!.data, adapter.tensors[n]!.shape)])) };
+  const loss = chatLoss(config, weights, heldout, frozen);
+  const baseLoss = chatLoss(config, weights, heldout);
+  const metrics: DecoderMetrics = { loss, perplexity: Math.exp(loss), base_loss: baseLoss, base_perplexity: Math.exp(baseLoss) };
+  log('info', `held-out loss ${loss.toFixed(3)} (base ${baseLoss.toFixed(3)}), perplexity ${metrics.perplexity.toFixed(2)}`);
+  const manifest = manifestOf(metrics);
+  return { bundle: encodeAdapterBundle(manifest, frozen), manifest, metrics };
+
+  function manifestOf(m: DecoderMetrics | null): DecoderManifest {
+    return {
+      format: 'whetstone-model/1',
+      baseModel: DECODER_BASE,
+      task: 'decoder',
+      trainingType: 'lora',
+      tokenizer: TOKENIZER_NAME,
+      lora: { rank, alpha, targets, trainedParameters, baseParameters },
+      hyperparameters: { ...hp, batchSize, loraRank: rank, loraAlpha: alpha },
+      metrics: m,
+    };
+  }
+}

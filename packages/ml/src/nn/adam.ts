@@ -1,0 +1,63 @@
+import type { Tensor } from './tensor';
+
+export interface AdamOptions {
+  learningRate: number;
+  beta1?: number;
+  beta2?: number;
+  eps?: number;
+  /** Decoupled weight decay (AdamW). */
+  weightDecay?: number;
+}
+
+/** Adam(W) with one fused elementwise pass per parameter; its state can be saved and restored exactly. */
+export class Adam {
+  readonly m: Float32Array[];
+  readonly v: Float32Array[];
+  t = 0;
+
+  constructor(
+    readonly params: Tensor[],
+    readonly options: AdamOptions,
+  ) {
+    this.m = params.map((p) => new Float32Array(p.data.length));
+    this.v = params.map((p) => new Float32Array(p.data.length));
+  }
+
+  /** One update with the current gradients, then clears them. */
+  step(learningRate = this.options.learningRate): void {
+    const { beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weightDecay = 0 } = this.options;
+    this.t++;
+    const c1 = 1 - beta1 ** this.t;
+    const c2 = 1 - beta2 ** this.t;
+    this.params.forEach((p, k) => {
+      const g = p.grad;
+      if (!g) return;
+      const w = p.data;
+      const m = this.m[k]!;
+      const v = this.v[k]!;
+      for (let i = 0; i < w.length; i++) {
+        const gi = g[i]!;
+        const mi = (m[i] = beta1 * m[i]! + (1 - beta1) * gi);
+        const vi = (v[i] = beta2 * v[i]! + (1 - beta2) * gi * gi);
+        w[i] = w[i]! - learningRate * ((mi / c1) / (Math.sqrt(vi / c2) + eps) + weightDecay * w[i]!);
+      }
+      g.fill(0);
+    });
+  }
+
+  zeroGrad(): void {
+    for (const p of this.params) p.grad?.fill(0);
+  }
+}
+
+/** Scales all gradients so that their global L2 norm is at most `max`; returns the norm before clipping. */
+export function clipGradNorm(params: Tensor[], max: number): number {
+  let sq = 0;
+  for (const p of params) if (p.grad) for (let i = 0; i < p.grad.length; i++) sq += p.grad[i]! * p.grad[i]!;
+  const norm = Math.sqrt(sq);
+  if (norm > max) {
+    const f = max / norm;
+    for (const p of params) if (p.grad) for (let i = 0; i < p.grad.length; i++) p.grad[i]! *= f;
+  }
+  return norm;
+}

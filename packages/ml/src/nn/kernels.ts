@@ -1,0 +1,86 @@
+import { loadOrtGemm, type OrtGemm } from './ort';
+
+/**
+ * Raw float32 kernels shared by the ops. All matrices are row-major; `acc`
+ * adds into `out` instead of overwriting it. Matmuls above a small size run as
+ * cached onnxruntime sessions (about 15× faster than these loops here); below
+ * it the ~12 µs per ORT call costs more than the loop.
+ */
+
+export type MatmulBackend = 'ort' | 'js';
+const ORT_MIN_FLOPS = 8192;
+let ort: OrtGemm | null = loadOrtGemm();
+
+/** Chooses the matmul backend; `ort` falls back to `js` when onnxruntime-node cannot load. Returns the one in use. */
+export function setMatmulBackend(backend: MatmulBackend): MatmulBackend {
+  ort = backend === 'ort' ? loadOrtGemm() : null;
+  return ort ? 'ort' : 'js';
+}
+
+export function matmulBackend(): MatmulBackend {
+  return ort ? 'ort' : 'js';
+}
+
+function viaOrt(out: Float32Array, n: number, acc: boolean, y: Float32Array): void {
+  if (!acc) out.set(y.subarray(0, n));
+  else for (let i = 0; i < n; i++) out[i]! += y[i]!;
+}
+
+/** out[M,N] (+)= a[M,K] · b[K,N] */
+export function matmulInto(out: Float32Array, a: Float32Array, b: Float32Array, M: number, K: number, N: number, acc = false): void {
+  if (ort && M * K * N >= ORT_MIN_FLOPS) return viaOrt(out, M * N, acc, ort.gemm(a.subarray(0, M * K), [M, K], b.subarray(0, K * N), [K, N], false, false));
+  if (!acc) out.fill(0, 0, M * N);
+  for (let i = 0; i < M; i++) {
+    const ro = i * N;
+    const ra = i * K;
+    for (let k = 0; k < K; k++) {
+      const av = a[ra + k]!;
+      if (av === 0) continue;
+      const rb = k * N;
+      for (let j = 0; j < N; j++) out[ro + j]! += av * b[rb + j]!;
+    }
+  }
+}
+
+/** out[M,K] (+)= a[M,N] · b[K,N]ᵀ */
+export function matmulABtInto(out: Float32Array, a: Float32Array, b: Float32Array, M: number, N: number, K: number, acc = false): void {
+  if (ort && M * K * N >= ORT_MIN_FLOPS) return viaOrt(out, M * K, acc, ort.gemm(a.subarray(0, M * N), [M, N], b.subarray(0, K * N), [K, N], false, true));
+  for (let i = 0; i < M; i++) {
+    const ra = i * N;
+    for (let k = 0; k < K; k++) {
+      const rb = k * N;
+      let s = 0;
+      for (let j = 0; j < N; j++) s += a[ra + j]! * b[rb + j]!;
+      out[i * K + k] = acc ? out[i * K + k]! + s : s;
+    }
+  }
+}
+
+/** out[K,N] (+)= a[M,K]ᵀ · b[M,N] */
+export function matmulAtBInto(out: Float32Array, a: Float32Array, b: Float32Array, M: number, K: number, N: number, acc = false): void {
+  if (ort && M * K * N >= ORT_MIN_FLOPS) return viaOrt(out, K * N, acc, ort.gemm(a.subarray(0, M * K), [M, K], b.subarray(0, M * N), [M, N], true, false));
+  if (!acc) out.fill(0, 0, K * N);
+  for (let i = 0; i < M; i++) {
+    const ra = i * K;
+    const rb = i * N;
+    for (let k = 0; k < K; k++) {
+      const av = a[ra + k]!;
+      if (av === 0) continue;
+      const ro = k * N;
+      for (let j = 0; j < N; j++) out[ro + j]! += av * b[rb + j]!;
+    }
+  }
+}
+
+/** In-place softmax of `n` values starting at `off`. */
+export function softmaxInPlace(x: Float32Array, off: number, n: number): void {
+  let max = -Infinity;
+  for (let i = 0; i < n; i++) if (x[off + i]! > max) max = x[off + i]!;
+  let sum = 0;
+  for (let i = 0; i < n; i++) {
+    const e = Math.exp(x[off + i]! - max);
+    x[off + i] = e;
+    sum += e;
+  }
+  for (let i = 0; i < n; i++) x[off + i]! /= sum;
+}

@@ -1,0 +1,305 @@
+import { matmulABtInto, matmulAtBInto, matmulInto, softmaxInPlace } from './kernels';
+import { Tensor } from './tensor';
+
+function result(data: Float32Array, shape: readonly number[], parents: Tensor[], backward: (out: Tensor) => void): Tensor {
+  if (!parents.some((p) => p.requiresGrad)) return new Tensor(data, shape);
+  const out: Tensor = new Tensor(data, shape, true, parents, () => backward(out));
+  return out;
+}
+
+function need2d(t: Tensor, name: string): [number, number] {
+  if (t.shape.length !== 2) throw new Error(`${name} expects a 2-D tensor, got [${t.shape.join(',')}]`);
+  return [t.shape[0]!, t.shape[1]!];
+}
+
+/** a[M,K] · b[K,N] */
+export function matmul(a: Tensor, b: Tensor): Tensor {
+  const [M, K] = need2d(a, 'matmul');
+  const [K2, N] = need2d(b, 'matmul');
+  if (K !== K2) throw new Error(`matmul: inner dimensions ${K} and ${K2} differ`);
+  const y = new Float32Array(M * N);
+  matmulInto(y, a.data, b.data, M, K, N);
+  return result(y, [M, N], [a, b], (out) => {
+    const g = out.grad!;
+    if (a.requiresGrad) matmulABtInto(a.gradBuffer(), g, b.data, M, N, K, true);
+    if (b.requiresGrad) matmulAtBInto(b.gradBuffer(), a.data, g, M, K, N, true);
+  });
+}
+
+/** Elementwise a + b (same shape). */
+export function add(a: Tensor, b: Tensor): Tensor {
+  if (a.data.length !== b.data.length) throw new Error('add: shapes differ');
+  const y = new Float32Array(a.data.length);
+  for (let i = 0; i < y.length; i++) y[i] = a.data[i]! + b.data[i]!;
+  return result(y, a.shape, [a, b], (out) => {
+    const g = out.grad!;
+    for (const p of [a, b]) {
+      if (!p.requiresGrad) continue;
+      const pg = p.gradBuffer();
+      for (let i = 0; i < g.length; i++) pg[i]! += g[i]!;
+    }
+  });
+}
+
+/** x[R,D] + p[T,D] with p repeated every T rows (R a multiple of T): bias when T = 1, positions otherwise. */
+export function addRows(x: Tensor, p: Tensor): Tensor {
+  const [R, D] = need2d(x, 'addRows');
+  const T = p.shape.length === 1 ? 1 : p.shape[0]!;
+  if (p.cols !== D || R % T !== 0) throw new Error(`addRows: [${p.shape.join(',')}] does not broadcast over [${R},${D}]`);
+  const y = new Float32Array(R * D);
+  for (let r = 0; r < R; r++) {
+    const po = (r % T) * D;
+    for (let d = 0; d < D; d++) y[r * D + d] = x.data[r * D + d]! + p.data[po + d]!;
+  }
+  return result(y, x.shape, [x, p], (out) => {
+    const g = out.grad!;
+    if (x.requiresGrad) {
+      const xg = x.gradBuffer();
+      for (let i = 0; i < g.length; i++) xg[i]! += g[i]!;
+    }
+    if (p.requiresGrad) {
+      const pg = p.gradBuffer();
+      for (let r = 0; r < R; r++) {
+        const po = (r % T) * D;
+        for (let d = 0; d < D; d++) pg[po + d]! += g[r * D + d]!;
+      }
+    }
+  });
+}
+
+/** Bias broadcast over rows: x[M,N] + b[N]. */
+export function addBias(x: Tensor, b: Tensor): Tensor {
+  return addRows(x, b);
+}
+
+/** Fused LayerNorm over the last dimension with gain and bias. */
+export function layerNorm(x: Tensor, gain: Tensor, bias: Tensor, eps = 1e-5): Tensor {
+  const [M, N] = need2d(x, 'layerNorm');
+  const y = new Float32Array(M * N);
+  const xhat = new Float32Array(M * N);
+  const rstd = new Float32Array(M);
+  for (let i = 0; i < M; i++) {
+    const o = i * N;
+    let mean = 0;
+    for (let j = 0; j < N; j++) mean += x.data[o + j]!;
+    mean /= N;
+    let v = 0;
+    for (let j = 0; j < N; j++) {
+      const d = x.data[o + j]! - mean;
+      v += d * d;
+    }
+    const r = 1 / Math.sqrt(v / N + eps);
+    rstd[i] = r;
+    for (let j = 0; j < N; j++) {
+      const h = (x.data[o + j]! - mean) * r;
+      xhat[o + j] = h;
+      y[o + j] = h * gain.data[j]! + bias.data[j]!;
+    }
+  }
+  return result(y, x.shape, [x, gain, bias], (out) => {
+    const g = out.grad!;
+    const gg = gain.requiresGrad ? gain.gradBuffer() : null;
+    const bg = bias.requiresGrad ? bias.gradBuffer() : null;
+    const xg = x.requiresGrad ? x.gradBuffer() : null;
+    for (let i = 0; i < M; i++) {
+      const o = i * N;
+      let sumD = 0;
+      let sumDX = 0;
+      for (let j = 0; j < N; j++) {
+        const dh = g[o + j]! * gain.data[j]!;
+        sumD += dh;
+        sumDX += dh * xhat[o + j]!;
+        if (gg) gg[j]! += g[o + j]! * xhat[o + j]!;
+        if (bg) bg[j]! += g[o + j]!;
+      }
+      if (!xg) continue;
+      const r = rstd[i]!;
+      for (let j = 0; j < N; j++) {
+        const dh = g[o + j]! * gain.data[j]!;
+        xg[o + j]! += r * (dh - sumD / N - xhat[o + j]! * (sumDX / N));
+      }
+    }
+  });
+}
+
+const GELU_C = Math.sqrt(2 / Math.PI);
+
+/** GELU, tanh approximation, fused forward and derivative. */
+export function gelu(x: Tensor): Tensor {
+  const n = x.data.length;
+  const y = new Float32Array(n);
+  const dydx = x.requiresGrad ? new Float32Array(n) : null;
+  for (let i = 0; i < n; i++) {
+    const v = x.data[i]!;
+    const t = Math.tanh(GELU_C * (v + 0.044715 * v * v * v));
+    y[i] = 0.5 * v * (1 + t);
+    if (dydx) dydx[i] = 0.5 * (1 + t) + 0.5 * v * (1 - t * t) * GELU_C * (1 + 3 * 0.044715 * v * v);
+  }
+  return result(y, x.shape, [x], (out) => {
+    const g = out.grad!;
+    const xg = x.gradBuffer();
+    for (let i = 0; i < n; i++) xg[i]! += g[i]! * dydx![i]!;
+  });
+}
+
+/** Rows of `table[V,D]` selected by `ids`: [ids.length, D]. */
+export function embedding(table: Tensor, ids: Int32Array): Tensor {
+  const [V, D] = need2d(table, 'embedding');
+  const y = new Float32Array(ids.length * D);
+  for (let i = 0; i < ids.length; i++) {
+    const id = ids[i]!;
+    if (id < 0 || id >= V) throw new Error(`embedding: id ${id} outside [0, ${V})`);
+    y.set(table.data.subarray(id * D, id * D + D), i * D);
+  }
+  return result(y, [ids.length, D], [table], (out) => {
+    const g = out.grad!;
+    const tg = table.gradBuffer();
+    for (let i = 0; i < ids.length; i++) {
+      const o = ids[i]! * D;
+      for (let d = 0; d < D; d++) tg[o + d]! += g[i * D + d]!;
+    }
+  });
+}
+
+/**
+ * Fused softmax + cross-entropy: the weighted mean of -log p(target) over rows
+ * (a weight of 0 masks a row out). Returns a scalar tensor.
+ */
+export function crossEntropy(logits: Tensor, targets: Int32Array, weights?: Float32Array): Tensor {
+  const [M, V] = need2d(logits, 'crossEntropy');
+  if (targets.length !== M) throw new Error('crossEntropy: one target per row');
+  const probs = new Float32Array(logits.data);
+  let total = 0;
+  let wsum = 0;
+  for (let i = 0; i < M; i++) {
+    const w = weights ? weights[i]! : 1;
+    softmaxInPlace(probs, i * V, V);
+    if (w === 0) continue;
+    total += -w * Math.log(Math.max(probs[i * V + targets[i]!]!, 1e-30));
+    wsum += w;
+  }
+  const norm = wsum > 0 ? 1 / wsum : 0;
+  return result(Float32Array.of(total * norm), [1], [logits], (out) => {
+    const g = out.grad![0]! * norm;
+    const lg = logits.gradBuffer();
+    for (let i = 0; i < M; i++) {
+      const w = weights ? weights[i]! : 1;
+      if (w === 0) continue;
+      const o = i * V;
+      for (let v = 0; v < V; v++) lg[o + v]! += g * w * probs[o + v]!;
+      lg[o + targets[i]!]! -= g * w;
+    }
+  });
+}
+
+/** Σ x·w: reduces any tensor to a scalar with fixed weights (gradient checks, weighted losses). */
+export function weightedSum(x: Tensor, w: Float32Array): Tensor {
+  let s = 0;
+  for (let i = 0; i < x.data.length; i++) s += x.data[i]! * w[i]!;
+  return result(Float32Array.of(s), [1], [x], (out) => {
+    const g = out.grad![0]!;
+    const xg = x.gradBuffer();
+    for (let i = 0; i < w.length; i++) xg[i]! += g * w[i]!;
+  });
+}
+
+/**
+ * Fused causal multi-head self-attention. `qkv` is [B·T, 3D] (queries, keys,
+ * values side by side); returns [B·T, D].
+ */
+export function causalSelfAttention(qkv: Tensor, batch: number, time: number, heads: number): Tensor {
+  const [R, C] = need2d(qkv, 'causalSelfAttention');
+  const D = C / 3;
+  if (R !== batch * time || D % heads !== 0) throw new Error('causalSelfAttention: bad shapes');
+  const hd = D / heads;
+  const scale = 1 / Math.sqrt(hd);
+  const q = qkv.data;
+  const y = new Float32Array(R * D);
+  const P = new Float32Array(batch * heads * time * time);
+  for (let b = 0; b < batch; b++) {
+    for (let h = 0; h < heads; h++) {
+      const pBase = (b * heads + h) * time * time;
+      for (let t = 0; t < time; t++) {
+        const qo = (b * time + t) * C + h * hd;
+        const po = pBase + t * time;
+        for (let s = 0; s <= t; s++) {
+          const ko = (b * time + s) * C + D + h * hd;
+          let dot = 0;
+          for (let d = 0; d < hd; d++) dot += q[qo + d]! * q[ko + d]!;
+          P[po + s] = dot * scale;
+        }
+        softmaxInPlace(P, po, t + 1);
+        const yo = (b * time + t) * D + h * hd;
+        for (let s = 0; s <= t; s++) {
+          const p = P[po + s]!;
+          const vo = (b * time + s) * C + 2 * D + h * hd;
+          for (let d = 0; d < hd; d++) y[yo + d]! += p * q[vo + d]!;
+        }
+      }
+    }
+  }
+  return result(y, [R, D], [qkv], (out) => {
+    const g = out.grad!;
+    const dq = qkv.gradBuffer();
+    const dP = new Float32Array(time);
+    for (let b = 0; b < batch; b++) {
+      for (let h = 0; h < heads; h++) {
+        const pBase = (b * heads + h) * time * time;
+        for (let t = 0; t < time; t++) {
+          const go = (b * time + t) * D + h * hd;
+          const po = pBase + t * time;
+          let dot = 0;
+          for (let s = 0; s <= t; s++) {
+            const vo = (b * time + s) * C + 2 * D + h * hd;
+            let d2 = 0;
+            for (let d = 0; d < hd; d++) d2 += g[go + d]! * q[vo + d]!;
+            dP[s] = d2;
+            dot += d2 * P[po + s]!;
+            const p = P[po + s]!;
+            for (let d = 0; d < hd; d++) dq[vo + d]! += p * g[go + d]!;
+          }
+          const qo = (b * time + t) * C + h * hd;
+          for (let s = 0; s <= t; s++) {
+            const dS = P[po + s]! * (dP[s]! - dot) * scale;
+            if (dS === 0) continue;
+            const ko = (b * time + s) * C + D + h * hd;
+            for (let d = 0; d < hd; d++) {
+              dq[qo + d]! += dS * q[ko + d]!;
+              dq[ko + d]! += dS * q[qo + d]!;
+            }
+          }
+        }
+      }
+    }
+  });
+}
+
+/**
+ * Fused LoRA linear layer `x·W + s·(x·A)·B`: W [K,N] is normally frozen,
+ * A [K,r] and B [r,N] are the trained low-rank factors.
+ */
+export function loraLinear(x: Tensor, W: Tensor, A: Tensor, B: Tensor, s: number): Tensor {
+  const [M, K] = need2d(x, 'loraLinear');
+  const N = W.cols;
+  const r = A.cols;
+  const xa = new Float32Array(M * r);
+  matmulInto(xa, x.data, A.data, M, K, r);
+  const y = new Float32Array(M * N);
+  matmulInto(y, x.data, W.data, M, K, N);
+  for (let i = 0; i < xa.length; i++) xa[i]! *= s;
+  matmulInto(y, xa, B.data, M, r, N, true);
+  return result(y, [M, N], [x, W, A, B], (out) => {
+    const g = out.grad!;
+    const gB = new Float32Array(M * r);
+    matmulABtInto(gB, g, B.data, M, N, r);
+    for (let i = 0; i < gB.length; i++) gB[i]! *= s;
+    if (B.requiresGrad) matmulAtBInto(B.gradBuffer(), xa, g, M, r, N, true);
+    if (A.requiresGrad) matmulAtBInto(A.gradBuffer(), x.data, gB, M, K, r, true);
+    if (W.requiresGrad) matmulAtBInto(W.gradBuffer(), x.data, g, M, K, N, true);
+    if (x.requiresGrad) {
+      const xg = x.gradBuffer();
+      matmulABtInto(xg, g, W.data, M, N, K, true);
+      matmulABtInto(xg, gB, A.data, M, r, K, true);
+    }
+  });
+}
