@@ -213,6 +213,38 @@ describe('training and serving trained models, end to end through pnpm start', (
     await eventually(async () => (await call()).status === 409, 10_000);
   }, 120_000);
 
+  it('fine-tunes the decoder with LoRA on chat rows and generates with it, as JSON or a server-sent stream', async () => {
+    const url = (await (await post('/core/datasets/upload/url', { dataset_name: 'greetings', dataset_type: 'generation', format: 'jsonl', filename: 'chat.jsonl' })).json()) as { upload_url: string };
+    expect((await fetch(url.upload_url, { method: 'PUT', body: readFileSync(fixtureDataset('chat/greetings.jsonl')) })).status).toBe(200);
+    await post('/core/datasets/upload/process', { dataset_name: 'greetings' });
+    await eventually(async () => ((await (await get('/core/datasets/greetings/1')).json()) as { status: string }).status === 'ready', 30_000);
+    const decoder = await createJob({ base_model: 'whetstone-decoder-base', datasets: [{ name: 'greetings' }], training_type: 'lora', nr_epochs: 4, learning_rate: 0.01 });
+    const done = await until(decoder, ['complete', 'failed'], 120_000);
+    expect(done.status).toBe('complete');
+    const metrics = done.metrics as unknown as { loss: number; base_loss: number; perplexity: number };
+    expect(metrics.loss).toBeLessThan(metrics.base_loss);
+
+    const messages = [{ role: 'user', content: [{ type: 'text', text: 'hi, I am Ada', cache_control: { type: 'ephemeral' } }] }];
+    const json = await eventually(async () => {
+      const res = await post('/inference', { model_id: decoder, task: 'generate', messages, temperature: 0, max_tokens: 24 });
+      return res.status === 200 ? ((await res.json()) as { result: { text: string }; finish_reason: string; usage: { output_tokens: number } }) : null;
+    }, 20_000);
+    expect(json.result.text.length).toBeGreaterThan(0);
+    expect(json.usage.output_tokens).toBeLessThanOrEqual(24);
+    expect(['stop', 'length']).toContain(json.finish_reason);
+
+    const stream = await post('/inference', { model_id: decoder, task: 'generate', messages, temperature: 0, max_tokens: 24, stream: true });
+    expect(stream.headers.get('content-type')).toMatch(/text\/event-stream/);
+    const events = (await stream.text()).split('\n\n').filter(Boolean);
+    expect(events[events.length - 1]).toBe('data: [DONE]');
+    expect(events.some((e) => e.includes('"inference_id"'))).toBe(true);
+
+    // The decoder base is training-only; an extraction call on a decoder job says what to do instead.
+    expect((await post('/inference', { model_id: 'whetstone-decoder-base', task: 'generate', messages })).status).toBe(409);
+    expect((await post('/inference', { model_id: decoder, text: 'x', schema })).status).toBe(409);
+    expect((await post('/inference', { model_id: decoder, task: 'generate' })).status).toBe(422);
+  }, 180_000);
+
   it('stops a running job, and a job whose trainer is killed mid-run still completes', async () => {
     const long = await createJob({ nr_epochs: 40 });
     await until(long, ['running']);

@@ -54,7 +54,7 @@ export const BUILTIN_MODELS: CatalogEntry[] = [
     name: 'Whetstone Decoder Base',
     task: 'decoder',
     provider: 'builtin',
-    description: 'A small pretrained decoder for chat-formatted tasks; fine-tunes with LoRA only. Served once deployed from a trained job.',
+    description: 'A byte-level 2-layer transformer (138k parameters) pretrained on WordNet glosses; fine-tunes with LoRA only on chat rows, and serves the fine-tuned job through /inference with task "generate".',
     supportsInference: false,
     supportsOnDemandInference: false,
     supportsTraining: true,

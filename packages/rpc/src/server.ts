@@ -137,7 +137,8 @@ export async function createRpcServer(options: RpcServerOptions): Promise<RpcSer
                 }
                 call.end();
               } catch (err) {
-                if (!call.cancelled) call.destroy(Object.assign(new Error('rpc failed'), fail(service, method, err)));
+                // 'error' (not destroy) lets grpc-js end the stream with this status and its details.
+                if (!call.cancelled) call.emit('error', Object.assign(new Error('rpc failed'), fail(service, method, err)));
               }
             });
           };

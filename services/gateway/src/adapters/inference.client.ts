@@ -52,6 +52,28 @@ export function inferenceOverRpc(client: Client<typeof InferenceRouterService>, 
       const res = await client.listModels({ caller: caller(principal) });
       return res.models.map((m) => ({ id: m.id, object: 'model' as const, created: m.createdAt ? Math.floor(timestampDate(m.createdAt).getTime() / 1000) : 0, owned_by: m.ownedBy }));
     },
+    async *generate(principal, input, signal) {
+      const stream = client.generateText(
+        { caller: caller(principal), modelId: input.modelId, projectId: input.projectId, messages: input.messages, temperature: input.temperature, topP: input.topP, maxTokens: input.maxTokens, stop: input.stop, seed: BigInt(input.seed) },
+        { signal, timeoutMs: 120_000 },
+      );
+      for await (const piece of stream) {
+        if (piece.text) yield { text: piece.text };
+        if (piece.finishReason) {
+          const input_tokens = Number(piece.usage?.inputTokens ?? 0n);
+          const output_tokens = Number(piece.usage?.outputTokens ?? 0n);
+          yield {
+            done: {
+              inference_id: piece.inferenceId,
+              model: piece.model,
+              finish_reason: piece.finishReason,
+              latency_ms: piece.latencyMs,
+              usage: { input_tokens, output_tokens, total_tokens: input_tokens + output_tokens, cost_credits: credits(piece.usage?.costMicroCredits ?? 0n) },
+            },
+          };
+        }
+      }
+    },
     async infer(principal, r) {
       const res = await client.infer({
         caller: caller(principal),

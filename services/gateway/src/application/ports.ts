@@ -117,8 +117,22 @@ export interface DeploymentView {
   ended_at: string | null;
 }
 
+export interface GenerateInput {
+  modelId: string;
+  projectId: string;
+  messages: { role: string; content: string }[];
+  temperature: number;
+  topP: number;
+  maxTokens: number;
+  stop: string[];
+  seed: number;
+}
+
+export type GeneratePiece = { text: string } | { done: { inference_id: string; model: string; finish_reason: string; latency_ms: number; usage: InferResult['usage'] } };
+
 /** What the gateway needs from the inference-router. */
 export interface Inference {
+  generate(principal: Principal, input: GenerateInput, signal: AbortSignal): AsyncIterable<GeneratePiece>;
   ready(): Promise<boolean>;
   listBaseModels(principal: Principal): Promise<BaseModelView[]>;
   listModels(principal: Principal): Promise<{ id: string; object: 'model'; created: number; owned_by: string }[]>;

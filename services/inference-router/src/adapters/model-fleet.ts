@@ -82,6 +82,24 @@ export class GrpcModelFleet implements ModelFleet {
     this.mark(ref.modelId, member.addr, true);
   }
 
+  generate(ref: { modelId: string; bucket: string; key: string }, messages: { role: string; content: string }[], options: { temperature: number; topP: number; maxTokens: number; stop: string[]; seed: number; signal?: AbortSignal }) {
+    const member = ref.key ? this.owner(ref.modelId) : this.members[this.next++ % this.members.length]!;
+    let end = { finishReason: 'length', inputTokens: 0, outputTokens: 0 };
+    const stream = member.client.generate(
+      { model: ref, messages, temperature: options.temperature, topP: options.topP, maxTokens: options.maxTokens, stop: options.stop, seed: BigInt(options.seed) },
+      { timeoutMs: 120_000, ...(options.signal ? { signal: options.signal } : {}) },
+    );
+    return {
+      chunks: (async function* () {
+        for await (const piece of stream) {
+          if (piece.finishReason) end = { finishReason: piece.finishReason, inputTokens: Number(piece.inputTokens), outputTokens: Number(piece.outputTokens) };
+          if (piece.text) yield piece.text;
+        }
+      })(),
+      done: () => end,
+    };
+  }
+
   private choose(ref: { modelId: string; key: string }): FleetMember {
     if (!ref.key) return this.members[this.next++ % this.members.length]!;
     const holders = this.ready.get(ref.modelId);

@@ -53,6 +53,22 @@ export interface ModelFleet {
   extract(ref: ModelRef, texts: string[], schema: Record<string, unknown> | undefined, options: ExtractOptions): Promise<{ results: Record<string, unknown>[]; inputTokens: number }>;
   /** Loads the model and resolves once it is ready; rejects with the reason it failed. */
   warm(ref: ModelRef, timeoutMs: number): Promise<void>;
+  /** Streams a decoder's reply; `done()` (after the stream) gives the finish reason and token counts. */
+  generate(ref: ModelRef, messages: ChatTurn[], options: GenerateOptions): { chunks: AsyncIterable<string>; done(): { finishReason: string; inputTokens: number; outputTokens: number } };
+}
+
+export interface ChatTurn {
+  role: string;
+  content: string;
+}
+
+export interface GenerateOptions {
+  temperature: number;
+  topP: number;
+  maxTokens: number;
+  stop: string[];
+  seed: number;
+  signal?: AbortSignal;
 }
 
 export interface InferenceRecord {

@@ -1,7 +1,7 @@
 import { AppError, Reasons, errors } from '@whetstone/errors';
 import { SchemaError, normalizeSchema } from '@whetstone/ml';
 import { Catalog, Restrictions, priceOf, type CatalogEntry } from '../domain/catalog';
-import type { Billing, Caller, DeploymentRow, Ids, Metering, ModelFleet, ModelRef, ProjectStore, TrainedModels } from './ports';
+import type { Billing, Caller, ChatTurn, DeploymentRow, GenerateOptions, Ids, Metering, ModelFleet, ModelRef, ProjectStore, TrainedModels } from './ports';
 
 export interface Logger {
   info(obj: object, msg: string): void;
@@ -78,6 +78,7 @@ export class InferenceRouter {
       throw errors.invalid(Reasons.VALIDATION_FAILED, `Give 1 to ${MAX_TEXTS} input texts.`, [{ field: 'inputs', message: `must hold 1 to ${MAX_TEXTS} strings` }]);
     }
     const target = input.projectId ? await this.projectTarget(input.caller, input.projectId) : await this.modelTarget(input.caller, input.modelId);
+    if (target.entry.task !== 'extraction') throw errors.precondition(Reasons.MODEL_NOT_SERVABLE, `Model '${target.ref.modelId}' is a decoder: call it with task "generate" and messages.`);
     // Project calls may omit the schema: the deployed model's trained schema is used.
     if (input.schema !== undefined || !input.projectId) validateSchema(input.schema);
 
@@ -111,8 +112,49 @@ export class InferenceRouter {
     return { inferenceId, model: target.ref.modelId, results: out.results, usage: { inputTokens: out.inputTokens, outputTokens: 0, costMicroCredits: cost }, latencyMs };
   }
 
+  /**
+   * Streams a trained decoder's reply (a job id, or a project whose active
+   * deployment is a decoder), priced and metered like extraction.
+   */
+  async *generate(input: { caller: Caller; modelId: string; projectId: string; messages: ChatTurn[]; options: GenerateOptions }): AsyncGenerator<{ text: string } | { done: InferOutput & { finishReason: string } }> {
+    const startedAt = this.now();
+    const t0 = performance.now();
+    if (!input.messages.length) throw errors.invalid(Reasons.VALIDATION_FAILED, 'Give at least one message.', [{ field: 'messages', message: 'must not be empty' }]);
+    const target = input.projectId ? await this.projectTarget(input.caller, input.projectId) : await this.modelTarget(input.caller, input.modelId, 'decoder');
+    if (target.entry.task !== 'decoder') throw errors.precondition(Reasons.MODEL_NOT_SERVABLE, `Model '${target.ref.modelId}' is an extraction model: call /inference with a schema instead of task "generate".`);
+    const promptBytes = input.messages.reduce((n, m) => n + Buffer.byteLength(m.content), 0);
+    await this.deps.billing.checkSpendable(input.caller.teamId, priceOf(target.entry.price, promptBytes, input.options.maxTokens || 128), false);
+    const stream = this.deps.fleet.generate(target.ref, input.messages, input.options);
+    let text = '';
+    for await (const piece of stream.chunks) {
+      text += piece;
+      yield { text: piece };
+    }
+    const end = stream.done();
+    const cost = priceOf(target.entry.price, end.inputTokens, end.outputTokens);
+    const latencyMs = Number((performance.now() - t0).toFixed(3));
+    const inferenceId = this.deps.ids.uuid();
+    this.deps.metering.record({
+      inferenceId,
+      caller: input.caller,
+      model: target.ref.modelId,
+      projectId: input.projectId,
+      task: 'generate',
+      inputs: input.messages.map((m) => `${m.role}: ${m.content}`),
+      schema: undefined,
+      outputs: [{ text, finish_reason: end.finishReason }],
+      latencyMs,
+      inputTokens: end.inputTokens,
+      outputTokens: end.outputTokens,
+      costMicroCredits: cost,
+      startedAt,
+      completedAt: this.now(),
+    });
+    yield { done: { inferenceId, model: target.ref.modelId, results: [{ text }], usage: { inputTokens: end.inputTokens, outputTokens: end.outputTokens, costMicroCredits: cost }, latencyMs, finishReason: end.finishReason } };
+  }
+
   /** A base model id or a training job id the team can see. */
-  private async modelTarget(caller: Caller, modelId: string): Promise<{ ref: ModelRef; entry: CatalogEntry }> {
+  private async modelTarget(caller: Caller, modelId: string, kind: 'extraction' | 'decoder' = 'extraction'): Promise<{ ref: ModelRef; entry: CatalogEntry }> {
     if (!modelId) throw errors.invalid(Reasons.VALIDATION_FAILED, 'Give model_id or base_model.', [{ field: 'model_id', message: 'required (a base model id or a training job id)' }]);
     const entry = this.deps.catalog.get(modelId);
     if (entry) {
@@ -120,8 +162,8 @@ export class InferenceRouter {
       if (!entry.supportsInference || !entry.supportsOnDemandInference) {
         throw errors.precondition(Reasons.MODEL_NOT_SERVABLE, `Model '${entry.id}' is a training-only base model: train a job on it and call the job id, or deploy the job to a project.`);
       }
-      if (entry.task !== 'extraction') {
-        throw errors.precondition(Reasons.MODEL_NOT_SERVABLE, `Model '${entry.id}' is a ${entry.task} model; call it through /v1/chat/completions or /v1/messages.`);
+      if (entry.task !== kind) {
+        throw errors.precondition(Reasons.MODEL_NOT_SERVABLE, `Model '${entry.id}' is a ${entry.task} model; ${kind === 'decoder' ? 'give a schema to extract with it' : 'call it with task "generate" and messages'}.`);
       }
       return { ref: { modelId: entry.id, bucket: '', key: '' }, entry };
     }
@@ -134,6 +176,9 @@ export class InferenceRouter {
     }
     if (!SERVABLE_JOB.has(job.status) || !job.bundle) {
       throw errors.precondition(Reasons.MODEL_NOT_SERVABLE, `Training job '${modelId}' is ${job.status}; only complete jobs can serve inference.`);
+    }
+    if (base.task !== kind) {
+      throw errors.precondition(Reasons.MODEL_NOT_SERVABLE, `Training job '${modelId}' is a ${base.task} model; ${base.task === 'decoder' ? 'call it with task "generate" and messages' : 'give a schema to extract with it'}.`);
     }
     return { ref: { modelId: job.jobId, ...job.bundle }, entry: base };
   }

@@ -6,7 +6,7 @@ import type { Client } from '@connectrpc/connect';
 import { FsBlobStore } from '@whetstone/blobs';
 import { AppError } from '@whetstone/errors';
 import { pgPoolFromUrl } from '@whetstone/events';
-import { extractBaseModel, type ExtractionModel } from '@whetstone/ml';
+import { extractBaseModel, loadDecoder, type ExtractionModel } from '@whetstone/ml';
 import { ModelServerService } from '@whetstone/proto/src/gen/whetstone/inference/v1/model_server_pb';
 import { InferenceRouterService } from '@whetstone/proto/src/gen/whetstone/inference/v1/router_pb';
 import { createRpcClient, createRpcServer, type RpcServer } from '@whetstone/rpc';
@@ -93,7 +93,7 @@ describe('inference-router with a model-server over gRPC', () => {
     const newServing = () =>
       new ModelServing({
         bundles: gated,
-        loader: { builtin: (id) => (id === 'whetstone-extract-base' ? extractBaseModel : undefined), fromBundle: wordListModel },
+        loader: { builtin: (id) => (id === 'whetstone-extract-base' ? extractBaseModel : undefined), fromBundle: wordListModel, decoder: (bytes) => loadDecoder(bytes) },
         logger,
         budgetBytes: 64 * 1024 * 1024,
       });

@@ -1,8 +1,9 @@
-import { EXTRACT_BASE_ID, extractBaseModel, loadModel } from '@whetstone/ml';
+import { EXTRACT_BASE_ID, extractBaseModel, loadDecoder, loadModel } from '@whetstone/ml';
 import type { ModelLoader } from '../application/serving';
 
-/** Built-in base models and trained bundles (full, or LoRA adapters served as stored), both from packages/ml. */
+/** Built-in base models, trained extraction bundles and decoder adapters, all from packages/ml. */
 export const mlLoader: ModelLoader = {
   builtin: (modelId) => (modelId === EXTRACT_BASE_ID ? extractBaseModel : undefined),
   fromBundle: (bytes) => loadModel(bytes),
+  decoder: (bytes) => loadDecoder(bytes),
 };

@@ -1,5 +1,5 @@
 import { AppError, Reasons, errors } from '@whetstone/errors';
-import type { ExtractionModel, ExtractionResult, PredictOptions } from '@whetstone/ml';
+import type { Decoder, ExtractionModel, ExtractionResult, PredictOptions } from '@whetstone/ml';
 import { SchemaError } from '@whetstone/ml';
 import { ModelCache, type ModelStatus } from '../domain/model-cache';
 
@@ -19,6 +19,22 @@ export interface BundleSource {
 export interface ModelLoader {
   builtin(modelId: string): ExtractionModel | undefined;
   fromBundle(bytes: Uint8Array): ExtractionModel;
+  /** A decoder: the built-in base (no bytes) or a job's adapter bundle. */
+  decoder(bytes?: Uint8Array): Decoder;
+}
+
+export interface ChatTurn {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+export interface GenerateOptions {
+  temperature: number;
+  topP: number;
+  maxTokens: number;
+  stop: string[];
+  seed: number;
+  signal?: AbortSignal;
 }
 
 export interface Logger {
@@ -38,6 +54,8 @@ const MAX_TEXTS = 1000;
 export class ModelServing {
   private readonly cache: ModelCache<ExtractionModel>;
   private readonly inflight = new Map<string, Promise<void>>();
+  /** Loaded decoders by model id (adapters are small; the base weights are shared by the engine). */
+  private readonly decoders = new Map<string, Promise<Decoder>>();
 
   constructor(
     private readonly deps: { bundles: BundleSource; loader: ModelLoader; logger: Logger; budgetBytes: number },
@@ -96,6 +114,42 @@ export class ModelServing {
     return this.cache.budget;
   }
 
+  /** Streams a decoder's reply; the decoder is loaded on first use (adapters load in milliseconds). */
+  async generate(ref: ModelRef, messages: ChatTurn[], options: GenerateOptions): Promise<GenerateStream> {
+    if (!messages.length) throw errors.invalid(Reasons.VALIDATION_FAILED, 'Give at least one message.', [{ field: 'messages', message: 'must not be empty' }]);
+    let loading = this.decoders.get(ref.modelId);
+    if (!loading) {
+      loading = ref.key ? this.deps.bundles.read(ref.bucket, ref.key).then((b) => this.deps.loader.decoder(b)) : Promise.resolve(this.deps.loader.decoder());
+      this.decoders.set(ref.modelId, loading);
+      loading.catch(() => this.decoders.delete(ref.modelId));
+    }
+    let decoder: Decoder;
+    try {
+      decoder = await loading;
+    } catch (err) {
+      throw errors.precondition(Reasons.MODEL_NOT_SERVABLE, `Decoder '${ref.modelId}' could not be loaded: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    const stream = decoder.generate(messages, {
+      temperature: options.temperature,
+      top_p: options.topP > 0 ? options.topP : 1,
+      max_tokens: options.maxTokens > 0 ? Math.min(options.maxTokens, 2048) : 128,
+      stop: options.stop,
+      seed: options.seed,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    let output = 0;
+    const inputTokens = messages.reduce((n, m) => n + bytes(m.content), 0);
+    return {
+      chunks: (async function* () {
+        for await (const chunk of stream) {
+          output += bytes(chunk.text);
+          yield chunk;
+        }
+      })(),
+      finish: () => ({ reason: stream.finishReason() ?? 'length', inputTokens, outputTokens: output }),
+    };
+  }
+
   /** Runs extraction; MODEL_WARMING (425 at the edge) while the model loads, a load starts on first use. */
   extract(ref: ModelRef, texts: string[], schema: unknown, options: PredictOptions): { results: ExtractionResult[]; inputTokens: number } {
     if (texts.length === 0 || texts.length > MAX_TEXTS) throw errors.invalid(Reasons.VALIDATION_FAILED, `Give 1 to ${MAX_TEXTS} texts.`, [{ field: 'texts', message: `must hold 1 to ${MAX_TEXTS} strings` }]);
@@ -120,6 +174,14 @@ export class ModelServing {
     }
   }
 }
+
+export interface GenerateStream {
+  chunks: AsyncIterable<{ text: string }>;
+  finish(): { reason: 'stop' | 'length'; inputTokens: number; outputTokens: number };
+}
+
+/** Decoder tokens are bytes. */
+const bytes = (text: string) => Buffer.byteLength(text, 'utf8');
 
 /** Whitespace-and-punctuation token count, the unit extraction is priced in. */
 export function countTokens(text: string): number {

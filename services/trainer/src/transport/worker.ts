@@ -1,6 +1,6 @@
 import type { Client } from '@connectrpc/connect';
 import type { BlobStore } from '@whetstone/blobs';
-import { trainModel, type CanonicalRow, type LeasedJobLike } from './deps';
+import { DECODER_BASE, trainDecoderLora, trainModel, type CanonicalRow, type LeasedJobLike } from './deps';
 import type { TrainerService } from '@whetstone/proto/src/gen/whetstone/training/v1/training_pb';
 
 export interface Logger {
@@ -93,16 +93,11 @@ export class Worker {
       const resumeFrom = job.resumeKey ? await readBytes(blobs, job.artifactBucket, job.resumeKey) : undefined;
       log('info', `${train.length} training rows, ${heldout.length} held-out rows${resumeFrom ? `; resuming from ${job.resumeKey.split('/').slice(-2).join('/')}` : ''}`);
       let lastProgress = 0;
-      const result = await trainModel({
-        baseModel: job.baseModel,
-        trainingType: job.trainingType === 'full' ? 'full' : 'lora',
-        train,
-        heldout,
-        hyperparameters: { nrEpochs: job.nrEpochs, learningRate: job.learningRate, seed: Number(job.seed) },
+      const hooks = {
         ...(resumeFrom ? { resumeFrom } : {}),
         signal: controller.signal,
         onLog: log,
-        onProgress: (p) => {
+        onProgress: (p: { step: number; totalSteps: number; epoch: number; loss: number; learningRate: number; examplesPerSecond: number; etaSeconds: number }) => {
           const now = Date.now();
           if (now - lastProgress < 250 && p.step < p.totalSteps) return;
           lastProgress = now;
@@ -111,19 +106,25 @@ export class Worker {
             .reportProgress({ ...lease, step: BigInt(p.step), totalSteps: BigInt(p.totalSteps), epoch: p.epoch, loss: p.loss, learningRate: p.learningRate, examplesPerSecond: p.examplesPerSecond, etaSeconds: p.etaSeconds })
             .then((r) => r.cancel && controller.abort(), () => undefined);
         },
-        onCheckpoint: async (c) => {
+        onCheckpoint: async (c: { id: string; type: 'training' | 'sampler'; step: number; bytes: Uint8Array }) => {
           const key = `${job.artifactPrefix}checkpoints/${c.id.replace('/', '-')}.ckpt`;
           const stored = await blobs.put(job.artifactBucket, key, Buffer.from(c.bytes));
           const res = await orchestrator.putCheckpoint({ ...lease, checkpointId: c.id, checkpointType: c.type, step: BigInt(c.step), key, sizeBytes: BigInt(stored.size) });
           if (res.cancel) controller.abort();
         },
-      });
+      };
+      const hyperparameters = { nrEpochs: job.nrEpochs, learningRate: job.learningRate, seed: Number(job.seed) };
+      // Decoders fine-tune with LoRA only, on chat rows; extraction models on canonical rows.
+      const result =
+        job.baseModel === DECODER_BASE
+          ? await trainDecoderLora({ train, heldout, hyperparameters: { ...hyperparameters, batchSize: 4, loraRank: 4 }, ...hooks })
+          : await trainModel({ baseModel: job.baseModel, trainingType: job.trainingType === 'full' ? 'full' : 'lora', train, heldout, hyperparameters, ...hooks });
       await flushLogs();
       const key = `${job.artifactPrefix}model.bundle`;
       const stored = await blobs.put(job.artifactBucket, key, Buffer.from(result.bundle));
       const exampleEpochs = train.length * job.nrEpochs;
       await orchestrator.completeJob({ ...lease, artifactKey: key, artifactSize: BigInt(stored.size), metrics: result.metrics as never, exampleEpochs: BigInt(exampleEpochs) });
-      logger.info({ jobId: job.jobId, f1: result.metrics.f1, seconds: (Date.now() - started) / 1000 }, 'training job complete');
+      logger.info({ jobId: job.jobId, metrics: result.metrics, seconds: (Date.now() - started) / 1000 }, 'training job complete');
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       if (controller.signal.aborted) {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { BlobStore } from '@whetstone/blobs';
 import { AppError, Reasons, errors, type FieldError } from '@whetstone/errors';
-import { evaluateBundle, readManifest } from '@whetstone/ml';
+import { DECODER_BASE, decodeAdapterBundle, evaluateBundle, readManifest } from '@whetstone/ml';
 import { REPO_ID } from '../domain/hub';
 import { ARTIFACTS_BUCKET, LEASE_MS, MAX_ATTEMPTS, TERMINAL, artifactPrefix, defaultModelName, trainableBase, trainingCost, type JobStatus } from '../domain/job';
 
@@ -192,7 +192,6 @@ export class Training {
     if (!Number.isInteger(nrEpochs) || nrEpochs < root.nrEpochs.min || nrEpochs > root.nrEpochs.max) problems.push({ field: 'nr_epochs', message: `must be an integer from ${root.nrEpochs.min} to ${root.nrEpochs.max} for ${root.id}` });
     if (!(learningRate >= root.learningRate.min && learningRate <= root.learningRate.max)) problems.push({ field: 'learning_rate', message: `must be from ${root.learningRate.min} to ${root.learningRate.max} for ${root.id}` });
     if (problems.length) throw invalid('Invalid training job', problems);
-    if (root.task === 'decoder') throw errors.precondition(Reasons.MODEL_NOT_SERVABLE, `${root.id} cannot be trained in this build: the decoder engine is not part of it yet.`);
 
     const splits: DatasetSplit[] = [];
     for (const name of input.datasets) splits.push(await this.deps.datasets.resolve(caller.teamId, name));
@@ -305,6 +304,7 @@ export class Training {
     if ((job.status !== 'complete' && job.status !== 'deployed') || !job.artifactKey) {
       throw errors.precondition('JOB_NOT_COMPLETE', `Job '${jobId}' is ${job.status}; evaluate it once it is complete.`);
     }
+    if (job.rootBaseModel === DECODER_BASE) throw errors.precondition('EVALUATION_NOT_SUPPORTED', 'Decoder jobs report held-out loss and perplexity in their metrics; evaluations score extraction models.');
     const split = await this.deps.datasets.resolve(caller.teamId, datasetName);
     const row: EvaluationRow = { id: randomUUID(), teamId: caller.teamId, jobId: job.id, datasetName, status: 'running', metrics: null, error: null, createdAt: new Date() };
     await this.deps.store.createEvaluation(row);
@@ -339,7 +339,7 @@ export class Training {
     if ((job.status !== 'complete' && job.status !== 'deployed') || !job.artifactKey) throw errors.precondition('JOB_NOT_COMPLETE', `Job '${jobId}' is ${job.status}; push it once it is complete.`);
     if (!this.deps.hub) throw errors.precondition('HUB_NOT_CONFIGURED', 'No model hub is configured on this installation (HUB_BASE_URL).');
     const bundle = await readBlob(this.deps.blobs, ARTIFACTS_BUCKET, job.artifactKey);
-    const manifest = readManifest(bundle);
+    const manifest = job.rootBaseModel === DECODER_BASE ? decodeAdapterBundle(bundle).manifest : readManifest(bundle);
     const card = [
       '---',
       'library_name: whetstone',
@@ -410,7 +410,9 @@ export class Training {
     const moved = await this.deps.store.move(jobId, ['running'], 'complete', { metrics: result.metrics, artifactKey: result.artifactKey, artifactSize: result.artifactSize, costMicroCredits: cost, finishedAt: new Date(), clearLease: true }, token);
     if (!moved) throw errors.precondition('LEASE_LOST', 'This trainer no longer holds the job.');
     await this.deps.billing.recordTrainingUsage(job, cost, result.exampleEpochs);
-    await this.deps.store.appendLogs(jobId, 'orchestrator', [{ level: 'info', message: `job complete: f1 ${String(result.metrics.f1)}, precision ${String(result.metrics.precision)}, recall ${String(result.metrics.recall)}; ${result.exampleEpochs} example-epochs billed` }]);
+    const m = result.metrics;
+    const summary = m.f1 !== undefined ? `f1 ${String(m.f1)}, precision ${String(m.precision)}, recall ${String(m.recall)}` : `held-out loss ${String(m.loss)} (base ${String(m.base_loss)}), perplexity ${String(m.perplexity)}`;
+    await this.deps.store.appendLogs(jobId, 'orchestrator', [{ level: 'info', message: `job complete: ${summary}; ${result.exampleEpochs} example-epochs billed` }]);
   }
 
   async fail(jobId: string, token: string, reason: string, retryable: boolean): Promise<void> {

@@ -89,6 +89,28 @@ export function routerHandler(router: InferenceRouter): ServiceImpl<typeof Infer
     async listDeployments(req) {
       return { deployments: (await router.listDeployments(callerOf(req.caller), req.projectId)).map(deploymentToPb) };
     },
+    async *generateText(req, ctx) {
+      for await (const piece of router.generate({
+        caller: callerOf(req.caller),
+        modelId: req.modelId,
+        projectId: req.projectId,
+        messages: req.messages.map((m) => ({ role: m.role, content: m.content })),
+        options: { temperature: req.temperature, topP: req.topP, maxTokens: req.maxTokens, stop: req.stop, seed: Number(req.seed), signal: ctx.signal },
+      })) {
+        if ('text' in piece) yield { text: piece.text };
+        else {
+          const d = piece.done;
+          yield {
+            text: '',
+            finishReason: d.finishReason,
+            inferenceId: d.inferenceId,
+            model: d.model,
+            usage: { inputTokens: BigInt(d.usage.inputTokens), outputTokens: BigInt(d.usage.outputTokens), costMicroCredits: d.usage.costMicroCredits },
+            latencyMs: d.latencyMs,
+          };
+        }
+      }
+    },
     async listJobDeployments(req) {
       return { deployments: (await router.listJobDeployments(callerOf(req.caller), req.trainingJobId)).map(deploymentToPb) };
     },

@@ -1,5 +1,6 @@
 import type { ServiceImpl } from '@connectrpc/connect';
 import { ModelServerService, ModelState } from '@whetstone/proto/src/gen/whetstone/inference/v1/model_server_pb';
+import { Reasons, errors } from '@whetstone/errors';
 import type { ModelServing } from '../../application/serving';
 import type { ModelStatus } from '../../domain/model-cache';
 
@@ -28,6 +29,17 @@ export function modelServerHandler(serving: ModelServing): ServiceImpl<typeof Mo
         models: serving.list().map((m) => ({ modelId: m.modelId, state: STATE[m.status], bytes: BigInt(m.bytes), reason: m.reason ?? '' })),
         budgetBytes: BigInt(serving.budgetBytes),
       };
+    },
+    async *generate(req, ctx) {
+      const roles = new Set(['system', 'user', 'assistant']);
+      const messages = req.messages.map((m, i) => {
+        if (!roles.has(m.role)) throw errors.invalid(Reasons.VALIDATION_FAILED, 'Invalid message role', [{ field: `messages.${i}.role`, message: 'must be system, user or assistant' }]);
+        return { role: m.role as 'system' | 'user' | 'assistant', content: m.content };
+      });
+      const out = await serving.generate(refOf(req.model), messages, { temperature: req.temperature, topP: req.topP, maxTokens: req.maxTokens, stop: req.stop, seed: Number(req.seed), signal: ctx.signal });
+      for await (const chunk of out.chunks) yield { text: chunk.text };
+      const end = out.finish();
+      yield { text: '', finishReason: end.reason, inputTokens: BigInt(end.inputTokens), outputTokens: BigInt(end.outputTokens) };
     },
     extract(req) {
       const out = serving.extract(refOf(req.model), req.texts, req.schema ?? {}, {

@@ -1,3 +1,4 @@
+import type { Request, Response } from 'express';
 import { z } from 'zod';
 import { AppError, Reasons } from '@whetstone/errors';
 import type { Inference, InferResult } from '../../../application/ports';
@@ -14,8 +15,18 @@ const Options = {
   include_spans: z.boolean().optional(),
 };
 
+const ContentBlock = z.object({ type: z.literal('text'), text: z.string().max(MAX_TEXT), cache_control: z.object({ type: z.literal('ephemeral'), ttl: z.string().optional() }).optional() });
+const Message = z.object({ role: z.enum(['system', 'user', 'assistant']), content: z.union([z.string().max(MAX_TEXT), z.array(ContentBlock).min(1).max(100)]) });
+
 export const InferenceBody = z
   .object({
+    messages: z.array(Message).min(1).max(200).optional(),
+    temperature: z.number().min(0).max(2).optional(),
+    top_p: z.number().gt(0).max(1).optional(),
+    max_tokens: z.number().int().min(1).max(2048).optional(),
+    stop: z.union([z.string().min(1), z.array(z.string().min(1)).max(4)]).optional(),
+    seed: z.number().int().min(0).optional(),
+    stream: z.boolean().optional(),
     model_id: z.string().trim().min(1).max(200).optional(),
     base_model: z.string().trim().min(1).max(200).optional(),
     text: Text.optional(),
@@ -27,6 +38,10 @@ export const InferenceBody = z
   })
   .superRefine((b, ctx) => {
     if (!b.model_id && !b.base_model) ctx.addIssue({ code: 'custom', path: ['model_id'], message: 'give model_id or base_model (a base model id or a training job id)' });
+    if (b.task === 'generate') {
+      if (!b.messages) ctx.addIssue({ code: 'custom', path: ['messages'], message: 'is required with task "generate": a list of {role, content}' });
+      return;
+    }
     if (b.text === undefined && b.inputs === undefined) ctx.addIssue({ code: 'custom', path: ['text'], message: 'is required (or give inputs, a list of texts)' });
     if (b.schema === undefined) ctx.addIssue({ code: 'custom', path: ['schema'], message: 'is required for extraction models: give entities, classifications, relations or structures' });
   })
@@ -94,8 +109,51 @@ const pathId = (value: unknown, name: string): string => {
   return value;
 };
 
+/** Content blocks are joined into one text; `cache_control` markers are accepted (the built-in decoder has no prompt cache). */
+const flatten = (content: z.infer<typeof Message>['content']) => (typeof content === 'string' ? content : content.map((b) => b.text).join(''));
+
 /** Native inference, GLiNER2 routes, the decision route, the catalog, and projects with deployments. */
 export function registerInferenceRoutes(api: Api, inference: Inference): void {
+  /** Decoder generation: one JSON answer, or Server-Sent Events with `stream: true`. */
+  const generate = async (req: Request, res: Response, body: z.infer<typeof InferenceBody>) => {
+    const controller = new AbortController();
+    res.on('close', () => controller.abort());
+    const pieces = inference.generate(
+      authOf(res).principal,
+      {
+        modelId: body.model_id ?? body.base_model ?? '',
+        projectId: '',
+        messages: (body.messages ?? []).map((m) => ({ role: m.role, content: flatten(m.content) })),
+        temperature: body.temperature ?? 1,
+        topP: body.top_p ?? 1,
+        maxTokens: body.max_tokens ?? 128,
+        stop: typeof body.stop === 'string' ? [body.stop] : (body.stop ?? []),
+        seed: body.seed ?? 0,
+      },
+      controller.signal,
+    );
+    const iterator = pieces[Symbol.asyncIterator]();
+    // The first piece arrives before any byte is written, so errors (404, 409, 402) keep their status.
+    let next = await iterator.next();
+    if (!body.stream) {
+      let text = '';
+      for (; !next.done; next = await iterator.next()) {
+        const piece = next.value;
+        if ('text' in piece) text += piece.text;
+        else return { result: { text }, ...piece.done };
+      }
+      return { result: { text } };
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    try {
+      for (; !next.done; next = await iterator.next()) res.write(`data: ${JSON.stringify(next.value)}\n\n`);
+    } catch (err) {
+      res.write(`event: error\ndata: ${JSON.stringify({ detail: err instanceof AppError ? err.message : 'generation was interrupted' })}\n\n`);
+    }
+    res.end('data: [DONE]\n\n');
+    return undefined;
+  };
+
   api.route(
     { method: 'get', path: '/v1/base-models', summary: 'List built-in and upstream base models with flags, training bounds and prices', tag: 'Models', auth: 'key-or-session' },
     async ({ res }) => {
@@ -111,7 +169,8 @@ export function registerInferenceRoutes(api: Api, inference: Inference): void {
 
   api.route(
     { method: 'post', path: '/inference', summary: 'Native extraction on a base model or a training job (GLiNER2 result shapes)', tag: 'Inference', auth: 'key-or-session', body: InferenceBody },
-    async ({ res, body }) => {
+    async ({ req, res, body }) => {
+      if (body.task === 'generate') return generate(req, res, body);
       const out = await inference.infer(authOf(res).principal, {
         modelId: body.model_id ?? body.base_model ?? '',
         projectId: '',

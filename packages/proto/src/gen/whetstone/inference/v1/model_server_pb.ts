@@ -11,7 +11,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file whetstone/inference/v1/model_server.proto.
  */
 export const file_whetstone_inference_v1_model_server: GenFile = /*@__PURE__*/
-  fileDesc("Cil3aGV0c3RvbmUvaW5mZXJlbmNlL3YxL21vZGVsX3NlcnZlci5wcm90bxIWd2hldHN0b25lLmluZmVyZW5jZS52MSI5CghNb2RlbFJlZhIQCghtb2RlbF9pZBgBIAEoCRIOCgZidWNrZXQYAiABKAkSCwoDa2V5GAMgASgJIkMKEExvYWRNb2RlbFJlcXVlc3QSLwoFbW9kZWwYASABKAsyIC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLk1vZGVsUmVmIlYKEUxvYWRNb2RlbFJlc3BvbnNlEjEKBXN0YXRlGAEgASgOMiIud2hldHN0b25lLmluZmVyZW5jZS52MS5Nb2RlbFN0YXRlEg4KBnJlYXNvbhgCIAEoCSIoChRHZXRNb2RlbFN0YXRlUmVxdWVzdBIQCghtb2RlbF9pZBgBIAEoCSJaChVHZXRNb2RlbFN0YXRlUmVzcG9uc2USMQoFc3RhdGUYASABKA4yIi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLk1vZGVsU3RhdGUSDgoGcmVhc29uGAIgASgJIhgKFkxpc3RNb2RlbFN0YXRlc1JlcXVlc3QicQoLTG9hZGVkTW9kZWwSEAoIbW9kZWxfaWQYASABKAkSMQoFc3RhdGUYAiABKA4yIi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLk1vZGVsU3RhdGUSDQoFYnl0ZXMYAyABKAMSDgoGcmVhc29uGAQgASgJImQKF0xpc3RNb2RlbFN0YXRlc1Jlc3BvbnNlEjMKBm1vZGVscxgBIAMoCzIjLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTG9hZGVkTW9kZWwSFAoMYnVkZ2V0X2J5dGVzGAIgASgDIr8BCg5FeHRyYWN0UmVxdWVzdBIvCgVtb2RlbBgBIAEoCzIgLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTW9kZWxSZWYSDQoFdGV4dHMYAiADKAkSJwoGc2NoZW1hGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIRCgl0aHJlc2hvbGQYBCABKAESGgoSaW5jbHVkZV9jb25maWRlbmNlGAUgASgIEhUKDWluY2x1ZGVfc3BhbnMYBiABKAgiUQoPRXh0cmFjdFJlc3BvbnNlEigKB3Jlc3VsdHMYASADKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhQKDGlucHV0X3Rva2VucxgCIAEoAypxCgpNb2RlbFN0YXRlEhsKF01PREVMX1NUQVRFX1VOU1BFQ0lGSUVEEAASFwoTTU9ERUxfU1RBVEVfV0FSTUlORxABEhUKEU1PREVMX1NUQVRFX1JFQURZEAISFgoSTU9ERUxfU1RBVEVfRkFJTEVEEAMytAMKEk1vZGVsU2VydmVyU2VydmljZRJgCglMb2FkTW9kZWwSKC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxvYWRNb2RlbFJlcXVlc3QaKS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxvYWRNb2RlbFJlc3BvbnNlEmwKDUdldE1vZGVsU3RhdGUSLC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkdldE1vZGVsU3RhdGVSZXF1ZXN0Gi0ud2hldHN0b25lLmluZmVyZW5jZS52MS5HZXRNb2RlbFN0YXRlUmVzcG9uc2UScgoPTGlzdE1vZGVsU3RhdGVzEi4ud2hldHN0b25lLmluZmVyZW5jZS52MS5MaXN0TW9kZWxTdGF0ZXNSZXF1ZXN0Gi8ud2hldHN0b25lLmluZmVyZW5jZS52MS5MaXN0TW9kZWxTdGF0ZXNSZXNwb25zZRJaCgdFeHRyYWN0EiYud2hldHN0b25lLmluZmVyZW5jZS52MS5FeHRyYWN0UmVxdWVzdBonLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRXh0cmFjdFJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_struct]);
+  fileDesc("Cil3aGV0c3RvbmUvaW5mZXJlbmNlL3YxL21vZGVsX3NlcnZlci5wcm90bxIWd2hldHN0b25lLmluZmVyZW5jZS52MSI5CghNb2RlbFJlZhIQCghtb2RlbF9pZBgBIAEoCRIOCgZidWNrZXQYAiABKAkSCwoDa2V5GAMgASgJIkMKEExvYWRNb2RlbFJlcXVlc3QSLwoFbW9kZWwYASABKAsyIC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLk1vZGVsUmVmIlYKEUxvYWRNb2RlbFJlc3BvbnNlEjEKBXN0YXRlGAEgASgOMiIud2hldHN0b25lLmluZmVyZW5jZS52MS5Nb2RlbFN0YXRlEg4KBnJlYXNvbhgCIAEoCSIoChRHZXRNb2RlbFN0YXRlUmVxdWVzdBIQCghtb2RlbF9pZBgBIAEoCSJaChVHZXRNb2RlbFN0YXRlUmVzcG9uc2USMQoFc3RhdGUYASABKA4yIi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLk1vZGVsU3RhdGUSDgoGcmVhc29uGAIgASgJIhgKFkxpc3RNb2RlbFN0YXRlc1JlcXVlc3QicQoLTG9hZGVkTW9kZWwSEAoIbW9kZWxfaWQYASABKAkSMQoFc3RhdGUYAiABKA4yIi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLk1vZGVsU3RhdGUSDQoFYnl0ZXMYAyABKAMSDgoGcmVhc29uGAQgASgJImQKF0xpc3RNb2RlbFN0YXRlc1Jlc3BvbnNlEjMKBm1vZGVscxgBIAMoCzIjLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTG9hZGVkTW9kZWwSFAoMYnVkZ2V0X2J5dGVzGAIgASgDIr8BCg5FeHRyYWN0UmVxdWVzdBIvCgVtb2RlbBgBIAEoCzIgLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTW9kZWxSZWYSDQoFdGV4dHMYAiADKAkSJwoGc2NoZW1hGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIRCgl0aHJlc2hvbGQYBCABKAESGgoSaW5jbHVkZV9jb25maWRlbmNlGAUgASgIEhUKDWluY2x1ZGVfc3BhbnMYBiABKAgiUQoPRXh0cmFjdFJlc3BvbnNlEigKB3Jlc3VsdHMYASADKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhQKDGlucHV0X3Rva2VucxgCIAEoAyIpCghDaGF0VHVybhIMCgRyb2xlGAEgASgJEg8KB2NvbnRlbnQYAiABKAkiygEKD0dlbmVyYXRlUmVxdWVzdBIvCgVtb2RlbBgBIAEoCzIgLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTW9kZWxSZWYSMgoIbWVzc2FnZXMYAiADKAsyIC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNoYXRUdXJuEhMKC3RlbXBlcmF0dXJlGAMgASgBEg0KBXRvcF9wGAQgASgBEhIKCm1heF90b2tlbnMYBSABKAUSDAoEc3RvcBgGIAMoCRIMCgRzZWVkGAcgASgDImQKEEdlbmVyYXRlUmVzcG9uc2USDAoEdGV4dBgBIAEoCRIVCg1maW5pc2hfcmVhc29uGAIgASgJEhQKDGlucHV0X3Rva2VucxgDIAEoAxIVCg1vdXRwdXRfdG9rZW5zGAQgASgDKnEKCk1vZGVsU3RhdGUSGwoXTU9ERUxfU1RBVEVfVU5TUEVDSUZJRUQQABIXChNNT0RFTF9TVEFURV9XQVJNSU5HEAESFQoRTU9ERUxfU1RBVEVfUkVBRFkQAhIWChJNT0RFTF9TVEFURV9GQUlMRUQQAzKVBAoSTW9kZWxTZXJ2ZXJTZXJ2aWNlEmAKCUxvYWRNb2RlbBIoLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTG9hZE1vZGVsUmVxdWVzdBopLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTG9hZE1vZGVsUmVzcG9uc2USbAoNR2V0TW9kZWxTdGF0ZRIsLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuR2V0TW9kZWxTdGF0ZVJlcXVlc3QaLS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkdldE1vZGVsU3RhdGVSZXNwb25zZRJyCg9MaXN0TW9kZWxTdGF0ZXMSLi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RNb2RlbFN0YXRlc1JlcXVlc3QaLy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RNb2RlbFN0YXRlc1Jlc3BvbnNlEloKB0V4dHJhY3QSJi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkV4dHJhY3RSZXF1ZXN0Gicud2hldHN0b25lLmluZmVyZW5jZS52MS5FeHRyYWN0UmVzcG9uc2USXwoIR2VuZXJhdGUSJy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkdlbmVyYXRlUmVxdWVzdBooLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuR2VuZXJhdGVSZXNwb25zZTABYgZwcm90bzM", [file_google_protobuf_struct]);
 
 /**
  * ModelRef says which model and where its bundle lives.
@@ -316,6 +316,139 @@ export const ExtractResponseSchema: GenMessage<ExtractResponse> = /*@__PURE__*/
   messageDesc(file_whetstone_inference_v1_model_server, 9);
 
 /**
+ * ChatTurn is one chat message, content already flattened to text.
+ *
+ * @generated from message whetstone.inference.v1.ChatTurn
+ */
+export type ChatTurn = Message<"whetstone.inference.v1.ChatTurn"> & {
+  /**
+   * system, user or assistant.
+   *
+   * @generated from field: string role = 1;
+   */
+  role: string;
+
+  /**
+   * Text.
+   *
+   * @generated from field: string content = 2;
+   */
+  content: string;
+};
+
+/**
+ * Describes the message whetstone.inference.v1.ChatTurn.
+ * Use `create(ChatTurnSchema)` to create a new message.
+ */
+export const ChatTurnSchema: GenMessage<ChatTurn> = /*@__PURE__*/
+  messageDesc(file_whetstone_inference_v1_model_server, 10);
+
+/**
+ * GenerateRequest asks a decoder for a reply.
+ *
+ * @generated from message whetstone.inference.v1.GenerateRequest
+ */
+export type GenerateRequest = Message<"whetstone.inference.v1.GenerateRequest"> & {
+  /**
+   * The decoder: whetstone-decoder-base or a job's adapter bundle.
+   *
+   * @generated from field: whetstone.inference.v1.ModelRef model = 1;
+   */
+  model?: ModelRef | undefined;
+
+  /**
+   * The conversation so far.
+   *
+   * @generated from field: repeated whetstone.inference.v1.ChatTurn messages = 2;
+   */
+  messages: ChatTurn[];
+
+  /**
+   * 0 is greedy.
+   *
+   * @generated from field: double temperature = 3;
+   */
+  temperature: number;
+
+  /**
+   * Nucleus mass; 0 means 1.
+   *
+   * @generated from field: double top_p = 4;
+   */
+  topP: number;
+
+  /**
+   * Most tokens to generate; 0 means the default.
+   *
+   * @generated from field: int32 max_tokens = 5;
+   */
+  maxTokens: number;
+
+  /**
+   * Stop sequences (not returned).
+   *
+   * @generated from field: repeated string stop = 6;
+   */
+  stop: string[];
+
+  /**
+   * Seed for sampling.
+   *
+   * @generated from field: int64 seed = 7;
+   */
+  seed: bigint;
+};
+
+/**
+ * Describes the message whetstone.inference.v1.GenerateRequest.
+ * Use `create(GenerateRequestSchema)` to create a new message.
+ */
+export const GenerateRequestSchema: GenMessage<GenerateRequest> = /*@__PURE__*/
+  messageDesc(file_whetstone_inference_v1_model_server, 11);
+
+/**
+ * GenerateResponse is one streamed piece of the reply.
+ *
+ * @generated from message whetstone.inference.v1.GenerateResponse
+ */
+export type GenerateResponse = Message<"whetstone.inference.v1.GenerateResponse"> & {
+  /**
+   * Text of this piece.
+   *
+   * @generated from field: string text = 1;
+   */
+  text: string;
+
+  /**
+   * Set on the last message: stop or length.
+   *
+   * @generated from field: string finish_reason = 2;
+   */
+  finishReason: string;
+
+  /**
+   * Prompt tokens (last message only).
+   *
+   * @generated from field: int64 input_tokens = 3;
+   */
+  inputTokens: bigint;
+
+  /**
+   * Generated tokens (last message only).
+   *
+   * @generated from field: int64 output_tokens = 4;
+   */
+  outputTokens: bigint;
+};
+
+/**
+ * Describes the message whetstone.inference.v1.GenerateResponse.
+ * Use `create(GenerateResponseSchema)` to create a new message.
+ */
+export const GenerateResponseSchema: GenMessage<GenerateResponse> = /*@__PURE__*/
+  messageDesc(file_whetstone_inference_v1_model_server, 12);
+
+/**
  * ModelState is a model's readiness on one model-server.
  *
  * @generated from enum whetstone.inference.v1.ModelState
@@ -401,6 +534,16 @@ export const ModelServerService: GenService<{
     methodKind: "unary";
     input: typeof ExtractRequestSchema;
     output: typeof ExtractResponseSchema;
+  },
+  /**
+   * Generate streams a decoder's reply to chat messages; the last message carries the finish reason and token counts.
+   *
+   * @generated from rpc whetstone.inference.v1.ModelServerService.Generate
+   */
+  generate: {
+    methodKind: "server_streaming";
+    input: typeof GenerateRequestSchema;
+    output: typeof GenerateResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_whetstone_inference_v1_model_server, 0);

@@ -6,13 +6,15 @@ import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegen
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { ChatTurn } from "./model_server_pb";
+import { file_whetstone_inference_v1_model_server } from "./model_server_pb";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file whetstone/inference/v1/router.proto.
  */
 export const file_whetstone_inference_v1_router: GenFile = /*@__PURE__*/
-  fileDesc("CiN3aGV0c3RvbmUvaW5mZXJlbmNlL3YxL3JvdXRlci5wcm90bxIWd2hldHN0b25lLmluZmVyZW5jZS52MSI6CgZDYWxsZXISDwoHdGVhbV9pZBgBIAEoCRIOCgZrZXlfaWQYAiABKAkSDwoHdXNlcl9pZBgDIAEoCSKBAQoFUHJpY2USIQoZcGVyX3JlcXVlc3RfbWljcm9fY3JlZGl0cxgBIAEoAxIpCiFwZXJfMWtfaW5wdXRfdG9rZW5zX21pY3JvX2NyZWRpdHMYAiABKAMSKgoicGVyXzFrX291dHB1dF90b2tlbnNfbWljcm9fY3JlZGl0cxgDIAEoAyIzCgZCb3VuZHMSDwoHZGVmYXVsdBgBIAEoARILCgNtaW4YAiABKAESCwoDbWF4GAMgASgBIucCCglCYXNlTW9kZWwSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIMCgR0YXNrGAMgASgJEhoKEnN1cHBvcnRzX2luZmVyZW5jZRgEIAEoCBIkChxzdXBwb3J0c19vbl9kZW1hbmRfaW5mZXJlbmNlGAUgASgIEhkKEXN1cHBvcnRzX3RyYWluaW5nGAYgASgIEhYKDnRyYWluaW5nX3R5cGVzGAcgAygJEjEKCW5yX2Vwb2NocxgIIAEoCzIeLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQm91bmRzEjUKDWxlYXJuaW5nX3JhdGUYCSABKAsyHi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkJvdW5kcxIsCgVwcmljZRgKIAEoCzIdLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuUHJpY2USEAoIcHJvdmlkZXIYCyABKAkSEwoLZGVzY3JpcHRpb24YDCABKAkiRwoVTGlzdEJhc2VNb2RlbHNSZXF1ZXN0Ei4KBmNhbGxlchgBIAEoCzIeLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2FsbGVyIksKFkxpc3RCYXNlTW9kZWxzUmVzcG9uc2USMQoGbW9kZWxzGAEgAygLMiEud2hldHN0b25lLmluZmVyZW5jZS52MS5CYXNlTW9kZWwiQwoRTGlzdE1vZGVsc1JlcXVlc3QSLgoGY2FsbGVyGAEgASgLMh4ud2hldHN0b25lLmluZmVyZW5jZS52MS5DYWxsZXIiXQoNQ2FsbGFibGVNb2RlbBIKCgJpZBgBIAEoCRIQCghvd25lZF9ieRgCIAEoCRIuCgpjcmVhdGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJLChJMaXN0TW9kZWxzUmVzcG9uc2USNQoGbW9kZWxzGAEgAygLMiUud2hldHN0b25lLmluZmVyZW5jZS52MS5DYWxsYWJsZU1vZGVsIvABCgxJbmZlclJlcXVlc3QSLgoGY2FsbGVyGAEgASgLMh4ud2hldHN0b25lLmluZmVyZW5jZS52MS5DYWxsZXISEAoIbW9kZWxfaWQYAiABKAkSEgoKcHJvamVjdF9pZBgDIAEoCRINCgV0ZXh0cxgEIAMoCRInCgZzY2hlbWEYBSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhEKCXRocmVzaG9sZBgGIAEoARIaChJpbmNsdWRlX2NvbmZpZGVuY2UYByABKAgSFQoNaW5jbHVkZV9zcGFucxgIIAEoCBIMCgR0YXNrGAkgASgJIlAKBVVzYWdlEhQKDGlucHV0X3Rva2VucxgBIAEoAxIVCg1vdXRwdXRfdG9rZW5zGAIgASgDEhoKEmNvc3RfbWljcm9fY3JlZGl0cxgDIAEoAyKgAQoNSW5mZXJSZXNwb25zZRIUCgxpbmZlcmVuY2VfaWQYASABKAkSDQoFbW9kZWwYAiABKAkSKAoHcmVzdWx0cxgDIAMoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSLAoFdXNhZ2UYBCABKAsyHS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlVzYWdlEhIKCmxhdGVuY3lfbXMYBSABKAEicwoHUHJvamVjdBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEi4KCmNyZWF0ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEh4KFmFjdGl2ZV90cmFpbmluZ19qb2JfaWQYBCABKAkiVAoUQ3JlYXRlUHJvamVjdFJlcXVlc3QSLgoGY2FsbGVyGAEgASgLMh4ud2hldHN0b25lLmluZmVyZW5jZS52MS5DYWxsZXISDAoEbmFtZRgCIAEoCSJJChVDcmVhdGVQcm9qZWN0UmVzcG9uc2USMAoHcHJvamVjdBgBIAEoCzIfLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuUHJvamVjdCJFChNMaXN0UHJvamVjdHNSZXF1ZXN0Ei4KBmNhbGxlchgBIAEoCzIeLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2FsbGVyIkkKFExpc3RQcm9qZWN0c1Jlc3BvbnNlEjEKCHByb2plY3RzGAEgAygLMh8ud2hldHN0b25lLmluZmVyZW5jZS52MS5Qcm9qZWN0IloKFERlbGV0ZVByb2plY3RSZXF1ZXN0Ei4KBmNhbGxlchgBIAEoCzIeLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2FsbGVyEhIKCnByb2plY3RfaWQYAiABKAkiFwoVRGVsZXRlUHJvamVjdFJlc3BvbnNlIoACCgpEZXBsb3ltZW50EhUKDWRlcGxveW1lbnRfaWQYASABKAkSEgoKcHJvamVjdF9pZBgCIAEoCRIXCg90cmFpbmluZ19qb2JfaWQYAyABKAkSDgoGc3RhdHVzGAQgASgJEg4KBnJlYXNvbhgFIAEoCRIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxhY3RpdmF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCGVuZGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJ2ChdDcmVhdGVEZXBsb3ltZW50UmVxdWVzdBIuCgZjYWxsZXIYASABKAsyHi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNhbGxlchISCgpwcm9qZWN0X2lkGAIgASgJEhcKD3RyYWluaW5nX2pvYl9pZBgDIAEoCSJSChhDcmVhdGVEZXBsb3ltZW50UmVzcG9uc2USNgoKZGVwbG95bWVudBgBIAEoCzIiLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRGVwbG95bWVudCJcChZMaXN0RGVwbG95bWVudHNSZXF1ZXN0Ei4KBmNhbGxlchgBIAEoCzIeLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2FsbGVyEhIKCnByb2plY3RfaWQYAiABKAkiUgoXTGlzdERlcGxveW1lbnRzUmVzcG9uc2USNwoLZGVwbG95bWVudHMYASADKAsyIi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkRlcGxveW1lbnQiZAoZTGlzdEpvYkRlcGxveW1lbnRzUmVxdWVzdBIuCgZjYWxsZXIYASABKAsyHi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNhbGxlchIXCg90cmFpbmluZ19qb2JfaWQYAiABKAkiVQoaTGlzdEpvYkRlcGxveW1lbnRzUmVzcG9uc2USNwoLZGVwbG95bWVudHMYASADKAsyIi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkRlcGxveW1lbnQy8wcKFkluZmVyZW5jZVJvdXRlclNlcnZpY2USbwoOTGlzdEJhc2VNb2RlbHMSLS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RCYXNlTW9kZWxzUmVxdWVzdBouLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdEJhc2VNb2RlbHNSZXNwb25zZRJjCgpMaXN0TW9kZWxzEikud2hldHN0b25lLmluZmVyZW5jZS52MS5MaXN0TW9kZWxzUmVxdWVzdBoqLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdE1vZGVsc1Jlc3BvbnNlElQKBUluZmVyEiQud2hldHN0b25lLmluZmVyZW5jZS52MS5JbmZlclJlcXVlc3QaJS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkluZmVyUmVzcG9uc2USbAoNQ3JlYXRlUHJvamVjdBIsLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ3JlYXRlUHJvamVjdFJlcXVlc3QaLS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNyZWF0ZVByb2plY3RSZXNwb25zZRJpCgxMaXN0UHJvamVjdHMSKy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RQcm9qZWN0c1JlcXVlc3QaLC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RQcm9qZWN0c1Jlc3BvbnNlEmwKDURlbGV0ZVByb2plY3QSLC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkRlbGV0ZVByb2plY3RSZXF1ZXN0Gi0ud2hldHN0b25lLmluZmVyZW5jZS52MS5EZWxldGVQcm9qZWN0UmVzcG9uc2USdQoQQ3JlYXRlRGVwbG95bWVudBIvLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ3JlYXRlRGVwbG95bWVudFJlcXVlc3QaMC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNyZWF0ZURlcGxveW1lbnRSZXNwb25zZRJyCg9MaXN0RGVwbG95bWVudHMSLi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3REZXBsb3ltZW50c1JlcXVlc3QaLy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3REZXBsb3ltZW50c1Jlc3BvbnNlEnsKEkxpc3RKb2JEZXBsb3ltZW50cxIxLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdEpvYkRlcGxveW1lbnRzUmVxdWVzdBoyLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdEpvYkRlcGxveW1lbnRzUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("CiN3aGV0c3RvbmUvaW5mZXJlbmNlL3YxL3JvdXRlci5wcm90bxIWd2hldHN0b25lLmluZmVyZW5jZS52MSI6CgZDYWxsZXISDwoHdGVhbV9pZBgBIAEoCRIOCgZrZXlfaWQYAiABKAkSDwoHdXNlcl9pZBgDIAEoCSKBAQoFUHJpY2USIQoZcGVyX3JlcXVlc3RfbWljcm9fY3JlZGl0cxgBIAEoAxIpCiFwZXJfMWtfaW5wdXRfdG9rZW5zX21pY3JvX2NyZWRpdHMYAiABKAMSKgoicGVyXzFrX291dHB1dF90b2tlbnNfbWljcm9fY3JlZGl0cxgDIAEoAyIzCgZCb3VuZHMSDwoHZGVmYXVsdBgBIAEoARILCgNtaW4YAiABKAESCwoDbWF4GAMgASgBIucCCglCYXNlTW9kZWwSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIMCgR0YXNrGAMgASgJEhoKEnN1cHBvcnRzX2luZmVyZW5jZRgEIAEoCBIkChxzdXBwb3J0c19vbl9kZW1hbmRfaW5mZXJlbmNlGAUgASgIEhkKEXN1cHBvcnRzX3RyYWluaW5nGAYgASgIEhYKDnRyYWluaW5nX3R5cGVzGAcgAygJEjEKCW5yX2Vwb2NocxgIIAEoCzIeLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQm91bmRzEjUKDWxlYXJuaW5nX3JhdGUYCSABKAsyHi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkJvdW5kcxIsCgVwcmljZRgKIAEoCzIdLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuUHJpY2USEAoIcHJvdmlkZXIYCyABKAkSEwoLZGVzY3JpcHRpb24YDCABKAkiRwoVTGlzdEJhc2VNb2RlbHNSZXF1ZXN0Ei4KBmNhbGxlchgBIAEoCzIeLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2FsbGVyIksKFkxpc3RCYXNlTW9kZWxzUmVzcG9uc2USMQoGbW9kZWxzGAEgAygLMiEud2hldHN0b25lLmluZmVyZW5jZS52MS5CYXNlTW9kZWwiQwoRTGlzdE1vZGVsc1JlcXVlc3QSLgoGY2FsbGVyGAEgASgLMh4ud2hldHN0b25lLmluZmVyZW5jZS52MS5DYWxsZXIiXQoNQ2FsbGFibGVNb2RlbBIKCgJpZBgBIAEoCRIQCghvd25lZF9ieRgCIAEoCRIuCgpjcmVhdGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJLChJMaXN0TW9kZWxzUmVzcG9uc2USNQoGbW9kZWxzGAEgAygLMiUud2hldHN0b25lLmluZmVyZW5jZS52MS5DYWxsYWJsZU1vZGVsIvABCgxJbmZlclJlcXVlc3QSLgoGY2FsbGVyGAEgASgLMh4ud2hldHN0b25lLmluZmVyZW5jZS52MS5DYWxsZXISEAoIbW9kZWxfaWQYAiABKAkSEgoKcHJvamVjdF9pZBgDIAEoCRINCgV0ZXh0cxgEIAMoCRInCgZzY2hlbWEYBSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhEKCXRocmVzaG9sZBgGIAEoARIaChJpbmNsdWRlX2NvbmZpZGVuY2UYByABKAgSFQoNaW5jbHVkZV9zcGFucxgIIAEoCBIMCgR0YXNrGAkgASgJIlAKBVVzYWdlEhQKDGlucHV0X3Rva2VucxgBIAEoAxIVCg1vdXRwdXRfdG9rZW5zGAIgASgDEhoKEmNvc3RfbWljcm9fY3JlZGl0cxgDIAEoAyKgAQoNSW5mZXJSZXNwb25zZRIUCgxpbmZlcmVuY2VfaWQYASABKAkSDQoFbW9kZWwYAiABKAkSKAoHcmVzdWx0cxgDIAMoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSLAoFdXNhZ2UYBCABKAsyHS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlVzYWdlEhIKCmxhdGVuY3lfbXMYBSABKAEicwoHUHJvamVjdBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEi4KCmNyZWF0ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEh4KFmFjdGl2ZV90cmFpbmluZ19qb2JfaWQYBCABKAkiVAoUQ3JlYXRlUHJvamVjdFJlcXVlc3QSLgoGY2FsbGVyGAEgASgLMh4ud2hldHN0b25lLmluZmVyZW5jZS52MS5DYWxsZXISDAoEbmFtZRgCIAEoCSJJChVDcmVhdGVQcm9qZWN0UmVzcG9uc2USMAoHcHJvamVjdBgBIAEoCzIfLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuUHJvamVjdCJFChNMaXN0UHJvamVjdHNSZXF1ZXN0Ei4KBmNhbGxlchgBIAEoCzIeLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2FsbGVyIkkKFExpc3RQcm9qZWN0c1Jlc3BvbnNlEjEKCHByb2plY3RzGAEgAygLMh8ud2hldHN0b25lLmluZmVyZW5jZS52MS5Qcm9qZWN0IloKFERlbGV0ZVByb2plY3RSZXF1ZXN0Ei4KBmNhbGxlchgBIAEoCzIeLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2FsbGVyEhIKCnByb2plY3RfaWQYAiABKAkiFwoVRGVsZXRlUHJvamVjdFJlc3BvbnNlIoACCgpEZXBsb3ltZW50EhUKDWRlcGxveW1lbnRfaWQYASABKAkSEgoKcHJvamVjdF9pZBgCIAEoCRIXCg90cmFpbmluZ19qb2JfaWQYAyABKAkSDgoGc3RhdHVzGAQgASgJEg4KBnJlYXNvbhgFIAEoCRIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxhY3RpdmF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCGVuZGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJ2ChdDcmVhdGVEZXBsb3ltZW50UmVxdWVzdBIuCgZjYWxsZXIYASABKAsyHi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNhbGxlchISCgpwcm9qZWN0X2lkGAIgASgJEhcKD3RyYWluaW5nX2pvYl9pZBgDIAEoCSJSChhDcmVhdGVEZXBsb3ltZW50UmVzcG9uc2USNgoKZGVwbG95bWVudBgBIAEoCzIiLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRGVwbG95bWVudCJcChZMaXN0RGVwbG95bWVudHNSZXF1ZXN0Ei4KBmNhbGxlchgBIAEoCzIeLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2FsbGVyEhIKCnByb2plY3RfaWQYAiABKAkiUgoXTGlzdERlcGxveW1lbnRzUmVzcG9uc2USNwoLZGVwbG95bWVudHMYASADKAsyIi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkRlcGxveW1lbnQiZAoZTGlzdEpvYkRlcGxveW1lbnRzUmVxdWVzdBIuCgZjYWxsZXIYASABKAsyHi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNhbGxlchIXCg90cmFpbmluZ19qb2JfaWQYAiABKAkiVQoaTGlzdEpvYkRlcGxveW1lbnRzUmVzcG9uc2USNwoLZGVwbG95bWVudHMYASADKAsyIi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkRlcGxveW1lbnQi8wEKE0dlbmVyYXRlVGV4dFJlcXVlc3QSLgoGY2FsbGVyGAEgASgLMh4ud2hldHN0b25lLmluZmVyZW5jZS52MS5DYWxsZXISEAoIbW9kZWxfaWQYAiABKAkSEgoKcHJvamVjdF9pZBgDIAEoCRIyCghtZXNzYWdlcxgEIAMoCzIgLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdFR1cm4SEwoLdGVtcGVyYXR1cmUYBSABKAESDQoFdG9wX3AYBiABKAESEgoKbWF4X3Rva2VucxgHIAEoBRIMCgRzdG9wGAggAygJEgwKBHNlZWQYCSABKAMiogEKFEdlbmVyYXRlVGV4dFJlc3BvbnNlEgwKBHRleHQYASABKAkSFQoNZmluaXNoX3JlYXNvbhgCIAEoCRIUCgxpbmZlcmVuY2VfaWQYAyABKAkSDQoFbW9kZWwYBCABKAkSLAoFdXNhZ2UYBSABKAsyHS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlVzYWdlEhIKCmxhdGVuY3lfbXMYBiABKAEy4AgKFkluZmVyZW5jZVJvdXRlclNlcnZpY2USbwoOTGlzdEJhc2VNb2RlbHMSLS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RCYXNlTW9kZWxzUmVxdWVzdBouLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdEJhc2VNb2RlbHNSZXNwb25zZRJjCgpMaXN0TW9kZWxzEikud2hldHN0b25lLmluZmVyZW5jZS52MS5MaXN0TW9kZWxzUmVxdWVzdBoqLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdE1vZGVsc1Jlc3BvbnNlElQKBUluZmVyEiQud2hldHN0b25lLmluZmVyZW5jZS52MS5JbmZlclJlcXVlc3QaJS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkluZmVyUmVzcG9uc2USbAoNQ3JlYXRlUHJvamVjdBIsLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ3JlYXRlUHJvamVjdFJlcXVlc3QaLS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNyZWF0ZVByb2plY3RSZXNwb25zZRJpCgxMaXN0UHJvamVjdHMSKy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RQcm9qZWN0c1JlcXVlc3QaLC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RQcm9qZWN0c1Jlc3BvbnNlEmwKDURlbGV0ZVByb2plY3QSLC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkRlbGV0ZVByb2plY3RSZXF1ZXN0Gi0ud2hldHN0b25lLmluZmVyZW5jZS52MS5EZWxldGVQcm9qZWN0UmVzcG9uc2USdQoQQ3JlYXRlRGVwbG95bWVudBIvLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ3JlYXRlRGVwbG95bWVudFJlcXVlc3QaMC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNyZWF0ZURlcGxveW1lbnRSZXNwb25zZRJyCg9MaXN0RGVwbG95bWVudHMSLi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3REZXBsb3ltZW50c1JlcXVlc3QaLy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3REZXBsb3ltZW50c1Jlc3BvbnNlEmsKDEdlbmVyYXRlVGV4dBIrLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuR2VuZXJhdGVUZXh0UmVxdWVzdBosLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuR2VuZXJhdGVUZXh0UmVzcG9uc2UwARJ7ChJMaXN0Sm9iRGVwbG95bWVudHMSMS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RKb2JEZXBsb3ltZW50c1JlcXVlc3QaMi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RKb2JEZXBsb3ltZW50c1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_whetstone_inference_v1_model_server]);
 
 /**
  * Caller identifies who is calling, for scoping and metering.
@@ -898,6 +900,139 @@ export const ListJobDeploymentsResponseSchema: GenMessage<ListJobDeploymentsResp
   messageDesc(file_whetstone_inference_v1_router, 25);
 
 /**
+ * GenerateTextRequest asks a decoder (a trained job or a project's deployment) for a reply.
+ *
+ * @generated from message whetstone.inference.v1.GenerateTextRequest
+ */
+export type GenerateTextRequest = Message<"whetstone.inference.v1.GenerateTextRequest"> & {
+  /**
+   * Caller.
+   *
+   * @generated from field: whetstone.inference.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * Training job id of a decoder; empty when project_id is set.
+   *
+   * @generated from field: string model_id = 2;
+   */
+  modelId: string;
+
+  /**
+   * Project whose active deployment serves the call.
+   *
+   * @generated from field: string project_id = 3;
+   */
+  projectId: string;
+
+  /**
+   * The conversation.
+   *
+   * @generated from field: repeated whetstone.inference.v1.ChatTurn messages = 4;
+   */
+  messages: ChatTurn[];
+
+  /**
+   * 0 is greedy.
+   *
+   * @generated from field: double temperature = 5;
+   */
+  temperature: number;
+
+  /**
+   * Nucleus mass; 0 means 1.
+   *
+   * @generated from field: double top_p = 6;
+   */
+  topP: number;
+
+  /**
+   * Most tokens; 0 means the default.
+   *
+   * @generated from field: int32 max_tokens = 7;
+   */
+  maxTokens: number;
+
+  /**
+   * Stop sequences.
+   *
+   * @generated from field: repeated string stop = 8;
+   */
+  stop: string[];
+
+  /**
+   * Seed.
+   *
+   * @generated from field: int64 seed = 9;
+   */
+  seed: bigint;
+};
+
+/**
+ * Describes the message whetstone.inference.v1.GenerateTextRequest.
+ * Use `create(GenerateTextRequestSchema)` to create a new message.
+ */
+export const GenerateTextRequestSchema: GenMessage<GenerateTextRequest> = /*@__PURE__*/
+  messageDesc(file_whetstone_inference_v1_router, 26);
+
+/**
+ * GenerateTextResponse is one streamed piece; the last one has the finish reason, usage and ids.
+ *
+ * @generated from message whetstone.inference.v1.GenerateTextResponse
+ */
+export type GenerateTextResponse = Message<"whetstone.inference.v1.GenerateTextResponse"> & {
+  /**
+   * Text of this piece.
+   *
+   * @generated from field: string text = 1;
+   */
+  text: string;
+
+  /**
+   * stop or length, on the last message.
+   *
+   * @generated from field: string finish_reason = 2;
+   */
+  finishReason: string;
+
+  /**
+   * Inference id (last message).
+   *
+   * @generated from field: string inference_id = 3;
+   */
+  inferenceId: string;
+
+  /**
+   * Model that served it (last message).
+   *
+   * @generated from field: string model = 4;
+   */
+  model: string;
+
+  /**
+   * Usage (last message).
+   *
+   * @generated from field: whetstone.inference.v1.Usage usage = 5;
+   */
+  usage?: Usage | undefined;
+
+  /**
+   * Latency (last message).
+   *
+   * @generated from field: double latency_ms = 6;
+   */
+  latencyMs: number;
+};
+
+/**
+ * Describes the message whetstone.inference.v1.GenerateTextResponse.
+ * Use `create(GenerateTextResponseSchema)` to create a new message.
+ */
+export const GenerateTextResponseSchema: GenMessage<GenerateTextResponse> = /*@__PURE__*/
+  messageDesc(file_whetstone_inference_v1_router, 27);
+
+/**
  * InferenceRouterService owns the catalog, projects and deployments, and routes inference to model-servers.
  * Every call carries the caller's team; another team's objects are NotFound.
  *
@@ -983,6 +1118,16 @@ export const InferenceRouterService: GenService<{
     methodKind: "unary";
     input: typeof ListDeploymentsRequestSchema;
     output: typeof ListDeploymentsResponseSchema;
+  },
+  /**
+   * GenerateText streams a trained decoder's reply; the last message carries usage and the inference id.
+   *
+   * @generated from rpc whetstone.inference.v1.InferenceRouterService.GenerateText
+   */
+  generateText: {
+    methodKind: "server_streaming";
+    input: typeof GenerateTextRequestSchema;
+    output: typeof GenerateTextResponseSchema;
   },
   /**
    * ListJobDeployments returns every deployment of one training job across the team's projects, newest first.
