@@ -239,6 +239,14 @@ describe('training and serving trained models, end to end through pnpm start', (
     expect(events[events.length - 1]).toBe('data: [DONE]');
     expect(events.some((e) => e.includes('"inference_id"'))).toBe(true);
 
+    // Deployed behind a project, the decoder answers messages on the project endpoint.
+    const project = (await (await post('/projects', { name: 'greeter' })).json()) as { id: string };
+    await post(`/projects/${project.id}/deployments`, { training_job_id: decoder });
+    await eventually(async () => ((await (await get(`/projects/${project.id}/deployments`)).json()) as { deployments: { status: string }[] }).deployments[0]?.status === 'active', 30_000);
+    const viaProject = await post(`/projects/${project.id}/inference`, { messages: [{ role: 'user', content: 'hi, I am Bob' }], temperature: 0, max_tokens: 16 });
+    expect(viaProject.status).toBe(200);
+    expect(((await viaProject.json()) as { result: { text: string } }).result.text.length).toBeGreaterThan(0);
+
     // The decoder base is training-only; an extraction call on a decoder job says what to do instead.
     expect((await post('/inference', { model_id: 'whetstone-decoder-base', task: 'generate', messages })).status).toBe(409);
     expect((await post('/inference', { model_id: decoder, text: 'x', schema })).status).toBe(409);

@@ -229,7 +229,7 @@ export class InferenceRouter {
       activatedAt: null,
       endedAt: null,
     });
-    void this.warmDeployment(row);
+    void this.warmDeployment(row, this.deps.catalog.get(job.baseModel)?.task ?? 'extraction');
     return row;
   }
 
@@ -249,7 +249,10 @@ export class InferenceRouter {
   /** Finishes deployments left `deploying` by a restart. */
   async resumePendingDeployments(): Promise<number> {
     const pending = await this.deps.store.pendingDeployments();
-    for (const row of pending) void this.warmDeployment(row);
+    for (const row of pending) {
+      const job = await this.deps.trained.get(row.teamId, row.trainingJobId).catch(() => null);
+      void this.warmDeployment(row, (job && this.deps.catalog.get(job.baseModel)?.task) ?? 'extraction');
+    }
     return pending.length;
   }
 
@@ -263,12 +266,17 @@ export class InferenceRouter {
     return this.warming.size;
   }
 
-  private async warmDeployment(row: DeploymentRow): Promise<void> {
+  private async warmDeployment(row: DeploymentRow, task: 'extraction' | 'decoder'): Promise<void> {
     if (this.warming.has(row.id)) return;
     this.warming.add(row.id);
     const started = Date.now();
+    const ref = { modelId: row.trainingJobId, bucket: row.bundleBucket, key: row.bundleKey };
     try {
-      await this.deps.fleet.warm({ modelId: row.trainingJobId, bucket: row.bundleBucket, key: row.bundleKey }, this.deps.warmTimeoutMs ?? 60_000);
+      if (task === 'decoder') {
+        // A decoder is warm once it has produced a token on its server.
+        const probe = this.deps.fleet.generate(ref, [{ role: 'user', content: 'hi' }], { temperature: 0, topP: 1, maxTokens: 1, stop: [], seed: 0 });
+        for await (const _ of probe.chunks) void _;
+      } else await this.deps.fleet.warm(ref, this.deps.warmTimeoutMs ?? 60_000);
       const activated = await this.deps.store.activate(row.id, this.now());
       this.deps.logger.info({ deploymentId: row.id, projectId: row.projectId, ms: Date.now() - started, activated }, 'deployment active');
     } catch (err) {

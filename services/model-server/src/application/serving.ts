@@ -54,13 +54,15 @@ const MAX_TEXTS = 1000;
 export class ModelServing {
   private readonly cache: ModelCache<ExtractionModel>;
   private readonly inflight = new Map<string, Promise<void>>();
-  /** Loaded decoders by model id (adapters are small; the base weights are shared by the engine). */
-  private readonly decoders = new Map<string, Promise<Decoder>>();
+  /** Decoders loading, and loaded ones in an LRU under the same memory budget as extraction models. */
+  private readonly decodersLoading = new Map<string, Promise<Decoder>>();
+  private readonly decoders: ModelCache<Decoder>;
 
   constructor(
     private readonly deps: { bundles: BundleSource; loader: ModelLoader; logger: Logger; budgetBytes: number },
   ) {
     this.cache = new ModelCache(deps.budgetBytes);
+    this.decoders = new ModelCache(deps.budgetBytes);
   }
 
   /** Starts loading (idempotent) and returns the state right after. */
@@ -107,7 +109,7 @@ export class ModelServing {
   }
 
   list(): { modelId: string; status: ModelStatus; bytes: number; reason?: string }[] {
-    return this.cache.list().map((e) => ({ modelId: e.id, status: e.status, bytes: e.bytes, ...(e.reason ? { reason: e.reason } : {}) }));
+    return [...this.cache.list(), ...this.decoders.list()].map((e) => ({ modelId: e.id, status: e.status, bytes: e.bytes, ...(e.reason ? { reason: e.reason } : {}) }));
   }
 
   get budgetBytes(): number {
@@ -117,17 +119,24 @@ export class ModelServing {
   /** Streams a decoder's reply; the decoder is loaded on first use (adapters load in milliseconds). */
   async generate(ref: ModelRef, messages: ChatTurn[], options: GenerateOptions): Promise<GenerateStream> {
     if (!messages.length) throw errors.invalid(Reasons.VALIDATION_FAILED, 'Give at least one message.', [{ field: 'messages', message: 'must not be empty' }]);
-    let loading = this.decoders.get(ref.modelId);
-    if (!loading) {
-      loading = ref.key ? this.deps.bundles.read(ref.bucket, ref.key).then((b) => this.deps.loader.decoder(b)) : Promise.resolve(this.deps.loader.decoder());
-      this.decoders.set(ref.modelId, loading);
-      loading.catch(() => this.decoders.delete(ref.modelId));
-    }
-    let decoder: Decoder;
-    try {
-      decoder = await loading;
-    } catch (err) {
-      throw errors.precondition(Reasons.MODEL_NOT_SERVABLE, `Decoder '${ref.modelId}' could not be loaded: ${err instanceof Error ? err.message : String(err)}`);
+    let decoder = this.decoders.get(ref.modelId)?.model;
+    if (!decoder) {
+      let loading = this.decodersLoading.get(ref.modelId);
+      if (!loading) {
+        loading = (async () => {
+          const bundle = ref.key ? await this.deps.bundles.read(ref.bucket, ref.key) : undefined;
+          const loaded = this.deps.loader.decoder(bundle);
+          // The base weights are shared; an adapter costs about its bundle, merged weights about the base.
+          this.decoders.ready(ref.modelId, loaded, (bundle?.byteLength ?? 0) + 600_000);
+          return loaded;
+        })().finally(() => this.decodersLoading.delete(ref.modelId));
+        this.decodersLoading.set(ref.modelId, loading);
+      }
+      try {
+        decoder = await loading;
+      } catch (err) {
+        throw errors.precondition(Reasons.MODEL_NOT_SERVABLE, `Decoder '${ref.modelId}' could not be loaded: ${err instanceof Error ? err.message : String(err)}`);
+      }
     }
     const stream = decoder.generate(messages, {
       temperature: options.temperature,

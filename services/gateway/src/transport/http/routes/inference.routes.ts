@@ -77,7 +77,10 @@ export const SystemOneBody = z
   })
   .openapi('SystemOneRequest');
 
-const ProjectInferenceBody = z.object({ text: Text.optional(), inputs: Inputs.optional(), schema: SchemaObject.optional(), ...Options }).superRefine(oneOfTextOrInputs).openapi('ProjectInferenceRequest');
+const ProjectInferenceBody = z
+  .object({ text: Text.optional(), inputs: Inputs.optional(), schema: SchemaObject.optional(), ...Options, messages: z.array(Message).min(1).max(200).optional(), temperature: z.number().min(0).max(2).optional(), top_p: z.number().gt(0).max(1).optional(), max_tokens: z.number().int().min(1).max(2048).optional(), stop: z.union([z.string().min(1), z.array(z.string().min(1)).max(4)]).optional(), seed: z.number().int().min(0).optional(), stream: z.boolean().optional() })
+  .superRefine((b, ctx) => (b.messages ? undefined : oneOfTextOrInputs(b, ctx)))
+  .openapi('ProjectInferenceRequest');
 const CreateProjectBody = z.object({ name: z.string().trim().min(1, 'is required').max(100) }).openapi('CreateProjectRequest');
 const CreateDeploymentBody = z.object({ training_job_id: z.string().trim().min(1, 'is required').max(100) }).openapi('CreateDeploymentRequest');
 
@@ -115,14 +118,14 @@ const flatten = (content: z.infer<typeof Message>['content']) => (typeof content
 /** Native inference, GLiNER2 routes, the decision route, the catalog, and projects with deployments. */
 export function registerInferenceRoutes(api: Api, inference: Inference): void {
   /** Decoder generation: one JSON answer, or Server-Sent Events with `stream: true`. */
-  const generate = async (req: Request, res: Response, body: z.infer<typeof InferenceBody>) => {
+  const generate = async (req: Request, res: Response, body: Omit<z.infer<typeof InferenceBody>, 'model_id' | 'base_model'> & { model_id?: string | undefined; base_model?: string | undefined }, projectId = '') => {
     const controller = new AbortController();
     res.on('close', () => controller.abort());
     const pieces = inference.generate(
       authOf(res).principal,
       {
         modelId: body.model_id ?? body.base_model ?? '',
-        projectId: '',
+        projectId,
         messages: (body.messages ?? []).map((m) => ({ role: m.role, content: flatten(m.content) })),
         temperature: body.temperature ?? 1,
         topP: body.top_p ?? 1,
@@ -280,6 +283,7 @@ export function registerInferenceRoutes(api: Api, inference: Inference): void {
   api.route(
     { method: 'post', path: '/projects/:project_id/inference', summary: 'Run on the project’s active deployment (schema optional: the trained schema is used)', tag: 'Projects', auth: 'key-or-session', body: ProjectInferenceBody },
     async ({ req, res, body }) => {
+      if (body.messages) return generate(req, res, { ...body, task: 'generate' }, pathId(req.params.project_id, 'project_id'));
       const out = await inference.infer(authOf(res).principal, {
         modelId: '',
         projectId: pathId(req.params.project_id, 'project_id'),
