@@ -37,7 +37,7 @@ describe('datasets, end to end through pnpm start', () => {
     system = await startSystem({ env: { DATASET_MAX_UPLOAD_BYTES: String(2 * 1024 * 1024) } });
     base = system.baseUrl;
     ({ key } = await signUpWithKey(base, 'datasets'));
-  }, 150_000);
+  }, 300_000);
 
   afterAll(async () => {
     await system?.stop();

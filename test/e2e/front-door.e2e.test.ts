@@ -17,7 +17,7 @@ describe('front door, end to end through pnpm start', () => {
   beforeAll(async () => {
     // A small per-IP budget so a burst is cheap; the journey below makes 9 requests before the burst.
     system = await startSystem({ env: { RATE_LIMIT_IP_PER_MINUTE: '15', RATE_LIMIT_REDIS_PREFIX: `e2e-${Date.now()}:`, ADMIN_TOKEN: 'e2e-admin-token-0123456789' } });
-  }, 150_000);
+  }, 300_000);
 
   afterAll(async () => {
     await system?.stop();

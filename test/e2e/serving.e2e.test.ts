@@ -20,7 +20,7 @@ describe('serving, end to end through pnpm start', () => {
     system = await startSystem({ env: { FREE_ALLOWANCE_CREDITS: '0.0035', RESTRICTED_MODELS: '*:whetstone-restricted-demo' } });
     base = system.baseUrl;
     ({ key } = await signUpWithKey(base, 'serving'));
-  }, 150_000);
+  }, 300_000);
 
   afterAll(async () => {
     await system?.stop();

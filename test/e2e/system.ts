@@ -64,7 +64,8 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
     await withClient(server, (c) => c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`));
   };
 
-  const deadline = Date.now() + 120_000;
+  // Generous: on a loaded 2-core machine migrations and eight processes can take minutes to come up.
+  const deadline = Date.now() + 240_000;
   for (;;) {
     if (child.exitCode !== null) {
       await stop();
@@ -73,7 +74,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
     if (/ready: dashboard at/.test(output)) break;
     if (Date.now() > deadline) {
       await stop();
-      throw new Error(`system not ready within 120 s:\n${output.slice(-4000)}`);
+      throw new Error(`system not ready within 240 s:\n${output.slice(-4000)}`);
     }
     await new Promise((r) => setTimeout(r, 200));
   }

@@ -62,7 +62,7 @@ describe('training and serving trained models, end to end through pnpm start', (
     expect((await fetch(url.upload_url, { method: 'PUT', body: readFileSync(fixtureDataset('wikigold/train.jsonl')) })).status).toBe(200);
     expect((await post('/core/datasets/upload/process', { dataset_name: 'wikigold' })).status).toBe(202);
     await eventually(async () => ((await (await get('/core/datasets/wikigold/1')).json()) as { status: string }).status === 'ready', 30_000);
-  }, 180_000);
+  }, 300_000);
 
   afterAll(async () => {
     await system?.stop();
@@ -271,5 +271,5 @@ describe('training and serving trained models, end to end through pnpm start', (
     const logs = (await (await get(`/v1/training-jobs/${survivor}/logs`)).json()) as { logs: { message: string }[] };
     expect(logs.logs.some((l) => /lease expired/.test(l.message))).toBe(true);
     expect(logs.logs.some((l) => /resuming from/.test(l.message))).toBe(true);
-  }, 150_000);
+  }, 300_000);
 });
