@@ -12,7 +12,7 @@ const schema = z.object({
   KEY_BILLING_ADDR: env.addr().default('127.0.0.1:50051'),
   DATASET_ADDR: env.addr().default('127.0.0.1:50052'),
   /** A trainer that has not renewed its lease for this long is presumed dead; its job is retried. */
-  /** A Hugging Face-compatible hub for push-to-hub (e.g. https://huggingface.co); pushing is off when unset. */
+  /** A Hugging Face-compatible hub for push-to-hub, e.g. the Hugging Face hub's base URL or a self-hosted one; pushing is off when unset. */
   HUB_BASE_URL: z.string().url().optional(),
   /** Allow the hub to resolve to private, loopback or link-local addresses (a self-hosted hub inside the network). */
   HUB_ALLOW_PRIVATE_NETWORKS: env.bool(false),
