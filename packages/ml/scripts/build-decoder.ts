@@ -16,9 +16,9 @@ import { DEFAULT_CONFIG } from '../src/decoder/model';
 import { encodeWeights } from '../src/decoder/weights-file';
 import { TOKENIZER_NAME } from '../src/decoder/tokenizer';
 
-const STEPS = Number(process.env.DECODER_STEPS ?? 240);
+const STEPS = Number(process.env.DECODER_STEPS ?? 320);
 const BATCH = 16;
-const LR = 3e-3;
+const LR = 2e-3;
 const SEED = 1234;
 
 function wordnetGlosses(): string[] {
