@@ -5,7 +5,7 @@
  * last 2% is held out and its loss recorded in the file. Deterministic: the
  * same package version and settings give the same bytes.
  *
- *   pnpm --filter @whetstone/ml build:decoder            # about 4 min on 2 cores
+ *   pnpm --filter @whetstone/ml build:decoder            # about 2.5 min on 2 cores
  *   DECODER_STEPS=20 pnpm --filter @whetstone/ml build:decoder   # smoke run
  */
 import { readFileSync, writeFileSync } from 'node:fs';
