@@ -3,11 +3,12 @@
  * whetstone-decoder-base: LoRA fine-tuning on a chat set made from banking77
  * (user: the customer's message, assistant: its intent in words; train on
  * train, held-out loss on test), training examples/s, the trained-parameter
- * share, and streaming generation tokens/s. Pure TypeScript kernels, 1 thread.
+ * share, and streaming generation tokens/s. Matmuls run as onnxruntime
+ * sessions (1 thread); BENCH_MATMUL=js measures the pure TypeScript kernels.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { loadDecoder, trainDecoderLora } from '@whetstone/ml';
+import { loadDecoder, nn, trainDecoderLora } from '@whetstone/ml';
 
 const SHARED = path.resolve(__dirname, '../../shared/datasets');
 const TRAIN = Number(process.env.BENCH_DECODER_TRAIN ?? 600);
@@ -23,6 +24,7 @@ function chatRows(file: string, n: number) {
 }
 
 async function main(): Promise<void> {
+  const backend = nn.setMatmulBackend(process.env.BENCH_MATMUL === 'js' ? 'js' : 'ort');
   const train = chatRows('banking77/train.jsonl', TRAIN);
   const heldout = chatRows('banking77/test.jsonl', HELDOUT);
   let examplesPerSecond = 0;
@@ -54,7 +56,7 @@ async function main(): Promise<void> {
   }
 
   const fmt = (x: number, d = 3) => x.toFixed(d);
-  console.log('whetstone-decoder-base LoRA on banking77-as-chat (train %d, held-out %d)', train.length, heldout.length);
+  console.log('whetstone-decoder-base LoRA on banking77-as-chat (train %d, held-out %d), matmul backend %s', train.length, heldout.length, backend);
   console.log(`held-out loss (nats/byte)   base ${fmt(result.metrics.base_loss)}  LoRA ${fmt(result.metrics.loss)}`);
   console.log(`held-out perplexity         base ${fmt(result.metrics.base_perplexity, 2)}  LoRA ${fmt(result.metrics.perplexity, 2)}`);
   console.log(`trained parameters          ${lora.trainedParameters} of ${lora.baseParameters} (${fmt((100 * lora.trainedParameters) / lora.baseParameters, 1)}%), rank ${lora.rank}, adapter ${(result.bundle.length / 1024).toFixed(0)} KiB`);

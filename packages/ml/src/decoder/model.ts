@@ -10,7 +10,7 @@ export interface DecoderConfig {
   context: number;
 }
 
-export const DEFAULT_CONFIG: DecoderConfig = { vocab: VOCAB_SIZE, dim: 64, layers: 2, heads: 4, context: 64 };
+export const DEFAULT_CONFIG: DecoderConfig = { vocab: VOCAB_SIZE, dim: 128, layers: 3, heads: 4, context: 64 };
 
 /** The linear layers of a block, each a LoRA target. */
 export const LINEAR_MODULES = ['qkv', 'o', 'fc1', 'fc2'] as const;

@@ -84,3 +84,24 @@ export function softmaxInPlace(x: Float32Array, off: number, n: number): void {
   }
   for (let i = 0; i < n; i++) x[off + i]! /= sum;
 }
+
+/**
+ * Batched out[b] = op(a[b])·op(b[b]) for `batch` row-major matrices; `m×n` is the
+ * output shape and `k` the inner dimension. Runs as one ORT call when available.
+ */
+export function bmm(a: Float32Array, b: Float32Array, batch: number, m: number, k: number, n: number, transA: boolean, transB: boolean): Float32Array {
+  if (ort && batch * m * k * n >= ORT_MIN_FLOPS) {
+    return ort.bmm(a.subarray(0, batch * m * k), transA ? [batch, k, m] : [batch, m, k], b.subarray(0, batch * k * n), transB ? [batch, n, k] : [batch, k, n], transA, transB);
+  }
+  if (transA && transB) throw new Error('bmm: transposing both inputs is not supported');
+  const out = new Float32Array(batch * m * n);
+  for (let i = 0; i < batch; i++) {
+    const ai = a.subarray(i * m * k, (i + 1) * m * k);
+    const bi = b.subarray(i * k * n, (i + 1) * k * n);
+    const oi = out.subarray(i * m * n, (i + 1) * m * n);
+    if (transA) matmulAtBInto(oi, ai, bi, k, m, n);
+    else if (transB) matmulABtInto(oi, ai, bi, m, k, n);
+    else matmulInto(oi, ai, bi, m, k, n);
+  }
+  return out;
+}

@@ -127,7 +127,7 @@ describe('onnxruntime matmul backend', () => {
     expect(matmulBackend()).toBe('ort');
   });
 
-  ortIt('when matmul and LoRA run forward and backward on ORT, then values and gradients equal the TypeScript kernels', () => {
+  ortIt('when matmul, LoRA and attention run forward and backward on ORT, then values and gradients equal the TypeScript kernels', () => {
     const run = (backend: 'ort' | 'js') => {
       expect(setMatmulBackend(backend)).toBe(backend);
       const r = new Rng(5);
@@ -135,9 +135,12 @@ describe('onnxruntime matmul backend', () => {
       const W = tensor(randn(r, 48 * 40, 1), [48, 40], true);
       const A = tensor(randn(r, 48 * 4, 1), [48, 4], true);
       const B = tensor(randn(r, 4 * 40, 1), [4, 40], true);
+      const qkv = tensor(randn(r, 2 * 32 * 3 * 32, 1), [2 * 32, 3 * 32], true);
       const y = add(matmul(x, W), loraLinear(x, W, A, B, 0.5));
       weightedSum(y, randn(new Rng(6), y.data.length, 1)).backward();
-      return [y.data, x.grad!, W.grad!, A.grad!, B.grad!];
+      const att = causalSelfAttention(qkv, 2, 32, 4);
+      weightedSum(att, randn(new Rng(8), att.data.length, 1)).backward();
+      return [y.data, x.grad!, W.grad!, A.grad!, B.grad!, att.data, qkv.grad!];
     };
     const viaOrt = run('ort');
     const viaJs = run('js');

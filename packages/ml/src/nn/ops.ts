@@ -1,4 +1,4 @@
-import { matmulABtInto, matmulAtBInto, matmulInto, softmaxInPlace } from './kernels';
+import { bmm, matmulABtInto, matmulAtBInto, matmulInto, softmaxInPlace } from './kernels';
 import { Tensor } from './tensor';
 
 function result(data: Float32Array, shape: readonly number[], parents: Tensor[], backward: (out: Tensor) => void): Tensor {
@@ -205,72 +205,65 @@ export function weightedSum(x: Tensor, w: Float32Array): Tensor {
 
 /**
  * Fused causal multi-head self-attention. `qkv` is [B·T, 3D] (queries, keys,
- * values side by side); returns [B·T, D].
+ * values side by side); returns [B·T, D]. The four products run as batched
+ * matmuls over the B·H heads (one ORT call each when available); masking,
+ * softmax and its gradient are fused loops.
  */
 export function causalSelfAttention(qkv: Tensor, batch: number, time: number, heads: number): Tensor {
   const [R, C] = need2d(qkv, 'causalSelfAttention');
   const D = C / 3;
   if (R !== batch * time || D % heads !== 0) throw new Error('causalSelfAttention: bad shapes');
   const hd = D / heads;
+  const BH = batch * heads;
   const scale = 1 / Math.sqrt(hd);
-  const q = qkv.data;
-  const y = new Float32Array(R * D);
-  const P = new Float32Array(batch * heads * time * time);
-  for (let b = 0; b < batch; b++) {
-    for (let h = 0; h < heads; h++) {
-      const pBase = (b * heads + h) * time * time;
-      for (let t = 0; t < time; t++) {
-        const qo = (b * time + t) * C + h * hd;
-        const po = pBase + t * time;
-        for (let s = 0; s <= t; s++) {
-          const ko = (b * time + s) * C + D + h * hd;
-          let dot = 0;
-          for (let d = 0; d < hd; d++) dot += q[qo + d]! * q[ko + d]!;
-          P[po + s] = dot * scale;
+  // [B·T, 3D] → three [B·H, T, hd] blocks.
+  const split = (src: Float32Array, col: number, width: number): Float32Array => {
+    const out = new Float32Array(BH * time * hd);
+    for (let b = 0; b < batch; b++)
+      for (let t = 0; t < time; t++)
+        for (let h = 0; h < heads; h++) out.set(src.subarray((b * time + t) * width + col + h * hd, (b * time + t) * width + col + (h + 1) * hd), ((b * heads + h) * time + t) * hd);
+    return out;
+  };
+  const merge = (src: Float32Array, dst: Float32Array, col: number, width: number): void => {
+    for (let b = 0; b < batch; b++)
+      for (let t = 0; t < time; t++)
+        for (let h = 0; h < heads; h++) {
+          const so = ((b * heads + h) * time + t) * hd;
+          const dO = (b * time + t) * width + col + h * hd;
+          for (let d = 0; d < hd; d++) dst[dO + d]! += src[so + d]!;
         }
-        softmaxInPlace(P, po, t + 1);
-        const yo = (b * time + t) * D + h * hd;
-        for (let s = 0; s <= t; s++) {
-          const p = P[po + s]!;
-          const vo = (b * time + s) * C + 2 * D + h * hd;
-          for (let d = 0; d < hd; d++) y[yo + d]! += p * q[vo + d]!;
-        }
-      }
-    }
+  };
+  const Q = split(qkv.data, 0, C);
+  const K = split(qkv.data, D, C);
+  const V = split(qkv.data, 2 * D, C);
+  const P = bmm(Q, K, BH, time, hd, time, false, true);
+  for (let r = 0; r < BH * time; r++) {
+    const t = r % time;
+    const o = r * time;
+    for (let s = 0; s <= t; s++) P[o + s]! *= scale;
+    softmaxInPlace(P, o, t + 1);
+    P.fill(0, o + t + 1, o + time);
   }
+  const y = new Float32Array(R * D);
+  merge(bmm(P, V, BH, time, time, hd, false, false), y, 0, D);
   return result(y, [R, D], [qkv], (out) => {
-    const g = out.grad!;
-    const dq = qkv.gradBuffer();
-    const dP = new Float32Array(time);
-    for (let b = 0; b < batch; b++) {
-      for (let h = 0; h < heads; h++) {
-        const pBase = (b * heads + h) * time * time;
-        for (let t = 0; t < time; t++) {
-          const go = (b * time + t) * D + h * hd;
-          const po = pBase + t * time;
-          let dot = 0;
-          for (let s = 0; s <= t; s++) {
-            const vo = (b * time + s) * C + 2 * D + h * hd;
-            let d2 = 0;
-            for (let d = 0; d < hd; d++) d2 += g[go + d]! * q[vo + d]!;
-            dP[s] = d2;
-            dot += d2 * P[po + s]!;
-            const p = P[po + s]!;
-            for (let d = 0; d < hd; d++) dq[vo + d]! += p * g[go + d]!;
-          }
-          const qo = (b * time + t) * C + h * hd;
-          for (let s = 0; s <= t; s++) {
-            const dS = P[po + s]! * (dP[s]! - dot) * scale;
-            if (dS === 0) continue;
-            const ko = (b * time + s) * C + D + h * hd;
-            for (let d = 0; d < hd; d++) {
-              dq[qo + d]! += dS * q[ko + d]!;
-              dq[ko + d]! += dS * q[qo + d]!;
-            }
-          }
-        }
-      }
+    const dO = split(out.grad!, 0, D);
+    const dP = bmm(dO, V, BH, time, hd, time, false, true);
+    const dV = bmm(P, dO, BH, time, time, hd, true, false);
+    for (let r = 0; r < BH * time; r++) {
+      const t = r % time;
+      const o = r * time;
+      let dot = 0;
+      for (let s = 0; s <= t; s++) dot += P[o + s]! * dP[o + s]!;
+      for (let s = 0; s <= t; s++) dP[o + s] = P[o + s]! * (dP[o + s]! - dot) * scale;
+      dP.fill(0, o + t + 1, o + time);
     }
+    const dQ = bmm(dP, K, BH, time, time, hd, false, false);
+    const dK = bmm(dP, Q, BH, time, time, hd, true, false);
+    const g = qkv.gradBuffer();
+    merge(dQ, g, 0, C);
+    merge(dK, g, D, C);
+    merge(dV, g, 2 * D, C);
   });
 }
 

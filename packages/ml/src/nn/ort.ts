@@ -73,7 +73,28 @@ export function gemmModel(transA: boolean, transB: boolean): Uint8Array {
   return new Proto().int(1, 8).str(2, 'whetstone').msg(7, graph).msg(8, new Proto().str(1, '').int(2, 13)).done();
 }
 
+/** An ONNX model computing batched Y[b] = op(A[b])·op(B[b]) (Transpose + MatMul). */
+export function bmmModel(transA: boolean, transB: boolean): Uint8Array {
+  const graph = new Proto();
+  const perm = (): Proto => {
+    const attr = new Proto().str(1, 'perm');
+    for (const v of [0, 2, 1]) attr.int(8, v);
+    return attr.int(20, 7);
+  };
+  if (transA) graph.msg(1, new Proto().str(1, 'A').str(2, 'At').str(4, 'Transpose').msg(5, perm()));
+  if (transB) graph.msg(1, new Proto().str(1, 'B').str(2, 'Bt').str(4, 'Transpose').msg(5, perm()));
+  graph
+    .msg(1, new Proto().str(1, transA ? 'At' : 'A').str(1, transB ? 'Bt' : 'B').str(2, 'Y').str(4, 'MatMul'))
+    .str(2, 'bmm')
+    .msg(11, valueInfo('A', transA ? ['b', 'k', 'm'] : ['b', 'm', 'k']))
+    .msg(11, valueInfo('B', transB ? ['b', 'n', 'k'] : ['b', 'k', 'n']))
+    .msg(12, valueInfo('Y', ['b', 'm', 'n']));
+  return new Proto().int(1, 8).str(2, 'whetstone').msg(7, graph).msg(8, new Proto().str(1, '').int(2, 13)).done();
+}
+
 export interface OrtGemm {
+  /** Batched Y[b] = op(a[b])·op(b[b]) over 3-D tensors. */
+  bmm(a: Float32Array, aDims: [number, number, number], b: Float32Array, bDims: [number, number, number], transA: boolean, transB: boolean): Float32Array;
   /** Y[M,N] = op(a)·op(b), where op transposes when asked; shapes as stored. */
   gemm(a: Float32Array, aDims: [number, number], b: Float32Array, bDims: [number, number], transA: boolean, transB: boolean): Float32Array;
 }
@@ -93,11 +114,11 @@ export function loadOrtGemm(): OrtGemm | null {
     binding.initOrtOnce(2, PlainTensor, isMainThread);
     const options = { intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: 'sequential', graphOptimizationLevel: 'all' };
     const sessions = new Map<string, NativeSession>();
-    const session = (ta: boolean, tb: boolean): NativeSession => {
-      const key = `${ta}${tb}`;
+    const session = (ta: boolean, tb: boolean, batched = false): NativeSession => {
+      const key = `${batched}${ta}${tb}`;
       let s = sessions.get(key);
       if (!s) {
-        const model = gemmModel(ta, tb);
+        const model = batched ? bmmModel(ta, tb) : gemmModel(ta, tb);
         s = new binding.InferenceSession();
         s.loadModel(model.buffer as ArrayBuffer, model.byteOffset, model.byteLength, options);
         sessions.set(key, s);
@@ -111,6 +132,9 @@ export function loadOrtGemm(): OrtGemm | null {
       gemm(a, aDims, b, bDims, transA, transB) {
         const out = session(transA, transB).run({ A: feed(a, aDims), B: feed(b, bDims) }, { Y: null }, {});
         return out.Y!.data;
+      },
+      bmm(a, aDims, b, bDims, transA, transB) {
+        return session(transA, transB, true).run({ A: feed(a, aDims), B: feed(b, bDims) }, { Y: null }, {}).Y!.data;
       },
     };
   } catch {
