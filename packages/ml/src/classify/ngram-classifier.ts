@@ -1,4 +1,5 @@
 import { fnv1a, wordNgrams } from '../text';
+import { runSteps, runStepsAsync } from '../steps';
 
 /** Seeded PRNG (mulberry32), so a seed reproduces a run exactly. */
 export function seededRandom(seed: number): () => number {
@@ -268,21 +269,12 @@ export class ClassifierTrainer {
 
   /** One pass; returns the mean loss. Throws when `signal` aborts. */
   runEpoch(hooks: EpochHooks = {}): number {
-    const steps = this.epochSteps(hooks);
-    let r = steps.next();
-    while (!r.done) r = steps.next();
-    return r.value;
+    return runSteps(this.epochSteps(hooks));
   }
 
   /** As runEpoch, yielding to the event loop every 100 examples (heartbeats and cancellation stay responsive). */
-  async runEpochAsync(hooks: EpochHooks = {}): Promise<number> {
-    const steps = this.epochSteps(hooks);
-    let r = steps.next();
-    while (!r.done) {
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      r = steps.next();
-    }
-    return r.value;
+  runEpochAsync(hooks: EpochHooks = {}): Promise<number> {
+    return runStepsAsync(this.epochSteps(hooks));
   }
 
   private *epochSteps(hooks: EpochHooks): Generator<void, number, void> {

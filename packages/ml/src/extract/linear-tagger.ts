@@ -1,6 +1,7 @@
 import type { EntitySpan, Example } from '../data';
 import { seededRandom, type EpochHooks } from '../classify/ngram-classifier';
 import { fnv1a, tokenize, type Token } from '../text';
+import { runSteps, runStepsAsync } from '../steps';
 import type { Embeddings } from '../assets';
 
 /** Dense inputs per token: GloVe of the word, the previous and the next word. */
@@ -272,21 +273,12 @@ export class TaggerTrainer {
 
   /** One pass over the examples; returns the number of token errors. Throws when `signal` aborts. */
   runEpoch(hooks: EpochHooks = {}): number {
-    const steps = this.epochSteps(hooks);
-    let r = steps.next();
-    while (!r.done) r = steps.next();
-    return r.value;
+    return runSteps(this.epochSteps(hooks));
   }
 
   /** As runEpoch, yielding to the event loop every 100 examples (heartbeats and cancellation stay responsive). */
-  async runEpochAsync(hooks: EpochHooks = {}): Promise<number> {
-    const steps = this.epochSteps(hooks);
-    let r = steps.next();
-    while (!r.done) {
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      r = steps.next();
-    }
-    return r.value;
+  runEpochAsync(hooks: EpochHooks = {}): Promise<number> {
+    return runStepsAsync(this.epochSteps(hooks));
   }
 
   private *epochSteps(hooks: EpochHooks): Generator<void, number, void> {
