@@ -1,5 +1,5 @@
 export { Tensor, tensor, zeros } from './tensor';
-export { matmul, add, addRows, addBias, layerNorm, gelu, embedding, crossEntropy, weightedSum, causalSelfAttention, loraLinear } from './ops';
+export { matmul, matmulBT, add, addRows, addBias, scale, concatCols, layerNorm, gelu, embedding, embeddingBag, window, crossEntropy, weightedSum, causalSelfAttention, selfAttention, loraLinear } from './ops';
 export { Adam, clipGradNorm, type AdamOptions } from './adam';
 export { Rng, randn } from './rng';
 export { matmulInto, softmaxInPlace, setMatmulBackend, matmulBackend, type MatmulBackend } from './kernels';

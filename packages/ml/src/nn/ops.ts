@@ -205,14 +205,30 @@ export function weightedSum(x: Tensor, w: Float32Array): Tensor {
 
 /**
  * Fused causal multi-head self-attention. `qkv` is [B·T, 3D] (queries, keys,
- * values side by side); returns [B·T, D]. The four products run as batched
- * matmuls over the B·H heads (one ORT call each when available); masking,
- * softmax and its gradient are fused loops.
+ * values side by side); returns [B·T, D].
  */
 export function causalSelfAttention(qkv: Tensor, batch: number, time: number, heads: number): Tensor {
-  const [R, C] = need2d(qkv, 'causalSelfAttention');
+  return maskedSelfAttention(qkv, batch, time, heads, (_b, t) => t + 1);
+}
+
+/**
+ * Bidirectional multi-head self-attention over padded sequences: a query of
+ * sequence b sees the keys before `lengths[b]` (the encoder's path).
+ */
+export function selfAttention(qkv: Tensor, batch: number, time: number, heads: number, lengths: Int32Array): Tensor {
+  return maskedSelfAttention(qkv, batch, time, heads, (b) => Math.max(1, lengths[b]!));
+}
+
+/**
+ * Multi-head self-attention where query t of sequence b sees keys
+ * [0, visible(b, t)). The four products run as batched matmuls over the B·H
+ * heads (one ORT call each when available); masking, softmax and its gradient
+ * are fused loops.
+ */
+function maskedSelfAttention(qkv: Tensor, batch: number, time: number, heads: number, visible: (b: number, t: number) => number): Tensor {
+  const [R, C] = need2d(qkv, 'selfAttention');
   const D = C / 3;
-  if (R !== batch * time || D % heads !== 0) throw new Error('causalSelfAttention: bad shapes');
+  if (R !== batch * time || D % heads !== 0) throw new Error('selfAttention: bad shapes');
   const hd = D / heads;
   const BH = batch * heads;
   const scale = 1 / Math.sqrt(hd);
@@ -233,16 +249,18 @@ export function causalSelfAttention(qkv: Tensor, batch: number, time: number, he
           for (let d = 0; d < hd; d++) dst[dO + d]! += src[so + d]!;
         }
   };
+  const limit = new Int32Array(BH * time);
+  for (let r = 0; r < BH * time; r++) limit[r] = Math.min(time, visible(Math.floor(r / (heads * time)), r % time));
   const Q = split(qkv.data, 0, C);
   const K = split(qkv.data, D, C);
   const V = split(qkv.data, 2 * D, C);
   const P = bmm(Q, K, BH, time, hd, time, false, true);
   for (let r = 0; r < BH * time; r++) {
-    const t = r % time;
+    const n = limit[r]!;
     const o = r * time;
-    for (let s = 0; s <= t; s++) P[o + s]! *= scale;
-    softmaxInPlace(P, o, t + 1);
-    P.fill(0, o + t + 1, o + time);
+    for (let s = 0; s < n; s++) P[o + s]! *= scale;
+    softmaxInPlace(P, o, n);
+    P.fill(0, o + n, o + time);
   }
   const y = new Float32Array(R * D);
   merge(bmm(P, V, BH, time, time, hd, false, false), y, 0, D);
@@ -251,12 +269,12 @@ export function causalSelfAttention(qkv: Tensor, batch: number, time: number, he
     const dP = bmm(dO, V, BH, time, hd, time, false, true);
     const dV = bmm(P, dO, BH, time, time, hd, true, false);
     for (let r = 0; r < BH * time; r++) {
-      const t = r % time;
+      const n = limit[r]!;
       const o = r * time;
       let dot = 0;
-      for (let s = 0; s <= t; s++) dot += P[o + s]! * dP[o + s]!;
-      for (let s = 0; s <= t; s++) dP[o + s] = P[o + s]! * (dP[o + s]! - dot) * scale;
-      dP.fill(0, o + t + 1, o + time);
+      for (let s = 0; s < n; s++) dot += P[o + s]! * dP[o + s]!;
+      for (let s = 0; s < n; s++) dP[o + s] = P[o + s]! * (dP[o + s]! - dot) * scale;
+      dP.fill(0, o + n, o + time);
     }
     const dQ = bmm(dP, K, BH, time, time, hd, false, false);
     const dK = bmm(dP, Q, BH, time, time, hd, true, false);
@@ -294,5 +312,127 @@ export function loraLinear(x: Tensor, W: Tensor, A: Tensor, B: Tensor, s: number
       matmulABtInto(xg, g, W.data, M, N, K, true);
       matmulABtInto(xg, gB, A.data, M, r, K, true);
     }
+  });
+}
+
+/** a[M,K] · b[N,K]ᵀ: scores of every row of `a` against every row of `b`. */
+export function matmulBT(a: Tensor, b: Tensor): Tensor {
+  const [M, K] = need2d(a, 'matmulBT');
+  const [N, K2] = need2d(b, 'matmulBT');
+  if (K !== K2) throw new Error(`matmulBT: inner dimensions ${K} and ${K2} differ`);
+  const y = new Float32Array(M * N);
+  matmulABtInto(y, a.data, b.data, M, K, N);
+  return result(y, [M, N], [a, b], (out) => {
+    const g = out.grad!;
+    if (a.requiresGrad) matmulInto(a.gradBuffer(), g, b.data, M, N, K, true);
+    if (b.requiresGrad) matmulAtBInto(b.gradBuffer(), g, a.data, M, N, K, true);
+  });
+}
+
+/** Side-by-side columns of tensors with the same number of rows. */
+export function concatCols(parts: Tensor[]): Tensor {
+  const M = parts[0]!.rows;
+  const widths = parts.map((p) => {
+    if (p.rows !== M) throw new Error('concatCols: row counts differ');
+    return p.cols;
+  });
+  const N = widths.reduce((a, b) => a + b, 0);
+  const y = new Float32Array(M * N);
+  let col = 0;
+  parts.forEach((p, k) => {
+    const w = widths[k]!;
+    for (let i = 0; i < M; i++) y.set(p.data.subarray(i * w, (i + 1) * w), i * N + col);
+    col += w;
+  });
+  return result(y, [M, N], parts, (out) => {
+    const g = out.grad!;
+    let c = 0;
+    parts.forEach((p, k) => {
+      const w = widths[k]!;
+      if (p.requiresGrad) {
+        const pg = p.gradBuffer();
+        for (let i = 0; i < M; i++) for (let j = 0; j < w; j++) pg[i * w + j]! += g[i * N + c + j]!;
+      }
+      c += w;
+    });
+  });
+}
+
+/** x·s for a constant s. */
+export function scale(x: Tensor, s: number): Tensor {
+  const y = new Float32Array(x.data.length);
+  for (let i = 0; i < y.length; i++) y[i] = x.data[i]! * s;
+  return result(y, x.shape, [x], (out) => {
+    const g = out.grad!;
+    const xg = x.gradBuffer();
+    for (let i = 0; i < g.length; i++) xg[i]! += g[i]! * s;
+  });
+}
+
+/**
+ * Mean of the rows of `table[V,E]` listed for each output row: row i averages
+ * ids[offsets[i] .. offsets[i+1]) (zeros when the list is empty). Hashed
+ * feature bags.
+ */
+export function embeddingBag(table: Tensor, ids: Int32Array, offsets: Int32Array): Tensor {
+  const [V, E] = need2d(table, 'embeddingBag');
+  const n = offsets.length - 1;
+  const y = new Float32Array(n * E);
+  for (let i = 0; i < n; i++) {
+    const from = offsets[i]!;
+    const to = offsets[i + 1]!;
+    if (to <= from) continue;
+    const inv = 1 / (to - from);
+    for (let k = from; k < to; k++) {
+      const id = ids[k]!;
+      if (id < 0 || id >= V) throw new Error(`embeddingBag: id ${id} outside [0, ${V})`);
+      const o = id * E;
+      for (let d = 0; d < E; d++) y[i * E + d]! += table.data[o + d]! * inv;
+    }
+  }
+  return result(y, [n, E], [table], (out) => {
+    const g = out.grad!;
+    const tg = table.gradBuffer();
+    for (let i = 0; i < n; i++) {
+      const from = offsets[i]!;
+      const to = offsets[i + 1]!;
+      if (to <= from) continue;
+      const inv = 1 / (to - from);
+      for (let k = from; k < to; k++) {
+        const o = ids[k]! * E;
+        for (let d = 0; d < E; d++) tg[o + d]! += g[i * E + d]! * inv;
+      }
+    }
+  });
+}
+
+/**
+ * Each row of x [B·T, F] side by side with its neighbours at the given
+ * offsets inside its own sequence of T rows (zeros past either end):
+ * [B·T, F·offsets.length].
+ */
+export function window(x: Tensor, time: number, offsets: readonly number[]): Tensor {
+  const [R, F] = need2d(x, 'window');
+  if (R % time !== 0) throw new Error('window: rows are not a multiple of time');
+  const W = F * offsets.length;
+  const y = new Float32Array(R * W);
+  const source = (r: number, off: number): number => {
+    const t = (r % time) + off;
+    return t < 0 || t >= time ? -1 : r + off;
+  };
+  for (let r = 0; r < R; r++)
+    offsets.forEach((off, k) => {
+      const s = source(r, off);
+      if (s >= 0) y.set(x.data.subarray(s * F, (s + 1) * F), r * W + k * F);
+    });
+  return result(y, [R, W], [x], (out) => {
+    const g = out.grad!;
+    const xg = x.gradBuffer();
+    for (let r = 0; r < R; r++)
+      offsets.forEach((off, k) => {
+        const s = source(r, off);
+        if (s < 0) return;
+        for (let f = 0; f < F; f++) xg[s * F + f]! += g[r * W + k * F + f]!;
+      });
   });
 }
