@@ -1,3 +1,4 @@
+import { fusedKernels } from './kernels';
 import type { Tensor } from './tensor';
 
 export interface AdamOptions {
@@ -35,6 +36,16 @@ export class Adam {
       const w = p.data;
       const m = this.m[k]!;
       const v = this.v[k]!;
+      const ort = fusedKernels('adam', w.length);
+      if (ort) {
+        // New arrays come back; copying them into the same buffers keeps m and v the objects checkpoints read.
+        const next = ort.adam(w, g, m, v, { lr: learningRate, c1, c2, beta1, beta2, eps, weightDecay });
+        w.set(next.w);
+        m.set(next.m);
+        v.set(next.v);
+        g.fill(0);
+        return;
+      }
       for (let i = 0; i < w.length; i++) {
         const gi = g[i]!;
         const mi = (m[i] = beta1 * m[i]! + (1 - beta1) * gi);

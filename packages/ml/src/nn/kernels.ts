@@ -1,4 +1,4 @@
-import { loadOrtGemm, type OrtGemm } from './ort';
+import { loadOrtFused, loadOrtGemm, type OrtFused, type OrtGemm } from './ort';
 
 /**
  * Raw float32 kernels shared by the ops. All matrices are row-major; `acc`
@@ -10,11 +10,40 @@ import { loadOrtGemm, type OrtGemm } from './ort';
 export type MatmulBackend = 'ort' | 'js';
 const ORT_MIN_FLOPS = 8192;
 let ort: OrtGemm | null = loadOrtGemm();
+let fused: OrtFused | null = ort && loadOrtFused();
 
-/** Chooses the matmul backend; `ort` falls back to `js` when onnxruntime-node cannot load. Returns the one in use. */
+/**
+ * Chooses the backend of matmuls and of the fused elementwise ops; `ort` falls back to `js` when
+ * onnxruntime-node cannot load. Returns the one in use.
+ */
 export function setMatmulBackend(backend: MatmulBackend): MatmulBackend {
   ort = backend === 'ort' ? loadOrtGemm() : null;
+  fused = ort && loadOrtFused();
   return ort ? 'ort' : 'js';
+}
+
+/** Ops with a fused ORT graph besides the matmuls. */
+export type FusedOp = 'layerNorm' | 'gelu' | 'addBias' | 'loraLinear' | 'adam';
+
+/**
+ * The size from which each op runs as an ORT session (elements; M·K·N for loraLinear); Infinity keeps it
+ * in TypeScript. Set from bench/ml-nn.ts on one intra-op thread: below these, the ~25 µs per call and the
+ * copies of its outputs cost more than the loops save.
+ */
+const FUSED_MIN_SIZE: Readonly<Record<FusedOp, number>> = { layerNorm: 32768, gelu: 32768, addBias: Infinity, loraLinear: Infinity, adam: 32768 };
+const fusedMinSize: Record<FusedOp, number> = { ...FUSED_MIN_SIZE };
+
+/**
+ * Overrides the size from which `op` runs in ORT (0: always, Infinity: never); `undefined` restores the
+ * measured default. Returns the size now in effect.
+ */
+export function setFusedMinSize(op: FusedOp, size?: number): number {
+  return (fusedMinSize[op] = size ?? FUSED_MIN_SIZE[op]);
+}
+
+/** The ORT kernels when `op` of this size should run there, else null. */
+export function fusedKernels(op: FusedOp, size: number): OrtFused | null {
+  return fused && size >= fusedMinSize[op] ? fused : null;
 }
 
 export function matmulBackend(): MatmulBackend {

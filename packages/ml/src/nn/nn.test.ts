@@ -1,5 +1,5 @@
 import { gradCheck } from './grad-check';
-import { loadOrtGemm, matmulBackend, setMatmulBackend } from './index';
+import { loadOrtGemm, matmulBackend, setFusedMinSize, setMatmulBackend, type FusedOp } from './index';
 import { Adam, add, addBias, addRows, causalSelfAttention, crossEntropy, decodeTensors, embedding, encodeTensors, gelu, layerNorm, loraLinear, matmul, randn, Rng, Tensor, tensor, weightedSum } from './index';
 
 const rng = new Rng(7);
@@ -12,17 +12,9 @@ describe('nn ops', () => {
 
   it('when add, bias and position broadcast are differentiated, then they match finite differences', () => {
     gradCheck([param([3, 4]), param([3, 4])], ([a, b]) => add(a!, b!));
-    gradCheck([param([3, 4]), param([4])], ([a, b]) => addBias(a!, b!));
     gradCheck([param([6, 4]), param([3, 4])], ([a, b]) => addRows(a!, b!));
   });
 
-  it('when LayerNorm is differentiated, then input, gain and bias match finite differences', () => {
-    gradCheck([param([3, 6]), param([6]), param([6])], ([x, g, b]) => layerNorm(x!, g!, b!), 1e-2, 3e-2);
-  });
-
-  it('when GELU is differentiated, then it matches finite differences', () => {
-    gradCheck([param([4, 5], 2)], ([x]) => gelu(x!));
-  });
 
   it('when softmax cross-entropy is differentiated with a row mask, then it matches finite differences', () => {
     const targets = Int32Array.of(1, 0, 4, 2);
@@ -47,13 +39,6 @@ describe('nn ops', () => {
     const before = causalSelfAttention(qkv, 1, 4, 1).data.slice(0, 2 * 2);
     qkv.data.fill(9, 3 * 6, 4 * 6);
     expect(Array.from(causalSelfAttention(qkv, 1, 4, 1).data.slice(0, 2 * 2))).toEqual(Array.from(before));
-  });
-
-  it('when a LoRA linear is differentiated, then x, A and B match finite differences and a frozen W gets none', () => {
-    const W = tensor(randn(rng, 4 * 3, 1), [4, 3]);
-    gradCheck([param([2, 4]), param([4, 2]), param([2, 3])], ([x, A, B]) => loraLinear(x!, W, A!, B!, 0.5));
-    expect(W.grad).toBeNull();
-    gradCheck([param([2, 4]), param([4, 3]), param([4, 2]), param([2, 3])], ([x, W2, A, B]) => loraLinear(x!, W2!, A!, B!, 2));
   });
 
   it('when B is zero, then a LoRA linear equals the plain matmul', () => {
@@ -84,6 +69,125 @@ describe('nn ops', () => {
     const back = decodeTensors<{ a: number }>(bytes);
     expect(back.meta.a).toBe(1);
     expect(Array.from(back.tensors.w!.data)).toEqual([1, 2, 3, 4]);
+  });
+});
+
+const FUSED: FusedOp[] = ['layerNorm', 'gelu', 'addBias', 'loraLinear', 'adam'];
+const ortLoads = loadOrtGemm() !== null;
+
+/** Runs the fused ops on one path whatever their size: 'ort' forces the fused graphs, 'js' the loops. */
+function useFused(path: 'ort' | 'js'): void {
+  for (const op of FUSED) setFusedMinSize(op, path === 'ort' ? 0 : Infinity);
+}
+
+describe.each(['js', 'ort'] as const)('fused ops on the %s path', (path) => {
+  const pathIt = path === 'js' || ortLoads ? it : it.skip;
+  beforeEach(() => useFused(path));
+  afterAll(() => FUSED.forEach((op) => setFusedMinSize(op)));
+
+  pathIt('when LayerNorm is differentiated, then input, gain and bias match finite differences', () => {
+    gradCheck([param([3, 6]), param([6]), param([6])], ([x, g, b]) => layerNorm(x!, g!, b!), 1e-2, 3e-2);
+  });
+
+  pathIt('when GELU is differentiated, then it matches finite differences', () => {
+    gradCheck([param([4, 5], 2)], ([x]) => gelu(x!));
+  });
+
+  pathIt('when a bias is differentiated, then input and bias match finite differences', () => {
+    gradCheck([param([3, 4]), param([4])], ([a, b]) => addBias(a!, b!));
+  });
+
+  pathIt('when a LoRA linear is differentiated, then x, A and B match finite differences and a frozen W gets none', () => {
+    const W = tensor(randn(rng, 4 * 3, 1), [4, 3]);
+    gradCheck([param([2, 4]), param([4, 2]), param([2, 3])], ([x, A, B]) => loraLinear(x!, W, A!, B!, 0.5));
+    expect(W.grad).toBeNull();
+    gradCheck([param([2, 4]), param([4, 3]), param([4, 2]), param([2, 3])], ([x, W2, A, B]) => loraLinear(x!, W2!, A!, B!, 2));
+  });
+
+  pathIt('when Adam runs twice from the same seed, or resumes from saved m, v and t, then the bits are equal', () => {
+    const train = (steps: number, from?: Adam): Adam => {
+      const r = new Rng(3);
+      const params = [tensor(randn(r, 64 * 48, 0.1), [64, 48], true), tensor(randn(r, 48, 0.1), [48], true)];
+      const opt = new Adam(params, { learningRate: 1e-2, weightDecay: 0.01 });
+      if (from) {
+        from.params.forEach((p, k) => params[k]!.data.set(p.data));
+        from.m.forEach((m, k) => opt.m[k]!.set(m));
+        from.v.forEach((v, k) => opt.v[k]!.set(v));
+        opt.t = from.t;
+      }
+      while (opt.t < steps) {
+        const g = new Rng(100 + opt.t);
+        for (const p of params) p.gradBuffer().set(randn(g, p.data.length, 1));
+        opt.step();
+      }
+      return opt;
+    };
+    const bits = (opt: Adam) => [...opt.params.map((p) => p.data), ...opt.m, ...opt.v].map((x) => Array.from(x));
+    const direct = train(5);
+    expect(bits(train(5))).toEqual(bits(direct));
+    const resumed = train(5, train(2));
+    expect(resumed.t).toBe(5);
+    expect(bits(resumed)).toEqual(bits(direct));
+  });
+});
+
+describe('fused ops: onnxruntime against TypeScript', () => {
+  const ortIt = ortLoads ? it : it.skip;
+  afterAll(() => FUSED.forEach((op) => setFusedMinSize(op)));
+
+  /** Max |a − b| over the largest |b|, per array. */
+  const relDiff = (a: Float32Array, b: Float32Array): number => {
+    const scale = Math.max(1e-30, ...Array.from(b, Math.abs));
+    return Math.max(...Array.from(a, (x, i) => Math.abs(x - b[i]!))) / scale;
+  };
+
+  const both = (run: () => Float32Array[]): void => {
+    useFused('ort');
+    const viaOrt = run();
+    useFused('js');
+    const viaJs = run();
+    expect(viaOrt.length).toBe(viaJs.length);
+    viaOrt.forEach((v, k) => expect(relDiff(v, viaJs[k]!)).toBeLessThan(1e-5));
+  };
+
+  /** Forward value and every input gradient of `f` over fresh inputs drawn from a fixed seed. */
+  const forwardBackward = (shapes: number[][], f: (xs: Tensor[]) => Tensor) => () => {
+    const r = new Rng(11);
+    const xs = shapes.map((s) => tensor(randn(r, s.reduce((a, b) => a * b, 1), 1), s, true));
+    const y = f(xs);
+    y.backward(randn(r, y.data.length, 1));
+    // A second pass accumulates into the existing gradient buffers, as shared parameters do.
+    f(xs).backward(randn(r, y.data.length, 1));
+    return [y.data, ...xs.map((x) => x.grad!)];
+  };
+
+  ortIt('when LayerNorm runs on ORT, then its output and gradients equal the TypeScript loops', () => {
+    both(forwardBackward([[96, 40], [40], [40]], ([x, g, b]) => layerNorm(x!, g!, b!)));
+  });
+
+  ortIt('when GELU runs on ORT, then its output and gradient equal the TypeScript loop', () => {
+    both(forwardBackward([[96, 40]], ([x]) => gelu(x!)));
+  });
+
+  ortIt('when a bias add runs on ORT, then its output and gradients equal the TypeScript loop', () => {
+    both(forwardBackward([[96, 40], [40]], ([x, b]) => addBias(x!, b!)));
+  });
+
+  ortIt('when a LoRA linear runs as one ORT graph, then its output and gradients equal the unfused path', () => {
+    both(forwardBackward([[96, 40], [40, 24], [40, 4], [4, 24]], ([x, W, A, B]) => loraLinear(x!, W!, A!, B!, 2)));
+  });
+
+  ortIt('when Adam steps on ORT, then weights, m, v and t equal the TypeScript loop', () => {
+    both(() => {
+      const r = new Rng(12);
+      const params = [tensor(randn(r, 200 * 30, 0.1), [200, 30], true), tensor(randn(r, 30, 0.1), [30], true)];
+      const opt = new Adam(params, { learningRate: 1e-2, weightDecay: 0.01 });
+      for (let s = 0; s < 4; s++) {
+        for (const p of params) p.gradBuffer().set(randn(r, p.data.length, 1));
+        opt.step();
+      }
+      return [...params.map((p) => p.data), ...opt.m, ...opt.v, Float32Array.of(opt.t)];
+    });
   });
 });
 

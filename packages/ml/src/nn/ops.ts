@@ -1,10 +1,20 @@
-import { bmm, matmulABtInto, matmulAtBInto, matmulInto, softmaxInPlace } from './kernels';
+import { bmm, fusedKernels, matmulABtInto, matmulAtBInto, matmulInto, softmaxInPlace } from './kernels';
 import { Tensor } from './tensor';
 
 function result(data: Float32Array, shape: readonly number[], parents: Tensor[], backward: (out: Tensor) => void): Tensor {
   if (!parents.some((p) => p.requiresGrad)) return new Tensor(data, shape);
   const out: Tensor = new Tensor(data, shape, true, parents, () => backward(out));
   return out;
+}
+
+/** Adds a fresh gradient (one nobody else holds) into `t`'s buffer, or adopts it as the buffer. */
+function accumulate(t: Tensor, g: Float32Array): void {
+  if (!t.grad) {
+    t.grad = g;
+    return;
+  }
+  const tg = t.grad;
+  for (let i = 0; i < tg.length; i++) tg[i]! += g[i]!;
 }
 
 function need2d(t: Tensor, name: string): [number, number] {
@@ -46,6 +56,17 @@ export function addRows(x: Tensor, p: Tensor): Tensor {
   const [R, D] = need2d(x, 'addRows');
   const T = p.shape.length === 1 ? 1 : p.shape[0]!;
   if (p.cols !== D || R % T !== 0) throw new Error(`addRows: [${p.shape.join(',')}] does not broadcast over [${R},${D}]`);
+  const k = T === 1 ? fusedKernels('addBias', R * D) : null;
+  if (k) {
+    return result(k.addBias(x.data, p.data, R, D), x.shape, [x, p], (out) => {
+      const g = out.grad!;
+      if (x.requiresGrad) {
+        const xg = x.gradBuffer();
+        for (let i = 0; i < g.length; i++) xg[i]! += g[i]!;
+      }
+      if (p.requiresGrad) accumulate(p, k.biasGrad(g, R, D));
+    });
+  }
   const y = new Float32Array(R * D);
   for (let r = 0; r < R; r++) {
     const po = (r % T) * D;
@@ -75,6 +96,16 @@ export function addBias(x: Tensor, b: Tensor): Tensor {
 /** Fused LayerNorm over the last dimension with gain and bias. */
 export function layerNorm(x: Tensor, gain: Tensor, bias: Tensor, eps = 1e-5): Tensor {
   const [M, N] = need2d(x, 'layerNorm');
+  const k = fusedKernels('layerNorm', M * N);
+  if (k) {
+    const { y, mean, rstd } = k.layerNorm(x.data, gain.data, bias.data, M, N, eps);
+    return result(y, x.shape, [x, gain, bias], (out) => {
+      const d = k.layerNormBackward(x.data, gain.data, out.grad!, mean, rstd, M, N, x.requiresGrad, gain.requiresGrad || bias.requiresGrad);
+      if (x.requiresGrad) accumulate(x, d.dx!);
+      if (gain.requiresGrad) accumulate(gain, d.dgain!);
+      if (bias.requiresGrad) accumulate(bias, d.dbias!);
+    });
+  }
   const y = new Float32Array(M * N);
   const xhat = new Float32Array(M * N);
   const rstd = new Float32Array(M);
@@ -127,14 +158,21 @@ const GELU_C = Math.sqrt(2 / Math.PI);
 /** GELU, tanh approximation, fused forward and derivative. */
 export function gelu(x: Tensor): Tensor {
   const n = x.data.length;
-  const y = new Float32Array(n);
-  const dydx = x.requiresGrad ? new Float32Array(n) : null;
-  for (let i = 0; i < n; i++) {
-    const v = x.data[i]!;
-    const t = Math.tanh(GELU_C * (v + 0.044715 * v * v * v));
-    y[i] = 0.5 * v * (1 + t);
-    if (dydx) dydx[i] = 0.5 * (1 + t) + 0.5 * v * (1 - t * t) * GELU_C * (1 + 3 * 0.044715 * v * v);
+  const k = fusedKernels('gelu', n);
+  let y: Float32Array;
+  let dydx: Float32Array | null | undefined;
+  if (k) ({ y, d: dydx } = k.gelu(x.data, x.requiresGrad));
+  else {
+    y = new Float32Array(n);
+    dydx = x.requiresGrad ? new Float32Array(n) : null;
+    for (let i = 0; i < n; i++) {
+      const v = x.data[i]!;
+      const t = Math.tanh(GELU_C * (v + 0.044715 * v * v * v));
+      y[i] = 0.5 * v * (1 + t);
+      if (dydx) dydx[i] = 0.5 * (1 + t) + 0.5 * v * (1 - t * t) * GELU_C * (1 + 3 * 0.044715 * v * v);
+    }
   }
+  // The backward is one multiply-add per element: memory-bound, so it stays a loop on either backend.
   return result(y, x.shape, [x], (out) => {
     const g = out.grad!;
     const xg = x.gradBuffer();
@@ -293,6 +331,18 @@ export function loraLinear(x: Tensor, W: Tensor, A: Tensor, B: Tensor, s: number
   const [M, K] = need2d(x, 'loraLinear');
   const N = W.cols;
   const r = A.cols;
+  const k = fusedKernels('loraLinear', M * K * N);
+  if (k) {
+    const fwd = k.lora(x.data, W.data, A.data, B.data, s, M, K, r, N);
+    return result(fwd.y, [M, N], [x, W, A, B], (out) => {
+      const want = { x: x.requiresGrad, w: W.requiresGrad, a: A.requiresGrad, b: B.requiresGrad };
+      const d = k.loraBackward(x.data, W.data, A.data, B.data, fwd.xa, out.grad!, s, { m: M, k: K, r, n: N }, want);
+      if (d.dx) accumulate(x, d.dx);
+      if (d.dw) accumulate(W, d.dw);
+      if (d.da) accumulate(A, d.da);
+      if (d.db) accumulate(B, d.db);
+    });
+  }
   const xa = new Float32Array(M * r);
   matmulInto(xa, x.data, A.data, M, K, r);
   const y = new Float32Array(M * N);
