@@ -1,6 +1,7 @@
 import nlp from 'compromise';
 import { loadGlove, type Embeddings } from '../assets';
 import { tokenize, type Token } from '../text';
+import { gazetteerSpans } from './wordnet';
 
 /** Options of GLiNER2's extraction calls. */
 export interface ExtractOptions {
@@ -44,18 +45,21 @@ function affinity(glove: Embeddings, label: string, words: readonly string[]): n
 /**
  * Zero-shot entity extraction for label names given at request time: a
  * pattern library chosen by label similarity, compromise's people, places and
- * organisations mapped to labels by GloVe similarity, and capitalised spans
+ * organisations mapped to labels by GloVe similarity, a WordNet gazetteer of
+ * the label's hyponyms and instances (./wordnet.ts), and capitalised spans
  * scored against the label by GloVe. Confidences are similarity-based, not
  * calibrated probabilities; it misses products and new terms.
  */
 export function zeroShotSpans(text: string, labels: string[], threshold = 0.5): ZeroShotSpan[] {
   const glove = loadGlove();
-  const found: ZeroShotSpan[] = [];
+  let found: ZeroShotSpan[] = [];
   const add = (s: ZeroShotSpan) => {
     if (s.confidence < threshold) return;
-    const clash = found.findIndex((f) => s.start < f.end && s.end > f.start);
-    if (clash === -1) found.push(s);
-    else if (found[clash]!.confidence < s.confidence) found[clash] = s;
+    // A span replaces the spans it overlaps only when it is more confident than all of them.
+    const clashes = found.filter((f) => s.start < f.end && s.end > f.start);
+    if (clashes.some((f) => f.confidence >= s.confidence)) return;
+    found = found.filter((f) => !clashes.includes(f));
+    found.push(s);
   };
 
   const patternLabels = new Set<string>();
@@ -89,8 +93,14 @@ export function zeroShotSpans(text: string, labels: string[], threshold = 0.5): 
     }
   }
 
-  // Remaining capitalised runs: scored by similarity between their words and each label.
+  // WordNet: names and (for labels that are not named-entity types) common nouns under the label's senses.
   const tokens = tokenize(text);
+  for (const label of labels) {
+    if (patternLabels.has(label)) continue;
+    for (const s of gazetteerSpans(text, label, tokens)) add({ ...s, label });
+  }
+
+  // Remaining capitalised runs: scored by similarity between their words and each label.
   const runs: Token[][] = [];
   let run: Token[] = [];
   const MONTHS_DAYS = /^(January|February|March|April|May|June|July|August|September|October|November|December|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)$/;
