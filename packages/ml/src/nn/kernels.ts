@@ -26,11 +26,11 @@ export function setMatmulBackend(backend: MatmulBackend): MatmulBackend {
 export type FusedOp = 'layerNorm' | 'gelu' | 'addBias' | 'loraLinear' | 'adam';
 
 /**
- * The size from which each op runs as an ORT session (elements; M·K·N for loraLinear); Infinity keeps it
- * in TypeScript. Set from bench/ml-nn.ts on one intra-op thread: below these, the ~25 µs per call and the
- * copies of its outputs cost more than the loops save.
+ * The size from which each op runs as an ORT session (elements; M·K·N for loraLinear). Measured with
+ * bench/ml-nn.ts on one intra-op thread: every fused graph beat its loop on the training shapes (1.5–8×),
+ * and broke even at about these sizes, where the ~25 µs per call and the output copies eat the gain.
  */
-const FUSED_MIN_SIZE: Readonly<Record<FusedOp, number>> = { layerNorm: 32768, gelu: 32768, addBias: Infinity, loraLinear: Infinity, adam: 32768 };
+const FUSED_MIN_SIZE: Readonly<Record<FusedOp, number>> = { layerNorm: 4096, gelu: 4096, addBias: 8192, loraLinear: 65536, adam: 8192 };
 const fusedMinSize: Record<FusedOp, number> = { ...FUSED_MIN_SIZE };
 
 /**

@@ -15,7 +15,6 @@ describe('nn ops', () => {
     gradCheck([param([6, 4]), param([3, 4])], ([a, b]) => addRows(a!, b!));
   });
 
-
   it('when softmax cross-entropy is differentiated with a row mask, then it matches finite differences', () => {
     const targets = Int32Array.of(1, 0, 4, 2);
     gradCheck([param([4, 5])], ([x]) => crossEntropy(x!, targets, Float32Array.of(1, 0, 2, 1)));
