@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { runMlCli } from './main';
@@ -26,18 +26,30 @@ describe('pnpm whetstone ml', () => {
     expect(t.out.join('')).toMatch(/micro F1 1\.0000/);
     const p = io();
     expect(await runMlCli(['predict', '--model', path.join(dir, 'model'), '--text', 'my phone was stolen'], p.io)).toBe(0);
-    expect(JSON.parse(p.out[0]!)).toMatchObject({ label: 'phone' });
+    expect(JSON.parse(p.out[0]!)).toMatchObject({ label: { label: 'phone' } });
+    expect(JSON.parse(readFileSync(path.join(dir, 'model', 'manifest.json'), 'utf8'))).toMatchObject({ baseModel: 'whetstone-extract-base', trainingType: 'full', schema: { classifications: [{ task: 'label', labels: ['card', 'phone', 'top_up'] }] } });
   });
 
-  it('when an entity tagger is trained from CoNLL, then predict returns spans with offsets from the saved model', async () => {
-    const conll = ['Alice B-PER', 'Moreau I-PER', 'lives O', 'in O', 'Paris B-LOC', '. O', '', 'Bob B-PER', 'Chen I-PER', 'moved O', 'to O', 'Berlin B-LOC', '. O', '', 'Carla B-PER', 'Diaz I-PER', 'visited O', 'Madrid B-LOC', '. O', ''].join('\n');
+  it('when the entity encoder is trained from CoNLL with checkpoints, then predict returns spans with offsets and a checkpoint resumes', async () => {
+    const people = [['Alice', 'Moreau'], ['Bob', 'Chen'], ['Carla', 'Diaz'], ['Omar', 'Haddad'], ['Mei', 'Tanaka'], ['Jonas', 'Berg']];
+    const places = ['Paris', 'Berlin', 'Madrid', 'Lisbon', 'Oslo', 'Cairo'];
+    const conll = people.flatMap(([first, last], i) => [`${first} B-PER`, `${last} I-PER`, 'lives O', 'in O', `${places[i]} B-LOC`, '. O', '']).join('\n');
     writeFileSync(path.join(dir, 'train.conll'), conll);
     const t = io();
-    expect(await runMlCli(['train', '--task', 'ner', '--data', path.join(dir, 'train.conll'), '--out', path.join(dir, 'ner'), '--epochs', '10'], t.io)).toBe(0);
+    const args = ['train', '--data', path.join(dir, 'train.conll'), '--out', path.join(dir, 'ner'), '--epochs', '12', '--batch-size', '2', '--checkpoints', path.join(dir, 'ckpt')];
+    expect(await runMlCli(args, t.io)).toBe(0);
+    expect(t.err.join('')).toMatch(/trained parameters/);
+    expect(existsSync(path.join(dir, 'ckpt', 'weights', '36'))).toBe(true);
     const p = io();
     expect(await runMlCli(['predict', '--model', path.join(dir, 'ner'), '--text', 'Dana Fox lives in Rome .'], p.io)).toBe(0);
-    const { entities } = JSON.parse(p.out[0]!) as { entities: { text: string; label: string; start: number; end: number }[] };
-    expect(entities.map(({ text, label, start, end }) => ({ text, label, start, end }))).toContainEqual({ text: 'Rome', label: 'loc', start: 18, end: 22 });
+    const { entities } = JSON.parse(p.out[0]!) as { entities: Record<string, { text: string; start: number; end: number }[]> };
+    expect(entities.loc!.map(({ text, start, end }) => ({ text, start, end }))).toContainEqual({ text: 'Rome', start: 18, end: 22 });
+    // Resuming from the epoch-6 state reproduces the uninterrupted model's predictions.
+    const r = io();
+    expect(await runMlCli([...args.slice(0, 4), path.join(dir, 'ner2'), '--epochs', '12', '--batch-size', '2', '--resume', path.join(dir, 'ckpt', 'weights', '18')], r.io)).toBe(0);
+    const p2 = io();
+    expect(await runMlCli(['predict', '--model', path.join(dir, 'ner2'), '--text', 'Dana Fox lives in Rome .'], p2.io)).toBe(0);
+    expect(p2.out).toEqual(p.out);
   });
 
   it('when the data has bad rows, then it fails with the line numbers; bad usage exits 2 with help', async () => {

@@ -1,5 +1,5 @@
 import { gradCheck } from './grad-check';
-import { concatCols, embeddingBag, matmulBT, randn, Rng, scale, selfAttention, causalSelfAttention, tensor, window, type Tensor } from './index';
+import { concatCols, dropout, sliceRows, embeddingBag, matmulBT, randn, Rng, scale, selfAttention, causalSelfAttention, tensor, window, type Tensor } from './index';
 
 const rng = new Rng(11);
 const param = (shape: number[], std = 1): Tensor => tensor(randn(rng, shape.reduce((a, b) => a * b, 1), std), shape, true);
@@ -7,6 +7,10 @@ const param = (shape: number[], std = 1): Tensor => tensor(randn(rng, shape.redu
 describe('encoder ops', () => {
   it('when a·bᵀ is differentiated, then both inputs match finite differences', () => {
     gradCheck([param([3, 4]), param([5, 4])], ([a, b]) => matmulBT(a!, b!));
+  });
+
+  it('when rows are sliced, then the gradient flows back to those rows only', () => {
+    gradCheck([param([5, 3])], ([x]) => sliceRows(x!, 1, 4));
   });
 
   it('when columns are concatenated and scaled, then every part matches finite differences', () => {
@@ -44,5 +48,15 @@ describe('encoder ops', () => {
     const c = causalSelfAttention(qkv, 1, 4, 1).data;
     const b = selfAttention(qkv, 1, 4, 1, Int32Array.of(1)).data;
     for (let d = 0; d < 2; d++) expect(c[d]).toBeCloseTo(b[d]!, 6);
+  });
+});
+
+describe('dropout', () => {
+  it('when dropout is differentiated with a fixed mask, then it matches finite differences and keeps the mean', () => {
+    gradCheck([param([4, 5])], ([x]) => dropout(x!, 0.3, new Rng(5)));
+    const ones = tensor(new Float32Array(20000).fill(1), [20000]);
+    const y = dropout(ones, 0.25, new Rng(9)).data;
+    const mean = y.reduce((a, b) => a + b, 0) / y.length;
+    expect(Math.abs(mean - 1)).toBeLessThan(0.05);
   });
 });

@@ -486,3 +486,31 @@ export function window(x: Tensor, time: number, offsets: readonly number[]): Ten
       });
   });
 }
+
+/** Inverted dropout: zeroes each value with probability `rate` (seeded) and scales the rest by 1/(1-rate). */
+export function dropout(x: Tensor, rate: number, rng: { next(): number }): Tensor {
+  if (rate <= 0) return x;
+  const keep = 1 / (1 - rate);
+  const mask = new Float32Array(x.data.length);
+  const y = new Float32Array(x.data.length);
+  for (let i = 0; i < y.length; i++) {
+    if (rng.next() >= rate) mask[i] = keep;
+    y[i] = x.data[i]! * mask[i]!;
+  }
+  return result(y, x.shape, [x], (out) => {
+    const g = out.grad!;
+    const xg = x.gradBuffer();
+    for (let i = 0; i < g.length; i++) xg[i]! += g[i]! * mask[i]!;
+  });
+}
+
+/** Rows [from, to) of a 2-D tensor. */
+export function sliceRows(x: Tensor, from: number, to: number): Tensor {
+  const [R, C] = need2d(x, 'sliceRows');
+  if (from < 0 || to > R || from > to) throw new Error(`sliceRows: [${from}, ${to}) outside ${R} rows`);
+  return result(x.data.slice(from * C, to * C), [to - from, C], [x], (out) => {
+    const g = out.grad!;
+    const xg = x.gradBuffer();
+    for (let i = 0; i < g.length; i++) xg[from * C + i]! += g[i]!;
+  });
+}

@@ -2,8 +2,10 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { loadGlove } from '../assets';
 import { ClassifierTrainer, NgramClassifier, type ClassifierState } from '../classify/ngram-classifier';
 import type { Example } from '../data';
+import { EncoderTrainer, EntityEncoder, loadEncoderBase, type EncoderAdapter, type EncoderTrainState, type EncoderWeights } from '../encoder';
+import { isHeadOrNorm } from '../encoder/model';
 import { classificationPRF, spanPRF, type Report } from '../eval';
-import { LinearTagger, TaggerTrainer, type TaggerState } from '../extract/linear-tagger';
+import { decodeTensors, encodeTensors, tensor } from '../nn';
 import { normalizeSchema } from '../schema';
 import { extractWith, zeroShotLabelScores } from '../zeroshot/base-model';
 import { zeroShotSpans } from '../zeroshot';
@@ -12,17 +14,21 @@ import type { CanonicalRow, Checkpoint, ExtractionModel, ExtractionSchema, Hyper
 export * from './types';
 
 /**
- * Hashed-table sizes (log2 buckets). `full` trains full-size tables; `lora`
- * trains an adapter whose tables are 1/8 the size (12.5% of the parameters)
- * over the frozen zero-shot base, stored alone, and mergeable into full-size
- * tables with identical outputs (a feature's small bucket is its full bucket's
- * low bits).
+ * Classifiers' hashed-table sizes (log2 buckets). `full` trains full-size
+ * tables; `lora` trains tables 1/8 the size (12.5% of the parameters), stored
+ * alone and mergeable into full-size tables with identical outputs (a
+ * feature's small bucket is its full bucket's low bits). The entity encoder's
+ * LoRA is a true low-rank adapter (../encoder).
  */
 const BUCKETS: Record<TrainingType, number> = { full: 16, lora: 13 };
 const FULL_BUCKETS = BUCKETS.full;
 
-const BUNDLE_FORMAT = 'whetstone-bundle/1';
-const STATE_FORMAT = 'whetstone-train-state/1';
+const BUNDLE_FORMAT = 'whetstone-bundle/2';
+const STATE_FORMAT = 'whetstone-train-state/2';
+
+/** Encoder defaults; `learning_rate` is AdamW's peak rate. The classifiers' AdaGrad step is 250× it. */
+export const ENCODER_DEFAULTS = { batchSize: 16, loraRank: 8, loraAlphaPerRank: 2 } as const;
+const CLASSIFIER_LR_SCALE = 250;
 
 interface ClassificationTaskData {
   task: string;
@@ -63,69 +69,132 @@ const f32 = (s: string) => {
   const buf = Buffer.from(s, 'base64');
   return new Float32Array(buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength));
 };
-const pack = (value: unknown) => new Uint8Array(gzipSync(Buffer.from(JSON.stringify(value))));
-const unpack = <T>(bytes: Uint8Array): T => JSON.parse(gunzipSync(Buffer.from(bytes)).toString('utf8')) as T;
 
-interface StateJson {
+type TensorRecord = Record<string, { shape: number[]; data: Float32Array }>;
+
+/** Weights and training states are gzip'd tensor files: a JSON header (`meta`) and raw float32 tensors. */
+function packTensors<M>(meta: M, tensors: TensorRecord): Uint8Array {
+  return new Uint8Array(gzipSync(encodeTensors({ meta, tensors }), { level: 1 }));
+}
+
+function unpackTensors<M>(bytes: Uint8Array): { meta: M; tensors: TensorRecord } | null {
+  try {
+    return decodeTensors<M>(gunzipSync(Buffer.from(bytes)));
+  } catch {
+    return null;
+  }
+}
+
+type ClassifierStateJson = Omit<ClassifierState, 'weights' | 'bias' | 'gradSq' | 'biasSq'> & Record<'weights' | 'bias' | 'gradSq' | 'biasSq', string>;
+
+interface StateMeta {
   format: typeof STATE_FORMAT;
   baseModel: string;
   trainingType: TrainingType;
   hyperparameters: Hyperparameters;
   epoch: number;
-  tagger: (Omit<TaggerState, 'weights' | 'totals' | 'stamps' | 'dense' | 'denseTotals' | 'denseStamps'> & Record<'weights' | 'totals' | 'stamps' | 'dense' | 'denseTotals' | 'denseStamps', string>) | null;
-  classifiers: Record<string, Omit<ClassifierState, 'weights' | 'bias' | 'gradSq' | 'biasSq'> & Record<'weights' | 'bias' | 'gradSq' | 'biasSq', string>>;
+  encoder: { labels: string[]; epoch: number; step: number; adamT: number } | null;
+  classifiers: Record<string, ClassifierStateJson>;
 }
 
-function encodeState(s: { baseModel: string; trainingType: TrainingType; hyperparameters: Hyperparameters; epoch: number; tagger: TaggerState | null; classifiers: Record<string, ClassifierState> }): Uint8Array {
-  const json: StateJson = {
+interface TrainState {
+  baseModel: string;
+  trainingType: TrainingType;
+  hyperparameters: Hyperparameters;
+  epoch: number;
+  encoder: (EncoderTrainState & { labels: string[] }) | null;
+  classifiers: Record<string, ClassifierState>;
+}
+
+function encodeState(s: TrainState): Uint8Array {
+  const tensors: TensorRecord = {};
+  if (s.encoder)
+    for (const [name, t] of Object.entries(s.encoder.tensors)) {
+      tensors[`t:${name}`] = { shape: t.shape, data: t.data };
+      tensors[`m:${name}`] = { shape: t.shape, data: t.m };
+      tensors[`v:${name}`] = { shape: t.shape, data: t.v };
+    }
+  const meta: StateMeta = {
     format: STATE_FORMAT,
     baseModel: s.baseModel,
     trainingType: s.trainingType,
     hyperparameters: s.hyperparameters,
     epoch: s.epoch,
-    tagger: s.tagger
-      ? { ...s.tagger, weights: b64(s.tagger.weights), totals: b64(s.tagger.totals), stamps: b64(s.tagger.stamps), dense: b64(s.tagger.dense), denseTotals: b64(s.tagger.denseTotals), denseStamps: b64(s.tagger.denseStamps) }
-      : null,
+    encoder: s.encoder ? { labels: s.encoder.labels, epoch: s.encoder.epoch, step: s.encoder.step, adamT: s.encoder.adamT } : null,
     classifiers: Object.fromEntries(Object.entries(s.classifiers).map(([k, c]) => [k, { ...c, weights: b64(c.weights), bias: b64(c.bias), gradSq: b64(c.gradSq), biasSq: b64(c.biasSq) }])),
   };
-  return pack(json);
+  return packTensors(meta, tensors);
 }
 
-function decodeState(bytes: Uint8Array): { baseModel: string; trainingType: TrainingType; hyperparameters: Hyperparameters; epoch: number; tagger: TaggerState | null; classifiers: Record<string, ClassifierState> } | null {
-  let json: StateJson;
-  try {
-    json = unpack<StateJson>(bytes);
-  } catch {
-    return null;
+function decodeState(bytes: Uint8Array): TrainState | null {
+  const file = unpackTensors<StateMeta>(bytes);
+  if (!file || file.meta?.format !== STATE_FORMAT) return null;
+  const { meta, tensors } = file;
+  let encoder: TrainState['encoder'] = null;
+  if (meta.encoder) {
+    const named: EncoderTrainState['tensors'] = {};
+    for (const [key, t] of Object.entries(tensors)) {
+      if (!key.startsWith('t:')) continue;
+      const name = key.slice(2);
+      named[name] = { shape: t.shape, data: t.data, m: tensors[`m:${name}`]!.data, v: tensors[`v:${name}`]!.data };
+    }
+    encoder = { ...meta.encoder, tensors: named };
   }
-  if (json.format !== STATE_FORMAT) return null;
   return {
-    ...json,
-    tagger: json.tagger
-      ? { ...json.tagger, weights: f32(json.tagger.weights), totals: f32(json.tagger.totals), stamps: f32(json.tagger.stamps), dense: f32(json.tagger.dense), denseTotals: f32(json.tagger.denseTotals), denseStamps: f32(json.tagger.denseStamps) }
-      : null,
-    classifiers: Object.fromEntries(Object.entries(json.classifiers).map(([k, c]) => [k, { ...c, weights: f32(c.weights), bias: f32(c.bias), gradSq: f32(c.gradSq), biasSq: f32(c.biasSq) }])),
+    baseModel: meta.baseModel,
+    trainingType: meta.trainingType,
+    hyperparameters: meta.hyperparameters,
+    epoch: meta.epoch,
+    encoder,
+    classifiers: Object.fromEntries(Object.entries(meta.classifiers).map(([k, c]) => [k, { ...c, weights: f32(c.weights), bias: f32(c.bias), gradSq: f32(c.gradSq), biasSq: f32(c.biasSq) }])),
   };
 }
 
-interface BundleJson {
+interface BundleMeta {
   format: typeof BUNDLE_FORMAT;
   manifest: ModelManifest;
-  /** True when the tables are a LoRA-mode adapter (smaller than full size). */
+  /** True when the bundle stores a LoRA adapter (and smaller classifier tables) rather than whole weights. */
   adapter: boolean;
-  tagger: ReturnType<LinearTagger['toJSON']> | null;
+  /** The entity encoder: its labels, and its adapter's rank and alpha in LoRA mode. Tensors `w:<name>` (weights) and `a:<name>` (adapter). */
+  encoder: { labels: string[]; lora: { rank: number; alpha: number } | null } | null;
   classifiers: Record<string, ReturnType<NgramClassifier['toJSON']>>;
 }
 
+function readBundle(bundle: Uint8Array): { meta: BundleMeta; tensors: TensorRecord } {
+  const file = unpackTensors<BundleMeta>(bundle);
+  if (!file) throw new Error('not a whetstone model bundle (expected a gzip’d tensor file)');
+  if (file.meta?.format !== BUNDLE_FORMAT) throw new Error(`unknown bundle format ${String(file.meta?.format)}; retrain the model with this version`);
+  return file;
+}
+
+/** The bundle's encoder over the frozen base: stored weights override the base's, and an adapter is attached. */
+function encoderOf(meta: BundleMeta, tensors: TensorRecord): EntityEncoder | null {
+  if (!meta.encoder) return null;
+  const base = loadEncoderBase();
+  const weights: EncoderWeights = { ...base.weights };
+  const adapterTensors: EncoderWeights = {};
+  for (const [key, t] of Object.entries(tensors)) {
+    if (key.startsWith('w:')) weights[key.slice(2)] = tensor(t.data, t.shape);
+    else if (key.startsWith('a:')) adapterTensors[key.slice(2)] = tensor(t.data, t.shape);
+  }
+  const lora = meta.encoder.lora;
+  const adapter: EncoderAdapter | null = lora ? { rank: lora.rank, alpha: lora.alpha, targets: [], tensors: adapterTensors } : null;
+  return new EntityEncoder(base.config, loadGlove(), weights, adapter, meta.encoder.labels);
+}
+
+function classifiersOf(meta: BundleMeta): Map<string, NgramClassifier> {
+  return new Map(Object.entries(meta.classifiers).map(([k, c]) => [k, NgramClassifier.fromJSON(c as Parameters<typeof NgramClassifier.fromJSON>[0])]));
+}
+
 /** Metrics on held-out rows: entities (span-exact) when the data has them, else classification; per label for both. */
-export function evaluate(model: { tagger: LinearTagger | null; classifiers: Map<string, NgramClassifier> }, heldout: (CanonicalRow | Example)[]): Metrics {
+export function evaluate(model: { encoder: EntityEncoder | null; classifiers: Map<string, NgramClassifier> }, heldout: (CanonicalRow | Example)[]): Metrics {
   const data = prepare(heldout);
   const reports: Report[] = [];
   const perLabel: Metrics['per_label'] = {};
-  if (model.tagger && data.entities.length) {
+  if (model.encoder && data.entities.length) {
     const r = spanPRF(
       data.entities.map((e) => e.entities ?? []),
-      data.entities.map((e) => model.tagger!.extract(e.text ?? '')),
+      data.entities.map((e) => model.encoder!.extract(e.text ?? '')),
     );
     reports.push(r);
     for (const [l, v] of Object.entries(r.perLabel)) perLabel[l] = v;
@@ -151,10 +220,10 @@ export function evaluate(model: { tagger: LinearTagger | null; classifiers: Map<
 }
 
 /**
- * Trains the extraction model: an entity tagger when the rows have entities,
- * a classifier per classification task. Progress every few hundred examples,
- * a `weights/<step>` training state and a `sampler_weights/<step>` servable
- * bundle after every epoch, cancellation within one example.
+ * Trains the extraction model: the entity encoder when the rows have
+ * entities, a classifier per classification task. Progress as it goes, a
+ * `weights/<step>` training state and a `sampler_weights/<step>` servable
+ * bundle after every epoch, cancellation within one batch.
  */
 export async function trainModel(req: TrainRequest): Promise<TrainResult> {
   const hp = req.hyperparameters;
@@ -170,22 +239,29 @@ export async function trainModel(req: TrainRequest): Promise<TrainResult> {
   // A checkpoint from this job continues to nr_epochs; one from another job (base_model) trains nr_epochs more.
   const continuing = Boolean(resumed && resumed.hyperparameters.seed === hp.seed && resumed.hyperparameters.nrEpochs === hp.nrEpochs);
   const startEpoch = continuing ? resumed!.epoch : 0;
-  const tagger = data.hasEntities || resumed?.tagger
-    ? new TaggerTrainer(data.entities, { seed: hp.seed, bucketsLog2: buckets, embeddings: glove }, resumed?.tagger ? { ...resumed.tagger, epoch: continuing ? resumed.tagger.epoch : 0 } : undefined)
-    : null;
+  const rank = hp.loraRank ?? ENCODER_DEFAULTS.loraRank;
+  const alpha = hp.loraAlpha ?? rank * ENCODER_DEFAULTS.loraAlphaPerRank;
+  const entityLabels = [...new Set([...(resumed?.encoder?.labels ?? []), ...[...new Set(data.entities.flatMap((e) => (e.entities ?? []).map((s) => s.label)))].sort()])];
+  const base = loadEncoderBase();
+  const priorEncoder = resumed?.encoder ? (continuing ? resumed.encoder : { ...resumed.encoder, epoch: 0, step: 0, adamT: 0, tensors: Object.fromEntries(Object.entries(resumed.encoder.tensors).map(([k, t]) => [k, { ...t, m: new Float32Array(t.data.length), v: new Float32Array(t.data.length) }])) }) : undefined;
+  const encoder =
+    data.hasEntities || resumed?.encoder
+      ? new EncoderTrainer(data.entities, base.config, glove, base.weights, { mode: trainingType, labels: entityLabels, epochs: hp.nrEpochs, learningRate: hp.learningRate, batchSize: hp.batchSize ?? ENCODER_DEFAULTS.batchSize, seed: hp.seed, loraRank: rank, loraAlpha: alpha }, priorEncoder)
+      : null;
   const classifiers = new Map<string, ClassifierTrainer>();
   for (const t of data.tasks) {
     const prior = resumed?.classifiers[t.task];
-    classifiers.set(t.task, new ClassifierTrainer(t.examples, { seed: hp.seed, bucketsLog2: buckets, multiLabel: t.multiLabel, learningRate: hp.learningRate > 0 ? hp.learningRate * 10 : 0.5 }, prior ? { ...prior, epoch: continuing ? prior.epoch : 0 } : undefined));
+    classifiers.set(t.task, new ClassifierTrainer(t.examples, { seed: hp.seed, bucketsLog2: buckets, multiLabel: t.multiLabel, learningRate: hp.learningRate * CLASSIFIER_LR_SCALE }, prior ? { ...prior, epoch: continuing ? prior.epoch : 0 } : undefined));
   }
-  const perEpoch = (tagger?.size ?? 0) + [...classifiers.values()].reduce((n, c) => n + c.size, 0);
+  const perEpoch = (encoder?.size ?? 0) + [...classifiers.values()].reduce((n, c) => n + c.size, 0);
   const totalSteps = perEpoch * hp.nrEpochs;
   const scale = 2 ** (FULL_BUCKETS - buckets);
-  const fullParams =
-    (tagger ? tagger.hashedParameterCount * scale + tagger.parameterCount - tagger.hashedParameterCount : 0) +
-    [...classifiers.values()].reduce((n, c) => n + c.hashedParameterCount * scale + c.parameterCount - c.hashedParameterCount, 0);
-  const trained = (tagger?.parameterCount ?? 0) + [...classifiers.values()].reduce((n, c) => n + c.parameterCount, 0);
-  log('info', `training ${trainingType} on ${perEpoch} examples per epoch for ${hp.nrEpochs} epochs (${tagger ? 'entities' : ''}${tagger && classifiers.size ? ' + ' : ''}${classifiers.size ? `${classifiers.size} classification task(s)` : ''}); ${trained.toLocaleString('en-US')} trained parameters (${((100 * trained) / fullParams).toFixed(1)}% of full)`);
+  const counts = encoder?.parameterCounts ?? { trained: 0, total: 0 };
+  const fullParams = counts.total + [...classifiers.values()].reduce((n, c) => n + c.hashedParameterCount * scale + c.parameterCount - c.hashedParameterCount, 0);
+  const trained = counts.trained + [...classifiers.values()].reduce((n, c) => n + c.parameterCount, 0);
+  const share = Number(((100 * trained) / Math.max(1, fullParams)).toFixed(1));
+  const what = [encoder ? `entities (${entityLabels.join(', ')})` : '', classifiers.size ? `${classifiers.size} classification task(s)` : ''].filter(Boolean).join(' + ');
+  log('info', `training ${trainingType}${trainingType === 'lora' ? ` (rank ${rank}, alpha ${alpha})` : ''} on ${perEpoch} examples per epoch for ${hp.nrEpochs} epochs: ${what}; ${trained.toLocaleString('en-US')} trained parameters (${share}% of full)`);
   if (continuing) log('info', `resuming from epoch ${startEpoch}`);
 
   const started = Date.now();
@@ -201,6 +277,8 @@ export async function trainModel(req: TrainRequest): Promise<TrainResult> {
     req.onProgress?.({ step, totalSteps, epoch, loss: Number(loss.toFixed(5)), learningRate: hp.learningRate, examplesPerSecond: Math.round(rate), etaSeconds: rate > 0 ? Math.round((totalSteps - step) / rate) : 0 });
   };
 
+  const snapshotClassifiers = () => Object.fromEntries([...classifiers].map(([k, c]) => [k, c.snapshot()]));
+  const liveClassifiers = () => new Map([...classifiers].map(([k, c]) => [k, c.model()]));
   for (let epoch = startEpoch + 1; epoch <= hp.nrEpochs; epoch++) {
     const losses: number[] = [];
     const hooks = (base: number) => ({
@@ -209,67 +287,76 @@ export async function trainModel(req: TrainRequest): Promise<TrainResult> {
         step = base + done;
         // Before the epoch ends, progress shows the epoch's running loss.
         loss = (losses.reduce((a, b) => a + b, 0) + running) / (losses.length + 1);
-        if (done % 200 === 0) report(epoch);
+        report(epoch);
       },
     });
-    if (tagger) losses.push((await tagger.runEpochAsync(hooks(step))) / Math.max(1, tagger.size));
-    for (const c of classifiers.values()) losses.push(await c.runEpochAsync(hooks(step)));
+    try {
+      if (encoder) losses.push(await encoder.runEpochAsync(hooks(step)));
+      for (const c of classifiers.values()) losses.push(await c.runEpochAsync(hooks(step)));
+    } catch (err) {
+      if (req.signal?.aborted) throw new Error('training cancelled');
+      throw err;
+    }
     if (req.signal?.aborted) throw new Error('training cancelled');
     loss = losses.reduce((a, b) => a + b, 0) / Math.max(1, losses.length);
     report(epoch, true);
     log('info', `epoch ${epoch}/${hp.nrEpochs}: loss ${loss.toFixed(4)}`);
     if (req.onCheckpoint) {
-      const state = encodeState({
-        baseModel: req.baseModel,
-        trainingType,
-        hyperparameters: hp,
-        epoch,
-        tagger: tagger?.snapshot() ?? null,
-        classifiers: Object.fromEntries([...classifiers].map(([k, c]) => [k, c.snapshot()])),
-      });
+      const state = encodeState({ baseModel: req.baseModel, trainingType, hyperparameters: hp, epoch, encoder: encoder ? { ...encoder.snapshot(), labels: entityLabels } : null, classifiers: snapshotClassifiers() });
       await req.onCheckpoint({ id: `weights/${step}`, type: 'training', step, bytes: state } satisfies Checkpoint);
-      const partial = buildBundle(req.baseModel, trainingType, hp, tagger?.model() ?? null, new Map([...classifiers].map(([k, c]) => [k, c.model()])), null);
+      const partial = buildBundle(req.baseModel, trainingType, hp, encoder?.model() ?? null, liveClassifiers(), null);
       await req.onCheckpoint({ id: `sampler_weights/${step}`, type: 'sampler', step, bytes: partial.bytes });
     }
   }
 
-  const finalTagger = tagger?.model() ?? null;
-  const finalClassifiers = new Map([...classifiers].map(([k, c]) => [k, c.model()]));
-  const metrics = { ...evaluate({ tagger: finalTagger, classifiers: finalClassifiers }, req.heldout), loss: Number(loss.toFixed(5)) };
+  const finalEncoder = encoder?.model() ?? null;
+  const finalClassifiers = liveClassifiers();
+  const metrics = { ...evaluate({ encoder: finalEncoder?.merged() ?? null, classifiers: finalClassifiers }, req.heldout), loss: Number(loss.toFixed(5)) };
   log('info', `held-out: f1 ${metrics.f1} precision ${metrics.precision} recall ${metrics.recall} on ${req.heldout.length} rows`);
-  const { bytes, manifest } = buildBundle(req.baseModel, trainingType, hp, finalTagger, finalClassifiers, metrics);
+  const { bytes, manifest } = buildBundle(req.baseModel, trainingType, hp, finalEncoder, finalClassifiers, metrics, share);
   return { bundle: bytes, manifest, metrics };
 }
 
-function buildBundle(baseModel: string, trainingType: TrainingType, hp: Hyperparameters, tagger: LinearTagger | null, classifiers: Map<string, NgramClassifier>, metrics: Metrics | null): { bytes: Uint8Array; manifest: ModelManifest } {
+function buildBundle(baseModel: string, trainingType: TrainingType, hp: Hyperparameters, encoder: EntityEncoder | null, classifiers: Map<string, NgramClassifier>, metrics: Metrics | null, trainedShare?: number): { bytes: Uint8Array; manifest: ModelManifest } {
+  const base = loadEncoderBase();
   const manifest: ModelManifest = {
     format: 'whetstone-model/1',
     baseModel,
     task: 'extraction',
     trainingType,
     schema: {
-      entities: tagger?.entityTypes ?? [],
+      entities: encoder ? [...encoder.trainedLabels] : [],
       classifications: [...classifiers].map(([task, c]) => ({ task, labels: c.labels, multi_label: c.multiLabel })),
       relations: [],
     },
     tokenizer: 'whetstone-words/1',
+    architecture: {
+      entities: encoder ? `encoder: GloVe-100 + hashed features (2^${base.config.hashLog2}×${base.config.hashDim}), width-3 window, ${base.config.layers} pre-LN transformer layers (D=${base.config.dim}, ${base.config.heads} heads), label-name BIO head` : null,
+      classifications: classifiers.size ? 'hashed word uni+bigram linear model' : null,
+      ...(encoder?.adapter ? { lora: { rank: encoder.adapter.rank, alpha: encoder.adapter.alpha, targets: ['in', 'qkv', 'o', 'fc1', 'fc2', 'hash'], trained_share_percent: trainedShare ?? null } } : {}),
+    },
     hyperparameters: hp,
     metrics,
     createdAt: new Date().toISOString(),
   };
-  const json: BundleJson = {
+  const tensors: TensorRecord = {};
+  if (encoder) {
+    for (const [name, t] of Object.entries(encoder.weights)) if (!encoder.adapter || isHeadOrNorm(name)) tensors[`w:${name}`] = { shape: [...t.shape], data: t.data };
+    if (encoder.adapter) for (const [name, t] of Object.entries(encoder.adapter.tensors)) tensors[`a:${name}`] = { shape: [...t.shape], data: t.data };
+  }
+  const meta: BundleMeta = {
     format: BUNDLE_FORMAT,
     manifest,
     adapter: trainingType === 'lora',
-    tagger: tagger ? tagger.toJSON() : null,
+    encoder: encoder ? { labels: [...encoder.trainedLabels], lora: encoder.adapter ? { rank: encoder.adapter.rank, alpha: encoder.adapter.alpha } : null } : null,
     classifiers: Object.fromEntries([...classifiers].map(([k, c]) => [k, c.toJSON()])),
   };
-  return { bytes: pack(json), manifest };
+  return { bytes: packTensors(meta, tensors), manifest };
 }
 
-/** Reads a bundle's manifest without loading its weights' models. */
+/** Reads a bundle's manifest. */
 export function readManifest(bundle: Uint8Array): ModelManifest {
-  return unpack<BundleJson>(bundle).manifest;
+  return readBundle(bundle).meta.manifest;
 }
 
 /** Expands a table whose buckets are the low bits of full-size buckets. */
@@ -281,22 +368,25 @@ function expand(weights: Float32Array, fromLog2: number, toLog2: number, width: 
 }
 
 /**
- * Merges a LoRA-mode adapter into full-size tables for serving: every feature
- * reads the same weight as before, so outputs are identical. A full bundle is
- * returned unchanged.
+ * Merges a LoRA bundle into whole weights for serving: the encoder's
+ * `W + (alpha/rank)·A·B` folded into each adapted matrix, the classifiers'
+ * small tables expanded to full size. Outputs are identical (to float
+ * rounding). A full bundle is returned unchanged.
  */
 export function mergeAdapter(bundle: Uint8Array): Uint8Array {
-  const json = unpack<BundleJson>(bundle);
-  if (!json.adapter) return bundle;
-  const tagger = json.tagger as (Record<string, unknown> & { bucketsLog2: number; tags: string[]; weights: string }) | null;
-  const classifiers = json.classifiers as Record<string, Record<string, unknown> & { bucketsLog2: number; labels: string[]; weights: string }>;
-  const merged: BundleJson = {
-    ...json,
+  const { meta, tensors } = readBundle(bundle);
+  if (!meta.adapter) return bundle;
+  const classifiers = meta.classifiers as Record<string, Record<string, unknown> & { bucketsLog2: number; labels: string[]; weights: string }>;
+  const merged: BundleMeta = {
+    ...meta,
     adapter: false,
-    tagger: tagger ? { ...tagger, bucketsLog2: FULL_BUCKETS, weights: b64(expand(f32(tagger.weights), tagger.bucketsLog2, FULL_BUCKETS, tagger.tags.length)) } : null,
+    encoder: meta.encoder ? { ...meta.encoder, lora: null } : null,
     classifiers: Object.fromEntries(Object.entries(classifiers).map(([k, c]) => [k, { ...c, bucketsLog2: FULL_BUCKETS, weights: b64(expand(f32(c.weights), c.bucketsLog2, FULL_BUCKETS, c.labels.length)) }])),
   };
-  return pack(merged);
+  const encoder = encoderOf(meta, tensors)?.merged();
+  const out: TensorRecord = {};
+  if (encoder) for (const [name, t] of Object.entries(encoder.weights)) out[`w:${name}`] = { shape: [...t.shape], data: t.data };
+  return packTensors(merged, out);
 }
 
 /** The manifest's trained schema as a request schema (used when a project call sends none). */
@@ -308,17 +398,16 @@ function manifestSchema(m: ModelManifest): ExtractionSchema {
 }
 
 /**
- * A servable model from a bundle: trained labels and tasks use the trained
- * weights; any other label, relations and structures fall back to the
- * zero-shot base, so one model serves any schema.
+ * A servable model from a bundle (a LoRA adapter is merged on load): trained
+ * labels and tasks use the trained weights; any other label, relations and
+ * structures fall back to the zero-shot base, so one model serves any schema.
  */
 export function loadModel(bundle: Uint8Array): ExtractionModel {
-  const json = unpack<BundleJson>(bundle);
-  if (json.format !== BUNDLE_FORMAT) throw new Error(`unknown bundle format ${String(json.format)}`);
-  const tagger = json.tagger ? LinearTagger.fromJSON(json.tagger as Parameters<typeof LinearTagger.fromJSON>[0], loadGlove()) : null;
-  const classifiers = new Map(Object.entries(json.classifiers).map(([k, c]) => [k, NgramClassifier.fromJSON(c as Parameters<typeof NgramClassifier.fromJSON>[0])]));
-  const trainedTypes = new Set(tagger?.entityTypes ?? []);
-  const manifest = json.manifest;
+  const { meta, tensors } = readBundle(bundle);
+  const encoder = encoderOf(meta, tensors)?.merged() ?? null;
+  const classifiers = classifiersOf(meta);
+  const trainedTypes = new Set(encoder?.trainedLabels ?? []);
+  const manifest = meta.manifest;
   return {
     manifest,
     extract(text, schema, options = {}) {
@@ -326,7 +415,8 @@ export function loadModel(bundle: Uint8Array): ExtractionModel {
       const explicit = options.threshold && options.threshold > 0 ? options.threshold : 0;
       return extractWith(text, normalizeSchema(given), options, {
         entities: (t, labels, threshold) => {
-          const mine = tagger ? tagger.extract(t, explicit).filter((s) => labels.includes(s.label)) : [];
+          const known = labels.filter((l) => trainedTypes.has(l));
+          const mine = encoder && known.length ? encoder.extract(t, known, explicit) : [];
           const others = labels.filter((l) => !trainedTypes.has(l));
           const zero = others.length ? zeroShotSpans(t, others, threshold).filter((z) => !mine.some((m) => z.start < m.end && z.end > m.start)) : [];
           return [...mine, ...zero].sort((a, b) => a.start - b.start);
@@ -345,13 +435,8 @@ export function loadModel(bundle: Uint8Array): ExtractionModel {
   };
 }
 
-
-
 /** Scores a bundle on held-out rows (span-exact entities, per-task classification). */
 export function evaluateBundle(bundle: Uint8Array, rows: (CanonicalRow | Example)[]): Metrics {
-  const json = unpack<BundleJson>(bundle);
-  if (json.format !== BUNDLE_FORMAT) throw new Error(`unknown bundle format ${String(json.format)}`);
-  const tagger = json.tagger ? LinearTagger.fromJSON(json.tagger as Parameters<typeof LinearTagger.fromJSON>[0], loadGlove()) : null;
-  const classifiers = new Map(Object.entries(json.classifiers).map(([k, c]) => [k, NgramClassifier.fromJSON(c as Parameters<typeof NgramClassifier.fromJSON>[0])]));
-  return evaluate({ tagger, classifiers }, rows);
+  const { meta, tensors } = readBundle(bundle);
+  return evaluate({ encoder: encoderOf(meta, tensors)?.merged() ?? null, classifiers: classifiersOf(meta) }, rows);
 }

@@ -71,6 +71,12 @@ export interface ModelManifest {
     relations: string[];
   };
   tokenizer: string;
+  /** What was trained: the entity encoder and classifier kinds, and the LoRA adapter's settings. */
+  architecture?: {
+    entities: string | null;
+    classifications: string | null;
+    lora?: { rank: number; alpha: number; targets: string[]; trained_share_percent: number | null };
+  };
   hyperparameters: Hyperparameters;
   metrics: Metrics | null;
   createdAt: string;

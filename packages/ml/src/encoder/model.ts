@@ -1,0 +1,314 @@
+import type { Embeddings } from '../assets';
+import { add, addBias, concatCols, crossEntropy, dropout, embeddingBag, gelu, layerNorm, loraLinear, matmul, matmulBT, matmulInto, randn, Rng, scale, selfAttention, sliceRows, softmaxInPlace, Tensor, tensor, window } from '../nn';
+import { denseWidth, HASHED_PER_TOKEN, labelVector, type Featurized } from './features';
+
+/**
+ * `whetstone-extract-base`'s encoder: per-token GloVe, shape flags and a
+ * trainable hashed feature bag, a width-3 window projected to D, pre-LN
+ * transformer layers with bidirectional attention, and an entity head that
+ * takes the label names as input (BIO scores are dot products between token
+ * states and vectors computed from each label name's words), so one set of
+ * weights serves any schema.
+ */
+export interface EncoderConfig {
+  dim: number;
+  layers: number;
+  heads: number;
+  ff: number;
+  hashLog2: number;
+  hashDim: number;
+  /** Longer texts are encoded in chunks of this many tokens. */
+  maxTokens: number;
+}
+
+export const ENCODER_CONFIG: EncoderConfig = { dim: 128, layers: 2, heads: 4, ff: 256, hashLog2: 14, hashDim: 64, maxTokens: 96 };
+
+export const WINDOW = [-1, 0, 1] as const;
+export const LORA_TARGETS = ['in', 'qkv', 'o', 'fc1', 'fc2', 'hash'] as const;
+export type LoraTarget = (typeof LORA_TARGETS)[number];
+
+export type Weights = Record<string, Tensor>;
+
+export interface LoraAdapter {
+  rank: number;
+  alpha: number;
+  targets: LoraTarget[];
+  /** `<linear>.A` [in, rank] and `<linear>.B` [rank, out]; `hash.A` [V, rank], `hash.B` [rank, hashDim]. */
+  tensors: Weights;
+}
+
+/** Linear layers of the body: name → [in, out]. */
+export function linearShapes(config: EncoderConfig, glove: Embeddings): Record<string, [number, number]> {
+  const d = config.dim;
+  const shapes: Record<string, [number, number]> = { in: [WINDOW.length * (denseWidth(glove) + config.hashDim), d] };
+  for (let l = 0; l < config.layers; l++) {
+    shapes[`l${l}.qkv`] = [d, 3 * d];
+    shapes[`l${l}.o`] = [d, d];
+    shapes[`l${l}.fc1`] = [d, config.ff];
+    shapes[`l${l}.fc2`] = [config.ff, d];
+  }
+  return shapes;
+}
+
+/** Seeded initialisation of the body and the label-name head. */
+export function initWeights(config: EncoderConfig, glove: Embeddings, seed: number): Weights {
+  const rng = new Rng(seed);
+  const w: Weights = {};
+  const p = (name: string, shape: number[], std: number | 'ones' | 'zeros'): void => {
+    const n = shape.reduce((a, b) => a * b, 1);
+    w[name] = tensor(std === 'ones' ? new Float32Array(n).fill(1) : std === 'zeros' ? new Float32Array(n) : randn(rng, n, std), shape);
+  };
+  p('hash', [1 << config.hashLog2, config.hashDim], 0.1);
+  for (const [name, [i, o]] of Object.entries(linearShapes(config, glove))) {
+    const residual = name.endsWith('.o') || name.endsWith('.fc2');
+    p(`${name}.w`, [i, o], (residual ? 0.5 : 1) / Math.sqrt(i));
+    p(`${name}.b`, [o], 'zeros');
+  }
+  for (let l = 0; l < config.layers; l++)
+    for (const ln of ['ln1', 'ln2']) {
+      p(`l${l}.${ln}.g`, [config.dim], 'ones');
+      p(`l${l}.${ln}.b`, [config.dim], 'zeros');
+    }
+  p('lnf.g', [config.dim], 'ones');
+  p('lnf.b', [config.dim], 'zeros');
+  p('ent.o.w', [config.dim, 1], 0.02);
+  p('ent.o.b', [1], 'zeros');
+  for (const k of ['B', 'I']) {
+    p(`ent.${k}.w`, [glove.dim, config.dim], 1 / Math.sqrt(glove.dim));
+    p(`ent.${k}.b`, [config.dim], 'zeros');
+  }
+  return w;
+}
+
+/** Names of the weights trained with the adapter in LoRA mode: the head and the norms. */
+export function isHeadOrNorm(name: string): boolean {
+  return name.startsWith('ent.') || name.startsWith('label.') || name.includes('.ln') || name.startsWith('lnf.');
+}
+
+/** A fresh adapter: A seeded normal, B zero, so it starts as the base. */
+export function initAdapter(config: EncoderConfig, glove: Embeddings, rank: number, alpha: number, seed: number): LoraAdapter {
+  const rng = new Rng(seed);
+  const tensors: Weights = {};
+  for (const [name, [i, o]] of Object.entries(linearShapes(config, glove))) {
+    tensors[`${name}.A`] = tensor(randn(rng, i * rank, 1 / Math.sqrt(i)), [i, rank]);
+    tensors[`${name}.B`] = tensor(new Float32Array(rank * o), [rank, o]);
+  }
+  tensors['hash.A'] = tensor(randn(rng, (1 << config.hashLog2) * rank, 1), [1 << config.hashLog2, rank]);
+  tensors['hash.B'] = tensor(new Float32Array(rank * config.hashDim), [rank, config.hashDim]);
+  return { rank, alpha, targets: [...LORA_TARGETS], tensors };
+}
+
+/** Base weights with `W + (alpha/rank)·A·B` folded into every adapted matrix: serves with no LoRA cost. */
+export function mergeAdapter(base: Weights, adapter: LoraAdapter): Weights {
+  const merged: Weights = { ...base };
+  const s = adapter.alpha / adapter.rank;
+  for (const key of Object.keys(adapter.tensors)) {
+    if (!key.endsWith('.A')) continue;
+    const name = key.slice(0, -2);
+    const A = adapter.tensors[key]!;
+    const B = adapter.tensors[`${name}.B`]!;
+    const W = base[name === 'hash' ? 'hash' : `${name}.w`]!;
+    const [i, o] = [A.rows, B.cols];
+    const delta = new Float32Array(i * o);
+    matmulInto(delta, A.data, B.data, i, adapter.rank, o);
+    const data = new Float32Array(i * o);
+    for (let k = 0; k < data.length; k++) data[k] = W.data[k]! + s * delta[k]!;
+    merged[name === 'hash' ? 'hash' : `${name}.w`] = tensor(data, [i, o]);
+  }
+  return merged;
+}
+
+/** A padded batch of featurised chunks. */
+export interface EncoderBatch {
+  size: number;
+  time: number;
+  lengths: Int32Array;
+  dense: Tensor;
+  hashIds: Int32Array;
+  hashOffsets: Int32Array;
+}
+
+/** Pads chunks to the longest; `dropHashed` (a rate and an rng) blanks hashed features at random while training. */
+export function makeBatch(chunks: readonly Featurized[], glove: Embeddings, drop?: { rate: number; rng: Rng }): EncoderBatch {
+  const time = Math.max(1, ...chunks.map((c) => c.tokens.length));
+  const width = denseWidth(glove);
+  const dense = new Float32Array(chunks.length * time * width);
+  const ids: number[] = [];
+  const offsets = new Int32Array(chunks.length * time + 1);
+  const lengths = new Int32Array(chunks.length);
+  chunks.forEach((c, b) => {
+    lengths[b] = c.tokens.length;
+    dense.set(c.dense, b * time * width);
+    for (let t = 0; t < time; t++) {
+      const row = b * time + t;
+      if (t < c.tokens.length) {
+        for (let k = 0; k < HASHED_PER_TOKEN; k++) {
+          if (drop && drop.rng.next() < drop.rate) continue;
+          ids.push(c.hashed[t * HASHED_PER_TOKEN + k]!);
+        }
+      }
+      offsets[row + 1] = ids.length;
+    }
+  });
+  return { size: chunks.length, time, lengths, dense: tensor(dense, [chunks.length * time, width]), hashIds: Int32Array.from(ids), hashOffsets: offsets };
+}
+
+/** Dropout while training: a rate and the seeded generator of the masks. */
+export interface Regularize {
+  rate: number;
+  rng: Rng;
+}
+
+/** Token states [B·T, D]. */
+export function encode(config: EncoderConfig, w: Weights, batch: EncoderBatch, adapter?: LoraAdapter, reg?: Regularize): Tensor {
+  const drop = (x: Tensor): Tensor => (reg ? dropout(x, reg.rate, reg.rng) : x);
+  const s = adapter ? adapter.alpha / adapter.rank : 0;
+  const linear = (x: Tensor, name: string): Tensor => {
+    const A = adapter?.tensors[`${name}.A`];
+    const y = A ? loraLinear(x, w[`${name}.w`]!, A, adapter!.tensors[`${name}.B`]!, s) : matmul(x, w[`${name}.w`]!);
+    return addBias(y, w[`${name}.b`]!);
+  };
+  let bag = embeddingBag(w.hash!, batch.hashIds, batch.hashOffsets);
+  const hashA = adapter?.tensors['hash.A'];
+  if (hashA) bag = add(bag, scale(matmul(embeddingBag(hashA, batch.hashIds, batch.hashOffsets), adapter!.tensors['hash.B']!), s));
+  let x = drop(linear(window(concatCols([batch.dense, bag]), batch.time, WINDOW), 'in'));
+  for (let l = 0; l < config.layers; l++) {
+    const h = layerNorm(x, w[`l${l}.ln1.g`]!, w[`l${l}.ln1.b`]!);
+    x = add(x, drop(linear(selfAttention(linear(h, `l${l}.qkv`), batch.size, batch.time, config.heads, batch.lengths), `l${l}.o`)));
+    const h2 = layerNorm(x, w[`l${l}.ln2.g`]!, w[`l${l}.ln2.b`]!);
+    x = add(x, drop(linear(gelu(linear(h2, `l${l}.fc1`)), `l${l}.fc2`)));
+  }
+  return layerNorm(x, w['lnf.g']!, w['lnf.b']!);
+}
+
+/** The label-name inputs of the entity head: GloVe of each name [L, 100], and which trained residual rows apply. */
+export function labelInputs(labels: readonly string[], glove: Embeddings): Tensor {
+  const g = new Float32Array(labels.length * glove.dim);
+  labels.forEach((l, i) => g.set(labelVector(l, glove), i * glove.dim));
+  return tensor(g, [labels.length, glove.dim]);
+}
+
+/**
+ * Tag logits [B·T, 1 + 2L]: O, then B-label for each label, then I-label. A
+ * label's vectors are a projection of its name plus, for labels seen in
+ * training, a learned residual (`label.B`/`label.I` rows by trained index).
+ */
+export function entityLogits(w: Weights, states: Tensor, labels: readonly string[], glove: Embeddings, trained: readonly string[]): Tensor {
+  const G = labelInputs(labels, glove);
+  const vectors = (k: 'B' | 'I'): Tensor => {
+    let u = addBias(matmul(G, w[`ent.${k}.w`]!), w[`ent.${k}.b`]!);
+    const residual = w[`label.${k}`];
+    if (residual && trained.length) {
+      // Rows of the residual table for the requested labels (zeros for labels never trained).
+      const D = residual.cols;
+      const pick = new Float32Array(labels.length * trained.length);
+      labels.forEach((l, i) => {
+        const j = trained.indexOf(l);
+        if (j >= 0) pick[i * trained.length + j] = 1;
+      });
+      u = add(u, matmul(tensor(pick, [labels.length, trained.length]), residual));
+      if (u.cols !== D) throw new Error('label residual width');
+    }
+    return u;
+  };
+  return concatCols([addBias(matmul(states, w['ent.o.w']!), w['ent.o.b']!), matmulBT(states, vectors('B')), matmulBT(states, vectors('I'))]);
+}
+
+/** Tag ids over `1 + 2L` classes from gold spans (a token inside a span is B on its first token, I after). */
+export function goldTags(chunk: Featurized, spans: readonly { start: number; end: number; label: string }[], labels: readonly string[]): Int32Array {
+  const L = labels.length;
+  const tags = new Int32Array(chunk.tokens.length);
+  chunk.tokens.forEach((tok, i) => {
+    const span = spans.find((e) => tok.start < e.end && tok.end > e.start);
+    const li = span ? labels.indexOf(span.label) : -1;
+    if (!span || li < 0) return;
+    const first = i === 0 || !(chunk.tokens[i - 1]!.start < span.end && chunk.tokens[i - 1]!.end > span.start);
+    tags[i] = first ? 1 + li : 1 + L + li;
+  });
+  return tags;
+}
+
+/**
+ * Mean cross-entropy of a batch's tags (padding masked out). With
+ * `perExample` labels (pretraining), each text is scored against its own
+ * label names and the losses are weighted by token count.
+ */
+export function entityLoss(config: EncoderConfig, w: Weights, batch: EncoderBatch, tags: readonly Int32Array[], labels: readonly string[], glove: Embeddings, adapter?: LoraAdapter, reg?: Regularize, perExample?: readonly (readonly string[])[]): Tensor {
+  const states = encode(config, w, batch, adapter, reg);
+  if (perExample) {
+    const tokens = tags.reduce((n, t) => n + t.length, 0);
+    let total: Tensor | null = null;
+    tags.forEach((t, b) => {
+      const rows = sliceRows(states, b * batch.time, b * batch.time + t.length);
+      const part = scale(crossEntropy(entityLogits(w, rows, perExample[b]!, glove, []), t), t.length / tokens);
+      total = total ? add(total, part) : part;
+    });
+    return total!;
+  }
+  const logits = entityLogits(w, states, labels, glove, labels);
+  const targets = new Int32Array(batch.size * batch.time);
+  const mask = new Float32Array(batch.size * batch.time);
+  tags.forEach((t, b) => {
+    targets.set(t, b * batch.time);
+    mask.fill(1, b * batch.time, b * batch.time + t.length);
+  });
+  return crossEntropy(logits, targets, mask);
+}
+
+export interface DecodedSpan {
+  start: number;
+  end: number;
+  label: string;
+  confidence: number;
+}
+
+/**
+ * Best BIO path under the per-token softmax (I-x may only follow B-x or I-x),
+ * then spans with the mean probability of their tags as confidence.
+ */
+export function decodeSpans(logits: Float32Array, rowOffset: number, chunk: Featurized, labels: readonly string[]): DecodedSpan[] {
+  const L = labels.length;
+  const C = 1 + 2 * L;
+  const T = chunk.tokens.length;
+  if (!T) return [];
+  const probs = logits.slice(rowOffset * C, (rowOffset + T) * C);
+  for (let t = 0; t < T; t++) softmaxInPlace(probs, t * C, C);
+  const score = new Float64Array(T * C).fill(-Infinity);
+  const back = new Int32Array(T * C);
+  const lp = (t: number, c: number) => Math.log(Math.max(probs[t * C + c]!, 1e-12));
+  const allowed = (prev: number, c: number) => c <= L || prev === c || prev === c - L;
+  for (let c = 0; c < C; c++) if (c <= L) score[c] = lp(0, c);
+  for (let t = 1; t < T; t++)
+    for (let c = 0; c < C; c++) {
+      let best = -Infinity;
+      let arg = 0;
+      for (let p = 0; p < C; p++) {
+        if (!allowed(p, c)) continue;
+        const v = score[(t - 1) * C + p]!;
+        if (v > best) {
+          best = v;
+          arg = p;
+        }
+      }
+      score[t * C + c] = best + lp(t, c);
+      back[t * C + c] = arg;
+    }
+  const path = new Int32Array(T);
+  let last = 0;
+  for (let c = 1; c < C; c++) if (score[(T - 1) * C + c]! > score[(T - 1) * C + last]!) last = c;
+  path[T - 1] = last;
+  for (let t = T - 1; t > 0; t--) path[t - 1] = back[t * C + path[t]!]!;
+  const spans: DecodedSpan[] = [];
+  for (let t = 0; t < T; t++) {
+    const c = path[t]!;
+    if (c === 0 || c > L) continue;
+    let end = t;
+    let sum = probs[t * C + c]!;
+    while (end + 1 < T && path[end + 1] === c + L) {
+      end++;
+      sum += probs[end * C + c + L]!;
+    }
+    spans.push({ start: chunk.tokens[t]!.start, end: chunk.tokens[end]!.end, label: labels[c - 1]!, confidence: sum / (end - t + 1) });
+  }
+  return spans;
+}

@@ -1,0 +1,138 @@
+import nlp from 'compromise';
+import type { EncoderExample } from './train';
+import { Rng } from '../nn';
+import { wordnetGazetteer } from '../zeroshot/wordnet';
+
+/**
+ * Pretraining data for the encoder base, built only from shipped assets:
+ * names, places, organisations and nationalities from compromise's lexicon
+ * and WordNet's instance hyponyms, placed in sentence templates. Each example
+ * asks for a random subset of concepts under a random synonym of their name,
+ * so the head learns to follow the label names it is given (mentions of
+ * concepts not asked for stay unlabelled).
+ */
+interface Concept {
+  key: string;
+  names: string[];
+  values: string[];
+}
+
+const TEMPLATES = [
+  '{person} was born in {city} , {country} , on {date} .',
+  '{person} joined {organization} in {year} after leaving {organization} .',
+  'In {year} , {person} moved to {city} to work for {organization} .',
+  'The {nationality} government signed the agreement in {city} on {date} .',
+  '{organization} opened a new office in {city} , where {person} leads the team .',
+  'According to {person} , {organization} paid {money} for the site near {city} .',
+  '{city} is the largest city in {country} and home to {organization} .',
+  'She met {person} and {person} at a conference in {country} .',
+  'The {nationality} writer {person} won the award in {year} .',
+  '{person} , a former member of {organization} , died in {city} in {year} .',
+  'He played for {organization} before signing with {organization} in {date} .',
+  'Troops from {country} crossed into {country} in {year} .',
+  'The company , {organization} , reported revenue of {money} in {year} .',
+  '{person} visited {city} and {city} during the {nationality} tour .',
+  'Born in {country} , {person} studied in {city} .',
+  'The museum in {city} was founded by {person} in {year} .',
+  '{person} said on {date} that {organization} would leave {country} .',
+  'Many {nationality} people live in {city} .',
+  'It was released by {organization} on {date} in {country} .',
+  'The match between {organization} and {organization} took place in {city} .',
+  '{person} ( born {date} ) is a {nationality} politician .',
+  'Our meeting with {person} from {organization} is on {date} .',
+  'Please send {money} to {person} before {date} .',
+  '{person} became mayor of {city} in {year} .',
+  'The river flows from {country} through {city} .',
+  'The station is operated by {organization} and serves {city} .',
+  'The team finished the season with a win over {organization} .',
+  'The weather in {city} was cold , and nobody from {organization} came .',
+  'He is the son of {person} and the brother of {person} .',
+  'The report was written by {person} of {organization} .',
+];
+
+const SYNONYMS: Record<string, string[]> = {
+  person: ['person', 'name', 'people', 'individual', 'human'],
+  city: ['city', 'town'],
+  country: ['country', 'nation', 'state'],
+  location: ['location', 'place', 'locality'],
+  organization: ['organization', 'organisation', 'company', 'institution'],
+  nationality: ['nationality', 'misc', 'demonym'],
+  date: ['date', 'day'],
+  money: ['money', 'amount', 'price'],
+};
+
+const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+
+function lexiconWords(tags: string[]): string[] {
+  const model = (nlp as unknown as { model(): { one: { lexicon: Record<string, string | string[]> } } }).model();
+  const out: string[] = [];
+  for (const [word, t] of Object.entries(model.one.lexicon)) {
+    const list = Array.isArray(t) ? t : [t];
+    if (list.some((x) => tags.includes(x))) out.push(word.replace(/(^|[\s-])\p{Ll}/gu, (m) => m.toUpperCase()));
+  }
+  return out.sort();
+}
+
+function wordnetNames(label: string, max: number): string[] {
+  const g = wordnetGazetteer(label);
+  return [...g.proper.values()].filter((e) => e.instance).map((e) => e.phrase).filter((p) => /^[\p{L} .'-]+$/u.test(p)).sort().slice(0, max);
+}
+
+function concepts(): Record<string, Concept> {
+  const first = lexiconWords(['FirstName', 'MaleName', 'FemaleName']);
+  const last = lexiconWords(['LastName']);
+  const people = [...wordnetNames('person', 4000)];
+  const cities = [...new Set([...lexiconWords(['City']), ...wordnetNames('city', 1500)])].sort();
+  const countries = [...new Set([...lexiconWords(['Country']), ...wordnetNames('country', 400)])].sort();
+  const orgs = [...new Set([...lexiconWords(['Organization', 'Company', 'SportsTeam']), ...wordnetNames('organization', 1500)])].sort();
+  const nationalities = lexiconWords(['Demonym']);
+  return {
+    person: { key: 'person', names: SYNONYMS.person!, values: [...people, ...first.slice(0, 1500).map((f, i) => `${f} ${last[(i * 7) % last.length]}`)] },
+    city: { key: 'city', names: SYNONYMS.city!, values: cities },
+    country: { key: 'country', names: SYNONYMS.country!, values: countries },
+    organization: { key: 'organization', names: SYNONYMS.organization!, values: orgs },
+    nationality: { key: 'nationality', names: SYNONYMS.nationality!, values: nationalities },
+  };
+}
+
+/** Seeded pretraining examples; the same count and seed give the same rows. */
+export function pretrainingExamples(count: number, seed: number): EncoderExample[] {
+  const rng = new Rng(seed);
+  const c = concepts();
+  const pick = <T>(xs: readonly T[]): T => xs[rng.int(xs.length)]!;
+  const value = (slot: string): { text: string; concept: string | null } => {
+    if (slot === 'date') return { text: `${1 + rng.int(28)} ${pick(MONTHS)} ${1900 + rng.int(120)}`, concept: 'date' };
+    if (slot === 'year') return { text: String(1850 + rng.int(170)), concept: null };
+    if (slot === 'money') return { text: `$${(1 + rng.int(999)).toString()} million`, concept: 'money' };
+    return { text: pick(c[slot]!.values), concept: slot };
+  };
+  const out: EncoderExample[] = [];
+  for (let i = 0; i < count; i++) {
+    // Which concepts this example asks for, and the label name each goes by.
+    const asked = new Map<string, string>();
+    for (const k of ['person', 'city', 'country', 'organization', 'nationality', 'date', 'money']) if (rng.next() < 0.7) asked.set(k, pick(SYNONYMS[k]!));
+    // "location" covers cities and countries when asked for instead of them.
+    const asLocation = rng.next() < 0.5 ? pick(SYNONYMS.location!) : null;
+    if (asLocation) {
+      asked.delete('city');
+      asked.delete('country');
+    }
+    let text = '';
+    const entities: NonNullable<EncoderExample['entities']> = [];
+    for (const part of pick(TEMPLATES).split(/(\{\w+\})/)) {
+      const slot = /^\{(\w+)\}$/.exec(part)?.[1];
+      if (!slot) {
+        text += part;
+        continue;
+      }
+      const v = value(slot);
+      const start = text.length;
+      text += v.text;
+      const concept = v.concept;
+      const label = concept && asLocation && (concept === 'city' || concept === 'country') ? asLocation : concept ? asked.get(concept) : undefined;
+      if (label) entities.push({ start, end: text.length, label });
+    }
+    out.push({ text, entities, labels: [...new Set([...asked.values(), ...(asLocation ? [asLocation] : [])])] });
+  }
+  return out;
+}

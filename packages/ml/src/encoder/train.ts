@@ -1,0 +1,244 @@
+import type { Embeddings } from '../assets';
+import type { EpochHooks } from '../classify/ngram-classifier';
+import type { Example } from '../data';
+import { Adam, clipGradNorm, Rng, tensor, zeros, type Tensor } from '../nn';
+import { runSteps, runStepsAsync } from '../steps';
+import { denseWidth, featurize, HASHED_PER_TOKEN, type Featurized } from './features';
+import { decodeSpans, encode, entityLogits, entityLoss, goldTags, initAdapter, isHeadOrNorm, makeBatch, mergeAdapter, type EncoderConfig, type LoraAdapter, type Weights } from './model';
+
+export type EncoderMode = 'full' | 'lora';
+
+export interface EncoderTrainOptions {
+  mode: EncoderMode;
+  /** Entity types, in a fixed order (the head's label inputs). */
+  labels: string[];
+  epochs: number;
+  learningRate: number;
+  batchSize: number;
+  seed: number;
+  loraRank: number;
+  loraAlpha: number;
+  /** Share of hashed features blanked at random while training. */
+  featureDropout?: number;
+  /** Dropout on the input projection and each residual branch. */
+  dropout?: number;
+}
+
+/** Everything needed to continue training exactly where it stopped. */
+export interface EncoderTrainState {
+  epoch: number;
+  step: number;
+  adamT: number;
+  /** Trained tensors by name (weights in full mode; adapter, head and norms in LoRA mode), with Adam's moments. */
+  tensors: Record<string, { shape: number[]; data: Float32Array; m: Float32Array; v: Float32Array }>;
+}
+
+
+interface Chunk {
+  features: Featurized;
+  tags: Int32Array;
+  /** Pretraining: the label names this text was asked for (its tags index them). */
+  labels?: string[];
+}
+
+/** A training text; `labels` (pretraining) lists the label names it is asked for, mentioned or not. */
+export type EncoderExample = Example & { labels?: string[] };
+
+/** Splits a featurised text into pieces of at most `max` tokens (the tokens keep their offsets into the text). */
+export function chunksOf(f: Featurized, max: number, denseWidth: number, hashedPerToken: number): Featurized[] {
+  if (f.tokens.length <= max) return [f];
+  const out: Featurized[] = [];
+  for (let s = 0; s < f.tokens.length; s += max) {
+    const e = Math.min(f.tokens.length, s + max);
+    out.push({ tokens: f.tokens.slice(s, e), dense: f.dense.slice(s * denseWidth, e * denseWidth), hashed: f.hashed.slice(s * hashedPerToken, e * hashedPerToken) });
+  }
+  return out;
+}
+
+/**
+ * Trains the entity encoder one epoch at a time with AdamW (linear warm-up,
+ * then linear decay), gradient clipping and seeded per-epoch order, so a
+ * state saved after any epoch resumes to the same result as an uninterrupted
+ * run. Full mode trains every weight; LoRA mode trains a low-rank adapter on
+ * every linear layer and the hash table, plus the head and the norms.
+ */
+export class EncoderTrainer {
+  private readonly chunks: Chunk[];
+  private readonly weights: Weights;
+  private readonly adapter: LoraAdapter | null;
+  private readonly trained: Map<string, Tensor>;
+  private readonly adam: Adam;
+  epoch = 0;
+  step = 0;
+
+  constructor(
+    examples: EncoderExample[],
+    private readonly config: EncoderConfig,
+    private readonly glove: Embeddings,
+    base: Weights,
+    private readonly options: EncoderTrainOptions,
+    state?: EncoderTrainState,
+  ) {
+    const width = denseWidth(glove);
+    this.chunks = [];
+    for (const ex of examples) {
+      const f = featurize(ex.text ?? '', glove, config.hashLog2);
+      const own = ex.labels;
+      for (const c of chunksOf(f, config.maxTokens, width, HASHED_PER_TOKEN))
+        if (c.tokens.length) this.chunks.push({ features: c, tags: goldTags(c, ex.entities ?? [], own ?? options.labels), ...(own ? { labels: own } : {}) });
+    }
+    const L = options.labels.length;
+    // Trained labels get a learned residual on top of their name's projection.
+    this.weights = { ...base, 'label.B': zeros([L, config.dim]), 'label.I': zeros([L, config.dim]) };
+    for (const k of ['label.B', 'label.I']) if (base[k] && base[k].rows === L) this.weights[k] = base[k];
+    this.adapter = options.mode === 'lora' ? initAdapter(config, glove, options.loraRank, options.loraAlpha, options.seed) : null;
+    this.trained = new Map();
+    // Trained tensors are fresh copies (the base stays untouched), known in states by name (`adapter:` for the adapter's).
+    const train = (into: Record<string, Tensor>, name: string, stateName: string) => {
+      const copy = tensor(into[name]!.data.slice(), into[name]!.shape, true);
+      into[name] = copy;
+      this.trained.set(stateName, copy);
+    };
+    for (const name of Object.keys(this.weights)) if (options.mode === 'full' || isHeadOrNorm(name)) train(this.weights, name, name);
+    if (this.adapter) for (const name of Object.keys(this.adapter.tensors)) train(this.adapter.tensors, name, `adapter:${name}`);
+    this.adam = new Adam([...this.trained.values()], { learningRate: options.learningRate, weightDecay: 0.01 });
+    if (state) this.restore(state);
+  }
+
+  get size(): number {
+    return this.chunks.length;
+  }
+
+  get batchesPerEpoch(): number {
+    return Math.ceil(this.chunks.length / this.options.batchSize);
+  }
+
+  /** Parameters this run trains, and the full model's count (LoRA's share is their ratio). */
+  get parameterCounts(): { trained: number; total: number } {
+    let trained = 0;
+    let total = 0;
+    for (const t of this.trained.values()) trained += t.data.length;
+    for (const t of Object.values(this.weights)) total += t.data.length;
+    return { trained, total };
+  }
+
+  private learningRate(): number {
+    const total = Math.max(1, this.options.epochs * this.batchesPerEpoch);
+    const warm = Math.max(1, Math.min(100, Math.round(total * 0.06)));
+    const s = this.step + 1;
+    return this.options.learningRate * (s <= warm ? s / warm : Math.max(0.05, (total - s) / Math.max(1, total - warm)));
+  }
+
+  /**
+   * The epoch's batches: a seeded shuffle, then texts of similar length
+   * grouped (sorted within pools of 32 batches) so little of a batch is
+   * padding, then the batches shuffled.
+   */
+  private batchOrder(rng: Rng, bs: number): number[][] {
+    const order = rng.shuffle(this.chunks.map((_, i) => i));
+    const pool = bs * 32;
+    const batches: number[][] = [];
+    for (let p = 0; p < order.length; p += pool) {
+      const part = order.slice(p, p + pool).sort((a, b) => this.chunks[a]!.features.tokens.length - this.chunks[b]!.features.tokens.length || a - b);
+      for (let i = 0; i < part.length; i += bs) batches.push(part.slice(i, i + bs));
+    }
+    return rng.shuffle(batches);
+  }
+
+  /** One epoch as a generator that yields after every batch. Returns the epoch's mean loss. */
+  *epochSteps(hooks: EpochHooks = {}): Generator<void, number, void> {
+    const epoch = this.epoch + 1;
+    const rng = new Rng((this.options.seed * 7919 + epoch * 104729) >>> 0);
+    const bs = this.options.batchSize;
+    const batchList = this.batchOrder(rng, bs);
+    let total = 0;
+    let batches = 0;
+    let done = 0;
+    for (const batchIds of batchList) {
+      if (hooks.signal?.aborted) throw new Error('training cancelled');
+      const picked = batchIds.map((k) => this.chunks[k]!);
+      const batch = makeBatch(picked.map((c) => c.features), this.glove, { rate: this.options.featureDropout ?? 0.1, rng });
+      const loss = entityLoss(this.config, this.weights, batch, picked.map((c) => c.tags), this.options.labels, this.glove, this.adapter ?? undefined, { rate: this.options.dropout ?? 0.2, rng }, picked[0]!.labels ? picked.map((c) => c.labels ?? []) : undefined);
+      loss.backward();
+      clipGradNorm(this.adam.params, 1);
+      this.adam.step(this.learningRate());
+      this.step++;
+      total += loss.data[0]!;
+      batches++;
+      done += picked.length;
+      hooks.onExample?.(done, total / batches);
+      yield;
+    }
+    this.epoch = epoch;
+    return total / Math.max(1, batches);
+  }
+
+  runEpoch(hooks: EpochHooks = {}): number {
+    return runSteps(this.epochSteps(hooks));
+  }
+
+  runEpochAsync(hooks: EpochHooks = {}): Promise<number> {
+    return runStepsAsync(this.epochSteps(hooks));
+  }
+
+  snapshot(): EncoderTrainState {
+    const tensors: EncoderTrainState['tensors'] = {};
+    [...this.trained].forEach(([name, t], k) => {
+      tensors[name] = { shape: [...t.shape], data: t.data.slice(), m: this.adam.m[k]!.slice(), v: this.adam.v[k]!.slice() };
+    });
+    return { epoch: this.epoch, step: this.step, adamT: this.adam.t, tensors };
+  }
+
+  private restore(state: EncoderTrainState): void {
+    [...this.trained].forEach(([name, t], k) => {
+      const s = state.tensors[name];
+      if (!s || s.data.length !== t.data.length) throw new Error(`training state has no matching tensor ${name}`);
+      t.data.set(s.data);
+      this.adam.m[k]!.set(s.m);
+      this.adam.v[k]!.set(s.v);
+    });
+    this.adam.t = state.adamT;
+    this.epoch = state.epoch;
+    this.step = state.step;
+  }
+
+  /** The trained weights (full mode) or the base plus the adapter's tensors (LoRA mode), for inference or storing. */
+  result(): { weights: Weights; adapter: LoraAdapter | null } {
+    const plain = (w: Weights) => Object.fromEntries(Object.entries(w).map(([k, t]) => [k, tensor(t.data.slice(), t.shape)]));
+    return { weights: plain(this.weights), adapter: this.adapter ? { ...this.adapter, tensors: plain(this.adapter.tensors) } : null };
+  }
+
+  model(): EntityEncoder {
+    const { weights, adapter } = this.result();
+    return new EntityEncoder(this.config, this.glove, weights, adapter, this.options.labels);
+  }
+}
+
+/** Serving: entities for any label names; trained labels use their learned residuals. */
+export class EntityEncoder {
+  constructor(
+    readonly config: EncoderConfig,
+    private readonly glove: Embeddings,
+    readonly weights: Weights,
+    readonly adapter: LoraAdapter | null,
+    readonly trainedLabels: readonly string[],
+  ) {}
+
+  /** The same model with its adapter folded into the weights. */
+  merged(): EntityEncoder {
+    return this.adapter ? new EntityEncoder(this.config, this.glove, mergeAdapter(this.weights, this.adapter), null, this.trainedLabels) : this;
+  }
+
+  extract(text: string, labels: readonly string[] = this.trainedLabels, threshold = 0): { start: number; end: number; label: string; text: string; confidence: number }[] {
+    if (!labels.length) return [];
+    const f = featurize(text, this.glove, this.config.hashLog2);
+    const chunks = chunksOf(f, this.config.maxTokens, denseWidth(this.glove), HASHED_PER_TOKEN);
+    if (!chunks.length || !chunks[0]!.tokens.length) return [];
+    const batch = makeBatch(chunks, this.glove);
+    const logits = entityLogits(this.weights, encode(this.config, this.weights, batch, this.adapter ?? undefined), labels, this.glove, this.trainedLabels).data;
+    const out = [];
+    for (let b = 0; b < chunks.length; b++)
+      for (const s of decodeSpans(logits, b * batch.time, chunks[b]!, labels)) if (s.confidence >= threshold) out.push({ ...s, text: text.slice(s.start, s.end) });
+    return out;
+  }
+}
