@@ -38,11 +38,8 @@ export class Adam {
       const v = this.v[k]!;
       const ort = fusedKernels('adam', w.length);
       if (ort) {
-        // New arrays come back; copying them into the same buffers keeps m and v the objects checkpoints read.
-        const next = ort.adam(w, g, m, v, { lr: learningRate, c1, c2, beta1, beta2, eps, weightDecay });
-        w.set(next.w);
-        m.set(next.m);
-        v.set(next.v);
+        // In place, so m and v stay the arrays checkpoints read and restore.
+        ort.adam(w, g, m, v, { lr: learningRate, c1, c2, beta1, beta2, eps, weightDecay });
         g.fill(0);
         return;
       }

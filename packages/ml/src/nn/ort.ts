@@ -18,10 +18,11 @@ class PlainTensor {
 
 interface NativeSession {
   loadModel(buffer: ArrayBuffer, byteOffset: number, byteLength: number, options: object): void;
-  run(feeds: Record<string, unknown>, fetches: Record<string, null>, options: object): Record<string, { data: Float32Array }>;
+  /** A non-null fetch is a pre-allocated output the session writes into. */
+  run(feeds: Record<string, unknown>, fetches: Record<string, unknown>, options: object): Record<string, { data: Float32Array }>;
 }
 
-/** Protocol-buffer writer for the few ONNX messages a Gemm graph needs. */
+/** Protocol-buffer writer for the few ONNX messages these graphs need. */
 class Proto {
   private readonly bytes: number[] = [];
   private varint(v: number): void {
@@ -107,7 +108,8 @@ export interface OrtGemm {
 }
 
 type Feed = { type: string; dims: number[]; data: Float32Array; location: string; size: number };
-type Run = (feeds: Record<string, Feed>, outputs: string[]) => Record<string, { data: Float32Array }>;
+/** Runs a session; outputs named in `into` are written into those arrays instead of fresh ones. */
+type Run = (feeds: Record<string, Feed>, outputs: string[], into?: Record<string, Feed>) => Record<string, { data: Float32Array }>;
 
 let native: ((model: Uint8Array) => Run) | null | undefined;
 
@@ -126,7 +128,7 @@ function sessionFactory(): ((model: Uint8Array) => Run) | null {
     native = (model) => {
       const s = new binding.InferenceSession();
       s.loadModel(model.buffer as ArrayBuffer, model.byteOffset, model.byteLength, options);
-      return (feeds, outputs) => s.run(feeds, Object.fromEntries(outputs.map((o) => [o, null])), {});
+      return (feeds, outputs, into = {}) => s.run(feeds, Object.fromEntries(outputs.map((o) => [o, into[o] ?? null])), {});
     };
   } catch {
     native = null;
@@ -351,11 +353,11 @@ export interface OrtFused {
     x: Float32Array, w: Float32Array, a: Float32Array, b: Float32Array, xa: Float32Array, g: Float32Array, s: number,
     dims: { m: number; k: number; r: number; n: number }, wanted: { x: boolean; w: boolean; a: boolean; b: boolean },
   ): { dx?: Float32Array; dw?: Float32Array; da?: Float32Array; db?: Float32Array };
-  /** One AdamW step; returns the new w, m and v. */
+  /** One AdamW step, updating w, m and v in place. */
   adam(
     w: Float32Array, g: Float32Array, m: Float32Array, v: Float32Array,
     hp: { lr: number; c1: number; c2: number; beta1: number; beta2: number; eps: number; weightDecay: number },
-  ): { w: Float32Array; m: Float32Array; v: Float32Array };
+  ): void;
 }
 
 let fused: OrtFused | null | undefined;
@@ -410,11 +412,13 @@ export function loadOrtFused(): OrtFused | null {
     },
     adam(w, g, m, v, { lr, c1, c2, beta1, beta2, eps, weightDecay }) {
       const n = [w.length];
-      const out = session(`adam${beta1},${beta2},${eps},${weightDecay}`, () => adamModel(beta1, beta2, eps, weightDecay))(
-        { W: feed(w, n), G: feed(g, n), M: feed(m, n), V: feed(v, n), LR: scalar(lr), C1: scalar(c1), C2: scalar(c2) },
+      const [W, M, V] = [feed(w, n), feed(m, n), feed(v, n)];
+      // Every node is elementwise and reads index i before writing it, so the outputs can alias the inputs.
+      session(`adam${beta1},${beta2},${eps},${weightDecay}`, () => adamModel(beta1, beta2, eps, weightDecay))(
+        { W, G: feed(g, n), M, V, LR: scalar(lr), C1: scalar(c1), C2: scalar(c2) },
         ['W2', 'M2', 'V2'],
+        { W2: W, M2: M, V2: V },
       );
-      return { w: out.W2!.data, m: out.M2!.data, v: out.V2!.data };
     },
   };
   return fused;
