@@ -1,14 +1,16 @@
 /**
  * pnpm --filter @whetstone/bench bench:nn
  * The nn elementwise ops (LayerNorm, GELU, bias, LoRA linear, AdamW) forward + backward in TypeScript
- * against their fused onnxruntime graphs, one intra-op thread, median of BENCH_NN_RUNS runs. Matmuls run
+ * against their fused onnxruntime graphs, one intra-op thread, median of BENCH_NN_RUNS runs of process CPU
+ * time (BENCH_NN_CLOCK=wall for wall time: on a busy machine it is bimodal, descheduled runs included). Matmuls run
  * in ORT on both sides (the LoRA row compares three Gemm calls and JS scaling with one fused graph).
  * The last column is the path the op takes by default at that size.
  */
 import { nn } from '@whetstone/ml';
 
-const RUNS = Number(process.env.BENCH_NN_RUNS ?? 11);
+const RUNS = Number(process.env.BENCH_NN_RUNS ?? 15);
 const RANK = 8;
+const WALL = process.env.BENCH_NN_CLOCK === 'wall';
 
 type Case = { op: nn.FusedOp; shape: string; size: number; prepare: () => () => void };
 
@@ -17,17 +19,25 @@ function median(xs: number[]): number {
   return s[s.length >> 1]!;
 }
 
-/** Median wall time of `run` in ms, after two warm-up calls. */
-function time(run: () => void): number {
-  run();
-  run();
-  const ms: number[] = [];
-  for (let i = 0; i < RUNS; i++) {
-    const t = process.hrtime.bigint();
-    run();
-    ms.push(Number(process.hrtime.bigint() - t) / 1e6);
-  }
-  return median(ms);
+/** Milliseconds on the chosen clock: process CPU time (user + sys) by default, which other processes on a shared machine barely disturb. */
+function now(): number {
+  if (WALL) return Number(process.hrtime.bigint()) / 1e6;
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1e3;
+}
+
+/** Median times in ms of `run` on each path, after warm-up calls; the paths alternate run by run. */
+function time(op: nn.FusedOp, run: () => void, paths: number[]): number[] {
+  const ms: number[][] = paths.map(() => []);
+  for (let i = -3; i < RUNS; i++)
+    paths.forEach((min, p) => {
+      nn.setFusedMinSize(op, min);
+      const t = now();
+      run();
+      if (i >= 0) ms[p]!.push(now() - t);
+    });
+  nn.setFusedMinSize(op);
+  return ms.map(median);
 }
 
 const rng = new nn.Rng(1);
@@ -108,18 +118,15 @@ function main(): void {
   if (nn.setMatmulBackend('ort') !== 'ort') throw new Error('onnxruntime-node did not load');
   const rows: string[] = [];
   for (const c of cases()) {
-    const run = c.prepare();
-    nn.setFusedMinSize(c.op, Infinity);
-    const js = time(run);
-    nn.setFusedMinSize(c.op, 0);
-    const ort = time(run);
     const min = nn.setFusedMinSize(c.op);
-    // For Adam over many tensors the default mixes the two per tensor, so time it too.
-    const chosen = c.op === 'adam' && c.shape.includes('tensors') ? `mixed ${time(run).toFixed(2)} ms` : c.size >= min ? 'ORT' : 'JS';
-    rows.push(`| ${c.op} | ${c.shape} | ${js.toFixed(2)} | ${ort.toFixed(2)} | ${(js / ort).toFixed(2)}× | ${chosen} |`);
+    // Over many tensors the default sends each Adam update its own way, so it is timed too.
+    const mixed = c.op === 'adam' && c.shape.includes('tensors');
+    const [js, ort, chosen] = time(c.op, c.prepare(), mixed ? [Infinity, 0, min] : [Infinity, 0]);
+    const path = mixed ? `mixed: ${chosen!.toFixed(2)} ms` : c.size >= min ? 'ORT' : 'JS';
+    rows.push(`| ${c.op} | ${c.shape} | ${js!.toFixed(2)} | ${ort!.toFixed(2)} | ${(js! / ort!).toFixed(2)}× | ${path} |`);
     process.stderr.write(`${rows[rows.length - 1]}\n`);
   }
-  console.log(`nn ops, forward + backward (Adam: one step), median of ${RUNS} runs, 1 intra-op thread\n`);
+  console.log(`nn ops, forward + backward (Adam: one step), median ${WALL ? 'wall' : 'CPU'} time of ${RUNS} runs, 1 intra-op thread\n`);
   console.log('| op | shape | JS ms | ORT ms | JS/ORT | default |');
   console.log('|---|---|---|---|---|---|');
   for (const r of rows) console.log(r);
