@@ -4,7 +4,8 @@ import { loadOrtFused, loadOrtGemm, type OrtFused, type OrtGemm } from './ort';
  * Raw float32 kernels shared by the ops. All matrices are row-major; `acc`
  * adds into `out` instead of overwriting it. Matmuls above a small size run as
  * cached onnxruntime sessions (about 15× faster than these loops here); below
- * it the ~12 µs per ORT call costs more than the loop.
+ * it the ~12 µs per ORT call costs more than the loop. The elementwise ops
+ * ask `fusedKernels` whether their fused ORT graph should run instead.
  */
 
 export type MatmulBackend = 'ort' | 'js';

@@ -1,9 +1,10 @@
 /**
- * Matmul kernels as cached onnxruntime-node sessions: one `Gemm` graph per
- * transpose variant, with symbolic dimensions so every shape reuses it.
- * ORT's public `run` is promise-based, but its native session runs
- * synchronously underneath; calling the native session directly keeps the
- * autograd tape synchronous. One intra-op thread (faster than two here).
+ * Kernels as cached onnxruntime-node sessions built from hand-written ONNX
+ * graphs: one `Gemm` graph per transpose variant, and fused elementwise graphs
+ * (LayerNorm, GELU, bias, LoRA linear, AdamW), all with symbolic dimensions so
+ * every shape reuses them. ORT's public `run` is promise-based, but its native
+ * session runs synchronously underneath; calling the native session directly
+ * keeps the autograd tape synchronous. One intra-op thread (faster than two here).
  */
 import path from 'node:path';
 import { isMainThread } from 'node:worker_threads';
