@@ -261,12 +261,12 @@ describe('training and serving trained models, end to end through pnpm start', (
     expect((await job(long)).status).toBe('cancelled');
     expect((await post(`/core/training-jobs/${long}/stop`, {})).status).toBe(409);
 
-    const survivor = await createJob({ nr_epochs: 12 });
+    const survivor = await createJob({ nr_epochs: 5 });
     await eventually(async () => ((await (await get(`/core/training-jobs/${survivor}/checkpoints`)).json()) as { count: number }).count >= 2, 60_000, 100);
     const [pid] = system.pids('trainer');
     expect(pid).toBeGreaterThan(0);
     process.kill(pid!, 'SIGKILL');
-    const done = await until(survivor, ['complete', 'failed'], 90_000);
+    const done = await until(survivor, ['complete', 'failed'], 150_000);
     expect(done.status).toBe('complete');
     const logs = (await (await get(`/v1/training-jobs/${survivor}/logs`)).json()) as { logs: { message: string }[] };
     expect(logs.logs.some((l) => /lease expired/.test(l.message))).toBe(true);

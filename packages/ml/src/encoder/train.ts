@@ -29,8 +29,8 @@ export interface EncoderTrainState {
   epoch: number;
   step: number;
   adamT: number;
-  /** Trained tensors by name (weights in full mode; adapter, head and norms in LoRA mode), with Adam's moments. */
-  tensors: Record<string, { shape: number[]; data: Float32Array; m: Float32Array; v: Float32Array }>;
+  /** Trained tensors by name (weights in full mode; adapter, head and norms in LoRA mode), with Adam's moments and their moving average. */
+  tensors: Record<string, { shape: number[]; data: Float32Array; m: Float32Array; v: Float32Array; ema: Float32Array }>;
 }
 
 
@@ -68,6 +68,8 @@ export class EncoderTrainer {
   private readonly adapter: LoraAdapter | null;
   private readonly trained: Map<string, Tensor>;
   private readonly adam: Adam;
+  /** Exponential moving average of each trained tensor (what the model serves: steadier than the last step). */
+  private readonly ema: Float32Array[];
   epoch = 0;
   step = 0;
 
@@ -102,6 +104,7 @@ export class EncoderTrainer {
     for (const name of Object.keys(this.weights)) if (options.mode === 'full' || isHeadOrNorm(name)) train(this.weights, name, name);
     if (this.adapter) for (const name of Object.keys(this.adapter.tensors)) train(this.adapter.tensors, name, `adapter:${name}`);
     this.adam = new Adam([...this.trained.values()], { learningRate: options.learningRate, weightDecay: 0.01 });
+    this.ema = [...this.trained.values()].map((t) => t.data.slice());
     if (state) this.restore(state);
   }
 
@@ -163,6 +166,7 @@ export class EncoderTrainer {
       clipGradNorm(this.adam.params, 1);
       this.adam.step(this.learningRate());
       this.step++;
+      this.updateAverage();
       total += loss.data[0]!;
       batches++;
       done += picked.length;
@@ -181,10 +185,19 @@ export class EncoderTrainer {
     return runStepsAsync(this.epochSteps(hooks));
   }
 
+  /** Decay warms up with the step count, so short runs are not dominated by the starting weights. */
+  private updateAverage(): void {
+    const decay = Math.min(0.99, (1 + this.step) / (10 + this.step));
+    [...this.trained.values()].forEach((t, k) => {
+      const e = this.ema[k]!;
+      for (let i = 0; i < e.length; i++) e[i] = decay * e[i]! + (1 - decay) * t.data[i]!;
+    });
+  }
+
   snapshot(): EncoderTrainState {
     const tensors: EncoderTrainState['tensors'] = {};
     [...this.trained].forEach(([name, t], k) => {
-      tensors[name] = { shape: [...t.shape], data: t.data.slice(), m: this.adam.m[k]!.slice(), v: this.adam.v[k]!.slice() };
+      tensors[name] = { shape: [...t.shape], data: t.data.slice(), m: this.adam.m[k]!.slice(), v: this.adam.v[k]!.slice(), ema: this.ema[k]!.slice() };
     });
     return { epoch: this.epoch, step: this.step, adamT: this.adam.t, tensors };
   }
@@ -192,19 +205,27 @@ export class EncoderTrainer {
   private restore(state: EncoderTrainState): void {
     [...this.trained].forEach(([name, t], k) => {
       const s = state.tensors[name];
-      if (!s || s.data.length !== t.data.length) throw new Error(`training state has no matching tensor ${name}`);
+      // Label rows: a continued job may add labels after the ones it was trained on.
+      const fits = s && (s.data.length === t.data.length || (name.startsWith('label.') && s.data.length < t.data.length));
+      if (!s || !fits) throw new Error(`training state has no matching tensor ${name}`);
       t.data.set(s.data);
       this.adam.m[k]!.set(s.m);
       this.adam.v[k]!.set(s.v);
+      this.ema[k]!.set(s.ema);
     });
     this.adam.t = state.adamT;
     this.epoch = state.epoch;
     this.step = state.step;
   }
 
-  /** The trained weights (full mode) or the base plus the adapter's tensors (LoRA mode), for inference or storing. */
-  result(): { weights: Weights; adapter: LoraAdapter | null } {
-    const plain = (w: Weights) => Object.fromEntries(Object.entries(w).map(([k, t]) => [k, tensor(t.data.slice(), t.shape)]));
+  /**
+   * The trained weights (full mode) or the base plus the adapter's tensors
+   * (LoRA mode), for inference or storing: the moving average of the trained
+   * tensors (or the last step's with `last`).
+   */
+  result(last = false): { weights: Weights; adapter: LoraAdapter | null } {
+    const averaged = new Map([...this.trained.values()].map((t, k) => [t, this.ema[k]!]));
+    const plain = (w: Weights) => Object.fromEntries(Object.entries(w).map(([k, t]) => [k, tensor((last ? t.data : (averaged.get(t) ?? t.data)).slice(), t.shape)]));
     return { weights: plain(this.weights), adapter: this.adapter ? { ...this.adapter, tensors: plain(this.adapter.tensors) } : null };
   }
 

@@ -113,6 +113,7 @@ function encodeState(s: TrainState): Uint8Array {
       tensors[`t:${name}`] = { shape: t.shape, data: t.data };
       tensors[`m:${name}`] = { shape: t.shape, data: t.m };
       tensors[`v:${name}`] = { shape: t.shape, data: t.v };
+      tensors[`e:${name}`] = { shape: t.shape, data: t.ema };
     }
   const meta: StateMeta = {
     format: STATE_FORMAT,
@@ -136,7 +137,7 @@ function decodeState(bytes: Uint8Array): TrainState | null {
     for (const [key, t] of Object.entries(tensors)) {
       if (!key.startsWith('t:')) continue;
       const name = key.slice(2);
-      named[name] = { shape: t.shape, data: t.data, m: tensors[`m:${name}`]!.data, v: tensors[`v:${name}`]!.data };
+      named[name] = { shape: t.shape, data: t.data, m: tensors[`m:${name}`]!.data, v: tensors[`v:${name}`]!.data, ema: tensors[`e:${name}`]!.data };
     }
     encoder = { ...meta.encoder, tensors: named };
   }
@@ -243,7 +244,7 @@ export async function trainModel(req: TrainRequest): Promise<TrainResult> {
   const alpha = hp.loraAlpha ?? rank * ENCODER_DEFAULTS.loraAlphaPerRank;
   const entityLabels = [...new Set([...(resumed?.encoder?.labels ?? []), ...[...new Set(data.entities.flatMap((e) => (e.entities ?? []).map((s) => s.label)))].sort()])];
   const base = loadEncoderBase();
-  const priorEncoder = resumed?.encoder ? (continuing ? resumed.encoder : { ...resumed.encoder, epoch: 0, step: 0, adamT: 0, tensors: Object.fromEntries(Object.entries(resumed.encoder.tensors).map(([k, t]) => [k, { ...t, m: new Float32Array(t.data.length), v: new Float32Array(t.data.length) }])) }) : undefined;
+  const priorEncoder = resumed?.encoder ? (continuing ? resumed.encoder : { ...resumed.encoder, epoch: 0, step: 0, adamT: 0, tensors: Object.fromEntries(Object.entries(resumed.encoder.tensors).map(([k, t]) => [k, { ...t, data: t.ema, m: new Float32Array(t.data.length), v: new Float32Array(t.data.length) }])) }) : undefined;
   const encoder =
     data.hasEntities || resumed?.encoder
       ? new EncoderTrainer(data.entities, base.config, glove, base.weights, { mode: trainingType, labels: entityLabels, epochs: hp.nrEpochs, learningRate: hp.learningRate, batchSize: hp.batchSize ?? ENCODER_DEFAULTS.batchSize, seed: hp.seed, loraRank: rank, loraAlpha: alpha }, priorEncoder)
