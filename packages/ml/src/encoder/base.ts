@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadGlove } from '../assets';
 import { tensor } from '../nn';
-import { ENCODER_CONFIG, initWeights, type EncoderConfig, type Weights } from './model';
+import { ENCODER_CONFIG, initRelationHead, initWeights, type EncoderConfig, type Weights } from './model';
 
 export const ENCODER_BASE_FILE = path.resolve(__dirname, '../../assets/encoder-base.i8');
 const FORMAT = 'whetstone-encoder-base/1';
@@ -74,20 +74,24 @@ export function decodeEncoderBase(bytes: Uint8Array): { meta: EncoderBaseMeta; w
   return { meta: header.meta, weights };
 }
 
+const BASE_SEED = 20260101;
+
 let cached: { config: EncoderConfig; weights: Weights; meta: EncoderBaseMeta | null } | undefined;
 
 /**
  * The frozen base of `whetstone-extract-base`'s encoder: the pretrained
  * weights in assets/encoder-base.i8 (scripts/build-encoder.ts) when present,
- * else the seeded initialisation. Callers must not modify the tensors.
+ * else the seeded initialisation. A base pretrained before the relation head
+ * existed gets that head seeded (it is trained only by fine-tuning). Callers
+ * must not modify the tensors.
  */
 export function loadEncoderBase(): { config: EncoderConfig; weights: Weights; meta: EncoderBaseMeta | null } {
   if (cached) return cached;
   if (existsSync(ENCODER_BASE_FILE)) {
     const { meta, weights } = decodeEncoderBase(readFileSync(ENCODER_BASE_FILE));
-    cached = { config: meta.config, weights, meta };
+    cached = { config: meta.config, weights: { ...initRelationHead(meta.config, loadGlove(), BASE_SEED), ...weights }, meta };
   } else {
-    cached = { config: ENCODER_CONFIG, weights: initWeights(ENCODER_CONFIG, loadGlove(), 20260101), meta: null };
+    cached = { config: ENCODER_CONFIG, weights: initWeights(ENCODER_CONFIG, loadGlove(), BASE_SEED), meta: null };
   }
   return cached;
 }

@@ -1,5 +1,5 @@
 import type { Embeddings } from '../assets';
-import { add, addBias, concatCols, crossEntropy, dropout, embeddingBag, gelu, layerNorm, loraLinear, matmul, matmulBT, matmulInto, randn, Rng, scale, selfAttention, sliceRows, softmaxInPlace, Tensor, tensor, window } from '../nn';
+import { add, addBias, concatCols, crossEntropy, dropout, embedding, embeddingBag, gelu, layerNorm, loraLinear, matmul, matmulBT, matmulInto, randn, Rng, scale, selfAttention, sliceRows, softmaxInPlace, Tensor, tensor, window, zeros } from '../nn';
 import { denseWidth, HASHED_PER_TOKEN, labelVector, type Featurized } from './features';
 
 /**
@@ -8,7 +8,8 @@ import { denseWidth, HASHED_PER_TOKEN, labelVector, type Featurized } from './fe
  * transformer layers with bidirectional attention, and an entity head that
  * takes the label names as input (BIO scores are dot products between token
  * states and vectors computed from each label name's words), so one set of
- * weights serves any schema.
+ * weights serves any schema. A relation head scores ordered pairs of entity
+ * spans against vectors computed from each relation's name in the same way.
  */
 export interface EncoderConfig {
   dim: number;
@@ -77,12 +78,31 @@ export function initWeights(config: EncoderConfig, glove: Embeddings, seed: numb
     p(`ent.${k}.w`, [glove.dim, config.dim], 1 / Math.sqrt(glove.dim));
     p(`ent.${k}.b`, [config.dim], 'zeros');
   }
-  return w;
+  return { ...w, ...initRelationHead(config, glove, seed) };
 }
 
-/** Names of the weights trained with the adapter in LoRA mode: the head and the norms. */
+/**
+ * The relation head's weights, from their own generator: bases pretrained
+ * before the head existed get them seeded on load, and the body's
+ * initialisation is unchanged.
+ */
+export function initRelationHead(config: EncoderConfig, glove: Embeddings, seed: number): Weights {
+  const rng = new Rng((seed ^ 0x5e1a7) >>> 0);
+  const d = config.dim;
+  const pairIn = 3 * d + 1;
+  return {
+    'rel.pair.w': tensor(randn(rng, pairIn * d, 1 / Math.sqrt(pairIn)), [pairIn, d]),
+    'rel.pair.b': zeros([d]),
+    'rel.o.w': tensor(randn(rng, d, 0.02), [d, 1]),
+    'rel.o.b': zeros([1]),
+    'rel.L.w': tensor(randn(rng, glove.dim * d, 1 / Math.sqrt(glove.dim)), [glove.dim, d]),
+    'rel.L.b': zeros([d]),
+  };
+}
+
+/** Names of the weights trained with the adapter in LoRA mode: the entity and relation heads and the norms. */
 export function isHeadOrNorm(name: string): boolean {
-  return name.startsWith('ent.') || name.startsWith('label.') || name.includes('.ln') || name.startsWith('lnf.');
+  return name.startsWith('ent.') || name.startsWith('label.') || name.startsWith('rel.') || name.includes('.ln') || name.startsWith('lnf.');
 }
 
 /** A fresh adapter: A seeded normal, B zero, so it starts as the base. */
@@ -188,6 +208,18 @@ export function labelInputs(labels: readonly string[], glove: Embeddings): Tenso
   return tensor(g, [labels.length, glove.dim]);
 }
 
+/** Label vectors plus, for labels seen in training, their rows of a learned residual table (by trained index). */
+function withResidual(u: Tensor, residual: Tensor | undefined, labels: readonly string[], trained: readonly string[]): Tensor {
+  if (!residual || !trained.length) return u;
+  const pick = new Float32Array(labels.length * trained.length);
+  labels.forEach((l, i) => {
+    const j = trained.indexOf(l);
+    if (j >= 0) pick[i * trained.length + j] = 1;
+  });
+  if (residual.cols !== u.cols) throw new Error('label residual width');
+  return add(u, matmul(tensor(pick, [labels.length, trained.length]), residual));
+}
+
 /**
  * Tag logits [B·T, 1 + 2L]: O, then B-label for each label, then I-label. A
  * label's vectors are a projection of its name plus, for labels seen in
@@ -195,23 +227,75 @@ export function labelInputs(labels: readonly string[], glove: Embeddings): Tenso
  */
 export function entityLogits(w: Weights, states: Tensor, labels: readonly string[], glove: Embeddings, trained: readonly string[]): Tensor {
   const G = labelInputs(labels, glove);
-  const vectors = (k: 'B' | 'I'): Tensor => {
-    let u = addBias(matmul(G, w[`ent.${k}.w`]!), w[`ent.${k}.b`]!);
-    const residual = w[`label.${k}`];
-    if (residual && trained.length) {
-      // Rows of the residual table for the requested labels (zeros for labels never trained).
-      const D = residual.cols;
-      const pick = new Float32Array(labels.length * trained.length);
-      labels.forEach((l, i) => {
-        const j = trained.indexOf(l);
-        if (j >= 0) pick[i * trained.length + j] = 1;
-      });
-      u = add(u, matmul(tensor(pick, [labels.length, trained.length]), residual));
-      if (u.cols !== D) throw new Error('label residual width');
-    }
-    return u;
-  };
+  const vectors = (k: 'B' | 'I'): Tensor => withResidual(addBias(matmul(G, w[`ent.${k}.w`]!), w[`ent.${k}.b`]!), w[`label.${k}`], labels, trained);
   return concatCols([addBias(matmul(states, w['ent.o.w']!), w['ent.o.b']!), matmulBT(states, vectors('B')), matmulBT(states, vectors('I'))]);
+}
+
+/** At most this many entity spans of one chunk take part in relations (pairs grow as its square). */
+export const MAX_RELATION_SPANS = 24;
+
+/** An entity span as a token range of one chunk of a batch (`first`..`last` inclusive). */
+export interface TokenSpan {
+  chunk: number;
+  first: number;
+  last: number;
+}
+
+/** Ordered pairs of a batch's spans: indices into `spans`, head and tail (both from one chunk). */
+export interface SpanPairs {
+  spans: readonly TokenSpan[];
+  heads: Int32Array;
+  tails: Int32Array;
+}
+
+/** Tokens of a chunk covered by a character span, or null when none is. */
+export function tokenRange(chunk: Featurized, span: { start: number; end: number }): { first: number; last: number } | null {
+  let first = -1;
+  let last = -1;
+  chunk.tokens.forEach((tok, i) => {
+    if (tok.start < span.end && tok.end > span.start) {
+      if (first < 0) first = i;
+      last = i;
+    }
+  });
+  return first < 0 ? null : { first, last };
+}
+
+/**
+ * Relation logits [P, 1 + R] for ordered span pairs: `none`, then each
+ * relation. A span is the mean of its token states; a pair is
+ * [head, tail, mean of the tokens between them, ±1 for which comes first]
+ * through a linear layer and GELU, scored against each relation's vector (a
+ * projection of its name's GloVe plus, for trained relations, a learned
+ * residual `rel.label`).
+ */
+export function relationLogits(w: Weights, states: Tensor, time: number, pairs: SpanPairs, relations: readonly string[], glove: Embeddings, trained: readonly string[]): Tensor {
+  const rowsOf = (chunk: number, from: number, to: number, ids: number[]) => {
+    for (let t = from; t <= to; t++) ids.push(chunk * time + t);
+  };
+  const spanIds: number[] = [];
+  const spanOffsets = new Int32Array(pairs.spans.length + 1);
+  pairs.spans.forEach((s, k) => {
+    rowsOf(s.chunk, s.first, s.last, spanIds);
+    spanOffsets[k + 1] = spanIds.length;
+  });
+  const spanStates = embeddingBag(states, Int32Array.from(spanIds), spanOffsets);
+  const P = pairs.heads.length;
+  const betweenIds: number[] = [];
+  const betweenOffsets = new Int32Array(P + 1);
+  const order = new Float32Array(P);
+  for (let p = 0; p < P; p++) {
+    const h = pairs.spans[pairs.heads[p]!]!;
+    const t = pairs.spans[pairs.tails[p]!]!;
+    order[p] = h.first <= t.first ? 1 : -1;
+    rowsOf(h.chunk, Math.min(h.last, t.last) + 1, Math.max(h.first, t.first) - 1, betweenIds);
+    betweenOffsets[p + 1] = betweenIds.length;
+  }
+  const between = embeddingBag(states, Int32Array.from(betweenIds), betweenOffsets);
+  const input = concatCols([embedding(spanStates, pairs.heads), embedding(spanStates, pairs.tails), between, tensor(order, [P, 1])]);
+  const pair = gelu(addBias(matmul(input, w['rel.pair.w']!), w['rel.pair.b']!));
+  const vectors = withResidual(addBias(matmul(labelInputs(relations, glove), w['rel.L.w']!), w['rel.L.b']!), w['rel.label'], relations, trained);
+  return concatCols([addBias(matmul(pair, w['rel.o.w']!), w['rel.o.b']!), matmulBT(pair, vectors)]);
 }
 
 /** Tag ids over `1 + 2L` classes from gold spans (a token inside a span is B on its first token, I after). */
@@ -234,7 +318,11 @@ export function goldTags(chunk: Featurized, spans: readonly { start: number; end
  * label names and the losses are weighted by token count.
  */
 export function entityLoss(config: EncoderConfig, w: Weights, batch: EncoderBatch, tags: readonly Int32Array[], labels: readonly string[], glove: Embeddings, adapter?: LoraAdapter, reg?: Regularize, perExample?: readonly (readonly string[])[]): Tensor {
-  const states = encode(config, w, batch, adapter, reg);
+  return tagLoss(w, encode(config, w, batch, adapter, reg), batch, tags, labels, glove, perExample);
+}
+
+/** {@link entityLoss} on token states already encoded (the relation loss shares them). */
+export function tagLoss(w: Weights, states: Tensor, batch: EncoderBatch, tags: readonly Int32Array[], labels: readonly string[], glove: Embeddings, perExample?: readonly (readonly string[])[]): Tensor {
   if (perExample) {
     const tokens = tags.reduce((n, t) => n + t.length, 0);
     let total: Tensor | null = null;

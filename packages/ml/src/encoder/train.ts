@@ -1,10 +1,10 @@
 import type { Embeddings } from '../assets';
 import type { EpochHooks } from '../classify/ngram-classifier';
 import type { Example } from '../data';
-import { Adam, clipGradNorm, Rng, tensor, zeros, type Tensor } from '../nn';
+import { Adam, add, clipGradNorm, crossEntropy, Rng, softmaxInPlace, tensor, zeros, type Tensor } from '../nn';
 import { runSteps, runStepsAsync } from '../steps';
 import { denseWidth, featurize, HASHED_PER_TOKEN, type Featurized } from './features';
-import { decodeSpans, encode, entityLogits, entityLoss, goldTags, initAdapter, isHeadOrNorm, makeBatch, mergeAdapter, type EncoderConfig, type LoraAdapter, type Weights } from './model';
+import { decodeSpans, encode, entityLogits, goldTags, initAdapter, isHeadOrNorm, makeBatch, MAX_RELATION_SPANS, mergeAdapter, relationLogits, tagLoss, tokenRange, type DecodedSpan, type EncoderConfig, type LoraAdapter, type SpanPairs, type TokenSpan, type Weights } from './model';
 
 export type EncoderMode = 'full' | 'lora';
 
@@ -22,6 +22,8 @@ export interface EncoderTrainOptions {
   featureDropout?: number;
   /** Dropout on the input projection and each residual branch. */
   dropout?: number;
+  /** Relation labels, in a fixed order: when given, texts with `relations` also train the relation head. */
+  relationLabels?: string[];
 }
 
 /** Everything needed to continue training exactly where it stopped. */
@@ -39,6 +41,38 @@ interface Chunk {
   tags: Int32Array;
   /** Pretraining: the label names this text was asked for (its tags index them). */
   labels?: string[];
+  /** Texts annotated with relations: their entity spans and every ordered pair's target (0 = none, else 1 + relation index). */
+  relations?: { spans: { first: number; last: number }[]; pairs: { head: number; tail: number; target: number }[] };
+}
+
+/** Negatives (gold entity pairs without a relation) kept per positive in a batch. */
+const NEGATIVES_PER_POSITIVE = 3;
+
+/**
+ * A chunk's relation targets: its gold entities and relation arguments (the
+ * first {@link MAX_RELATION_SPANS} by position), every ordered pair of them,
+ * labelled with its gold relation or none.
+ */
+function relationTargets(chunk: Featurized, ex: Example, relationLabels: readonly string[]): Chunk['relations'] {
+  const spans: { first: number; last: number }[] = [];
+  const indexOf = (s: { start: number; end: number }) => {
+    const r = tokenRange(chunk, s);
+    return r ? spans.findIndex((x) => x.first === r.first && x.last === r.last) : -1;
+  };
+  for (const s of [...(ex.entities ?? []), ...(ex.relations ?? []).flatMap((r) => [r.head, r.tail])]) {
+    const r = tokenRange(chunk, s);
+    if (r && indexOf(s) < 0) spans.push(r);
+  }
+  spans.sort((a, b) => a.first - b.first || a.last - b.last);
+  spans.splice(MAX_RELATION_SPANS);
+  const gold = new Map<string, number>();
+  for (const r of ex.relations ?? []) {
+    const [h, t, label] = [indexOf(r.head), indexOf(r.tail), relationLabels.indexOf(r.label)];
+    if (h >= 0 && t >= 0 && h !== t && label >= 0 && !gold.has(`${h}:${t}`)) gold.set(`${h}:${t}`, 1 + label);
+  }
+  const pairs = [];
+  for (let h = 0; h < spans.length; h++) for (let t = 0; t < spans.length; t++) if (h !== t) pairs.push({ head: h, tail: t, target: gold.get(`${h}:${t}`) ?? 0 });
+  return { spans, pairs };
 }
 
 /** A training text; `labels` (pretraining) lists the label names it is asked for, mentioned or not. */
@@ -86,13 +120,15 @@ export class EncoderTrainer {
     for (const ex of examples) {
       const f = featurize(ex.text ?? '', glove, config.hashLog2);
       const own = ex.labels;
+      const relations = this.relationLabels.length && Array.isArray(ex.relations);
       for (const c of chunksOf(f, config.maxTokens, width, HASHED_PER_TOKEN))
-        if (c.tokens.length) this.chunks.push({ features: c, tags: goldTags(c, ex.entities ?? [], own ?? options.labels), ...(own ? { labels: own } : {}) });
+        if (c.tokens.length) this.chunks.push({ features: c, tags: goldTags(c, ex.entities ?? [], own ?? options.labels), ...(own ? { labels: own } : {}), ...(relations ? { relations: relationTargets(c, ex, this.relationLabels) } : {}) });
     }
     const L = options.labels.length;
+    const R = this.relationLabels.length;
     // Trained labels get a learned residual on top of their name's projection.
-    this.weights = { ...base, 'label.B': zeros([L, config.dim]), 'label.I': zeros([L, config.dim]) };
-    for (const k of ['label.B', 'label.I']) if (base[k] && base[k].rows === L) this.weights[k] = base[k];
+    this.weights = { ...base, 'label.B': zeros([L, config.dim]), 'label.I': zeros([L, config.dim]), ...(R ? { 'rel.label': zeros([R, config.dim]) } : {}) };
+    for (const k of ['label.B', 'label.I', 'rel.label']) if (base[k] && this.weights[k] && base[k].rows === this.weights[k].rows) this.weights[k] = base[k];
     this.adapter = options.mode === 'lora' ? initAdapter(config, glove, options.loraRank, options.loraAlpha, options.seed) : null;
     this.trained = new Map();
     // Trained tensors are fresh copies (the base stays untouched), known in states by name (`adapter:` for the adapter's).
@@ -101,11 +137,17 @@ export class EncoderTrainer {
       into[name] = copy;
       this.trained.set(stateName, copy);
     };
-    for (const name of Object.keys(this.weights)) if (options.mode === 'full' || isHeadOrNorm(name)) train(this.weights, name, name);
+    // Without relation labels the relation head stays as it is (and entity-only training costs what it did).
+    const trains = (name: string) => (options.mode === 'full' || isHeadOrNorm(name)) && (R > 0 || !name.startsWith('rel.'));
+    for (const name of Object.keys(this.weights)) if (trains(name)) train(this.weights, name, name);
     if (this.adapter) for (const name of Object.keys(this.adapter.tensors)) train(this.adapter.tensors, name, `adapter:${name}`);
     this.adam = new Adam([...this.trained.values()], { learningRate: options.learningRate, weightDecay: 0.01 });
     this.ema = [...this.trained.values()].map((t) => t.data.slice());
     if (state) this.restore(state);
+  }
+
+  private get relationLabels(): string[] {
+    return this.options.relationLabels ?? [];
   }
 
   get size(): number {
@@ -161,7 +203,10 @@ export class EncoderTrainer {
       if (hooks.signal?.aborted) throw new Error('training cancelled');
       const picked = batchIds.map((k) => this.chunks[k]!);
       const batch = makeBatch(picked.map((c) => c.features), this.glove, { rate: this.options.featureDropout ?? 0.1, rng });
-      const loss = entityLoss(this.config, this.weights, batch, picked.map((c) => c.tags), this.options.labels, this.glove, this.adapter ?? undefined, { rate: this.options.dropout ?? 0.2, rng }, picked[0]!.labels ? picked.map((c) => c.labels ?? []) : undefined);
+      const states = encode(this.config, this.weights, batch, this.adapter ?? undefined, { rate: this.options.dropout ?? 0.2, rng });
+      let loss = tagLoss(this.weights, states, batch, picked.map((c) => c.tags), this.options.labels, this.glove, picked[0]!.labels ? picked.map((c) => c.labels ?? []) : undefined);
+      const pairs = this.relationPairs(picked, rng);
+      if (pairs) loss = add(loss, crossEntropy(relationLogits(this.weights, states, batch.time, pairs, this.relationLabels, this.glove, this.relationLabels), pairs.targets));
       loss.backward();
       clipGradNorm(this.adam.params, 1);
       this.adam.step(this.learningRate());
@@ -175,6 +220,23 @@ export class EncoderTrainer {
     }
     this.epoch = epoch;
     return total / Math.max(1, batches);
+  }
+
+  /** A batch's relation pairs: every positive, and at most {@link NEGATIVES_PER_POSITIVE} times as many negatives (seeded choice). */
+  private relationPairs(picked: readonly Chunk[], rng: Rng): (SpanPairs & { targets: Int32Array }) | null {
+    if (!picked.some((c) => c.relations?.pairs.length)) return null;
+    const spans: TokenSpan[] = [];
+    const positives: [number, number, number][] = [];
+    const negatives: [number, number, number][] = [];
+    picked.forEach((c, b) => {
+      if (!c.relations) return;
+      const offset = spans.length;
+      for (const s of c.relations.spans) spans.push({ chunk: b, ...s });
+      for (const p of c.relations.pairs) (p.target ? positives : negatives).push([offset + p.head, offset + p.tail, p.target]);
+    });
+    const keep = NEGATIVES_PER_POSITIVE * Math.max(1, positives.length);
+    const chosen = [...positives, ...(negatives.length > keep ? rng.shuffle(negatives).slice(0, keep) : negatives)];
+    return { spans, heads: Int32Array.from(chosen, (p) => p[0]), tails: Int32Array.from(chosen, (p) => p[1]), targets: Int32Array.from(chosen, (p) => p[2]) };
   }
 
   runEpoch(hooks: EpochHooks = {}): number {
@@ -205,8 +267,10 @@ export class EncoderTrainer {
   private restore(state: EncoderTrainState): void {
     [...this.trained].forEach(([name, t], k) => {
       const s = state.tensors[name];
+      // A state from before relations were trained keeps the relation head as initialised.
+      if (!s && name.startsWith('rel.')) return;
       // Label rows: a continued job may add labels after the ones it was trained on.
-      const fits = s && (s.data.length === t.data.length || (name.startsWith('label.') && s.data.length < t.data.length));
+      const fits = s && (s.data.length === t.data.length || ((name.startsWith('label.') || name === 'rel.label') && s.data.length < t.data.length));
       if (!s || !fits) throw new Error(`training state has no matching tensor ${name}`);
       t.data.set(s.data);
       this.adam.m[k]!.set(s.m);
@@ -231,11 +295,31 @@ export class EncoderTrainer {
 
   model(): EntityEncoder {
     const { weights, adapter } = this.result();
-    return new EntityEncoder(this.config, this.glove, weights, adapter, this.options.labels);
+    return new EntityEncoder(this.config, this.glove, weights, adapter, this.options.labels, this.relationLabels);
   }
 }
 
-/** Serving: entities for any label names; trained labels use their learned residuals. */
+/** A predicted entity: its text, offsets, type and confidence. */
+export interface EntityMention {
+  start: number;
+  end: number;
+  label: string;
+  text: string;
+  confidence: number;
+}
+
+/** A predicted relation between two predicted entities. */
+export interface RelationMention {
+  label: string;
+  head: EntityMention;
+  tail: EntityMention;
+  confidence: number;
+}
+
+/**
+ * Serving: entities for any label names, and relations between them for any
+ * relation names; trained labels and relations use their learned residuals.
+ */
 export class EntityEncoder {
   constructor(
     readonly config: EncoderConfig,
@@ -243,23 +327,71 @@ export class EntityEncoder {
     readonly weights: Weights,
     readonly adapter: LoraAdapter | null,
     readonly trainedLabels: readonly string[],
+    readonly relationLabels: readonly string[] = [],
   ) {}
 
   /** The same model with its adapter folded into the weights. */
   merged(): EntityEncoder {
-    return this.adapter ? new EntityEncoder(this.config, this.glove, mergeAdapter(this.weights, this.adapter), null, this.trainedLabels) : this;
+    return this.adapter ? new EntityEncoder(this.config, this.glove, mergeAdapter(this.weights, this.adapter), null, this.trainedLabels, this.relationLabels) : this;
   }
 
-  extract(text: string, labels: readonly string[] = this.trainedLabels, threshold = 0): { start: number; end: number; label: string; text: string; confidence: number }[] {
-    if (!labels.length) return [];
+  /** Token states of a text's chunks and each chunk's entity spans (all, whatever their confidence). */
+  private encodeText(text: string, labels: readonly string[]): { chunks: Featurized[]; time: number; states: Tensor; spans: DecodedSpan[][] } | null {
     const f = featurize(text, this.glove, this.config.hashLog2);
     const chunks = chunksOf(f, this.config.maxTokens, denseWidth(this.glove), HASHED_PER_TOKEN);
-    if (!chunks.length || !chunks[0]!.tokens.length) return [];
+    if (!chunks.length || !chunks[0]!.tokens.length) return null;
     const batch = makeBatch(chunks, this.glove);
-    const logits = entityLogits(this.weights, encode(this.config, this.weights, batch, this.adapter ?? undefined), labels, this.glove, this.trainedLabels).data;
-    const out = [];
-    for (let b = 0; b < chunks.length; b++)
-      for (const s of decodeSpans(logits, b * batch.time, chunks[b]!, labels)) if (s.confidence >= threshold) out.push({ ...s, text: text.slice(s.start, s.end) });
+    const states = encode(this.config, this.weights, batch, this.adapter ?? undefined);
+    const logits = entityLogits(this.weights, states, labels, this.glove, this.trainedLabels).data;
+    return { chunks, time: batch.time, states, spans: chunks.map((c, b) => decodeSpans(logits, b * batch.time, c, labels)) };
+  }
+
+  extract(text: string, labels: readonly string[] = this.trainedLabels, threshold = 0): EntityMention[] {
+    if (!labels.length) return [];
+    const encoded = this.encodeText(text, labels);
+    if (!encoded) return [];
+    return encoded.spans.flatMap((spans) => spans.filter((s) => s.confidence >= threshold).map((s) => ({ ...s, text: text.slice(s.start, s.end) })));
+  }
+
+  /**
+   * Relations between the entities predicted for `entityLabels`: every
+   * ordered pair of one chunk's entities (the {@link MAX_RELATION_SPANS} most
+   * confident) takes its most probable class among `none` and the requested
+   * relations, kept when that is a relation at least `threshold` probable.
+   */
+  extractRelations(text: string, relationLabels: readonly string[] = this.relationLabels, entityLabels: readonly string[] = this.trainedLabels, threshold = 0): RelationMention[] {
+    if (!relationLabels.length || !entityLabels.length) return [];
+    const encoded = this.encodeText(text, entityLabels);
+    if (!encoded) return [];
+    const spans: TokenSpan[] = [];
+    const mentions: EntityMention[] = [];
+    const heads: number[] = [];
+    const tails: number[] = [];
+    encoded.spans.forEach((chunkSpans, b) => {
+      const kept = [...chunkSpans].sort((x, y) => y.confidence - x.confidence).slice(0, MAX_RELATION_SPANS).sort((x, y) => x.start - y.start);
+      const offset = spans.length;
+      for (const s of kept) {
+        spans.push({ chunk: b, ...tokenRange(encoded.chunks[b]!, s)! });
+        mentions.push({ ...s, text: text.slice(s.start, s.end) });
+      }
+      for (let h = 0; h < kept.length; h++)
+        for (let t = 0; t < kept.length; t++)
+          if (h !== t) {
+            heads.push(offset + h);
+            tails.push(offset + t);
+          }
+    });
+    if (!heads.length) return [];
+    const C = 1 + relationLabels.length;
+    const probs = relationLogits(this.weights, encoded.states, encoded.time, { spans, heads: Int32Array.from(heads), tails: Int32Array.from(tails) }, relationLabels, this.glove, this.relationLabels).data;
+    const out: RelationMention[] = [];
+    for (let p = 0; p < heads.length; p++) {
+      softmaxInPlace(probs, p * C, C);
+      let best = 0;
+      for (let c = 1; c < C; c++) if (probs[p * C + c]! > probs[p * C + best]!) best = c;
+      const confidence = probs[p * C + best]!;
+      if (best > 0 && confidence >= threshold) out.push({ label: relationLabels[best - 1]!, head: mentions[heads[p]!]!, tail: mentions[tails[p]!]!, confidence });
+    }
     return out;
   }
 }
