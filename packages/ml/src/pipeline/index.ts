@@ -4,12 +4,12 @@ import { ClassifierTrainer, NgramClassifier, type ClassifierState } from '../cla
 import type { Example } from '../data';
 import { EncoderTrainer, EntityEncoder, loadEncoderBase, type EncoderAdapter, type EncoderTrainState, type EncoderWeights } from '../encoder';
 import { isHeadOrNorm } from '../encoder/model';
-import { classificationPRF, spanPRF, type Report } from '../eval';
+import { classificationPRF, relationPRF, spanPRF, type Relation, type Report } from '../eval';
 import { decodeTensors, encodeTensors, tensor } from '../nn';
-import { normalizeSchema } from '../schema';
+import { normalizeSchema, type NormalizedSchema } from '../schema';
 import { extractWith, zeroShotLabelScores } from '../zeroshot/base-model';
 import { zeroShotSpans } from '../zeroshot';
-import type { CanonicalRow, Checkpoint, ExtractionModel, ExtractionSchema, Hyperparameters, Metrics, ModelManifest, TrainRequest, TrainResult, TrainingType } from './types';
+import type { CanonicalRow, Checkpoint, ExtractionModel, ExtractionResult, ExtractionSchema, Hyperparameters, Metrics, ModelManifest, PredictOptions, TrainRequest, TrainResult, TrainingType } from './types';
 
 export * from './types';
 
@@ -36,18 +36,28 @@ interface ClassificationTaskData {
   examples: { text: string; labels: string[] }[];
 }
 
-/** Rows → tagger examples and per-task classification examples (list, dict and banking77 `{label, task}` forms). */
-function prepare(rows: (CanonicalRow | Example)[]): { entities: Example[]; tasks: ClassificationTaskData[]; hasEntities: boolean } {
+/**
+ * Rows → encoder examples (entities, and relations where a row lists them)
+ * and per-task classification examples (list, dict and banking77 `{label,
+ * task}` forms).
+ */
+function prepare(rows: (CanonicalRow | Example)[]): { entities: Example[]; tasks: ClassificationTaskData[]; hasEntities: boolean; relationLabels: string[] } {
   const entities: Example[] = [];
   const tasks = new Map<string, ClassificationTaskData>();
+  const relationLabels = new Set<string>();
   let hasEntities = false;
   for (const raw of rows) {
     const row = raw as Example & CanonicalRow;
     const text = row.text ?? '';
     if (!text) continue;
-    if (Array.isArray(row.entities)) {
-      entities.push({ text, entities: row.entities.map((e) => ({ start: e.start, end: e.end, label: e.label })) });
-      if (row.entities.length) hasEntities = true;
+    if (Array.isArray(row.entities) || Array.isArray(row.relations)) {
+      const spans = (row.entities ?? []).map((e) => ({ start: e.start, end: e.end, label: e.label }));
+      // An argument without a type takes the type of the gold entity at its offsets.
+      const argument = (a: { start: number; end: number; label?: string }) => ({ start: a.start, end: a.end, label: a.label ?? spans.find((e) => e.start === a.start && e.end === a.end)?.label ?? '' });
+      const relations = Array.isArray(row.relations) ? row.relations.map((r) => ({ label: r.label, head: argument(r.head), tail: argument(r.tail) })) : undefined;
+      entities.push({ text, entities: spans, ...(relations ? { relations } : {}) });
+      if (spans.length) hasEntities = true;
+      for (const r of relations ?? []) relationLabels.add(r.label);
     }
     const add = (task: string, labels: string[], multi: boolean) => {
       let t = tasks.get(task);
@@ -61,7 +71,7 @@ function prepare(rows: (CanonicalRow | Example)[]): { entities: Example[]; tasks
       for (const [task, v] of Object.entries(row.classifications)) add(task, Array.isArray(v) ? v : [v], Array.isArray(v));
     }
   }
-  return { entities, tasks: [...tasks.values()], hasEntities };
+  return { entities, tasks: [...tasks.values()], hasEntities, relationLabels: [...relationLabels].sort() };
 }
 
 const b64 = (a: Float32Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength).toString('base64');
@@ -93,7 +103,7 @@ interface StateMeta {
   trainingType: TrainingType;
   hyperparameters: Hyperparameters;
   epoch: number;
-  encoder: { labels: string[]; epoch: number; step: number; adamT: number } | null;
+  encoder: { labels: string[]; relations?: string[]; epoch: number; step: number; adamT: number } | null;
   classifiers: Record<string, ClassifierStateJson>;
 }
 
@@ -102,7 +112,7 @@ interface TrainState {
   trainingType: TrainingType;
   hyperparameters: Hyperparameters;
   epoch: number;
-  encoder: (EncoderTrainState & { labels: string[] }) | null;
+  encoder: (EncoderTrainState & { labels: string[]; relations?: string[] }) | null;
   classifiers: Record<string, ClassifierState>;
 }
 
@@ -121,7 +131,7 @@ function encodeState(s: TrainState): Uint8Array {
     trainingType: s.trainingType,
     hyperparameters: s.hyperparameters,
     epoch: s.epoch,
-    encoder: s.encoder ? { labels: s.encoder.labels, epoch: s.encoder.epoch, step: s.encoder.step, adamT: s.encoder.adamT } : null,
+    encoder: s.encoder ? { labels: s.encoder.labels, relations: s.encoder.relations ?? [], epoch: s.encoder.epoch, step: s.encoder.step, adamT: s.encoder.adamT } : null,
     classifiers: Object.fromEntries(Object.entries(s.classifiers).map(([k, c]) => [k, { ...c, weights: b64(c.weights), bias: b64(c.bias), gradSq: b64(c.gradSq), biasSq: b64(c.biasSq) }])),
   };
   return packTensors(meta, tensors);
@@ -156,8 +166,8 @@ interface BundleMeta {
   manifest: ModelManifest;
   /** True when the bundle stores a LoRA adapter (and smaller classifier tables) rather than whole weights. */
   adapter: boolean;
-  /** The entity encoder: its labels, and its adapter's rank and alpha in LoRA mode. Tensors `w:<name>` (weights) and `a:<name>` (adapter). */
-  encoder: { labels: string[]; lora: { rank: number; alpha: number } | null } | null;
+  /** The entity encoder: its labels and relations, and its adapter's rank and alpha in LoRA mode. Tensors `w:<name>` (weights) and `a:<name>` (adapter). */
+  encoder: { labels: string[]; relations?: string[]; lora: { rank: number; alpha: number } | null } | null;
   classifiers: Record<string, ReturnType<NgramClassifier['toJSON']>>;
 }
 
@@ -180,25 +190,38 @@ function encoderOf(meta: BundleMeta, tensors: TensorRecord): EntityEncoder | nul
   }
   const lora = meta.encoder.lora;
   const adapter: EncoderAdapter | null = lora ? { rank: lora.rank, alpha: lora.alpha, targets: [], tensors: adapterTensors } : null;
-  return new EntityEncoder(base.config, loadGlove(), weights, adapter, meta.encoder.labels);
+  return new EntityEncoder(base.config, loadGlove(), weights, adapter, meta.encoder.labels, meta.encoder.relations ?? []);
 }
 
 function classifiersOf(meta: BundleMeta): Map<string, NgramClassifier> {
   return new Map(Object.entries(meta.classifiers).map(([k, c]) => [k, NgramClassifier.fromJSON(c as Parameters<typeof NgramClassifier.fromJSON>[0])]));
 }
 
-/** Metrics on held-out rows: entities (span-exact) when the data has them, else classification; per label for both. */
+/**
+ * Metrics on held-out rows: entities (span-exact) when the data has them, then
+ * relations (label, argument spans and types exact; per label as
+ * `relation/<label>`), then classification; the first present is the headline.
+ */
 export function evaluate(model: { encoder: EntityEncoder | null; classifiers: Map<string, NgramClassifier> }, heldout: (CanonicalRow | Example)[]): Metrics {
   const data = prepare(heldout);
   const reports: Report[] = [];
   const perLabel: Metrics['per_label'] = {};
-  if (model.encoder && data.entities.length) {
+  if (model.encoder && data.hasEntities) {
     const r = spanPRF(
       data.entities.map((e) => e.entities ?? []),
       data.entities.map((e) => model.encoder!.extract(e.text ?? '')),
     );
     reports.push(r);
     for (const [l, v] of Object.entries(r.perLabel)) perLabel[l] = v;
+  }
+  const annotated = data.entities.filter((e) => e.relations);
+  if (model.encoder?.relationLabels.length && annotated.length) {
+    const r = relationPRF(
+      annotated.map((e) => e.relations as Relation[]),
+      annotated.map((e) => model.encoder!.extractRelations(e.text ?? '')),
+    );
+    reports.push(r);
+    for (const [l, v] of Object.entries(r.perLabel)) perLabel[`relation/${l}`] = v;
   }
   for (const t of data.tasks) {
     const clf = model.classifiers.get(t.task);
@@ -243,11 +266,12 @@ export async function trainModel(req: TrainRequest): Promise<TrainResult> {
   const rank = hp.loraRank ?? ENCODER_DEFAULTS.loraRank;
   const alpha = hp.loraAlpha ?? rank * ENCODER_DEFAULTS.loraAlphaPerRank;
   const entityLabels = [...new Set([...(resumed?.encoder?.labels ?? []), ...[...new Set(data.entities.flatMap((e) => (e.entities ?? []).map((s) => s.label)))].sort()])];
+  const relationLabels = [...new Set([...(resumed?.encoder?.relations ?? []), ...data.relationLabels])];
   const base = loadEncoderBase();
   const priorEncoder = resumed?.encoder ? (continuing ? resumed.encoder : { ...resumed.encoder, epoch: 0, step: 0, adamT: 0, tensors: Object.fromEntries(Object.entries(resumed.encoder.tensors).map(([k, t]) => [k, { ...t, data: t.ema, m: new Float32Array(t.data.length), v: new Float32Array(t.data.length) }])) }) : undefined;
   const encoder =
     data.hasEntities || resumed?.encoder
-      ? new EncoderTrainer(data.entities, base.config, glove, base.weights, { mode: trainingType, labels: entityLabels, epochs: hp.nrEpochs, learningRate: hp.learningRate, batchSize: hp.batchSize ?? ENCODER_DEFAULTS.batchSize, seed: hp.seed, loraRank: rank, loraAlpha: alpha }, priorEncoder)
+      ? new EncoderTrainer(data.entities, base.config, glove, base.weights, { mode: trainingType, labels: entityLabels, epochs: hp.nrEpochs, learningRate: hp.learningRate, batchSize: hp.batchSize ?? ENCODER_DEFAULTS.batchSize, seed: hp.seed, loraRank: rank, loraAlpha: alpha, relationLabels }, priorEncoder)
       : null;
   const classifiers = new Map<string, ClassifierTrainer>();
   for (const t of data.tasks) {
@@ -261,7 +285,7 @@ export async function trainModel(req: TrainRequest): Promise<TrainResult> {
   const fullParams = counts.total + [...classifiers.values()].reduce((n, c) => n + c.hashedParameterCount * scale + c.parameterCount - c.hashedParameterCount, 0);
   const trained = counts.trained + [...classifiers.values()].reduce((n, c) => n + c.parameterCount, 0);
   const share = Number(((100 * trained) / Math.max(1, fullParams)).toFixed(1));
-  const what = [encoder ? `entities (${entityLabels.join(', ')})` : '', classifiers.size ? `${classifiers.size} classification task(s)` : ''].filter(Boolean).join(' + ');
+  const what = [encoder ? `entities (${entityLabels.join(', ')})` : '', encoder && relationLabels.length ? `relations (${relationLabels.join(', ')})` : '', classifiers.size ? `${classifiers.size} classification task(s)` : ''].filter(Boolean).join(' + ');
   log('info', `training ${trainingType}${trainingType === 'lora' ? ` (rank ${rank}, alpha ${alpha})` : ''} on ${perEpoch} examples per epoch for ${hp.nrEpochs} epochs: ${what}; ${trained.toLocaleString('en-US')} trained parameters (${share}% of full)`);
   if (continuing) log('info', `resuming from epoch ${startEpoch}`);
 
@@ -303,7 +327,7 @@ export async function trainModel(req: TrainRequest): Promise<TrainResult> {
     report(epoch, true);
     log('info', `epoch ${epoch}/${hp.nrEpochs}: loss ${loss.toFixed(4)}`);
     if (req.onCheckpoint) {
-      const state = encodeState({ baseModel: req.baseModel, trainingType, hyperparameters: hp, epoch, encoder: encoder ? { ...encoder.snapshot(), labels: entityLabels } : null, classifiers: snapshotClassifiers() });
+      const state = encodeState({ baseModel: req.baseModel, trainingType, hyperparameters: hp, epoch, encoder: encoder ? { ...encoder.snapshot(), labels: entityLabels, relations: relationLabels } : null, classifiers: snapshotClassifiers() });
       await req.onCheckpoint({ id: `weights/${step}`, type: 'training', step, bytes: state } satisfies Checkpoint);
       const partial = buildBundle(req.baseModel, trainingType, hp, encoder?.model() ?? null, liveClassifiers(), null);
       await req.onCheckpoint({ id: `sampler_weights/${step}`, type: 'sampler', step, bytes: partial.bytes });
@@ -328,11 +352,12 @@ function buildBundle(baseModel: string, trainingType: TrainingType, hp: Hyperpar
     schema: {
       entities: encoder ? [...encoder.trainedLabels] : [],
       classifications: [...classifiers].map(([task, c]) => ({ task, labels: c.labels, multi_label: c.multiLabel })),
-      relations: [],
+      relations: encoder ? [...encoder.relationLabels] : [],
     },
     tokenizer: 'whetstone-words/1',
     architecture: {
       entities: encoder ? `encoder: GloVe-100 + hashed features (2^${base.config.hashLog2}×${base.config.hashDim}), width-3 window, ${base.config.layers} pre-LN transformer layers (D=${base.config.dim}, ${base.config.heads} heads), label-name BIO head` : null,
+      ...(encoder?.relationLabels.length ? { relations: 'encoder span pairs (head, tail, the words between, order) against relation-name vectors' } : {}),
       classifications: classifiers.size ? 'hashed word uni+bigram linear model' : null,
       ...(encoder?.adapter ? { lora: { rank: encoder.adapter.rank, alpha: encoder.adapter.alpha, targets: ['in', 'qkv', 'o', 'fc1', 'fc2', 'hash'], trained_share_percent: trainedShare ?? null } } : {}),
     },
@@ -342,14 +367,16 @@ function buildBundle(baseModel: string, trainingType: TrainingType, hp: Hyperpar
   };
   const tensors: TensorRecord = {};
   if (encoder) {
-    for (const [name, t] of Object.entries(encoder.weights)) if (!encoder.adapter || isHeadOrNorm(name)) tensors[`w:${name}`] = { shape: [...t.shape], data: t.data };
+    // The relation head is stored only when trained (otherwise it is the base's).
+    const stored = (name: string) => (!encoder.adapter || isHeadOrNorm(name)) && (encoder.relationLabels.length > 0 || !name.startsWith('rel.'));
+    for (const [name, t] of Object.entries(encoder.weights)) if (stored(name)) tensors[`w:${name}`] = { shape: [...t.shape], data: t.data };
     if (encoder.adapter) for (const [name, t] of Object.entries(encoder.adapter.tensors)) tensors[`a:${name}`] = { shape: [...t.shape], data: t.data };
   }
   const meta: BundleMeta = {
     format: BUNDLE_FORMAT,
     manifest,
     adapter: trainingType === 'lora',
-    encoder: encoder ? { labels: [...encoder.trainedLabels], lora: encoder.adapter ? { rank: encoder.adapter.rank, alpha: encoder.adapter.alpha } : null } : null,
+    encoder: encoder ? { labels: [...encoder.trainedLabels], relations: [...encoder.relationLabels], lora: encoder.adapter ? { rank: encoder.adapter.rank, alpha: encoder.adapter.alpha } : null } : null,
     classifiers: Object.fromEntries([...classifiers].map(([k, c]) => [k, c.toJSON()])),
   };
   return { bytes: packTensors(meta, tensors), manifest };
@@ -395,13 +422,49 @@ function manifestSchema(m: ModelManifest): ExtractionSchema {
   return {
     ...(m.schema.entities.length ? { entities: m.schema.entities } : {}),
     ...(m.schema.classifications.length ? { classifications: m.schema.classifications } : {}),
+    ...(m.schema.relations.length ? { relations: m.schema.relations } : {}),
   };
+}
+
+const round4 = (x: number) => Number(x.toFixed(4));
+
+/** A relation argument in GLiNER2's shape: its text, or an object with confidence and offsets when asked for. */
+function argumentItem(s: { text: string; confidence: number; start: number; end: number }, o: PredictOptions): unknown {
+  if (!o.includeConfidence && !o.includeSpans) return s.text;
+  return { text: s.text, ...(o.includeConfidence ? { confidence: round4(s.confidence) } : {}), ...(o.includeSpans ? { start: s.start, end: s.end } : {}) };
+}
+
+/**
+ * Trained relations answered by the encoder, the others by the zero-shot
+ * base: `relation_extraction` in the schema's order, placed where the
+ * zero-shot answer puts it (before structures).
+ */
+function withTrainedRelations(text: string, schema: NormalizedSchema, options: PredictOptions, encoder: EntityEncoder, threshold: number, zeroShot: (schema: NormalizedSchema) => ExtractionResult): ExtractionResult {
+  const trained = schema.relations.filter((r) => encoder.relationLabels.includes(r));
+  if (!trained.length) return zeroShot(schema);
+  const result = zeroShot({ ...schema, relations: schema.relations.filter((r) => !trained.includes(r)) });
+  const others = (result.relation_extraction ?? {}) as Record<string, unknown[]>;
+  const mine: Record<string, unknown[]> = Object.fromEntries(trained.map((r) => [r, []]));
+  for (const r of encoder.extractRelations(text, trained, encoder.trainedLabels, threshold)) {
+    const detailed = options.includeConfidence || options.includeSpans;
+    mine[r.label]!.push(detailed ? { head: argumentItem(r.head, options), tail: argumentItem(r.tail, options), ...(options.includeConfidence ? { confidence: round4(r.confidence) } : {}) } : [r.head.text, r.tail.text]);
+  }
+  const relations = Object.fromEntries(schema.relations.map((r) => [r, mine[r] ?? others[r] ?? []]));
+  const structures = new Set(schema.structures.map((s) => s.name));
+  const out: ExtractionResult = {};
+  for (const [key, value] of Object.entries(result)) {
+    if (structures.has(key) && !out.relation_extraction) out.relation_extraction = relations;
+    if (key !== 'relation_extraction') out[key] = value;
+  }
+  out.relation_extraction ??= relations;
+  return out;
 }
 
 /**
  * A servable model from a bundle (a LoRA adapter is merged on load): trained
- * labels and tasks use the trained weights; any other label, relations and
- * structures fall back to the zero-shot base, so one model serves any schema.
+ * labels, tasks and relations use the trained weights; any other label or
+ * relation, and structures, fall back to the zero-shot base, so one model
+ * serves any schema.
  */
 export function loadModel(bundle: Uint8Array): ExtractionModel {
   const { meta, tensors } = readBundle(bundle);
@@ -414,29 +477,32 @@ export function loadModel(bundle: Uint8Array): ExtractionModel {
     extract(text, schema, options = {}) {
       const given = schema && Object.keys(schema).length ? schema : manifestSchema(manifest);
       const explicit = options.threshold && options.threshold > 0 ? options.threshold : 0;
-      return extractWith(text, normalizeSchema(given), options, {
-        entities: (t, labels, threshold) => {
-          const known = labels.filter((l) => trainedTypes.has(l));
-          const mine = encoder && known.length ? encoder.extract(t, known, explicit) : [];
-          const others = labels.filter((l) => !trainedTypes.has(l));
-          const zero = others.length ? zeroShotSpans(t, others, threshold).filter((z) => !mine.some((m) => z.start < m.end && z.end > m.start)) : [];
-          return [...mine, ...zero].sort((a, b) => a.start - b.start);
-        },
-        classify: (t, task) => {
-          const clf = classifiers.get(task.task);
-          if (!clf || !task.labels.every((l) => clf.labels.includes(l))) return zeroShotLabelScores(t, task.labels, task.multi_label);
-          const scores = clf.predict(t).scores;
-          const picked = task.labels.map((label) => ({ label, confidence: scores[label] ?? 0 }));
-          if (clf.multiLabel || task.multi_label) return picked;
-          const sum = picked.reduce((n, s) => n + s.confidence, 0) || 1;
-          return picked.map((s) => ({ label: s.label, confidence: s.confidence / sum }));
-        },
-      });
+      const zeroShot = (normalized: NormalizedSchema) =>
+        extractWith(text, normalized, options, {
+          entities: (t, labels, threshold) => {
+            const known = labels.filter((l) => trainedTypes.has(l));
+            const mine = encoder && known.length ? encoder.extract(t, known, explicit) : [];
+            const others = labels.filter((l) => !trainedTypes.has(l));
+            const zero = others.length ? zeroShotSpans(t, others, threshold).filter((z) => !mine.some((m) => z.start < m.end && z.end > m.start)) : [];
+            return [...mine, ...zero].sort((a, b) => a.start - b.start);
+          },
+          classify: (t, task) => {
+            const clf = classifiers.get(task.task);
+            if (!clf || !task.labels.every((l) => clf.labels.includes(l))) return zeroShotLabelScores(t, task.labels, task.multi_label);
+            const scores = clf.predict(t).scores;
+            const picked = task.labels.map((label) => ({ label, confidence: scores[label] ?? 0 }));
+            if (clf.multiLabel || task.multi_label) return picked;
+            const sum = picked.reduce((n, s) => n + s.confidence, 0) || 1;
+            return picked.map((s) => ({ label: s.label, confidence: s.confidence / sum }));
+          },
+        });
+      const normalized = normalizeSchema(given);
+      return encoder ? withTrainedRelations(text, normalized, options, encoder, explicit, zeroShot) : zeroShot(normalized);
     },
   };
 }
 
-/** Scores a bundle on held-out rows (span-exact entities, per-task classification). */
+/** Scores a bundle on held-out rows (span-exact entities, relations, per-task classification). */
 export function evaluateBundle(bundle: Uint8Array, rows: (CanonicalRow | Example)[]): Metrics {
   const { meta, tensors } = readBundle(bundle);
   return evaluate({ encoder: encoderOf(meta, tensors)?.merged() ?? null, classifiers: classifiersOf(meta) }, rows);

@@ -75,6 +75,8 @@ export interface ModelManifest {
   architecture?: {
     entities: string | null;
     classifications: string | null;
+    /** The relation head, when relations were trained. */
+    relations?: string;
     lora?: { rank: number; alpha: number; targets: string[]; trained_share_percent: number | null };
   };
   hyperparameters: Hyperparameters;
