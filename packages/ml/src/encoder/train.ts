@@ -94,7 +94,9 @@ export function chunksOf(f: Featurized, max: number, denseWidth: number, hashedP
  * then linear decay), gradient clipping and seeded per-epoch order, so a
  * state saved after any epoch resumes to the same result as an uninterrupted
  * run. Full mode trains every weight; LoRA mode trains a low-rank adapter on
- * every linear layer and the hash table, plus the head and the norms.
+ * every linear layer and the hash table, plus the head and the norms. With
+ * `relationLabels`, texts that list relations add the relation head's loss
+ * over their gold entity pairs.
  */
 export class EncoderTrainer {
   private readonly chunks: Chunk[];
