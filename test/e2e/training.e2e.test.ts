@@ -26,13 +26,14 @@ describe('training and serving trained models, end to end through pnpm start', (
   const get = (p: string, k = key) => fetch(`${base}${p}`, { headers: { 'x-api-key': k } });
   const del = (p: string, k = key) => fetch(`${base}${p}`, { method: 'DELETE', headers: { 'x-api-key': k } });
   const job = async (id: string) => (await (await get(`/core/training-jobs/${id}`)).json()) as Job;
-  const until = (id: string, statuses: string[], timeoutMs = 60_000) =>
+  // Training a transformer on a shared 2-core machine: generous waits (they end as soon as the state is reached).
+  const until = (id: string, statuses: string[], timeoutMs = 180_000) =>
     eventually(async () => {
       const j = await job(id);
       return statuses.includes(j.status) ? j : null;
     }, timeoutMs, 200);
   const createJob = async (body: Record<string, unknown>) => {
-    const res = await post('/core/training-jobs', { base_model: 'whetstone-extract-base', datasets: [{ name: 'wikigold' }], training_type: 'full', nr_epochs: 3, ...body });
+    const res = await post('/core/training-jobs', { base_model: 'whetstone-extract-base', datasets: [{ name: 'wikigold' }], training_type: 'full', nr_epochs: 2, ...body });
     expect(res.status).toBe(200);
     const created = (await res.json()) as { id: string; status: string };
     expect(created.status).toBe('requested');
@@ -103,11 +104,11 @@ describe('training and serving trained models, end to end through pnpm start', (
     expect((await get('/v1/training-jobs?limit=0')).status).toBe(400);
     const trained = (await (await get('/core/trained-models')).json()) as { models: { model_id: string }[] };
     expect(trained.models.map((m) => m.model_id)).toContain(first);
-  }, 90_000);
+  }, 240_000);
 
   it('lists both checkpoint kinds and downloads the model and a checkpoint through presigned URLs', async () => {
     const res = (await (await get(`/v1/training/jobs/${first}/checkpoints`)).json()) as { success: boolean; run_id: string; count: number; checkpoints: { checkpoint_id: string; checkpoint_type: string; tinker_path: string; size_bytes: number }[] };
-    expect(res).toMatchObject({ success: true, run_id: first, count: 6 });
+    expect(res).toMatchObject({ success: true, run_id: first, count: 4 });
     expect(new Set(res.checkpoints.map((c) => c.checkpoint_type))).toEqual(new Set(['training', 'sampler']));
     expect(res.checkpoints[0]!.tinker_path).toBe(`whetstone://${first}/${res.checkpoints[0]!.checkpoint_id}`);
 
@@ -130,7 +131,7 @@ describe('training and serving trained models, end to end through pnpm start', (
     const logs = (await (await get(`/v1/training-jobs/${continued}/logs`)).json()) as { logs: { message: string }[] };
     expect(logs.logs.some((l) => /continuing from/.test(l.message))).toBe(true);
     expect(logs.logs.some((l) => /resuming from/.test(l.message))).toBe(true);
-  }, 60_000);
+  }, 200_000);
 
   it('pushes the model to the hub with the token as a bearer header, and never logs the token', async () => {
     const token = 'hf_e2e_secret_token_0123456789';
@@ -211,7 +212,7 @@ describe('training and serving trained models, end to end through pnpm start', (
     expect((await get(`/core/training-jobs/${second}`)).status).toBe(404);
     expect((await get(`/v1/training-jobs/${second}/download`)).status).toBe(404);
     await eventually(async () => (await call()).status === 409, 10_000);
-  }, 120_000);
+  }, 240_000);
 
   it('fine-tunes the decoder with LoRA on chat rows and generates with it, as JSON or a server-sent stream', async () => {
     const url = (await (await post('/core/datasets/upload/url', { dataset_name: 'greetings', dataset_type: 'generation', format: 'jsonl', filename: 'chat.jsonl' })).json()) as { upload_url: string };
@@ -261,7 +262,7 @@ describe('training and serving trained models, end to end through pnpm start', (
     expect((await job(long)).status).toBe('cancelled');
     expect((await post(`/core/training-jobs/${long}/stop`, {})).status).toBe(409);
 
-    const survivor = await createJob({ nr_epochs: 5 });
+    const survivor = await createJob({ nr_epochs: 4 });
     await eventually(async () => ((await (await get(`/core/training-jobs/${survivor}/checkpoints`)).json()) as { count: number }).count >= 2, 60_000, 100);
     const [pid] = system.pids('trainer');
     expect(pid).toBeGreaterThan(0);

@@ -6,10 +6,10 @@ import { EncoderTrainer, EntityEncoder, loadEncoderBase, type EncoderAdapter, ty
 import { isHeadOrNorm } from '../encoder/model';
 import { classificationPRF, relationPRF, spanPRF, type Relation, type Report } from '../eval';
 import { decodeTensors, encodeTensors, tensor } from '../nn';
-import { normalizeSchema, type NormalizedSchema } from '../schema';
-import { extractWith, zeroShotLabelScores } from '../zeroshot/base-model';
+import { normalizeSchema } from '../schema';
+import { extractWith, zeroShotLabelScores, zeroShotRelations } from '../zeroshot/base-model';
 import { zeroShotSpans } from '../zeroshot';
-import type { CanonicalRow, Checkpoint, ExtractionModel, ExtractionResult, ExtractionSchema, Hyperparameters, Metrics, ModelManifest, PredictOptions, TrainRequest, TrainResult, TrainingType } from './types';
+import type { CanonicalRow, Checkpoint, ExtractionModel, ExtractionSchema, Hyperparameters, Metrics, ModelManifest, TrainRequest, TrainResult, TrainingType } from './types';
 
 export * from './types';
 
@@ -83,13 +83,16 @@ const f32 = (s: string) => {
 type TensorRecord = Record<string, { shape: number[]; data: Float32Array }>;
 
 /** Weights and training states are gzip'd tensor files: a JSON header (`meta`) and raw float32 tensors. */
-function packTensors<M>(meta: M, tensors: TensorRecord): Uint8Array {
-  return new Uint8Array(gzipSync(encodeTensors({ meta, tensors }), { level: 1 }));
+function packTensors<M>(meta: M, tensors: TensorRecord, compress = true): Uint8Array {
+  const raw = encodeTensors({ meta, tensors });
+  return compress ? new Uint8Array(gzipSync(raw, { level: 1 })) : raw;
 }
 
+/** Reads a tensor file, gzip'd (bundles) or not (training states, whose float data does not compress). */
 function unpackTensors<M>(bytes: Uint8Array): { meta: M; tensors: TensorRecord } | null {
   try {
-    return decodeTensors<M>(gunzipSync(Buffer.from(bytes)));
+    const gzipped = bytes.length > 2 && bytes[0] === 0x1f && bytes[1] === 0x8b;
+    return decodeTensors<M>(gzipped ? gunzipSync(Buffer.from(bytes)) : bytes);
   } catch {
     return null;
   }
@@ -134,7 +137,7 @@ function encodeState(s: TrainState): Uint8Array {
     encoder: s.encoder ? { labels: s.encoder.labels, relations: s.encoder.relations ?? [], epoch: s.encoder.epoch, step: s.encoder.step, adamT: s.encoder.adamT } : null,
     classifiers: Object.fromEntries(Object.entries(s.classifiers).map(([k, c]) => [k, { ...c, weights: b64(c.weights), bias: b64(c.bias), gradSq: b64(c.gradSq), biasSq: b64(c.biasSq) }])),
   };
-  return packTensors(meta, tensors);
+  return packTensors(meta, tensors, false);
 }
 
 function decodeState(bytes: Uint8Array): TrainState | null {
@@ -426,40 +429,6 @@ function manifestSchema(m: ModelManifest): ExtractionSchema {
   };
 }
 
-const round4 = (x: number) => Number(x.toFixed(4));
-
-/** A relation argument in GLiNER2's shape: its text, or an object with confidence and offsets when asked for. */
-function argumentItem(s: { text: string; confidence: number; start: number; end: number }, o: PredictOptions): unknown {
-  if (!o.includeConfidence && !o.includeSpans) return s.text;
-  return { text: s.text, ...(o.includeConfidence ? { confidence: round4(s.confidence) } : {}), ...(o.includeSpans ? { start: s.start, end: s.end } : {}) };
-}
-
-/**
- * Trained relations answered by the encoder, the others by the zero-shot
- * base: `relation_extraction` in the schema's order, placed where the
- * zero-shot answer puts it (before structures).
- */
-function withTrainedRelations(text: string, schema: NormalizedSchema, options: PredictOptions, encoder: EntityEncoder, threshold: number, zeroShot: (schema: NormalizedSchema) => ExtractionResult): ExtractionResult {
-  const trained = schema.relations.filter((r) => encoder.relationLabels.includes(r));
-  if (!trained.length) return zeroShot(schema);
-  const result = zeroShot({ ...schema, relations: schema.relations.filter((r) => !trained.includes(r)) });
-  const others = (result.relation_extraction ?? {}) as Record<string, unknown[]>;
-  const mine: Record<string, unknown[]> = Object.fromEntries(trained.map((r) => [r, []]));
-  for (const r of encoder.extractRelations(text, trained, encoder.trainedLabels, threshold)) {
-    const detailed = options.includeConfidence || options.includeSpans;
-    mine[r.label]!.push(detailed ? { head: argumentItem(r.head, options), tail: argumentItem(r.tail, options), ...(options.includeConfidence ? { confidence: round4(r.confidence) } : {}) } : [r.head.text, r.tail.text]);
-  }
-  const relations = Object.fromEntries(schema.relations.map((r) => [r, mine[r] ?? others[r] ?? []]));
-  const structures = new Set(schema.structures.map((s) => s.name));
-  const out: ExtractionResult = {};
-  for (const [key, value] of Object.entries(result)) {
-    if (structures.has(key) && !out.relation_extraction) out.relation_extraction = relations;
-    if (key !== 'relation_extraction') out[key] = value;
-  }
-  out.relation_extraction ??= relations;
-  return out;
-}
-
 /**
  * A servable model from a bundle (a LoRA adapter is merged on load): trained
  * labels, tasks and relations use the trained weights; any other label or
@@ -477,9 +446,8 @@ export function loadModel(bundle: Uint8Array): ExtractionModel {
     extract(text, schema, options = {}) {
       const given = schema && Object.keys(schema).length ? schema : manifestSchema(manifest);
       const explicit = options.threshold && options.threshold > 0 ? options.threshold : 0;
-      const zeroShot = (normalized: NormalizedSchema) =>
-        extractWith(text, normalized, options, {
-          entities: (t, labels, threshold) => {
+      return extractWith(text, normalizeSchema(given), options, {
+        entities: (t, labels, threshold) => {
             const known = labels.filter((l) => trainedTypes.has(l));
             const mine = encoder && known.length ? encoder.extract(t, known, explicit) : [];
             const others = labels.filter((l) => !trainedTypes.has(l));
@@ -495,9 +463,14 @@ export function loadModel(bundle: Uint8Array): ExtractionModel {
             const sum = picked.reduce((n, s) => n + s.confidence, 0) || 1;
             return picked.map((s) => ({ label: s.label, confidence: s.confidence / sum }));
           },
+          // Trained relation names from the encoder, any other from the zero-shot base.
+          relations: (t, names, threshold) => {
+            const known = encoder ? names.filter((r) => encoder.relationLabels.includes(r)) : [];
+            const others = names.filter((r) => !known.includes(r));
+            const mine = known.length ? encoder!.extractRelations(t, known, encoder!.trainedLabels, explicit).map((r) => ({ relation: r.label, head: r.head, tail: r.tail, confidence: r.confidence })) : [];
+            return [...mine, ...(others.length ? zeroShotRelations(t, others, threshold) : [])];
+          },
         });
-      const normalized = normalizeSchema(given);
-      return encoder ? withTrainedRelations(text, normalized, options, encoder, explicit, zeroShot) : zeroShot(normalized);
     },
   };
 }

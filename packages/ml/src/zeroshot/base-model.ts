@@ -121,7 +121,16 @@ export function shapeClassification(scores: { label: string; confidence: number 
 const SENTENCE_END = /[.!?]\s/g;
 
 /** Zero-shot relations: ordered pairs of entities in one sentence whose in-between words resemble the relation name. */
-function zeroShotRelations(text: string, relations: string[], threshold: number): { relation: string; head: ZeroShotSpan; tail: ZeroShotSpan; confidence: number }[] {
+/** A relation between two spans of a text, with a confidence. */
+export interface RelationMention {
+  relation: string;
+  head: { text: string; start: number; end: number; confidence: number };
+  tail: { text: string; start: number; end: number; confidence: number };
+  confidence: number;
+}
+
+/** Zero-shot relations: neighbouring entities of one sentence whose in-between words resemble the relation name. */
+export function zeroShotRelations(text: string, relations: string[], threshold: number): { relation: string; head: ZeroShotSpan; tail: ZeroShotSpan; confidence: number }[] {
   const glove = loadGlove();
   const spans = zeroShotSpans(text, ['person', 'organization', 'location', 'date'], 0.4);
   const boundaries = [...text.matchAll(SENTENCE_END)].map((m) => m.index + 1);
@@ -173,6 +182,8 @@ export function extractWith(
   parts: {
     entities: (text: string, labels: string[], threshold: number) => { text: string; label: string; start: number; end: number; confidence: number }[];
     classify: (text: string, task: { task: string; labels: string[]; multi_label: boolean }) => { label: string; confidence: number }[];
+    /** Relation mentions for the requested relation names (the zero-shot base's when absent). */
+    relations?: (text: string, relations: string[], threshold: number) => RelationMention[];
   },
 ): ExtractionResult {
   const threshold = options.threshold && options.threshold > 0 ? options.threshold : 0.5;
@@ -187,7 +198,7 @@ export function extractWith(
   }
   if (schema.relations.length) {
     const rel: Record<string, unknown[]> = Object.fromEntries(schema.relations.map((r) => [r, []]));
-    for (const r of zeroShotRelations(text, schema.relations, Math.min(threshold, 0.6))) {
+    for (const r of (parts.relations ?? zeroShotRelations)(text, schema.relations, Math.min(threshold, 0.6))) {
       rel[r.relation]!.push(options.includeConfidence || options.includeSpans ? { head: spanItem(r.head, options), tail: spanItem(r.tail, options), ...(options.includeConfidence ? { confidence: round(r.confidence) } : {}) } : [r.head.text, r.tail.text]);
     }
     result.relation_extraction = rel;
