@@ -30,6 +30,14 @@ describe('dataset validation', () => {
     expect(report.labels).toEqual({ person: 2 });
   });
 
+  it('when extraction rows carry structures, then valid instances are kept and bad values are reported by field', () => {
+    const good = JSON.stringify({ text: 'Ship the Pixel 8 to Lisbon.', structures: { order: [{ product: 'Pixel 8', city: 'Lisbon', tags: ['phone'] }] } });
+    const bad = JSON.stringify({ text: 'Ship it.', entities: [], structures: { order: [{ product: '' }, 'x'], misc: 3 } });
+    const report = validateJsonl(`${good}\n${bad}\n`, 'extraction', { minExamples: 1 });
+    expect(report.examples[0]!.structures).toEqual({ order: [{ product: 'Pixel 8', city: 'Lisbon', tags: ['phone'] }] });
+    expect(report.errors.map((e) => `${e.line} ${e.field}`)).toEqual(['2 structures.order.0.product', '2 structures.order.1', '2 structures.misc']);
+  });
+
   it('when a file is empty or too small for training, then it says so', () => {
     expect(validateJsonl('\n\n', 'classification').errors).toEqual([{ line: 0, field: '(file)', reason: 'the file has no examples' }]);
     const small = validateJsonl('{"text":"hi","label":"greet"}', 'classification', { minExamples: 10 });

@@ -29,6 +29,8 @@ export interface Example {
   /** Multi-task or multi-label rows: `[{task, labels, multi_label?}]`. */
   classifications?: { task: string; labels: string[]; multi_label?: boolean }[];
   relations?: { label: string; head: EntitySpan; tail: EntitySpan }[];
+  /** Structure instances by structure name: field → its value(s), as written in the text (or one of the field's choices). */
+  structures?: Record<string, Record<string, string | string[]>[]>;
   messages?: ChatMessage[];
 }
 
@@ -110,7 +112,11 @@ export function validateExample(row: unknown, kind: DatasetKind, line: number, e
     return errors.length === before ? example : null;
   }
 
-  if (!Array.isArray(row.entities)) return errors.push({ line, field: 'entities', reason: 'an array is required (it may be empty)' }), null;
+  if (row.structures !== undefined) readStructures(row.structures, example, line, errors);
+  if (!Array.isArray(row.entities)) {
+    if (example.structures) return errors.length === before ? example : null;
+    return errors.push({ line, field: 'entities', reason: 'an array is required (it may be empty)' }), null;
+  }
   example.entities = [];
   row.entities.forEach((span, i) => {
     const ok = checkSpan(span, text, `entities.${i}`, line, errors);
@@ -133,12 +139,37 @@ export function validateExample(row: unknown, kind: DatasetKind, line: number, e
   return errors.length === before ? example : null;
 }
 
+/** `structures`: `{name: [{field: "value" | ["value", …]}, …]}`, every value a non-empty string. */
+function readStructures(value: unknown, example: Example, line: number, errors: RowError[]): void {
+  if (!isObject(value)) return void errors.push({ line, field: 'structures', reason: 'must be an object of structure name → array of instances' });
+  const out: NonNullable<Example['structures']> = {};
+  for (const [name, instances] of Object.entries(value)) {
+    if (!Array.isArray(instances)) {
+      errors.push({ line, field: `structures.${name}`, reason: 'must be an array of instances ({field: value})' });
+      continue;
+    }
+    out[name] = [];
+    instances.forEach((inst, i) => {
+      if (!isObject(inst)) return void errors.push({ line, field: `structures.${name}.${i}`, reason: 'an instance must be an object of field → value' });
+      const fields: Record<string, string | string[]> = {};
+      for (const [f, v] of Object.entries(inst)) {
+        const ok = (typeof v === 'string' && v.trim() !== '') || (Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'string' && x.trim() !== ''));
+        if (!ok) errors.push({ line, field: `structures.${name}.${i}.${f}`, reason: 'must be a non-empty string or an array of them' });
+        else fields[f] = v as string | string[];
+      }
+      out[name]!.push(fields);
+    });
+  }
+  example.structures = out;
+}
+
 function labelsOf(example: Example, into: Record<string, number>): void {
   const add = (l: string) => (into[l] = (into[l] ?? 0) + 1);
   example.entities?.forEach((e) => add(e.label));
   if (example.label) add(example.label);
   example.classifications?.forEach((c) => c.labels.forEach(add));
   example.relations?.forEach((r) => add(r.label));
+  for (const [name, instances] of Object.entries(example.structures ?? {})) for (const inst of instances) for (const f of Object.keys(inst)) add(`${name}.${f}`);
 }
 
 /** Decode strictly as UTF-8; a bad byte sequence is a row-level error on its line, not a crash. */

@@ -41,17 +41,26 @@ interface ClassificationTaskData {
  * and per-task classification examples (list, dict and banking77 `{label,
  * task}` forms).
  */
-function prepare(rows: (CanonicalRow | Example)[]): { entities: Example[]; tasks: ClassificationTaskData[]; hasEntities: boolean; relationLabels: string[] } {
+function prepare(rows: (CanonicalRow | Example)[]): { entities: Example[]; tasks: ClassificationTaskData[]; hasEntities: boolean; relationLabels: string[]; structures: Record<string, Record<string, 'str' | 'list'>> } {
   const entities: Example[] = [];
   const tasks = new Map<string, ClassificationTaskData>();
   const relationLabels = new Set<string>();
+  const structures: Record<string, Record<string, 'str' | 'list'>> = {};
   let hasEntities = false;
+  const add = (text: string, task: string, labels: string[], multi: boolean) => {
+    let t = tasks.get(task);
+    if (!t) tasks.set(task, (t = { task, multiLabel: multi, examples: [] }));
+    t.multiLabel ||= multi || labels.length > 1;
+    t.examples.push({ text, labels });
+  };
   for (const raw of rows) {
     const row = raw as Example & CanonicalRow;
     const text = row.text ?? '';
     if (!text) continue;
-    if (Array.isArray(row.entities) || Array.isArray(row.relations)) {
-      const spans = (row.entities ?? []).map((e) => ({ start: e.start, end: e.end, label: e.label }));
+    const fields = row.structures ? structureSpans(text, row.structures as NonNullable<Example['structures']>, structures) : null;
+    for (const c of fields?.choices ?? []) add(text, c.task, c.labels, c.multi);
+    if (Array.isArray(row.entities) || Array.isArray(row.relations) || fields) {
+      const spans = [...(row.entities ?? []).map((e) => ({ start: e.start, end: e.end, label: e.label })), ...(fields?.spans ?? [])];
       // An argument without a type takes the type of the gold entity at its offsets.
       const argument = (a: { start: number; end: number; label?: string }) => ({ start: a.start, end: a.end, label: a.label ?? spans.find((e) => e.start === a.start && e.end === a.end)?.label ?? '' });
       const relations = Array.isArray(row.relations) ? row.relations.map((r) => ({ label: r.label, head: argument(r.head), tail: argument(r.tail) })) : undefined;
@@ -59,19 +68,53 @@ function prepare(rows: (CanonicalRow | Example)[]): { entities: Example[]; tasks
       if (spans.length) hasEntities = true;
       for (const r of relations ?? []) relationLabels.add(r.label);
     }
-    const add = (task: string, labels: string[], multi: boolean) => {
-      let t = tasks.get(task);
-      if (!t) tasks.set(task, (t = { task, multiLabel: multi, examples: [] }));
-      t.multiLabel ||= multi || labels.length > 1;
-      t.examples.push({ text, labels });
-    };
-    if (typeof row.label === 'string') add(row.task ?? 'label', [row.label], false);
-    if (Array.isArray(row.classifications)) for (const c of row.classifications) add(c.task, c.labels, c.multi_label === true);
+    if (typeof row.label === 'string') add(text, row.task ?? 'label', [row.label], false);
+    if (Array.isArray(row.classifications)) for (const c of row.classifications) add(text, c.task, c.labels, c.multi_label === true);
     else if (row.classifications && typeof row.classifications === 'object') {
-      for (const [task, v] of Object.entries(row.classifications)) add(task, Array.isArray(v) ? v : [v], Array.isArray(v));
+      for (const [task, v] of Object.entries(row.classifications)) add(text, task, Array.isArray(v) ? v : [v], Array.isArray(v));
     }
   }
-  return { entities, tasks: [...tasks.values()], hasEntities, relationLabels: [...relationLabels].sort() };
+  return { entities, tasks: [...tasks.values()], hasEntities, relationLabels: [...relationLabels].sort(), structures };
+}
+
+/** The label (entity type or classification task) a structure field trains: `structure.field`. */
+export const structureLabel = (structure: string, field: string) => `${structure}.${field}`;
+
+/**
+ * Structure instances as training signal: a field value written in the text
+ * becomes an entity span labelled `structure.field` (its first unused
+ * occurrence, exact case first); a value not in the text is one of the field's
+ * choices and becomes a classification label of task `structure.field`. Field
+ * types (`str` or `list`) are recorded for the manifest.
+ */
+function structureSpans(text: string, structures: NonNullable<Example['structures']>, types: Record<string, Record<string, 'str' | 'list'>>): { spans: { start: number; end: number; label: string }[]; choices: { task: string; labels: string[]; multi: boolean }[] } {
+  const spans: { start: number; end: number; label: string }[] = [];
+  const choices: { task: string; labels: string[]; multi: boolean }[] = [];
+  const taken = (s: number, e: number) => spans.some((x) => s < x.end && e > x.start);
+  const find = (value: string): number => {
+    for (const hay of [text, text.toLowerCase()]) {
+      const needle = hay === text ? value : value.toLowerCase();
+      for (let at = hay.indexOf(needle); at >= 0; at = hay.indexOf(needle, at + 1)) if (!taken(at, at + value.length)) return at;
+    }
+    return -1;
+  };
+  for (const [name, instances] of Object.entries(structures)) {
+    const fieldTypes = (types[name] ??= {});
+    for (const inst of instances)
+      for (const [field, raw] of Object.entries(inst)) {
+        const values = Array.isArray(raw) ? raw : [raw];
+        if (Array.isArray(raw) || fieldTypes[field] === undefined) fieldTypes[field] = Array.isArray(raw) ? 'list' : (fieldTypes[field] ?? 'str');
+        const label = structureLabel(name, field);
+        const absent: string[] = [];
+        for (const v of values) {
+          const at = find(v);
+          if (at >= 0) spans.push({ start: at, end: at + v.length, label });
+          else absent.push(v);
+        }
+        if (absent.length) choices.push({ task: label, labels: absent, multi: Array.isArray(raw) });
+      }
+  }
+  return { spans: spans.sort((a, b) => a.start - b.start), choices };
 }
 
 const b64 = (a: Float32Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength).toString('base64');
@@ -332,7 +375,7 @@ export async function trainModel(req: TrainRequest): Promise<TrainResult> {
     if (req.onCheckpoint) {
       const state = encodeState({ baseModel: req.baseModel, trainingType, hyperparameters: hp, epoch, encoder: encoder ? { ...encoder.snapshot(), labels: entityLabels, relations: relationLabels } : null, classifiers: snapshotClassifiers() });
       await req.onCheckpoint({ id: `weights/${step}`, type: 'training', step, bytes: state } satisfies Checkpoint);
-      const partial = buildBundle(req.baseModel, trainingType, hp, encoder?.model() ?? null, liveClassifiers(), null);
+      const partial = buildBundle(req.baseModel, trainingType, hp, encoder?.model() ?? null, liveClassifiers(), null, { structures: data.structures });
       await req.onCheckpoint({ id: `sampler_weights/${step}`, type: 'sampler', step, bytes: partial.bytes });
     }
   }
@@ -341,11 +384,12 @@ export async function trainModel(req: TrainRequest): Promise<TrainResult> {
   const finalClassifiers = liveClassifiers();
   const metrics = { ...evaluate({ encoder: finalEncoder?.merged() ?? null, classifiers: finalClassifiers }, req.heldout), loss: Number(loss.toFixed(5)) };
   log('info', `held-out: f1 ${metrics.f1} precision ${metrics.precision} recall ${metrics.recall} on ${req.heldout.length} rows`);
-  const { bytes, manifest } = buildBundle(req.baseModel, trainingType, hp, finalEncoder, finalClassifiers, metrics, share);
+  const { bytes, manifest } = buildBundle(req.baseModel, trainingType, hp, finalEncoder, finalClassifiers, metrics, { trainedShare: share, structures: data.structures });
   return { bundle: bytes, manifest, metrics };
 }
 
-function buildBundle(baseModel: string, trainingType: TrainingType, hp: Hyperparameters, encoder: EntityEncoder | null, classifiers: Map<string, NgramClassifier>, metrics: Metrics | null, trainedShare?: number): { bytes: Uint8Array; manifest: ModelManifest } {
+function buildBundle(baseModel: string, trainingType: TrainingType, hp: Hyperparameters, encoder: EntityEncoder | null, classifiers: Map<string, NgramClassifier>, metrics: Metrics | null, extra: { trainedShare?: number; structures: Record<string, Record<string, 'str' | 'list'>> }): { bytes: Uint8Array; manifest: ModelManifest } {
+  const { trainedShare } = extra;
   const base = loadEncoderBase();
   const manifest: ModelManifest = {
     format: 'whetstone-model/1',
@@ -356,6 +400,7 @@ function buildBundle(baseModel: string, trainingType: TrainingType, hp: Hyperpar
       entities: encoder ? [...encoder.trainedLabels] : [],
       classifications: [...classifiers].map(([task, c]) => ({ task, labels: c.labels, multi_label: c.multiLabel })),
       relations: encoder ? [...encoder.relationLabels] : [],
+      ...(Object.keys(extra.structures).length ? { structures: extra.structures } : {}),
     },
     tokenizer: 'whetstone-words/1',
     architecture: {
@@ -422,10 +467,18 @@ export function mergeAdapter(bundle: Uint8Array): Uint8Array {
 
 /** The manifest's trained schema as a request schema (used when a project call sends none). */
 function manifestSchema(m: ModelManifest): ExtractionSchema {
+  const structures = m.schema.structures ?? {};
+  const isField = (label: string) => Object.entries(structures).some(([name, fields]) => Object.keys(fields).some((f) => structureLabel(name, f) === label));
+  const entities = m.schema.entities.filter((l) => !isField(l));
+  const classifications = m.schema.classifications.filter((c) => !isField(c.task));
+  const choices = (label: string) => m.schema.classifications.find((c) => c.task === label)?.labels;
   return {
-    ...(m.schema.entities.length ? { entities: m.schema.entities } : {}),
-    ...(m.schema.classifications.length ? { classifications: m.schema.classifications } : {}),
+    ...(entities.length ? { entities } : {}),
+    ...(classifications.length ? { classifications } : {}),
     ...(m.schema.relations.length ? { relations: m.schema.relations } : {}),
+    ...(Object.keys(structures).length
+      ? { structures: Object.fromEntries(Object.entries(structures).map(([name, fields]) => [name, Object.fromEntries(Object.entries(fields).map(([f, type]) => [f, choices(structureLabel(name, f)) ? { type, choices: choices(structureLabel(name, f))! } : type]))])) }
+      : {}),
   };
 }
 
@@ -462,6 +515,17 @@ export function loadModel(bundle: Uint8Array): ExtractionModel {
             if (clf.multiLabel || task.multi_label) return picked;
             const sum = picked.reduce((n, s) => n + s.confidence, 0) || 1;
             return picked.map((s) => ({ label: s.label, confidence: s.confidence / sum }));
+          },
+          // Trained structure fields: spans of `structure.field` from the encoder, choices from its classifier.
+          structureField: (t, structure, field) => {
+            const label = structureLabel(structure, field.name);
+            const clf = classifiers.get(label);
+            if (field.choices.length && clf && field.choices.every((c) => clf.labels.includes(c))) {
+              const scores = clf.predict(t).scores;
+              return { scores: field.choices.map((c) => ({ label: c, confidence: scores[c] ?? 0 })) };
+            }
+            if (!field.choices.length && encoder && trainedTypes.has(label)) return { spans: encoder.extract(t, [label], explicit) };
+            return null;
           },
           // Trained relation names from the encoder, any other from the zero-shot base.
           relations: (t, names, threshold) => {

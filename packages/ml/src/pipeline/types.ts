@@ -69,6 +69,8 @@ export interface ModelManifest {
     entities: string[];
     classifications: { task: string; labels: string[]; multi_label: boolean }[];
     relations: string[];
+    /** Trained structures: field → type. A field trains the entity label or classification task `structure.field`. */
+    structures?: Record<string, Record<string, 'str' | 'list'>>;
   };
   tokenizer: string;
   /** What was trained: the entity encoder and classifier kinds, and the LoRA adapter's settings. */

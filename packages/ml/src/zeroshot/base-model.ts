@@ -159,7 +159,16 @@ export function zeroShotRelations(text: string, relations: string[], threshold: 
   return out;
 }
 
-function structureValue(text: string, field: StructureField, threshold: number, o: PredictOptions): unknown {
+/** A trained model's answer for a structure field: spans of a text field, or scores of its choices; null when not trained. */
+export type StructureFieldAnswer = { spans: { text: string; start: number; end: number; confidence: number }[] } | { scores: { label: string; confidence: number }[] } | null;
+
+function structureValue(text: string, field: StructureField, threshold: number, o: PredictOptions, trained: StructureFieldAnswer = null): unknown {
+  if (trained && 'scores' in trained) return shapeClassification(trained.scores, field.type === 'list', threshold, o);
+  if (trained) {
+    const spans = [...trained.spans].sort((a, b) => b.confidence - a.confidence);
+    if (field.type === 'list') return spans.sort((a, b) => a.start - b.start).map((s) => spanItem(s, o));
+    return spans[0] ? spanItem(spans[0], o) : null;
+  }
   if (field.choices.length >= 2) {
     const scores = zeroShotLabelScores(text, field.choices, field.type === 'list');
     const picked = shapeClassification(scores, field.type === 'list', threshold, o);
@@ -184,6 +193,8 @@ export function extractWith(
     classify: (text: string, task: { task: string; labels: string[]; multi_label: boolean }) => { label: string; confidence: number }[];
     /** Relation mentions for the requested relation names (the zero-shot base's when absent). */
     relations?: (text: string, relations: string[], threshold: number) => RelationMention[];
+    /** A trained structure field's answer (the zero-shot base's when absent or null). */
+    structureField?: (text: string, structure: string, field: StructureField) => StructureFieldAnswer;
   },
 ): ExtractionResult {
   const threshold = options.threshold && options.threshold > 0 ? options.threshold : 0.5;
@@ -205,7 +216,7 @@ export function extractWith(
   }
   for (const structure of schema.structures) {
     const instance: Record<string, unknown> = {};
-    for (const field of structure.fields) instance[field.name] = structureValue(text, field, threshold, options);
+    for (const field of structure.fields) instance[field.name] = structureValue(text, field, threshold, options, parts.structureField?.(text, structure.name, field) ?? null);
     result[structure.name] = Object.values(instance).some((v) => v !== null && !(Array.isArray(v) && !v.length)) ? [instance] : [];
   }
   return result;
