@@ -169,7 +169,8 @@ export class EncoderTrainer {
     return { trained, total };
   }
 
-  private learningRate(): number {
+  /** The scheduled rate of the next step (warm-up, then linear decay). */
+  learningRate(): number {
     const total = Math.max(1, this.options.epochs * this.batchesPerEpoch);
     const warm = Math.max(1, Math.min(100, Math.round(total * 0.06)));
     const s = this.step + 1;

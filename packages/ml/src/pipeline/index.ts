@@ -345,7 +345,7 @@ export async function trainModel(req: TrainRequest): Promise<TrainResult> {
     lastReport = now;
     const elapsed = Math.max(1e-3, (now - started) / 1000);
     const rate = (step - startEpoch * perEpoch) / elapsed;
-    req.onProgress?.({ step, totalSteps, epoch, loss: Number(loss.toFixed(5)), learningRate: hp.learningRate, examplesPerSecond: Math.round(rate), etaSeconds: rate > 0 ? Math.round((totalSteps - step) / rate) : 0 });
+    req.onProgress?.({ step, totalSteps, epoch, loss: Number(loss.toFixed(5)), learningRate: Number((encoder?.learningRate() ?? hp.learningRate).toPrecision(4)), examplesPerSecond: Math.round(rate), etaSeconds: rate > 0 ? Math.round((totalSteps - step) / rate) : 0 });
   };
 
   const snapshotClassifiers = () => Object.fromEntries([...classifiers].map(([k, c]) => [k, c.snapshot()]));

@@ -1,6 +1,6 @@
 import { extractBaseModel } from '../zeroshot/base-model';
 import { loadModel, mergeAdapter, trainModel } from './index';
-import type { CanonicalRow } from './types';
+import type { CanonicalRow, ExtractionSchema } from './types';
 
 const PRODUCTS = ['Pixel 8', 'Galaxy Tab', 'ThinkPad X1', 'Kindle Oasis', 'iPad Mini', 'Surface Pro', 'Xperia Z', 'Moto Edge', 'Nokia Lumia', 'Yoga Slim'];
 const CITIES = ['Lisbon', 'Nairobi', 'Toronto', 'Osaka', 'Berlin', 'Lima', 'Oslo', 'Cairo', 'Seoul', 'Dublin'];
@@ -28,7 +28,7 @@ function rows(products: string[], cities: string[], n: number, seed: number): (C
 
 const train = rows(PRODUCTS, CITIES, 120, 1);
 const heldout = rows(HELD_PRODUCTS, HELD_CITIES, 24, 2);
-const schema = { structures: { order: { product: 'str', city: 'str', urgency: { choices: ['high', 'low'] } } } } as const;
+const schema: ExtractionSchema = { structures: { order: { product: 'str', city: 'str', urgency: { choices: ['high', 'low'] } } } };
 
 function accuracy(model: { extract: typeof extractBaseModel.extract }): { fields: number; urgency: number } {
   let fields = 0;
