@@ -3,7 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import net from 'node:net';
 import { testDatabaseUrl, testRedisUrl, withClient } from '@whetstone/testing';
+import { DEPLOYABLES } from '../../scripts/lib/deployables';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -35,7 +37,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
   dbUrl.pathname = `/${dbName}`;
 
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'whetstone-e2e-'));
-  const offset = 1000 + Math.floor(Math.random() * 8000);
+  const offset = await freeOffset();
   let output = '';
   const child: ChildProcess = spawn(
     process.execPath,
@@ -98,4 +100,25 @@ export async function signUpWithKey(baseUrl: string, label = 'e2e'): Promise<{ k
   if (created.status !== 200) throw new Error(`key creation failed: ${created.status} ${await created.text()}`);
   const { secret_key } = (await created.json()) as { secret_key: string };
   return { key: secret_key, teamId: team.id, cookie, csrf: csrf_token };
+}
+
+const canListen = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const server = net.createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '0.0.0.0', () => server.close(() => resolve(true)));
+  });
+
+/**
+ * A random port offset whose every port is free now. The gRPC ports sit in
+ * the kernel's ephemeral range, so a long-lived outgoing connection of another
+ * suite can hold one; probing first keeps two systems and their clients apart.
+ */
+async function freeOffset(): Promise<number> {
+  const ports = DEPLOYABLES.flatMap((d) => [d.port, ...(d.metricsPort ? [d.metricsPort, d.metricsPort + 1, d.metricsPort + 2] : [])]).filter((p) => p > 0);
+  for (let attempt = 0; ; attempt++) {
+    const offset = 1000 + Math.floor(Math.random() * 8000);
+    const free = await Promise.all(ports.map((p) => canListen(p + offset)));
+    if (free.every(Boolean) || attempt >= 20) return offset;
+  }
 }

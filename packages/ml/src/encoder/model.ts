@@ -78,7 +78,19 @@ export function initWeights(config: EncoderConfig, glove: Embeddings, seed: numb
     p(`ent.${k}.w`, [glove.dim, config.dim], 1 / Math.sqrt(glove.dim));
     p(`ent.${k}.b`, [config.dim], 'zeros');
   }
-  return { ...w, ...initRelationHead(config, glove, seed) };
+  return { ...w, ...initRelationHead(config, glove, seed), ...initClassHead(config, glove, seed) };
+}
+
+/**
+ * The classification head's weights (label-name projection), from their own
+ * generator: bases pretrained before the head existed get them seeded on load.
+ */
+export function initClassHead(config: EncoderConfig, glove: Embeddings, seed: number): Weights {
+  const rng = new Rng((seed ^ 0xc1a55) >>> 0);
+  return {
+    'cls.L.w': tensor(randn(rng, glove.dim * config.dim, 1 / Math.sqrt(glove.dim)), [glove.dim, config.dim]),
+    'cls.L.b': zeros([config.dim]),
+  };
 }
 
 /**
@@ -102,7 +114,7 @@ export function initRelationHead(config: EncoderConfig, glove: Embeddings, seed:
 
 /** Names of the weights trained with the adapter in LoRA mode: the entity and relation heads and the norms. */
 export function isHeadOrNorm(name: string): boolean {
-  return name.startsWith('ent.') || name.startsWith('label.') || name.startsWith('rel.') || name.includes('.ln') || name.startsWith('lnf.');
+  return name.startsWith('ent.') || name.startsWith('label.') || name.startsWith('rel.') || name.startsWith('cls.') || name.includes('.ln') || name.startsWith('lnf.');
 }
 
 /** A fresh adapter: A seeded normal, B zero, so it starts as the base. */
@@ -399,4 +411,28 @@ export function decodeSpans(logits: Float32Array, rowOffset: number, chunk: Feat
     spans.push({ start: chunk.tokens[t]!.start, end: chunk.tokens[end]!.end, label: labels[c - 1]!, confidence: sum / (end - t + 1) });
   }
   return spans;
+}
+
+/** Each text's mean token state [B, D] (a constant pooling matrix, so the gradient reaches every token). */
+export function poolStates(states: Tensor, batch: EncoderBatch): Tensor {
+  const R = batch.size * batch.time;
+  const P = new Float32Array(batch.size * R);
+  for (let b = 0; b < batch.size; b++) {
+    const n = Math.max(1, batch.lengths[b]!);
+    for (let t = 0; t < batch.lengths[b]!; t++) P[b * R + b * batch.time + t] = 1 / n;
+  }
+  return matmul(tensor(P, [batch.size, R]), states);
+}
+
+/** The residual weights of a classification task's trained labels. */
+export const classResidualName = (task: string) => `cls.task:${task}`;
+
+/**
+ * Class scores [B, L] of one task: pooled text states against vectors
+ * computed from each label's name, plus the learned residual of labels this
+ * task was trained with (`cls.task:<task>`, rows in `trained` order).
+ */
+export function classLogits(w: Weights, pooled: Tensor, task: string, labels: readonly string[], glove: Embeddings, trained: readonly string[]): Tensor {
+  const vectors = addBias(matmul(labelInputs(labels, glove), w['cls.L.w']!), w['cls.L.b']!);
+  return matmulBT(pooled, withResidual(vectors, w[classResidualName(task)], labels, trained));
 }

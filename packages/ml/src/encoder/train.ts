@@ -4,7 +4,7 @@ import type { Example } from '../data';
 import { Adam, add, clipGradNorm, crossEntropy, Rng, softmaxInPlace, tensor, zeros, type Tensor } from '../nn';
 import { runSteps, runStepsAsync } from '../steps';
 import { denseWidth, featurize, HASHED_PER_TOKEN, type Featurized } from './features';
-import { decodeSpans, encode, entityLogits, goldTags, initAdapter, isHeadOrNorm, makeBatch, MAX_RELATION_SPANS, mergeAdapter, relationLogits, tagLoss, tokenRange, type DecodedSpan, type EncoderConfig, type LoraAdapter, type SpanPairs, type TokenSpan, type Weights } from './model';
+import { classLogits, classResidualName, decodeSpans, encode, entityLogits, goldTags, initAdapter, isHeadOrNorm, makeBatch, MAX_RELATION_SPANS, mergeAdapter, poolStates, relationLogits, tagLoss, tokenRange, type DecodedSpan, type EncoderConfig, type LoraAdapter, type SpanPairs, type TokenSpan, type Weights } from './model';
 
 export type EncoderMode = 'full' | 'lora';
 
@@ -24,6 +24,14 @@ export interface EncoderTrainOptions {
   dropout?: number;
   /** Relation labels, in a fixed order: when given, texts with `relations` also train the relation head. */
   relationLabels?: string[];
+  /** Single-label classification tasks: when given, texts that carry them train the pooled classification head. */
+  tasks?: ClassTask[];
+}
+
+/** A single-label classification task the encoder's pooled head learns: its labels in a fixed order. */
+export interface ClassTask {
+  task: string;
+  labels: string[];
 }
 
 /** Everything needed to continue training exactly where it stopped. */
@@ -41,6 +49,8 @@ interface Chunk {
   tags: Int32Array;
   /** Pretraining: the label names this text was asked for (its tags index them). */
   labels?: string[];
+  /** Per task (options order): the text's label index, or -1 when the text does not carry the task. */
+  classes?: Int32Array;
   /** Texts annotated with relations: their entity spans and every ordered pair's target (0 = none, else 1 + relation index). */
   relations?: { spans: { first: number; last: number }[]; pairs: { head: number; tail: number; target: number }[] };
 }
@@ -73,6 +83,19 @@ function relationTargets(chunk: Featurized, ex: Example, relationLabels: readonl
   const pairs = [];
   for (let h = 0; h < spans.length; h++) for (let t = 0; t < spans.length; t++) if (h !== t) pairs.push({ head: h, tail: t, target: gold.get(`${h}:${t}`) ?? 0 });
   return { spans, pairs };
+}
+
+/** A text's label index per task (-1 when it does not carry the task; single-label rows or `{label, task}`). */
+function classTargets(ex: Example, tasks: readonly ClassTask[]): Int32Array | undefined {
+  const out = new Int32Array(tasks.length).fill(-1);
+  const given = new Map<string, string>();
+  if (typeof ex.label === 'string') given.set(ex.task ?? 'label', ex.label);
+  for (const c of ex.classifications ?? []) if (c.labels.length === 1) given.set(c.task, c.labels[0]!);
+  tasks.forEach((t, k) => {
+    const label = given.get(t.task);
+    if (label !== undefined) out[k] = t.labels.indexOf(label);
+  });
+  return out.some((x) => x >= 0) ? out : undefined;
 }
 
 /** A training text; `labels` (pretraining) lists the label names it is asked for, mentioned or not. */
@@ -123,14 +146,31 @@ export class EncoderTrainer {
       const f = featurize(ex.text ?? '', glove, config.hashLog2);
       const own = ex.labels;
       const relations = this.relationLabels.length && Array.isArray(ex.relations);
-      for (const c of chunksOf(f, config.maxTokens, width, HASHED_PER_TOKEN))
-        if (c.tokens.length) this.chunks.push({ features: c, tags: goldTags(c, ex.entities ?? [], own ?? options.labels), ...(own ? { labels: own } : {}), ...(relations ? { relations: relationTargets(c, ex, this.relationLabels) } : {}) });
+      // Texts without an `entities` array (classification rows) teach no tags: their tag loss is masked out.
+      const tagged = Array.isArray(ex.entities) || Boolean(own);
+      const classes = this.tasks.length ? classTargets(ex, this.tasks) : null;
+      chunksOf(f, config.maxTokens, width, HASHED_PER_TOKEN).forEach((c, i) => {
+        if (!c.tokens.length) return;
+        this.chunks.push({
+          features: c,
+          tags: tagged ? goldTags(c, ex.entities ?? [], own ?? options.labels) : new Int32Array(0),
+          ...(own ? { labels: own } : {}),
+          ...(classes && i === 0 ? { classes } : {}),
+          ...(relations ? { relations: relationTargets(c, ex, this.relationLabels) } : {}),
+        });
+      });
     }
     const L = options.labels.length;
     const R = this.relationLabels.length;
-    // Trained labels get a learned residual on top of their name's projection.
-    this.weights = { ...base, 'label.B': zeros([L, config.dim]), 'label.I': zeros([L, config.dim]), ...(R ? { 'rel.label': zeros([R, config.dim]) } : {}) };
-    for (const k of ['label.B', 'label.I', 'rel.label']) if (base[k] && this.weights[k] && base[k].rows === this.weights[k].rows) this.weights[k] = base[k];
+    // Trained labels, relations and classes get a learned residual on top of their name's projection.
+    this.weights = {
+      ...base,
+      'label.B': zeros([L, config.dim]),
+      'label.I': zeros([L, config.dim]),
+      ...(R ? { 'rel.label': zeros([R, config.dim]) } : {}),
+      ...Object.fromEntries(this.tasks.map((t) => [classResidualName(t.task), zeros([t.labels.length, config.dim])])),
+    };
+    for (const k of ['label.B', 'label.I', 'rel.label', ...this.tasks.map((t) => classResidualName(t.task))]) if (base[k] && this.weights[k] && base[k].rows === this.weights[k].rows) this.weights[k] = base[k];
     this.adapter = options.mode === 'lora' ? initAdapter(config, glove, options.loraRank, options.loraAlpha, options.seed) : null;
     this.trained = new Map();
     // Trained tensors are fresh copies (the base stays untouched), known in states by name (`adapter:` for the adapter's).
@@ -140,7 +180,7 @@ export class EncoderTrainer {
       this.trained.set(stateName, copy);
     };
     // Without relation labels the relation head stays as it is (and entity-only training costs what it did).
-    const trains = (name: string) => (options.mode === 'full' || isHeadOrNorm(name)) && (R > 0 || !name.startsWith('rel.'));
+    const trains = (name: string) => (options.mode === 'full' || isHeadOrNorm(name)) && (R > 0 || !name.startsWith('rel.')) && (this.tasks.length > 0 || !name.startsWith('cls.'));
     for (const name of Object.keys(this.weights)) if (trains(name)) train(this.weights, name, name);
     if (this.adapter) for (const name of Object.keys(this.adapter.tensors)) train(this.adapter.tensors, name, `adapter:${name}`);
     this.adam = new Adam([...this.trained.values()], { learningRate: options.learningRate, weightDecay: 0.01 });
@@ -150,6 +190,10 @@ export class EncoderTrainer {
 
   private get relationLabels(): string[] {
     return this.options.relationLabels ?? [];
+  }
+
+  private get tasks(): ClassTask[] {
+    return this.options.tasks ?? [];
   }
 
   get size(): number {
@@ -207,9 +251,26 @@ export class EncoderTrainer {
       const picked = batchIds.map((k) => this.chunks[k]!);
       const batch = makeBatch(picked.map((c) => c.features), this.glove, { rate: this.options.featureDropout ?? 0.1, rng });
       const states = encode(this.config, this.weights, batch, this.adapter ?? undefined, { rate: this.options.dropout ?? 0.2, rng });
-      let loss = tagLoss(this.weights, states, batch, picked.map((c) => c.tags), this.options.labels, this.glove, picked[0]!.labels ? picked.map((c) => c.labels ?? []) : undefined);
+      const perExample = picked[0]!.labels ? picked.map((c) => c.labels ?? []) : undefined;
+      const parts: Tensor[] = [];
+      if (this.options.labels.length || perExample) parts.push(tagLoss(this.weights, states, batch, picked.map((c) => c.tags), this.options.labels, this.glove, perExample));
       const pairs = this.relationPairs(picked, rng);
-      if (pairs) loss = add(loss, crossEntropy(relationLogits(this.weights, states, batch.time, pairs, this.relationLabels, this.glove, this.relationLabels), pairs.targets));
+      if (pairs) parts.push(crossEntropy(relationLogits(this.weights, states, batch.time, pairs, this.relationLabels, this.glove, this.relationLabels), pairs.targets));
+      if (picked.some((c) => c.classes)) {
+        const pooled = poolStates(states, batch);
+        this.tasks.forEach((t, k) => {
+          const targets = Int32Array.from(picked, (c) => Math.max(0, c.classes?.[k] ?? -1));
+          const mask = Float32Array.from(picked, (c) => ((c.classes?.[k] ?? -1) >= 0 ? 1 : 0));
+          if (mask.some((m) => m > 0)) parts.push(crossEntropy(classLogits(this.weights, pooled, t.task, t.labels, this.glove, t.labels), targets, mask));
+        });
+      }
+      // A batch with nothing the encoder learns from (rows of multi-label tasks only) is passed over.
+      if (!parts.length) {
+        done += picked.length;
+        yield;
+        continue;
+      }
+      const loss = parts.reduce((a, b) => add(a, b));
       loss.backward();
       clipGradNorm(this.adam.params, 1);
       this.adam.step(this.learningRate());
@@ -270,10 +331,10 @@ export class EncoderTrainer {
   private restore(state: EncoderTrainState): void {
     [...this.trained].forEach(([name, t], k) => {
       const s = state.tensors[name];
-      // A state from before relations were trained keeps the relation head as initialised.
-      if (!s && name.startsWith('rel.')) return;
+      // A state from before relations or classes were trained keeps those heads as initialised.
+      if (!s && (name.startsWith('rel.') || name.startsWith('cls.'))) return;
       // Label rows: a continued job may add labels after the ones it was trained on.
-      const fits = s && (s.data.length === t.data.length || ((name.startsWith('label.') || name === 'rel.label') && s.data.length < t.data.length));
+      const fits = s && (s.data.length === t.data.length || ((name.startsWith('label.') || name === 'rel.label' || name.startsWith('cls.task:')) && s.data.length < t.data.length));
       if (!s || !fits) throw new Error(`training state has no matching tensor ${name}`);
       t.data.set(s.data);
       this.adam.m[k]!.set(s.m);
@@ -298,7 +359,7 @@ export class EncoderTrainer {
 
   model(): EntityEncoder {
     const { weights, adapter } = this.result();
-    return new EntityEncoder(this.config, this.glove, weights, adapter, this.options.labels, this.relationLabels);
+    return new EntityEncoder(this.config, this.glove, weights, adapter, this.options.labels, this.relationLabels, this.tasks);
   }
 }
 
@@ -331,11 +392,28 @@ export class EntityEncoder {
     readonly adapter: LoraAdapter | null,
     readonly trainedLabels: readonly string[],
     readonly relationLabels: readonly string[] = [],
+    readonly tasks: readonly ClassTask[] = [],
   ) {}
 
   /** The same model with its adapter folded into the weights. */
   merged(): EntityEncoder {
-    return this.adapter ? new EntityEncoder(this.config, this.glove, mergeAdapter(this.weights, this.adapter), null, this.trainedLabels, this.relationLabels) : this;
+    return this.adapter ? new EntityEncoder(this.config, this.glove, mergeAdapter(this.weights, this.adapter), null, this.trainedLabels, this.relationLabels, this.tasks) : this;
+  }
+
+  /**
+   * A single-label task's label probabilities from the pooled text state
+   * (softmax over the given labels; labels the task was trained with use their
+   * learned residuals).
+   */
+  classify(text: string, task: string, labels: readonly string[]): { label: string; confidence: number }[] {
+    const f = featurize(text, this.glove, this.config.hashLog2);
+    const chunk = chunksOf(f, this.config.maxTokens, denseWidth(this.glove), HASHED_PER_TOKEN)[0];
+    if (!labels.length || !chunk?.tokens.length) return labels.map((label) => ({ label, confidence: 1 / Math.max(1, labels.length) }));
+    const batch = makeBatch([chunk], this.glove);
+    const trained = this.tasks.find((t) => t.task === task)?.labels ?? [];
+    const scores = classLogits(this.weights, poolStates(encode(this.config, this.weights, batch, this.adapter ?? undefined), batch), task, labels, this.glove, trained).data.slice();
+    softmaxInPlace(scores, 0, scores.length);
+    return labels.map((label, i) => ({ label, confidence: scores[i]! }));
   }
 
   /** Token states of a text's chunks and each chunk's entity spans (all, whatever their confidence). */

@@ -2,7 +2,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { loadGlove } from '../assets';
 import { ClassifierTrainer, NgramClassifier, type ClassifierState } from '../classify/ngram-classifier';
 import type { Example } from '../data';
-import { EncoderTrainer, EntityEncoder, loadEncoderBase, type EncoderAdapter, type EncoderTrainState, type EncoderWeights } from '../encoder';
+import { EncoderTrainer, EntityEncoder, loadEncoderBase, type ClassTask, type EncoderAdapter, type EncoderTrainState, type EncoderWeights } from '../encoder';
 import { isHeadOrNorm } from '../encoder/model';
 import { classificationPRF, relationPRF, spanPRF, type Relation, type Report } from '../eval';
 import { decodeTensors, encodeTensors, tensor } from '../nn';
@@ -41,8 +41,10 @@ interface ClassificationTaskData {
  * and per-task classification examples (list, dict and banking77 `{label,
  * task}` forms).
  */
-function prepare(rows: (CanonicalRow | Example)[]): { entities: Example[]; tasks: ClassificationTaskData[]; hasEntities: boolean; relationLabels: string[]; structures: Record<string, Record<string, 'str' | 'list'>> } {
+function prepare(rows: (CanonicalRow | Example)[]): { entities: Example[]; encoderRows: Example[]; tasks: ClassificationTaskData[]; hasEntities: boolean; relationLabels: string[]; structures: Record<string, Record<string, 'str' | 'list'>> } {
   const entities: Example[] = [];
+  const encoderRows: Example[] = [];
+  let rowClasses: { task: string; labels: string[] }[] = [];
   const tasks = new Map<string, ClassificationTaskData>();
   const relationLabels = new Set<string>();
   const structures: Record<string, Record<string, 'str' | 'list'>> = {};
@@ -52,11 +54,14 @@ function prepare(rows: (CanonicalRow | Example)[]): { entities: Example[]; tasks
     if (!t) tasks.set(task, (t = { task, multiLabel: multi, examples: [] }));
     t.multiLabel ||= multi || labels.length > 1;
     t.examples.push({ text, labels });
+    rowClasses.push({ task, labels });
   };
   for (const raw of rows) {
     const row = raw as Example & CanonicalRow;
     const text = row.text ?? '';
     if (!text) continue;
+    rowClasses = [];
+    let tagged: Example | null = null;
     const fields = row.structures ? structureSpans(text, row.structures as NonNullable<Example['structures']>, structures) : null;
     for (const c of fields?.choices ?? []) add(text, c.task, c.labels, c.multi);
     if (Array.isArray(row.entities) || Array.isArray(row.relations) || fields) {
@@ -64,7 +69,8 @@ function prepare(rows: (CanonicalRow | Example)[]): { entities: Example[]; tasks
       // An argument without a type takes the type of the gold entity at its offsets.
       const argument = (a: { start: number; end: number; label?: string }) => ({ start: a.start, end: a.end, label: a.label ?? spans.find((e) => e.start === a.start && e.end === a.end)?.label ?? '' });
       const relations = Array.isArray(row.relations) ? row.relations.map((r) => ({ label: r.label, head: argument(r.head), tail: argument(r.tail) })) : undefined;
-      entities.push({ text, entities: spans, ...(relations ? { relations } : {}) });
+      tagged = { text, entities: spans, ...(relations ? { relations } : {}) };
+      entities.push(tagged);
       if (spans.length) hasEntities = true;
       for (const r of relations ?? []) relationLabels.add(r.label);
     }
@@ -73,8 +79,10 @@ function prepare(rows: (CanonicalRow | Example)[]): { entities: Example[]; tasks
     else if (row.classifications && typeof row.classifications === 'object') {
       for (const [task, v] of Object.entries(row.classifications)) add(text, task, Array.isArray(v) ? v : [v], Array.isArray(v));
     }
+    // The encoder learns from the row's tags and relations, and from its classes (pooled head).
+    if (tagged || rowClasses.length) encoderRows.push({ ...(tagged ?? { text }), ...(rowClasses.length ? { classifications: rowClasses } : {}) });
   }
-  return { entities, tasks: [...tasks.values()], hasEntities, relationLabels: [...relationLabels].sort(), structures };
+  return { entities, encoderRows, tasks: [...tasks.values()], hasEntities, relationLabels: [...relationLabels].sort(), structures };
 }
 
 /** The label (entity type or classification task) a structure field trains: `structure.field`. */
@@ -149,7 +157,7 @@ interface StateMeta {
   trainingType: TrainingType;
   hyperparameters: Hyperparameters;
   epoch: number;
-  encoder: { labels: string[]; relations?: string[]; epoch: number; step: number; adamT: number } | null;
+  encoder: { labels: string[]; relations?: string[]; tasks?: ClassTask[]; epoch: number; step: number; adamT: number } | null;
   classifiers: Record<string, ClassifierStateJson>;
 }
 
@@ -158,7 +166,7 @@ interface TrainState {
   trainingType: TrainingType;
   hyperparameters: Hyperparameters;
   epoch: number;
-  encoder: (EncoderTrainState & { labels: string[]; relations?: string[] }) | null;
+  encoder: (EncoderTrainState & { labels: string[]; relations?: string[]; tasks?: ClassTask[] }) | null;
   classifiers: Record<string, ClassifierState>;
 }
 
@@ -177,7 +185,7 @@ function encodeState(s: TrainState): Uint8Array {
     trainingType: s.trainingType,
     hyperparameters: s.hyperparameters,
     epoch: s.epoch,
-    encoder: s.encoder ? { labels: s.encoder.labels, relations: s.encoder.relations ?? [], epoch: s.encoder.epoch, step: s.encoder.step, adamT: s.encoder.adamT } : null,
+    encoder: s.encoder ? { labels: s.encoder.labels, relations: s.encoder.relations ?? [], tasks: s.encoder.tasks ?? [], epoch: s.encoder.epoch, step: s.encoder.step, adamT: s.encoder.adamT } : null,
     classifiers: Object.fromEntries(Object.entries(s.classifiers).map(([k, c]) => [k, { ...c, weights: b64(c.weights), bias: b64(c.bias), gradSq: b64(c.gradSq), biasSq: b64(c.biasSq) }])),
   };
   return packTensors(meta, tensors, false);
@@ -213,7 +221,7 @@ interface BundleMeta {
   /** True when the bundle stores a LoRA adapter (and smaller classifier tables) rather than whole weights. */
   adapter: boolean;
   /** The entity encoder: its labels and relations, and its adapter's rank and alpha in LoRA mode. Tensors `w:<name>` (weights) and `a:<name>` (adapter). */
-  encoder: { labels: string[]; relations?: string[]; lora: { rank: number; alpha: number } | null } | null;
+  encoder: { labels: string[]; relations?: string[]; tasks?: ClassTask[]; lora: { rank: number; alpha: number } | null } | null;
   classifiers: Record<string, ReturnType<NgramClassifier['toJSON']>>;
 }
 
@@ -236,12 +244,28 @@ function encoderOf(meta: BundleMeta, tensors: TensorRecord): EntityEncoder | nul
   }
   const lora = meta.encoder.lora;
   const adapter: EncoderAdapter | null = lora ? { rank: lora.rank, alpha: lora.alpha, targets: [], tensors: adapterTensors } : null;
-  return new EntityEncoder(base.config, loadGlove(), weights, adapter, meta.encoder.labels, meta.encoder.relations ?? []);
+  return new EntityEncoder(base.config, loadGlove(), weights, adapter, meta.encoder.labels, meta.encoder.relations ?? [], meta.encoder.tasks ?? []);
 }
 
 function classifiersOf(meta: BundleMeta): Map<string, NgramClassifier> {
   return new Map(Object.entries(meta.classifiers).map(([k, c]) => [k, NgramClassifier.fromJSON(c as Parameters<typeof NgramClassifier.fromJSON>[0])]));
 }
+
+/**
+ * A task's label probabilities: the n-gram classifier's, fused (normalised
+ * geometric mean) with the encoder's pooled head when the encoder learned the
+ * task; the n-gram classifier's alone for multi-label tasks.
+ */
+function taskScores(encoder: EntityEncoder | null, clf: NgramClassifier, text: string, task: string, labels: string[]): { label: string; confidence: number }[] {
+  const ngram = clf.predict(text).scores;
+  if (clf.multiLabel || !encoder?.tasks.some((t) => t.task === task)) return labels.map((label) => ({ label, confidence: ngram[label] ?? 0 }));
+  const pooled = encoder.classify(text, task, labels);
+  const fused = labels.map((label, i) => Math.sqrt(Math.max(ngram[label] ?? 0, 1e-9) * Math.max(pooled[i]!.confidence, 1e-9)));
+  const sum = fused.reduce((a, b) => a + b, 0) || 1;
+  return labels.map((label, i) => ({ label, confidence: fused[i]! / sum }));
+}
+
+const best = (scores: { label: string; confidence: number }[]) => scores.reduce((a, b) => (b.confidence > a.confidence ? b : a)).label;
 
 /**
  * Metrics on held-out rows: entities (span-exact) when the data has them, then
@@ -274,7 +298,7 @@ export function evaluate(model: { encoder: EntityEncoder | null; classifiers: Ma
     if (!clf) continue;
     const r = classificationPRF(
       t.examples.map((e) => e.labels),
-      t.examples.map((e) => clf.predict(e.text).labels),
+      t.examples.map((e) => (clf.multiLabel ? clf.predict(e.text).labels : [best(taskScores(model.encoder, clf, e.text, t.task, clf.labels))])),
     );
     reports.push(r);
     for (const [l, v] of Object.entries(r.perLabel)) perLabel[`${t.task}/${l}`] = v;
@@ -313,11 +337,18 @@ export async function trainModel(req: TrainRequest): Promise<TrainResult> {
   const alpha = hp.loraAlpha ?? rank * ENCODER_DEFAULTS.loraAlphaPerRank;
   const entityLabels = [...new Set([...(resumed?.encoder?.labels ?? []), ...[...new Set(data.entities.flatMap((e) => (e.entities ?? []).map((s) => s.label)))].sort()])];
   const relationLabels = [...new Set([...(resumed?.encoder?.relations ?? []), ...data.relationLabels])];
+  // Single-label tasks also train the encoder's pooled head (labels continue a checkpoint's, then new ones).
+  const classTasks: ClassTask[] = data.tasks
+    .filter((t) => !t.multiLabel)
+    .map((t) => {
+      const prior = resumed?.encoder?.tasks?.find((p) => p.task === t.task)?.labels ?? [];
+      return { task: t.task, labels: [...new Set([...prior, ...[...new Set(t.examples.flatMap((e) => e.labels))].sort()])] };
+    });
   const base = loadEncoderBase();
   const priorEncoder = resumed?.encoder ? (continuing ? resumed.encoder : { ...resumed.encoder, epoch: 0, step: 0, adamT: 0, tensors: Object.fromEntries(Object.entries(resumed.encoder.tensors).map(([k, t]) => [k, { ...t, data: t.ema, m: new Float32Array(t.data.length), v: new Float32Array(t.data.length) }])) }) : undefined;
   const encoder =
-    data.hasEntities || resumed?.encoder
-      ? new EncoderTrainer(data.entities, base.config, glove, base.weights, { mode: trainingType, labels: entityLabels, epochs: hp.nrEpochs, learningRate: hp.learningRate, batchSize: hp.batchSize ?? ENCODER_DEFAULTS.batchSize, seed: hp.seed, loraRank: rank, loraAlpha: alpha, relationLabels }, priorEncoder)
+    data.hasEntities || classTasks.length || resumed?.encoder
+      ? new EncoderTrainer(data.encoderRows, base.config, glove, base.weights, { mode: trainingType, labels: entityLabels, epochs: hp.nrEpochs, learningRate: hp.learningRate, batchSize: hp.batchSize ?? ENCODER_DEFAULTS.batchSize, seed: hp.seed, loraRank: rank, loraAlpha: alpha, relationLabels, tasks: classTasks }, priorEncoder)
       : null;
   const classifiers = new Map<string, ClassifierTrainer>();
   for (const t of data.tasks) {
@@ -331,7 +362,13 @@ export async function trainModel(req: TrainRequest): Promise<TrainResult> {
   const fullParams = counts.total + [...classifiers.values()].reduce((n, c) => n + c.hashedParameterCount * scale + c.parameterCount - c.hashedParameterCount, 0);
   const trained = counts.trained + [...classifiers.values()].reduce((n, c) => n + c.parameterCount, 0);
   const share = Number(((100 * trained) / Math.max(1, fullParams)).toFixed(1));
-  const what = [encoder ? `entities (${entityLabels.join(', ')})` : '', encoder && relationLabels.length ? `relations (${relationLabels.join(', ')})` : '', classifiers.size ? `${classifiers.size} classification task(s)` : ''].filter(Boolean).join(' + ');
+  const what = [
+    entityLabels.length ? `entities (${entityLabels.join(', ')})` : '',
+    encoder && relationLabels.length ? `relations (${relationLabels.join(', ')})` : '',
+    classifiers.size ? `${classifiers.size} classification task(s)${classTasks.length ? ` (n-gram branch, and the encoder's pooled head for ${classTasks.length} single-label)` : ''}` : '',
+  ]
+    .filter(Boolean)
+    .join(' + ');
   log('info', `training ${trainingType}${trainingType === 'lora' ? ` (rank ${rank}, alpha ${alpha})` : ''} on ${perEpoch} examples per epoch for ${hp.nrEpochs} epochs: ${what}; ${trained.toLocaleString('en-US')} trained parameters (${share}% of full)`);
   if (continuing) log('info', `resuming from epoch ${startEpoch}`);
 
@@ -373,7 +410,7 @@ export async function trainModel(req: TrainRequest): Promise<TrainResult> {
     report(epoch, true);
     log('info', `epoch ${epoch}/${hp.nrEpochs}: loss ${loss.toFixed(4)}`);
     if (req.onCheckpoint) {
-      const state = encodeState({ baseModel: req.baseModel, trainingType, hyperparameters: hp, epoch, encoder: encoder ? { ...encoder.snapshot(), labels: entityLabels, relations: relationLabels } : null, classifiers: snapshotClassifiers() });
+      const state = encodeState({ baseModel: req.baseModel, trainingType, hyperparameters: hp, epoch, encoder: encoder ? { ...encoder.snapshot(), labels: entityLabels, relations: relationLabels, tasks: classTasks } : null, classifiers: snapshotClassifiers() });
       await req.onCheckpoint({ id: `weights/${step}`, type: 'training', step, bytes: state } satisfies Checkpoint);
       const partial = buildBundle(req.baseModel, trainingType, hp, encoder?.model() ?? null, liveClassifiers(), null, { structures: data.structures });
       await req.onCheckpoint({ id: `sampler_weights/${step}`, type: 'sampler', step, bytes: partial.bytes });
@@ -406,7 +443,7 @@ function buildBundle(baseModel: string, trainingType: TrainingType, hp: Hyperpar
     architecture: {
       entities: encoder ? `encoder: GloVe-100 + hashed features (2^${base.config.hashLog2}×${base.config.hashDim}), width-3 window, ${base.config.layers} pre-LN transformer layers (D=${base.config.dim}, ${base.config.heads} heads), label-name BIO head` : null,
       ...(encoder?.relationLabels.length ? { relations: 'encoder span pairs (head, tail, the words between, order) against relation-name vectors' } : {}),
-      classifications: classifiers.size ? 'hashed word uni+bigram linear model' : null,
+      classifications: classifiers.size ? `hashed word uni+bigram linear model${encoder?.tasks.length ? ", fused with the encoder's pooled head (label-name vectors) for single-label tasks" : ''}` : null,
       ...(encoder?.adapter ? { lora: { rank: encoder.adapter.rank, alpha: encoder.adapter.alpha, targets: ['in', 'qkv', 'o', 'fc1', 'fc2', 'hash'], trained_share_percent: trainedShare ?? null } } : {}),
     },
     hyperparameters: hp,
@@ -424,7 +461,7 @@ function buildBundle(baseModel: string, trainingType: TrainingType, hp: Hyperpar
     format: BUNDLE_FORMAT,
     manifest,
     adapter: trainingType === 'lora',
-    encoder: encoder ? { labels: [...encoder.trainedLabels], relations: [...encoder.relationLabels], lora: encoder.adapter ? { rank: encoder.adapter.rank, alpha: encoder.adapter.alpha } : null } : null,
+    encoder: encoder ? { labels: [...encoder.trainedLabels], relations: [...encoder.relationLabels], tasks: [...encoder.tasks], lora: encoder.adapter ? { rank: encoder.adapter.rank, alpha: encoder.adapter.alpha } : null } : null,
     classifiers: Object.fromEntries([...classifiers].map(([k, c]) => [k, c.toJSON()])),
   };
   return { bytes: packTensors(meta, tensors), manifest };
@@ -510,8 +547,7 @@ export function loadModel(bundle: Uint8Array): ExtractionModel {
           classify: (t, task) => {
             const clf = classifiers.get(task.task);
             if (!clf || !task.labels.every((l) => clf.labels.includes(l))) return zeroShotLabelScores(t, task.labels, task.multi_label);
-            const scores = clf.predict(t).scores;
-            const picked = task.labels.map((label) => ({ label, confidence: scores[label] ?? 0 }));
+            const picked = taskScores(encoder, clf, t, task.task, task.labels);
             if (clf.multiLabel || task.multi_label) return picked;
             const sum = picked.reduce((n, s) => n + s.confidence, 0) || 1;
             return picked.map((s) => ({ label: s.label, confidence: s.confidence / sum }));
@@ -520,10 +556,7 @@ export function loadModel(bundle: Uint8Array): ExtractionModel {
           structureField: (t, structure, field) => {
             const label = structureLabel(structure, field.name);
             const clf = classifiers.get(label);
-            if (field.choices.length && clf && field.choices.every((c) => clf.labels.includes(c))) {
-              const scores = clf.predict(t).scores;
-              return { scores: field.choices.map((c) => ({ label: c, confidence: scores[c] ?? 0 })) };
-            }
+            if (field.choices.length && clf && field.choices.every((c) => clf.labels.includes(c))) return { scores: taskScores(encoder, clf, t, label, field.choices) };
             if (!field.choices.length && encoder && trainedTypes.has(label)) return { spans: encoder.extract(t, [label], explicit) };
             return null;
           },

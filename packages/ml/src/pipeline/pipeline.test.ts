@@ -67,6 +67,7 @@ describe('the training pipeline', () => {
     const rows = read('banking77/train-3-intents.jsonl', 1000);
     const result = await trainModel({ baseModel: 'whetstone-extract-base', trainingType: 'full', train: rows.filter((_, i) => i % 5 !== 0), heldout: rows.filter((_, i) => i % 5 === 0), hyperparameters: hp });
     expect(result.metrics.f1).toBeGreaterThan(0.8);
+    expect(result.manifest.architecture?.classifications).toMatch(/pooled head/);
     const model = loadModel(result.bundle);
     expect(model.extract('I lost my card yesterday', { classifications: [{ task: 'banking77-intent', labels: ['card_arrival', 'lost_or_stolen_card'] }] })).toEqual({ 'banking77-intent': 'lost_or_stolen_card' });
     // No schema: the trained one is used. Unknown labels: zero-shot.
