@@ -131,7 +131,7 @@ async function classification(): Promise<void> {
 
 async function main(): Promise<void> {
   await ner();
-  await classification();
+  if (!process.env.BENCH_NER_ONLY) await classification();
 }
 
 void main();

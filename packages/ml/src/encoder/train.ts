@@ -272,8 +272,11 @@ export class EncoderTrainer {
       }
       const loss = parts.reduce((a, b) => add(a, b));
       loss.backward();
-      clipGradNorm(this.adam.params, 1);
-      this.adam.step(this.learningRate());
+      // Hash-table rows (and their adapter rows) that this batch's features touched: the tables update lazily.
+      const touched = Int32Array.from(new Set(batch.hashIds)).sort();
+      const rows = new Map([this.weights.hash, this.adapter?.tensors['hash.A']].filter((t): t is Tensor => Boolean(t?.requiresGrad)).map((t) => [t, touched] as const));
+      clipGradNorm(this.adam.params, 1, rows);
+      this.adam.step(this.learningRate(), rows);
       this.step++;
       this.updateAverage();
       total += loss.data[0]!;

@@ -24,8 +24,13 @@ export class Adam {
     this.v = params.map((p) => new Float32Array(p.data.length));
   }
 
-  /** One update with the current gradients, then clears them. */
-  step(learningRate = this.options.learningRate): void {
+  /**
+   * One update with the current gradients, then clears them. `rows` lists, for
+   * embedding-like tables, the only rows this step touched: those tables are
+   * updated lazily (rows without a gradient keep their weights and moments, as
+   * in LazyAdam), which keeps a step's cost proportional to the batch.
+   */
+  step(learningRate = this.options.learningRate, rows?: ReadonlyMap<Tensor, Int32Array>): void {
     const { beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weightDecay = 0 } = this.options;
     this.t++;
     const c1 = 1 - beta1 ** this.t;
@@ -36,6 +41,19 @@ export class Adam {
       const w = p.data;
       const m = this.m[k]!;
       const v = this.v[k]!;
+      const touched = rows?.get(p);
+      if (touched) {
+        const cols = p.cols;
+        for (const r of touched)
+          for (let i = r * cols; i < (r + 1) * cols; i++) {
+            const gi = g[i]!;
+            const mi = (m[i] = beta1 * m[i]! + (1 - beta1) * gi);
+            const vi = (v[i] = beta2 * v[i]! + (1 - beta2) * gi * gi);
+            w[i] = w[i]! - learningRate * ((mi / c1) / (Math.sqrt(vi / c2) + eps) + weightDecay * w[i]!);
+            g[i] = 0;
+          }
+        return;
+      }
       const ort = fusedKernels('adam', w.length);
       if (ort) {
         // In place, so m and v stay the arrays checkpoints read and restore.
@@ -58,14 +76,29 @@ export class Adam {
   }
 }
 
-/** Scales all gradients so that their global L2 norm is at most `max`; returns the norm before clipping. */
-export function clipGradNorm(params: Tensor[], max: number): number {
+/**
+ * Scales all gradients so that their global L2 norm is at most `max`; returns
+ * the norm before clipping. `rows` (as in `Adam.step`) limits a table to the
+ * rows that have a gradient.
+ */
+export function clipGradNorm(params: Tensor[], max: number, rows?: ReadonlyMap<Tensor, Int32Array>): number {
+  const each = (p: Tensor, f: (g: Float32Array, i: number) => void): void => {
+    const g = p.grad;
+    if (!g) return;
+    const touched = rows?.get(p);
+    if (!touched) {
+      for (let i = 0; i < g.length; i++) f(g, i);
+      return;
+    }
+    const cols = p.cols;
+    for (const r of touched) for (let i = r * cols; i < (r + 1) * cols; i++) f(g, i);
+  };
   let sq = 0;
-  for (const p of params) if (p.grad) for (let i = 0; i < p.grad.length; i++) sq += p.grad[i]! * p.grad[i]!;
+  for (const p of params) each(p, (g, i) => (sq += g[i]! * g[i]!));
   const norm = Math.sqrt(sq);
   if (norm > max) {
     const f = max / norm;
-    for (const p of params) if (p.grad) for (let i = 0; i < p.grad.length; i++) p.grad[i]! *= f;
+    for (const p of params) each(p, (g, i) => (g[i]! *= f));
   }
   return norm;
 }
