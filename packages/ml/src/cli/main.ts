@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { conllToJsonl, validateJsonl, csvToJsonl, type DatasetKind, type Example } from '../data';
+import { conllToJsonl, validateJsonl, csvToJsonl, type DatasetKind, type Example, type RowError } from '../data';
 import { EXTRACT_BASE_ID } from '../zeroshot/base-model';
 import { ENCODER_DEFAULTS, evaluateBundle, loadModel, readManifest, trainModel, type Metrics, type TrainingType } from '../pipeline';
 
@@ -84,15 +84,15 @@ function readRows(file: string, task?: string): Example[] {
   if (!existsSync(file)) throw new UsageError(`no such file: ${file}`);
   let content = readFileSync(file, 'utf8');
   let kind: DatasetKind;
-  if (/\.(conll|bio|txt)$/.test(file)) {
-    const converted = conllToJsonl(content);
+  const convert = (converted: { jsonl: string; errors: RowError[] }): string => {
     if (converted.errors.length) throw new Error(`${file}: ${converted.errors.map((e) => `line ${e.line} ${e.field}: ${e.reason}`).slice(0, 10).join('; ')}`);
-    content = converted.jsonl;
+    return converted.jsonl;
+  };
+  if (/\.(conll|bio|txt)$/.test(file)) {
+    content = convert(conllToJsonl(content));
     kind = 'extraction';
   } else if (file.endsWith('.csv')) {
-    const converted = csvToJsonl(content);
-    if (converted.errors.length) throw new Error(`${file}: ${converted.errors.map((e) => `line ${e.line} ${e.field}: ${e.reason}`).slice(0, 10).join('; ')}`);
-    content = converted.jsonl;
+    content = convert(csvToJsonl(content));
     kind = 'classification';
   } else if (task) kind = task === 'ner' ? 'extraction' : 'classification';
   else kind = /"entities"\s*:/.test(content.slice(0, 4096)) ? 'extraction' : 'classification';

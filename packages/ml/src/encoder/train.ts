@@ -3,7 +3,7 @@ import type { EpochHooks } from '../classify/ngram-classifier';
 import type { Example } from '../data';
 import { Adam, add, clipGradNorm, crossEntropy, Rng, softmaxInPlace, tensor, zeros, type Tensor } from '../nn';
 import { runSteps, runStepsAsync } from '../steps';
-import { denseWidth, featurize, HASHED_PER_TOKEN, type Featurized } from './features';
+import { featurize, type Featurized } from './features';
 import { classLogits, classResidualName, decodeSpans, encode, entityLogits, goldTags, initAdapter, isHeadOrNorm, makeBatch, MAX_RELATION_SPANS, mergeAdapter, poolStates, relationLogits, tagLoss, tokenRange, type DecodedSpan, type EncoderConfig, type LoraAdapter, type SpanPairs, type TokenSpan, type Weights } from './model';
 
 export type EncoderMode = 'full' | 'lora';
@@ -102,8 +102,10 @@ function classTargets(ex: Example, tasks: readonly ClassTask[]): Int32Array | un
 export type EncoderExample = Example & { labels?: string[] };
 
 /** Splits a featurised text into pieces of at most `max` tokens (the tokens keep their offsets into the text). */
-export function chunksOf(f: Featurized, max: number, denseWidth: number, hashedPerToken: number): Featurized[] {
+export function chunksOf(f: Featurized, max: number): Featurized[] {
   if (f.tokens.length <= max) return [f];
+  const denseWidth = f.dense.length / f.tokens.length;
+  const hashedPerToken = f.hashed.length / f.tokens.length;
   const out: Featurized[] = [];
   for (let s = 0; s < f.tokens.length; s += max) {
     const e = Math.min(f.tokens.length, s + max);
@@ -140,7 +142,6 @@ export class EncoderTrainer {
     private readonly options: EncoderTrainOptions,
     state?: EncoderTrainState,
   ) {
-    const width = denseWidth(glove);
     this.chunks = [];
     for (const ex of examples) {
       const f = featurize(ex.text ?? '', glove, config.hashLog2);
@@ -149,7 +150,7 @@ export class EncoderTrainer {
       // Texts without an `entities` array (classification rows) teach no tags: their tag loss is masked out.
       const tagged = Array.isArray(ex.entities) || Boolean(own);
       const classes = this.tasks.length ? classTargets(ex, this.tasks) : null;
-      chunksOf(f, config.maxTokens, width, HASHED_PER_TOKEN).forEach((c, i) => {
+      chunksOf(f, config.maxTokens).forEach((c, i) => {
         if (!c.tokens.length) return;
         this.chunks.push({
           features: c,
@@ -410,7 +411,7 @@ export class EntityEncoder {
    */
   classify(text: string, task: string, labels: readonly string[]): { label: string; confidence: number }[] {
     const f = featurize(text, this.glove, this.config.hashLog2);
-    const chunk = chunksOf(f, this.config.maxTokens, denseWidth(this.glove), HASHED_PER_TOKEN)[0];
+    const chunk = chunksOf(f, this.config.maxTokens)[0];
     if (!labels.length || !chunk?.tokens.length) return labels.map((label) => ({ label, confidence: 1 / Math.max(1, labels.length) }));
     const batch = makeBatch([chunk], this.glove);
     const trained = this.tasks.find((t) => t.task === task)?.labels ?? [];
@@ -422,7 +423,7 @@ export class EntityEncoder {
   /** Token states of a text's chunks and each chunk's entity spans (all, whatever their confidence). */
   private encodeText(text: string, labels: readonly string[]): { chunks: Featurized[]; time: number; states: Tensor; spans: DecodedSpan[][] } | null {
     const f = featurize(text, this.glove, this.config.hashLog2);
-    const chunks = chunksOf(f, this.config.maxTokens, denseWidth(this.glove), HASHED_PER_TOKEN);
+    const chunks = chunksOf(f, this.config.maxTokens);
     if (!chunks.length || !chunks[0]!.tokens.length) return null;
     const batch = makeBatch(chunks, this.glove);
     const states = encode(this.config, this.weights, batch, this.adapter ?? undefined);

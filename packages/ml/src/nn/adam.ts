@@ -41,17 +41,17 @@ export class Adam {
       const w = p.data;
       const m = this.m[k]!;
       const v = this.v[k]!;
+      const update = (i: number): void => {
+        const gi = g[i]!;
+        const mi = (m[i] = beta1 * m[i]! + (1 - beta1) * gi);
+        const vi = (v[i] = beta2 * v[i]! + (1 - beta2) * gi * gi);
+        w[i] = w[i]! - learningRate * ((mi / c1) / (Math.sqrt(vi / c2) + eps) + weightDecay * w[i]!);
+        g[i] = 0;
+      };
       const touched = rows?.get(p);
       if (touched) {
         const cols = p.cols;
-        for (const r of touched)
-          for (let i = r * cols; i < (r + 1) * cols; i++) {
-            const gi = g[i]!;
-            const mi = (m[i] = beta1 * m[i]! + (1 - beta1) * gi);
-            const vi = (v[i] = beta2 * v[i]! + (1 - beta2) * gi * gi);
-            w[i] = w[i]! - learningRate * ((mi / c1) / (Math.sqrt(vi / c2) + eps) + weightDecay * w[i]!);
-            g[i] = 0;
-          }
+        for (const r of touched) for (let i = r * cols; i < (r + 1) * cols; i++) update(i);
         return;
       }
       const ort = fusedKernels('adam', w.length);
@@ -61,13 +61,7 @@ export class Adam {
         g.fill(0);
         return;
       }
-      for (let i = 0; i < w.length; i++) {
-        const gi = g[i]!;
-        const mi = (m[i] = beta1 * m[i]! + (1 - beta1) * gi);
-        const vi = (v[i] = beta2 * v[i]! + (1 - beta2) * gi * gi);
-        w[i] = w[i]! - learningRate * ((mi / c1) / (Math.sqrt(vi / c2) + eps) + weightDecay * w[i]!);
-      }
-      g.fill(0);
+      for (let i = 0; i < w.length; i++) update(i);
     });
   }
 

@@ -141,6 +141,16 @@ function sessionFactory(): ((model: Uint8Array) => Run) | null {
 // `instanceof` check would reject arrays made in another realm (jest's sandbox), so feed plain objects.
 const feed = (data: Float32Array, dims: number[]): Feed => ({ type: 'float32', dims, data, location: 'cpu', size: data.length });
 
+/** Sessions built on first use from their graph and kept by key. */
+function sessionCache(create: (model: Uint8Array) => Run): (key: string, build: () => Uint8Array) => Run {
+  const sessions = new Map<string, Run>();
+  return (key, build) => {
+    let s = sessions.get(key);
+    if (!s) sessions.set(key, (s = create(build())));
+    return s;
+  };
+}
+
 let loaded: OrtGemm | null | undefined;
 
 /** The cached ORT Gemm sessions, or null when onnxruntime-node cannot load on this machine. */
@@ -148,13 +158,8 @@ export function loadOrtGemm(): OrtGemm | null {
   if (loaded !== undefined) return loaded;
   const create = sessionFactory();
   if (!create) return (loaded = null);
-  const sessions = new Map<string, Run>();
-  const session = (ta: boolean, tb: boolean, batched = false): Run => {
-    const key = `${batched}${ta}${tb}`;
-    let s = sessions.get(key);
-    if (!s) sessions.set(key, (s = create(batched ? bmmModel(ta, tb) : gemmModel(ta, tb))));
-    return s;
-  };
+  const cached = sessionCache(create);
+  const session = (ta: boolean, tb: boolean, batched = false): Run => cached(`${batched}${ta}${tb}`, () => (batched ? bmmModel(ta, tb) : gemmModel(ta, tb)));
   loaded = {
     gemm(a, aDims, b, bDims, transA, transB) {
       return session(transA, transB)({ A: feed(a, aDims), B: feed(b, bDims) }, ['Y']).Y!.data;
@@ -368,12 +373,7 @@ export function loadOrtFused(): OrtFused | null {
   if (fused !== undefined) return fused;
   const create = sessionFactory();
   if (!create) return (fused = null);
-  const sessions = new Map<string, Run>();
-  const session = (key: string, build: () => Uint8Array): Run => {
-    let s = sessions.get(key);
-    if (!s) sessions.set(key, (s = create(build())));
-    return s;
-  };
+  const session = sessionCache(create);
   const scalar = (v: number): Feed => feed(Float32Array.of(v), [1]);
   fused = {
     layerNorm(x, gain, bias, rows, cols, eps) {
