@@ -14,12 +14,6 @@ async function main(): Promise<void> {
   const config = loadModelServerConfig();
   const logger = createLogger({ service: 'model-server', level: config.LOG_LEVEL });
   const serving = new ModelServing({ bundles: blobBundles(blobStoreFromEnv(config)), loader: mlLoader, logger, budgetBytes: config.MODEL_MEMORY_BUDGET_MB * 1024 * 1024 });
-  for (const id of config.PRELOAD_MODELS.split(',').map((s) => s.trim()).filter(Boolean)) {
-    serving.load({ modelId: id, bucket: '', key: '' });
-    // The first call pays for reading word vectors; pay it before traffic.
-    serving.extract({ modelId: id, bucket: '', key: '' }, ['Warm up with Ada Lovelace in London.'], { entities: ['person'] }, {});
-  }
-
   const metrics = createServiceMetrics('model-server');
   const server = await createRpcServer({
     name: 'model-server',
@@ -31,6 +25,12 @@ async function main(): Promise<void> {
   });
   const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
   logger.info({ port: server.port, metricsPort: metricsServer.port, budgetMb: config.MODEL_MEMORY_BUDGET_MB }, 'model-server listening');
+  // Listening first: a call that arrives while the built-in models warm waits for them instead of finding no
+  // server (UNAVAILABLE, a 503 at the gateway). The first call pays for reading word vectors and gazetteers.
+  for (const id of config.PRELOAD_MODELS.split(',').map((s) => s.trim()).filter(Boolean)) {
+    serving.load({ modelId: id, bucket: '', key: '' });
+    serving.extract({ modelId: id, bucket: '', key: '' }, ['Warm up with Ada Lovelace in London.'], { entities: ['person'] }, {});
+  }
 
   drainOnSignals(
     logger,
