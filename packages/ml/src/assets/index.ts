@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 
@@ -11,14 +11,20 @@ export interface Embeddings {
   similarity(a: string, b: string): number;
   /** The vocabulary, most frequent first. */
   words?: readonly string[];
+  /** A word's frequency rank (0 = most frequent; its lower case when the word itself is unknown), Infinity when unknown. */
+  rank?(word: string): number;
 }
+
+/** The assets folder's GloVe subset; `pnpm install` builds it (scripts/build-assets.ts --glove-if-missing). */
+export const GLOVE_FILE = path.resolve(__dirname, '../../assets/glove-200k.i8');
 
 let cached: Embeddings | undefined;
 
-/** GloVe-100 for the 40k most frequent words, int8-quantised (scripts/build-assets.ts). Loaded once, synchronously. */
+/** GloVe-100 for the 200k most frequent words, int8-quantised (scripts/build-assets.ts). Loaded once, synchronously. */
 export function loadGlove(): Embeddings {
   if (cached) return cached;
-  const buf = readFileSync(path.resolve(__dirname, '../../assets/glove-40k.i8'));
+  if (!existsSync(GLOVE_FILE)) throw new Error(`${path.relative(process.cwd(), GLOVE_FILE)} is missing: run pnpm install, or pnpm --filter @whetstone/ml build:assets --glove-if-missing`);
+  const buf = readFileSync(GLOVE_FILE);
   const headerLength = buf.readUInt32LE(0);
   const header = JSON.parse(buf.subarray(4, 4 + headerLength).toString('utf8')) as { format: string; dim: number; count: number; words: string[] };
   if (header.format !== 'whetstone-int8-embeddings/1') throw new Error(`unknown embeddings format ${header.format}`);
@@ -49,7 +55,8 @@ export function loadGlove(): Embeddings {
     }
     return dot / Math.sqrt(nx * ny || 1);
   };
-  cached = { dim, vector, has: (w) => index.has(w) || index.has(w.toLowerCase()), similarity, words: header.words };
+  const rank = (w: string) => index.get(w) ?? index.get(w.toLowerCase()) ?? Infinity;
+  cached = { dim, vector, has: (w) => index.has(w) || index.has(w.toLowerCase()), similarity, words: header.words, rank };
   return cached;
 }
 

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadGlove } from '../assets';
 import { tensor } from '../nn';
-import { ENCODER_CONFIG, initClassHead, initRelationHead, initWeights, type EncoderConfig, type Weights } from './model';
+import { ENCODER_CONFIG, initChain, initClassHead, initRelationHead, initWeights, type EncoderConfig, type Weights } from './model';
 
 export const ENCODER_BASE_FILE = path.resolve(__dirname, '../../assets/encoder-base.i8');
 const FORMAT = 'whetstone-encoder-base/1';
@@ -89,7 +89,7 @@ export function loadEncoderBase(): { config: EncoderConfig; weights: Weights; me
   if (cached) return cached;
   if (existsSync(ENCODER_BASE_FILE)) {
     const { meta, weights } = decodeEncoderBase(readFileSync(ENCODER_BASE_FILE));
-    cached = { config: meta.config, weights: { ...initRelationHead(meta.config, loadGlove(), BASE_SEED), ...initClassHead(meta.config, loadGlove(), BASE_SEED), ...weights }, meta };
+    cached = { config: meta.config, weights: { ...initRelationHead(meta.config, loadGlove(), BASE_SEED), ...initClassHead(meta.config, loadGlove(), BASE_SEED), ...initChain(), ...weights }, meta };
   } else {
     cached = { config: ENCODER_CONFIG, weights: initWeights(ENCODER_CONFIG, loadGlove(), BASE_SEED), meta: null };
   }

@@ -54,8 +54,12 @@ function gazetteerBits(tokens: Token[]): Int32Array {
   return bits;
 }
 
-/** Hashed sparse features of one token, looked up in the trainable hash table (a mean bag). */
-export const HASHED_PER_TOKEN = 8;
+/** Word-level hashed features of a token: the word, lower case, 2–3-letter prefixes, 2–4-letter suffixes, shape. */
+const WORD_FEATURES = 8;
+/** Slots for the character 3- and 4-grams of `<word>` (lower case); a longer word keeps its first 16, a shorter one leaves slots empty (−1). */
+const CHAR_SLOTS = 16;
+/** Hashed sparse features of one token, looked up in the trainable hash table (a mean bag over the filled slots). */
+export const HASHED_PER_TOKEN = WORD_FEATURES + CHAR_SLOTS;
 
 function shapeOf(w: string): string {
   return w.replace(/\p{Lu}+/gu, 'X').replace(/\p{Ll}+/gu, 'x').replace(/\p{N}+/gu, 'd');
@@ -63,10 +67,14 @@ function shapeOf(w: string): string {
 
 export function hashedNames(word: string): string[] {
   const lower = word.toLowerCase();
-  return [`w=${word}`, `l=${lower}`, `p2=${lower.slice(0, 2)}`, `p3=${lower.slice(0, 3)}`, `s2=${lower.slice(-2)}`, `s3=${lower.slice(-3)}`, `s4=${lower.slice(-4)}`, `sh=${shapeOf(word)}`];
+  const names = [`w=${word}`, `l=${lower}`, `p2=${lower.slice(0, 2)}`, `p3=${lower.slice(0, 3)}`, `s2=${lower.slice(-2)}`, `s3=${lower.slice(-3)}`, `s4=${lower.slice(-4)}`, `sh=${shapeOf(word)}`];
+  const padded = `<${lower}>`;
+  const grams: string[] = [];
+  for (const n of [3, 4]) for (let i = 0; i + n <= padded.length; i++) grams.push(`c${n}=${padded.slice(i, i + n)}`);
+  return [...names, ...grams.slice(0, CHAR_SLOTS)];
 }
 
-/** One text, featurised: its tokens, dense rows [T, dim+SHAPE_DIM] and hashed ids [T·HASHED_PER_TOKEN]. */
+/** One text, featurised: its tokens, dense rows [T, dim+SHAPE_DIM] and hashed ids [T·HASHED_PER_TOKEN] (−1 for an empty slot). */
 export interface Featurized {
   tokens: Token[];
   dense: Float32Array;
@@ -108,6 +116,7 @@ export function featurizeTokens(tokens: Token[], glove: Embeddings, hashLog2: nu
     shape.push(v ? 1 : 0);
     for (let c = 0; c < GAZETTEER.length; c++) shape.push((gaz[i]! >> c) & 1);
     dense.set(shape, i * width + glove.dim);
+    hashed.fill(-1, i * HASHED_PER_TOKEN, (i + 1) * HASHED_PER_TOKEN);
     hashedNames(t.text).forEach((n, k) => (hashed[i * HASHED_PER_TOKEN + k] = fnv1a(n) & mask));
   });
   return { tokens, dense, hashed };

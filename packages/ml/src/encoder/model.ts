@@ -1,5 +1,5 @@
 import type { Embeddings } from '../assets';
-import { add, addBias, concatCols, crossEntropy, dropout, embedding, embeddingBag, gelu, layerNorm, loraLinear, matmul, matmulBT, matmulInto, randn, Rng, scale, selfAttention, sliceRows, softmaxInPlace, Tensor, tensor, window, zeros } from '../nn';
+import { add, addBias, chainMarginals, chainNll, chainViterbi, concatCols, type ChainKinds, dropout, embedding, embeddingBag, gelu, layerNorm, loraLinear, matmul, matmulBT, matmulInto, randn, Rng, scale, selfAttention, sliceRows, Tensor, tensor, window, zeros } from '../nn';
 import { denseWidth, HASHED_PER_TOKEN, labelVector, type Featurized } from './features';
 
 /**
@@ -22,7 +22,7 @@ export interface EncoderConfig {
   maxTokens: number;
 }
 
-export const ENCODER_CONFIG: EncoderConfig = { dim: 128, layers: 2, heads: 4, ff: 256, hashLog2: 14, hashDim: 64, maxTokens: 96 };
+export const ENCODER_CONFIG: EncoderConfig = { dim: 128, layers: 2, heads: 4, ff: 256, hashLog2: 15, hashDim: 64, maxTokens: 96 };
 
 export const WINDOW = [-1, 0, 1] as const;
 export const LORA_TARGETS = ['in', 'qkv', 'o', 'fc1', 'fc2', 'hash'] as const;
@@ -78,7 +78,12 @@ export function initWeights(config: EncoderConfig, glove: Embeddings, seed: numb
     p(`ent.${k}.w`, [glove.dim, config.dim], 1 / Math.sqrt(glove.dim));
     p(`ent.${k}.b`, [config.dim], 'zeros');
   }
-  return { ...w, ...initRelationHead(config, glove, seed), ...initClassHead(config, glove, seed) };
+  return { ...w, ...initRelationHead(config, glove, seed), ...initClassHead(config, glove, seed), ...initChain() };
+}
+
+/** The BIO chain's transition scores, one per kind of step (zeros: the emissions alone decide until training says otherwise). */
+export function initChain(): Weights {
+  return { 'crf.trans': zeros([BIO_TRANSITION_KINDS]) };
 }
 
 /**
@@ -114,7 +119,7 @@ export function initRelationHead(config: EncoderConfig, glove: Embeddings, seed:
 
 /** Names of the weights trained with the adapter in LoRA mode: the entity and relation heads and the norms. */
 export function isHeadOrNorm(name: string): boolean {
-  return name.startsWith('ent.') || name.startsWith('label.') || name.startsWith('rel.') || name.startsWith('cls.') || name.includes('.ln') || name.startsWith('lnf.');
+  return name.startsWith('ent.') || name.startsWith('crf.') || name.startsWith('label.') || name.startsWith('rel.') || name.startsWith('cls.') || name.includes('.ln') || name.startsWith('lnf.');
 }
 
 /** A fresh adapter: A seeded normal, B zero, so it starts as the base. */
@@ -175,8 +180,9 @@ export function makeBatch(chunks: readonly Featurized[], glove: Embeddings, drop
       const row = b * time + t;
       if (t < c.tokens.length) {
         for (let k = 0; k < HASHED_PER_TOKEN; k++) {
-          if (drop && drop.rng.next() < drop.rate) continue;
-          ids.push(c.hashed[t * HASHED_PER_TOKEN + k]!);
+          const id = c.hashed[t * HASHED_PER_TOKEN + k]!;
+          if (id < 0 || (drop && drop.rng.next() < drop.rate)) continue;
+          ids.push(id);
         }
       }
       offsets[row + 1] = ids.length;
@@ -325,9 +331,10 @@ export function goldTags(chunk: Featurized, spans: readonly { start: number; end
 }
 
 /**
- * Mean cross-entropy of a batch's tags (padding masked out). With
+ * The tag loss of a batch per token: the BIO chain CRF's negative
+ * log-likelihood of each text's gold path (padding excluded). With
  * `perExample` labels (pretraining), each text is scored against its own
- * label names and the losses are weighted by token count.
+ * label names.
  */
 export function entityLoss(config: EncoderConfig, w: Weights, batch: EncoderBatch, tags: readonly Int32Array[], labels: readonly string[], glove: Embeddings, adapter?: LoraAdapter, reg?: Regularize, perExample?: readonly (readonly string[])[]): Tensor {
   return tagLoss(w, encode(config, w, batch, adapter, reg), batch, tags, labels, glove, perExample);
@@ -335,24 +342,53 @@ export function entityLoss(config: EncoderConfig, w: Weights, batch: EncoderBatc
 
 /** {@link entityLoss} on token states already encoded (the relation loss shares them). */
 export function tagLoss(w: Weights, states: Tensor, batch: EncoderBatch, tags: readonly Int32Array[], labels: readonly string[], glove: Embeddings, perExample?: readonly (readonly string[])[]): Tensor {
-  if (perExample) {
-    const tokens = tags.reduce((n, t) => n + t.length, 0);
-    let total: Tensor | null = null;
-    tags.forEach((t, b) => {
-      const rows = sliceRows(states, b * batch.time, b * batch.time + t.length);
-      const part = scale(crossEntropy(entityLogits(w, rows, perExample[b]!, glove, []), t), t.length / tokens);
-      total = total ? add(total, part) : part;
-    });
-    return total!;
+  const trans = w['crf.trans'];
+  if (!trans) throw new Error('the encoder weights have no CRF transitions (crf.trans)');
+  const tokens = tags.reduce((n, t) => n + t.length, 0);
+  // One text's loss over L labels, per token of the batch.
+  const textLoss = (logits: Tensor, t: Int32Array, L: number): Tensor => scale(chainNll(logits, trans, bioChain(L), repairBio(t, L)), 1 / tokens);
+  const rowsOf = (x: Tensor, b: number) => sliceRows(x, b * batch.time, b * batch.time + tags[b]!.length);
+  const logits = perExample ? null : entityLogits(w, states, labels, glove, labels);
+  const parts = tags.map((t, b) =>
+    perExample ? textLoss(entityLogits(w, rowsOf(states, b), perExample[b]!, glove, []), t, perExample[b]!.length) : textLoss(rowsOf(logits!, b), t, labels.length),
+  );
+  return parts.reduce((a, b) => add(a, b));
+}
+
+/** Kinds of BIO steps, shared by every label: O→O, O→B, B→O, B→B same, B→B other, B→I, I→O, I→B same, I→B other, I→I, start O, start B. */
+export const BIO_TRANSITION_KINDS = 12;
+
+const chains = new Map<number, ChainKinds>();
+
+/** The BIO chain over O, B-1..B-L, I-1..I-L: I-x only after B-x or I-x, and never first. */
+export function bioChain(L: number): ChainKinds {
+  let chain = chains.get(L);
+  if (chain) return chain;
+  const C = 1 + 2 * L;
+  const kinds = new Int32Array(C * C + C).fill(-1);
+  const type = (c: number) => (c === 0 ? 'O' : c <= L ? 'B' : 'I');
+  const label = (c: number) => (c - 1) % L;
+  for (let p = 0; p < C; p++)
+    for (let c = 0; c < C; c++) {
+      const same = p > 0 && c > 0 && label(p) === label(c);
+      const step = `${type(p)}${type(c)}`;
+      const kind = { OO: 0, OB: 1, BO: 2, BB: same ? 3 : 4, BI: same ? 5 : -1, IO: 6, IB: same ? 7 : 8, II: same ? 9 : -1, OI: -1 }[step]!;
+      kinds[p * C + c] = kind;
+    }
+  for (let c = 0; c < C; c++) kinds[C * C + c] = c === 0 ? 10 : c <= L ? 11 : -1;
+  chain = { classes: C, kinds };
+  chains.set(L, chain);
+  return chain;
+}
+
+/** Gold tags made a legal BIO path: an I-x that does not continue x (a chunk cut inside a span) becomes B-x. */
+function repairBio(tags: Int32Array, L: number): Int32Array {
+  const out = tags.slice();
+  for (let t = 0; t < out.length; t++) {
+    const c = out[t]!;
+    if (c > L && (t === 0 || (out[t - 1] !== c && out[t - 1] !== c - L))) out[t] = c - L;
   }
-  const logits = entityLogits(w, states, labels, glove, labels);
-  const targets = new Int32Array(batch.size * batch.time);
-  const mask = new Float32Array(batch.size * batch.time);
-  tags.forEach((t, b) => {
-    targets.set(t, b * batch.time);
-    mask.fill(1, b * batch.time, b * batch.time + t.length);
-  });
-  return crossEntropy(logits, targets, mask);
+  return out;
 }
 
 export interface DecodedSpan {
@@ -363,41 +399,25 @@ export interface DecodedSpan {
 }
 
 /**
- * Best BIO path under the per-token softmax (I-x may only follow B-x or I-x),
- * then spans with the mean probability of their tags as confidence.
+ * The CRF's best BIO path (I-x may only follow B-x or I-x) under transition
+ * scores `trans`, then spans with the mean forward–backward marginal of their
+ * tags as confidence.
  */
-export function decodeSpans(logits: Float32Array, rowOffset: number, chunk: Featurized, labels: readonly string[]): DecodedSpan[] {
+export function decodeSpans(logits: Float32Array, rowOffset: number, chunk: Featurized, labels: readonly string[], trans: Float32Array): DecodedSpan[] {
   const L = labels.length;
   const C = 1 + 2 * L;
   const T = chunk.tokens.length;
   if (!T) return [];
-  const probs = logits.slice(rowOffset * C, (rowOffset + T) * C);
-  for (let t = 0; t < T; t++) softmaxInPlace(probs, t * C, C);
-  const score = new Float64Array(T * C).fill(-Infinity);
-  const back = new Int32Array(T * C);
-  const lp = (t: number, c: number) => Math.log(Math.max(probs[t * C + c]!, 1e-12));
-  const allowed = (prev: number, c: number) => c <= L || prev === c || prev === c - L;
-  for (let c = 0; c < C; c++) if (c <= L) score[c] = lp(0, c);
-  for (let t = 1; t < T; t++)
-    for (let c = 0; c < C; c++) {
-      let best = -Infinity;
-      let arg = 0;
-      for (let p = 0; p < C; p++) {
-        if (!allowed(p, c)) continue;
-        const v = score[(t - 1) * C + p]!;
-        if (v > best) {
-          best = v;
-          arg = p;
-        }
-      }
-      score[t * C + c] = best + lp(t, c);
-      back[t * C + c] = arg;
-    }
-  const path = new Int32Array(T);
-  let last = 0;
-  for (let c = 1; c < C; c++) if (score[(T - 1) * C + c]! > score[(T - 1) * C + last]!) last = c;
-  path[T - 1] = last;
-  for (let t = T - 1; t > 0; t--) path[t - 1] = back[t * C + path[t]!]!;
+  const emissions = logits.slice(rowOffset * C, (rowOffset + T) * C);
+  const chain = bioChain(L);
+  return spansOf(chainViterbi(emissions, T, chain, trans), chainMarginals(emissions, T, chain, trans).marginals, chunk, labels);
+}
+
+/** Spans of a BIO path, each with the mean probability of its tags as confidence. */
+function spansOf(path: Int32Array, probs: ArrayLike<number>, chunk: Featurized, labels: readonly string[]): DecodedSpan[] {
+  const L = labels.length;
+  const C = 1 + 2 * L;
+  const T = path.length;
   const spans: DecodedSpan[] = [];
   for (let t = 0; t < T; t++) {
     const c = path[t]!;

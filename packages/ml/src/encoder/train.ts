@@ -420,15 +420,23 @@ export class EntityEncoder {
     return labels.map((label, i) => ({ label, confidence: scores[i]! }));
   }
 
-  /** Token states of a text's chunks and each chunk's entity spans (all, whatever their confidence). */
+  /**
+   * Token states of a text's chunks and each chunk's entity spans of `labels`
+   * (all, whatever their confidence). The path is decoded over the requested
+   * and the trained labels together, so that asking for a subset does not turn
+   * another trained type's mentions into the requested one.
+   */
   private encodeText(text: string, labels: readonly string[]): { chunks: Featurized[]; time: number; states: Tensor; spans: DecodedSpan[][] } | null {
     const f = featurize(text, this.glove, this.config.hashLog2);
     const chunks = chunksOf(f, this.config.maxTokens);
     if (!chunks.length || !chunks[0]!.tokens.length) return null;
     const batch = makeBatch(chunks, this.glove);
     const states = encode(this.config, this.weights, batch, this.adapter ?? undefined);
-    const logits = entityLogits(this.weights, states, labels, this.glove, this.trainedLabels).data;
-    return { chunks, time: batch.time, states, spans: chunks.map((c, b) => decodeSpans(logits, b * batch.time, c, labels)) };
+    const wanted = new Set(labels);
+    const decoded = [...labels, ...this.trainedLabels.filter((l) => !wanted.has(l))];
+    const logits = entityLogits(this.weights, states, decoded, this.glove, this.trainedLabels).data;
+    const spans = chunks.map((c, b) => decodeSpans(logits, b * batch.time, c, decoded, this.weights['crf.trans']!.data).filter((s) => wanted.has(s.label)));
+    return { chunks, time: batch.time, states, spans };
   }
 
   extract(text: string, labels: readonly string[] = this.trainedLabels, threshold = 0): EntityMention[] {

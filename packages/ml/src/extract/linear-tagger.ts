@@ -151,7 +151,7 @@ export class LinearTagger {
   /** Serialisable form: weights as base64 float32. The embeddings are the shipped asset, referenced by name. */
   toJSON(): object {
     const b64 = (a: Float32Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength).toString('base64');
-    return { format: 'whetstone-linear-tagger/1', entityTypes: this.entityTypes, tags: this.tags, bucketsLog2: this.bucketsLog2, embeddings: this.embeddings ? 'glove-40k' : null, weights: b64(this.weights), dense: b64(this.dense) };
+    return { format: 'whetstone-linear-tagger/1', entityTypes: this.entityTypes, tags: this.tags, bucketsLog2: this.bucketsLog2, embeddings: this.embeddings ? 'glove-200k' : null, weights: b64(this.weights), dense: b64(this.dense) };
   }
 
   static fromJSON(json: { format: string; entityTypes: string[]; tags: string[]; bucketsLog2: number; embeddings: string | null; weights: string; dense: string }, embeddings?: Embeddings): LinearTagger {

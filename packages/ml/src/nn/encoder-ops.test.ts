@@ -1,10 +1,42 @@
 import { gradCheck } from './grad-check';
-import { concatCols, dropout, sliceRows, embeddingBag, matmulBT, randn, Rng, scale, selfAttention, causalSelfAttention, tensor, window, type Tensor } from './index';
+import { chainNll, chainViterbi, concatCols, dropout, sliceRows, embeddingBag, matmulBT, randn, Rng, scale, selfAttention, causalSelfAttention, tensor, window, type Tensor } from './index';
 
 const rng = new Rng(11);
 const param = (shape: number[], std = 1): Tensor => tensor(randn(rng, shape.reduce((a, b) => a * b, 1), std), shape, true);
 
+/** Three classes (O, B, I): I never first and never after O; six transition kinds including the start. */
+const CHAIN = { classes: 3, kinds: Int32Array.of(0, 1, -1, 2, 3, 4, 5, 3, 4, /* start */ 6, 7, -1) };
+
+/** Every legal path of length T with its score, by enumeration. */
+function paths(e: Float32Array, trans: Float32Array, T: number): { path: number[]; score: number }[] {
+  const out: { path: number[]; score: number }[] = [];
+  const walk = (path: number[], score: number): void => {
+    if (path.length === T) return void out.push({ path, score });
+    const t = path.length;
+    for (let c = 0; c < 3; c++) {
+      const kind = t === 0 ? CHAIN.kinds[9 + c]! : CHAIN.kinds[path[t - 1]! * 3 + c]!;
+      if (kind >= 0) walk([...path, c], score + trans[kind]! + e[t * 3 + c]!);
+    }
+  };
+  walk([], 0);
+  return out;
+}
+
 describe('encoder ops', () => {
+  it('when a chain CRF is differentiated, then emissions and transitions match finite differences, and its likelihood and best path match enumeration', () => {
+    const tags = Int32Array.of(1, 2, 0, 1);
+    gradCheck([param([4, 3]), param([8], 0.5)], ([e, t]) => chainNll(e!, t!, CHAIN, tags));
+    const e = param([4, 3]);
+    const trans = param([8], 0.5);
+    const all = paths(e.data, trans.data, 4);
+    const logZ = Math.log(all.reduce((s, p) => s + Math.exp(p.score), 0));
+    const gold = all.find((p) => p.path.join() === [...tags].join())!.score;
+    expect(chainNll(e, trans, CHAIN, tags).data[0]).toBeCloseTo(logZ - gold, 4);
+    const best = all.reduce((a, b) => (b.score > a.score ? b : a));
+    expect([...chainViterbi(e.data, 4, CHAIN, trans.data)]).toEqual(best.path);
+    expect(() => chainNll(e, trans, CHAIN, Int32Array.of(0, 2, 0, 0))).toThrow(/forbidden step/);
+  });
+
   it('when a·bᵀ is differentiated, then both inputs match finite differences', () => {
     gradCheck([param([3, 4]), param([5, 4])], ([a, b]) => matmulBT(a!, b!));
   });

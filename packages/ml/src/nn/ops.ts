@@ -514,3 +514,116 @@ export function sliceRows(x: Tensor, from: number, to: number): Tensor {
     for (let i = 0; i < g.length; i++) xg[from * C + i]! += g[i]!;
   });
 }
+
+/**
+ * A linear-chain CRF over one sequence's emission scores [T, C]. Transition
+ * scores are shared by kind: `kinds[p·C + c]` is the index into `trans` of the
+ * step p → c (−1 when forbidden), and `kinds[C·C + c]` that of starting in c.
+ */
+export interface ChainKinds {
+  classes: number;
+  kinds: Int32Array;
+}
+
+const logSumExp = (xs: Float64Array, n: number): number => {
+  let m = -Infinity;
+  for (let i = 0; i < n; i++) if (xs[i]! > m) m = xs[i]!;
+  if (m === -Infinity) return m;
+  let s = 0;
+  for (let i = 0; i < n; i++) s += Math.exp(xs[i]! - m);
+  return m + Math.log(s);
+};
+
+/** Forward–backward: log partition, per-step marginals [T·C], and the expected count of each transition kind. */
+export function chainMarginals(emissions: Float32Array, T: number, chain: ChainKinds, trans: Float32Array): { logZ: number; marginals: Float64Array; expected: Float64Array } {
+  const C = chain.classes;
+  const k = chain.kinds;
+  const tr = (p: number, c: number) => (k[p * C + c]! < 0 ? -Infinity : trans[k[p * C + c]!]!);
+  const alpha = new Float64Array(T * C);
+  const beta = new Float64Array(T * C);
+  const tmp = new Float64Array(C);
+  for (let c = 0; c < C; c++) alpha[c] = k[C * C + c]! < 0 ? -Infinity : emissions[c]! + trans[k[C * C + c]!]!;
+  for (let t = 1; t < T; t++)
+    for (let c = 0; c < C; c++) {
+      for (let p = 0; p < C; p++) tmp[p] = alpha[(t - 1) * C + p]! + tr(p, c);
+      alpha[t * C + c] = emissions[t * C + c]! + logSumExp(tmp, C);
+    }
+  for (let t = T - 2; t >= 0; t--)
+    for (let p = 0; p < C; p++) {
+      for (let c = 0; c < C; c++) tmp[c] = tr(p, c) + emissions[(t + 1) * C + c]! + beta[(t + 1) * C + c]!;
+      beta[t * C + p] = logSumExp(tmp, C);
+    }
+  const logZ = logSumExp(alpha.subarray((T - 1) * C), C);
+  const marginals = new Float64Array(T * C);
+  for (let i = 0; i < T * C; i++) marginals[i] = Math.exp(alpha[i]! + beta[i]! - logZ);
+  const expected = new Float64Array(trans.length);
+  for (let c = 0; c < C; c++) if (k[C * C + c]! >= 0) expected[k[C * C + c]!]! += marginals[c]!;
+  for (let t = 1; t < T; t++)
+    for (let p = 0; p < C; p++)
+      for (let c = 0; c < C; c++) {
+        const kind = k[p * C + c]!;
+        if (kind >= 0) expected[kind]! += Math.exp(alpha[(t - 1) * C + p]! + trans[kind]! + emissions[t * C + c]! + beta[t * C + c]! - logZ);
+      }
+  return { logZ, marginals, expected };
+}
+
+/** The highest-scoring class path of one sequence under the CRF. */
+export function chainViterbi(emissions: Float32Array, T: number, chain: ChainKinds, trans: Float32Array): Int32Array {
+  const C = chain.classes;
+  const k = chain.kinds;
+  const score = new Float64Array(T * C);
+  const back = new Int32Array(T * C);
+  for (let c = 0; c < C; c++) score[c] = k[C * C + c]! < 0 ? -Infinity : emissions[c]! + trans[k[C * C + c]!]!;
+  for (let t = 1; t < T; t++)
+    for (let c = 0; c < C; c++) {
+      let best = -Infinity;
+      let arg = 0;
+      for (let p = 0; p < C; p++) {
+        const kind = k[p * C + c]!;
+        if (kind < 0) continue;
+        const v = score[(t - 1) * C + p]! + trans[kind]!;
+        if (v > best) {
+          best = v;
+          arg = p;
+        }
+      }
+      score[t * C + c] = best + emissions[t * C + c]!;
+      back[t * C + c] = arg;
+    }
+  const path = new Int32Array(T);
+  let last = 0;
+  for (let c = 1; c < C; c++) if (score[(T - 1) * C + c]! > score[(T - 1) * C + last]!) last = c;
+  path[T - 1] = last;
+  for (let t = T - 1; t > 0; t--) path[t - 1] = back[t * C + path[t]!]!;
+  return path;
+}
+
+/** Negative log-likelihood of the gold path `tags` of one sequence under the CRF (a scalar). */
+export function chainNll(emissions: Tensor, trans: Tensor, chain: ChainKinds, tags: Int32Array): Tensor {
+  const [T, C] = need2d(emissions, 'chainNll');
+  if (C !== chain.classes || tags.length !== T) throw new Error('chainNll: emissions, classes and tags disagree');
+  const e = emissions.data;
+  const k = chain.kinds;
+  if (k[C * C + tags[0]!]! < 0) throw new Error('chainNll: the gold path starts in a forbidden class');
+  let gold = e[tags[0]!]! + trans.data[k[C * C + tags[0]!]!]!;
+  for (let t = 1; t < T; t++) {
+    const kind = k[tags[t - 1]! * C + tags[t]!]!;
+    if (kind < 0) throw new Error(`chainNll: the gold path takes a forbidden step at ${t}`);
+    gold += e[t * C + tags[t]!]! + trans.data[kind]!;
+  }
+  const { logZ, marginals, expected } = chainMarginals(e, T, chain, trans.data);
+  return result(Float32Array.of(logZ - gold), [1], [emissions, trans], (out) => {
+    const g = out.grad![0]!;
+    if (emissions.requiresGrad) {
+      const eg = emissions.gradBuffer();
+      for (let i = 0; i < T * C; i++) eg[i]! += g * marginals[i]!;
+      for (let t = 0; t < T; t++) eg[t * C + tags[t]!]! -= g;
+    }
+    if (trans.requiresGrad) {
+      const tg = trans.gradBuffer();
+      for (let i = 0; i < expected.length; i++) tg[i]! += g * expected[i]!;
+      tg[k[C * C + tags[0]!]!]! -= g;
+      for (let t = 1; t < T; t++) tg[k[tags[t - 1]! * C + tags[t]!]!]! -= g;
+    }
+  });
+}

@@ -23,8 +23,9 @@ export * from './types';
 const BUCKETS: Record<TrainingType, number> = { full: 16, lora: 13 };
 const FULL_BUCKETS = BUCKETS.full;
 
-const BUNDLE_FORMAT = 'whetstone-bundle/2';
-const STATE_FORMAT = 'whetstone-train-state/2';
+/** Version 3: the encoder's features gained character n-grams (a 2^15 hash table) and its tags a CRF; older bundles must be retrained. */
+const BUNDLE_FORMAT = 'whetstone-bundle/3';
+const STATE_FORMAT = 'whetstone-train-state/3';
 
 /** Encoder defaults; `learning_rate` is AdamW's peak rate. The classifiers' AdaGrad step is 250× it. */
 export const ENCODER_DEFAULTS = { batchSize: 16, loraRank: 8, loraAlphaPerRank: 2 } as const;

@@ -19,7 +19,8 @@ function rows(products: string[], cities: string[], n: number, seed: number): (C
   const out: (CanonicalRow & { text: string })[] = [];
   for (let i = 0; i < n; i++) {
     const [template, urgency] = TEMPLATES[(i * 7 + seed) % TEMPLATES.length]!;
-    const product = products[(i * 3 + seed) % products.length]!;
+    // i + seed, not a multiple of 3: with three held-out products every one of them is asked for.
+    const product = products[(i + seed) % products.length]!;
     const city = cities[(i * 5 + seed * 2) % cities.length]!;
     out.push({ text: template.replace('{p}', product).replace('{c}', city), structures: { order: [{ product, city, urgency }] } });
   }
