@@ -103,11 +103,25 @@ function unitVector(glove: Embeddings, word: string): Float32Array | null {
   return v;
 }
 
+/** A word's hashed feature ids (−1 in empty slots), cached per word and table size like its vector. */
+const idCache = new Map<string, Int32Array>();
+
+function hashedIds(word: string, hashLog2: number): Int32Array {
+  const key = `${hashLog2}:${word}`;
+  let ids = idCache.get(key);
+  if (ids) return ids;
+  const mask = (1 << hashLog2) - 1;
+  ids = new Int32Array(HASHED_PER_TOKEN).fill(-1);
+  hashedNames(word).forEach((n, k) => (ids![k] = fnv1a(n) & mask));
+  if (idCache.size > 200_000) idCache.clear();
+  idCache.set(key, ids);
+  return ids;
+}
+
 export function featurizeTokens(tokens: Token[], glove: Embeddings, hashLog2: number): Featurized {
   const width = denseWidth(glove);
   const dense = new Float32Array(tokens.length * width);
   const hashed = new Int32Array(tokens.length * HASHED_PER_TOKEN);
-  const mask = (1 << hashLog2) - 1;
   const gaz = gazetteerBits(tokens);
   tokens.forEach((t, i) => {
     const v = unitVector(glove, t.text);
@@ -116,8 +130,7 @@ export function featurizeTokens(tokens: Token[], glove: Embeddings, hashLog2: nu
     shape.push(v ? 1 : 0);
     for (let c = 0; c < GAZETTEER.length; c++) shape.push((gaz[i]! >> c) & 1);
     dense.set(shape, i * width + glove.dim);
-    hashed.fill(-1, i * HASHED_PER_TOKEN, (i + 1) * HASHED_PER_TOKEN);
-    hashedNames(t.text).forEach((n, k) => (hashed[i * HASHED_PER_TOKEN + k] = fnv1a(n) & mask));
+    hashed.set(hashedIds(t.text, hashLog2), i * HASHED_PER_TOKEN);
   });
   return { tokens, dense, hashed };
 }

@@ -410,7 +410,7 @@ export function decodeSpans(logits: Float32Array, rowOffset: number, chunk: Feat
   if (!T) return [];
   const emissions = logits.slice(rowOffset * C, (rowOffset + T) * C);
   const chain = bioChain(L);
-  return spansOf(chainViterbi(emissions, T, chain, trans), chainMarginals(emissions, T, chain, trans).marginals, chunk, labels);
+  return spansOf(chainViterbi(emissions, T, chain, trans), chainMarginals(emissions, T, chain, trans, false).marginals, chunk, labels);
 }
 
 /** Spans of a BIO path, each with the mean probability of its tags as confidence. */

@@ -6,6 +6,9 @@ import { extractBaseModel } from '../zeroshot/base-model';
 import { loadEncoderBase } from './base';
 import { EncoderTrainer, type EncoderTrainOptions } from './train';
 
+// These tests train real models on 2 shared cores beside the rest of the suite: the timeout guards against a hang.
+jest.setTimeout(240_000);
+
 type Span = { start: number; end: number; label: string };
 
 const PEOPLE = ['Anna Berg', 'Tom Walsh', 'Maria Costa', 'John Reed', 'Lena Fischer', 'Omar Haddad', 'Sara Lind', 'Paul Duarte', 'Nina Petrova', 'Carl Jansen', 'Eva Novak', 'Hugo Martin'];

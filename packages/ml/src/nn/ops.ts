@@ -534,8 +534,12 @@ const logSumExp = (xs: Float64Array, n: number): number => {
   return m + Math.log(s);
 };
 
-/** Forward–backward: log partition, per-step marginals [T·C], and the expected count of each transition kind. */
-export function chainMarginals(emissions: Float32Array, T: number, chain: ChainKinds, trans: Float32Array): { logZ: number; marginals: Float64Array; expected: Float64Array } {
+/**
+ * Forward–backward: log partition, per-step marginals [T·C], and (unless
+ * `withExpected` is false, as when only decoding) the expected count of each
+ * transition kind.
+ */
+export function chainMarginals(emissions: Float32Array, T: number, chain: ChainKinds, trans: Float32Array, withExpected = true): { logZ: number; marginals: Float64Array; expected: Float64Array } {
   const C = chain.classes;
   const k = chain.kinds;
   const tr = (p: number, c: number) => (k[p * C + c]! < 0 ? -Infinity : trans[k[p * C + c]!]!);
@@ -557,6 +561,7 @@ export function chainMarginals(emissions: Float32Array, T: number, chain: ChainK
   const marginals = new Float64Array(T * C);
   for (let i = 0; i < T * C; i++) marginals[i] = Math.exp(alpha[i]! + beta[i]! - logZ);
   const expected = new Float64Array(trans.length);
+  if (!withExpected) return { logZ, marginals, expected };
   for (let c = 0; c < C; c++) if (k[C * C + c]! >= 0) expected[k[C * C + c]!]! += marginals[c]!;
   for (let t = 1; t < T; t++)
     for (let p = 0; p < C; p++)

@@ -5,6 +5,9 @@ import { extractBaseModel } from '../zeroshot/base-model';
 import { zeroShotSpans } from '../zeroshot';
 import { loadModel, mergeAdapter, readManifest, trainModel, type Checkpoint, type ProgressEvent } from './index';
 
+// Each test trains real models (the resume test two of them, with checkpoints of every tensor's Adam state) on
+// 2 shared cores beside the rest of the suite: the timeout guards against a hang, it does not time the training.
+jest.setTimeout(240_000);
 
 const read = (file: string, n: number) =>
   readFileSync(fixtureDataset(file), 'utf8')

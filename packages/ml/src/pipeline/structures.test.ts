@@ -2,6 +2,9 @@ import { extractBaseModel } from '../zeroshot/base-model';
 import { loadModel, mergeAdapter, trainModel } from './index';
 import type { CanonicalRow, ExtractionSchema } from './types';
 
+// These tests train real models on 2 shared cores beside the rest of the suite: the timeout guards against a hang.
+jest.setTimeout(240_000);
+
 const PRODUCTS = ['Pixel 8', 'Galaxy Tab', 'ThinkPad X1', 'Kindle Oasis', 'iPad Mini', 'Surface Pro', 'Xperia Z', 'Moto Edge', 'Nokia Lumia', 'Yoga Slim'];
 const CITIES = ['Lisbon', 'Nairobi', 'Toronto', 'Osaka', 'Berlin', 'Lima', 'Oslo', 'Cairo', 'Seoul', 'Dublin'];
 const HELD_PRODUCTS = ['Zenbook Flip', 'Fire HD', 'Aspire One'];
