@@ -131,6 +131,14 @@ export class EncoderTrainer {
   private readonly adam: Adam;
   /** Exponential moving average of each trained tensor (what the model serves: steadier than the last step). */
   private readonly ema: Float32Array[];
+  /**
+   * For the lazily updated hash tables: the step up to which each row's
+   * average is current. A row no step touched keeps its weights, so its
+   * average catches up in one move by the product of the skipped decays.
+   */
+  private readonly averagedTo = new Map<Tensor, Int32Array>();
+  /** Σ log(decay) over steps 1..s, at index s. */
+  private readonly logDecays: number[] = [0];
   epoch = 0;
   step = 0;
 
@@ -277,9 +285,10 @@ export class EncoderTrainer {
       const touched = Int32Array.from(new Set(batch.hashIds)).sort();
       const rows = new Map([this.weights.hash, this.adapter?.tensors['hash.A']].filter((t): t is Tensor => Boolean(t?.requiresGrad)).map((t) => [t, touched] as const));
       clipGradNorm(this.adam.params, 1, rows);
+      for (const [t, r] of rows) this.catchUpAverage(t, r);
       this.adam.step(this.learningRate(), rows);
       this.step++;
-      this.updateAverage();
+      this.updateAverage(rows);
       total += loss.data[0]!;
       batches++;
       done += picked.length;
@@ -287,6 +296,8 @@ export class EncoderTrainer {
       yield;
     }
     this.epoch = epoch;
+    // Every row's average is brought up to date at each epoch's end, so a run resumed from its checkpoint stays exact.
+    for (const t of this.averagedTo.keys()) this.catchUpAverage(t);
     return total / Math.max(1, batches);
   }
 
@@ -316,15 +327,53 @@ export class EncoderTrainer {
   }
 
   /** Decay warms up with the step count, so short runs are not dominated by the starting weights. */
-  private updateAverage(): void {
-    const decay = Math.min(0.99, (1 + this.step) / (10 + this.step));
+  private static decay(step: number): number {
+    return Math.min(0.99, (1 + step) / (10 + step));
+  }
+
+  /** This step's average: every element of dense tensors, only the touched rows of lazily updated ones. */
+  private updateAverage(lazy: ReadonlyMap<Tensor, Int32Array>): void {
+    const decay = EncoderTrainer.decay(this.step);
     [...this.trained.values()].forEach((t, k) => {
       const e = this.ema[k]!;
-      for (let i = 0; i < e.length; i++) e[i] = decay * e[i]! + (1 - decay) * t.data[i]!;
+      const rows = lazy.get(t);
+      if (!rows) {
+        for (let i = 0; i < e.length; i++) e[i] = decay * e[i]! + (1 - decay) * t.data[i]!;
+        return;
+      }
+      const cols = t.cols;
+      const to = this.rowSteps(t);
+      for (const r of rows) {
+        for (let i = r * cols; i < (r + 1) * cols; i++) e[i] = decay * e[i]! + (1 - decay) * t.data[i]!;
+        to[r] = this.step;
+      }
     });
   }
 
+  private rowSteps(t: Tensor): Int32Array {
+    let to = this.averagedTo.get(t);
+    if (!to) this.averagedTo.set(t, (to = new Int32Array(t.rows).fill(this.step)));
+    return to;
+  }
+
+  /** Brings rows (all when none are given) of a lazily updated tensor's average up to the current step: e ← w + Π decay · (e − w). */
+  private catchUpAverage(t: Tensor, rows?: Int32Array): void {
+    const to = this.rowSteps(t);
+    const e = this.ema[[...this.trained.values()].indexOf(t)]!;
+    while (this.logDecays.length <= this.step) this.logDecays.push(this.logDecays[this.logDecays.length - 1]! + Math.log(EncoderTrainer.decay(this.logDecays.length)));
+    const cols = t.cols;
+    const apply = (r: number) => {
+      if (to[r] === this.step) return;
+      const keep = Math.exp(this.logDecays[this.step]! - this.logDecays[to[r]!]!);
+      for (let i = r * cols; i < (r + 1) * cols; i++) e[i] = t.data[i]! + keep * (e[i]! - t.data[i]!);
+      to[r] = this.step;
+    };
+    if (rows) for (const r of rows) apply(r);
+    else for (let r = 0; r < to.length; r++) apply(r);
+  }
+
   snapshot(): EncoderTrainState {
+    for (const t of this.averagedTo.keys()) this.catchUpAverage(t);
     const tensors: EncoderTrainState['tensors'] = {};
     [...this.trained].forEach(([name, t], k) => {
       tensors[name] = { shape: [...t.shape], data: t.data.slice(), m: this.adam.m[k]!.slice(), v: this.adam.v[k]!.slice(), ema: this.ema[k]!.slice() };
@@ -356,6 +405,7 @@ export class EncoderTrainer {
    * tensors (or the last step's with `last`).
    */
   result(last = false): { weights: Weights; adapter: LoraAdapter | null } {
+    for (const t of this.averagedTo.keys()) this.catchUpAverage(t);
     const averaged = new Map([...this.trained.values()].map((t, k) => [t, this.ema[k]!]));
     const plain = (w: Weights) => Object.fromEntries(Object.entries(w).map(([k, t]) => [k, tensor((last ? t.data : (averaged.get(t) ?? t.data)).slice(), t.shape)]));
     return { weights: plain(this.weights), adapter: this.adapter ? { ...this.adapter, tensors: plain(this.adapter.tensors) } : null };
