@@ -12,7 +12,7 @@ export interface Embeddings {
   /** The vocabulary, most frequent first. */
   words?: readonly string[];
   /** A word's frequency rank (0 = most frequent; its lower case when the word itself is unknown), Infinity when unknown. */
-  rank?(word: string): number;
+  rank(word: string): number;
 }
 
 /** The assets folder's GloVe subset; `pnpm install` builds it (scripts/build-assets.ts --glove-if-missing). */

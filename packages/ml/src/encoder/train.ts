@@ -132,11 +132,11 @@ export class EncoderTrainer {
   /** Exponential moving average of each trained tensor (what the model serves: steadier than the last step). */
   private readonly ema: Float32Array[];
   /**
-   * For the lazily updated hash tables: the step up to which each row's
-   * average is current. A row no step touched keeps its weights, so its
+   * For the lazily updated hash tables: the average and the step up to which
+   * each row of it is current. A row no step touched keeps its weights, so its
    * average catches up in one move by the product of the skipped decays.
    */
-  private readonly averagedTo = new Map<Tensor, Int32Array>();
+  private readonly lazyAverages = new Map<Tensor, { ema: Float32Array; to: Int32Array }>();
   /** Σ log(decay) over steps 1..s, at index s. */
   private readonly logDecays: number[] = [0];
   epoch = 0;
@@ -297,7 +297,7 @@ export class EncoderTrainer {
     }
     this.epoch = epoch;
     // Every row's average is brought up to date at each epoch's end, so a run resumed from its checkpoint stays exact.
-    for (const t of this.averagedTo.keys()) this.catchUpAverage(t);
+    for (const t of this.lazyAverages.keys()) this.catchUpAverage(t);
     return total / Math.max(1, batches);
   }
 
@@ -342,7 +342,7 @@ export class EncoderTrainer {
         return;
       }
       const cols = t.cols;
-      const to = this.rowSteps(t);
+      const { to } = this.lazyAverage(t);
       for (const r of rows) {
         for (let i = r * cols; i < (r + 1) * cols; i++) e[i] = decay * e[i]! + (1 - decay) * t.data[i]!;
         to[r] = this.step;
@@ -350,16 +350,16 @@ export class EncoderTrainer {
     });
   }
 
-  private rowSteps(t: Tensor): Int32Array {
-    let to = this.averagedTo.get(t);
-    if (!to) this.averagedTo.set(t, (to = new Int32Array(t.rows).fill(this.step)));
-    return to;
+  /** A lazily updated tensor's average and, per row, the step it is current to (all rows at first use). */
+  private lazyAverage(t: Tensor): { ema: Float32Array; to: Int32Array } {
+    let lazy = this.lazyAverages.get(t);
+    if (!lazy) this.lazyAverages.set(t, (lazy = { ema: this.ema[[...this.trained.values()].indexOf(t)]!, to: new Int32Array(t.rows).fill(this.step) }));
+    return lazy;
   }
 
   /** Brings rows (all when none are given) of a lazily updated tensor's average up to the current step: e ← w + Π decay · (e − w). */
   private catchUpAverage(t: Tensor, rows?: Int32Array): void {
-    const to = this.rowSteps(t);
-    const e = this.ema[[...this.trained.values()].indexOf(t)]!;
+    const { ema: e, to } = this.lazyAverage(t);
     while (this.logDecays.length <= this.step) this.logDecays.push(this.logDecays[this.logDecays.length - 1]! + Math.log(EncoderTrainer.decay(this.logDecays.length)));
     const cols = t.cols;
     const apply = (r: number) => {
@@ -373,7 +373,7 @@ export class EncoderTrainer {
   }
 
   snapshot(): EncoderTrainState {
-    for (const t of this.averagedTo.keys()) this.catchUpAverage(t);
+    for (const t of this.lazyAverages.keys()) this.catchUpAverage(t);
     const tensors: EncoderTrainState['tensors'] = {};
     [...this.trained].forEach(([name, t], k) => {
       tensors[name] = { shape: [...t.shape], data: t.data.slice(), m: this.adam.m[k]!.slice(), v: this.adam.v[k]!.slice(), ema: this.ema[k]!.slice() };
@@ -405,7 +405,7 @@ export class EncoderTrainer {
    * tensors (or the last step's with `last`).
    */
   result(last = false): { weights: Weights; adapter: LoraAdapter | null } {
-    for (const t of this.averagedTo.keys()) this.catchUpAverage(t);
+    for (const t of this.lazyAverages.keys()) this.catchUpAverage(t);
     const averaged = new Map([...this.trained.values()].map((t, k) => [t, this.ema[k]!]));
     const plain = (w: Weights) => Object.fromEntries(Object.entries(w).map(([k, t]) => [k, tensor((last ? t.data : (averaged.get(t) ?? t.data)).slice(), t.shape)]));
     return { weights: plain(this.weights), adapter: this.adapter ? { ...this.adapter, tensors: plain(this.adapter.tensors) } : null };

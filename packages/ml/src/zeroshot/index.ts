@@ -3,10 +3,10 @@ import { loadGlove, type Embeddings } from '../assets';
 import { tokenize, type Token } from '../text';
 import { gazetteerSpans } from './wordnet';
 
-/** Options of GLiNER2's extraction calls. */
 /** How many of the most frequent GloVe words count as common (not a name) in the rare-run rule. */
 const COMMON_WORDS = 40_000;
 
+/** Options of GLiNER2's extraction calls. */
 export interface ExtractOptions {
   /** Minimum confidence to return a span (default 0.5). */
   threshold?: number;
@@ -130,7 +130,7 @@ export function zeroShotSpans(text: string, labels: string[], threshold = 0.5): 
       if (sim > best[1]) best = [label, sim];
     }
     // Rare words (outside the 40k most frequent), in a capitalised run of two or three, are most often a name.
-    const unknown = r.length >= 2 && r.length <= 3 && r.every((t) => (glove.rank?.(t.text) ?? (glove.has(t.text) ? 0 : Infinity)) >= COMMON_WORDS);
+    const unknown = r.length >= 2 && r.length <= 3 && r.every((t) => glove.rank(t.text) >= COMMON_WORDS);
     const personLabel = labels.map((l) => [l, affinity(glove, l, KINDS.person)] as const).sort((a, b) => b[1] - a[1])[0];
     if (unknown && personLabel && personLabel[1] >= 0.45 && best[1] < 0.45) best = [personLabel[0], 0.25 + personLabel[1] * 0.3];
     if (best[0]) add({ text: text.slice(start, end), label: best[0], start, end, confidence: Math.min(1, 0.3 + best[1]) });
