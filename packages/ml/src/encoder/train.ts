@@ -336,15 +336,17 @@ export class EncoderTrainer {
     const decay = EncoderTrainer.decay(this.step);
     [...this.trained.values()].forEach((t, k) => {
       const e = this.ema[k]!;
+      const w = t.data;
+      const rest = 1 - decay;
       const rows = lazy.get(t);
       if (!rows) {
-        for (let i = 0; i < e.length; i++) e[i] = decay * e[i]! + (1 - decay) * t.data[i]!;
+        for (let i = 0; i < e.length; i++) e[i] = decay * e[i]! + rest * w[i]!;
         return;
       }
       const cols = t.cols;
       const { to } = this.lazyAverage(t);
       for (const r of rows) {
-        for (let i = r * cols; i < (r + 1) * cols; i++) e[i] = decay * e[i]! + (1 - decay) * t.data[i]!;
+        for (let i = r * cols, end = (r + 1) * cols; i < end; i++) e[i] = decay * e[i]! + rest * w[i]!;
         to[r] = this.step;
       }
     });

@@ -51,7 +51,15 @@ export class Adam {
       const touched = rows?.get(p);
       if (touched) {
         const cols = p.cols;
-        for (const r of touched) for (let i = r * cols; i < (r + 1) * cols; i++) update(i);
+        const [b1, b2, lr] = [1 - beta1, 1 - beta2, learningRate];
+        for (const r of touched)
+          for (let i = r * cols, end = (r + 1) * cols; i < end; i++) {
+            const gi = g[i]!;
+            const mi = (m[i] = beta1 * m[i]! + b1 * gi);
+            const vi = (v[i] = beta2 * v[i]! + b2 * gi * gi);
+            w[i] = w[i]! - lr * (mi / c1 / (Math.sqrt(vi / c2) + eps) + weightDecay * w[i]!);
+            g[i] = 0;
+          }
         return;
       }
       const ort = fusedKernels('adam', w.length);
@@ -76,23 +84,22 @@ export class Adam {
  * rows that have a gradient.
  */
 export function clipGradNorm(params: Tensor[], max: number, rows?: ReadonlyMap<Tensor, Int32Array>): number {
-  const each = (p: Tensor, f: (g: Float32Array, i: number) => void): void => {
+  // Plain loops over each gradient (or each touched row's slice): this runs every step over every weight.
+  const slices = (p: Tensor): [Float32Array, number, number][] => {
     const g = p.grad;
-    if (!g) return;
+    if (!g) return [];
     const touched = rows?.get(p);
-    if (!touched) {
-      for (let i = 0; i < g.length; i++) f(g, i);
-      return;
-    }
+    if (!touched) return [[g, 0, g.length]];
     const cols = p.cols;
-    for (const r of touched) for (let i = r * cols; i < (r + 1) * cols; i++) f(g, i);
+    return Array.from(touched, (r) => [g, r * cols, (r + 1) * cols]);
   };
+  const all = params.flatMap(slices);
   let sq = 0;
-  for (const p of params) each(p, (g, i) => (sq += g[i]! * g[i]!));
+  for (const [g, from, to] of all) for (let i = from; i < to; i++) sq += g[i]! * g[i]!;
   const norm = Math.sqrt(sq);
   if (norm > max) {
     const f = max / norm;
-    for (const p of params) each(p, (g, i) => (g[i]! *= f));
+    for (const [g, from, to] of all) for (let i = from; i < to; i++) g[i]! *= f;
   }
   return norm;
 }

@@ -1,5 +1,6 @@
 import { bmm, fusedKernels, matmulABtInto, matmulAtBInto, matmulInto, softmaxInPlace } from './kernels';
 import { Tensor } from './tensor';
+import type { Rng } from './rng';
 
 function result(data: Float32Array, shape: readonly number[], parents: Tensor[], backward: (out: Tensor) => void): Tensor {
   if (!parents.some((p) => p.requiresGrad)) return new Tensor(data, shape);
@@ -488,15 +489,12 @@ export function window(x: Tensor, time: number, offsets: readonly number[]): Ten
 }
 
 /** Inverted dropout: zeroes each value with probability `rate` (seeded) and scales the rest by 1/(1-rate). */
-export function dropout(x: Tensor, rate: number, rng: { next(): number }): Tensor {
+export function dropout(x: Tensor, rate: number, rng: Rng): Tensor {
   if (rate <= 0) return x;
-  const keep = 1 / (1 - rate);
-  const mask = new Float32Array(x.data.length);
+  const mask = rng.mask(x.data.length, rate, 1 / (1 - rate));
   const y = new Float32Array(x.data.length);
-  for (let i = 0; i < y.length; i++) {
-    if (rng.next() >= rate) mask[i] = keep;
-    y[i] = x.data[i]! * mask[i]!;
-  }
+  const xd = x.data;
+  for (let i = 0; i < y.length; i++) y[i] = xd[i]! * mask[i]!;
   return result(y, x.shape, [x], (out) => {
     const g = out.grad!;
     const xg = x.gradBuffer();

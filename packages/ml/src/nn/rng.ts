@@ -13,6 +13,24 @@ export class Rng {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   }
 
+  /**
+   * A dropout mask: `keep` where the next uniform draw is at least `rate`, else
+   * 0 (the same draws as calling {@link next} per element, without the calls).
+   */
+  mask(n: number, rate: number, keep: number): Float32Array {
+    const out = new Float32Array(n);
+    const threshold = rate * 4294967296;
+    let state = this.state;
+    for (let i = 0; i < n; i++) {
+      state = (state + 0x6d2b79f5) >>> 0;
+      let t = Math.imul(state ^ (state >>> 15), state | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      if ((t ^ (t >>> 14)) >>> 0 >= threshold) out[i] = keep;
+    }
+    this.state = state;
+    return out;
+  }
+
   /** Standard normal (Box–Muller). */
   normal(): number {
     const u = Math.max(this.next(), 1e-12);
