@@ -91,4 +91,12 @@ describe('dropout', () => {
     const mean = y.reduce((a, b) => a + b, 0) / y.length;
     expect(Math.abs(mean - 1)).toBeLessThan(0.05);
   });
+
+  it('when a mask is drawn, then it uses the same draws as next() and leaves the generator where next() would', () => {
+    const [a, b] = [new Rng(21), new Rng(21)];
+    const mask = a.mask(1000, 0.2, 1.25);
+    const expected = Float32Array.from({ length: 1000 }, () => (b.next() >= 0.2 ? 1.25 : 0));
+    expect(mask).toEqual(expected);
+    expect(a.state).toBe(b.state);
+  });
 });
