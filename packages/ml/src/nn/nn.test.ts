@@ -1,6 +1,6 @@
 import { gradCheck } from './grad-check';
 import { loadOrtGemm, matmulBackend, setFusedMinSize, setMatmulBackend, type FusedOp } from './index';
-import { Adam, add, addBias, addRows, causalSelfAttention, crossEntropy, decodeTensors, embedding, encodeTensors, gelu, layerNorm, loraLinear, matmul, randn, Rng, Tensor, tensor, weightedSum } from './index';
+import { Adam, add, clipGradNorm, addBias, addRows, causalSelfAttention, crossEntropy, decodeTensors, embedding, encodeTensors, gelu, layerNorm, loraLinear, matmul, randn, Rng, Tensor, tensor, weightedSum } from './index';
 
 const rng = new Rng(7);
 const param = (shape: number[], std = 1): Tensor => tensor(randn(rng, shape.reduce((a, b) => a * b, 1), std), shape, true);
@@ -61,6 +61,22 @@ describe('nn ops', () => {
     expect(Math.abs(a[0]!)).toBeLessThan(0.05);
     expect(Math.abs(a[1]!)).toBeLessThan(0.05);
     expect(Array.from(run())).toEqual(Array.from(a));
+  });
+
+  it('when a table lists its touched rows, then clipping counts and scales only them and Adam moves only them', () => {
+    const dense = tensor(Float32Array.of(1, 1), [2], true);
+    dense.grad = Float32Array.of(3, 4);
+    const table = tensor(new Float32Array(8).fill(1), [4, 2], true);
+    // Row 0 holds a stale value that must be ignored; rows 1 and 3 are this step's.
+    table.grad = Float32Array.of(7, 7, 1, 1, 0, 0, 1, 1);
+    const rows = new Map([[table, Int32Array.of(1, 3)]]);
+    expect(clipGradNorm([dense, table], 1, rows)).toBeCloseTo(Math.sqrt(29), 5);
+    expect(dense.grad[1]).toBeCloseTo(4 / Math.sqrt(29), 6);
+    expect(Array.from(table.grad.subarray(0, 4))).toEqual([7, 7, expect.closeTo(1 / Math.sqrt(29), 6), expect.closeTo(1 / Math.sqrt(29), 6)]);
+    new Adam([dense, table], { learningRate: 0.1 }).step(0.1, rows);
+    // A first Adam step moves each element by about the learning rate against its gradient's sign.
+    expect(Array.from(table.data, (x) => Math.round(x * 100) / 100)).toEqual([1, 1, 0.9, 0.9, 1, 1, 0.9, 0.9]);
+    expect(Array.from(table.grad)).toEqual([7, 7, 0, 0, 0, 0, 0, 0]);
   });
 
   it('when tensors are encoded and decoded, then names, shapes and values survive', () => {
