@@ -27,4 +27,4 @@ COPY --from=deps --chown=10001:10001 /app /app
 COPY --chown=10001:10001 proto/ proto/
 USER 10001:10001
 # Services run their TypeScript through tsx; its compile cache goes to /tmp (an emptyDir in the chart).
-CMD ["sh", "-c", "exec node --import tsx services/${SERVICE}/src/main.ts"]
+CMD ["sh", "-c", "exec node --require tsx/cjs services/${SERVICE}/src/main.ts"]

@@ -96,7 +96,7 @@ async function main(): Promise<number> {
       supervisor.start({
         label: copies > 1 ? `${d.name}-${i + 1}` : d.name,
         command: process.execPath,
-        args: ['--import', 'tsx', path.join('services', d.name, 'src', 'main.ts')],
+        args: ['--require', 'tsx/cjs', path.join('services', d.name, 'src', 'main.ts')],
         cwd: ROOT,
         env: {
           ...process.env,

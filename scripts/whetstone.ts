@@ -44,7 +44,8 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`error: the '${areaName}' CLI is not part of this build yet (${area.module} is missing)\n`);
     return 2;
   }
-  const mod = (await import(file)) as Record<string, (args: string[]) => Promise<number>>;
+  // require, not import(): entry points run with `node --require tsx/cjs` (see docs/architecture.md), whose hook serves require.
+  const mod = require(file) as Record<string, (args: string[]) => Promise<number>>;
   const run = mod[area.entry];
   if (typeof run !== 'function') throw new Error(`${area.module} does not export ${area.entry}`);
   return run(rest);

@@ -16,7 +16,7 @@ async function load(url: string, headers: Record<string, string>, connections: n
 }
 
 async function main(): Promise<void> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'servers.ts')], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, LOG_LEVEL: 'silent' } });
+  const child = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(__dirname, 'servers.ts')], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, LOG_LEVEL: 'silent' } });
   const line = await new Promise<string>((resolve) => readline.createInterface({ input: child.stdout! }).once('line', resolve));
   const { gateway, bare, key } = JSON.parse(line) as { gateway: string; bare: string; key: string };
   try {

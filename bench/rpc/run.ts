@@ -49,7 +49,7 @@ async function throughput(call: Call, concurrency: number): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'server.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(__dirname, 'server.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
   const ports = JSON.parse(await new Promise<string>((r) => readline.createInterface({ input: child.stdout! }).once('line', r))) as { connect: number; grpc: number; bareConnect: number };
   try {
     const client = createRpcClient(EchoService, { addr: `127.0.0.1:${ports.connect}`, caller: 'bench' });

@@ -20,7 +20,7 @@ export interface EmbeddedDatabase {
  * `pnpm start` dies.
  */
 export async function startEmbeddedPostgres(dataDir: string, port: number): Promise<EmbeddedDatabase> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'pg-host.ts'), dataDir, String(port)], {
+  const child = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(__dirname, 'pg-host.ts'), dataDir, String(port)], {
     detached: true,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

@@ -41,7 +41,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
   let output = '';
   const child: ChildProcess = spawn(
     process.execPath,
-    ['--import', 'tsx', 'scripts/start.ts', '--data-dir', dataDir, '--port-offset', String(offset), '--raw-logs', '--no-color'],
+    ['--require', 'tsx/cjs', 'scripts/start.ts', '--data-dir', dataDir, '--port-offset', String(offset), '--raw-logs', '--no-color'],
     {
       cwd: ROOT,
       env: {
