@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { spawnSync } from 'node:child_process';
@@ -23,6 +24,7 @@ With REDIS_URL set, rate limits and auth-cache invalidation use Redis.
 Options:
   --data-dir <dir>      where embedded Postgres, blobs and local secrets live (default: .data)
   --port-offset <n>     add n to every port (run a second copy side by side)    (default: 0)
+                        every port must stay at most 65535
   --trainers <n>        trainer processes to run                                 (default: 1)
   --raw-logs            print child logs as raw JSON lines
   --no-color            no ANSI colours in log prefixes
@@ -35,6 +37,7 @@ Environment:
 `;
 
 const ROOT = path.resolve(__dirname, '..');
+const EMBEDDED_POSTGRES_PORT = 54329;
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
@@ -53,8 +56,11 @@ async function main(): Promise<number> {
   }
   const offset = Number(values['port-offset']);
   const trainers = Number(values.trainers);
-  if (!Number.isInteger(offset) || offset < 0 || offset > 10_000) return usageError('--port-offset must be an integer from 0 to 10000');
+  if (!Number.isInteger(offset) || offset < 0) return usageError('--port-offset must be a whole number, 0 or more');
   if (!Number.isInteger(trainers) || trainers < 0 || trainers > 16) return usageError('--trainers must be an integer from 0 to 16');
+
+  const highest = Math.max(...DEPLOYABLES.map((d) => Math.max(d.port, (d.metricsPort ?? 0) + (d.name === 'trainer' ? trainers - 1 : (d.replicas ?? 1) - 1))), process.env.DATABASE_URL ? 0 : EMBEDDED_POSTGRES_PORT);
+  if (highest + offset > 65535) return usageError(`--port-offset ${offset} puts port ${highest} at ${highest + offset}, above 65535; use at most ${65535 - highest}`);
 
   const dataDir = path.resolve(ROOT, values['data-dir']!);
   mkdirSync(dataDir, { recursive: true });
@@ -65,7 +71,7 @@ async function main(): Promise<number> {
   let serverUrl = process.env.DATABASE_URL;
   if (!serverUrl) {
     log(`whetstone | starting embedded Postgres in ${path.relative(ROOT, dataDir) || '.'}/postgres`);
-    embedded = await startEmbeddedPostgres(dataDir, 54329 + offset);
+    embedded = await startEmbeddedPostgres(dataDir, EMBEDDED_POSTGRES_PORT + offset);
     serverUrl = embedded.url;
   }
 
@@ -132,9 +138,18 @@ async function main(): Promise<number> {
   process.on('SIGTERM', () => void stop('SIGTERM'));
 
   if (present.some((d) => d.name === 'gateway')) {
-    await waitForReady(`http://127.0.0.1:${port(gateway)}/readyz`, 120_000).then(
-      () => log(`whetstone | ready: dashboard at ${publicUrl}/dashboard (API at ${publicUrl}, OpenAPI at ${publicUrl}/openapi.json)`),
-      () => log(`whetstone | the gateway is not ready after 120 s; see the logs above`),
+    // Ready means every service answers: the gateway's /readyz covers the backends it calls, and the ones
+    // behind them (the model-server behind the router) must at least accept connections.
+    const grpc = present.filter((d) => d.port > 0 && d.name !== 'gateway');
+    const waiting = await Promise.all([
+      waitForReady(`http://127.0.0.1:${port(gateway)}/readyz`, 120_000).then(() => null, () => 'gateway'),
+      ...grpc.map((d) => waitForListening(port(d), 120_000).then(() => null, () => d.name)),
+    ]);
+    const late = waiting.filter(Boolean);
+    log(
+      late.length
+        ? `whetstone | not ready after 120 s: ${late.join(', ')}; see the logs above`
+        : `whetstone | ready: dashboard at ${publicUrl}/dashboard (API at ${publicUrl}, OpenAPI at ${publicUrl}/openapi.json)`,
     );
   }
   return new Promise<number>(() => undefined);
@@ -169,6 +184,23 @@ async function waitForReady(url: string, timeoutMs: number): Promise<void> {
     await new Promise((r) => setTimeout(r, 250));
   }
   throw new Error('not ready');
+}
+
+/** Resolves once something accepts TCP connections on the port (a gRPC server has bound it). */
+async function waitForListening(port: number, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = net.connect({ host: '127.0.0.1', port }, () => {
+        socket.end();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+    if (open) return;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error('not listening');
 }
 
 function usageError(message: string): number {

@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -109,16 +109,33 @@ const canListen = (port: number) =>
     server.listen(port, '0.0.0.0', () => server.close(() => resolve(true)));
   });
 
+/** The kernel's range for outgoing connections' local ports (Linux's default when it cannot be read). */
+function ephemeralPorts(): [number, number] {
+  try {
+    const [lo, hi] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+    if (Number.isInteger(lo) && Number.isInteger(hi)) return [lo!, hi!];
+  } catch {
+    // not Linux
+  }
+  return [32768, 60999];
+}
+
 /**
- * A random port offset whose every port is free now. The gRPC ports sit in
- * the kernel's ephemeral range, so a long-lived outgoing connection of another
- * suite can hold one; probing first keeps two systems and their clients apart.
+ * A random port offset whose every port is free now and outside the kernel's
+ * ephemeral range. Inside it, an outgoing connection of another suite (they
+ * keep gRPC connections open) can take a port between the probe and the bind,
+ * and the service that wanted it never starts (the likely cause of a CI run
+ * where the model-server never answered and every extraction got 503).
+ * Offsets 10950–15000 put the gRPC ports above the range and the others below.
  */
 async function freeOffset(): Promise<number> {
   const ports = DEPLOYABLES.flatMap((d) => [d.port, ...(d.metricsPort ? [d.metricsPort, d.metricsPort + 1, d.metricsPort + 2] : [])]).filter((p) => p > 0);
+  const [lo, hi] = ephemeralPorts();
+  const outside = (offset: number) => ports.every((p) => p + offset < lo || (p + offset > hi && p + offset <= 65535));
   for (let attempt = 0; ; attempt++) {
-    const offset = 1000 + Math.floor(Math.random() * 8000);
+    const offset = 1000 + Math.floor(Math.random() * 14_000);
+    if (!outside(offset) && attempt < 1000) continue;
     const free = await Promise.all(ports.map((p) => canListen(p + offset)));
-    if (free.every(Boolean) || attempt >= 20) return offset;
+    if (free.every(Boolean) || attempt >= 1000) return offset;
   }
 }
