@@ -59,7 +59,10 @@ async function main(): Promise<number> {
   if (!Number.isInteger(offset) || offset < 0) return usageError('--port-offset must be a whole number, 0 or more');
   if (!Number.isInteger(trainers) || trainers < 0 || trainers > 16) return usageError('--trainers must be an integer from 0 to 16');
 
-  const highest = Math.max(...DEPLOYABLES.map((d) => Math.max(d.port, (d.metricsPort ?? 0) + (d.name === 'trainer' ? trainers - 1 : (d.replicas ?? 1) - 1))), process.env.DATABASE_URL ? 0 : EMBEDDED_POSTGRES_PORT);
+  // Processes per deployable; copies after the first take the next metrics ports.
+  const copiesOf = (d: Deployable) => (d.name === 'trainer' ? trainers : (d.replicas ?? 1));
+  const basePorts = DEPLOYABLES.flatMap((d) => [d.port, ...(d.metricsPort ? [d.metricsPort + copiesOf(d) - 1] : [])]);
+  const highest = Math.max(...basePorts, process.env.DATABASE_URL ? 0 : EMBEDDED_POSTGRES_PORT);
   if (highest + offset > 65535) return usageError(`--port-offset ${offset} puts port ${highest} at ${highest + offset}, above 65535; use at most ${65535 - highest}`);
 
   const dataDir = path.resolve(ROOT, values['data-dir']!);
@@ -97,7 +100,7 @@ async function main(): Promise<number> {
 
   const supervisor = new Supervisor({ rawLogs: values['raw-logs']!, color: !values['no-color'] && process.stdout.isTTY, write: log });
   for (const d of present) {
-    const copies = d.name === 'trainer' ? trainers : (d.replicas ?? 1);
+    const copies = copiesOf(d);
     for (let i = 0; i < copies; i++) {
       supervisor.start({
         label: copies > 1 ? `${d.name}-${i + 1}` : d.name,
