@@ -132,10 +132,12 @@ async function freeOffset(): Promise<number> {
   const ports = DEPLOYABLES.flatMap((d) => [d.port, ...(d.metricsPort ? [d.metricsPort, d.metricsPort + 1, d.metricsPort + 2] : [])]).filter((p) => p > 0);
   const [lo, hi] = ephemeralPorts();
   const outside = (offset: number) => ports.every((p) => p + offset < lo || (p + offset > hi && p + offset <= 65535));
+  const all = Array.from({ length: 14_000 }, (_, k) => 1000 + k);
+  const outsideRange = all.filter(outside);
+  const candidates = outsideRange.length ? outsideRange : all;
   for (let attempt = 0; ; attempt++) {
-    const offset = 1000 + Math.floor(Math.random() * 14_000);
-    if (!outside(offset) && attempt < 1000) continue;
+    const offset = candidates[Math.floor(Math.random() * candidates.length)]!;
     const free = await Promise.all(ports.map((p) => canListen(p + offset)));
-    if (free.every(Boolean) || attempt >= 1000) return offset;
+    if (free.every(Boolean) || attempt >= 20) return offset;
   }
 }

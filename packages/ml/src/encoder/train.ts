@@ -334,10 +334,10 @@ export class EncoderTrainer {
   /** This step's average: every element of dense tensors, only the touched rows of lazily updated ones. */
   private updateAverage(lazy: ReadonlyMap<Tensor, Int32Array>): void {
     const decay = EncoderTrainer.decay(this.step);
+    const rest = 1 - decay;
     [...this.trained.values()].forEach((t, k) => {
       const e = this.ema[k]!;
       const w = t.data;
-      const rest = 1 - decay;
       const rows = lazy.get(t);
       if (!rows) {
         for (let i = 0; i < e.length; i++) e[i] = decay * e[i]! + rest * w[i]!;
