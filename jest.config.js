@@ -1,11 +1,14 @@
 // One jest run for the whole workspace: a project per package and service.
-const swc = ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }];
+const swc = [
+  '@swc/jest',
+  { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } },
+];
 const fs = require('node:fs');
 const path = require('node:path');
 
-const roots = ['packages', 'services'].flatMap((dir) =>
-  fs.readdirSync(path.join(__dirname, dir)).map((name) => path.join(dir, name)),
-).concat(['test/e2e']);
+const roots = ['packages', 'services']
+  .flatMap((dir) => fs.readdirSync(path.join(__dirname, dir)).map((name) => path.join(dir, name)))
+  .concat(['test/e2e']);
 
 module.exports = {
   // Real training, real processes and real databases on a shared 2-core machine: generous, never a speed test.

@@ -15,12 +15,20 @@ const TRAIN = Number(process.env.BENCH_DECODER_TRAIN ?? 600);
 const HELDOUT = Number(process.env.BENCH_DECODER_HELDOUT ?? 150);
 
 function chatRows(file: string, n: number) {
-  const rows = readFileSync(path.join(SHARED, file), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { text: string; label: string });
+  const rows = readFileSync(path.join(SHARED, file), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { text: string; label: string });
   const step = Math.max(1, Math.floor(rows.length / n));
   return rows
     .filter((_, i) => i % step === 0)
     .slice(0, n)
-    .map((r) => ({ messages: [{ role: 'user' as const, content: r.text.slice(0, 80) }, { role: 'assistant' as const, content: r.label.replace(/_/g, ' ') }] }));
+    .map((r) => ({
+      messages: [
+        { role: 'user' as const, content: r.text.slice(0, 80) },
+        { role: 'assistant' as const, content: r.label.replace(/_/g, ' ') },
+      ],
+    }));
 }
 
 async function main(): Promise<void> {
@@ -35,7 +43,10 @@ async function main(): Promise<void> {
     hyperparameters: { nrEpochs: 2, learningRate: 1e-2, batchSize: 16, loraRank: 8, seed: 1 },
     onProgress: (p) => {
       examplesPerSecond = p.examplesPerSecond;
-      if (p.step % 20 === 0 || p.step === p.totalSteps) process.stderr.write(`step ${p.step}/${p.totalSteps} loss ${p.loss.toFixed(3)} ${p.examplesPerSecond.toFixed(0)} ex/s\n`);
+      if (p.step % 20 === 0 || p.step === p.totalSteps)
+        process.stderr.write(
+          `step ${p.step}/${p.totalSteps} loss ${p.loss.toFixed(3)} ${p.examplesPerSecond.toFixed(0)} ex/s\n`,
+        );
     },
   });
   const trainSeconds = Number(process.hrtime.bigint() - started) / 1e9;
@@ -45,7 +56,13 @@ async function main(): Promise<void> {
   let tokens = 0;
   const genStart = process.hrtime.bigint();
   for (let i = 0; i < 8; i++) {
-    for await (const chunk of decoder.generate([{ role: 'user', content: heldout[i]!.messages[0]!.content }], { temperature: 0.8, top_p: 0.95, max_tokens: 48, seed: i })) tokens += Buffer.byteLength(chunk.text);
+    for await (const chunk of decoder.generate([{ role: 'user', content: heldout[i]!.messages[0]!.content }], {
+      temperature: 0.8,
+      top_p: 0.95,
+      max_tokens: 48,
+      seed: i,
+    }))
+      tokens += Buffer.byteLength(chunk.text);
   }
   const genSeconds = Number(process.hrtime.bigint() - genStart) / 1e9;
   const sample = [];
@@ -56,13 +73,29 @@ async function main(): Promise<void> {
   }
 
   const fmt = (x: number, d = 3) => x.toFixed(d);
-  console.log('whetstone-decoder-base LoRA on banking77-as-chat (train %d, held-out %d), matmul backend %s', train.length, heldout.length, backend);
+  console.log(
+    'whetstone-decoder-base LoRA on banking77-as-chat (train %d, held-out %d), matmul backend %s',
+    train.length,
+    heldout.length,
+    backend,
+  );
   console.log(`held-out loss (nats/byte)   base ${fmt(result.metrics.base_loss)}  LoRA ${fmt(result.metrics.loss)}`);
-  console.log(`held-out perplexity         base ${fmt(result.metrics.base_perplexity, 2)}  LoRA ${fmt(result.metrics.perplexity, 2)}`);
-  console.log(`trained parameters          ${lora.trainedParameters} of ${lora.baseParameters} (${fmt((100 * lora.trainedParameters) / lora.baseParameters, 1)}%), rank ${lora.rank}, adapter ${(result.bundle.length / 1024).toFixed(0)} KiB`);
-  console.log(`training                    ${fmt(examplesPerSecond, 1)} examples/s, ${fmt(trainSeconds, 1)} s total (2 epochs, incl. evaluation)`);
-  console.log(`generation                  ${fmt(tokens / genSeconds, 0)} tokens/s (byte tokens, streaming, merged adapter)`);
-  for (const s of sample) console.log(`  user: ${JSON.stringify(s.user)}\n    expected: ${JSON.stringify(s.expected)}  greedy: ${JSON.stringify(s.reply)}`);
+  console.log(
+    `held-out perplexity         base ${fmt(result.metrics.base_perplexity, 2)}  LoRA ${fmt(result.metrics.perplexity, 2)}`,
+  );
+  console.log(
+    `trained parameters          ${lora.trainedParameters} of ${lora.baseParameters} (${fmt((100 * lora.trainedParameters) / lora.baseParameters, 1)}%), rank ${lora.rank}, adapter ${(result.bundle.length / 1024).toFixed(0)} KiB`,
+  );
+  console.log(
+    `training                    ${fmt(examplesPerSecond, 1)} examples/s, ${fmt(trainSeconds, 1)} s total (2 epochs, incl. evaluation)`,
+  );
+  console.log(
+    `generation                  ${fmt(tokens / genSeconds, 0)} tokens/s (byte tokens, streaming, merged adapter)`,
+  );
+  for (const s of sample)
+    console.log(
+      `  user: ${JSON.stringify(s.user)}\n    expected: ${JSON.stringify(s.expected)}  greedy: ${JSON.stringify(s.reply)}`,
+    );
 }
 
 void main();

@@ -41,7 +41,16 @@ function time(op: nn.FusedOp, run: () => void, paths: number[]): number[] {
 }
 
 const rng = new nn.Rng(1);
-const param = (shape: number[], std = 1) => nn.tensor(nn.randn(rng, shape.reduce((a, b) => a * b, 1), std), shape, true);
+const param = (shape: number[], std = 1) =>
+  nn.tensor(
+    nn.randn(
+      rng,
+      shape.reduce((a, b) => a * b, 1),
+      std,
+    ),
+    shape,
+    true,
+  );
 
 /** Forward + backward of one op: the input gets a fresh gradient each run (as a tape intermediate does), parameters keep theirs. */
 function fb(rows: number, cols: number, op: (x: nn.Tensor) => nn.Tensor): () => () => void {
@@ -68,11 +77,18 @@ function cases(): Case[] {
       const W = nn.tensor(nn.randn(rng, D * D, 0.05), [D, D]);
       const A = param([D, RANK], 0.05);
       const B = param([RANK, D], 0.05);
-      out.push({ op: 'loraLinear', shape: `${shape}·${D}×${D}, r ${RANK}`, size: rows * D * D, prepare: fb(rows, D, (x) => nn.loraLinear(x, W, A, B, 2)) });
+      out.push({
+        op: 'loraLinear',
+        shape: `${shape}·${D}×${D}, r ${RANK}`,
+        size: rows * D * D,
+        prepare: fb(rows, D, (x) => nn.loraLinear(x, W, A, B, 2)),
+      });
     }
   // Two pre-LN blocks at D = 256 with a 4× MLP: 1.58M parameters in 20 tensors of 256 to 262k values.
   const D = 256;
-  const shapes = [D, D, [D, 3 * D], [3 * D], [D, D], [D], D, D, [D, 4 * D], [4 * D], [4 * D, D], [D]].map((s) => (Array.isArray(s) ? s : [s]));
+  const shapes = [D, D, [D, 3 * D], [3 * D], [D, D], [D], D, D, [D, 4 * D], [4 * D], [4 * D, D], [D]].map((s) =>
+    Array.isArray(s) ? s : [s],
+  );
   const params = [...shapes, ...shapes].map((s) => param(s, 0.02));
   const total = params.reduce((a, p) => a + p.data.length, 0);
   out.push({
@@ -92,7 +108,12 @@ function cases(): Case[] {
   for (const rows of [16, 64, 256]) {
     const g = param([128]);
     const b = param([128]);
-    out.push({ op: 'layerNorm', shape: `${rows}×128`, size: rows * 128, prepare: fb(rows, 128, (x) => nn.layerNorm(x, g, b)) });
+    out.push({
+      op: 'layerNorm',
+      shape: `${rows}×128`,
+      size: rows * 128,
+      prepare: fb(rows, 128, (x) => nn.layerNorm(x, g, b)),
+    });
     out.push({ op: 'gelu', shape: `${rows}×128`, size: rows * 128, prepare: fb(rows, 128, (x) => nn.gelu(x)) });
   }
   for (const n of [4096, 32768, 262144]) {
@@ -123,10 +144,14 @@ function main(): void {
     const mixed = c.op === 'adam' && c.shape.includes('tensors');
     const [js, ort, chosen] = time(c.op, c.prepare(), mixed ? [Infinity, 0, min] : [Infinity, 0]);
     const path = mixed ? `mixed: ${chosen!.toFixed(2)} ms` : c.size >= min ? 'ORT' : 'JS';
-    rows.push(`| ${c.op} | ${c.shape} | ${js!.toFixed(2)} | ${ort!.toFixed(2)} | ${(js! / ort!).toFixed(2)}× | ${path} |`);
+    rows.push(
+      `| ${c.op} | ${c.shape} | ${js!.toFixed(2)} | ${ort!.toFixed(2)} | ${(js! / ort!).toFixed(2)}× | ${path} |`,
+    );
     process.stderr.write(`${rows[rows.length - 1]}\n`);
   }
-  console.log(`nn ops, forward + backward (Adam: one step), median ${WALL ? 'wall' : 'CPU'} time of ${RUNS} runs, 1 intra-op thread\n`);
+  console.log(
+    `nn ops, forward + backward (Adam: one step), median ${WALL ? 'wall' : 'CPU'} time of ${RUNS} runs, 1 intra-op thread\n`,
+  );
   console.log('| op | shape | JS ms | ORT ms | JS/ORT | default |');
   console.log('|---|---|---|---|---|---|');
   for (const r of rows) console.log(r);

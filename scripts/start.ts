@@ -57,13 +57,17 @@ async function main(): Promise<number> {
   const offset = Number(values['port-offset']);
   const trainers = Number(values.trainers);
   if (!Number.isInteger(offset) || offset < 0) return usageError('--port-offset must be a whole number, 0 or more');
-  if (!Number.isInteger(trainers) || trainers < 0 || trainers > 16) return usageError('--trainers must be an integer from 0 to 16');
+  if (!Number.isInteger(trainers) || trainers < 0 || trainers > 16)
+    return usageError('--trainers must be an integer from 0 to 16');
 
   // Processes per deployable; copies after the first take the next metrics ports.
   const copiesOf = (d: Deployable) => (d.name === 'trainer' ? trainers : (d.replicas ?? 1));
   const basePorts = DEPLOYABLES.flatMap((d) => [d.port, ...(d.metricsPort ? [d.metricsPort + copiesOf(d) - 1] : [])]);
   const highest = Math.max(...basePorts, process.env.DATABASE_URL ? 0 : EMBEDDED_POSTGRES_PORT);
-  if (highest + offset > 65535) return usageError(`--port-offset ${offset} puts port ${highest} at ${highest + offset}, above 65535; use at most ${65535 - highest}`);
+  if (highest + offset > 65535)
+    return usageError(
+      `--port-offset ${offset} puts port ${highest} at ${highest + offset}, above 65535; use at most ${65535 - highest}`,
+    );
 
   const dataDir = path.resolve(ROOT, values['data-dir']!);
   mkdirSync(dataDir, { recursive: true });
@@ -98,7 +102,11 @@ async function main(): Promise<number> {
     }
   }
 
-  const supervisor = new Supervisor({ rawLogs: values['raw-logs']!, color: !values['no-color'] && process.stdout.isTTY, write: log });
+  const supervisor = new Supervisor({
+    rawLogs: values['raw-logs']!,
+    color: !values['no-color'] && process.stdout.isTTY,
+    write: log,
+  });
   for (const d of present) {
     const copies = copiesOf(d);
     for (let i = 0; i < copies; i++) {
@@ -145,8 +153,16 @@ async function main(): Promise<number> {
     // behind them (the model-server behind the router) must at least accept connections.
     const grpc = present.filter((d) => d.port > 0 && d.name !== 'gateway');
     const waiting = await Promise.all([
-      waitForReady(`http://127.0.0.1:${port(gateway)}/readyz`, 120_000).then(() => null, () => 'gateway'),
-      ...grpc.map((d) => waitForListening(port(d), 120_000).then(() => null, () => d.name)),
+      waitForReady(`http://127.0.0.1:${port(gateway)}/readyz`, 120_000).then(
+        () => null,
+        () => 'gateway',
+      ),
+      ...grpc.map((d) =>
+        waitForListening(port(d), 120_000).then(
+          () => null,
+          () => d.name,
+        ),
+      ),
     ]);
     const late = waiting.filter(Boolean);
     log(
@@ -169,7 +185,10 @@ function withSchema(url: string, schema: string): string {
 function loadLocalSecrets(dataDir: string): { BLOB_SIGNING_SECRET: string; ADMIN_TOKEN: string } {
   const file = path.join(dataDir, 'secrets.json');
   if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8'));
-  const secrets = { BLOB_SIGNING_SECRET: randomBytes(32).toString('hex'), ADMIN_TOKEN: randomBytes(24).toString('hex') };
+  const secrets = {
+    BLOB_SIGNING_SECRET: randomBytes(32).toString('hex'),
+    ADMIN_TOKEN: randomBytes(24).toString('hex'),
+  };
   writeFileSync(file, JSON.stringify(secrets, null, 2));
   chmodSync(file, 0o600);
   return secrets;

@@ -5,8 +5,11 @@ cd "$(dirname "$0")/.."
 
 step() { printf '\n== %s ==\n' "$*"; }
 
-step "generated protobuf code is up to date"
-bash scripts/check-generated.sh
+step "contracts: buf lint, buf format, buf breaking, generated code up to date"
+bash scripts/check-proto.sh
+
+step "format (prettier)"
+pnpm exec prettier --check --log-level warn .
 
 step "typecheck"
 pnpm exec tsc -p tsconfig.json --noEmit

@@ -14,8 +14,16 @@ interface Area {
 }
 
 const AREAS: Record<string, Area> = {
-  ml: { summary: 'train, evaluate and run the built-in models locally (no services needed)', module: 'packages/ml/src/cli/main.ts', entry: 'runMlCli' },
-  admin: { summary: 'operator tasks over internal gRPC: credits, plans, blocking accounts', module: 'services/key-billing/src/cli/admin.ts', entry: 'runAdminCli' },
+  ml: {
+    summary: 'train, evaluate and run the built-in models locally (no services needed)',
+    module: 'packages/ml/src/cli/main.ts',
+    entry: 'runMlCli',
+  },
+  admin: {
+    summary: 'operator tasks over internal gRPC: credits, plans, blocking accounts',
+    module: 'services/key-billing/src/cli/admin.ts',
+    entry: 'runAdminCli',
+  },
 };
 
 const HELP = `Usage: pnpm whetstone <area> <command> [options]

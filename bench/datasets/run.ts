@@ -25,7 +25,23 @@ function memoryStore(): DatasetStore & { versions: Map<string, VersionRow> } {
     versions,
     async createVersion(input) {
       const n = [...versions.values()].filter((v) => v.datasetName === input.name).length + 1;
-      const row: VersionRow = { id: `v${versions.size + 1}`, datasetId: 'd1', teamId: input.teamId, datasetName: input.name, versionNumber: n, type: input.type, format: input.format, filename: input.filename, status: 'uploading', size: 0, uploadKey: input.keyFor('d1', n), report: null, failureReason: null, createdAt: new Date(), updatedAt: new Date() };
+      const row: VersionRow = {
+        id: `v${versions.size + 1}`,
+        datasetId: 'd1',
+        teamId: input.teamId,
+        datasetName: input.name,
+        versionNumber: n,
+        type: input.type,
+        format: input.format,
+        filename: input.filename,
+        status: 'uploading',
+        size: 0,
+        uploadKey: input.keyFor('d1', n),
+        report: null,
+        failureReason: null,
+        createdAt: new Date(),
+        updatedAt: new Date(),
+      };
       versions.set(row.id, row);
       return row;
     },
@@ -33,7 +49,9 @@ function memoryStore(): DatasetStore & { versions: Map<string, VersionRow> } {
       return [];
     },
     async listVersions(_t, name) {
-      return [...versions.values()].filter((v) => v.datasetName === name).sort((a, b) => b.versionNumber - a.versionNumber);
+      return [...versions.values()]
+        .filter((v) => v.datasetName === name)
+        .sort((a, b) => b.versionNumber - a.versionNumber);
     },
     async getVersion(_t, name, n) {
       return [...versions.values()].find((v) => v.datasetName === name && v.versionNumber === n) ?? null;
@@ -44,7 +62,11 @@ function memoryStore(): DatasetStore & { versions: Map<string, VersionRow> } {
     async transition(id, from, to, patch = {}) {
       const v = versions.get(id);
       if (!v || !from.includes(v.status)) return false;
-      Object.assign(v, { status: to, ...(patch.size !== undefined ? { size: patch.size } : {}), ...(patch.report ? { report: patch.report } : {}) });
+      Object.assign(v, {
+        status: to,
+        ...(patch.size !== undefined ? { size: patch.size } : {}),
+        ...(patch.report ? { report: patch.report } : {}),
+      });
       return true;
     },
     async claim() {
@@ -75,7 +97,11 @@ function memoryStore(): DatasetStore & { versions: Map<string, VersionRow> } {
 async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-datasets-'));
   try {
-    const blobs = new FsBlobStore({ root: dir, publicBaseUrl: 'http://localhost:1', signingSecret: 'bench-secret-0123456789' });
+    const blobs = new FsBlobStore({
+      root: dir,
+      publicBaseUrl: 'http://localhost:1',
+      signingSecret: 'bench-secret-0123456789',
+    });
     const store = memoryStore();
     const logger = { info: () => undefined, warn: () => undefined, error: () => undefined };
     const datasets = new Datasets({ store, blobs, logger, maxUploadBytes: 1 << 30 });
@@ -93,7 +119,13 @@ async function main(): Promise<void> {
     await new Promise<void>((r) => out.end(() => r()));
     const size = statSync(file).size;
 
-    const { version } = await datasets.createUpload({ teamId: 't', name: 'big', type: 'extraction', format: 'jsonl', filename: 'big.jsonl' });
+    const { version } = await datasets.createUpload({
+      teamId: 't',
+      name: 'big',
+      type: 'extraction',
+      format: 'jsonl',
+      filename: 'big.jsonl',
+    });
     await blobs.put('datasets', version.uploadKey, (await import('node:fs')).createReadStream(file));
     global.gc?.();
     const rssBefore = process.memoryUsage().rss;
@@ -105,17 +137,44 @@ async function main(): Promise<void> {
     const seconds = (performance.now() - t0) / 1000;
     clearInterval(sampler);
     const done = store.versions.get(version.id)!;
-    console.log(`dataset processing: ${(size / 1e6).toFixed(1)} MB JSONL, ${done.size.toLocaleString('en-US')} rows → ${done.status} in ${seconds.toFixed(2)} s = ${(size / 1e6 / seconds).toFixed(1)} MB/s (target ≥20); peak RSS growth ${((peak - rssBefore) / 1e6).toFixed(0)} MB for a ${(size / 1e6).toFixed(0)} MB file`);
+    console.log(
+      `dataset processing: ${(size / 1e6).toFixed(1)} MB JSONL, ${done.size.toLocaleString('en-US')} rows → ${done.status} in ${seconds.toFixed(2)} s = ${(size / 1e6 / seconds).toFixed(1)} MB/s (target ≥20); peak RSS growth ${((peak - rssBefore) / 1e6).toFixed(0)} MB for a ${(size / 1e6).toFixed(0)} MB file`,
+    );
 
     for (const [label, req] of [
-      ['entities (person, company, drug)', { entityTypes: ['person', 'company', 'drug'], classifications: [], domain: 'pharmacy sales', count: 20_000, seed: 1 }],
-      ['classification (3 labels)', { entityTypes: [], classifications: [{ task: 'intent', labels: ['refund', 'cancel_order', 'greeting'], multi_label: false }], domain: 'shop', count: 20_000, seed: 1 }],
+      [
+        'entities (person, company, drug)',
+        {
+          entityTypes: ['person', 'company', 'drug'],
+          classifications: [],
+          domain: 'pharmacy sales',
+          count: 20_000,
+          seed: 1,
+        },
+      ],
+      [
+        'classification (3 labels)',
+        {
+          entityTypes: [],
+          classifications: [{ task: 'intent', labels: ['refund', 'cancel_order', 'greeting'], multi_label: false }],
+          domain: 'shop',
+          count: 20_000,
+          seed: 1,
+        },
+      ],
     ] as const) {
       const t = performance.now();
       let n = 0;
-      for (const _row of generateExamples({ ...req, entityTypes: [...req.entityTypes], classifications: req.classifications.map((c) => ({ ...c, labels: [...c.labels] })) })) n++;
+      for (const _row of generateExamples({
+        ...req,
+        entityTypes: [...req.entityTypes],
+        classifications: req.classifications.map((c) => ({ ...c, labels: [...c.labels] })),
+      }))
+        n++;
       const s = (performance.now() - t) / 1000;
-      console.log(`generation, ${label}: ${n.toLocaleString('en-US')} examples in ${s.toFixed(2)} s = ${Math.round(n / s).toLocaleString('en-US')} examples/s (target ≥500)`);
+      console.log(
+        `generation, ${label}: ${n.toLocaleString('en-US')} examples in ${s.toFixed(2)} s = ${Math.round(n / s).toLocaleString('en-US')} examples/s (target ≥500)`,
+      );
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

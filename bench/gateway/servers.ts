@@ -27,7 +27,9 @@ async function main(): Promise<void> {
   const bareServer = http.createServer(bare);
   await new Promise<void>((resolve) => bareServer.listen(0, '127.0.0.1', resolve));
 
-  process.stdout.write(`${JSON.stringify({ gateway: gw.url, bare: `http://127.0.0.1:${(bareServer.address() as AddressInfo).port}`, key: key.secret_key })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ gateway: gw.url, bare: `http://127.0.0.1:${(bareServer.address() as AddressInfo).port}`, key: key.secret_key })}\n`,
+  );
   process.on('SIGTERM', async () => {
     bareServer.close();
     await gw.close();

@@ -16,7 +16,19 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { datasetsDir } from '@whetstone/testing';
-import { LinearTagger, NaiveBayes, NgramClassifier, classificationPRF, loadGlove, loadModel, spanPRF, trainModel, validateJsonl, zeroShotSpans, type Metrics } from '@whetstone/ml';
+import {
+  LinearTagger,
+  NaiveBayes,
+  NgramClassifier,
+  classificationPRF,
+  loadGlove,
+  loadModel,
+  spanPRF,
+  trainModel,
+  validateJsonl,
+  zeroShotSpans,
+  type Metrics,
+} from '@whetstone/ml';
 
 const SHARED = datasetsDir();
 const EPOCHS = Number(process.env.BENCH_EPOCHS ?? 6);
@@ -59,7 +71,9 @@ async function ner(): Promise<void> {
       onLog: (_l, m) => logs.push(m),
       onProgress: (p) => {
         lastRate = p.examplesPerSecond;
-        process.stderr.write(`\r${trainingType}: epoch ${p.epoch}/${EPOCHS} step ${p.step}/${p.totalSteps} loss ${p.loss.toFixed(4)} ${p.examplesPerSecond} ex/s eta ${p.etaSeconds} s   `);
+        process.stderr.write(
+          `\r${trainingType}: epoch ${p.epoch}/${EPOCHS} step ${p.step}/${p.totalSteps} loss ${p.loss.toFixed(4)} ${p.examplesPerSecond} ex/s eta ${p.etaSeconds} s   `,
+        );
       },
     });
     process.stderr.write('\n');
@@ -68,22 +82,37 @@ async function ner(): Promise<void> {
     const share = /\(([\d.]+)% of full\)/.exec(logs[0] ?? '')?.[1];
     results[trainingType] = m.f1;
     if (trainingType === 'full') trainedBundle = result.bundle;
-    console.log(`| encoder, ${trainingType} | ${m.f1.toFixed(3)} | ${m.precision.toFixed(3)} | ${m.recall.toFixed(3)} | ${perLabel(m)} | ${share}% | ${secs.toFixed(1)} | ${lastRate} |`);
+    console.log(
+      `| encoder, ${trainingType} | ${m.f1.toFixed(3)} | ${m.precision.toFixed(3)} | ${m.recall.toFixed(3)} | ${perLabel(m)} | ${share}% | ${secs.toFixed(1)} | ${lastRate} |`,
+    );
   }
   const t0 = performance.now();
   const tagger = LinearTagger.train(train, { epochs: 6, seed: 13, embeddings: loadGlove() });
   const taggerSecs = (performance.now() - t0) / 1000;
-  const lin = spanPRF(test.map((e) => e.entities!), test.map((e) => tagger.extract(e.text!)));
-  console.log(`| linear BIO tagger + GloVe window (baseline) | ${lin.f1.toFixed(3)} | ${lin.precision.toFixed(3)} | ${lin.recall.toFixed(3)} | ${perLabel(lin)} | 100% | ${taggerSecs.toFixed(1)} | ${Math.round((train.length * 6) / taggerSecs)} |`);
+  const lin = spanPRF(
+    test.map((e) => e.entities!),
+    test.map((e) => tagger.extract(e.text!)),
+  );
+  console.log(
+    `| linear BIO tagger + GloVe window (baseline) | ${lin.f1.toFixed(3)} | ${lin.precision.toFixed(3)} | ${lin.recall.toFixed(3)} | ${perLabel(lin)} | 100% | ${taggerSecs.toFixed(1)} | ${Math.round((train.length * 6) / taggerSecs)} |`,
+  );
   const zt = performance.now();
-  const zs = spanPRF(test.map((e) => e.entities!), test.map((e) => zeroShotSpans(e.text!, LABELS, 0.5)));
+  const zs = spanPRF(
+    test.map((e) => e.entities!),
+    test.map((e) => zeroShotSpans(e.text!, LABELS, 0.5)),
+  );
   const zsMs = (performance.now() - zt) / test.length;
-  console.log(`| zero-shot base, no training (labels as given, threshold 0.5) | ${zs.f1.toFixed(3)} | ${zs.precision.toFixed(3)} | ${zs.recall.toFixed(3)} | ${perLabel(zs)} | 0 | 0 | ${zsMs.toFixed(2)} ms/sentence |`);
-  console.log(`\ntargets: full F1 ≥0.65 (goal 0.80) in ≤3 min; LoRA within 0.05 of full (gap ${(results.full! - results.lora!).toFixed(3)}) with ≤15% of parameters; ≥200 examples/s`);
+  console.log(
+    `| zero-shot base, no training (labels as given, threshold 0.5) | ${zs.f1.toFixed(3)} | ${zs.precision.toFixed(3)} | ${zs.recall.toFixed(3)} | ${perLabel(zs)} | 0 | 0 | ${zsMs.toFixed(2)} ms/sentence |`,
+  );
+  console.log(
+    `\ntargets: full F1 ≥0.65 (goal 0.80) in ≤3 min; LoRA within 0.05 of full (gap ${(results.full! - results.lora!).toFixed(3)}) with ≤15% of parameters; ≥200 examples/s`,
+  );
 
   // Serving latency of the trained model for a 30-word text (what the model-server runs per request).
   const model = loadModel(trainedBundle!);
-  const sentence = 'Frederick H. Collier was the first colonel of the 139th Pennsylvania regiment , formed at Camp Howe near Pittsburgh on September 1 , 1862 , and later sent to Washington by train';
+  const sentence =
+    'Frederick H. Collier was the first colonel of the 139th Pennsylvania regiment , formed at Camp Howe near Pittsburgh on September 1 , 1862 , and later sent to Washington by train';
   const words = sentence.split(' ').length;
   for (let i = 0; i < 50; i++) model.extract(sentence, { entities: LABELS });
   const lat: number[] = [];
@@ -92,7 +121,9 @@ async function ner(): Promise<void> {
     model.extract(sentence, { entities: LABELS });
     lat.push(performance.now() - s);
   }
-  console.log(`\nextraction latency, trained encoder, ${words}-word text, one thread: p50 ${percentile(lat, 0.5).toFixed(2)} ms, p99 ${percentile(lat, 0.99).toFixed(2)} ms (target p50 ≤5 ms)`);
+  console.log(
+    `\nextraction latency, trained encoder, ${words}-word text, one thread: p50 ${percentile(lat, 0.5).toFixed(2)} ms, p99 ${percentile(lat, 0.99).toFixed(2)} ms (target p50 ≤5 ms)`,
+  );
 }
 
 async function classification(): Promise<void> {
@@ -103,7 +134,10 @@ async function classification(): Promise<void> {
   let t = performance.now();
   const nb = NaiveBayes.train(train.map((e) => ({ text: e.text!, label: e.label! })));
   const nbSecs = (performance.now() - t) / 1000;
-  const nbF1 = classificationPRF(gold, test.map((e) => [nb.predict(e.text!)])).f1;
+  const nbF1 = classificationPRF(
+    gold,
+    test.map((e) => [nb.predict(e.text!)]),
+  ).f1;
   t = performance.now();
   const result = await trainModel({
     baseModel: 'whetstone-extract-base',
@@ -111,7 +145,10 @@ async function classification(): Promise<void> {
     train,
     heldout: [],
     hyperparameters: { nrEpochs: EPOCHS, learningRate: 0.002, seed: 13 },
-    onProgress: (p) => process.stderr.write(`\rbanking77: epoch ${p.epoch}/${EPOCHS} step ${p.step}/${p.totalSteps} loss ${p.loss.toFixed(4)} ${p.examplesPerSecond} ex/s eta ${p.etaSeconds} s   `),
+    onProgress: (p) =>
+      process.stderr.write(
+        `\rbanking77: epoch ${p.epoch}/${EPOCHS} step ${p.step}/${p.totalSteps} loss ${p.loss.toFixed(4)} ${p.examplesPerSecond} ex/s eta ${p.etaSeconds} s   `,
+      ),
   });
   process.stderr.write('\n');
   const secs = (performance.now() - t) / 1000;
@@ -123,11 +160,21 @@ async function classification(): Promise<void> {
   const f1 = classificationPRF(gold, predicted).f1;
   console.log('| model | micro F1 | train s | examples/s |');
   console.log('|---|---|---|---|');
-  console.log(`| multinomial Naive Bayes (baseline, same run) | ${nbF1.toFixed(4)} | ${nbSecs.toFixed(2)} | ${Math.round(train.length / nbSecs)} |`);
-  const ngram = NgramClassifier.train(train.map((e) => ({ text: e.text!, labels: [e.label!] })), { epochs: EPOCHS, seed: 13, learningRate: 0.5 }).model;
-  const ngramF1 = classificationPRF(gold, test.map((e) => [ngram.predict(e.text!).label])).f1;
+  console.log(
+    `| multinomial Naive Bayes (baseline, same run) | ${nbF1.toFixed(4)} | ${nbSecs.toFixed(2)} | ${Math.round(train.length / nbSecs)} |`,
+  );
+  const ngram = NgramClassifier.train(
+    train.map((e) => ({ text: e.text!, labels: [e.label!] })),
+    { epochs: EPOCHS, seed: 13, learningRate: 0.5 },
+  ).model;
+  const ngramF1 = classificationPRF(
+    gold,
+    test.map((e) => [ngram.predict(e.text!).label]),
+  ).f1;
   console.log(`| n-gram branch alone (hashed uni+bigrams), ${EPOCHS} epochs | ${ngramF1.toFixed(4)} | | |`);
-  console.log(`| **whetstone-extract-base: n-gram branch fused with the encoder's pooled label-name head**, ${EPOCHS} epochs | ${f1.toFixed(4)} | ${secs.toFixed(1)} | ${Math.round((train.length * EPOCHS) / secs)} |`);
+  console.log(
+    `| **whetstone-extract-base: n-gram branch fused with the encoder's pooled label-name head**, ${EPOCHS} epochs | ${f1.toFixed(4)} | ${secs.toFixed(1)} | ${Math.round((train.length * EPOCHS) / secs)} |`,
+  );
 }
 
 async function main(): Promise<void> {

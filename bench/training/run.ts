@@ -9,12 +9,13 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { datasetsDir } from '@whetstone/testing';
-import { TrainerService } from '@whetstone/proto/src/gen/whetstone/training/v1/training_pb';
+import { TrainerService } from '@whetstone/proto/training/v1';
 import { createRpcClient } from '@whetstone/rpc';
 import { signUpWithKey, startSystem } from '../../test/e2e/system';
 
 const DATA = datasetsDir();
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
 async function main(): Promise<void> {
   process.stderr.write('starting the system…\n');
@@ -24,9 +25,20 @@ async function main(): Promise<void> {
     const orchestratorAddr = `127.0.0.1:${50053 + (Number(new URL(base).port) - 8080)}`;
     const { key } = await signUpWithKey(base, 'bench');
     const headers = { 'content-type': 'application/json', 'x-api-key': key };
-    const post = async (p: string, body: unknown) => (await fetch(`${base}${p}`, { method: 'POST', headers, body: JSON.stringify(body) })).json() as Promise<Record<string, unknown>>;
-    const get = async (p: string) => (await fetch(`${base}${p}`, { headers })).json() as Promise<Record<string, unknown>>;
-    const url = (await post('/core/datasets/upload/url', { dataset_name: 'wikigold', dataset_type: 'extraction', format: 'jsonl', filename: 'train.jsonl' })).upload_url as string;
+    const post = async (p: string, body: unknown) =>
+      (await fetch(`${base}${p}`, { method: 'POST', headers, body: JSON.stringify(body) })).json() as Promise<
+        Record<string, unknown>
+      >;
+    const get = async (p: string) =>
+      (await fetch(`${base}${p}`, { headers })).json() as Promise<Record<string, unknown>>;
+    const url = (
+      await post('/core/datasets/upload/url', {
+        dataset_name: 'wikigold',
+        dataset_type: 'extraction',
+        format: 'jsonl',
+        filename: 'train.jsonl',
+      })
+    ).upload_url as string;
     await fetch(url, { method: 'PUT', body: readFileSync(path.join(DATA, 'wikigold/train.jsonl')) });
     await post('/core/datasets/upload/process', { dataset_name: 'wikigold' });
     while ((await get('/core/datasets/wikigold/1')).status !== 'ready') await new Promise((r) => setTimeout(r, 100));
@@ -41,7 +53,13 @@ async function main(): Promise<void> {
     const toRunning: number[] = [];
     for (let i = 0; i < 5; i++) {
       const t = performance.now();
-      const id = (await post('/core/training-jobs', { base_model: 'whetstone-extract-base', datasets: [{ name: 'wikigold' }], nr_epochs: 1 })).id as string;
+      const id = (
+        await post('/core/training-jobs', {
+          base_model: 'whetstone-extract-base',
+          datasets: [{ name: 'wikigold' }],
+          nr_epochs: 1,
+        })
+      ).id as string;
       await waitFor(id, ['running', 'complete']);
       toRunning.push(performance.now() - t);
       await waitFor(id, ['complete', 'failed']);
@@ -51,9 +69,26 @@ async function main(): Promise<void> {
     const [trainer] = system.pids('trainer');
     process.kill(trainer!, 'SIGSTOP');
     const orchestrator = createRpcClient(TrainerService, { addr: orchestratorAddr, caller: 'bench' });
-    const held = (await post('/core/training-jobs', { base_model: 'whetstone-extract-base', datasets: [{ name: 'wikigold' }], nr_epochs: 1 })).id as string;
+    const held = (
+      await post('/core/training-jobs', {
+        base_model: 'whetstone-extract-base',
+        datasets: [{ name: 'wikigold' }],
+        nr_epochs: 1,
+      })
+    ).id as string;
     const lease = (await orchestrator.leaseJob({ trainerId: 'bench', waitMs: 5_000 })).job!;
-    const report = () => orchestrator.reportProgress({ jobId: lease.jobId, leaseToken: lease.leaseToken, step: 10n, totalSteps: 100n, epoch: 1, loss: 0.5, learningRate: 0.05, examplesPerSecond: 1000, etaSeconds: 3 });
+    const report = () =>
+      orchestrator.reportProgress({
+        jobId: lease.jobId,
+        leaseToken: lease.leaseToken,
+        step: 10n,
+        totalSteps: 100n,
+        epoch: 1,
+        loss: 0.5,
+        learningRate: 0.05,
+        examplesPerSecond: 1000,
+        etaSeconds: 3,
+      });
     for (let i = 0; i < 50; i++) await report();
     const reports: number[] = [];
     for (let i = 0; i < 500; i++) {
@@ -61,21 +96,42 @@ async function main(): Promise<void> {
       await report();
       reports.push(performance.now() - t);
     }
-    await orchestrator.failJob({ jobId: lease.jobId, leaseToken: lease.leaseToken, reason: 'benchmark lease released', retryable: false });
+    await orchestrator.failJob({
+      jobId: lease.jobId,
+      leaseToken: lease.leaseToken,
+      reason: 'benchmark lease released',
+      retryable: false,
+    });
     process.kill(trainer!, 'SIGCONT');
     void held;
 
     const t0 = performance.now();
-    const ner = (await post('/core/training-jobs', { base_model: 'whetstone-extract-base', datasets: [{ name: 'wikigold' }], training_type: 'full', nr_epochs: 6 })).id as string;
+    const ner = (
+      await post('/core/training-jobs', {
+        base_model: 'whetstone-extract-base',
+        datasets: [{ name: 'wikigold' }],
+        training_type: 'full',
+        nr_epochs: 6,
+      })
+    ).id as string;
     await waitFor(ner, ['complete', 'failed']);
     const seconds = (performance.now() - t0) / 1000;
-    const job = (await get(`/core/training-jobs/${ner}`)) as { status: string; metrics: { f1: number; precision: number; recall: number } };
+    const job = (await get(`/core/training-jobs/${ner}`)) as {
+      status: string;
+      metrics: { f1: number; precision: number; recall: number };
+    };
 
     const f = (x: number) => x.toFixed(2);
     console.log('training benchmark (2 cores shared by all processes)');
-    console.log(`  requested → running, idle trainer: p50 ${Math.round(pct(toRunning, 50))} ms, max ${Math.round(Math.max(...toRunning))} ms over 5 jobs (target ≤1000)`);
-    console.log(`  ReportProgress round trip (includes the gRPC hop; the lease and progress reach Postgres at most once a second per job): p50 ${f(pct(reports, 50))} ms, p99 ${f(pct(reports, 99))} ms (target ≤1 ms of orchestrator time)`);
-    console.log(`  wikigold, full, 6 epochs through the API: ${job.status} in ${f(seconds)} s; held-out split f1 ${job.metrics.f1} (precision ${job.metrics.precision}, recall ${job.metrics.recall})`);
+    console.log(
+      `  requested → running, idle trainer: p50 ${Math.round(pct(toRunning, 50))} ms, max ${Math.round(Math.max(...toRunning))} ms over 5 jobs (target ≤1000)`,
+    );
+    console.log(
+      `  ReportProgress round trip (includes the gRPC hop; the lease and progress reach Postgres at most once a second per job): p50 ${f(pct(reports, 50))} ms, p99 ${f(pct(reports, 99))} ms (target ≤1 ms of orchestrator time)`,
+    );
+    console.log(
+      `  wikigold, full, 6 epochs through the API: ${job.status} in ${f(seconds)} s; held-out split f1 ${job.metrics.f1} (precision ${job.metrics.precision}, recall ${job.metrics.recall})`,
+    );
   } finally {
     await system.stop();
   }

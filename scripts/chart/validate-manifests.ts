@@ -9,15 +9,32 @@ import { parseAllDocuments } from 'yaml';
 type Manifest = { apiVersion: string; kind: string; metadata?: { name?: string }; spec?: Record<string, unknown> };
 
 async function validator(apiVersion: string, kind: string): Promise<(obj: Manifest) => void> {
-  const mod = (await import(`kubernetes-models/${apiVersion}/${kind}`)) as Record<string, new (o: Manifest) => { validate(): void }>;
+  const mod = (await import(`kubernetes-models/${apiVersion}/${kind}`)) as Record<
+    string,
+    new (o: Manifest) => { validate(): void }
+  >;
   const Model = mod[kind] ?? mod.default;
   if (!Model) throw new Error(`no schema for ${apiVersion} ${kind}`);
   return (obj) => new Model(obj).validate();
 }
 
 function assertHardened(m: Manifest, problems: string[]): void {
-  const podSpec = (m.kind === 'Deployment' || m.kind === 'Job' ? (m.spec?.template as { spec?: Record<string, unknown> })?.spec : undefined) as
-    | { securityContext?: { runAsNonRoot?: boolean }; containers?: { name: string; securityContext?: { readOnlyRootFilesystem?: boolean; allowPrivilegeEscalation?: boolean; capabilities?: { drop?: string[] } } }[] }
+  const podSpec = (
+    m.kind === 'Deployment' || m.kind === 'Job'
+      ? (m.spec?.template as { spec?: Record<string, unknown> })?.spec
+      : undefined
+  ) as
+    | {
+        securityContext?: { runAsNonRoot?: boolean };
+        containers?: {
+          name: string;
+          securityContext?: {
+            readOnlyRootFilesystem?: boolean;
+            allowPrivilegeEscalation?: boolean;
+            capabilities?: { drop?: string[] };
+          };
+        }[];
+      }
     | undefined;
   if (!podSpec) return;
   const where = `${m.kind}/${m.metadata?.name}`;
@@ -25,7 +42,8 @@ function assertHardened(m: Manifest, problems: string[]): void {
   for (const c of podSpec.containers ?? []) {
     const sc = c.securityContext ?? {};
     if (sc.readOnlyRootFilesystem !== true) problems.push(`${where}/${c.name}: readOnlyRootFilesystem must be true`);
-    if (sc.allowPrivilegeEscalation !== false) problems.push(`${where}/${c.name}: allowPrivilegeEscalation must be false`);
+    if (sc.allowPrivilegeEscalation !== false)
+      problems.push(`${where}/${c.name}: allowPrivilegeEscalation must be false`);
     if (!sc.capabilities?.drop?.includes('ALL')) problems.push(`${where}/${c.name}: capabilities must drop ALL`);
   }
 }

@@ -20,14 +20,22 @@ export interface EmbeddedDatabase {
  * `pnpm start` dies.
  */
 export async function startEmbeddedPostgres(dataDir: string, port: number): Promise<EmbeddedDatabase> {
-  const child = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(__dirname, 'pg-host.ts'), dataDir, String(port)], {
-    detached: true,
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--require', 'tsx/cjs', path.join(__dirname, 'pg-host.ts'), dataDir, String(port)],
+    {
+      detached: true,
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    },
+  );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const url = await new Promise<string>((resolve, reject) => {
-    child.once('message', (m: { ready?: string; error?: string }) => (m.ready ? resolve(m.ready) : reject(new Error(m.error ?? 'embedded Postgres failed to start'))));
-    child.once('exit', (code) => reject(new Error(`embedded Postgres host exited (${String(code)}) before it was ready`)));
+    child.once('message', (m: { ready?: string; error?: string }) =>
+      m.ready ? resolve(m.ready) : reject(new Error(m.error ?? 'embedded Postgres failed to start')),
+    );
+    child.once('exit', (code) =>
+      reject(new Error(`embedded Postgres host exited (${String(code)}) before it was ready`)),
+    );
   });
   return {
     url,

@@ -44,13 +44,17 @@ export class Supervisor {
       const child = spawn(spec.command, spec.args, { cwd: spec.cwd, env: spec.env, stdio: ['ignore', 'pipe', 'pipe'] });
       this.children.set(spec.label, child);
       for (const stream of [child.stdout, child.stderr]) {
-        readline.createInterface({ input: stream }).on('line', (line) => this.options.write(`${prefix} ${this.format(line)}`));
+        readline
+          .createInterface({ input: stream })
+          .on('line', (line) => this.options.write(`${prefix} ${this.format(line)}`));
       }
       child.on('exit', (code, signal) => {
         this.children.delete(spec.label);
         if (this.stopping) return;
         if (Date.now() - startedAt > HEALTHY_AFTER_MS) backoffMs = 500;
-        this.options.write(`${prefix} exited (${signal ?? `code ${code}`}); restarting in ${(backoffMs / 1000).toFixed(1)} s`);
+        this.options.write(
+          `${prefix} exited (${signal ?? `code ${code}`}); restarting in ${(backoffMs / 1000).toFixed(1)} s`,
+        );
         setTimeout(() => {
           if (!this.stopping) launch();
         }, backoffMs).unref();
@@ -83,7 +87,10 @@ export class Supervisor {
     try {
       const entry = JSON.parse(line) as Record<string, unknown>;
       const { level, time, msg, service: _s, name: _n, pid: _p, hostname: _h, ...rest } = entry;
-      const when = typeof time === 'string' ? time.slice(11, 19) : new Date(Number(time ?? Date.now())).toISOString().slice(11, 19);
+      const when =
+        typeof time === 'string'
+          ? time.slice(11, 19)
+          : new Date(Number(time ?? Date.now())).toISOString().slice(11, 19);
       const extra = Object.keys(rest).length > 0 ? ` ${JSON.stringify(rest)}` : '';
       return `${when} ${LEVELS[Number(level)] ?? String(level)} ${String(msg ?? '')}${extra}`;
     } catch {

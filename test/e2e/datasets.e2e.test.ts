@@ -2,8 +2,6 @@ import { readFileSync } from 'node:fs';
 import { eventually, fixtureDataset } from '@whetstone/testing';
 import { signUpWithKey, startSystem, type RunningSystem } from './system';
 
-
-
 /**
  * Issue 4's "done when", tried as a new user would through `pnpm start`: real
  * files uploaded through the presigned URL, processing to ready or failed,
@@ -14,11 +12,21 @@ describe('datasets, end to end through pnpm start', () => {
   let base: string;
   let key: string;
   const headers = () => ({ 'content-type': 'application/json', 'x-api-key': key });
-  const post = (p: string, body: unknown, k = key) => fetch(`${base}${p}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': k }, body: JSON.stringify(body) });
+  const post = (p: string, body: unknown, k = key) =>
+    fetch(`${base}${p}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': k },
+      body: JSON.stringify(body),
+    });
   const get = (p: string, k = key) => fetch(`${base}${p}`, { headers: { 'x-api-key': k } });
 
   async function upload(name: string, type: string, format: string, body: Buffer | string) {
-    const url = await post('/core/datasets/upload/url', { dataset_name: name, dataset_type: type, format, filename: `file.${format}` });
+    const url = await post('/core/datasets/upload/url', {
+      dataset_name: name,
+      dataset_type: type,
+      format,
+      filename: `file.${format}`,
+    });
     expect(url.status).toBe(200);
     const { upload_url, version_number } = (await url.json()) as { upload_url: string; version_number: number };
     const put = await fetch(upload_url, { method: 'PUT', body });
@@ -28,7 +36,11 @@ describe('datasets, end to end through pnpm start', () => {
     const started = await post('/core/datasets/upload/process', { dataset_name: name, version_number: version });
     expect(started.status).toBe(202);
     return eventually(async () => {
-      const v = (await (await get(`/core/datasets/${name}/${version}`)).json()) as { status: string; size: number; report: { issues: { line: number; field: string; reason: string }[]; failure_reason: string } };
+      const v = (await (await get(`/core/datasets/${name}/${version}`)).json()) as {
+        status: string;
+        size: number;
+        report: { issues: { line: number; field: string; reason: string }[]; failure_reason: string };
+      };
       return v.status === 'ready' || v.status === 'failed' ? v : null;
     }, 30_000);
   }
@@ -59,18 +71,36 @@ describe('datasets, end to end through pnpm start', () => {
     const again = await upload('wikigold', 'extraction', 'jsonl', readFileSync(fixtureDataset('wikigold/dev.jsonl')));
     expect(again.version_number).toBe(2);
     await processAndWait('wikigold', 2);
-    const versions = (await (await get('/core/datasets/wikigold')).json()) as { count: number; versions: { version_number: number; size: number; status: string }[] };
+    const versions = (await (await get('/core/datasets/wikigold')).json()) as {
+      count: number;
+      versions: { version_number: number; size: number; status: string }[];
+    };
     expect(versions.versions.map((v) => v.version_number)).toEqual([2, 1]);
-    const list = (await (await get('/core/datasets')).json()) as { success: boolean; count: number; datasets: { dataset_name: string; status: string; version_number: string }[] };
+    const list = (await (await get('/core/datasets')).json()) as {
+      success: boolean;
+      count: number;
+      datasets: { dataset_name: string; status: string; version_number: string }[];
+    };
     expect(list).toMatchObject({ success: true, count: 2 });
-    expect(list.datasets).toEqual(expect.arrayContaining([expect.objectContaining({ dataset_name: 'wikigold', status: 'ready', version_number: '2' })]));
+    expect(list.datasets).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ dataset_name: 'wikigold', status: 'ready', version_number: '2' }),
+      ]),
+    );
   }, 90_000);
 
   it('converts CSV and CoNLL uploads', async () => {
-    const csv = ['text,label', ...Array.from({ length: 12 }, (_, i) => `"order ${i} never arrived, where is it",shipping`), ...Array.from({ length: 12 }, (_, i) => `charged twice on invoice ${i},billing`)].join('\n');
+    const csv = [
+      'text,label',
+      ...Array.from({ length: 12 }, (_, i) => `"order ${i} never arrived, where is it",shipping`),
+      ...Array.from({ length: 12 }, (_, i) => `charged twice on invoice ${i},billing`),
+    ].join('\n');
     const c = await upload('tickets-csv', 'classification', 'csv', csv);
     expect(await processAndWait('tickets-csv', c.version_number)).toMatchObject({ status: 'ready', size: 24 });
-    const conll = Array.from({ length: 12 }, (_, i) => `Ada B-person\nLovelace I-person\nvisited O\nLondon B-location\n${i} O\n`).join('\n');
+    const conll = Array.from(
+      { length: 12 },
+      (_, i) => `Ada B-person\nLovelace I-person\nvisited O\nLondon B-location\n${i} O\n`,
+    ).join('\n');
     const n = await upload('names-conll', 'extraction', 'conll', conll);
     expect(await processAndWait('names-conll', n.version_number)).toMatchObject({ status: 'ready', size: 12 });
   }, 60_000);
@@ -95,14 +125,28 @@ describe('datasets, end to end through pnpm start', () => {
   });
 
   it('generates a dataset offline that reaches ready, and deletes datasets so they are gone', async () => {
-    const started = await post('/generate', { dataset_name: 'synthetic-ner', schema: { entities: ['person', 'company', 'drug'] }, domain: 'pharmacy', count: 300, seed: 7 });
+    const started = await post('/generate', {
+      dataset_name: 'synthetic-ner',
+      schema: { entities: ['person', 'company', 'drug'] },
+      domain: 'pharmacy',
+      count: 300,
+      seed: 7,
+    });
     expect(started.status).toBe(202);
     const { job_id } = (await started.json()) as { job_id: string };
     const job = await eventually(async () => {
-      const j = (await (await get(`/generate/jobs/${job_id}`)).json()) as { status: string; dataset_name: string; progress: { generated: number; requested: number } };
+      const j = (await (await get(`/generate/jobs/${job_id}`)).json()) as {
+        status: string;
+        dataset_name: string;
+        progress: { generated: number; requested: number };
+      };
       return j.status === 'ready' || j.status === 'failed' ? j : null;
     }, 30_000);
-    expect(job).toMatchObject({ status: 'ready', dataset_name: 'synthetic-ner', progress: { generated: 300, requested: 300 } });
+    expect(job).toMatchObject({
+      status: 'ready',
+      dataset_name: 'synthetic-ner',
+      progress: { generated: 300, requested: 300 },
+    });
     expect(((await (await get('/core/datasets/synthetic-ner/1')).json()) as { size: number }).size).toBe(300);
 
     const other = await signUpWithKey(base, 'other-team');

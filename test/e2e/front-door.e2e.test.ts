@@ -16,7 +16,13 @@ describe('front door, end to end through pnpm start', () => {
 
   beforeAll(async () => {
     // A small per-IP budget so a burst is cheap; the journey below makes 9 requests before the burst.
-    system = await startSystem({ env: { RATE_LIMIT_IP_PER_MINUTE: '15', RATE_LIMIT_REDIS_PREFIX: `e2e-${Date.now()}:`, ADMIN_TOKEN: 'e2e-admin-token-0123456789' } });
+    system = await startSystem({
+      env: {
+        RATE_LIMIT_IP_PER_MINUTE: '15',
+        RATE_LIMIT_REDIS_PREFIX: `e2e-${Date.now()}:`,
+        ADMIN_TOKEN: 'e2e-admin-token-0123456789',
+      },
+    });
   }, 300_000);
 
   afterAll(async () => {
@@ -26,12 +32,20 @@ describe('front door, end to end through pnpm start', () => {
   it('when a user signs up, creates a key, uses and revokes it, then every step answers as the spec says', async () => {
     const base = system.baseUrl;
     const email = `e2e${Date.now()}@example.com`;
-    const signup = await fetch(`${base}/auth/signup`, { method: 'POST', headers: json, body: JSON.stringify({ email, password: 'correct horse battery' }) });
+    const signup = await fetch(`${base}/auth/signup`, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ email, password: 'correct horse battery' }),
+    });
     expect(signup.status).toBe(201);
     const cookie = (signup.headers.get('set-cookie') ?? '').split(';')[0]!;
     const { csrf_token, team } = (await signup.json()) as { csrf_token: string; team: { id: string } };
 
-    const created = await fetch(`${base}/create-api-key`, { method: 'POST', headers: { ...json, cookie, 'x-csrf-token': csrf_token }, body: JSON.stringify({ name: 'e2e' }) });
+    const created = await fetch(`${base}/create-api-key`, {
+      method: 'POST',
+      headers: { ...json, cookie, 'x-csrf-token': csrf_token },
+      body: JSON.stringify({ name: 'e2e' }),
+    });
     expect(created.status).toBe(200);
     const key = (await created.json()) as { id: string; secret_key: string };
 
@@ -41,22 +55,34 @@ describe('front door, end to end through pnpm start', () => {
     expect(listed.count).toBe(1);
     expect(listed.keys[0]).toMatchObject({ id: key.id, request_count: 0 });
 
-    const wrongPrefix = await fetch(`${base}/list-api-keys`, { headers: { 'x-api-key': 'sk-live-0123456789abcdef0123456789abcdef' } });
+    const wrongPrefix = await fetch(`${base}/list-api-keys`, {
+      headers: { 'x-api-key': 'sk-live-0123456789abcdef0123456789abcdef' },
+    });
     expect(wrongPrefix.status).toBe(401);
     expect(await wrongPrefix.json()).toEqual({ detail: "Invalid API key format: keys must start with 'wst_sk_'." });
 
     // The operator CLI grants credits over internal gRPC; the balance shows it.
     const offsetPort = new URL(base).port;
     const kbAddr = `127.0.0.1:${Number(offsetPort) - 8080 + 50051}`;
-    const cli = await run('pnpm', ['--silent', 'whetstone', 'admin', 'grant-credits', '--team', team.id, '--credits', '25', '--note', 'e2e'], {
-      cwd: ROOT,
-      env: { ...process.env, KEY_BILLING_ADDR: kbAddr, ADMIN_TOKEN: 'e2e-admin-token-0123456789' },
-    });
+    const cli = await run(
+      'pnpm',
+      ['--silent', 'whetstone', 'admin', 'grant-credits', '--team', team.id, '--credits', '25', '--note', 'e2e'],
+      {
+        cwd: ROOT,
+        env: { ...process.env, KEY_BILLING_ADDR: kbAddr, ADMIN_TOKEN: 'e2e-admin-token-0123456789' },
+      },
+    );
     expect(cli.stdout).toMatch(/525/);
-    const usage = (await (await fetch(`${base}/billing/usage`, { headers: { 'x-api-key': key.secret_key } })).json()) as { balance_credits: number };
+    const usage = (await (
+      await fetch(`${base}/billing/usage`, { headers: { 'x-api-key': key.secret_key } })
+    ).json()) as { balance_credits: number };
     expect(usage.balance_credits).toBe(525);
 
-    const del = await fetch(`${base}/delete-api-key`, { method: 'DELETE', headers: { ...json, 'x-api-key': key.secret_key }, body: JSON.stringify({ key_id: key.id }) });
+    const del = await fetch(`${base}/delete-api-key`, {
+      method: 'DELETE',
+      headers: { ...json, 'x-api-key': key.secret_key },
+      body: JSON.stringify({ key_id: key.id }),
+    });
     expect(await del.json()).toEqual({ success: true, message: expect.any(String) });
     expect((await fetch(`${base}/list-api-keys`, { headers: { 'x-api-key': key.secret_key } })).status).toBe(401);
 
@@ -77,6 +103,10 @@ describe('front door, end to end through pnpm start', () => {
     expect(limited.headers.get('retry-after')).toMatch(/^\d+$/);
     expect(limited.headers.get('x-ratelimit-scope')).toBe('ip');
     expect(limited.headers.get('x-ratelimit-code')).toBe('ip_rate_limit');
-    expect(await limited.json()).toEqual({ detail: expect.stringContaining('Rate limit exceeded'), code: 'ip_rate_limit', scope: 'ip' });
+    expect(await limited.json()).toEqual({
+      detail: expect.stringContaining('Rate limit exceeded'),
+      code: 'ip_rate_limit',
+      scope: 'ip',
+    });
   }, 120_000);
 });

@@ -11,13 +11,20 @@ describe('serving, end to end through pnpm start', () => {
   let base: string;
   let key: string;
   const post = (path: string, body: unknown, k = key) =>
-    fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': k }, body: JSON.stringify(body) });
+    fetch(`${base}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': k },
+      body: JSON.stringify(body),
+    });
   const get = (path: string, k = key) => fetch(`${base}${path}`, { headers: { 'x-api-key': k } });
-  const balance = async (k = key) => ((await (await get('/billing/usage', k)).json()) as { balance_credits: number }).balance_credits;
+  const balance = async (k = key) =>
+    ((await (await get('/billing/usage', k)).json()) as { balance_credits: number }).balance_credits;
 
   beforeAll(async () => {
     // A tiny free allowance: three calls fit, the fourth is out of credits.
-    system = await startSystem({ env: { FREE_ALLOWANCE_CREDITS: '0.0035', RESTRICTED_MODELS: '*:whetstone-restricted-demo' } });
+    system = await startSystem({
+      env: { FREE_ALLOWANCE_CREDITS: '0.0035', RESTRICTED_MODELS: '*:whetstone-restricted-demo' },
+    });
     base = system.baseUrl;
     ({ key } = await signUpWithKey(base, 'serving'));
   }, 300_000);
@@ -32,13 +39,27 @@ describe('serving, end to end through pnpm start', () => {
     const { data } = (await res.json()) as { data: Record<string, unknown>[] };
     expect(data).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ id: 'whetstone-extract-base', supports_inference: true, supports_on_demand_inference: true, training_types: ['lora', 'full'] }),
-        expect.objectContaining({ id: 'whetstone-decoder-base', supports_on_demand_inference: false, training_types: ['lora'] }),
+        expect.objectContaining({
+          id: 'whetstone-extract-base',
+          supports_inference: true,
+          supports_on_demand_inference: true,
+          training_types: ['lora', 'full'],
+        }),
+        expect.objectContaining({
+          id: 'whetstone-decoder-base',
+          supports_on_demand_inference: false,
+          training_types: ['lora'],
+        }),
       ]),
     );
-    const models = (await (await get('/v1/models')).json()) as { object: string; data: { id: string; object: string }[] };
+    const models = (await (await get('/v1/models')).json()) as {
+      object: string;
+      data: { id: string; object: string }[];
+    };
     expect(models.object).toBe('list');
-    expect(models.data).toEqual(expect.arrayContaining([expect.objectContaining({ id: 'whetstone-extract-base', object: 'model' })]));
+    expect(models.data).toEqual(
+      expect.arrayContaining([expect.objectContaining({ id: 'whetstone-extract-base', object: 'model' })]),
+    );
   });
 
   it('extracts with the zero-shot base on label names given at request time, and meters the listed price', async () => {
@@ -50,7 +71,13 @@ describe('serving, end to end through pnpm start', () => {
       include_confidence: true,
     });
     expect(res.status).toBe(200);
-    const body = (await res.json()) as { inference_id: string; model: string; latency_ms: number; usage: { cost_credits: number }; result: { entities: Record<string, { text: string; confidence: number }[]> } };
+    const body = (await res.json()) as {
+      inference_id: string;
+      model: string;
+      latency_ms: number;
+      usage: { cost_credits: number };
+      result: { entities: Record<string, { text: string; confidence: number }[]> };
+    };
     expect(body.model).toBe('whetstone-extract-base');
     expect(body.inference_id).toMatch(/^[0-9a-f-]{36}$/);
     expect(body.result.entities.person!.map((e) => e.text)).toEqual(['Ada Lovelace', 'Charles Babbage']);
@@ -64,17 +91,33 @@ describe('serving, end to end through pnpm start', () => {
   });
 
   it('answers GLiNER2 routes, batch forms and the decision route', async () => {
-    const classify = await post('/gliner-2', { task: 'classify_text', text: 'Please refund my order, it arrived broken', schema: { intent: ['refund request', 'greeting'] } });
+    const classify = await post('/gliner-2', {
+      task: 'classify_text',
+      text: 'Please refund my order, it arrived broken',
+      schema: { intent: ['refund request', 'greeting'] },
+    });
     expect(classify.status).toBe(200);
-    expect(((await classify.json()) as { result: Record<string, unknown> }).result).toEqual({ intent: 'refund request' });
+    expect(((await classify.json()) as { result: Record<string, unknown> }).result).toEqual({
+      intent: 'refund request',
+    });
 
-    const tooMany = await post('/gliner-2/extract-entities', { inputs: Array.from({ length: 1001 }, () => 'x'), schema: ['person'] });
+    const tooMany = await post('/gliner-2/extract-entities', {
+      inputs: Array.from({ length: 1001 }, () => 'x'),
+      schema: ['person'],
+    });
     expect(tooMany.status).toBe(422);
     expect(((await tooMany.json()) as { errors: { field: string }[] }).errors[0]!.field).toBe('inputs');
 
-    const decision = await post('/v1/systemone', { text: 'The parcel never arrived and the tracking shows no delivery', options: ['billing', { id: 'shipping', description: 'delivery of parcels' }] });
+    const decision = await post('/v1/systemone', {
+      text: 'The parcel never arrived and the tracking shows no delivery',
+      options: ['billing', { id: 'shipping', description: 'delivery of parcels' }],
+    });
     expect(decision.status).toBe(200);
-    const chosen = (await decision.json()) as { choice: string; confidence: number; scores: { option: string; score: number }[] };
+    const chosen = (await decision.json()) as {
+      choice: string;
+      confidence: number;
+      scores: { option: string; score: number }[];
+    };
     expect(chosen.choice).toBe('shipping');
     expect(chosen.scores.map((s) => s.option).sort()).toEqual(['billing', 'shipping']);
   });
@@ -84,11 +127,19 @@ describe('serving, end to end through pnpm start', () => {
     expect(empty.status).toBe(422);
     expect(((await empty.json()) as { errors: { field: string }[] }).errors[0]!.field).toBe('schema');
 
-    const unknown = await post('/inference', { model_id: '5b0f3c1e-0000-4000-8000-000000000000', text: 'x', schema: { entities: ['person'] } });
+    const unknown = await post('/inference', {
+      model_id: '5b0f3c1e-0000-4000-8000-000000000000',
+      text: 'x',
+      schema: { entities: ['person'] },
+    });
     expect(unknown.status).toBe(404);
     expect(((await unknown.json()) as { detail: string }).detail).toMatch(/not found/);
 
-    const trainingOnly = await post('/inference', { model_id: 'whetstone-decoder-base', text: 'x', schema: { entities: ['person'] } });
+    const trainingOnly = await post('/inference', {
+      model_id: 'whetstone-decoder-base',
+      text: 'x',
+      schema: { entities: ['person'] },
+    });
     expect(trainingOnly.status).toBe(409);
 
     const missing = await post('/inference', { text: 'x', schema: { entities: ['person'] } });
@@ -105,7 +156,9 @@ describe('serving, end to end through pnpm start', () => {
     const history = (await (await get(`/projects/${project.id}/deployments`)).json()) as { deployments: unknown[] };
     expect(history.deployments).toEqual([]);
     expect((await post(`/projects/${project.id}/inference`, { text: 'hello' })).status).toBe(409);
-    const badDeploy = await post(`/projects/${project.id}/deployments`, { training_job_id: '5b0f3c1e-0000-4000-8000-000000000000' });
+    const badDeploy = await post(`/projects/${project.id}/deployments`, {
+      training_job_id: '5b0f3c1e-0000-4000-8000-000000000000',
+    });
     expect(badDeploy.status).toBe(404);
 
     // Another team never sees it.
@@ -119,7 +172,11 @@ describe('serving, end to end through pnpm start', () => {
 
   it('when the balance is exhausted, then paid calls get 402 out_of_credits', async () => {
     await eventually(async () => {
-      const res = await post('/inference', { model_id: 'whetstone-extract-base', text: 'Grace Hopper', schema: { entities: ['person'] } });
+      const res = await post('/inference', {
+        model_id: 'whetstone-extract-base',
+        text: 'Grace Hopper',
+        schema: { entities: ['person'] },
+      });
       expect(res.status).toBe(402);
       const body = (await res.json()) as { code: string; message: string; resolution_url: string };
       expect(body.code).toBe('out_of_credits');

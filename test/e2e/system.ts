@@ -41,7 +41,17 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
   let output = '';
   const child: ChildProcess = spawn(
     process.execPath,
-    ['--require', 'tsx/cjs', 'scripts/start.ts', '--data-dir', dataDir, '--port-offset', String(offset), '--raw-logs', '--no-color'],
+    [
+      '--require',
+      'tsx/cjs',
+      'scripts/start.ts',
+      '--data-dir',
+      dataDir,
+      '--port-offset',
+      String(offset),
+      '--raw-logs',
+      '--no-color',
+    ],
     {
       cwd: ROOT,
       env: {
@@ -89,14 +99,25 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
 }
 
 /** A new user with a dashboard session and one API key, created through the public routes. */
-export async function signUpWithKey(baseUrl: string, label = 'e2e'): Promise<{ key: string; teamId: string; cookie: string; csrf: string }> {
+export async function signUpWithKey(
+  baseUrl: string,
+  label = 'e2e',
+): Promise<{ key: string; teamId: string; cookie: string; csrf: string }> {
   const json = { 'content-type': 'application/json' };
   const email = `${label}-${Date.now()}-${randomBytes(3).toString('hex')}@example.com`;
-  const signup = await fetch(`${baseUrl}/auth/signup`, { method: 'POST', headers: json, body: JSON.stringify({ email, password: 'correct horse battery' }) });
+  const signup = await fetch(`${baseUrl}/auth/signup`, {
+    method: 'POST',
+    headers: json,
+    body: JSON.stringify({ email, password: 'correct horse battery' }),
+  });
   if (signup.status !== 201) throw new Error(`signup failed: ${signup.status} ${await signup.text()}`);
   const cookie = (signup.headers.get('set-cookie') ?? '').split(';')[0]!;
   const { csrf_token, team } = (await signup.json()) as { csrf_token: string; team: { id: string } };
-  const created = await fetch(`${baseUrl}/create-api-key`, { method: 'POST', headers: { ...json, cookie, 'x-csrf-token': csrf_token }, body: JSON.stringify({ name: label }) });
+  const created = await fetch(`${baseUrl}/create-api-key`, {
+    method: 'POST',
+    headers: { ...json, cookie, 'x-csrf-token': csrf_token },
+    body: JSON.stringify({ name: label }),
+  });
   if (created.status !== 200) throw new Error(`key creation failed: ${created.status} ${await created.text()}`);
   const { secret_key } = (await created.json()) as { secret_key: string };
   return { key: secret_key, teamId: team.id, cookie, csrf: csrf_token };
@@ -129,7 +150,10 @@ function ephemeralPorts(): [number, number] {
  * Offsets 10950–15000 put the gRPC ports above the range and the others below.
  */
 async function freeOffset(): Promise<number> {
-  const ports = DEPLOYABLES.flatMap((d) => [d.port, ...(d.metricsPort ? [d.metricsPort, d.metricsPort + 1, d.metricsPort + 2] : [])]).filter((p) => p > 0);
+  const ports = DEPLOYABLES.flatMap((d) => [
+    d.port,
+    ...(d.metricsPort ? [d.metricsPort, d.metricsPort + 1, d.metricsPort + 2] : []),
+  ]).filter((p) => p > 0);
   const [lo, hi] = ephemeralPorts();
   const outside = (offset: number) => ports.every((p) => p + offset < lo || (p + offset > hi && p + offset <= 65535));
   const all = Array.from({ length: 14_000 }, (_, k) => 1000 + k);

@@ -4,8 +4,6 @@ import type { AddressInfo } from 'node:net';
 import { eventually, fixtureDataset } from '@whetstone/testing';
 import { signUpWithKey, startSystem, type RunningSystem } from './system';
 
-
-
 interface Job {
   id: string;
   status: string;
@@ -22,18 +20,33 @@ describe('training and serving trained models, end to end through pnpm start', (
   let system: RunningSystem;
   let base: string;
   let key: string;
-  const post = (p: string, body: unknown, k = key) => fetch(`${base}${p}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': k }, body: JSON.stringify(body) });
+  const post = (p: string, body: unknown, k = key) =>
+    fetch(`${base}${p}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': k },
+      body: JSON.stringify(body),
+    });
   const get = (p: string, k = key) => fetch(`${base}${p}`, { headers: { 'x-api-key': k } });
   const del = (p: string, k = key) => fetch(`${base}${p}`, { method: 'DELETE', headers: { 'x-api-key': k } });
   const job = async (id: string) => (await (await get(`/core/training-jobs/${id}`)).json()) as Job;
   // Training a transformer on a shared 2-core machine: generous waits (they end as soon as the state is reached).
   const until = (id: string, statuses: string[], timeoutMs = 180_000) =>
-    eventually(async () => {
-      const j = await job(id);
-      return statuses.includes(j.status) ? j : null;
-    }, timeoutMs, 200);
+    eventually(
+      async () => {
+        const j = await job(id);
+        return statuses.includes(j.status) ? j : null;
+      },
+      timeoutMs,
+      200,
+    );
   const createJob = async (body: Record<string, unknown>) => {
-    const res = await post('/core/training-jobs', { base_model: 'whetstone-extract-base', datasets: [{ name: 'wikigold' }], training_type: 'full', nr_epochs: 2, ...body });
+    const res = await post('/core/training-jobs', {
+      base_model: 'whetstone-extract-base',
+      datasets: [{ name: 'wikigold' }],
+      training_type: 'full',
+      nr_epochs: 2,
+      ...body,
+    });
     expect(res.status).toBe(200);
     const created = (await res.json()) as { id: string; status: string };
     expect(created.status).toBe('requested');
@@ -56,13 +69,28 @@ describe('training and serving trained models, end to end through pnpm start', (
   beforeAll(async () => {
     await new Promise<void>((r) => hub.listen(0, '127.0.0.1', () => r()));
     const hubUrl = `http://127.0.0.1:${(hub.address() as AddressInfo).port}`;
-    system = await startSystem({ env: { TRAINER_LEASE_SECONDS: '5', HUB_BASE_URL: hubUrl, HUB_ALLOW_PRIVATE_NETWORKS: 'true' } });
+    system = await startSystem({
+      env: { TRAINER_LEASE_SECONDS: '5', HUB_BASE_URL: hubUrl, HUB_ALLOW_PRIVATE_NETWORKS: 'true' },
+    });
     base = system.baseUrl;
     ({ key } = await signUpWithKey(base, 'training'));
-    const url = (await (await post('/core/datasets/upload/url', { dataset_name: 'wikigold', dataset_type: 'extraction', format: 'jsonl', filename: 'train.jsonl' })).json()) as { upload_url: string };
-    expect((await fetch(url.upload_url, { method: 'PUT', body: readFileSync(fixtureDataset('wikigold/train.jsonl')) })).status).toBe(200);
+    const url = (await (
+      await post('/core/datasets/upload/url', {
+        dataset_name: 'wikigold',
+        dataset_type: 'extraction',
+        format: 'jsonl',
+        filename: 'train.jsonl',
+      })
+    ).json()) as { upload_url: string };
+    expect(
+      (await fetch(url.upload_url, { method: 'PUT', body: readFileSync(fixtureDataset('wikigold/train.jsonl')) }))
+        .status,
+    ).toBe(200);
     expect((await post('/core/datasets/upload/process', { dataset_name: 'wikigold' })).status).toBe(202);
-    await eventually(async () => ((await (await get('/core/datasets/wikigold/1')).json()) as { status: string }).status === 'ready', 30_000);
+    await eventually(
+      async () => ((await (await get('/core/datasets/wikigold/1')).json()) as { status: string }).status === 'ready',
+      30_000,
+    );
   }, 300_000);
 
   afterAll(async () => {
@@ -76,10 +104,25 @@ describe('training and serving trained models, end to end through pnpm start', (
     const missing = await post('/core/training-jobs', { datasets: [{ name: 'wikigold' }] });
     expect(missing.status).toBe(422);
     expect(((await missing.json()) as { errors: { field: string }[] }).errors[0]!.field).toBe('base_model');
-    const decoderFull = await post('/core/training-jobs', { base_model: 'whetstone-decoder-base', datasets: [{ name: 'wikigold' }], training_type: 'full' });
+    const decoderFull = await post('/core/training-jobs', {
+      base_model: 'whetstone-decoder-base',
+      datasets: [{ name: 'wikigold' }],
+      training_type: 'full',
+    });
     expect(decoderFull.status).toBe(422);
-    expect((await post('/core/training-jobs', { base_model: 'whetstone-extract-base', datasets: [{ name: 'nope' }] })).status).toBe(404);
-    expect((await post('/core/training-jobs', { base_model: 'whetstone-extract-base', datasets: [{ name: 'wikigold' }], nr_epochs: 500 })).status).toBe(422);
+    expect(
+      (await post('/core/training-jobs', { base_model: 'whetstone-extract-base', datasets: [{ name: 'nope' }] }))
+        .status,
+    ).toBe(404);
+    expect(
+      (
+        await post('/core/training-jobs', {
+          base_model: 'whetstone-extract-base',
+          datasets: [{ name: 'wikigold' }],
+          nr_epochs: 500,
+        })
+      ).status,
+    ).toBe(422);
   });
 
   it('trains: logs stream as server-sent events with progress, and the job completes with f1, precision and recall', async () => {
@@ -93,13 +136,21 @@ describe('training and serving trained models, end to end through pnpm start', (
     const done = await job(first);
     expect(done.status).toBe('complete');
     expect(done.metrics!.f1).toBeGreaterThan(0.5);
-    expect(Object.keys(done.metrics!.per_label)).toEqual(expect.arrayContaining(['person', 'location', 'organization', 'misc']));
+    expect(Object.keys(done.metrics!.per_label)).toEqual(
+      expect.arrayContaining(['person', 'location', 'organization', 'misc']),
+    );
 
-    const snapshot = (await (await get(`/v1/training-jobs/${first}/logs`)).json()) as { job_id: string; logs: { level: string; message: string; source: string }[]; total_logs: number };
+    const snapshot = (await (await get(`/v1/training-jobs/${first}/logs`)).json()) as {
+      job_id: string;
+      logs: { level: string; message: string; source: string }[];
+      total_logs: number;
+    };
     expect(snapshot.total_logs).toBe(snapshot.logs.length);
     expect(snapshot.logs.some((l) => l.source.startsWith('trainer/'))).toBe(true);
 
-    const listed = (await (await get('/v1/training-jobs?status=complete&limit=5')).json()) as { jobs: { id: string }[] };
+    const listed = (await (await get('/v1/training-jobs?status=complete&limit=5')).json()) as {
+      jobs: { id: string }[];
+    };
     expect(listed.jobs.map((j) => j.id)).toContain(first);
     expect((await get('/v1/training-jobs?limit=0')).status).toBe(400);
     const trained = (await (await get('/core/trained-models')).json()) as { models: { model_id: string }[] };
@@ -107,21 +158,36 @@ describe('training and serving trained models, end to end through pnpm start', (
   }, 240_000);
 
   it('lists both checkpoint kinds and downloads the model and a checkpoint through presigned URLs', async () => {
-    const res = (await (await get(`/v1/training/jobs/${first}/checkpoints`)).json()) as { success: boolean; run_id: string; count: number; checkpoints: { checkpoint_id: string; checkpoint_type: string; tinker_path: string; size_bytes: number }[] };
+    const res = (await (await get(`/v1/training/jobs/${first}/checkpoints`)).json()) as {
+      success: boolean;
+      run_id: string;
+      count: number;
+      checkpoints: { checkpoint_id: string; checkpoint_type: string; tinker_path: string; size_bytes: number }[];
+    };
     expect(res).toMatchObject({ success: true, run_id: first, count: 4 });
     expect(new Set(res.checkpoints.map((c) => c.checkpoint_type))).toEqual(new Set(['training', 'sampler']));
     expect(res.checkpoints[0]!.tinker_path).toBe(`whetstone://${first}/${res.checkpoints[0]!.checkpoint_id}`);
 
-    const download = (await (await get(`/v1/training-jobs/${first}/download`)).json()) as { success: boolean; download_url: string; expires_in_seconds: number; file_name: string };
+    const download = (await (await get(`/v1/training-jobs/${first}/download`)).json()) as {
+      success: boolean;
+      download_url: string;
+      expires_in_seconds: number;
+      file_name: string;
+    };
     expect(download).toMatchObject({ success: true, expires_in_seconds: 3600 });
     const bytes = await fetch(download.download_url);
     expect(bytes.status).toBe(200);
     expect((await bytes.arrayBuffer()).byteLength).toBeGreaterThan(1000);
     expect(system.logs()).not.toContain(new URL(download.download_url).searchParams.get('sig')!);
 
-    const training = res.checkpoints.find((c) => c.checkpoint_type === 'training')! as { checkpoint_id: string; checkpoint_uuid?: string };
+    const training = res.checkpoints.find((c) => c.checkpoint_type === 'training')! as {
+      checkpoint_id: string;
+      checkpoint_uuid?: string;
+    };
     const [kind, name] = training.checkpoint_id.split('/');
-    const one = (await (await get(`/v1/training/jobs/${first}/checkpoints/${kind}/${name}/download`)).json()) as { download_url: string };
+    const one = (await (await get(`/v1/training/jobs/${first}/checkpoints/${kind}/${name}/download`)).json()) as {
+      download_url: string;
+    };
     expect((await fetch(one.download_url)).status).toBe(200);
 
     // A checkpoint UUID as base_model: training continues from that state.
@@ -135,13 +201,23 @@ describe('training and serving trained models, end to end through pnpm start', (
 
   it('pushes the model to the hub with the token as a bearer header, and never logs the token', async () => {
     const token = 'hf_e2e_secret_token_0123456789';
-    const res = await post(`/v1/training-jobs/${first}/push-to-hub`, { repo_id: 'acme/wikigold-ner', hub_token: token });
+    const res = await post(`/v1/training-jobs/${first}/push-to-hub`, {
+      repo_id: 'acme/wikigold-ner',
+      hub_token: token,
+    });
     expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ success: true, repo_id: 'acme/wikigold-ner', commit: 'c0ffee', files: ['model.whetstone-bundle', 'whetstone_manifest.json', 'README.md'] });
+    expect(await res.json()).toMatchObject({
+      success: true,
+      repo_id: 'acme/wikigold-ner',
+      commit: 'c0ffee',
+      files: ['model.whetstone-bundle', 'whetstone_manifest.json', 'README.md'],
+    });
     expect(pushed.map((p) => p.path)).toEqual(['/api/repos/create', '/api/models/acme/wikigold-ner/commit/main']);
     expect(pushed.every((p) => p.auth === `Bearer ${token}`)).toBe(true);
     expect(system.logs()).not.toContain(token);
-    expect((await post(`/v1/training-jobs/${first}/push-to-hub`, { repo_id: 'not a repo', hub_token: token })).status).toBe(422);
+    expect(
+      (await post(`/v1/training-jobs/${first}/push-to-hub`, { repo_id: 'not a repo', hub_token: token })).status,
+    ).toBe(422);
   });
 
   it('evaluates the job on the held-out split', async () => {
@@ -149,7 +225,12 @@ describe('training and serving trained models, end to end through pnpm start', (
     expect(started.status).toBe(202);
     const { evaluation_id } = (await started.json()) as { evaluation_id: string };
     const evaluation = await eventually(async () => {
-      const e = (await (await get(`/core/evaluations/${evaluation_id}`)).json()) as { status: string; f1: number; precision: number; recall: number };
+      const e = (await (await get(`/core/evaluations/${evaluation_id}`)).json()) as {
+        status: string;
+        f1: number;
+        precision: number;
+        recall: number;
+      };
       return e.status === 'complete' ? e : null;
     }, 30_000);
     expect(evaluation.f1).toBeGreaterThan(0.5);
@@ -164,7 +245,11 @@ describe('training and serving trained models, end to end through pnpm start', (
       const res = await post('/inference', { model_id: first, text, schema });
       return res.status === 200 ? ((await res.json()) as { result: unknown }).result : null;
     }, 20_000);
-    const baseResult = ((await (await post('/inference', { model_id: 'whetstone-extract-base', text, schema })).json()) as { result: unknown }).result;
+    const baseResult = (
+      (await (await post('/inference', { model_id: 'whetstone-extract-base', text, schema })).json()) as {
+        result: unknown;
+      }
+    ).result;
     expect(trained).not.toEqual(baseResult);
 
     const other = await signUpWithKey(base, 'other');
@@ -174,13 +259,24 @@ describe('training and serving trained models, end to end through pnpm start', (
 
   it('deploys to a project, marks the job deployed, and redeploys another job with no failed call', async () => {
     const project = (await (await post('/projects', { name: 'ner' })).json()) as { id: string };
-    const deployment = (await (await post(`/projects/${project.id}/deployments`, { training_job_id: first })).json()) as { status: string };
+    const deployment = (await (
+      await post(`/projects/${project.id}/deployments`, { training_job_id: first })
+    ).json()) as { status: string };
     expect(['deploying', 'active']).toContain(deployment.status);
-    await eventually(async () => ((await (await get(`/projects/${project.id}/deployments`)).json()) as { deployments: { status: string }[] }).deployments[0]?.status === 'active', 20_000);
-    const call = () => post(`/projects/${project.id}/inference`, { text: 'Ada Lovelace met Charles Babbage in London.' });
+    await eventually(
+      async () =>
+        ((await (await get(`/projects/${project.id}/deployments`)).json()) as { deployments: { status: string }[] })
+          .deployments[0]?.status === 'active',
+      20_000,
+    );
+    const call = () =>
+      post(`/projects/${project.id}/inference`, { text: 'Ada Lovelace met Charles Babbage in London.' });
     expect((await call()).status).toBe(200);
     await until(first, ['deployed'], 10_000);
-    const byJob = (await (await get(`/v1/training-jobs/${first}/deployments`)).json()) as { count: number; deployments: { project_id: string; status: string }[] };
+    const byJob = (await (await get(`/v1/training-jobs/${first}/deployments`)).json()) as {
+      count: number;
+      deployments: { project_id: string; status: string }[];
+    };
     expect(byJob.deployments).toEqual([expect.objectContaining({ project_id: project.id, status: 'active' })]);
 
     const second = await createJob({ training_type: 'lora', nr_epochs: 2 });
@@ -199,7 +295,11 @@ describe('training and serving trained models, end to end through pnpm start', (
     expect((await post(`/projects/${project.id}/deployments`, { training_job_id: second })).status).toBe(201);
     await load;
     expect(failures).toBe(0);
-    const history = ((await (await get(`/projects/${project.id}/deployments`)).json()) as { deployments: { training_job_id: string; status: string }[] }).deployments;
+    const history = (
+      (await (await get(`/projects/${project.id}/deployments`)).json()) as {
+        deployments: { training_job_id: string; status: string }[];
+      }
+    ).deployments;
     expect(history.map((d) => [d.training_job_id, d.status])).toEqual([
       [second, 'active'],
       [first, 'replaced'],
@@ -215,26 +315,62 @@ describe('training and serving trained models, end to end through pnpm start', (
   }, 240_000);
 
   it('fine-tunes the decoder with LoRA on chat rows and generates with it, as JSON or a server-sent stream', async () => {
-    const url = (await (await post('/core/datasets/upload/url', { dataset_name: 'greetings', dataset_type: 'generation', format: 'jsonl', filename: 'chat.jsonl' })).json()) as { upload_url: string };
-    expect((await fetch(url.upload_url, { method: 'PUT', body: readFileSync(fixtureDataset('chat/greetings.jsonl')) })).status).toBe(200);
+    const url = (await (
+      await post('/core/datasets/upload/url', {
+        dataset_name: 'greetings',
+        dataset_type: 'generation',
+        format: 'jsonl',
+        filename: 'chat.jsonl',
+      })
+    ).json()) as { upload_url: string };
+    expect(
+      (await fetch(url.upload_url, { method: 'PUT', body: readFileSync(fixtureDataset('chat/greetings.jsonl')) }))
+        .status,
+    ).toBe(200);
     await post('/core/datasets/upload/process', { dataset_name: 'greetings' });
-    await eventually(async () => ((await (await get('/core/datasets/greetings/1')).json()) as { status: string }).status === 'ready', 30_000);
-    const decoder = await createJob({ base_model: 'whetstone-decoder-base', datasets: [{ name: 'greetings' }], training_type: 'lora', nr_epochs: 4, learning_rate: 0.01 });
+    await eventually(
+      async () => ((await (await get('/core/datasets/greetings/1')).json()) as { status: string }).status === 'ready',
+      30_000,
+    );
+    const decoder = await createJob({
+      base_model: 'whetstone-decoder-base',
+      datasets: [{ name: 'greetings' }],
+      training_type: 'lora',
+      nr_epochs: 4,
+      learning_rate: 0.01,
+    });
     const done = await until(decoder, ['complete', 'failed'], 120_000);
     expect(done.status).toBe('complete');
     const metrics = done.metrics as unknown as { loss: number; base_loss: number; perplexity: number };
     expect(metrics.loss).toBeLessThan(metrics.base_loss);
 
-    const messages = [{ role: 'user', content: [{ type: 'text', text: 'hi, I am Ada', cache_control: { type: 'ephemeral' } }] }];
+    const messages = [
+      { role: 'user', content: [{ type: 'text', text: 'hi, I am Ada', cache_control: { type: 'ephemeral' } }] },
+    ];
     const json = await eventually(async () => {
-      const res = await post('/inference', { model_id: decoder, task: 'generate', messages, temperature: 0, max_tokens: 24 });
-      return res.status === 200 ? ((await res.json()) as { result: { text: string }; finish_reason: string; usage: { output_tokens: number } }) : null;
+      const res = await post('/inference', {
+        model_id: decoder,
+        task: 'generate',
+        messages,
+        temperature: 0,
+        max_tokens: 24,
+      });
+      return res.status === 200
+        ? ((await res.json()) as { result: { text: string }; finish_reason: string; usage: { output_tokens: number } })
+        : null;
     }, 20_000);
     expect(json.result.text.length).toBeGreaterThan(0);
     expect(json.usage.output_tokens).toBeLessThanOrEqual(24);
     expect(['stop', 'length']).toContain(json.finish_reason);
 
-    const stream = await post('/inference', { model_id: decoder, task: 'generate', messages, temperature: 0, max_tokens: 24, stream: true });
+    const stream = await post('/inference', {
+      model_id: decoder,
+      task: 'generate',
+      messages,
+      temperature: 0,
+      max_tokens: 24,
+      stream: true,
+    });
     expect(stream.headers.get('content-type')).toMatch(/text\/event-stream/);
     const events = (await stream.text()).split('\n\n').filter(Boolean);
     expect(events[events.length - 1]).toBe('data: [DONE]');
@@ -243,13 +379,24 @@ describe('training and serving trained models, end to end through pnpm start', (
     // Deployed behind a project, the decoder answers messages on the project endpoint.
     const project = (await (await post('/projects', { name: 'greeter' })).json()) as { id: string };
     await post(`/projects/${project.id}/deployments`, { training_job_id: decoder });
-    await eventually(async () => ((await (await get(`/projects/${project.id}/deployments`)).json()) as { deployments: { status: string }[] }).deployments[0]?.status === 'active', 30_000);
-    const viaProject = await post(`/projects/${project.id}/inference`, { messages: [{ role: 'user', content: 'hi, I am Bob' }], temperature: 0, max_tokens: 16 });
+    await eventually(
+      async () =>
+        ((await (await get(`/projects/${project.id}/deployments`)).json()) as { deployments: { status: string }[] })
+          .deployments[0]?.status === 'active',
+      30_000,
+    );
+    const viaProject = await post(`/projects/${project.id}/inference`, {
+      messages: [{ role: 'user', content: 'hi, I am Bob' }],
+      temperature: 0,
+      max_tokens: 16,
+    });
     expect(viaProject.status).toBe(200);
     expect(((await viaProject.json()) as { result: { text: string } }).result.text.length).toBeGreaterThan(0);
 
     // The decoder base is training-only; an extraction call on a decoder job says what to do instead.
-    expect((await post('/inference', { model_id: 'whetstone-decoder-base', task: 'generate', messages })).status).toBe(409);
+    expect((await post('/inference', { model_id: 'whetstone-decoder-base', task: 'generate', messages })).status).toBe(
+      409,
+    );
     expect((await post('/inference', { model_id: decoder, text: 'x', schema })).status).toBe(409);
     expect((await post('/inference', { model_id: decoder, task: 'generate' })).status).toBe(422);
   }, 180_000);
@@ -263,7 +410,12 @@ describe('training and serving trained models, end to end through pnpm start', (
     expect((await post(`/core/training-jobs/${long}/stop`, {})).status).toBe(409);
 
     const survivor = await createJob({ nr_epochs: 4 });
-    await eventually(async () => ((await (await get(`/core/training-jobs/${survivor}/checkpoints`)).json()) as { count: number }).count >= 2, 60_000, 100);
+    await eventually(
+      async () =>
+        ((await (await get(`/core/training-jobs/${survivor}/checkpoints`)).json()) as { count: number }).count >= 2,
+      60_000,
+      100,
+    );
     const [pid] = system.pids('trainer');
     expect(pid).toBeGreaterThan(0);
     process.kill(pid!, 'SIGKILL');

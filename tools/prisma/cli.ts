@@ -47,7 +47,12 @@ export interface PrismaRunResult {
 }
 
 /** Run `prisma <args>` in `serviceDir` with the recipe's environment. */
-export function runPrisma(serviceDir: string, args: string[], env: NodeJS.ProcessEnv = process.env, capture = false): PrismaRunResult {
+export function runPrisma(
+  serviceDir: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+  capture = false,
+): PrismaRunResult {
   const dir = path.resolve(serviceDir);
   if (OFFLINE_COMMANDS.has(args[0] ?? '') && !env.DATABASE_URL) env = { ...env, DATABASE_URL: OFFLINE_PLACEHOLDER_URL };
   const prismaBin = createRequire(path.join(dir, 'package.json')).resolve('prisma/build/index.js');
@@ -71,10 +76,19 @@ export function createMigration(serviceDir: string, name: string, env: NodeJS.Pr
   // The diff reads the connector from the lock file, which only `migrate dev` would write.
   mkdirSync(migrations, { recursive: true });
   const lock = path.join(migrations, 'migration_lock.toml');
-  if (!existsSync(lock)) writeFileSync(lock, '# Written by tools/prisma/cli.ts; keep it in version control.\nprovider = "postgresql"\n');
+  if (!existsSync(lock))
+    writeFileSync(lock, '# Written by tools/prisma/cli.ts; keep it in version control.\nprovider = "postgresql"\n');
   const result = runPrisma(
     serviceDir,
-    ['migrate', 'diff', '--from-migrations', 'prisma/migrations', '--to-schema-datamodel', 'prisma/schema.prisma', '--script'],
+    [
+      'migrate',
+      'diff',
+      '--from-migrations',
+      'prisma/migrations',
+      '--to-schema-datamodel',
+      'prisma/schema.prisma',
+      '--script',
+    ],
     env,
     true,
   );
@@ -106,7 +120,9 @@ function main(argv: string[]): number {
   }
   if (args[0] === 'migrate' && args[1] === 'diff' && args[2] && !args[2].startsWith('-')) {
     const folder = createMigration(serviceDir, args[2]);
-    process.stdout.write(folder ? `wrote ${path.relative(process.cwd(), folder)}\n` : 'schema matches the migrations; nothing written\n');
+    process.stdout.write(
+      folder ? `wrote ${path.relative(process.cwd(), folder)}\n` : 'schema matches the migrations; nothing written\n',
+    );
     return 0;
   }
   return runPrisma(serviceDir, args).status;

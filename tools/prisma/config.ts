@@ -27,7 +27,11 @@ interface PgResultProto {
 }
 interface PgModule {
   Result: { prototype: PgResultProto };
-  Client: new (config: PoolConfigLike) => { connect(): Promise<void>; query(sql: string): Promise<unknown>; end(): Promise<void> };
+  Client: new (config: PoolConfigLike) => {
+    connect(): Promise<void>;
+    query(sql: string): Promise<unknown>;
+    end(): Promise<void>;
+  };
 }
 interface AdapterLike {
   dispose(): Promise<void>;

@@ -16,7 +16,11 @@ export const blobEnv = {
   /** Where clients reach the gateway (fs signed URLs are served there). */
   PUBLIC_BASE_URL: z.string().url().default('http://localhost:8080'),
   /** Largest upload a signed URL accepts unless it names its own limit. */
-  BLOB_MAX_UPLOAD_BYTES: z.coerce.number().int().positive().default(512 * 1024 * 1024),
+  BLOB_MAX_UPLOAD_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(512 * 1024 * 1024),
   /** s3: endpoint URL, e.g. http://minio:9000. */
   S3_ENDPOINT: z.string().url().optional(),
   S3_ACCESS_KEY: z.string().optional(),
@@ -30,7 +34,8 @@ export type BlobEnv = z.infer<typeof blobEnvSchema>;
 /** Build the configured store. Services that only read blobs may run without a signing secret (they cannot presign). */
 export function blobStoreFromEnv(config: BlobEnv): BlobStore {
   if (config.BLOB_STORE === 's3') {
-    if (!config.S3_ENDPOINT || !config.S3_ACCESS_KEY || !config.S3_SECRET_KEY) throw new Error('BLOB_STORE=s3 needs S3_ENDPOINT, S3_ACCESS_KEY and S3_SECRET_KEY');
+    if (!config.S3_ENDPOINT || !config.S3_ACCESS_KEY || !config.S3_SECRET_KEY)
+      throw new Error('BLOB_STORE=s3 needs S3_ENDPOINT, S3_ACCESS_KEY and S3_SECRET_KEY');
     const url = new URL(config.S3_ENDPOINT);
     return new S3BlobStore({
       endPoint: url.hostname,

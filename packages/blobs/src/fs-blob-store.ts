@@ -71,7 +71,8 @@ export class FsBlobStore implements BlobStore {
 
   async get(bucket: string, key: string): Promise<Readable> {
     const file = this.file(bucket, key);
-    if (!(await this.stat(bucket, key))) throw new AppError('NotFound', 'BLOB_NOT_FOUND', `Object ${bucket}/${key} not found`);
+    if (!(await this.stat(bucket, key)))
+      throw new AppError('NotFound', 'BLOB_NOT_FOUND', `Object ${bucket}/${key} not found`);
     return createReadStream(file);
   }
 
@@ -118,40 +119,77 @@ export class FsBlobStore implements BlobStore {
     }
   }
 
-  async presignPut(bucket: string, key: string, opts: { expiresInSeconds: number; maxBytes?: number }): Promise<PresignedUrl> {
-    return this.sign('PUT', bucket, key, opts.expiresInSeconds, { max: String(opts.maxBytes ?? this.options.maxPutBytes ?? 5 * 1024 ** 3) });
+  async presignPut(
+    bucket: string,
+    key: string,
+    opts: { expiresInSeconds: number; maxBytes?: number },
+  ): Promise<PresignedUrl> {
+    return this.sign('PUT', bucket, key, opts.expiresInSeconds, {
+      max: String(opts.maxBytes ?? this.options.maxPutBytes ?? 5 * 1024 ** 3),
+    });
   }
 
-  async presignGet(bucket: string, key: string, opts: { expiresInSeconds: number; fileName?: string }): Promise<PresignedUrl> {
+  async presignGet(
+    bucket: string,
+    key: string,
+    opts: { expiresInSeconds: number; fileName?: string },
+  ): Promise<PresignedUrl> {
     return this.sign('GET', bucket, key, opts.expiresInSeconds, opts.fileName ? { name: opts.fileName } : {});
   }
 
-  private sign(method: 'GET' | 'PUT', bucket: string, key: string, expiresInSeconds: number, extra: Record<string, string>): PresignedUrl {
+  private sign(
+    method: 'GET' | 'PUT',
+    bucket: string,
+    key: string,
+    expiresInSeconds: number,
+    extra: Record<string, string>,
+  ): PresignedUrl {
     assertValidLocation(bucket, key);
     const expires = Math.floor(this.now() / 1000) + expiresInSeconds;
     const params = new URLSearchParams({ expires: String(expires), ...extra });
     params.set('sig', this.signature(method, bucket, key, params));
-    return { url: `${this.options.publicBaseUrl}/blobs/${bucket}/${key}?${params}`, expiresAt: new Date(expires * 1000) };
+    return {
+      url: `${this.options.publicBaseUrl}/blobs/${bucket}/${key}?${params}`,
+      expiresAt: new Date(expires * 1000),
+    };
   }
 
   private signature(method: string, bucket: string, key: string, params: URLSearchParams): string {
-    const signed = [method, bucket, key, params.get('expires') ?? '', params.get('max') ?? '', params.get('name') ?? ''].join('\n');
+    const signed = [
+      method,
+      bucket,
+      key,
+      params.get('expires') ?? '',
+      params.get('max') ?? '',
+      params.get('name') ?? '',
+    ].join('\n');
     return createHmac('sha256', this.options.signingSecret).update(signed).digest('base64url');
   }
 
   /** Verify a signed request; returns why it is refused, or null when it is good. */
-  verify(method: string, bucket: string, key: string, params: URLSearchParams): { status: number; detail: string } | null {
+  verify(
+    method: string,
+    bucket: string,
+    key: string,
+    params: URLSearchParams,
+  ): { status: number; detail: string } | null {
     const given = Buffer.from(params.get('sig') ?? '');
     const expected = Buffer.from(this.signature(method, bucket, key, params));
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
       return { status: 403, detail: 'Invalid signature: the URL was altered or is not for this method.' };
     }
-    if (Number(params.get('expires')) * 1000 < this.now()) return { status: 403, detail: 'This signed URL has expired; request a new one.' };
+    if (Number(params.get('expires')) * 1000 < this.now())
+      return { status: 403, detail: 'This signed URL has expired; request a new one.' };
     return null;
   }
 
   /** Used by the signed-URL handler for uploads. */
-  async receive(bucket: string, key: string, body: Readable, maxBytes: number): Promise<{ size: number } | 'too-large'> {
+  async receive(
+    bucket: string,
+    key: string,
+    body: Readable,
+    maxBytes: number,
+  ): Promise<{ size: number } | 'too-large'> {
     try {
       return await this.write(bucket, key, body, maxBytes);
     } catch (err) {
@@ -197,7 +235,8 @@ export function createSignedUrlHandler(store: FsBlobStore): (req: IncomingMessag
           return reply(res, 413, { detail: `Upload exceeds the limit of ${max} bytes for this URL` });
         }
         const result = await store.receive(bucket, key, req, max);
-        if (result === 'too-large') return reply(res, 413, { detail: `Upload exceeds the limit of ${max} bytes for this URL` });
+        if (result === 'too-large')
+          return reply(res, 413, { detail: `Upload exceeds the limit of ${max} bytes for this URL` });
         return reply(res, 200, { size: result.size });
       }
       const info = await store.stat(bucket, key);

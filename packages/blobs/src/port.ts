@@ -16,9 +16,20 @@ export interface BlobStore {
   deletePrefix(bucket: string, prefix: string): Promise<number>;
   list(bucket: string, prefix: string): AsyncIterable<{ key: string; size: number }>;
   /** A URL the client PUTs the object to directly; a bearer credential, never logged. */
-  presignPut(bucket: string, key: string, opts: { expiresInSeconds: number; maxBytes?: number; contentType?: string }): Promise<PresignedUrl>;
+  presignPut(
+    bucket: string,
+    key: string,
+    opts: { expiresInSeconds: number; maxBytes?: number; contentType?: string },
+  ): Promise<PresignedUrl>;
   /** A URL the client GETs the object from directly; a bearer credential, never logged. */
   presignGet(bucket: string, key: string, opts: { expiresInSeconds: number; fileName?: string }): Promise<PresignedUrl>;
+}
+
+/** Reads a whole object into memory; for objects the caller knows are small enough (datasets, bundles, checkpoints). */
+export async function readAll(store: BlobStore, bucket: string, key: string): Promise<Uint8Array> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of await store.get(bucket, key)) chunks.push(chunk as Buffer);
+  return new Uint8Array(Buffer.concat(chunks));
 }
 
 const KEY = /^(?!\/)(?!.*(^|\/)\.\.?(\/|$))[A-Za-z0-9._\-/]{1,1024}$/;

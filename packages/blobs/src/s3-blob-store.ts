@@ -38,9 +38,10 @@ export class S3BlobStore implements BlobStore {
     let p = this.ready.get(bucket);
     if (!p) {
       p = (async () => {
-        if (!(await this.client.bucketExists(bucket))) await this.client.makeBucket(bucket, this.region).catch(async (err: unknown) => {
-          if (!(await this.client.bucketExists(bucket))) throw err;
-        });
+        if (!(await this.client.bucketExists(bucket)))
+          await this.client.makeBucket(bucket, this.region).catch(async (err: unknown) => {
+            if (!(await this.client.bucketExists(bucket))) throw err;
+          });
       })();
       p.catch(() => this.ready.delete(bucket));
       this.ready.set(bucket, p);
@@ -48,10 +49,21 @@ export class S3BlobStore implements BlobStore {
     return p;
   }
 
-  async put(bucket: string, key: string, body: Buffer | Readable, opts: { contentType?: string } = {}): Promise<{ size: number }> {
+  async put(
+    bucket: string,
+    key: string,
+    body: Buffer | Readable,
+    opts: { contentType?: string } = {},
+  ): Promise<{ size: number }> {
     assertValidLocation(bucket, key);
     await this.bucket(bucket);
-    await this.client.putObject(bucket, key, body, undefined, opts.contentType ? { 'Content-Type': opts.contentType } : {});
+    await this.client.putObject(
+      bucket,
+      key,
+      body,
+      undefined,
+      opts.contentType ? { 'Content-Type': opts.contentType } : {},
+    );
     return { size: (await this.client.statObject(bucket, key)).size };
   }
 
@@ -91,7 +103,10 @@ export class S3BlobStore implements BlobStore {
 
   async *list(bucket: string, prefix: string): AsyncIterable<{ key: string; size: number }> {
     if (!(await this.client.bucketExists(bucket))) return;
-    for await (const item of this.client.listObjectsV2(bucket, prefix, true) as AsyncIterable<{ name?: string; size: number }>) {
+    for await (const item of this.client.listObjectsV2(bucket, prefix, true) as AsyncIterable<{
+      name?: string;
+      size: number;
+    }>) {
       if (item.name) yield { key: item.name, size: item.size };
     }
   }
@@ -99,13 +114,24 @@ export class S3BlobStore implements BlobStore {
   async presignPut(bucket: string, key: string, opts: { expiresInSeconds: number }): Promise<PresignedUrl> {
     assertValidLocation(bucket, key);
     await this.bucket(bucket);
-    return { url: await this.client.presignedPutObject(bucket, key, opts.expiresInSeconds), expiresAt: new Date(Date.now() + opts.expiresInSeconds * 1000) };
+    return {
+      url: await this.client.presignedPutObject(bucket, key, opts.expiresInSeconds),
+      expiresAt: new Date(Date.now() + opts.expiresInSeconds * 1000),
+    };
   }
 
-  async presignGet(bucket: string, key: string, opts: { expiresInSeconds: number; fileName?: string }): Promise<PresignedUrl> {
+  async presignGet(
+    bucket: string,
+    key: string,
+    opts: { expiresInSeconds: number; fileName?: string },
+  ): Promise<PresignedUrl> {
     assertValidLocation(bucket, key);
     const headers: Record<string, string> = {};
-    if (opts.fileName) headers['response-content-disposition'] = `attachment; filename="${opts.fileName.replace(/["\\\r\n]/g, '_')}"`;
-    return { url: await this.client.presignedGetObject(bucket, key, opts.expiresInSeconds, headers), expiresAt: new Date(Date.now() + opts.expiresInSeconds * 1000) };
+    if (opts.fileName)
+      headers['response-content-disposition'] = `attachment; filename="${opts.fileName.replace(/["\\\r\n]/g, '_')}"`;
+    return {
+      url: await this.client.presignedGetObject(bucket, key, opts.expiresInSeconds, headers),
+      expiresAt: new Date(Date.now() + opts.expiresInSeconds * 1000),
+    };
   }
 }

@@ -16,7 +16,12 @@ describe('filesystem blob store with signed URLs (real HTTP server)', () => {
     root = mkdtempSync(path.join(os.tmpdir(), 'blobs-'));
     server = http.createServer((req, res) => handler(req, res));
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    store = new FsBlobStore({ root, publicBaseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, signingSecret: 'test-signing-secret-0123456789', now: () => now });
+    store = new FsBlobStore({
+      root,
+      publicBaseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      signingSecret: 'test-signing-secret-0123456789',
+      now: () => now,
+    });
     handler = createSignedUrlHandler(store);
   });
 
@@ -27,13 +32,19 @@ describe('filesystem blob store with signed URLs (real HTTP server)', () => {
 
   it('when a client PUTs to a presigned URL and GETs it back, then the bytes round-trip with the signed file name', async () => {
     const body = Buffer.from('{"text":"hello"}\n'.repeat(1000));
-    const put = await store.presignPut('datasets', 'team-1/ds/v1/data.jsonl', { expiresInSeconds: 600, maxBytes: 1_000_000 });
+    const put = await store.presignPut('datasets', 'team-1/ds/v1/data.jsonl', {
+      expiresInSeconds: 600,
+      maxBytes: 1_000_000,
+    });
     const res = await fetch(put.url, { method: 'PUT', body });
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ size: body.length });
     expect(await store.stat('datasets', 'team-1/ds/v1/data.jsonl')).toMatchObject({ size: body.length });
 
-    const get = await store.presignGet('datasets', 'team-1/ds/v1/data.jsonl', { expiresInSeconds: 600, fileName: 'data.jsonl' });
+    const get = await store.presignGet('datasets', 'team-1/ds/v1/data.jsonl', {
+      expiresInSeconds: 600,
+      fileName: 'data.jsonl',
+    });
     const down = await fetch(get.url);
     expect(down.status).toBe(200);
     expect(down.headers.get('content-disposition')).toBe('attachment; filename="data.jsonl"');
@@ -86,7 +97,10 @@ describe('filesystem blob store with signed URLs (real HTTP server)', () => {
     await store.put('artifacts', 'job-2/weights/1', Buffer.from('c'));
     const listed: { key: string; size: number }[] = [];
     for await (const o of store.list('artifacts', 'job-1/')) listed.push(o);
-    expect(listed).toEqual([{ key: 'job-1/weights/1', size: 1 }, { key: 'job-1/weights/2', size: 2 }]);
+    expect(listed).toEqual([
+      { key: 'job-1/weights/1', size: 1 },
+      { key: 'job-1/weights/2', size: 2 },
+    ]);
     expect(await store.deletePrefix('artifacts', 'job-1/')).toBe(2);
     expect(await store.stat('artifacts', 'job-2/weights/1')).not.toBeNull();
     await expect(store.get('artifacts', 'job-1/weights/1')).rejects.toMatchObject({ kind: 'NotFound' });
@@ -94,6 +108,8 @@ describe('filesystem blob store with signed URLs (real HTTP server)', () => {
 
   it('when a key tries to escape the root, then it is refused', async () => {
     await expect(store.put('datasets', '../../etc/passwd', Buffer.from('x'))).rejects.toThrow(/invalid object key/);
-    await expect(store.presignPut('datasets', 'a/../../b', { expiresInSeconds: 60 })).rejects.toThrow(/invalid object key/);
+    await expect(store.presignPut('datasets', 'a/../../b', { expiresInSeconds: 60 })).rejects.toThrow(
+      /invalid object key/,
+    );
   });
 });

@@ -1,7 +1,12 @@
 import { ConfigError, env, loadConfig, z } from './index';
 
 describe('loadConfig', () => {
-  const schema = z.object({ PORT: env.port(8080), DATABASE_URL: env.url(), FEATURE: env.bool(false), PEER_ADDR: env.addr() });
+  const schema = z.object({
+    PORT: env.port(8080),
+    DATABASE_URL: env.url(),
+    FEATURE: env.bool(false),
+    PEER_ADDR: env.addr(),
+  });
 
   it('when every variable is bad, then all of them are listed at once', () => {
     expect.assertions(4);
@@ -17,7 +22,16 @@ describe('loadConfig', () => {
   });
 
   it('when variables are valid, then they are typed and defaulted', () => {
-    const cfg = loadConfig(schema, { DATABASE_URL: 'postgres://x@localhost/db', PEER_ADDR: 'localhost:5000', FEATURE: 'yes' });
-    expect(cfg).toEqual({ PORT: 8080, DATABASE_URL: 'postgres://x@localhost/db', FEATURE: true, PEER_ADDR: 'localhost:5000' });
+    const cfg = loadConfig(schema, {
+      DATABASE_URL: 'postgres://x@localhost/db',
+      PEER_ADDR: 'localhost:5000',
+      FEATURE: 'yes',
+    });
+    expect(cfg).toEqual({
+      PORT: 8080,
+      DATABASE_URL: 'postgres://x@localhost/db',
+      FEATURE: true,
+      PEER_ADDR: 'localhost:5000',
+    });
   });
 });

@@ -37,8 +37,19 @@ export interface AppErrorOptions {
   retryAfterSeconds?: number;
   /** Small string map for the envelope, e.g. the rate-limit scope. Never secrets. */
   metadata?: Record<string, string>;
+  /** Whether the same request may succeed later; defaults by kind (see RETRYABLE_KINDS). */
+  retryable?: boolean;
   cause?: unknown;
 }
+
+/** Kinds whose failures may pass if the same work is tried again later (infrastructure, not the request). */
+export const RETRYABLE_KINDS: ReadonlySet<ErrorKind> = new Set([
+  'Unavailable',
+  'DeadlineExceeded',
+  'ResourceExhausted',
+  'TooEarly',
+  'Internal',
+]);
 
 /**
  * A typed, expected failure. `reason` is a stable UPPER_SNAKE identifier that
@@ -50,6 +61,8 @@ export class AppError extends Error {
   readonly fieldErrors: FieldError[];
   readonly retryAfterSeconds: number | undefined;
   readonly metadata: Record<string, string>;
+  /** Whether trying the same work again may succeed; decides job retries, never a message regex. */
+  readonly retryable: boolean;
 
   constructor(kind: ErrorKind, reason: string, message: string, options: AppErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -59,6 +72,7 @@ export class AppError extends Error {
     this.fieldErrors = options.fieldErrors ?? [];
     this.retryAfterSeconds = options.retryAfterSeconds;
     this.metadata = options.metadata ?? {};
+    this.retryable = options.retryable ?? RETRYABLE_KINDS.has(kind);
   }
 
   /** The serialisable form carried across process boundaries. */
@@ -70,6 +84,7 @@ export class AppError extends Error {
       fieldErrors: this.fieldErrors,
       ...(this.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: this.retryAfterSeconds }),
       metadata: this.metadata,
+      retryable: this.retryable,
     };
   }
 
@@ -79,6 +94,7 @@ export class AppError extends Error {
       fieldErrors: wire.fieldErrors ?? [],
       ...(wire.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: wire.retryAfterSeconds }),
       metadata: wire.metadata ?? {},
+      ...(wire.retryable === undefined ? {} : { retryable: wire.retryable }),
     });
   }
 }
@@ -90,6 +106,7 @@ export interface WireError {
   fieldErrors?: FieldError[];
   retryAfterSeconds?: number;
   metadata?: Record<string, string>;
+  retryable?: boolean;
 }
 
 export function isAppError(err: unknown): err is AppError {
@@ -110,3 +127,32 @@ export const errors = {
   internal: (message = 'Internal server error', cause?: unknown) =>
     new AppError('Internal', 'INTERNAL', message, { cause }),
 };
+
+/** What may be shown to a user, or stored as a failure reason, for any error. */
+export interface Failure {
+  /** Stable UPPER_SNAKE code: the AppError's reason, or INTERNAL. */
+  code: string;
+  /** Safe to show: the AppError's message, or a generic sentence for anything unexpected. */
+  message: string;
+  retryable: boolean;
+}
+
+/** The message users see for an error nobody anticipated; its cause goes to the service log only. */
+export const INTERNAL_MESSAGE = 'An internal error occurred; it has been logged.';
+
+/**
+ * An error as users may see it. Typed errors keep their reason and message;
+ * anything else (a bug, a driver error) becomes INTERNAL with a generic
+ * message, so raw `err.message` text never leaks into responses or stored
+ * failure reasons. Log the original error next to where this is called.
+ */
+export function failureOf(err: unknown): Failure {
+  if (err instanceof AppError && err.kind !== 'Internal')
+    return { code: err.reason, message: err.message, retryable: err.retryable };
+  return { code: 'INTERNAL', message: INTERNAL_MESSAGE, retryable: err instanceof AppError ? err.retryable : true };
+}
+
+/** `failureOf(err).message`: the text a user may see for any error. */
+export function publicMessage(err: unknown): string {
+  return failureOf(err).message;
+}

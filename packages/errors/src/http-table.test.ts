@@ -7,7 +7,10 @@ describe('toHttpError', () => {
     });
     const res = toHttpError(err, 'generic');
     expect(res.status).toBe(422);
-    expect(res.body).toEqual({ detail: 'Request body failed validation', errors: [{ field: 'base_model', message: 'Required', code: 'required' }] });
+    expect(res.body).toEqual({
+      detail: 'Request body failed validation',
+      errors: [{ field: 'base_model', message: 'Required', code: 'required' }],
+    });
   });
 
   it('when an unknown error is rendered, then it is 500 {error, message} with no detail and no cause', () => {
@@ -22,7 +25,11 @@ describe('toHttpError', () => {
     const res = toHttpError(err, 'generic');
     expect(res.status).toBe(402);
     expect(res.headers['x-should-retry']).toBe('false');
-    expect(res.body).toEqual({ code: 'out_of_credits', message: 'Your credit balance is exhausted.', resolution_url: expect.any(String) });
+    expect(res.body).toEqual({
+      code: 'out_of_credits',
+      message: 'Your credit balance is exhausted.',
+      resolution_url: expect.any(String),
+    });
   });
 
   it('when the overage ceiling is reached, then it is 403 credit_ceiling_reached', () => {
@@ -39,7 +46,11 @@ describe('toHttpError', () => {
     });
     const res = toHttpError(err, 'generic');
     expect(res.status).toBe(429);
-    expect(res.headers).toMatchObject({ 'retry-after': '13', 'x-ratelimit-scope': 'team', 'x-ratelimit-code': 'rate_limit_per_user' });
+    expect(res.headers).toMatchObject({
+      'retry-after': '13',
+      'x-ratelimit-scope': 'team',
+      'x-ratelimit-code': 'rate_limit_per_user',
+    });
     expect(res.body).toEqual({ detail: 'Too many requests', code: 'rate_limit_per_user', scope: 'team' });
   });
 
@@ -55,12 +66,19 @@ describe('toHttpError', () => {
   });
 
   it('when a model is restricted, then it is 451', () => {
-    expect(toHttpError(new AppError('PermissionDenied', Reasons.MODEL_RESTRICTED, 'restricted'), 'generic').status).toBe(451);
+    expect(
+      toHttpError(new AppError('PermissionDenied', Reasons.MODEL_RESTRICTED, 'restricted'), 'generic').status,
+    ).toBe(451);
   });
 
   it('when an AppError crosses a process boundary, then it survives JSON', () => {
     const err = new AppError('NotFound', 'DATASET_NOT_FOUND', 'Dataset x not found', { metadata: { a: 'b' } });
     const back = AppError.fromJSON(JSON.parse(JSON.stringify(err)));
-    expect(back).toMatchObject({ kind: 'NotFound', reason: 'DATASET_NOT_FOUND', message: 'Dataset x not found', metadata: { a: 'b' } });
+    expect(back).toMatchObject({
+      kind: 'NotFound',
+      reason: 'DATASET_NOT_FOUND',
+      message: 'Dataset x not found',
+      metadata: { a: 'b' },
+    });
   });
 });

@@ -138,7 +138,11 @@ function internal(surface: Surface): HttpErrorResponse {
     };
   }
   if (surface === 'anthropic') {
-    return { status: 500, headers: {}, body: { type: 'error', error: { type: 'api_error', message: GENERIC_500_MESSAGE } } };
+    return {
+      status: 500,
+      headers: {},
+      body: { type: 'error', error: { type: 'api_error', message: GENERIC_500_MESSAGE } },
+    };
   }
   return { status: 500, headers: {}, body: { error: 'internal_error', message: GENERIC_500_MESSAGE } };
 }

@@ -1,3 +1,4 @@
 export * from './app-error';
 export * from './reasons';
 export * from './http-table';
+export * from './validation';

@@ -26,12 +26,20 @@ export function traceHeaders(): Record<string, string> {
 }
 
 /** Encode a protobuf-es message as an envelope body (without id, which the outbox assigns). */
-export function encodeEvent<Desc extends DescMessage>(topic: string, schema: Desc, message: MessageShape<Desc>, key: string) {
+export function encodeEvent<Desc extends DescMessage>(
+  topic: string,
+  schema: Desc,
+  message: MessageShape<Desc>,
+  key: string,
+) {
   return { topic, type: schema.typeName, key, payload: toBinary(schema, message), headers: traceHeaders() };
 }
 
 /** Decode an envelope whose type matches `schema`; null when it is another event type on the same topic. */
-export function decodeEvent<Desc extends DescMessage>(envelope: EventEnvelope, schema: Desc): MessageShape<Desc> | null {
+export function decodeEvent<Desc extends DescMessage>(
+  envelope: EventEnvelope,
+  schema: Desc,
+): MessageShape<Desc> | null {
   if (envelope.type !== schema.typeName) return null;
   return fromBinary(schema, envelope.payload);
 }

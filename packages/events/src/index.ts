@@ -11,11 +11,13 @@ export { PgEventLog } from './pg-event-log';
 export { KafkaTransport } from './kafka';
 
 export type EventTransportConfig =
-  | { kind: 'postgres'; pool: Pool; schema?: string }
-  | { kind: 'kafka'; brokers: string[]; clientId: string };
+  { kind: 'postgres'; pool: Pool; schema?: string } | { kind: 'kafka'; brokers: string[]; clientId: string };
 
 /** Pick the transport from configuration (`EVENTS_TRANSPORT`), never from the environment directly. */
 export function createEventTransport(config: EventTransportConfig): EventTransport {
-  return config.kind === 'kafka' ? new KafkaTransport(config.brokers, config.clientId) : new PgEventLog(config.pool, config.schema);
+  return config.kind === 'kafka'
+    ? new KafkaTransport(config.brokers, config.clientId)
+    : new PgEventLog(config.pool, config.schema);
 }
 export * from './service';
+export * from './topics';

@@ -48,7 +48,10 @@ export async function appendOutbox(db: Pick<Pool, 'query'>, schema: string, rows
     const o = i * 5;
     return `($${o + 1}, $${o + 2}, $${o + 3}, $${o + 4}, $${o + 5}::jsonb)`;
   });
-  await db.query(`INSERT INTO ${ident(schema)}.outbox_events (topic, key, type, payload, headers) VALUES ${tuples.join(', ')}`, values);
+  await db.query(
+    `INSERT INTO ${ident(schema)}.outbox_events (topic, key, type, payload, headers) VALUES ${tuples.join(', ')}`,
+    values,
+  );
 }
 
 export interface OutboxRelayOptions {
@@ -103,7 +106,9 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
             occurredAt: r.created_at,
           })),
         );
-        await c.query(`UPDATE ${table} SET published_at = now() WHERE id = ANY($1::bigint[])`, [rows.rows.map((r) => r.id)]);
+        await c.query(`UPDATE ${table} SET published_at = now() WHERE id = ANY($1::bigint[])`, [
+          rows.rows.map((r) => r.id),
+        ]);
         return rows.rowCount ?? 0;
       } finally {
         await c.query('SELECT pg_advisory_unlock(hashtext($1))', [lockKey]);

@@ -82,7 +82,10 @@ export class PgEventLog implements EventTransport {
     await this.ensureSchema();
     for (const topic of options.topics) {
       const start = options.fromLatest ? `(SELECT COALESCE(MAX(seq), 0) FROM ${this.s}.log WHERE topic = $2)` : '0';
-      await this.pool.query(`INSERT INTO ${this.s}.consumer_offsets (grp, topic, seq) VALUES ($1, $2, ${start}) ON CONFLICT DO NOTHING`, [options.group, topic]);
+      await this.pool.query(
+        `INSERT INTO ${this.s}.consumer_offsets (grp, topic, seq) VALUES ($1, $2, ${start}) ON CONFLICT DO NOTHING`,
+        [options.group, topic],
+      );
     }
 
     const listener = await this.pool.connect();
@@ -128,7 +131,9 @@ export class PgEventLog implements EventTransport {
         await listener.query(`UNLISTEN ${CHANNEL}`).catch(() => undefined);
         listener.release();
         if (options.fromLatest) {
-          await this.pool.query(`DELETE FROM ${this.s}.consumer_offsets WHERE grp = $1`, [options.group]).catch(() => undefined);
+          await this.pool
+            .query(`DELETE FROM ${this.s}.consumer_offsets WHERE grp = $1`, [options.group])
+            .catch(() => undefined);
         }
         this.subscriptions.delete(subscription);
       },
@@ -168,7 +173,10 @@ export class PgEventLog implements EventTransport {
       if (options.handleBatch && rows.rows.length && !isStopped()) {
         await options.handleBatch(rows.rows.map(envelope));
         const lastSeq = rows.rows[rows.rows.length - 1]!.seq as string;
-        await c.query(`UPDATE ${this.s}.consumer_offsets SET seq = $3, updated_at = now() WHERE grp = $1 AND topic = $2`, [options.group, topic, lastSeq]);
+        await c.query(
+          `UPDATE ${this.s}.consumer_offsets SET seq = $3, updated_at = now() WHERE grp = $1 AND topic = $2`,
+          [options.group, topic, lastSeq],
+        );
         await c.query('COMMIT');
         return rows.rows.length;
       }
@@ -182,7 +190,10 @@ export class PgEventLog implements EventTransport {
       } finally {
         // Commit progress up to the last success, even when a later event failed.
         if (last !== undefined) {
-          await c.query(`UPDATE ${this.s}.consumer_offsets SET seq = $3, updated_at = now() WHERE grp = $1 AND topic = $2`, [options.group, topic, last]);
+          await c.query(
+            `UPDATE ${this.s}.consumer_offsets SET seq = $3, updated_at = now() WHERE grp = $1 AND topic = $2`,
+            [options.group, topic, last],
+          );
         }
         await c.query('COMMIT');
       }

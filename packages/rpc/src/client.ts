@@ -1,7 +1,7 @@
 import type { DescService } from '@bufbuild/protobuf';
 import type { CallOptions, Client } from '@connectrpc/connect';
 import * as grpc from '@grpc/grpc-js';
-import { Health, HealthCheckResponse_ServingStatus as Status } from '@whetstone/proto/src/gen/grpc/health/v1/health_pb';
+import { Health, HealthCheckResponse_ServingStatus as Status } from '@whetstone/proto/grpc/health/v1';
 import type { Logger } from '@whetstone/telemetry';
 import { methodDefinition } from './codec';
 import { CALLER_HEADER, inboundDeadline, injectTrace } from './context';
@@ -60,22 +60,40 @@ export function createRpcClient<T extends DescService>(service: T, options: RpcC
     return metadata;
   };
   // A call made while handling another never outlives the inbound call's deadline.
-  const deadlineFor = (call?: CallOptions) => ({ deadline: Math.min(Date.now() + (call?.timeoutMs ?? options.timeoutMs ?? 5_000), inboundDeadline() ?? Number.POSITIVE_INFINITY) });
+  const deadlineFor = (call?: CallOptions) => ({
+    deadline: Math.min(
+      Date.now() + (call?.timeoutMs ?? options.timeoutMs ?? 5_000),
+      inboundDeadline() ?? Number.POSITIVE_INFINITY,
+    ),
+  });
 
   for (const method of service.methods) {
     const def = methodDefinition(method);
     if (method.methodKind === 'unary') {
       client[method.localName] = (request: unknown, call?: CallOptions) =>
         new Promise((resolve, reject) => {
-          const pending = channel.makeUnaryRequest(def.path, def.requestSerialize, def.responseDeserialize, request, metadataFor(call), deadlineFor(call), (err, res) =>
-            err ? reject(toAppError(err, target)) : resolve(res),
+          const pending = channel.makeUnaryRequest(
+            def.path,
+            def.requestSerialize,
+            def.responseDeserialize,
+            request,
+            metadataFor(call),
+            deadlineFor(call),
+            (err, res) => (err ? reject(toAppError(err, target)) : resolve(res)),
           );
           call?.signal?.addEventListener('abort', () => pending.cancel(), { once: true });
         });
     } else if (method.methodKind === 'server_streaming') {
       client[method.localName] = (request: unknown, call?: CallOptions) =>
         (async function* () {
-          const stream = channel.makeServerStreamRequest(def.path, def.requestSerialize, def.responseDeserialize, request, metadataFor(call), deadlineFor(call));
+          const stream = channel.makeServerStreamRequest(
+            def.path,
+            def.requestSerialize,
+            def.responseDeserialize,
+            request,
+            metadataFor(call),
+            deadlineFor(call),
+          );
           call?.signal?.addEventListener('abort', () => stream.cancel(), { once: true });
           try {
             for await (const message of stream) yield message;

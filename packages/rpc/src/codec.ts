@@ -1,7 +1,8 @@
 import { create, fromBinary, toBinary, type DescMessage, type DescMethod, type DescService } from '@bufbuild/protobuf';
 
 /** Messages pass through; plain init objects (what handlers may return) are normalised once. */
-const asMessage = (desc: DescMessage, m: unknown) => ((m as { $typeName?: string } | null)?.$typeName === desc.typeName ? m : create(desc, m as never)) as never;
+const asMessage = (desc: DescMessage, m: unknown) =>
+  ((m as { $typeName?: string } | null)?.$typeName === desc.typeName ? m : create(desc, m as never)) as never;
 import type { MethodDefinition } from '@grpc/grpc-js';
 
 /** grpc-js method definitions built from protobuf-es descriptors: the generated code stays the one contract. */

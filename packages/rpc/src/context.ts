@@ -1,4 +1,11 @@
-import { ROOT_CONTEXT, context, createContextKey as otelKey, propagation, trace, type Context } from '@opentelemetry/api';
+import {
+  ROOT_CONTEXT,
+  context,
+  createContextKey as otelKey,
+  propagation,
+  trace,
+  type Context,
+} from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { createContextKey, createContextValues, type HandlerContext } from '@connectrpc/connect';
@@ -37,7 +44,10 @@ const DEADLINE = otelKey('whetstone.rpc.deadline');
  * and the call's deadline, so calls the handler makes inherit what is left of it.
  */
 export function handlerOtelContext(headers: Headers, deadlineMs: number | undefined): Context {
-  const ctx = propagation.extract(ROOT_CONTEXT, headers, { get: (h, k) => h.get(k) ?? undefined, keys: (h) => [...h.keys()] });
+  const ctx = propagation.extract(ROOT_CONTEXT, headers, {
+    get: (h, k) => h.get(k) ?? undefined,
+    keys: (h) => [...h.keys()],
+  });
   return deadlineMs === undefined ? ctx : ctx.setValue(DEADLINE, deadlineMs);
 }
 

@@ -2,8 +2,8 @@ import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { anyPack, anyUnpack } from '@bufbuild/protobuf/wkt';
 import { Metadata, status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
 import { AppError, Reasons, type ErrorKind } from '@whetstone/errors';
-import { ErrorDetailSchema } from '@whetstone/proto';
-import { StatusSchema } from '@whetstone/proto/src/gen/google/rpc/status_pb';
+import { ErrorDetailSchema } from '@whetstone/proto/common/v1';
+import { StatusSchema } from '@whetstone/proto/google/rpc';
 
 /** Error kind → gRPC status code. The reason travels in the ErrorDetail. */
 export const CODE_OF: Record<ErrorKind, GrpcStatus> = {
@@ -38,7 +38,8 @@ export function codeName(code: GrpcStatus): string {
  * with a generic message (the caller logs the cause, never sends it).
  */
 export function toServiceError(err: unknown): Partial<ServiceError> & { code: GrpcStatus } {
-  if (!(err instanceof AppError) || err.kind === 'Internal') return { code: GrpcStatus.INTERNAL, details: GENERIC_INTERNAL };
+  if (!(err instanceof AppError) || err.kind === 'Internal')
+    return { code: GrpcStatus.INTERNAL, details: GENERIC_INTERNAL };
   const code = CODE_OF[err.kind];
   const detail = create(ErrorDetailSchema, {
     reason: err.reason,
@@ -46,6 +47,7 @@ export function toServiceError(err: unknown): Partial<ServiceError> & { code: Gr
     fieldViolations: err.fieldErrors.map((f) => ({ field: f.field, message: f.message, code: f.code ?? '' })),
     retryAfterSeconds: err.retryAfterSeconds ?? 0,
     metadata: err.metadata,
+    retryable: err.retryable,
   });
   const status = create(StatusSchema, { code, message: err.message, details: [anyPack(ErrorDetailSchema, detail)] });
   const metadata = new Metadata();
@@ -65,9 +67,14 @@ export function appErrorFromStatus(message: string, trailers: Metadata | undefin
       kind: detail.kind,
       reason: detail.reason,
       message: status.message || message,
-      fieldErrors: detail.fieldViolations.map((f) => ({ field: f.field, message: f.message, ...(f.code ? { code: f.code } : {}) })),
+      fieldErrors: detail.fieldViolations.map((f) => ({
+        field: f.field,
+        message: f.message,
+        ...(f.code ? { code: f.code } : {}),
+      })),
       ...(detail.retryAfterSeconds ? { retryAfterSeconds: detail.retryAfterSeconds } : {}),
       metadata: { ...detail.metadata },
+      retryable: detail.retryable,
     });
   }
   return null;
@@ -83,10 +90,20 @@ export function toAppError(err: unknown, target: string): AppError {
   const typed = appErrorFromStatus(e.details ?? '', e.metadata);
   if (typed) return typed;
   if (e.code === GrpcStatus.DEADLINE_EXCEEDED) {
-    return new AppError('DeadlineExceeded', Reasons.DEPENDENCY_UNAVAILABLE, `${target} did not answer in time`, { cause: err });
+    return new AppError('DeadlineExceeded', Reasons.DEPENDENCY_UNAVAILABLE, `${target} did not answer in time`, {
+      cause: err,
+    });
   }
-  if (e.code === GrpcStatus.UNAVAILABLE || e.code === GrpcStatus.CANCELLED || e.code === GrpcStatus.ABORTED || e.code === undefined) {
-    return new AppError('Unavailable', Reasons.DEPENDENCY_UNAVAILABLE, `${target} is temporarily unavailable`, { retryAfterSeconds: 1, cause: err });
+  if (
+    e.code === GrpcStatus.UNAVAILABLE ||
+    e.code === GrpcStatus.CANCELLED ||
+    e.code === GrpcStatus.ABORTED ||
+    e.code === undefined
+  ) {
+    return new AppError('Unavailable', Reasons.DEPENDENCY_UNAVAILABLE, `${target} is temporarily unavailable`, {
+      retryAfterSeconds: 1,
+      cause: err,
+    });
   }
   return new AppError('Internal', Reasons.INTERNAL, GENERIC_INTERNAL, { cause: err });
 }

@@ -3,3 +3,4 @@ export { createRpcClient, createHealthChecker, closeRpcChannels, type RpcClientO
 export { callerOf, activeTraceId, CALLER_HEADER } from './context';
 export { appErrorFromStatus, toAppError, toServiceError, CODE_OF } from './errors';
 export type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
+export { requireCaller, type TeamCaller } from './team-caller';

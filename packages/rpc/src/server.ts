@@ -3,7 +3,11 @@ import { context } from '@opentelemetry/api';
 import { createHandlerContext, type HandlerContext, type ServiceImpl } from '@connectrpc/connect';
 import * as grpc from '@grpc/grpc-js';
 import { Histogram, register as defaultRegistry, type Registry } from 'prom-client';
-import { Health, HealthCheckResponse_ServingStatus as Status, HealthCheckResponseSchema } from '@whetstone/proto/src/gen/grpc/health/v1/health_pb';
+import {
+  Health,
+  HealthCheckResponse_ServingStatus as Status,
+  HealthCheckResponseSchema,
+} from '@whetstone/proto/grpc/health/v1';
 import type { Logger } from '@whetstone/telemetry';
 import { serviceDefinition } from './codec';
 import { contextValuesFor, handlerOtelContext, headersOf } from './context';
@@ -106,11 +110,16 @@ export async function createRpcServer(options: RpcServerOptions): Promise<RpcSer
     service(service, impl) {
       const implementation: grpc.UntypedServiceImplementation = {};
       for (const method of service.methods) {
-        const fn = (impl as Record<string, ((req: unknown, ctx: HandlerContext) => unknown) | undefined>)[method.localName];
+        const fn = (impl as Record<string, ((req: unknown, ctx: HandlerContext) => unknown) | undefined>)[
+          method.localName
+        ];
         if (!fn) continue;
         const labels = { service: service.typeName, method: method.name };
         if (method.methodKind === 'unary') {
-          implementation[method.localName] = (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+          implementation[method.localName] = (
+            call: grpc.ServerUnaryCall<unknown, unknown>,
+            callback: grpc.sendUnaryData<unknown>,
+          ) => {
             const end = histogram.startTimer(labels);
             const ctx = handlerContext(service, method, call);
             context.with(handlerOtelContext(ctx.requestHeader, deadlineOf(call)), async () => {
@@ -120,7 +129,9 @@ export async function createRpcServer(options: RpcServerOptions): Promise<RpcSer
                 options.onCall?.({ ...labels, seconds });
                 callback(null, res);
               } catch (err) {
-                const seconds = end({ code: codeName(err instanceof AppError ? CODE_OF[err.kind] : grpc.status.INTERNAL) });
+                const seconds = end({
+                  code: codeName(err instanceof AppError ? CODE_OF[err.kind] : grpc.status.INTERNAL),
+                });
                 options.onCall?.({ ...labels, seconds, error: err });
                 callback(fail(service, method, err));
               }
@@ -138,12 +149,15 @@ export async function createRpcServer(options: RpcServerOptions): Promise<RpcSer
                 call.end();
               } catch (err) {
                 // 'error' (not destroy) lets grpc-js end the stream with this status and its details.
-                if (!call.cancelled) call.emit('error', Object.assign(new Error('rpc failed'), fail(service, method, err)));
+                if (!call.cancelled)
+                  call.emit('error', Object.assign(new Error('rpc failed'), fail(service, method, err)));
               }
             });
           };
         } else {
-          throw new Error(`${service.typeName}/${method.name}: client and bidi streaming are not supported by @whetstone/rpc yet`);
+          throw new Error(
+            `${service.typeName}/${method.name}: client and bidi streaming are not supported by @whetstone/rpc yet`,
+          );
         }
       }
       server.addService(serviceDefinition(service) as grpc.ServiceDefinition, implementation);
@@ -169,7 +183,11 @@ export async function createRpcServer(options: RpcServerOptions): Promise<RpcSer
   options.register(router);
 
   const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(`${options.host ?? '0.0.0.0'}:${options.port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+    server.bindAsync(
+      `${options.host ?? '0.0.0.0'}:${options.port}`,
+      grpc.ServerCredentials.createInsecure(),
+      (err, p) => (err ? reject(err) : resolve(p)),
+    ),
   );
   options.logger.debug({ service: options.name, port }, 'rpc server listening');
 

@@ -5,12 +5,16 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { AppError } from '@whetstone/errors';
 import { createLogger } from '@whetstone/telemetry';
-import { EchoService, EchoResponseSchema } from '@whetstone/proto/src/gen/whetstone/testing/v1/echo_pb';
+import { EchoService, EchoResponseSchema } from '@whetstone/proto/testing/v1';
 import { Registry } from 'prom-client';
 import { activeTraceId, callerOf, createHealthChecker, createRpcClient, createRpcServer, type RpcServer } from '../src';
 
 const lines: string[] = [];
-const logger = createLogger({ service: 'rpc-test', level: 'error', destination: { write: (l: string) => void lines.push(l) } });
+const logger = createLogger({
+  service: 'rpc-test',
+  level: 'error',
+  destination: { write: (l: string) => void lines.push(l) },
+});
 
 describe('rpc server and client factories (real HTTP/2 sockets)', () => {
   let server: RpcServer;
@@ -35,10 +39,14 @@ describe('rpc server and client factories (real HTTP/2 sockets)', () => {
             }
             if (req.fail === 'relay') {
               // Call ourselves with a generous timeout; the inbound deadline must win.
-              const inner = await createRpcClient(EchoService, { addr, caller: 'relay', timeoutMs: 60_000 }).echo({ message: 'inner', fail: 'report-deadline' });
+              const inner = await createRpcClient(EchoService, { addr, caller: 'relay', timeoutMs: 60_000 }).echo({
+                message: 'inner',
+                fail: 'report-deadline',
+              });
               return create(EchoResponseSchema, { message: inner.message });
             }
-            if (req.fail === 'report-deadline') return create(EchoResponseSchema, { message: String(ctx.timeoutMs() ?? -1) });
+            if (req.fail === 'report-deadline')
+              return create(EchoResponseSchema, { message: String(ctx.timeoutMs() ?? -1) });
             if (req.fail === 'crash') throw new Error('connection string postgres://admin:s3cret@db leaked');
             if (req.fail === 'slow') {
               await new Promise<void>((resolve) => {
@@ -47,7 +55,11 @@ describe('rpc server and client factories (real HTTP/2 sockets)', () => {
               });
               ctx.signal.throwIfAborted();
             }
-            return create(EchoResponseSchema, { message: req.message, caller: callerOf(ctx), traceId: activeTraceId() });
+            return create(EchoResponseSchema, {
+              message: req.message,
+              caller: callerOf(ctx),
+              traceId: activeTraceId(),
+            });
           },
         }),
     });
@@ -65,13 +77,23 @@ describe('rpc server and client factories (real HTTP/2 sockets)', () => {
   });
 
   it('when the handler throws an AppError, then the client rejects with the same kind, reason, fields and metadata', async () => {
-    const err = await client().echo({ message: 'x', fail: 'app-error' }).catch((e: unknown) => e);
+    const err = await client()
+      .echo({ message: 'x', fail: 'app-error' })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AppError);
-    expect(err).toMatchObject({ kind: 'NotFound', reason: 'DATASET_NOT_FOUND', message: 'Dataset x not found', fieldErrors: [{ field: 'name', message: 'unknown', code: 'not_found' }], metadata: { hint: 'list datasets' } });
+    expect(err).toMatchObject({
+      kind: 'NotFound',
+      reason: 'DATASET_NOT_FOUND',
+      message: 'Dataset x not found',
+      fieldErrors: [{ field: 'name', message: 'unknown', code: 'not_found' }],
+      metadata: { hint: 'list datasets' },
+    });
   });
 
   it('when the handler crashes, then the client gets a generic Internal error and the cause is only logged', async () => {
-    const err = (await client().echo({ message: 'x', fail: 'crash' }).catch((e: unknown) => e)) as AppError;
+    const err = (await client()
+      .echo({ message: 'x', fail: 'crash' })
+      .catch((e: unknown) => e)) as AppError;
     expect(err).toBeInstanceOf(AppError);
     expect(err.kind).toBe('Internal');
     expect(err.message).toBe('Internal server error');
@@ -80,7 +102,9 @@ describe('rpc server and client factories (real HTTP/2 sockets)', () => {
   });
 
   it('when a call outlives its deadline, then it fails with DeadlineExceeded', async () => {
-    const err = (await client().echo({ message: 'x', fail: 'slow' }, { timeoutMs: 50 }).catch((e: unknown) => e)) as AppError;
+    const err = (await client()
+      .echo({ message: 'x', fail: 'slow' }, { timeoutMs: 50 })
+      .catch((e: unknown) => e)) as AppError;
     expect(err.kind).toBe('DeadlineExceeded');
   });
 
@@ -93,7 +117,12 @@ describe('rpc server and client factories (real HTTP/2 sockets)', () => {
 
   it('when a span is active on the client, then the server handler runs in the same trace', async () => {
     const traceId = '0af7651916cd43dd8448eb211c80319c';
-    const ctx = trace.setSpanContext(ROOT_CONTEXT, { traceId, spanId: 'b7ad6b7169203331', traceFlags: TraceFlags.SAMPLED, isRemote: true });
+    const ctx = trace.setSpanContext(ROOT_CONTEXT, {
+      traceId,
+      spanId: 'b7ad6b7169203331',
+      traceFlags: TraceFlags.SAMPLED,
+      isRemote: true,
+    });
     const res = await context.with(ctx, () => client().echo({ message: 't' }));
     expect(res.traceId).toBe(traceId);
   });
@@ -115,19 +144,36 @@ describe('rpc server and client factories (real HTTP/2 sockets)', () => {
 
   it('when calls complete, then per-RPC duration metrics are recorded by code', async () => {
     const text = await metrics.metrics();
-    const counts = text.split('\n').filter((l) => l.startsWith('whetstone_rpc_server_duration_seconds_count') && l.includes('method="Echo"'));
+    const counts = text
+      .split('\n')
+      .filter((l) => l.startsWith('whetstone_rpc_server_duration_seconds_count') && l.includes('method="Echo"'));
     expect(counts.find((l) => l.includes('code="ok"'))).toMatch(/ [1-9]\d*$/);
     expect(counts.find((l) => l.includes('code="not_found"'))).toMatch(/ [1-9]\d*$/);
   });
 
   it('when a plain @grpc/grpc-js client calls, then it gets the reply and a correct error status (wire interop)', async () => {
-    const definition = protoLoader.loadSync(path.resolve(__dirname, '../../../proto/whetstone/testing/v1/echo.proto'), { keepCase: false });
+    const definition = protoLoader.loadSync(path.resolve(__dirname, '../../../proto/whetstone/testing/v1/echo.proto'), {
+      keepCase: false,
+    });
     const pkg = grpc.loadPackageDefinition(definition) as unknown as {
-      whetstone: { testing: { v1: { EchoService: new (addr: string, creds: grpc.ChannelCredentials) => grpc.Client & { Echo: (req: object, cb: (err: grpc.ServiceError | null, res: { message: string }) => void) => void } } } };
+      whetstone: {
+        testing: {
+          v1: {
+            EchoService: new (
+              addr: string,
+              creds: grpc.ChannelCredentials,
+            ) => grpc.Client & {
+              Echo: (req: object, cb: (err: grpc.ServiceError | null, res: { message: string }) => void) => void;
+            };
+          };
+        };
+      };
     };
     const raw = new pkg.whetstone.testing.v1.EchoService(addr, grpc.credentials.createInsecure());
     const call = (req: object) =>
-      new Promise<{ message: string }>((resolve, reject) => raw.Echo(req, (err, res) => (err ? reject(err) : resolve(res))));
+      new Promise<{ message: string }>((resolve, reject) =>
+        raw.Echo(req, (err, res) => (err ? reject(err) : resolve(res))),
+      );
     expect(await call({ message: 'from grpc-js' })).toMatchObject({ message: 'from grpc-js' });
     const err = (await call({ message: 'x', fail: 'app-error' }).catch((e: unknown) => e)) as grpc.ServiceError;
     expect(err.code).toBe(grpc.status.NOT_FOUND);

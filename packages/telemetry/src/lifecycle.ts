@@ -5,7 +5,11 @@ import type { Logger } from './logger';
  * logged and the next still runs), flush telemetry, then exit 0. The same
  * shutdown for every deployable.
  */
-export function drainOnSignals(logger: Logger, steps: (() => unknown)[], telemetry?: { shutdown(): Promise<unknown> }): void {
+export function drainOnSignals(
+  logger: Logger,
+  steps: (() => unknown)[],
+  telemetry?: { shutdown(): Promise<unknown> },
+): void {
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -19,7 +23,7 @@ export function drainOnSignals(logger: Logger, steps: (() => unknown)[], telemet
       }
     }
     await telemetry?.shutdown().catch(() => undefined);
-    logger.info('stopped');
+    logger.info({}, 'stopped');
     process.exit(0);
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));

@@ -1,7 +1,21 @@
 import { context, trace } from '@opentelemetry/api';
-import pino, { type Logger } from 'pino';
+import pino from 'pino';
 
-export type { Logger };
+/** The concrete pino logger `createLogger` returns. */
+export type PinoLogger = pino.Logger;
+
+/**
+ * The one logger port every layer takes: structured fields first, then a
+ * message. pino's logger satisfies it, and a unit test can pass a plain object.
+ */
+export interface Logger {
+  debug(fields: object, message?: string): void;
+  info(fields: object, message?: string): void;
+  warn(fields: object, message?: string): void;
+  error(fields: object, message?: string): void;
+  /** A logger that adds `bindings` to every line. */
+  child(bindings: Record<string, unknown>): Logger;
+}
 
 /**
  * Paths whose values never reach a log line: keys, passwords, cookies, hub
@@ -49,7 +63,7 @@ export interface LoggerOptions {
 }
 
 /** One JSON logger per process, with secret redaction built in. */
-export function createLogger(options: LoggerOptions): Logger {
+export function createLogger(options: LoggerOptions): PinoLogger {
   return pino(
     {
       name: options.service,

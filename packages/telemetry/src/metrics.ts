@@ -14,7 +14,12 @@ export function createServiceMetrics(service: string): ServiceMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const prefix = service.replace(/[^a-zA-Z0-9]/g, '_');
-  const handled = new Counter({ name: `${prefix}_rpc_handled_total`, help: 'RPCs handled, by method and outcome', labelNames: ['method', 'outcome'], registers: [registry] });
+  const handled = new Counter({
+    name: `${prefix}_rpc_handled_total`,
+    help: 'RPCs handled, by method and outcome',
+    labelNames: ['method', 'outcome'],
+    registers: [registry],
+  });
   // Durations by method and status code come from @whetstone/rpc's whetstone_rpc_server_duration_seconds.
   const onCall = (call: { method: string; error?: unknown }) => {
     // Typed errors carry a reason from a closed, low-cardinality set; anything else is counted as internal.
@@ -26,7 +31,11 @@ export function createServiceMetrics(service: string): ServiceMetrics {
 }
 
 /** Serve `GET /metrics` on `port` (0 picks a free one). */
-export async function startMetricsServer(registry: Registry, port: number, host = '0.0.0.0'): Promise<{ port: number; close(): Promise<void> }> {
+export async function startMetricsServer(
+  registry: Registry,
+  port: number,
+  host = '0.0.0.0',
+): Promise<{ port: number; close(): Promise<void> }> {
   const server = http.createServer((req, res) => {
     if (req.method !== 'GET' || req.url !== '/metrics') {
       res.writeHead(404).end();

@@ -13,6 +13,8 @@ export function fixtureDataset(relative: string): string {
  * repository, else the committed fixtures (which hold wikigold and part of banking77).
  */
 export function datasetsDir(): string {
-  const candidates = [process.env.WHETSTONE_DATASETS, path.resolve(ROOT, '..', 'shared', 'datasets')].filter((p): p is string => Boolean(p));
+  const candidates = [process.env.WHETSTONE_DATASETS, path.resolve(ROOT, '..', 'shared', 'datasets')].filter(
+    (p): p is string => Boolean(p),
+  );
   return candidates.find((p) => existsSync(p)) ?? path.join(ROOT, 'test', 'fixtures', 'datasets');
 }

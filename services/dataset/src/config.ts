@@ -10,7 +10,11 @@ const schema = z.object({
   LOG_LEVEL: env.logLevel(),
   DATABASE_URL: env.url(),
   /** Largest dataset file accepted (413 above it). */
-  DATASET_MAX_UPLOAD_BYTES: z.coerce.number().int().positive().default(200 * 1024 * 1024),
+  DATASET_MAX_UPLOAD_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(200 * 1024 * 1024),
 });
 
 export type DatasetConfig = z.infer<typeof schema>;

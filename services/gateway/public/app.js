@@ -15,12 +15,20 @@
     const headers = { Accept: 'application/json' };
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     if (method !== 'GET') headers['X-CSRF-Token'] = csrf;
-    const res = await fetch(path, { method, headers, credentials: 'same-origin', body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await fetch(path, {
+      method,
+      headers,
+      credentials: 'same-origin',
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     const text = await res.text();
     const data = text ? JSON.parse(text) : null;
     if (!res.ok) {
       const detail = (data && (data.detail || data.message)) || res.statusText;
-      const fields = data && Array.isArray(data.errors) ? ' (' + data.errors.map((e) => e.field + ': ' + e.message).join('; ') + ')' : '';
+      const fields =
+        data && Array.isArray(data.errors)
+          ? ' (' + data.errors.map((e) => e.field + ': ' + e.message).join('; ') + ')'
+          : '';
       const err = new Error(detail + fields);
       err.status = res.status;
       throw err;
@@ -51,7 +59,15 @@
     tbody.replaceChildren();
     for (const k of keys) {
       const tr = document.createElement('tr');
-      tr.append(cell(k.name), cell('…' + k.api_key_last_digits), cell(fmtDate(k.created_at)), cell(fmtDate(k.last_used_at)), cell(fmtNum(k.request_count)), cell(fmtNum(k.usage_tokens)), cell(fmtNum(k.usage_cost)));
+      tr.append(
+        cell(k.name),
+        cell('…' + k.api_key_last_digits),
+        cell(fmtDate(k.created_at)),
+        cell(fmtDate(k.last_used_at)),
+        cell(fmtNum(k.request_count)),
+        cell(fmtNum(k.usage_tokens)),
+        cell(fmtNum(k.usage_cost)),
+      );
       const td = document.createElement('td');
       const revoke = document.createElement('button');
       revoke.type = 'button';
@@ -59,7 +75,8 @@
       revoke.textContent = 'Revoke';
       revoke.setAttribute('aria-label', 'Revoke key ' + k.name);
       revoke.addEventListener('click', async () => {
-        if (!window.confirm('Revoke "' + k.name + '"? Requests using it will fail at once. This cannot be undone.')) return;
+        if (!window.confirm('Revoke "' + k.name + '"? Requests using it will fail at once. This cannot be undone.'))
+          return;
         try {
           await call('DELETE', '/delete-api-key', { key_id: k.id });
           flash('Key "' + k.name + '" revoked.', true);
@@ -84,7 +101,10 @@
       ['Balance (credits)', fmtNum(a.balance_credits)],
       ['Used this month', fmtNum(a.used_this_month_credits)],
       ['Included monthly', fmtNum(a.included_credits)],
-      ['Overage', a.overage_enabled ? fmtNum(a.overage_used_credits) + ' / ' + fmtNum(a.overage_ceiling_credits) : 'off'],
+      [
+        'Overage',
+        a.overage_enabled ? fmtNum(a.overage_used_credits) + ' / ' + fmtNum(a.overage_ceiling_credits) : 'off',
+      ],
     ];
     $('#account').replaceChildren(
       ...stats.map(([k, v]) => {
@@ -101,7 +121,13 @@
     tbody.replaceChildren(
       ...usage.recent_entries.map((e) => {
         const tr = document.createElement('tr');
-        tr.append(cell(fmtDate(e.created_at)), cell(e.kind.replace(/_/g, ' ')), cell(fmtNum(e.amount_credits)), cell(fmtNum(e.balance_after_credits)), cell(e.note || ''));
+        tr.append(
+          cell(fmtDate(e.created_at)),
+          cell(e.kind.replace(/_/g, ' ')),
+          cell(fmtNum(e.amount_credits)),
+          cell(fmtNum(e.balance_after_credits)),
+          cell(e.note || ''),
+        );
         return tr;
       }),
     );

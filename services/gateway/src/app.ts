@@ -54,13 +54,33 @@ export function buildApp(deps: GatewayDeps): { app: Express; api: Api } {
   app.get('/livez', (_req, res) => void res.json({ status: 'ok' }));
   app.get('/readyz', async (_req, res) => {
     const checks = await Promise.all([
-      deps.keyBilling.ready().catch(() => false).then((ok) => (ok ? null : 'key-billing')),
-      deps.inference ? deps.inference.ready().catch(() => false).then((ok) => (ok ? null : 'inference-router')) : null,
-      deps.datasets ? deps.datasets.ready().catch(() => false).then((ok) => (ok ? null : 'dataset')) : null,
-      deps.training ? deps.training.ready().catch(() => false).then((ok) => (ok ? null : 'training-orchestrator')) : null,
+      deps.keyBilling
+        .ready()
+        .catch(() => false)
+        .then((ok) => (ok ? null : 'key-billing')),
+      deps.inference
+        ? deps.inference
+            .ready()
+            .catch(() => false)
+            .then((ok) => (ok ? null : 'inference-router'))
+        : null,
+      deps.datasets
+        ? deps.datasets
+            .ready()
+            .catch(() => false)
+            .then((ok) => (ok ? null : 'dataset'))
+        : null,
+      deps.training
+        ? deps.training
+            .ready()
+            .catch(() => false)
+            .then((ok) => (ok ? null : 'training-orchestrator'))
+        : null,
     ]);
     const down = checks.filter(Boolean);
-    res.status(down.length ? 503 : 200).json(down.length ? { detail: `not reachable: ${down.join(', ')}` } : { status: 'ready' });
+    res
+      .status(down.length ? 503 : 200)
+      .json(down.length ? { detail: `not reachable: ${down.join(', ')}` } : { status: 'ready' });
   });
   app.get('/metrics', async (_req, res) => {
     res.type(deps.metrics.contentType).send(await deps.metrics.metrics());

@@ -7,14 +7,14 @@ import { createLogger, initTelemetry, runMain } from '@whetstone/telemetry';
 import { FsBlobStore, createSignedUrlHandler } from '@whetstone/blobs';
 import { createEventTransport, pgPoolFromUrl, type EventTransport } from '@whetstone/events';
 import { keysConsumer, KEYS_TOPIC } from './transport/events/keys.consumer';
-import { KeyBillingService } from '@whetstone/proto/src/gen/whetstone/keybilling/v1/key_billing_pb';
+import { KeyBillingService } from '@whetstone/proto/keybilling/v1';
 import { keyBillingOverRpc } from './adapters/key-billing.client';
 import { inferenceOverRpc } from './adapters/inference.client';
 import { datasetsOverRpc } from './adapters/dataset.client';
 import { trainingOverRpc } from './adapters/training.client';
-import { TrainingService } from '@whetstone/proto/src/gen/whetstone/training/v1/training_pb';
-import { DatasetService } from '@whetstone/proto/src/gen/whetstone/dataset/v1/dataset_pb';
-import { InferenceRouterService } from '@whetstone/proto/src/gen/whetstone/inference/v1/router_pb';
+import { TrainingService } from '@whetstone/proto/training/v1';
+import { DatasetService } from '@whetstone/proto/dataset/v1';
+import { InferenceRouterService } from '@whetstone/proto/inference/v1';
 import { MemoryRateLimiter } from './adapters/memory-rate-limiter';
 import { RedisRateLimiter } from './adapters/redis-rate-limiter';
 import { redisInvalidation } from './adapters/redis-invalidation';
@@ -29,23 +29,44 @@ async function main(): Promise<void> {
   const metrics = new Registry();
   collectDefaultMetrics({ register: metrics });
 
-  const keyBillingClient = createRpcClient(KeyBillingService, { addr: config.KEY_BILLING_ADDR, caller: 'gateway', logger });
+  const keyBillingClient = createRpcClient(KeyBillingService, {
+    addr: config.KEY_BILLING_ADDR,
+    caller: 'gateway',
+    logger,
+  });
   const keyBillingHealth = createHealthChecker({ addr: config.KEY_BILLING_ADDR, caller: 'gateway' });
   const keyBilling = keyBillingOverRpc(keyBillingClient, () => keyBillingHealth.check());
   // Optional back ends: their routes are mounted only when their address is configured.
-  const backend = <P>(addr: string | undefined, make: (addr: string, ready: () => Promise<boolean>) => P): P | undefined => {
+  const backend = <P>(
+    addr: string | undefined,
+    make: (addr: string, ready: () => Promise<boolean>) => P,
+  ): P | undefined => {
     if (!addr) return undefined;
     const health = createHealthChecker({ addr, caller: 'gateway' });
     return make(addr, () => health.check());
   };
-  const inference = backend(config.INFERENCE_ROUTER_ADDR, (addr, ready) => inferenceOverRpc(createRpcClient(InferenceRouterService, { addr, caller: 'gateway', logger, timeoutMs: 60_000 }), ready));
-  const datasets = backend(config.DATASET_ADDR, (addr, ready) => datasetsOverRpc(createRpcClient(DatasetService, { addr, caller: 'gateway', logger, timeoutMs: 30_000 }), ready));
-  const training = backend(config.TRAINING_ORCHESTRATOR_ADDR, (addr, ready) => trainingOverRpc(createRpcClient(TrainingService, { addr, caller: 'gateway', logger, timeoutMs: 30_000 }), ready));
+  const inference = backend(config.INFERENCE_ROUTER_ADDR, (addr, ready) =>
+    inferenceOverRpc(
+      createRpcClient(InferenceRouterService, { addr, caller: 'gateway', logger, timeoutMs: 60_000 }),
+      ready,
+    ),
+  );
+  const datasets = backend(config.DATASET_ADDR, (addr, ready) =>
+    datasetsOverRpc(createRpcClient(DatasetService, { addr, caller: 'gateway', logger, timeoutMs: 30_000 }), ready),
+  );
+  const training = backend(config.TRAINING_ORCHESTRATOR_ADDR, (addr, ready) =>
+    trainingOverRpc(createRpcClient(TrainingService, { addr, caller: 'gateway', logger, timeoutMs: 30_000 }), ready),
+  );
   const authCache = new AuthCache(config.AUTH_CACHE_TTL_SECONDS * 1000);
 
-  const redis = config.REDIS_URL ? new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, enableAutoPipelining: true }) : undefined;
+  const redis = config.REDIS_URL
+    ? new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, enableAutoPipelining: true })
+    : undefined;
   const subscriber = redis?.duplicate();
-  const fanout = redis && subscriber ? await redisInvalidation(redis, subscriber, (inv) => authCache.invalidate(inv), logger) : undefined;
+  const fanout =
+    redis && subscriber
+      ? await redisInvalidation(redis, subscriber, (inv) => authCache.invalidate(inv), logger)
+      : undefined;
 
   const events = eventTransport(config);
   const keysSubscription = await events?.transport.subscribe({
@@ -59,7 +80,12 @@ async function main(): Promise<void> {
   const blobHandler =
     config.BLOB_STORE === 'fs' && config.BLOB_SIGNING_SECRET
       ? createSignedUrlHandler(
-          new FsBlobStore({ root: config.BLOB_FS_ROOT, publicBaseUrl: config.PUBLIC_BASE_URL, signingSecret: config.BLOB_SIGNING_SECRET, maxPutBytes: config.BLOB_MAX_UPLOAD_BYTES }),
+          new FsBlobStore({
+            root: config.BLOB_FS_ROOT,
+            publicBaseUrl: config.PUBLIC_BASE_URL,
+            signingSecret: config.BLOB_SIGNING_SECRET,
+            maxPutBytes: config.BLOB_MAX_UPLOAD_BYTES,
+          }),
         )
       : undefined;
 
@@ -101,7 +127,7 @@ async function main(): Promise<void> {
     subscriber?.disconnect();
     redis?.disconnect();
     await telemetry.shutdown().catch(() => undefined);
-    logger.info('stopped');
+    logger.info({}, 'stopped');
     process.exit(0);
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));
@@ -109,15 +135,27 @@ async function main(): Promise<void> {
 }
 
 /** The keys.v1 feed: the shared Postgres event log by default, Kafka on Kubernetes. */
-function eventTransport(config: ReturnType<typeof loadGatewayConfig>): { transport: EventTransport; close: () => Promise<void> } | undefined {
+function eventTransport(
+  config: ReturnType<typeof loadGatewayConfig>,
+): { transport: EventTransport; close: () => Promise<void> } | undefined {
   if (config.EVENTS_TRANSPORT === 'kafka') {
-    const transport = createEventTransport({ kind: 'kafka', brokers: (config.KAFKA_BROKERS ?? '').split(',').filter(Boolean), clientId: config.WHETSTONE_INSTANCE });
+    const transport = createEventTransport({
+      kind: 'kafka',
+      brokers: (config.KAFKA_BROKERS ?? '').split(',').filter(Boolean),
+      clientId: config.WHETSTONE_INSTANCE,
+    });
     return { transport, close: () => transport.close() };
   }
   if (!config.EVENTS_DATABASE_URL) return undefined;
   const { pool } = pgPoolFromUrl(config.EVENTS_DATABASE_URL, 3);
   const transport = createEventTransport({ kind: 'postgres', pool });
-  return { transport, close: async () => { await transport.close(); await pool.end(); } };
+  return {
+    transport,
+    close: async () => {
+      await transport.close();
+      await pool.end();
+    },
+  };
 }
 
 runMain('gateway', main);

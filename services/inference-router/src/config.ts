@@ -26,6 +26,9 @@ export type RouterConfig = z.infer<typeof schema> & { modelServers: string[] };
 
 export function loadRouterConfig(source: NodeJS.ProcessEnv = process.env): RouterConfig {
   const config = loadConfig(schema, source);
-  const modelServers = (config.MODEL_SERVER_ADDRS ?? config.MODEL_SERVER_ADDR).split(',').map((s) => s.trim()).filter(Boolean);
+  const modelServers = (config.MODEL_SERVER_ADDRS ?? config.MODEL_SERVER_ADDR)
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   return { ...config, modelServers };
 }

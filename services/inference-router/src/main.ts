@@ -1,12 +1,19 @@
 /** Composition root: config → adapters → use cases → gRPC server and event consumers; drains on SIGTERM. */
 import { randomUUID } from 'node:crypto';
 import { startServiceEvents } from '@whetstone/events';
-import { KeyBillingService } from '@whetstone/proto/src/gen/whetstone/keybilling/v1/key_billing_pb';
-import { ModelServerService } from '@whetstone/proto/src/gen/whetstone/inference/v1/model_server_pb';
-import { InferenceRouterService } from '@whetstone/proto/src/gen/whetstone/inference/v1/router_pb';
-import { TrainingService } from '@whetstone/proto/src/gen/whetstone/training/v1/training_pb';
+import { KeyBillingService } from '@whetstone/proto/keybilling/v1';
+import { ModelServerService } from '@whetstone/proto/inference/v1';
+import { InferenceRouterService } from '@whetstone/proto/inference/v1';
+import { TrainingService } from '@whetstone/proto/training/v1';
 import { createRpcClient, createRpcServer } from '@whetstone/rpc';
-import { createLogger, createServiceMetrics, drainOnSignals, initTelemetry, runMain, startMetricsServer } from '@whetstone/telemetry';
+import {
+  createLogger,
+  createServiceMetrics,
+  drainOnSignals,
+  initTelemetry,
+  runMain,
+  startMetricsServer,
+} from '@whetstone/telemetry';
 import { cachedBilling } from './adapters/cached-billing';
 import { GrpcModelFleet } from './adapters/model-fleet';
 import { OutboxMetering } from './adapters/outbox-metering';
@@ -26,8 +33,17 @@ async function main(): Promise<void> {
   const prisma = createPrismaClient(config.DATABASE_URL);
   const events = startServiceEvents(config, { clientId: 'inference-router', defaultSchema: 'inference', logger });
 
-  const keyBilling = createRpcClient(KeyBillingService, { addr: config.KEY_BILLING_ADDR, caller: 'inference-router', logger });
-  const fleet = new GrpcModelFleet(config.modelServers.map((addr) => ({ addr, client: createRpcClient(ModelServerService, { addr, caller: 'inference-router', logger, timeoutMs: 30_000 }) })));
+  const keyBilling = createRpcClient(KeyBillingService, {
+    addr: config.KEY_BILLING_ADDR,
+    caller: 'inference-router',
+    logger,
+  });
+  const fleet = new GrpcModelFleet(
+    config.modelServers.map((addr) => ({
+      addr,
+      client: createRpcClient(ModelServerService, { addr, caller: 'inference-router', logger, timeoutMs: 30_000 }),
+    })),
+  );
   fleet.startPolling();
   const metering = new OutboxMetering(events.own.pool, events.own.schema, logger);
   const upstreams = JSON.parse(config.CATALOG_UPSTREAMS) as UpstreamSpec[];
@@ -35,8 +51,16 @@ async function main(): Promise<void> {
   const router = new InferenceRouter({
     catalog: new Catalog([...BUILTIN_MODELS, ...upstreams.map(upstreamEntry)]),
     restrictions: new Restrictions(config.RESTRICTED_MODELS),
-    trained: trainedModelsOverRpc(createRpcClient(TrainingService, { addr: config.TRAINING_ORCHESTRATOR_ADDR, caller: 'inference-router', logger })),
-    billing: cachedBilling({ checkSpendable: async (teamId, cost, directModel) => void (await keyBilling.checkSpendable({ teamId, estimatedCostMicroCredits: cost, directModel })) }, config.SPENDABLE_CACHE_MS),
+    trained: trainedModelsOverRpc(
+      createRpcClient(TrainingService, { addr: config.TRAINING_ORCHESTRATOR_ADDR, caller: 'inference-router', logger }),
+    ),
+    billing: cachedBilling(
+      {
+        checkSpendable: async (teamId, cost, directModel) =>
+          void (await keyBilling.checkSpendable({ teamId, estimatedCostMicroCredits: cost, directModel })),
+      },
+      config.SPENDABLE_CACHE_MS,
+    ),
     fleet,
     metering,
     store: prismaProjectStore(prisma),
@@ -58,7 +82,15 @@ async function main(): Promise<void> {
   });
   const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
   const resumed = await router.resumePendingDeployments();
-  logger.info({ port: server.port, metricsPort: metricsServer.port, modelServers: config.modelServers.length, resumedDeployments: resumed }, 'inference-router listening');
+  logger.info(
+    {
+      port: server.port,
+      metricsPort: metricsServer.port,
+      modelServers: config.modelServers.length,
+      resumedDeployments: resumed,
+    },
+    'inference-router listening',
+  );
 
   drainOnSignals(
     logger,

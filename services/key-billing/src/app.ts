@@ -1,7 +1,7 @@
 import type { ServiceRouter } from '@whetstone/rpc';
 import type { Logger } from '@whetstone/telemetry';
-import { KeyBillingAdminService, KeyBillingService } from '@whetstone/proto/src/gen/whetstone/keybilling/v1/key_billing_pb';
-import type { UsageRecorded } from '@whetstone/proto/src/gen/whetstone/inference/v1/events_pb';
+import { KeyBillingAdminService, KeyBillingService } from '@whetstone/proto/keybilling/v1';
+import type { UsageRecorded } from '@whetstone/proto/inference/v1';
 import type { RecordUsageOutcome } from './application/billing';
 import { renewMonthly } from './application/admin';
 import type { UseCaseDeps } from './application/deps';

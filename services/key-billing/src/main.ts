@@ -1,9 +1,16 @@
 /** Composition root: config → adapters → buildApp → listen; drains on SIGTERM. */
 import { fromBinary } from '@bufbuild/protobuf';
 import { startServiceEvents } from '@whetstone/events';
-import { UsageRecordedSchema } from '@whetstone/proto/src/gen/whetstone/inference/v1/events_pb';
+import { UsageRecordedSchema } from '@whetstone/proto/inference/v1';
 import { createRpcServer } from '@whetstone/rpc';
-import { createLogger, createServiceMetrics, drainOnSignals, initTelemetry, runMain, startMetricsServer } from '@whetstone/telemetry';
+import {
+  createLogger,
+  createServiceMetrics,
+  drainOnSignals,
+  initTelemetry,
+  runMain,
+  startMetricsServer,
+} from '@whetstone/telemetry';
 import { createPrismaClient } from './adapters/prisma-client';
 import { prismaOutbox } from './adapters/prisma-outbox';
 import { createPrismaUnitOfWork } from './adapters/prisma.repositories';
@@ -12,7 +19,6 @@ import { systemClock } from './adapters/system-clock';
 import { buildApp } from './app';
 import { loadKeyBillingConfig } from './config';
 import { USAGE_CONSUMER, USAGE_TOPIC } from './transport/events/usage-recorded.consumer';
-
 
 async function main(): Promise<void> {
   const telemetry = initTelemetry({ service: 'key-billing' });
@@ -39,7 +45,11 @@ async function main(): Promise<void> {
       await app.onUsageRecorded(fromBinary(UsageRecordedSchema, event.payload));
     },
     handleBatch: async (events) => {
-      await app.onUsageRecordedBatch(events.filter((e) => e.type === UsageRecordedSchema.typeName).map((e) => fromBinary(UsageRecordedSchema, e.payload)));
+      await app.onUsageRecordedBatch(
+        events
+          .filter((e) => e.type === UsageRecordedSchema.typeName)
+          .map((e) => fromBinary(UsageRecordedSchema, e.payload)),
+      );
     },
   });
 
@@ -63,7 +73,15 @@ async function main(): Promise<void> {
     onCall: metrics.onCall,
   });
   const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
-  logger.info({ port: server.port, metricsPort: metricsServer.port, adminGuarded: Boolean(config.ADMIN_TOKEN), events: config.EVENTS_TRANSPORT }, 'key-billing listening');
+  logger.info(
+    {
+      port: server.port,
+      metricsPort: metricsServer.port,
+      adminGuarded: Boolean(config.ADMIN_TOKEN),
+      events: config.EVENTS_TRANSPORT,
+    },
+    'key-billing listening',
+  );
 
   drainOnSignals(
     logger,

@@ -1,7 +1,7 @@
 /** Composition root: config → orchestrator client and blob store → worker loop; stops on SIGTERM. */
 import os from 'node:os';
 import { blobStoreFromEnv } from '@whetstone/blobs';
-import { TrainerService } from '@whetstone/proto/src/gen/whetstone/training/v1/training_pb';
+import { TrainerService } from '@whetstone/proto/training/v1';
 import { createRpcClient } from '@whetstone/rpc';
 import { createLogger, createServiceMetrics, initTelemetry, runMain, startMetricsServer } from '@whetstone/telemetry';
 import { Worker } from './transport/worker';
@@ -12,7 +12,12 @@ async function main(): Promise<void> {
   const config = loadTrainerConfig();
   const logger = createLogger({ service: 'trainer', level: config.LOG_LEVEL });
   const trainerId = config.TRAINER_ID ?? `${os.hostname()}-${process.pid}`;
-  const orchestrator = createRpcClient(TrainerService, { addr: config.TRAINING_ORCHESTRATOR_ADDR, caller: 'trainer', logger, timeoutMs: 30_000 });
+  const orchestrator = createRpcClient(TrainerService, {
+    addr: config.TRAINING_ORCHESTRATOR_ADDR,
+    caller: 'trainer',
+    logger,
+    timeoutMs: 30_000,
+  });
   const worker = new Worker({ orchestrator, blobs: blobStoreFromEnv(config), logger, trainerId });
   const metrics = createServiceMetrics('trainer');
   const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);

@@ -1,11 +1,18 @@
 /** Composition root: config → adapters → use cases → gRPC servers, lease sweeper and event consumers; drains on SIGTERM. */
 import { blobStoreFromEnv } from '@whetstone/blobs';
 import { startServiceEvents } from '@whetstone/events';
-import { DatasetService } from '@whetstone/proto/src/gen/whetstone/dataset/v1/dataset_pb';
-import { KeyBillingService } from '@whetstone/proto/src/gen/whetstone/keybilling/v1/key_billing_pb';
-import { TrainerService, TrainingService } from '@whetstone/proto/src/gen/whetstone/training/v1/training_pb';
+import { DatasetService } from '@whetstone/proto/dataset/v1';
+import { KeyBillingService } from '@whetstone/proto/keybilling/v1';
+import { TrainerService, TrainingService } from '@whetstone/proto/training/v1';
 import { createRpcClient, createRpcServer } from '@whetstone/rpc';
-import { createLogger, createServiceMetrics, drainOnSignals, initTelemetry, runMain, startMetricsServer } from '@whetstone/telemetry';
+import {
+  createLogger,
+  createServiceMetrics,
+  drainOnSignals,
+  initTelemetry,
+  runMain,
+  startMetricsServer,
+} from '@whetstone/telemetry';
 import { billingOverRpc, datasetsOverRpc } from './adapters/collaborators';
 import { hfHub } from './adapters/hf-hub';
 import { createPrismaClient } from './adapters/prisma-client';
@@ -23,19 +30,34 @@ async function main(): Promise<void> {
   const leaseMs = config.TRAINER_LEASE_SECONDS * 1000;
   const training = new Training({
     store: prismaJobStore(prisma),
-    datasets: datasetsOverRpc(createRpcClient(DatasetService, { addr: config.DATASET_ADDR, caller: 'training-orchestrator', logger })),
+    datasets: datasetsOverRpc(
+      createRpcClient(DatasetService, { addr: config.DATASET_ADDR, caller: 'training-orchestrator', logger }),
+    ),
     blobs: blobStoreFromEnv(config),
-    billing: billingOverRpc(createRpcClient(KeyBillingService, { addr: config.KEY_BILLING_ADDR, caller: 'training-orchestrator', logger }), prisma),
+    billing: billingOverRpc(
+      createRpcClient(KeyBillingService, { addr: config.KEY_BILLING_ADDR, caller: 'training-orchestrator', logger }),
+      prisma,
+    ),
     logger,
     leaseMs,
-    ...(config.HUB_BASE_URL ? { hub: hfHub({ baseUrl: config.HUB_BASE_URL, allowPrivateNetworks: config.HUB_ALLOW_PRIVATE_NETWORKS }) } : {}),
+    ...(config.HUB_BASE_URL
+      ? { hub: hfHub({ baseUrl: config.HUB_BASE_URL, allowPrivateNetworks: config.HUB_ALLOW_PRIVATE_NETWORKS }) }
+      : {}),
   });
 
   const events = startServiceEvents(config, { clientId: 'training-orchestrator', defaultSchema: 'training', logger });
-  const deployments = await events.transport.subscribe({ group: DEPLOYMENTS_CONSUMER, topics: [DEPLOYMENTS_TOPIC], logger, handler: deploymentsConsumer(training) });
+  const deployments = await events.transport.subscribe({
+    group: DEPLOYMENTS_CONSUMER,
+    topics: [DEPLOYMENTS_TOPIC],
+    logger,
+    handler: deploymentsConsumer(training),
+  });
 
   // Never stuck in running: expired leases go back to the queue (resuming from the last checkpoint) or fail.
-  const sweep = setInterval(() => void training.sweep().catch((err: unknown) => logger.warn({ err }, 'lease sweep failed')), Math.min(5_000, leaseMs / 2));
+  const sweep = setInterval(
+    () => void training.sweep().catch((err: unknown) => logger.warn({ err }, 'lease sweep failed')),
+    Math.min(5_000, leaseMs / 2),
+  );
   sweep.unref();
 
   const metrics = createServiceMetrics('training-orchestrator');
@@ -51,7 +73,10 @@ async function main(): Promise<void> {
     },
   });
   const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
-  logger.info({ port: server.port, metricsPort: metricsServer.port, leaseSeconds: config.TRAINER_LEASE_SECONDS }, 'training-orchestrator listening');
+  logger.info(
+    { port: server.port, metricsPort: metricsServer.port, leaseSeconds: config.TRAINER_LEASE_SECONDS },
+    'training-orchestrator listening',
+  );
 
   drainOnSignals(
     logger,

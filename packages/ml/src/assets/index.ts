@@ -23,15 +23,25 @@ let cached: Embeddings | undefined;
 /** GloVe-100 for the 200k most frequent words, int8-quantised (scripts/build-assets.ts). Loaded once, synchronously. */
 export function loadGlove(): Embeddings {
   if (cached) return cached;
-  if (!existsSync(GLOVE_FILE)) throw new Error(`${path.relative(process.cwd(), GLOVE_FILE)} is missing: run pnpm install, or pnpm --filter @whetstone/ml build:assets --glove-if-missing`);
+  if (!existsSync(GLOVE_FILE))
+    throw new Error(
+      `${path.relative(process.cwd(), GLOVE_FILE)} is missing: run pnpm install, or pnpm --filter @whetstone/ml build:assets --glove-if-missing`,
+    );
   const buf = readFileSync(GLOVE_FILE);
   const headerLength = buf.readUInt32LE(0);
-  const header = JSON.parse(buf.subarray(4, 4 + headerLength).toString('utf8')) as { format: string; dim: number; count: number; words: string[] };
+  const header = JSON.parse(buf.subarray(4, 4 + headerLength).toString('utf8')) as {
+    format: string;
+    dim: number;
+    count: number;
+    words: string[];
+  };
   if (header.format !== 'whetstone-int8-embeddings/1') throw new Error(`unknown embeddings format ${header.format}`);
   const { dim, count } = header;
   const body = buf.subarray(4 + headerLength);
   const scales = new Float32Array(body.buffer.slice(body.byteOffset, body.byteOffset + count * 4));
-  const values = new Int8Array(body.buffer.slice(body.byteOffset + count * 4, body.byteOffset + count * 4 + count * dim));
+  const values = new Int8Array(
+    body.buffer.slice(body.byteOffset + count * 4, body.byteOffset + count * 4 + count * dim),
+  );
   const index = new Map(header.words.map((w, i) => [w, i]));
   const vector = (word: string): Float32Array | null => {
     const i = index.get(word) ?? index.get(word.toLowerCase());
@@ -56,7 +66,14 @@ export function loadGlove(): Embeddings {
     return dot / Math.sqrt(nx * ny || 1);
   };
   const rank = (w: string) => index.get(w) ?? index.get(w.toLowerCase()) ?? Infinity;
-  cached = { dim, vector, has: (w) => index.has(w) || index.has(w.toLowerCase()), similarity, words: header.words, rank };
+  cached = {
+    dim,
+    vector,
+    has: (w) => index.has(w) || index.has(w.toLowerCase()),
+    similarity,
+    words: header.words,
+    rank,
+  };
   return cached;
 }
 
@@ -64,7 +81,11 @@ let valences: Record<string, number> | undefined;
 
 /** AFINN-165 word valences (-5..5), from assets/afinn-165.json (scripts/build-assets.ts). */
 export function loadAfinn(): Record<string, number> {
-  valences ??= (JSON.parse(readFileSync(path.resolve(__dirname, '../../assets/afinn-165.json'), 'utf8')) as { words: Record<string, number> }).words;
+  valences ??= (
+    JSON.parse(readFileSync(path.resolve(__dirname, '../../assets/afinn-165.json'), 'utf8')) as {
+      words: Record<string, number>;
+    }
+  ).words;
   return valences;
 }
 
@@ -88,7 +109,9 @@ let wordnet: WordNetNouns | undefined;
 /** WordNet 3.1 nouns from assets/wordnet-nouns.json.gz (scripts/build-wordnet.ts). Loaded once, synchronously. */
 export function loadWordNet(): WordNetNouns {
   if (wordnet) return wordnet;
-  const raw = JSON.parse(gunzipSync(readFileSync(path.resolve(__dirname, '../../assets/wordnet-nouns.json.gz'))).toString('utf8')) as {
+  const raw = JSON.parse(
+    gunzipSync(readFileSync(path.resolve(__dirname, '../../assets/wordnet-nouns.json.gz'))).toString('utf8'),
+  ) as {
     format: string;
     lemmas: string;
     lexfiles: number[];

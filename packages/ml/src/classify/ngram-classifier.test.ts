@@ -21,10 +21,16 @@ const heldOut = [
 describe('n-gram classifier', () => {
   it('when trained on a little data, then the loss falls and held-out F1 beats the untrained model', () => {
     const untrained = NgramClassifier.untrained(['card_arrival', 'lost_phone', 'top_up']);
-    const before = classificationPRF(heldOut.map(([, l]) => [l!]), heldOut.map(([t]) => [untrained.predict(t!).label])).f1;
+    const before = classificationPRF(
+      heldOut.map(([, l]) => [l!]),
+      heldOut.map(([t]) => [untrained.predict(t!).label]),
+    ).f1;
     const { model, epochLosses } = NgramClassifier.train(train, { epochs: 10, seed: 1 });
     expect(epochLosses[epochLosses.length - 1]!).toBeLessThan(epochLosses[0]! / 2);
-    const after = classificationPRF(heldOut.map(([, l]) => [l!]), heldOut.map(([t]) => [model.predict(t!).label])).f1;
+    const after = classificationPRF(
+      heldOut.map(([, l]) => [l!]),
+      heldOut.map(([t]) => [model.predict(t!).label]),
+    ).f1;
     expect(after).toBe(1);
     expect(after).toBeGreaterThan(before);
   });
@@ -55,7 +61,10 @@ describe('n-gram classifier', () => {
 
   it('when progress is reported, then it carries epoch, step, loss, throughput and ETA', () => {
     const seen: number[] = [];
-    NgramClassifier.train(train, { epochs: 2, onProgress: (p) => seen.push(p.epoch, p.step, Number(p.etaSeconds >= 0), Number(p.examplesPerSecond > 0)) });
+    NgramClassifier.train(train, {
+      epochs: 2,
+      onProgress: (p) => seen.push(p.epoch, p.step, Number(p.etaSeconds >= 0), Number(p.examplesPerSecond > 0)),
+    });
     expect(seen).toEqual([1, 9, 1, 1, 2, 18, 1, 1]);
   });
 

@@ -55,7 +55,13 @@ export class NgramClassifier {
   ) {}
 
   static untrained(labels: string[], bucketsLog2 = 16, multiLabel = false): NgramClassifier {
-    return new NgramClassifier([...labels], bucketsLog2, new Float32Array((1 << bucketsLog2) * labels.length), new Float32Array(labels.length), multiLabel);
+    return new NgramClassifier(
+      [...labels],
+      bucketsLog2,
+      new Float32Array((1 << bucketsLog2) * labels.length),
+      new Float32Array(labels.length),
+      multiLabel,
+    );
   }
 
   private features(text: string): number[] {
@@ -87,7 +93,10 @@ export class NgramClassifier {
   }
 
   /** Train on (text, labels) pairs; returns the mean loss of each epoch. */
-  static train(examples: { text: string; labels: string[] }[], options: NgramTrainOptions = {}): { model: NgramClassifier; epochLosses: number[] } {
+  static train(
+    examples: { text: string; labels: string[] }[],
+    options: NgramTrainOptions = {},
+  ): { model: NgramClassifier; epochLosses: number[] } {
     const trainer = new ClassifierTrainer(examples, options);
     const epochs = options.epochs ?? 8;
     const losses: number[] = [];
@@ -96,13 +105,26 @@ export class NgramClassifier {
       losses.push(trainer.runEpoch(options.signal ? { signal: options.signal } : {}));
       const step = epoch * trainer.size;
       const elapsed = (Date.now() - started) / 1000 || 1e-3;
-      options.onProgress?.({ epoch, step, loss: losses[losses.length - 1]!, learningRate: options.learningRate ?? 0.5, examplesPerSecond: step / elapsed, etaSeconds: ((epochs * trainer.size - step) * elapsed) / step });
+      options.onProgress?.({
+        epoch,
+        step,
+        loss: losses[losses.length - 1]!,
+        learningRate: options.learningRate ?? 0.5,
+        examplesPerSecond: step / elapsed,
+        etaSeconds: ((epochs * trainer.size - step) * elapsed) / step,
+      });
     }
     return { model: trainer.model(), epochLosses: losses };
   }
 
   /** @internal The trainer's way in. */
-  static over(labels: string[], bucketsLog2: number, weights: Float32Array, bias: Float32Array, multiLabel: boolean): NgramClassifier {
+  static over(
+    labels: string[],
+    bucketsLog2: number,
+    weights: Float32Array,
+    bias: Float32Array,
+    multiLabel: boolean,
+  ): NgramClassifier {
     return new NgramClassifier(labels, bucketsLog2, weights, bias, multiLabel);
   }
 
@@ -146,7 +168,14 @@ export class NgramClassifier {
     };
   }
 
-  static fromJSON(json: { format: string; labels: string[]; bucketsLog2: number; multiLabel: boolean; bias: string; weights: string }): NgramClassifier {
+  static fromJSON(json: {
+    format: string;
+    labels: string[];
+    bucketsLog2: number;
+    multiLabel: boolean;
+    bias: string;
+    weights: string;
+  }): NgramClassifier {
     if (json.format !== 'whetstone-ngram-classifier/1') throw new Error(`unknown model format ${json.format}`);
     const f32 = (b64: string) => {
       const buf = Buffer.from(b64, 'base64');
@@ -243,12 +272,29 @@ export class ClassifierTrainer {
     const bucketsLog2 = options.bucketsLog2 ?? 16;
     const size = (1 << bucketsLog2) * labels.length;
     this.state = resume
-      ? { ...resume, weights: resume.weights.slice(), bias: resume.bias.slice(), gradSq: resume.gradSq.slice(), biasSq: resume.biasSq.slice() }
-      : { epoch: 0, labels, multiLabel: options.multiLabel ?? false, weights: new Float32Array(size), bias: new Float32Array(labels.length), gradSq: new Float32Array(size).fill(1e-8), biasSq: new Float32Array(labels.length).fill(1e-8) };
+      ? {
+          ...resume,
+          weights: resume.weights.slice(),
+          bias: resume.bias.slice(),
+          gradSq: resume.gradSq.slice(),
+          biasSq: resume.biasSq.slice(),
+        }
+      : {
+          epoch: 0,
+          labels,
+          multiLabel: options.multiLabel ?? false,
+          weights: new Float32Array(size),
+          bias: new Float32Array(labels.length),
+          gradSq: new Float32Array(size).fill(1e-8),
+          biasSq: new Float32Array(labels.length).fill(1e-8),
+        };
     if (this.state.weights.length !== size) throw new Error('checkpoint does not match this model size');
     this.live = NgramClassifier.over(labels, bucketsLog2, this.state.weights, this.state.bias, this.state.multiLabel);
     const index = new Map(labels.map((l, i) => [l, i]));
-    this.encoded = examples.map((e) => ({ f: this.live.featuresOf(e.text), y: e.labels.map((l) => index.get(l)).filter((i): i is number => i !== undefined) }));
+    this.encoded = examples.map((e) => ({
+      f: this.live.featuresOf(e.text),
+      y: e.labels.map((l) => index.get(l)).filter((i): i is number => i !== undefined),
+    }));
   }
 
   get epoch(): number {
@@ -331,10 +377,23 @@ export class ClassifierTrainer {
 
   snapshot(): ClassifierState {
     const st = this.state;
-    return { ...st, labels: [...st.labels], weights: st.weights.slice(), bias: st.bias.slice(), gradSq: st.gradSq.slice(), biasSq: st.biasSq.slice() };
+    return {
+      ...st,
+      labels: [...st.labels],
+      weights: st.weights.slice(),
+      bias: st.bias.slice(),
+      gradSq: st.gradSq.slice(),
+      biasSq: st.biasSq.slice(),
+    };
   }
 
   model(): NgramClassifier {
-    return NgramClassifier.over(this.state.labels, this.options.bucketsLog2 ?? 16, this.state.weights.slice(), this.state.bias.slice(), this.state.multiLabel);
+    return NgramClassifier.over(
+      this.state.labels,
+      this.options.bucketsLog2 ?? 16,
+      this.state.weights.slice(),
+      this.state.bias.slice(),
+      this.state.multiLabel,
+    );
   }
 }

@@ -3,7 +3,15 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { conllToJsonl, validateJsonl, csvToJsonl, type DatasetKind, type Example, type RowError } from '../data';
 import { EXTRACT_BASE_ID } from '../zeroshot/base-model';
-import { ENCODER_DEFAULTS, evaluateBundle, loadModel, readManifest, trainModel, type Metrics, type TrainingType } from '../pipeline';
+import {
+  ENCODER_DEFAULTS,
+  evaluateBundle,
+  loadModel,
+  readManifest,
+  trainModel,
+  type Metrics,
+  type TrainingType,
+} from '../pipeline';
 
 const HELP = `Usage: pnpm whetstone ml <command> [options]
 
@@ -85,7 +93,13 @@ function readRows(file: string, task?: string): Example[] {
   let content = readFileSync(file, 'utf8');
   let kind: DatasetKind;
   const convert = (converted: { jsonl: string; errors: RowError[] }): string => {
-    if (converted.errors.length) throw new Error(`${file}: ${converted.errors.map((e) => `line ${e.line} ${e.field}: ${e.reason}`).slice(0, 10).join('; ')}`);
+    if (converted.errors.length)
+      throw new Error(
+        `${file}: ${converted.errors
+          .map((e) => `line ${e.line} ${e.field}: ${e.reason}`)
+          .slice(0, 10)
+          .join('; ')}`,
+      );
     return converted.jsonl;
   };
   if (/\.(conll|bio|txt)$/.test(file)) {
@@ -98,8 +112,13 @@ function readRows(file: string, task?: string): Example[] {
   else kind = /"entities"\s*:/.test(content.slice(0, 4096)) ? 'extraction' : 'classification';
   const report = validateJsonl(content, kind, { minExamples: 2 });
   if (report.errors.length) {
-    const shown = report.errors.slice(0, 10).map((e) => `  line ${e.line}, ${e.field}: ${e.reason}`).join('\n');
-    throw new Error(`${file} has ${report.errors.length} invalid rows:\n${shown}${report.errors.length > 10 ? '\n  …' : ''}`);
+    const shown = report.errors
+      .slice(0, 10)
+      .map((e) => `  line ${e.line}, ${e.field}: ${e.reason}`)
+      .join('\n');
+    throw new Error(
+      `${file} has ${report.errors.length} invalid rows:\n${shown}${report.errors.length > 10 ? '\n  …' : ''}`,
+    );
   }
   return report.examples;
 }
@@ -119,13 +138,22 @@ function bundleIn(dir: string): Uint8Array {
 
 function printMetrics(io: Io, name: string, m: Metrics, perLabel: boolean): void {
   io.out(`${name}: micro F1 ${m.f1.toFixed(4)}  precision ${m.precision.toFixed(4)}  recall ${m.recall.toFixed(4)}\n`);
-  if (perLabel) for (const [l, s] of Object.entries(m.per_label)) io.out(`  ${l.padEnd(48)} F1 ${s.f1.toFixed(3)}  support ${s.support}\n`);
+  if (perLabel)
+    for (const [l, s] of Object.entries(m.per_label))
+      io.out(`  ${l.padEnd(48)} F1 ${s.f1.toFixed(3)}  support ${s.support}\n`);
 }
 
-function int(values: Record<string, string | boolean | undefined>, name: string, fallback: number, min: number, max: number): number {
+function int(
+  values: Record<string, string | boolean | undefined>,
+  name: string,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
   const raw = values[name];
   const n = raw === undefined ? fallback : Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) throw new UsageError(`--${name} must be an integer from ${min} to ${max}`);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new UsageError(`--${name} must be an integer from ${min} to ${max}`);
   return n;
 }
 
@@ -151,7 +179,8 @@ const commands: Record<string, { help: string; run: (args: string[], io: Io) => 
         },
       });
       if (!values.data || !values.out) throw new UsageError('--data and --out are required');
-      if (values.task && values.task !== 'ner' && values.task !== 'classification') throw new UsageError('--task must be ner or classification');
+      if (values.task && values.task !== 'ner' && values.task !== 'classification')
+        throw new UsageError('--task must be ner or classification');
       const mode = (values.mode ?? 'full') as TrainingType;
       if (mode !== 'full' && mode !== 'lora') throw new UsageError('--mode must be full or lora');
       const nrEpochs = int(values, 'epochs', 6, 1, 1000);
@@ -177,7 +206,12 @@ const commands: Record<string, { help: string; run: (args: string[], io: Io) => 
           signal: controller.signal,
           ...(values.resume ? { resumeFrom: readFileSync(values.resume) } : {}),
           onLog: (_level, message) => io.err(`${io.isTTY ? '\n' : ''}${message}\n`),
-          onProgress: (p) => bar(io, p.step / Math.max(1, p.totalSteps), `epoch ${p.epoch}/${nrEpochs} loss ${p.loss.toFixed(4)} ${p.examplesPerSecond} ex/s eta ${p.etaSeconds} s`),
+          onProgress: (p) =>
+            bar(
+              io,
+              p.step / Math.max(1, p.totalSteps),
+              `epoch ${p.epoch}/${nrEpochs} loss ${p.loss.toFixed(4)} ${p.examplesPerSecond} ex/s eta ${p.etaSeconds} s`,
+            ),
           ...(values.checkpoints
             ? {
                 onCheckpoint: async (c) => {
@@ -192,8 +226,13 @@ const commands: Record<string, { help: string; run: (args: string[], io: Io) => 
         if (heldout.length) printMetrics(io, `eval on ${heldout.length} rows`, result.metrics, true);
         mkdirSync(values.out, { recursive: true });
         writeFileSync(path.join(values.out, 'model.bundle'), result.bundle);
-        writeFileSync(path.join(values.out, 'manifest.json'), `${JSON.stringify({ ...result.manifest, training_seconds: (Date.now() - started) / 1000 }, null, 2)}\n`);
-        io.out(`saved ${path.join(values.out, 'model.bundle')} (${(result.bundle.byteLength / 1e6).toFixed(2)} MB) and manifest.json in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+        writeFileSync(
+          path.join(values.out, 'manifest.json'),
+          `${JSON.stringify({ ...result.manifest, training_seconds: (Date.now() - started) / 1000 }, null, 2)}\n`,
+        );
+        io.out(
+          `saved ${path.join(values.out, 'model.bundle')} (${(result.bundle.byteLength / 1e6).toFixed(2)} MB) and manifest.json in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
+        );
       } finally {
         process.removeListener('SIGINT', onSigint);
       }
@@ -202,7 +241,10 @@ const commands: Record<string, { help: string; run: (args: string[], io: Io) => 
   eval: {
     help: EVAL_HELP,
     async run(args, io) {
-      const { values } = parseArgs({ args, options: { model: { type: 'string' }, data: { type: 'string' }, 'per-label': { type: 'boolean' } } });
+      const { values } = parseArgs({
+        args,
+        options: { model: { type: 'string' }, data: { type: 'string' }, 'per-label': { type: 'boolean' } },
+      });
       if (!values.model || !values.data) throw new UsageError('--model and --data are required');
       const bundle = bundleIn(values.model);
       const task = readManifest(bundle).schema.entities.length ? 'ner' : 'classification';
@@ -212,20 +254,43 @@ const commands: Record<string, { help: string; run: (args: string[], io: Io) => 
   predict: {
     help: PREDICT_HELP,
     async run(args, io) {
-      const { values } = parseArgs({ args, options: { model: { type: 'string' }, text: { type: 'string' }, file: { type: 'string' }, threshold: { type: 'string' } } });
-      if (!values.model || (!values.text && !values.file)) throw new UsageError('--model and one of --text or --file are required');
+      const { values } = parseArgs({
+        args,
+        options: {
+          model: { type: 'string' },
+          text: { type: 'string' },
+          file: { type: 'string' },
+          threshold: { type: 'string' },
+        },
+      });
+      if (!values.model || (!values.text && !values.file))
+        throw new UsageError('--model and one of --text or --file are required');
       const threshold = Number(values.threshold ?? 0);
       if (!(threshold >= 0 && threshold <= 1)) throw new UsageError('--threshold must be from 0 to 1');
       if (values.file && !existsSync(values.file)) throw new UsageError(`no such file: ${values.file}`);
       const model = loadModel(bundleIn(values.model));
-      const inputs = values.text ? [values.text] : readFileSync(values.file!, 'utf8').split('\n').filter((l) => l.trim());
-      for (const text of inputs) io.out(`${JSON.stringify({ text, ...model.extract(text, {}, { threshold, includeConfidence: true, includeSpans: true }) })}\n`);
+      const inputs = values.text
+        ? [values.text]
+        : readFileSync(values.file!, 'utf8')
+            .split('\n')
+            .filter((l) => l.trim());
+      for (const text of inputs)
+        io.out(
+          `${JSON.stringify({ text, ...model.extract(text, {}, { threshold, includeConfidence: true, includeSpans: true }) })}\n`,
+        );
     },
   },
 };
 
 /** `pnpm whetstone ml …`; returns the exit code (0 ok, 1 failed, 2 usage). */
-export async function runMlCli(argv: string[], io: Io = { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s), isTTY: Boolean(process.stderr.isTTY) }): Promise<number> {
+export async function runMlCli(
+  argv: string[],
+  io: Io = {
+    out: (s) => process.stdout.write(s),
+    err: (s) => process.stderr.write(s),
+    isTTY: Boolean(process.stderr.isTTY),
+  },
+): Promise<number> {
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     io.out(HELP);

@@ -31,21 +31,43 @@ describe('dataset validation', () => {
   });
 
   it('when extraction rows carry structures, then valid instances are kept and bad values are reported by field', () => {
-    const good = JSON.stringify({ text: 'Ship the Pixel 8 to Lisbon.', structures: { order: [{ product: 'Pixel 8', city: 'Lisbon', tags: ['phone'] }] } });
-    const bad = JSON.stringify({ text: 'Ship it.', entities: [], structures: { order: [{ product: '' }, 'x'], misc: 3 } });
+    const good = JSON.stringify({
+      text: 'Ship the Pixel 8 to Lisbon.',
+      structures: { order: [{ product: 'Pixel 8', city: 'Lisbon', tags: ['phone'] }] },
+    });
+    const bad = JSON.stringify({
+      text: 'Ship it.',
+      entities: [],
+      structures: { order: [{ product: '' }, 'x'], misc: 3 },
+    });
     const report = validateJsonl(`${good}\n${bad}\n`, 'extraction', { minExamples: 1 });
-    expect(report.examples[0]!.structures).toEqual({ order: [{ product: 'Pixel 8', city: 'Lisbon', tags: ['phone'] }] });
-    expect(report.errors.map((e) => `${e.line} ${e.field}`)).toEqual(['2 structures.order.0.product', '2 structures.order.1', '2 structures.misc']);
+    expect(report.examples[0]!.structures).toEqual({
+      order: [{ product: 'Pixel 8', city: 'Lisbon', tags: ['phone'] }],
+    });
+    expect(report.errors.map((e) => `${e.line} ${e.field}`)).toEqual([
+      '2 structures.order.0.product',
+      '2 structures.order.1',
+      '2 structures.misc',
+    ]);
   });
 
   it('when a file is empty or too small for training, then it says so', () => {
-    expect(validateJsonl('\n\n', 'classification').errors).toEqual([{ line: 0, field: '(file)', reason: 'the file has no examples' }]);
+    expect(validateJsonl('\n\n', 'classification').errors).toEqual([
+      { line: 0, field: '(file)', reason: 'the file has no examples' },
+    ]);
     const small = validateJsonl('{"text":"hi","label":"greet"}', 'classification', { minExamples: 10 });
     expect(small.errors[0]!.reason).toMatch(/at least 10/);
   });
 
   it('when chat rows lack an assistant turn or a valid role, then they are rejected', () => {
-    const r = validateJsonl(['{"messages":[{"role":"user","content":"hi"}]}', '{"messages":[{"role":"bot","content":"x"}]}', '{"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]}'].join('\n'), 'chat');
+    const r = validateJsonl(
+      [
+        '{"messages":[{"role":"user","content":"hi"}]}',
+        '{"messages":[{"role":"bot","content":"x"}]}',
+        '{"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]}',
+      ].join('\n'),
+      'chat',
+    );
     expect(r.examples).toHaveLength(1);
     expect(r.errors.map((e) => e.field)).toEqual(['messages', 'messages.0.role']);
   });
@@ -57,14 +79,22 @@ describe('dataset validation', () => {
 
   it('when CSV has quoted commas and doubled quotes, then rows convert to text/label JSONL', () => {
     const { jsonl, errors } = csvToJsonl('text,label\n"Hello, world","greet"\n"He said ""hi""",greet\n,empty\n');
-    expect(jsonl.split('\n').map((l) => JSON.parse(l))).toEqual([{ text: 'Hello, world', label: 'greet' }, { text: 'He said "hi"', label: 'greet' }]);
+    expect(jsonl.split('\n').map((l) => JSON.parse(l))).toEqual([
+      { text: 'Hello, world', label: 'greet' },
+      { text: 'He said "hi"', label: 'greet' },
+    ]);
     expect(errors).toEqual([{ line: 4, field: 'text', reason: 'is empty or missing' }]);
   });
 
   it('when CoNLL uses BIO or IOB1, then entities get character offsets matching the text', () => {
-    const { jsonl, errors } = conllToJsonl('-DOCSTART- O\n\nJohn B-PER\nSmith I-PER\nvisited O\nNew I-LOC\nYork I-LOC\n\nbad line\n');
+    const { jsonl, errors } = conllToJsonl(
+      '-DOCSTART- O\n\nJohn B-PER\nSmith I-PER\nvisited O\nNew I-LOC\nYork I-LOC\n\nbad line\n',
+    );
     expect(errors).toEqual([{ line: 9, field: 'tag', reason: expect.stringContaining('token TAG') }]);
-    const row = JSON.parse(jsonl) as { text: string; entities: { start: number; end: number; label: string; text: string }[] };
+    const row = JSON.parse(jsonl) as {
+      text: string;
+      entities: { start: number; end: number; label: string; text: string }[];
+    };
     expect(row.text).toBe('John Smith visited New York');
     expect(row.entities).toEqual([
       { start: 0, end: 10, label: 'per', text: 'John Smith' },

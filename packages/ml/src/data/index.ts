@@ -54,17 +54,33 @@ export interface ValidationReport {
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function checkSpan(span: unknown, text: string, field: string, line: number, errors: RowError[]): EntitySpan | null {
-  if (!isObject(span)) return errors.push({ line, field, reason: 'must be an object {start, end, label}' }), null;
+  if (!isObject(span)) return (errors.push({ line, field, reason: 'must be an object {start, end, label}' }), null);
   const { start, end, label } = span;
-  if (!Number.isInteger(start) || !Number.isInteger(end)) return errors.push({ line, field, reason: 'start and end must be integers' }), null;
-  if (typeof label !== 'string' || !label.trim()) return errors.push({ line, field: `${field}.label`, reason: 'label is missing' }), null;
+  if (!Number.isInteger(start) || !Number.isInteger(end))
+    return (errors.push({ line, field, reason: 'start and end must be integers' }), null);
+  if (typeof label !== 'string' || !label.trim())
+    return (errors.push({ line, field: `${field}.label`, reason: 'label is missing' }), null);
   const s = start as number;
   const e = end as number;
   if (s < 0 || e > text.length || s >= e) {
-    return errors.push({ line, field, reason: `offsets [${s}, ${e}) are outside the text (length ${text.length}) or empty` }), null;
+    return (
+      errors.push({
+        line,
+        field,
+        reason: `offsets [${s}, ${e}) are outside the text (length ${text.length}) or empty`,
+      }),
+      null
+    );
   }
   if (span.text !== undefined && span.text !== text.slice(s, e)) {
-    return errors.push({ line, field: `${field}.text`, reason: `"${String(span.text)}" does not match the text at [${s}, ${e}): "${text.slice(s, e)}"` }), null;
+    return (
+      errors.push({
+        line,
+        field: `${field}.text`,
+        reason: `"${String(span.text)}" does not match the text at [${s}, ${e}): "${text.slice(s, e)}"`,
+      }),
+      null
+    );
   }
   return { start: s, end: e, label, ...(typeof span.text === 'string' ? { text: span.text } : {}) };
 }
@@ -72,13 +88,19 @@ function checkSpan(span: unknown, text: string, field: string, line: number, err
 /** Validate one parsed JSON row of the given kind; pushes row-level errors and returns the example if valid. */
 export function validateExample(row: unknown, kind: DatasetKind, line: number, errors: RowError[]): Example | null {
   const before = errors.length;
-  if (!isObject(row)) return errors.push({ line, field: '(row)', reason: 'each line must be a JSON object' }), null;
+  if (!isObject(row)) return (errors.push({ line, field: '(row)', reason: 'each line must be a JSON object' }), null);
   if (kind === 'chat') {
     const messages = row.messages;
-    if (!Array.isArray(messages) || messages.length === 0) return errors.push({ line, field: 'messages', reason: 'a non-empty array of {role, content} is required' }), null;
+    if (!Array.isArray(messages) || messages.length === 0)
+      return (
+        errors.push({ line, field: 'messages', reason: 'a non-empty array of {role, content} is required' }),
+        null
+      );
     messages.forEach((m, i) => {
-      if (!isObject(m) || !['system', 'user', 'assistant'].includes(String(m.role))) errors.push({ line, field: `messages.${i}.role`, reason: 'must be system, user or assistant' });
-      else if (typeof m.content !== 'string' || !m.content) errors.push({ line, field: `messages.${i}.content`, reason: 'must be a non-empty string' });
+      if (!isObject(m) || !['system', 'user', 'assistant'].includes(String(m.role)))
+        errors.push({ line, field: `messages.${i}.role`, reason: 'must be system, user or assistant' });
+      else if (typeof m.content !== 'string' || !m.content)
+        errors.push({ line, field: `messages.${i}.content`, reason: 'must be a non-empty string' });
     });
     if (errors.length === before && !messages.some((m) => isObject(m) && m.role === 'assistant')) {
       errors.push({ line, field: 'messages', reason: 'needs at least one assistant message to learn from' });
@@ -87,16 +109,31 @@ export function validateExample(row: unknown, kind: DatasetKind, line: number, e
   }
 
   const text = row.text;
-  if (typeof text !== 'string' || !text.trim()) return errors.push({ line, field: 'text', reason: 'a non-empty string is required' }), null;
+  if (typeof text !== 'string' || !text.trim())
+    return (errors.push({ line, field: 'text', reason: 'a non-empty string is required' }), null);
   const example: Example = { text };
 
   const readClassifications = () => {
     example.classifications = [];
     (row.classifications as unknown[]).forEach((c, i) => {
-      if (!isObject(c) || typeof c.task !== 'string' || !Array.isArray(c.labels) || c.labels.length === 0 || !c.labels.every((l) => typeof l === 'string' && l)) {
-        errors.push({ line, field: `classifications.${i}`, reason: 'must be {task, labels: [string, ...], multi_label?}' });
+      if (
+        !isObject(c) ||
+        typeof c.task !== 'string' ||
+        !Array.isArray(c.labels) ||
+        c.labels.length === 0 ||
+        !c.labels.every((l) => typeof l === 'string' && l)
+      ) {
+        errors.push({
+          line,
+          field: `classifications.${i}`,
+          reason: 'must be {task, labels: [string, ...], multi_label?}',
+        });
       } else {
-        example.classifications!.push({ task: c.task, labels: c.labels as string[], ...(c.multi_label === true ? { multi_label: true } : {}) });
+        example.classifications!.push({
+          task: c.task,
+          labels: c.labels as string[],
+          ...(c.multi_label === true ? { multi_label: true } : {}),
+        });
       }
     });
   };
@@ -115,7 +152,7 @@ export function validateExample(row: unknown, kind: DatasetKind, line: number, e
   if (row.structures !== undefined) readStructures(row.structures, example, line, errors);
   if (!Array.isArray(row.entities)) {
     if (example.structures) return errors.length === before ? example : null;
-    return errors.push({ line, field: 'entities', reason: 'an array is required (it may be empty)' }), null;
+    return (errors.push({ line, field: 'entities', reason: 'an array is required (it may be empty)' }), null);
   }
   example.entities = [];
   row.entities.forEach((span, i) => {
@@ -129,7 +166,8 @@ export function validateExample(row: unknown, kind: DatasetKind, line: number, e
     else {
       example.relations = [];
       row.relations.forEach((r, i) => {
-        if (!isObject(r) || typeof r.label !== 'string' || !r.label) return void errors.push({ line, field: `relations.${i}.label`, reason: 'label is missing' });
+        if (!isObject(r) || typeof r.label !== 'string' || !r.label)
+          return void errors.push({ line, field: `relations.${i}.label`, reason: 'label is missing' });
         const head = checkSpan(r.head, text, `relations.${i}.head`, line, errors);
         const tail = checkSpan(r.tail, text, `relations.${i}.tail`, line, errors);
         if (head && tail) example.relations!.push({ label: r.label, head, tail });
@@ -141,7 +179,12 @@ export function validateExample(row: unknown, kind: DatasetKind, line: number, e
 
 /** `structures`: `{name: [{field: "value" | ["value", …]}, …]}`, every value a non-empty string. */
 function readStructures(value: unknown, example: Example, line: number, errors: RowError[]): void {
-  if (!isObject(value)) return void errors.push({ line, field: 'structures', reason: 'must be an object of structure name → array of instances' });
+  if (!isObject(value))
+    return void errors.push({
+      line,
+      field: 'structures',
+      reason: 'must be an object of structure name → array of instances',
+    });
   const out: NonNullable<Example['structures']> = {};
   for (const [name, instances] of Object.entries(value)) {
     if (!Array.isArray(instances)) {
@@ -150,11 +193,23 @@ function readStructures(value: unknown, example: Example, line: number, errors: 
     }
     out[name] = [];
     instances.forEach((inst, i) => {
-      if (!isObject(inst)) return void errors.push({ line, field: `structures.${name}.${i}`, reason: 'an instance must be an object of field → value' });
+      if (!isObject(inst))
+        return void errors.push({
+          line,
+          field: `structures.${name}.${i}`,
+          reason: 'an instance must be an object of field → value',
+        });
       const fields: Record<string, string | string[]> = {};
       for (const [f, v] of Object.entries(inst)) {
-        const ok = (typeof v === 'string' && v.trim() !== '') || (Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'string' && x.trim() !== ''));
-        if (!ok) errors.push({ line, field: `structures.${name}.${i}.${f}`, reason: 'must be a non-empty string or an array of them' });
+        const ok =
+          (typeof v === 'string' && v.trim() !== '') ||
+          (Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'string' && x.trim() !== ''));
+        if (!ok)
+          errors.push({
+            line,
+            field: `structures.${name}.${i}.${f}`,
+            reason: 'must be a non-empty string or an array of them',
+          });
         else fields[f] = v as string | string[];
       }
       out[name]!.push(fields);
@@ -169,7 +224,8 @@ function labelsOf(example: Example, into: Record<string, number>): void {
   if (example.label) add(example.label);
   example.classifications?.forEach((c) => c.labels.forEach(add));
   example.relations?.forEach((r) => add(r.label));
-  for (const [name, instances] of Object.entries(example.structures ?? {})) for (const inst of instances) for (const f of Object.keys(inst)) add(`${name}.${f}`);
+  for (const [name, instances] of Object.entries(example.structures ?? {}))
+    for (const inst of instances) for (const f of Object.keys(inst)) add(`${name}.${f}`);
 }
 
 /** Decode strictly as UTF-8; a bad byte sequence is a row-level error on its line, not a crash. */
@@ -242,9 +298,15 @@ export class JsonlValidator {
 
   /** Whole-file checks: no examples at all, or too few to train on. */
   finish(): void {
-    if (this.valid === 0 && this.errors.length === 0) this.error({ line: 0, field: '(file)', reason: 'the file has no examples' });
+    if (this.valid === 0 && this.errors.length === 0)
+      this.error({ line: 0, field: '(file)', reason: 'the file has no examples' });
     const min = this.options.minExamples ?? 0;
-    if (this.valid > 0 && this.valid < min) this.error({ line: 0, field: '(file)', reason: `at least ${min} valid examples are needed for training; found ${this.valid}` });
+    if (this.valid > 0 && this.valid < min)
+      this.error({
+        line: 0,
+        field: '(file)',
+        reason: `at least ${min} valid examples are needed for training; found ${this.valid}`,
+      });
   }
 
   get totalErrors(): number {
@@ -253,7 +315,11 @@ export class JsonlValidator {
 }
 
 /** Validate canonical JSONL content: every line parsed and checked, every problem reported with its line. */
-export function validateJsonl(content: string, kind: DatasetKind, options: { minExamples?: number } = {}): ValidationReport {
+export function validateJsonl(
+  content: string,
+  kind: DatasetKind,
+  options: { minExamples?: number } = {},
+): ValidationReport {
   const validator = new JsonlValidator(kind, options);
   const examples: Example[] = [];
   content.split('\n').forEach((raw, i) => {
@@ -309,7 +375,11 @@ export function csvToJsonl(content: string): { jsonl: string; errors: RowError[]
   const header = (rows.shift() ?? []).map((h) => h.trim().toLowerCase());
   const ti = header.indexOf('text');
   const li = header.indexOf('label');
-  if (ti === -1 || li === -1) return { jsonl: '', errors: [{ line: 1, field: '(header)', reason: 'a header with "text" and "label" columns is required' }] };
+  if (ti === -1 || li === -1)
+    return {
+      jsonl: '',
+      errors: [{ line: 1, field: '(header)', reason: 'a header with "text" and "label" columns is required' }],
+    };
   const out: string[] = [];
   rows.forEach((r, i) => {
     if (r.length === 1 && r[0] === '') return;
@@ -356,7 +426,12 @@ export function conllToJsonl(content: string): { jsonl: string; errors: RowError
     const parts = line.split(/\s+/);
     const token = parts[0]!;
     const tag = parts[parts.length - 1]!;
-    if (parts.length < 2 || !/^(O|[BI]-.+)$/.test(tag)) return void errors.push({ line: i + 1, field: 'tag', reason: `expected "token TAG" with TAG O, B-X or I-X; got "${line}"` });
+    if (parts.length < 2 || !/^(O|[BI]-.+)$/.test(tag))
+      return void errors.push({
+        line: i + 1,
+        field: 'tag',
+        reason: `expected "token TAG" with TAG O, B-X or I-X; got "${line}"`,
+      });
     tokens.push({ token, tag });
   });
   flush();
@@ -368,7 +443,10 @@ export function conllToJsonl(content: string): { jsonl: string; errors: RowError
  * content and the seed, so the same file always splits the same way and an
  * evaluation never trains on its own test rows.
  */
-export function splitHeldOut<T>(examples: T[], options: { heldOutFraction?: number; seed?: string } = {}): { train: T[]; heldOut: T[] } {
+export function splitHeldOut<T>(
+  examples: T[],
+  options: { heldOutFraction?: number; seed?: string } = {},
+): { train: T[]; heldOut: T[] } {
   const train: T[] = [];
   const heldOut: T[] = [];
   for (const e of examples) (isHeldOut(e, options) ? heldOut : train).push(e);

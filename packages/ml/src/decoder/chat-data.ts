@@ -14,19 +14,48 @@ export function validateChatRows(rows: readonly unknown[], name: string): ChatRo
   rows.forEach((row, i) => {
     const messages = (row as { messages?: unknown })?.messages;
     if (!Array.isArray(messages) || messages.length === 0) {
-      fieldErrors.push({ field: `${name}.${i}.messages`, message: 'a chat example needs a non-empty messages array', code: 'required' });
+      fieldErrors.push({
+        field: `${name}.${i}.messages`,
+        message: 'a chat example needs a non-empty messages array',
+        code: 'required',
+      });
       return;
     }
     messages.forEach((m: { role?: unknown; content?: unknown }, j) => {
-      if (!ROLES.has(m?.role as string)) fieldErrors.push({ field: `${name}.${i}.messages.${j}.role`, message: 'role must be system, user or assistant', code: 'invalid_enum' });
-      if (typeof m?.content !== 'string') fieldErrors.push({ field: `${name}.${i}.messages.${j}.content`, message: 'content must be a string', code: 'invalid_type' });
+      if (!ROLES.has(m?.role as string))
+        fieldErrors.push({
+          field: `${name}.${i}.messages.${j}.role`,
+          message: 'role must be system, user or assistant',
+          code: 'invalid_enum',
+        });
+      if (typeof m?.content !== 'string')
+        fieldErrors.push({
+          field: `${name}.${i}.messages.${j}.content`,
+          message: 'content must be a string',
+          code: 'invalid_type',
+        });
     });
-    if (!messages.some((m: { role?: unknown; content?: unknown }) => m?.role === 'assistant' && typeof m.content === 'string' && m.content.length > 0)) {
-      fieldErrors.push({ field: `${name}.${i}.messages`, message: 'a chat example needs a non-empty assistant message to learn from', code: 'required' });
+    if (
+      !messages.some(
+        (m: { role?: unknown; content?: unknown }) =>
+          m?.role === 'assistant' && typeof m.content === 'string' && m.content.length > 0,
+      )
+    ) {
+      fieldErrors.push({
+        field: `${name}.${i}.messages`,
+        message: 'a chat example needs a non-empty assistant message to learn from',
+        code: 'required',
+      });
     }
   });
   if (rows.length === 0) fieldErrors.push({ field: name, message: 'no examples', code: 'too_small' });
-  if (fieldErrors.length) throw new AppError('InvalidArgument', Reasons.VALIDATION_FAILED, `${fieldErrors.length} problem(s) in ${name} data`, { fieldErrors });
+  if (fieldErrors.length)
+    throw new AppError(
+      'InvalidArgument',
+      Reasons.VALIDATION_FAILED,
+      `${fieldErrors.length} problem(s) in ${name} data`,
+      { fieldErrors },
+    );
   return rows as ChatRow[];
 }
 

@@ -7,7 +7,24 @@ import { DecoderState, forward, LINEAR_MODULES } from './model';
 import { loadDecoder, sampleToken } from './serve';
 import { encodePrompt, type ChatMessage } from './tokenizer';
 
-const NAMES = ['Ada', 'Bob', 'Cleo', 'Dan', 'Eve', 'Finn', 'Gus', 'Hal', 'Ivy', 'Jo', 'Kim', 'Lou', 'Max', 'Ned', 'Oz', 'Pat'];
+const NAMES = [
+  'Ada',
+  'Bob',
+  'Cleo',
+  'Dan',
+  'Eve',
+  'Finn',
+  'Gus',
+  'Hal',
+  'Ivy',
+  'Jo',
+  'Kim',
+  'Lou',
+  'Max',
+  'Ned',
+  'Oz',
+  'Pat',
+];
 const row = (name: string) => ({
   messages: [
     { role: 'user' as const, content: `hi, I am ${name}` },
@@ -33,7 +50,12 @@ describe('whetstone-decoder-base LoRA', () => {
   it('when fine-tuned on a small chat set, then its held-out loss is below the base model’s', () => {
     expect(trained.metrics.loss).toBeLessThan(trained.metrics.base_loss - 0.3);
     expect(trained.metrics.perplexity).toBeCloseTo(Math.exp(trained.metrics.loss), 6);
-    expect(trained.manifest).toMatchObject({ baseModel: 'whetstone-decoder-base', task: 'decoder', trainingType: 'lora', lora: { rank: 4, targets: [...LINEAR_MODULES] } });
+    expect(trained.manifest).toMatchObject({
+      baseModel: 'whetstone-decoder-base',
+      task: 'decoder',
+      trainingType: 'lora',
+      lora: { rank: 4, targets: [...LINEAR_MODULES] },
+    });
     expect(trained.manifest.lora.trainedParameters / trained.manifest.lora.baseParameters).toBeLessThan(0.15);
   });
 
@@ -55,7 +77,13 @@ describe('whetstone-decoder-base LoRA', () => {
     for (const t of ids) merged = state.step(t);
     const maxDiff = Math.max(...Array.from(merged, (v, i) => Math.abs(v - unmerged[i]!)));
     expect(maxDiff).toBeLessThan(1e-4);
-    expect(Math.max(...Array.from(unmerged, (v, i) => Math.abs(v - forward(config, weights, ids, 1, ids.length).data[(ids.length - 1) * config.vocab + i]!)))).toBeGreaterThan(1e-3);
+    expect(
+      Math.max(
+        ...Array.from(unmerged, (v, i) =>
+          Math.abs(v - forward(config, weights, ids, 1, ids.length).data[(ids.length - 1) * config.vocab + i]!),
+        ),
+      ),
+    ).toBeGreaterThan(1e-3);
   });
 
   it('when the fine-tuned decoder answers a held-out prompt greedily, then the reply moves towards the trained one and differs from the base', async () => {
@@ -68,7 +96,11 @@ describe('whetstone-decoder-base LoRA', () => {
   });
 
   it('when max_tokens is set, then no more bytes than that are generated and the finish reason says length', async () => {
-    const stream = loadDecoder().generate([{ role: 'user', content: 'tell me' }], { temperature: 1, max_tokens: 7, seed: 5 });
+    const stream = loadDecoder().generate([{ role: 'user', content: 'tell me' }], {
+      temperature: 1,
+      max_tokens: 7,
+      seed: 5,
+    });
     const text = await collect(stream);
     expect(new TextEncoder().encode(text).length).toBeLessThanOrEqual(7);
     if (stream.finishReason() === 'length') expect(new TextEncoder().encode(text).length).toBeGreaterThan(0);
@@ -99,21 +131,45 @@ describe('whetstone-decoder-base LoRA', () => {
   it('when training resumes from a weights/<step> checkpoint, then the adapter equals the uninterrupted run bit for bit', async () => {
     const small = { train: train.slice(0, 8), heldout, hyperparameters: { ...hyperparameters, nrEpochs: 2 } };
     const checkpoints: Checkpoint[] = [];
-    const full = await trainDecoderLora({ ...small, checkpointEvery: 1, onCheckpoint: async (c) => void checkpoints.push(c) });
-    expect(checkpoints.map((c) => c.id)).toEqual(['weights/1', 'sampler_weights/1', 'weights/2', 'sampler_weights/2', 'weights/3', 'sampler_weights/3']);
-    const resumed = await trainDecoderLora({ ...small, resumeFrom: checkpoints.find((c) => c.id === 'weights/3')!.bytes });
+    const full = await trainDecoderLora({
+      ...small,
+      checkpointEvery: 1,
+      onCheckpoint: async (c) => void checkpoints.push(c),
+    });
+    expect(checkpoints.map((c) => c.id)).toEqual([
+      'weights/1',
+      'sampler_weights/1',
+      'weights/2',
+      'sampler_weights/2',
+      'weights/3',
+      'sampler_weights/3',
+    ]);
+    const resumed = await trainDecoderLora({
+      ...small,
+      resumeFrom: checkpoints.find((c) => c.id === 'weights/3')!.bytes,
+    });
     expect(Buffer.from(resumed.bundle).equals(Buffer.from(full.bundle))).toBe(true);
   }, 120_000);
 
   it('when rows are not chat examples, then training is rejected with row-level errors', async () => {
-    const err = await trainDecoderLora({ train: [{ text: 'x' }, { messages: [{ role: 'user', content: 'only a question' }] }], heldout, hyperparameters }).catch((e: unknown) => e);
+    const err = await trainDecoderLora({
+      train: [{ text: 'x' }, { messages: [{ role: 'user', content: 'only a question' }] }],
+      heldout,
+      hyperparameters,
+    }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AppError);
     expect((err as AppError).fieldErrors.map((f) => f.field)).toEqual(['train.0.messages', 'train.1.messages']);
   });
 
   it('when the signal is aborted, then training stops with a Cancelled error', async () => {
     const controller = new AbortController();
-    const err = await trainDecoderLora({ train, heldout, hyperparameters, signal: controller.signal, onProgress: () => controller.abort() }).catch((e: unknown) => e);
+    const err = await trainDecoderLora({
+      train,
+      heldout,
+      hyperparameters,
+      signal: controller.signal,
+      onProgress: () => controller.abort(),
+    }).catch((e: unknown) => e);
     expect((err as AppError).kind).toBe('Cancelled');
   });
 });

@@ -3,7 +3,17 @@ import { AppError } from '@whetstone/errors';
 import { Adam, decodeTensors, encodeTensors, Rng, tensor } from '../nn';
 import { loadDecoderBase } from './base';
 import { chatWindows, type ChatRow, validateChatRows } from './chat-data';
-import { type DecoderConfig, initAdapter, LINEAR_MODULES, type LinearModule, lossOf, type LoraAdapter, makeBatch, type Weights, type Window } from './model';
+import {
+  type DecoderConfig,
+  initAdapter,
+  LINEAR_MODULES,
+  type LinearModule,
+  lossOf,
+  type LoraAdapter,
+  makeBatch,
+  type Weights,
+  type Window,
+} from './model';
 import { TOKENIZER_NAME } from './tokenizer';
 import { adapterFrom, adapterTensors } from './weights-file';
 
@@ -61,7 +71,12 @@ interface StateMeta {
 }
 
 /** Token-weighted mean loss of the assistant replies in `rows`. */
-export function chatLoss(config: DecoderConfig, weights: Weights, rows: readonly ChatRow[], adapter?: LoraAdapter): number {
+export function chatLoss(
+  config: DecoderConfig,
+  weights: Weights,
+  rows: readonly ChatRow[],
+  adapter?: LoraAdapter,
+): number {
   let total = 0;
   let count = 0;
   for (const row of rows) {
@@ -80,7 +95,8 @@ export function encodeAdapterBundle(manifest: DecoderManifest, adapter: LoraAdap
 
 export function decodeAdapterBundle(bytes: Uint8Array): { manifest: DecoderManifest; adapter: LoraAdapter } {
   const file = decodeTensors<DecoderManifest>(bytes);
-  if (file.meta?.format !== 'whetstone-model/1' || file.meta.task !== 'decoder') throw new AppError('InvalidArgument', 'MODEL_BUNDLE_INVALID', 'not a whetstone decoder bundle');
+  if (file.meta?.format !== 'whetstone-model/1' || file.meta.task !== 'decoder')
+    throw new AppError('InvalidArgument', 'MODEL_BUNDLE_INVALID', 'not a whetstone decoder bundle');
   const { rank, alpha, targets } = file.meta.lora;
   return { manifest: file.meta, adapter: adapterFrom(rank, alpha, targets, file.tensors, false) };
 }
@@ -104,13 +120,20 @@ export async function trainDecoderLora(request: DecoderTrainRequest): Promise<De
 
   let adapter = initAdapter(config, rank, alpha, targets, hp.seed);
   const names = Object.keys(adapter.tensors).sort();
-  let opt = new Adam(names.map((n) => adapter.tensors[n]!), { learningRate: hp.learningRate });
+  let opt = new Adam(
+    names.map((n) => adapter.tensors[n]!),
+    { learningRate: hp.learningRate },
+  );
   let startStep = 0;
   if (request.resumeFrom) {
     const state = decodeTensors<StateMeta>(request.resumeFrom);
-    if (state.meta?.format !== 'whetstone-decoder-lora-state/1') throw new AppError('InvalidArgument', 'CHECKPOINT_INVALID', 'resumeFrom is not a decoder training checkpoint');
+    if (state.meta?.format !== 'whetstone-decoder-lora-state/1')
+      throw new AppError('InvalidArgument', 'CHECKPOINT_INVALID', 'resumeFrom is not a decoder training checkpoint');
     adapter = adapterFrom(state.meta.rank, state.meta.alpha, state.meta.targets, state.tensors, true);
-    opt = new Adam(names.map((n) => adapter.tensors[n]!), { learningRate: hp.learningRate });
+    opt = new Adam(
+      names.map((n) => adapter.tensors[n]!),
+      { learningRate: hp.learningRate },
+    );
     names.forEach((n, k) => {
       opt.m[k]!.set(state.tensors[`m.${n}`]!.data);
       opt.v[k]!.set(state.tensors[`v.${n}`]!.data);
@@ -126,7 +149,10 @@ export async function trainDecoderLora(request: DecoderTrainRequest): Promise<De
   const checkpointEvery = request.checkpointEvery ?? stepsPerEpoch;
   const trainedParameters = names.reduce((n, k) => n + adapter.tensors[k]!.data.length, 0);
   const baseParameters = Object.values(weights).reduce((n, t) => n + t.data.length, 0);
-  log('info', `LoRA rank ${rank} on ${targets.join(', ')}: ${trainedParameters} trained parameters (${((100 * trainedParameters) / baseParameters).toFixed(1)}% of the base), ${windows.length} windows, ${totalSteps} steps`);
+  log(
+    'info',
+    `LoRA rank ${rank} on ${targets.join(', ')}: ${trainedParameters} trained parameters (${((100 * trainedParameters) / baseParameters).toFixed(1)}% of the base), ${windows.length} windows, ${totalSteps} steps`,
+  );
 
   const orderOf = (epoch: number): number[] => new Rng(hp.seed * 7919 + epoch).shuffle(windows.map((_, i) => i));
   const started = Date.now();
@@ -143,7 +169,15 @@ export async function trainDecoderLora(request: DecoderTrainRequest): Promise<De
     const done = step + 1;
     const seconds = (Date.now() - started) / 1000;
     const examplesPerSecond = ((done - startStep) * batchSize) / Math.max(seconds, 1e-3);
-    request.onProgress?.({ step: done, totalSteps, epoch: epoch + 1, loss: loss.data[0]!, learningRate: hp.learningRate, examplesPerSecond, etaSeconds: ((totalSteps - done) * batchSize) / examplesPerSecond });
+    request.onProgress?.({
+      step: done,
+      totalSteps,
+      epoch: epoch + 1,
+      loss: loss.data[0]!,
+      learningRate: hp.learningRate,
+      examplesPerSecond,
+      etaSeconds: ((totalSteps - done) * batchSize) / examplesPerSecond,
+    });
     if (request.onCheckpoint && done % checkpointEvery === 0 && done < totalSteps) {
       const tensors = adapterTensors(adapter);
       names.forEach((n, k) => {
@@ -151,18 +185,39 @@ export async function trainDecoderLora(request: DecoderTrainRequest): Promise<De
         tensors[`v.${n}`] = { shape: [...adapter.tensors[n]!.shape], data: opt.v[k]!.slice() };
       });
       const meta: StateMeta = { format: 'whetstone-decoder-lora-state/1', step: done, rank, alpha, targets };
-      await request.onCheckpoint({ id: `weights/${done}`, type: 'training', step: done, bytes: encodeTensors({ meta, tensors }) });
-      await request.onCheckpoint({ id: `sampler_weights/${done}`, type: 'sampler', step: done, bytes: encodeAdapterBundle(manifestOf(null), adapter) });
+      await request.onCheckpoint({
+        id: `weights/${done}`,
+        type: 'training',
+        step: done,
+        bytes: encodeTensors({ meta, tensors }),
+      });
+      await request.onCheckpoint({
+        id: `sampler_weights/${done}`,
+        type: 'sampler',
+        step: done,
+        bytes: encodeAdapterBundle(manifestOf(null), adapter),
+      });
     }
     // Yield to the event loop between steps so cancellation and I/O are seen promptly.
     await new Promise((resolve) => setImmediate(resolve));
   }
 
-  const frozen: LoraAdapter = { ...adapter, tensors: Object.fromEntries(names.map((n) => [n, tensor(adapter.tensors[n]!.data, adapter.tensors[n]!.shape)])) };
+  const frozen: LoraAdapter = {
+    ...adapter,
+    tensors: Object.fromEntries(names.map((n) => [n, tensor(adapter.tensors[n]!.data, adapter.tensors[n]!.shape)])),
+  };
   const loss = chatLoss(config, weights, heldout, frozen);
   const baseLoss = chatLoss(config, weights, heldout);
-  const metrics: DecoderMetrics = { loss, perplexity: Math.exp(loss), base_loss: baseLoss, base_perplexity: Math.exp(baseLoss) };
-  log('info', `held-out loss ${loss.toFixed(3)} (base ${baseLoss.toFixed(3)}), perplexity ${metrics.perplexity.toFixed(2)}`);
+  const metrics: DecoderMetrics = {
+    loss,
+    perplexity: Math.exp(loss),
+    base_loss: baseLoss,
+    base_perplexity: Math.exp(baseLoss),
+  };
+  log(
+    'info',
+    `held-out loss ${loss.toFixed(3)} (base ${baseLoss.toFixed(3)}), perplexity ${metrics.perplexity.toFixed(2)}`,
+  );
   const manifest = manifestOf(metrics);
   return { bundle: encodeAdapterBundle(manifest, frozen), manifest, metrics };
 

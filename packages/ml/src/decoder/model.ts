@@ -1,4 +1,20 @@
-import { add, addBias, causalSelfAttention, crossEntropy, embedding, gelu, layerNorm, loraLinear, matmul, matmulInto, randn, Rng, softmaxInPlace, Tensor, tensor } from '../nn';
+import {
+  add,
+  addBias,
+  causalSelfAttention,
+  crossEntropy,
+  embedding,
+  gelu,
+  layerNorm,
+  loraLinear,
+  matmul,
+  matmulInto,
+  randn,
+  Rng,
+  softmaxInPlace,
+  Tensor,
+  tensor,
+} from '../nn';
 import { VOCAB_SIZE } from './tokenizer';
 
 export interface DecoderConfig {
@@ -38,7 +54,8 @@ export function initWeights(config: DecoderConfig, seed: number, requiresGrad = 
   const d = config.dim;
   const p = (name: string, shape: number[], std: number | 'ones' | 'zeros'): void => {
     const n = shape.reduce((a, b) => a * b, 1);
-    const data = std === 'ones' ? new Float32Array(n).fill(1) : std === 'zeros' ? new Float32Array(n) : randn(rng, n, std);
+    const data =
+      std === 'ones' ? new Float32Array(n).fill(1) : std === 'zeros' ? new Float32Array(n) : randn(rng, n, std);
     w[name] = tensor(data, shape, requiresGrad);
   };
   p('tok', [config.vocab, d], 0.02);
@@ -63,7 +80,13 @@ export function initWeights(config: DecoderConfig, seed: number, requiresGrad = 
 }
 
 /** A fresh adapter: A seeded normal, B zero, so it starts as the identity. */
-export function initAdapter(config: DecoderConfig, rank: number, alpha: number, targets: LinearModule[], seed: number): LoraAdapter {
+export function initAdapter(
+  config: DecoderConfig,
+  rank: number,
+  alpha: number,
+  targets: LinearModule[],
+  seed: number,
+): LoraAdapter {
   const rng = new Rng(seed);
   const tensors: Weights = {};
   for (let l = 0; l < config.layers; l++) {
@@ -97,7 +120,14 @@ export function mergeAdapter(config: DecoderConfig, base: Weights, adapter: Lora
 }
 
 /** Logits [B·T, vocab] for `ids` laid out as B rows of T tokens (the training path). */
-export function forward(config: DecoderConfig, w: Weights, ids: Int32Array, batch: number, time: number, adapter?: LoraAdapter): Tensor {
+export function forward(
+  config: DecoderConfig,
+  w: Weights,
+  ids: Int32Array,
+  batch: number,
+  time: number,
+  adapter?: LoraAdapter,
+): Tensor {
   const positions = new Int32Array(batch * time);
   for (let i = 0; i < positions.length; i++) positions[i] = i % time;
   const s = adapter ? adapter.alpha / adapter.rank : 0;
@@ -142,7 +172,13 @@ export interface Window {
 export function makeBatch(windows: readonly Window[]): Batch {
   const time = Math.max(...windows.map((w) => w.inputs.length));
   const n = windows.length * time;
-  const b: Batch = { size: windows.length, time, inputs: new Int32Array(n), targets: new Int32Array(n), weights: new Float32Array(n) };
+  const b: Batch = {
+    size: windows.length,
+    time,
+    inputs: new Int32Array(n),
+    targets: new Int32Array(n),
+    weights: new Float32Array(n),
+  };
   windows.forEach((win, r) => {
     b.inputs.set(win.inputs, r * time);
     b.targets.set(win.targets, r * time);
@@ -185,7 +221,11 @@ export class DecoderState {
     const scale = 1 / Math.sqrt(hd);
     const scores = new Float32Array(pos + 1);
     for (let l = 0; l < layers; l++) {
-      const qkv = linearVec(layerNormVec(x, w[`l${l}.ln1.g`]!, w[`l${l}.ln1.b`]!), w[`l${l}.qkv.w`]!, w[`l${l}.qkv.b`]!);
+      const qkv = linearVec(
+        layerNormVec(x, w[`l${l}.ln1.g`]!, w[`l${l}.ln1.b`]!),
+        w[`l${l}.qkv.w`]!,
+        w[`l${l}.qkv.b`]!,
+      );
       this.keys[l]!.set(qkv.subarray(D, 2 * D), pos * D);
       this.values[l]!.set(qkv.subarray(2 * D, 3 * D), pos * D);
       const att = new Float32Array(D);
@@ -196,7 +236,8 @@ export class DecoderState {
           scores[s] = dot * scale;
         }
         softmaxInPlace(scores, 0, pos + 1);
-        for (let s = 0; s <= pos; s++) for (let d = 0; d < hd; d++) att[h * hd + d]! += scores[s]! * this.values[l]![s * D + h * hd + d]!;
+        for (let s = 0; s <= pos; s++)
+          for (let d = 0; d < hd; d++) att[h * hd + d]! += scores[s]! * this.values[l]![s * D + h * hd + d]!;
       }
       const o = linearVec(att, w[`l${l}.o.w`]!, w[`l${l}.o.b`]!);
       for (let d = 0; d < D; d++) x[d]! += o[d]!;

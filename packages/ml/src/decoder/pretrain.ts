@@ -29,7 +29,11 @@ export function pretrainDecoder(options: PretrainOptions): Weights {
   const rng = new Rng(seed + 1);
   const warmup = Math.max(1, Math.floor(steps * 0.05));
   for (let step = 0; step < steps; step++) {
-    const lr = step < warmup ? (learningRate * (step + 1)) / warmup : 0.1 * learningRate + 0.9 * learningRate * 0.5 * (1 + Math.cos((Math.PI * (step - warmup)) / (steps - warmup)));
+    const lr =
+      step < warmup
+        ? (learningRate * (step + 1)) / warmup
+        : 0.1 * learningRate +
+          0.9 * learningRate * 0.5 * (1 + Math.cos((Math.PI * (step - warmup)) / (steps - warmup)));
     const loss = lossOf(config, weights, makeBatch(randomWindows(corpus, batchSize, config.context, rng)));
     loss.backward();
     clipGradNorm(params, 1);
@@ -45,7 +49,11 @@ export function corpusLoss(config: DecoderConfig, weights: Weights, corpus: Uint
   let n = 0;
   for (let start = 0; start + config.context + 1 <= corpus.length && n < maxWindows; start += config.context, n++) {
     const slice = Array.from(corpus.subarray(start, start + config.context + 1));
-    total += lossOf(config, weights, makeBatch([{ inputs: slice.slice(0, -1), targets: slice.slice(1), weights: slice.slice(1).map(() => 1) }])).data[0]!;
+    total += lossOf(
+      config,
+      weights,
+      makeBatch([{ inputs: slice.slice(0, -1), targets: slice.slice(1), weights: slice.slice(1).map(() => 1) }]),
+    ).data[0]!;
   }
   return total / Math.max(1, n);
 }

@@ -26,7 +26,10 @@ export interface Decoder {
   readonly name: string;
   readonly manifest: DecoderManifest | null;
   /** Streams the assistant reply to `messages`, a few bytes at a time. */
-  generate(messages: readonly ChatMessage[], options?: GenerateOptions): AsyncIterable<GenerateChunk> & { finishReason: () => 'stop' | 'length' | null };
+  generate(
+    messages: readonly ChatMessage[],
+    options?: GenerateOptions,
+  ): AsyncIterable<GenerateChunk> & { finishReason: () => 'stop' | 'length' | null };
   /** Loss and perplexity of the assistant replies in chat rows. */
   perplexity(rows: readonly unknown[]): { loss: number; perplexity: number };
 }
@@ -71,7 +74,10 @@ export function loadDecoder(bundle?: Uint8Array): Decoder & { weights: Weights; 
   const adapter = decoded?.adapter ?? null;
   const merged = adapter ? mergeAdapter(config, base.weights, adapter) : base.weights;
 
-  function generate(messages: readonly ChatMessage[], opts: GenerateOptions = {}): AsyncIterable<GenerateChunk> & { finishReason: () => 'stop' | 'length' | null } {
+  function generate(
+    messages: readonly ChatMessage[],
+    opts: GenerateOptions = {},
+  ): AsyncIterable<GenerateChunk> & { finishReason: () => 'stop' | 'length' | null } {
     let finish: 'stop' | 'length' | null = null;
     const iterable = {
       finishReason: () => finish,

@@ -2,7 +2,15 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadGlove } from '../assets';
 import { tensor } from '../nn';
-import { ENCODER_CONFIG, initChain, initClassHead, initRelationHead, initWeights, type EncoderConfig, type Weights } from './model';
+import {
+  ENCODER_CONFIG,
+  initChain,
+  initClassHead,
+  initRelationHead,
+  initWeights,
+  type EncoderConfig,
+  type Weights,
+} from './model';
 
 export const ENCODER_BASE_FILE = path.resolve(__dirname, '../../assets/encoder-base.i8');
 const FORMAT = 'whetstone-encoder-base/1';
@@ -56,7 +64,10 @@ export function encodeEncoderBase(meta: Omit<EncoderBaseMeta, 'format'>, w: Weig
 export function decodeEncoderBase(bytes: Uint8Array): { meta: EncoderBaseMeta; weights: Weights } {
   const buf = Buffer.from(bytes);
   const length = buf.readUInt32LE(0);
-  const header = JSON.parse(buf.subarray(4, 4 + length).toString('utf8')) as { meta: EncoderBaseMeta; tensors: Record<string, { shape: number[]; offset: number }> };
+  const header = JSON.parse(buf.subarray(4, 4 + length).toString('utf8')) as {
+    meta: EncoderBaseMeta;
+    tensors: Record<string, { shape: number[]; offset: number }>;
+  };
   if (header.meta?.format !== FORMAT) throw new Error('not a whetstone encoder base file');
   const start = Math.ceil((4 + length) / 4) * 4;
   const weights: Weights = {};
@@ -89,7 +100,16 @@ export function loadEncoderBase(): { config: EncoderConfig; weights: Weights; me
   if (cached) return cached;
   if (existsSync(ENCODER_BASE_FILE)) {
     const { meta, weights } = decodeEncoderBase(readFileSync(ENCODER_BASE_FILE));
-    cached = { config: meta.config, weights: { ...initRelationHead(meta.config, loadGlove(), BASE_SEED), ...initClassHead(meta.config, loadGlove(), BASE_SEED), ...initChain(), ...weights }, meta };
+    cached = {
+      config: meta.config,
+      weights: {
+        ...initRelationHead(meta.config, loadGlove(), BASE_SEED),
+        ...initClassHead(meta.config, loadGlove(), BASE_SEED),
+        ...initChain(),
+        ...weights,
+      },
+      meta,
+    };
   } else {
     cached = { config: ENCODER_CONFIG, weights: initWeights(ENCODER_CONFIG, loadGlove(), BASE_SEED), meta: null };
   }

@@ -62,12 +62,24 @@ const CHAR_SLOTS = 16;
 export const HASHED_PER_TOKEN = WORD_FEATURES + CHAR_SLOTS;
 
 function shapeOf(w: string): string {
-  return w.replace(/\p{Lu}+/gu, 'X').replace(/\p{Ll}+/gu, 'x').replace(/\p{N}+/gu, 'd');
+  return w
+    .replace(/\p{Lu}+/gu, 'X')
+    .replace(/\p{Ll}+/gu, 'x')
+    .replace(/\p{N}+/gu, 'd');
 }
 
 export function hashedNames(word: string): string[] {
   const lower = word.toLowerCase();
-  const names = [`w=${word}`, `l=${lower}`, `p2=${lower.slice(0, 2)}`, `p3=${lower.slice(0, 3)}`, `s2=${lower.slice(-2)}`, `s3=${lower.slice(-3)}`, `s4=${lower.slice(-4)}`, `sh=${shapeOf(word)}`];
+  const names = [
+    `w=${word}`,
+    `l=${lower}`,
+    `p2=${lower.slice(0, 2)}`,
+    `p3=${lower.slice(0, 3)}`,
+    `s2=${lower.slice(-2)}`,
+    `s3=${lower.slice(-3)}`,
+    `s4=${lower.slice(-4)}`,
+    `sh=${shapeOf(word)}`,
+  ];
   const padded = `<${lower}>`;
   const grams: string[] = [];
   for (const n of [3, 4]) for (let i = 0; i + n <= padded.length; i++) grams.push(`c${n}=${padded.slice(i, i + n)}`);
@@ -142,7 +154,10 @@ export function featurize(text: string, glove: Embeddings, hashLog2: number): Fe
 /** Mean unit GloVe vector of a label name's words (`date_of_birth`, `Job title`); a seeded hash vector when none is known. */
 export function labelVector(label: string, glove: Embeddings): Float32Array {
   const out = new Float32Array(glove.dim);
-  const words = label.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean);
+  const words = label
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter(Boolean);
   let n = 0;
   for (const w of words) {
     const v = unitVector(glove, w);

@@ -14,7 +14,16 @@ const labels = ['location', 'misc', 'organization', 'person'];
 describe('the encoder LoRA adapter', () => {
   it('when the trained adapter is folded into the weights, then spans and confidences match the adapter applied at run time', () => {
     const base = loadEncoderBase();
-    const trainer = new EncoderTrainer(rows, base.config, loadGlove(), base.weights, { mode: 'lora', labels, epochs: 2, learningRate: 0.005, batchSize: 16, seed: 3, loraRank: 8, loraAlpha: 16 });
+    const trainer = new EncoderTrainer(rows, base.config, loadGlove(), base.weights, {
+      mode: 'lora',
+      labels,
+      epochs: 2,
+      learningRate: 0.005,
+      batchSize: 16,
+      seed: 3,
+      loraRank: 8,
+      loraAlpha: 16,
+    });
     trainer.runEpoch();
     trainer.runEpoch();
     const unmerged = trainer.model();
@@ -26,7 +35,9 @@ describe('the encoder LoRA adapter', () => {
     for (const r of rows.slice(0, 20)) {
       const a = unmerged.extract(r.text, labels);
       const b = merged.extract(r.text, labels);
-      expect(b.map(({ start, end, label }) => ({ start, end, label }))).toEqual(a.map(({ start, end, label }) => ({ start, end, label })));
+      expect(b.map(({ start, end, label }) => ({ start, end, label }))).toEqual(
+        a.map(({ start, end, label }) => ({ start, end, label })),
+      );
       b.forEach((s, i) => expect(s.confidence).toBeCloseTo(a[i]!.confidence, 4));
     }
   });

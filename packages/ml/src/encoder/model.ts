@@ -1,5 +1,31 @@
 import type { Embeddings } from '../assets';
-import { add, addBias, chainMarginals, chainNll, chainViterbi, concatCols, type ChainKinds, dropout, embedding, embeddingBag, gelu, layerNorm, loraLinear, matmul, matmulBT, matmulInto, randn, Rng, scale, selfAttention, sliceRows, Tensor, tensor, window, zeros } from '../nn';
+import {
+  add,
+  addBias,
+  chainMarginals,
+  chainNll,
+  chainViterbi,
+  concatCols,
+  type ChainKinds,
+  dropout,
+  embedding,
+  embeddingBag,
+  gelu,
+  layerNorm,
+  loraLinear,
+  matmul,
+  matmulBT,
+  matmulInto,
+  randn,
+  Rng,
+  scale,
+  selfAttention,
+  sliceRows,
+  Tensor,
+  tensor,
+  window,
+  zeros,
+} from '../nn';
 import { denseWidth, HASHED_PER_TOKEN, labelVector, type Featurized } from './features';
 
 /**
@@ -22,7 +48,15 @@ export interface EncoderConfig {
   maxTokens: number;
 }
 
-export const ENCODER_CONFIG: EncoderConfig = { dim: 128, layers: 2, heads: 4, ff: 256, hashLog2: 15, hashDim: 64, maxTokens: 96 };
+export const ENCODER_CONFIG: EncoderConfig = {
+  dim: 128,
+  layers: 2,
+  heads: 4,
+  ff: 256,
+  hashLog2: 15,
+  hashDim: 64,
+  maxTokens: 96,
+};
 
 export const WINDOW = [-1, 0, 1] as const;
 export const LORA_TARGETS = ['in', 'qkv', 'o', 'fc1', 'fc2', 'hash'] as const;
@@ -57,7 +91,10 @@ export function initWeights(config: EncoderConfig, glove: Embeddings, seed: numb
   const w: Weights = {};
   const p = (name: string, shape: number[], std: number | 'ones' | 'zeros'): void => {
     const n = shape.reduce((a, b) => a * b, 1);
-    w[name] = tensor(std === 'ones' ? new Float32Array(n).fill(1) : std === 'zeros' ? new Float32Array(n) : randn(rng, n, std), shape);
+    w[name] = tensor(
+      std === 'ones' ? new Float32Array(n).fill(1) : std === 'zeros' ? new Float32Array(n) : randn(rng, n, std),
+      shape,
+    );
   };
   p('hash', [1 << config.hashLog2, config.hashDim], 0.1);
   for (const [name, [i, o]] of Object.entries(linearShapes(config, glove))) {
@@ -119,11 +156,25 @@ export function initRelationHead(config: EncoderConfig, glove: Embeddings, seed:
 
 /** Names of the weights trained with the adapter in LoRA mode: the entity and relation heads and the norms. */
 export function isHeadOrNorm(name: string): boolean {
-  return name.startsWith('ent.') || name.startsWith('crf.') || name.startsWith('label.') || name.startsWith('rel.') || name.startsWith('cls.') || name.includes('.ln') || name.startsWith('lnf.');
+  return (
+    name.startsWith('ent.') ||
+    name.startsWith('crf.') ||
+    name.startsWith('label.') ||
+    name.startsWith('rel.') ||
+    name.startsWith('cls.') ||
+    name.includes('.ln') ||
+    name.startsWith('lnf.')
+  );
 }
 
 /** A fresh adapter: A seeded normal, B zero, so it starts as the base. */
-export function initAdapter(config: EncoderConfig, glove: Embeddings, rank: number, alpha: number, seed: number): LoraAdapter {
+export function initAdapter(
+  config: EncoderConfig,
+  glove: Embeddings,
+  rank: number,
+  alpha: number,
+  seed: number,
+): LoraAdapter {
   const rng = new Rng(seed);
   const tensors: Weights = {};
   for (const [name, [i, o]] of Object.entries(linearShapes(config, glove))) {
@@ -166,7 +217,11 @@ export interface EncoderBatch {
 }
 
 /** Pads chunks to the longest; `dropHashed` (a rate and an rng) blanks hashed features at random while training. */
-export function makeBatch(chunks: readonly Featurized[], glove: Embeddings, drop?: { rate: number; rng: Rng }): EncoderBatch {
+export function makeBatch(
+  chunks: readonly Featurized[],
+  glove: Embeddings,
+  drop?: { rate: number; rng: Rng },
+): EncoderBatch {
   const time = Math.max(1, ...chunks.map((c) => c.tokens.length));
   const width = denseWidth(glove);
   const dense = new Float32Array(chunks.length * time * width);
@@ -188,7 +243,14 @@ export function makeBatch(chunks: readonly Featurized[], glove: Embeddings, drop
       offsets[row + 1] = ids.length;
     }
   });
-  return { size: chunks.length, time, lengths, dense: tensor(dense, [chunks.length * time, width]), hashIds: Int32Array.from(ids), hashOffsets: offsets };
+  return {
+    size: chunks.length,
+    time,
+    lengths,
+    dense: tensor(dense, [chunks.length * time, width]),
+    hashIds: Int32Array.from(ids),
+    hashOffsets: offsets,
+  };
 }
 
 /** Dropout while training: a rate and the seeded generator of the masks. */
@@ -198,7 +260,13 @@ export interface Regularize {
 }
 
 /** Token states [B·T, D]. */
-export function encode(config: EncoderConfig, w: Weights, batch: EncoderBatch, adapter?: LoraAdapter, reg?: Regularize): Tensor {
+export function encode(
+  config: EncoderConfig,
+  w: Weights,
+  batch: EncoderBatch,
+  adapter?: LoraAdapter,
+  reg?: Regularize,
+): Tensor {
   const drop = (x: Tensor): Tensor => (reg ? dropout(x, reg.rate, reg.rng) : x);
   const s = adapter ? adapter.alpha / adapter.rank : 0;
   const linear = (x: Tensor, name: string): Tensor => {
@@ -208,11 +276,20 @@ export function encode(config: EncoderConfig, w: Weights, batch: EncoderBatch, a
   };
   let bag = embeddingBag(w.hash!, batch.hashIds, batch.hashOffsets);
   const hashA = adapter?.tensors['hash.A'];
-  if (hashA) bag = add(bag, scale(matmul(embeddingBag(hashA, batch.hashIds, batch.hashOffsets), adapter!.tensors['hash.B']!), s));
+  if (hashA)
+    bag = add(
+      bag,
+      scale(matmul(embeddingBag(hashA, batch.hashIds, batch.hashOffsets), adapter!.tensors['hash.B']!), s),
+    );
   let x = drop(linear(window(concatCols([batch.dense, bag]), batch.time, WINDOW), 'in'));
   for (let l = 0; l < config.layers; l++) {
     const h = layerNorm(x, w[`l${l}.ln1.g`]!, w[`l${l}.ln1.b`]!);
-    x = add(x, drop(linear(selfAttention(linear(h, `l${l}.qkv`), batch.size, batch.time, config.heads, batch.lengths), `l${l}.o`)));
+    x = add(
+      x,
+      drop(
+        linear(selfAttention(linear(h, `l${l}.qkv`), batch.size, batch.time, config.heads, batch.lengths), `l${l}.o`),
+      ),
+    );
     const h2 = layerNorm(x, w[`l${l}.ln2.g`]!, w[`l${l}.ln2.b`]!);
     x = add(x, drop(linear(gelu(linear(h2, `l${l}.fc1`)), `l${l}.fc2`)));
   }
@@ -227,7 +304,12 @@ export function labelInputs(labels: readonly string[], glove: Embeddings): Tenso
 }
 
 /** Label vectors plus, for labels seen in training, their rows of a learned residual table (by trained index). */
-function withResidual(u: Tensor, residual: Tensor | undefined, labels: readonly string[], trained: readonly string[]): Tensor {
+function withResidual(
+  u: Tensor,
+  residual: Tensor | undefined,
+  labels: readonly string[],
+  trained: readonly string[],
+): Tensor {
   if (!residual || !trained.length) return u;
   const pick = new Float32Array(labels.length * trained.length);
   labels.forEach((l, i) => {
@@ -243,10 +325,21 @@ function withResidual(u: Tensor, residual: Tensor | undefined, labels: readonly 
  * label's vectors are a projection of its name plus, for labels seen in
  * training, a learned residual (`label.B`/`label.I` rows by trained index).
  */
-export function entityLogits(w: Weights, states: Tensor, labels: readonly string[], glove: Embeddings, trained: readonly string[]): Tensor {
+export function entityLogits(
+  w: Weights,
+  states: Tensor,
+  labels: readonly string[],
+  glove: Embeddings,
+  trained: readonly string[],
+): Tensor {
   const G = labelInputs(labels, glove);
-  const vectors = (k: 'B' | 'I'): Tensor => withResidual(addBias(matmul(G, w[`ent.${k}.w`]!), w[`ent.${k}.b`]!), w[`label.${k}`], labels, trained);
-  return concatCols([addBias(matmul(states, w['ent.o.w']!), w['ent.o.b']!), matmulBT(states, vectors('B')), matmulBT(states, vectors('I'))]);
+  const vectors = (k: 'B' | 'I'): Tensor =>
+    withResidual(addBias(matmul(G, w[`ent.${k}.w`]!), w[`ent.${k}.b`]!), w[`label.${k}`], labels, trained);
+  return concatCols([
+    addBias(matmul(states, w['ent.o.w']!), w['ent.o.b']!),
+    matmulBT(states, vectors('B')),
+    matmulBT(states, vectors('I')),
+  ]);
 }
 
 /** At most this many entity spans of one chunk take part in relations (pairs grow as its square). */
@@ -267,7 +360,10 @@ export interface SpanPairs {
 }
 
 /** Tokens of a chunk covered by a character span, or null when none is. */
-export function tokenRange(chunk: Featurized, span: { start: number; end: number }): { first: number; last: number } | null {
+export function tokenRange(
+  chunk: Featurized,
+  span: { start: number; end: number },
+): { first: number; last: number } | null {
   let first = -1;
   let last = -1;
   chunk.tokens.forEach((tok, i) => {
@@ -287,7 +383,15 @@ export function tokenRange(chunk: Featurized, span: { start: number; end: number
  * projection of its name's GloVe plus, for trained relations, a learned
  * residual `rel.label`).
  */
-export function relationLogits(w: Weights, states: Tensor, time: number, pairs: SpanPairs, relations: readonly string[], glove: Embeddings, trained: readonly string[]): Tensor {
+export function relationLogits(
+  w: Weights,
+  states: Tensor,
+  time: number,
+  pairs: SpanPairs,
+  relations: readonly string[],
+  glove: Embeddings,
+  trained: readonly string[],
+): Tensor {
   const rowsOf = (chunk: number, from: number, to: number, ids: number[]) => {
     for (let t = from; t <= to; t++) ids.push(chunk * time + t);
   };
@@ -310,14 +414,28 @@ export function relationLogits(w: Weights, states: Tensor, time: number, pairs: 
     betweenOffsets[p + 1] = betweenIds.length;
   }
   const between = embeddingBag(states, Int32Array.from(betweenIds), betweenOffsets);
-  const input = concatCols([embedding(spanStates, pairs.heads), embedding(spanStates, pairs.tails), between, tensor(order, [P, 1])]);
+  const input = concatCols([
+    embedding(spanStates, pairs.heads),
+    embedding(spanStates, pairs.tails),
+    between,
+    tensor(order, [P, 1]),
+  ]);
   const pair = gelu(addBias(matmul(input, w['rel.pair.w']!), w['rel.pair.b']!));
-  const vectors = withResidual(addBias(matmul(labelInputs(relations, glove), w['rel.L.w']!), w['rel.L.b']!), w['rel.label'], relations, trained);
+  const vectors = withResidual(
+    addBias(matmul(labelInputs(relations, glove), w['rel.L.w']!), w['rel.L.b']!),
+    w['rel.label'],
+    relations,
+    trained,
+  );
   return concatCols([addBias(matmul(pair, w['rel.o.w']!), w['rel.o.b']!), matmulBT(pair, vectors)]);
 }
 
 /** Tag ids over `1 + 2L` classes from gold spans (a token inside a span is B on its first token, I after). */
-export function goldTags(chunk: Featurized, spans: readonly { start: number; end: number; label: string }[], labels: readonly string[]): Int32Array {
+export function goldTags(
+  chunk: Featurized,
+  spans: readonly { start: number; end: number; label: string }[],
+  labels: readonly string[],
+): Int32Array {
   const L = labels.length;
   const tags = new Int32Array(chunk.tokens.length);
   chunk.tokens.forEach((tok, i) => {
@@ -336,21 +454,42 @@ export function goldTags(chunk: Featurized, spans: readonly { start: number; end
  * `perExample` labels (pretraining), each text is scored against its own
  * label names.
  */
-export function entityLoss(config: EncoderConfig, w: Weights, batch: EncoderBatch, tags: readonly Int32Array[], labels: readonly string[], glove: Embeddings, adapter?: LoraAdapter, reg?: Regularize, perExample?: readonly (readonly string[])[]): Tensor {
+export function entityLoss(
+  config: EncoderConfig,
+  w: Weights,
+  batch: EncoderBatch,
+  tags: readonly Int32Array[],
+  labels: readonly string[],
+  glove: Embeddings,
+  adapter?: LoraAdapter,
+  reg?: Regularize,
+  perExample?: readonly (readonly string[])[],
+): Tensor {
   return tagLoss(w, encode(config, w, batch, adapter, reg), batch, tags, labels, glove, perExample);
 }
 
 /** {@link entityLoss} on token states already encoded (the relation loss shares them). */
-export function tagLoss(w: Weights, states: Tensor, batch: EncoderBatch, tags: readonly Int32Array[], labels: readonly string[], glove: Embeddings, perExample?: readonly (readonly string[])[]): Tensor {
+export function tagLoss(
+  w: Weights,
+  states: Tensor,
+  batch: EncoderBatch,
+  tags: readonly Int32Array[],
+  labels: readonly string[],
+  glove: Embeddings,
+  perExample?: readonly (readonly string[])[],
+): Tensor {
   const trans = w['crf.trans'];
   if (!trans) throw new Error('the encoder weights have no CRF transitions (crf.trans)');
   const tokens = tags.reduce((n, t) => n + t.length, 0);
   // One text's loss over L labels, per token of the batch.
-  const textLoss = (logits: Tensor, t: Int32Array, L: number): Tensor => scale(chainNll(logits, trans, bioChain(L), repairBio(t, L)), 1 / tokens);
+  const textLoss = (logits: Tensor, t: Int32Array, L: number): Tensor =>
+    scale(chainNll(logits, trans, bioChain(L), repairBio(t, L)), 1 / tokens);
   const rowsOf = (x: Tensor, b: number) => sliceRows(x, b * batch.time, b * batch.time + tags[b]!.length);
   const logits = perExample ? null : entityLogits(w, states, labels, glove, labels);
   const parts = tags.map((t, b) =>
-    perExample ? textLoss(entityLogits(w, rowsOf(states, b), perExample[b]!, glove, []), t, perExample[b]!.length) : textLoss(rowsOf(logits!, b), t, labels.length),
+    perExample
+      ? textLoss(entityLogits(w, rowsOf(states, b), perExample[b]!, glove, []), t, perExample[b]!.length)
+      : textLoss(rowsOf(logits!, b), t, labels.length),
   );
   return parts.reduce((a, b) => add(a, b));
 }
@@ -372,7 +511,17 @@ export function bioChain(L: number): ChainKinds {
     for (let c = 0; c < C; c++) {
       const same = p > 0 && c > 0 && label(p) === label(c);
       const step = `${type(p)}${type(c)}`;
-      const kind = { OO: 0, OB: 1, BO: 2, BB: same ? 3 : 4, BI: same ? 5 : -1, IO: 6, IB: same ? 7 : 8, II: same ? 9 : -1, OI: -1 }[step]!;
+      const kind = {
+        OO: 0,
+        OB: 1,
+        BO: 2,
+        BB: same ? 3 : 4,
+        BI: same ? 5 : -1,
+        IO: 6,
+        IB: same ? 7 : 8,
+        II: same ? 9 : -1,
+        OI: -1,
+      }[step]!;
       kinds[p * C + c] = kind;
     }
   for (let c = 0; c < C; c++) kinds[C * C + c] = c === 0 ? 10 : c <= L ? 11 : -1;
@@ -403,18 +552,34 @@ export interface DecodedSpan {
  * scores `trans`, then spans with the mean forward–backward marginal of their
  * tags as confidence.
  */
-export function decodeSpans(logits: Float32Array, rowOffset: number, chunk: Featurized, labels: readonly string[], trans: Float32Array): DecodedSpan[] {
+export function decodeSpans(
+  logits: Float32Array,
+  rowOffset: number,
+  chunk: Featurized,
+  labels: readonly string[],
+  trans: Float32Array,
+): DecodedSpan[] {
   const L = labels.length;
   const C = 1 + 2 * L;
   const T = chunk.tokens.length;
   if (!T) return [];
   const emissions = logits.slice(rowOffset * C, (rowOffset + T) * C);
   const chain = bioChain(L);
-  return spansOf(chainViterbi(emissions, T, chain, trans), chainMarginals(emissions, T, chain, trans, false).marginals, chunk, labels);
+  return spansOf(
+    chainViterbi(emissions, T, chain, trans),
+    chainMarginals(emissions, T, chain, trans, false).marginals,
+    chunk,
+    labels,
+  );
 }
 
 /** Spans of a BIO path, each with the mean probability of its tags as confidence. */
-function spansOf(path: Int32Array, probs: ArrayLike<number>, chunk: Featurized, labels: readonly string[]): DecodedSpan[] {
+function spansOf(
+  path: Int32Array,
+  probs: ArrayLike<number>,
+  chunk: Featurized,
+  labels: readonly string[],
+): DecodedSpan[] {
   const L = labels.length;
   const C = 1 + 2 * L;
   const T = path.length;
@@ -428,7 +593,12 @@ function spansOf(path: Int32Array, probs: ArrayLike<number>, chunk: Featurized, 
       end++;
       sum += probs[end * C + c + L]!;
     }
-    spans.push({ start: chunk.tokens[t]!.start, end: chunk.tokens[end]!.end, label: labels[c - 1]!, confidence: sum / (end - t + 1) });
+    spans.push({
+      start: chunk.tokens[t]!.start,
+      end: chunk.tokens[end]!.end,
+      label: labels[c - 1]!,
+      confidence: sum / (end - t + 1),
+    });
   }
   return spans;
 }
@@ -452,7 +622,14 @@ export const classResidualName = (task: string) => `cls.task:${task}`;
  * computed from each label's name, plus the learned residual of labels this
  * task was trained with (`cls.task:<task>`, rows in `trained` order).
  */
-export function classLogits(w: Weights, pooled: Tensor, task: string, labels: readonly string[], glove: Embeddings, trained: readonly string[]): Tensor {
+export function classLogits(
+  w: Weights,
+  pooled: Tensor,
+  task: string,
+  labels: readonly string[],
+  glove: Embeddings,
+  trained: readonly string[],
+): Tensor {
   const vectors = addBias(matmul(labelInputs(labels, glove), w['cls.L.w']!), w['cls.L.b']!);
   return matmulBT(pooled, withResidual(vectors, w[classResidualName(task)], labels, trained));
 }

@@ -61,7 +61,20 @@ const SYNONYMS: Record<string, string[]> = {
   money: ['money', 'amount', 'price'],
 };
 
-const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+const MONTHS = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+];
 
 function lexiconWords(tags: string[]): string[] {
   const model = (nlp as unknown as { model(): { one: { lexicon: Record<string, string | string[]> } } }).model();
@@ -75,7 +88,12 @@ function lexiconWords(tags: string[]): string[] {
 
 function wordnetNames(label: string, max: number): string[] {
   const g = wordnetGazetteer(label);
-  return [...g.proper.values()].filter((e) => e.instance).map((e) => e.phrase).filter((p) => /^[\p{L} .'-]+$/u.test(p)).sort().slice(0, max);
+  return [...g.proper.values()]
+    .filter((e) => e.instance)
+    .map((e) => e.phrase)
+    .filter((p) => /^[\p{L} .'-]+$/u.test(p))
+    .sort()
+    .slice(0, max);
 }
 
 function concepts(): Record<string, Concept> {
@@ -84,10 +102,16 @@ function concepts(): Record<string, Concept> {
   const people = [...wordnetNames('person', 4000)];
   const cities = [...new Set([...lexiconWords(['City']), ...wordnetNames('city', 1500)])].sort();
   const countries = [...new Set([...lexiconWords(['Country']), ...wordnetNames('country', 400)])].sort();
-  const orgs = [...new Set([...lexiconWords(['Organization', 'Company', 'SportsTeam']), ...wordnetNames('organization', 1500)])].sort();
+  const orgs = [
+    ...new Set([...lexiconWords(['Organization', 'Company', 'SportsTeam']), ...wordnetNames('organization', 1500)]),
+  ].sort();
   const nationalities = lexiconWords(['Demonym']);
   return {
-    person: { key: 'person', names: SYNONYMS.person!, values: [...people, ...first.slice(0, 1500).map((f, i) => `${f} ${last[(i * 7) % last.length]}`)] },
+    person: {
+      key: 'person',
+      names: SYNONYMS.person!,
+      values: [...people, ...first.slice(0, 1500).map((f, i) => `${f} ${last[(i * 7) % last.length]}`)],
+    },
     city: { key: 'city', names: SYNONYMS.city!, values: cities },
     country: { key: 'country', names: SYNONYMS.country!, values: countries },
     organization: { key: 'organization', names: SYNONYMS.organization!, values: orgs },
@@ -110,7 +134,8 @@ export function pretrainingExamples(count: number, seed: number): EncoderExample
   for (let i = 0; i < count; i++) {
     // Which concepts this example asks for, and the label name each goes by.
     const asked = new Map<string, string>();
-    for (const k of ['person', 'city', 'country', 'organization', 'nationality', 'date', 'money']) if (rng.next() < 0.7) asked.set(k, pick(SYNONYMS[k]!));
+    for (const k of ['person', 'city', 'country', 'organization', 'nationality', 'date', 'money'])
+      if (rng.next() < 0.7) asked.set(k, pick(SYNONYMS[k]!));
     // "location" covers cities and countries when asked for instead of them.
     const asLocation = rng.next() < 0.5 ? pick(SYNONYMS.location!) : null;
     if (asLocation) {
@@ -129,7 +154,12 @@ export function pretrainingExamples(count: number, seed: number): EncoderExample
       const start = text.length;
       text += v.text;
       const concept = v.concept;
-      const label = concept && asLocation && (concept === 'city' || concept === 'country') ? asLocation : concept ? asked.get(concept) : undefined;
+      const label =
+        concept && asLocation && (concept === 'city' || concept === 'country')
+          ? asLocation
+          : concept
+            ? asked.get(concept)
+            : undefined;
       if (label) entities.push({ start, end: text.length, label });
     }
     out.push({ text, entities, labels: [...new Set([...asked.values(), ...(asLocation ? [asLocation] : [])])] });

@@ -11,17 +11,49 @@ jest.setTimeout(240_000);
 
 type Span = { start: number; end: number; label: string };
 
-const PEOPLE = ['Anna Berg', 'Tom Walsh', 'Maria Costa', 'John Reed', 'Lena Fischer', 'Omar Haddad', 'Sara Lind', 'Paul Duarte', 'Nina Petrova', 'Carl Jansen', 'Eva Novak', 'Hugo Martin'];
-const ORGS = ['Acme Corp', 'Globex', 'Initech', 'Umbrella Group', 'Stark Industries', 'Wayne Enterprises', 'Hooli', 'Vandelay Industries'];
+const PEOPLE = [
+  'Anna Berg',
+  'Tom Walsh',
+  'Maria Costa',
+  'John Reed',
+  'Lena Fischer',
+  'Omar Haddad',
+  'Sara Lind',
+  'Paul Duarte',
+  'Nina Petrova',
+  'Carl Jansen',
+  'Eva Novak',
+  'Hugo Martin',
+];
+const ORGS = [
+  'Acme Corp',
+  'Globex',
+  'Initech',
+  'Umbrella Group',
+  'Stark Industries',
+  'Wayne Enterprises',
+  'Hooli',
+  'Vandelay Industries',
+];
 const CITIES = ['Paris', 'Berlin', 'Madrid', 'Chicago', 'Toronto', 'Oslo', 'Lisbon', 'Vienna'];
-const UNSEEN = { person: ['Ivan Sokolov', 'Greta Holm', 'Luis Ortega', 'Mia Tanaka'], organization: ['Cyberdyne Systems', 'Soylent Corp', 'Tyrell Corporation'], city: ['Dublin', 'Prague', 'Boston', 'Milan'] };
+const UNSEEN = {
+  person: ['Ivan Sokolov', 'Greta Holm', 'Luis Ortega', 'Mia Tanaka'],
+  organization: ['Cyberdyne Systems', 'Soylent Corp', 'Tyrell Corporation'],
+  city: ['Dublin', 'Prague', 'Boston', 'Milan'],
+};
 
 /** Templates: `{p}`, `{o}`, `{c}` slots (a second person `{q}`), and the relations they state. */
 const TEMPLATES: [string, [string, string, string][]][] = [
   ['{p} works for {o} .', [['works_for', 'p', 'o']]],
   ['{p} was born in {c} .', [['born_in', 'p', 'c']]],
   ['{o} is based in {c} .', [['based_in', 'o', 'c']]],
-  ['{p} , who was born in {c} , works for {o} .', [['born_in', 'p', 'c'], ['works_for', 'p', 'o']]],
+  [
+    '{p} , who was born in {c} , works for {o} .',
+    [
+      ['born_in', 'p', 'c'],
+      ['works_for', 'p', 'o'],
+    ],
+  ],
   ['{p} visited {c} last year .', []],
   ['{p} met {q} at {o} .', []],
 ];
@@ -51,8 +83,15 @@ function rows(n: number, seed: number, names: { person: string[]; organization: 
   return Array.from({ length: n }, (_, i) => {
     const [template, relations] = TEMPLATES[i % TEMPLATES.length]!;
     const people = rng.shuffle([...names.person]);
-    const row = fill(template, (slot) => (slot === 'p' ? people[0]! : slot === 'q' ? people[1]! : names[TYPE[slot] as 'organization' | 'city'][rng.int(names[TYPE[slot] as 'organization' | 'city'].length)]!));
-    const spanOf = (slot: string) => row.entities[[...template.matchAll(/\{([a-z])\}/g)].map((m) => m[1]).indexOf(slot)]!;
+    const row = fill(template, (slot) =>
+      slot === 'p'
+        ? people[0]!
+        : slot === 'q'
+          ? people[1]!
+          : names[TYPE[slot] as 'organization' | 'city'][rng.int(names[TYPE[slot] as 'organization' | 'city'].length)]!,
+    );
+    const spanOf = (slot: string) =>
+      row.entities[[...template.matchAll(/\{([a-z])\}/g)].map((m) => m[1]).indexOf(slot)]!;
     row.relations = relations.map(([label, h, t]) => ({ label, head: spanOf(h), tail: spanOf(t) }));
     return row;
   });
@@ -64,7 +103,9 @@ const hp = { nrEpochs: 4, learningRate: 0.003, seed: 5, batchSize: 8 };
 const schema = { entities: ['city', 'organization', 'person'], relations: RELATIONS };
 const predictions = (bundle: Uint8Array) => {
   const model = loadModel(bundle);
-  return heldout.map((r) => JSON.stringify(model.extract(r.text, schema, { includeSpans: true, includeConfidence: true })));
+  return heldout.map((r) =>
+    JSON.stringify(model.extract(r.text, schema, { includeSpans: true, includeConfidence: true })),
+  );
 };
 
 /** Relation F1 of an encoder trainer's model on the held-out rows. */
@@ -76,7 +117,17 @@ function relationF1(trainer: EncoderTrainer): number {
   ).f1;
 }
 
-const options = (mode: 'full' | 'lora', epochs: number): EncoderTrainOptions => ({ mode, labels: ['city', 'organization', 'person'], relationLabels: RELATIONS, epochs, learningRate: hp.learningRate, batchSize: hp.batchSize, seed: hp.seed, loraRank: 8, loraAlpha: 16 });
+const options = (mode: 'full' | 'lora', epochs: number): EncoderTrainOptions => ({
+  mode,
+  labels: ['city', 'organization', 'person'],
+  relationLabels: RELATIONS,
+  epochs,
+  learningRate: hp.learningRate,
+  batchSize: hp.batchSize,
+  seed: hp.seed,
+  loraRank: 8,
+  loraAlpha: 16,
+});
 
 describe('the relation head', () => {
   const base = loadEncoderBase();
@@ -86,7 +137,15 @@ describe('the relation head', () => {
   const losses = new Map<number, number>();
 
   beforeAll(async () => {
-    full = await trainModel({ baseModel: 'whetstone-extract-base', trainingType: 'full', train, heldout, hyperparameters: hp, onCheckpoint: async (c) => void checkpoints.push(c), onProgress: (p: ProgressEvent) => void losses.set(p.epoch, p.loss) });
+    full = await trainModel({
+      baseModel: 'whetstone-extract-base',
+      trainingType: 'full',
+      train,
+      heldout,
+      hyperparameters: hp,
+      onCheckpoint: async (c) => void checkpoints.push(c),
+      onProgress: (p: ProgressEvent) => void losses.set(p.epoch, p.loss),
+    });
   });
 
   it('when trained on templated relations, then loss falls and held-out relation F1 on unseen names is well above the untrained head', () => {
@@ -96,9 +155,20 @@ describe('the relation head', () => {
     const micro = relationPRF(
       heldout.map((r) => r.relations as Relation[]),
       heldout.map((r) => {
-        const out = loadModel(full.bundle).extract(r.text, schema, { includeSpans: true }).relation_extraction as Record<string, { head: { start: number; end: number }; tail: { start: number; end: number } }[]>;
-        const label = (s: { start: number; end: number }) => r.entities.find((e) => e.start === s.start && e.end === s.end)?.label ?? '?';
-        return Object.entries(out).flatMap(([rel, items]) => items.map((x) => ({ label: rel, head: { ...x.head, label: label(x.head) }, tail: { ...x.tail, label: label(x.tail) } })));
+        const out = loadModel(full.bundle).extract(r.text, schema, { includeSpans: true })
+          .relation_extraction as Record<
+          string,
+          { head: { start: number; end: number }; tail: { start: number; end: number } }[]
+        >;
+        const label = (s: { start: number; end: number }) =>
+          r.entities.find((e) => e.start === s.start && e.end === s.end)?.label ?? '?';
+        return Object.entries(out).flatMap(([rel, items]) =>
+          items.map((x) => ({
+            label: rel,
+            head: { ...x.head, label: label(x.head) },
+            tail: { ...x.tail, label: label(x.tail) },
+          })),
+        );
       }),
     ).f1;
     process.stdout.write(`relation F1 untrained ${untrained.toFixed(3)}, full ${micro.toFixed(3)}\n`);
@@ -110,7 +180,14 @@ describe('the relation head', () => {
     const model = loadModel(full.bundle);
     const entities = spanPRF(
       heldout.map((r) => r.entities),
-      heldout.map((r) => Object.entries(model.extract(r.text, { entities: schema.entities }, { includeSpans: true }).entities as Record<string, Span[]>).flatMap(([label, items]) => items.map((x) => ({ start: x.start, end: x.end, label })))),
+      heldout.map((r) =>
+        Object.entries(
+          model.extract(r.text, { entities: schema.entities }, { includeSpans: true }).entities as Record<
+            string,
+            Span[]
+          >,
+        ).flatMap(([label, items]) => items.map((x) => ({ start: x.start, end: x.end, label }))),
+      ),
     );
     expect(full.metrics.f1).toBe(Number(entities.f1.toFixed(4)));
     expect(full.manifest.schema.relations).toEqual(RELATIONS);
@@ -120,22 +197,43 @@ describe('the relation head', () => {
     const model = loadModel(full.bundle);
     const text = 'Greta Holm works for Soylent Corp .';
     const out = model.extract(text, { entities: ['person', 'organization'], relations: ['works_for', 'founded'] });
-    const zeroShot = extractBaseModel.extract(text, { relations: ['founded'] }).relation_extraction as Record<string, unknown>;
+    const zeroShot = extractBaseModel.extract(text, { relations: ['founded'] }).relation_extraction as Record<
+      string,
+      unknown
+    >;
     expect(out.relation_extraction).toEqual({ works_for: [['Greta Holm', 'Soylent Corp']], founded: zeroShot.founded });
     // No schema: the trained one, relations included.
-    expect(Object.keys(model.extract('Greta Holm works for Soylent Corp .', {}))).toEqual(['entities', 'relation_extraction']);
+    expect(Object.keys(model.extract('Greta Holm works for Soylent Corp .', {}))).toEqual([
+      'entities',
+      'relation_extraction',
+    ]);
   });
 
   it('when resumed from a weights/<step> checkpoint, then it ends exactly like the uninterrupted run', async () => {
     expect(checkpoints.filter((c) => c.type === 'training')).toHaveLength(hp.nrEpochs);
-    const resumed = await trainModel({ baseModel: 'whetstone-extract-base', trainingType: 'full', train, heldout, hyperparameters: hp, resumeFrom: checkpoints[2]!.bytes });
+    const resumed = await trainModel({
+      baseModel: 'whetstone-extract-base',
+      trainingType: 'full',
+      train,
+      heldout,
+      hyperparameters: hp,
+      resumeFrom: checkpoints[2]!.bytes,
+    });
     expect(resumed.metrics).toEqual(full.metrics);
     expect(predictions(resumed.bundle)).toEqual(predictions(full.bundle));
   });
 
   it('when trained as LoRA, then it learns the relations and its merged adapter predicts the same as the unmerged one', async () => {
-    const lora = await trainModel({ baseModel: 'whetstone-extract-base', trainingType: 'lora', train, heldout, hyperparameters: hp });
-    process.stdout.write(`relation F1 lora ${JSON.stringify(Object.fromEntries(RELATIONS.map((r) => [r, lora.metrics.per_label[`relation/${r}`]!.f1])))}\n`);
+    const lora = await trainModel({
+      baseModel: 'whetstone-extract-base',
+      trainingType: 'lora',
+      train,
+      heldout,
+      hyperparameters: hp,
+    });
+    process.stdout.write(
+      `relation F1 lora ${JSON.stringify(Object.fromEntries(RELATIONS.map((r) => [r, lora.metrics.per_label[`relation/${r}`]!.f1])))}\n`,
+    );
     for (const r of RELATIONS) expect(lora.metrics.per_label[`relation/${r}`]!.f1).toBeGreaterThan(0.6);
     expect(predictions(mergeAdapter(lora.bundle))).toEqual(predictions(lora.bundle));
 
@@ -147,7 +245,9 @@ describe('the relation head', () => {
     for (const r of heldout.slice(0, 12)) {
       const a = unmerged.extractRelations(r.text, RELATIONS, unmerged.trainedLabels, 0);
       const b = merged.extractRelations(r.text, RELATIONS, merged.trainedLabels, 0);
-      expect(b.map((x) => [x.label, x.head.start, x.tail.start])).toEqual(a.map((x) => [x.label, x.head.start, x.tail.start]));
+      expect(b.map((x) => [x.label, x.head.start, x.tail.start])).toEqual(
+        a.map((x) => [x.label, x.head.start, x.tail.start]),
+      );
       b.forEach((x, i) => expect(x.confidence).toBeCloseTo(a[i]!.confidence, 4));
     }
   });

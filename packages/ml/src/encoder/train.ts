@@ -4,7 +4,29 @@ import type { Example } from '../data';
 import { Adam, add, clipGradNorm, crossEntropy, Rng, softmaxInPlace, tensor, zeros, type Tensor } from '../nn';
 import { runSteps, runStepsAsync } from '../steps';
 import { featurize, type Featurized } from './features';
-import { classLogits, classResidualName, decodeSpans, encode, entityLogits, goldTags, initAdapter, isHeadOrNorm, makeBatch, MAX_RELATION_SPANS, mergeAdapter, poolStates, relationLogits, tagLoss, tokenRange, type DecodedSpan, type EncoderConfig, type LoraAdapter, type SpanPairs, type TokenSpan, type Weights } from './model';
+import {
+  classLogits,
+  classResidualName,
+  decodeSpans,
+  encode,
+  entityLogits,
+  goldTags,
+  initAdapter,
+  isHeadOrNorm,
+  makeBatch,
+  MAX_RELATION_SPANS,
+  mergeAdapter,
+  poolStates,
+  relationLogits,
+  tagLoss,
+  tokenRange,
+  type DecodedSpan,
+  type EncoderConfig,
+  type LoraAdapter,
+  type SpanPairs,
+  type TokenSpan,
+  type Weights,
+} from './model';
 
 export type EncoderMode = 'full' | 'lora';
 
@@ -43,7 +65,6 @@ export interface EncoderTrainState {
   tensors: Record<string, { shape: number[]; data: Float32Array; m: Float32Array; v: Float32Array; ema: Float32Array }>;
 }
 
-
 interface Chunk {
   features: Featurized;
   tags: Int32Array;
@@ -81,7 +102,9 @@ function relationTargets(chunk: Featurized, ex: Example, relationLabels: readonl
     if (h >= 0 && t >= 0 && h !== t && label >= 0 && !gold.has(`${h}:${t}`)) gold.set(`${h}:${t}`, 1 + label);
   }
   const pairs = [];
-  for (let h = 0; h < spans.length; h++) for (let t = 0; t < spans.length; t++) if (h !== t) pairs.push({ head: h, tail: t, target: gold.get(`${h}:${t}`) ?? 0 });
+  for (let h = 0; h < spans.length; h++)
+    for (let t = 0; t < spans.length; t++)
+      if (h !== t) pairs.push({ head: h, tail: t, target: gold.get(`${h}:${t}`) ?? 0 });
   return { spans, pairs };
 }
 
@@ -109,7 +132,11 @@ export function chunksOf(f: Featurized, max: number): Featurized[] {
   const out: Featurized[] = [];
   for (let s = 0; s < f.tokens.length; s += max) {
     const e = Math.min(f.tokens.length, s + max);
-    out.push({ tokens: f.tokens.slice(s, e), dense: f.dense.slice(s * denseWidth, e * denseWidth), hashed: f.hashed.slice(s * hashedPerToken, e * hashedPerToken) });
+    out.push({
+      tokens: f.tokens.slice(s, e),
+      dense: f.dense.slice(s * denseWidth, e * denseWidth),
+      hashed: f.hashed.slice(s * hashedPerToken, e * hashedPerToken),
+    });
   }
   return out;
 }
@@ -179,8 +206,10 @@ export class EncoderTrainer {
       ...(R ? { 'rel.label': zeros([R, config.dim]) } : {}),
       ...Object.fromEntries(this.tasks.map((t) => [classResidualName(t.task), zeros([t.labels.length, config.dim])])),
     };
-    for (const k of ['label.B', 'label.I', 'rel.label', ...this.tasks.map((t) => classResidualName(t.task))]) if (base[k] && this.weights[k] && base[k].rows === this.weights[k].rows) this.weights[k] = base[k];
-    this.adapter = options.mode === 'lora' ? initAdapter(config, glove, options.loraRank, options.loraAlpha, options.seed) : null;
+    for (const k of ['label.B', 'label.I', 'rel.label', ...this.tasks.map((t) => classResidualName(t.task))])
+      if (base[k] && this.weights[k] && base[k].rows === this.weights[k].rows) this.weights[k] = base[k];
+    this.adapter =
+      options.mode === 'lora' ? initAdapter(config, glove, options.loraRank, options.loraAlpha, options.seed) : null;
     this.trained = new Map();
     // Trained tensors are fresh copies (the base stays untouched), known in states by name (`adapter:` for the adapter's).
     const train = (into: Record<string, Tensor>, name: string, stateName: string) => {
@@ -189,9 +218,13 @@ export class EncoderTrainer {
       this.trained.set(stateName, copy);
     };
     // Without relation labels the relation head stays as it is (and entity-only training costs what it did).
-    const trains = (name: string) => (options.mode === 'full' || isHeadOrNorm(name)) && (R > 0 || !name.startsWith('rel.')) && (this.tasks.length > 0 || !name.startsWith('cls.'));
+    const trains = (name: string) =>
+      (options.mode === 'full' || isHeadOrNorm(name)) &&
+      (R > 0 || !name.startsWith('rel.')) &&
+      (this.tasks.length > 0 || !name.startsWith('cls.'));
     for (const name of Object.keys(this.weights)) if (trains(name)) train(this.weights, name, name);
-    if (this.adapter) for (const name of Object.keys(this.adapter.tensors)) train(this.adapter.tensors, name, `adapter:${name}`);
+    if (this.adapter)
+      for (const name of Object.keys(this.adapter.tensors)) train(this.adapter.tensors, name, `adapter:${name}`);
     this.adam = new Adam([...this.trained.values()], { learningRate: options.learningRate, weightDecay: 0.01 });
     this.ema = [...this.trained.values()].map((t) => t.data.slice());
     if (state) this.restore(state);
@@ -240,7 +273,9 @@ export class EncoderTrainer {
     const pool = bs * 32;
     const batches: number[][] = [];
     for (let p = 0; p < order.length; p += pool) {
-      const part = order.slice(p, p + pool).sort((a, b) => this.chunks[a]!.features.tokens.length - this.chunks[b]!.features.tokens.length || a - b);
+      const part = order
+        .slice(p, p + pool)
+        .sort((a, b) => this.chunks[a]!.features.tokens.length - this.chunks[b]!.features.tokens.length || a - b);
       for (let i = 0; i < part.length; i += bs) batches.push(part.slice(i, i + bs));
     }
     return rng.shuffle(batches);
@@ -258,19 +293,54 @@ export class EncoderTrainer {
     for (const batchIds of batchList) {
       if (hooks.signal?.aborted) throw new Error('training cancelled');
       const picked = batchIds.map((k) => this.chunks[k]!);
-      const batch = makeBatch(picked.map((c) => c.features), this.glove, { rate: this.options.featureDropout ?? 0.1, rng });
-      const states = encode(this.config, this.weights, batch, this.adapter ?? undefined, { rate: this.options.dropout ?? 0.2, rng });
+      const batch = makeBatch(
+        picked.map((c) => c.features),
+        this.glove,
+        { rate: this.options.featureDropout ?? 0.1, rng },
+      );
+      const states = encode(this.config, this.weights, batch, this.adapter ?? undefined, {
+        rate: this.options.dropout ?? 0.2,
+        rng,
+      });
       const perExample = picked[0]!.labels ? picked.map((c) => c.labels ?? []) : undefined;
       const parts: Tensor[] = [];
-      if (this.options.labels.length || perExample) parts.push(tagLoss(this.weights, states, batch, picked.map((c) => c.tags), this.options.labels, this.glove, perExample));
+      if (this.options.labels.length || perExample)
+        parts.push(
+          tagLoss(
+            this.weights,
+            states,
+            batch,
+            picked.map((c) => c.tags),
+            this.options.labels,
+            this.glove,
+            perExample,
+          ),
+        );
       const pairs = this.relationPairs(picked, rng);
-      if (pairs) parts.push(crossEntropy(relationLogits(this.weights, states, batch.time, pairs, this.relationLabels, this.glove, this.relationLabels), pairs.targets));
+      if (pairs)
+        parts.push(
+          crossEntropy(
+            relationLogits(
+              this.weights,
+              states,
+              batch.time,
+              pairs,
+              this.relationLabels,
+              this.glove,
+              this.relationLabels,
+            ),
+            pairs.targets,
+          ),
+        );
       if (picked.some((c) => c.classes)) {
         const pooled = poolStates(states, batch);
         this.tasks.forEach((t, k) => {
           const targets = Int32Array.from(picked, (c) => Math.max(0, c.classes?.[k] ?? -1));
           const mask = Float32Array.from(picked, (c) => ((c.classes?.[k] ?? -1) >= 0 ? 1 : 0));
-          if (mask.some((m) => m > 0)) parts.push(crossEntropy(classLogits(this.weights, pooled, t.task, t.labels, this.glove, t.labels), targets, mask));
+          if (mask.some((m) => m > 0))
+            parts.push(
+              crossEntropy(classLogits(this.weights, pooled, t.task, t.labels, this.glove, t.labels), targets, mask),
+            );
         });
       }
       // A batch with nothing the encoder learns from (rows of multi-label tasks only) is passed over.
@@ -283,7 +353,11 @@ export class EncoderTrainer {
       loss.backward();
       // Hash-table rows (and their adapter rows) that this batch's features touched: the tables update lazily.
       const touched = Int32Array.from(new Set(batch.hashIds)).sort();
-      const rows = new Map([this.weights.hash, this.adapter?.tensors['hash.A']].filter((t): t is Tensor => Boolean(t?.requiresGrad)).map((t) => [t, touched] as const));
+      const rows = new Map(
+        [this.weights.hash, this.adapter?.tensors['hash.A']]
+          .filter((t): t is Tensor => Boolean(t?.requiresGrad))
+          .map((t) => [t, touched] as const),
+      );
       clipGradNorm(this.adam.params, 1, rows);
       for (const [t, r] of rows) this.catchUpAverage(t, r);
       this.adam.step(this.learningRate(), rows);
@@ -311,11 +385,17 @@ export class EncoderTrainer {
       if (!c.relations) return;
       const offset = spans.length;
       for (const s of c.relations.spans) spans.push({ chunk: b, ...s });
-      for (const p of c.relations.pairs) (p.target ? positives : negatives).push([offset + p.head, offset + p.tail, p.target]);
+      for (const p of c.relations.pairs)
+        (p.target ? positives : negatives).push([offset + p.head, offset + p.tail, p.target]);
     });
     const keep = NEGATIVES_PER_POSITIVE * Math.max(1, positives.length);
     const chosen = [...positives, ...(negatives.length > keep ? rng.shuffle(negatives).slice(0, keep) : negatives)];
-    return { spans, heads: Int32Array.from(chosen, (p) => p[0]), tails: Int32Array.from(chosen, (p) => p[1]), targets: Int32Array.from(chosen, (p) => p[2]) };
+    return {
+      spans,
+      heads: Int32Array.from(chosen, (p) => p[0]),
+      tails: Int32Array.from(chosen, (p) => p[1]),
+      targets: Int32Array.from(chosen, (p) => p[2]),
+    };
   }
 
   runEpoch(hooks: EpochHooks = {}): number {
@@ -355,14 +435,21 @@ export class EncoderTrainer {
   /** A lazily updated tensor's average and, per row, the step it is current to (all rows at first use). */
   private lazyAverage(t: Tensor): { ema: Float32Array; to: Int32Array } {
     let lazy = this.lazyAverages.get(t);
-    if (!lazy) this.lazyAverages.set(t, (lazy = { ema: this.ema[[...this.trained.values()].indexOf(t)]!, to: new Int32Array(t.rows).fill(this.step) }));
+    if (!lazy)
+      this.lazyAverages.set(
+        t,
+        (lazy = { ema: this.ema[[...this.trained.values()].indexOf(t)]!, to: new Int32Array(t.rows).fill(this.step) }),
+      );
     return lazy;
   }
 
   /** Brings rows (all when none are given) of a lazily updated tensor's average up to the current step: e ← w + Π decay · (e − w). */
   private catchUpAverage(t: Tensor, rows?: Int32Array): void {
     const { ema: e, to } = this.lazyAverage(t);
-    while (this.logDecays.length <= this.step) this.logDecays.push(this.logDecays[this.logDecays.length - 1]! + Math.log(EncoderTrainer.decay(this.logDecays.length)));
+    while (this.logDecays.length <= this.step)
+      this.logDecays.push(
+        this.logDecays[this.logDecays.length - 1]! + Math.log(EncoderTrainer.decay(this.logDecays.length)),
+      );
     const cols = t.cols;
     const apply = (r: number) => {
       if (to[r] === this.step) return;
@@ -378,7 +465,13 @@ export class EncoderTrainer {
     for (const t of this.lazyAverages.keys()) this.catchUpAverage(t);
     const tensors: EncoderTrainState['tensors'] = {};
     [...this.trained].forEach(([name, t], k) => {
-      tensors[name] = { shape: [...t.shape], data: t.data.slice(), m: this.adam.m[k]!.slice(), v: this.adam.v[k]!.slice(), ema: this.ema[k]!.slice() };
+      tensors[name] = {
+        shape: [...t.shape],
+        data: t.data.slice(),
+        m: this.adam.m[k]!.slice(),
+        v: this.adam.v[k]!.slice(),
+        ema: this.ema[k]!.slice(),
+      };
     });
     return { epoch: this.epoch, step: this.step, adamT: this.adam.t, tensors };
   }
@@ -389,7 +482,11 @@ export class EncoderTrainer {
       // A state from before relations or classes were trained keeps those heads as initialised.
       if (!s && (name.startsWith('rel.') || name.startsWith('cls.'))) return;
       // Label rows: a continued job may add labels after the ones it was trained on.
-      const fits = s && (s.data.length === t.data.length || ((name.startsWith('label.') || name === 'rel.label' || name.startsWith('cls.task:')) && s.data.length < t.data.length));
+      const fits =
+        s &&
+        (s.data.length === t.data.length ||
+          ((name.startsWith('label.') || name === 'rel.label' || name.startsWith('cls.task:')) &&
+            s.data.length < t.data.length));
       if (!s || !fits) throw new Error(`training state has no matching tensor ${name}`);
       t.data.set(s.data);
       this.adam.m[k]!.set(s.m);
@@ -409,13 +506,27 @@ export class EncoderTrainer {
   result(last = false): { weights: Weights; adapter: LoraAdapter | null } {
     for (const t of this.lazyAverages.keys()) this.catchUpAverage(t);
     const averaged = new Map([...this.trained.values()].map((t, k) => [t, this.ema[k]!]));
-    const plain = (w: Weights) => Object.fromEntries(Object.entries(w).map(([k, t]) => [k, tensor((last ? t.data : (averaged.get(t) ?? t.data)).slice(), t.shape)]));
-    return { weights: plain(this.weights), adapter: this.adapter ? { ...this.adapter, tensors: plain(this.adapter.tensors) } : null };
+    const plain = (w: Weights) =>
+      Object.fromEntries(
+        Object.entries(w).map(([k, t]) => [k, tensor((last ? t.data : (averaged.get(t) ?? t.data)).slice(), t.shape)]),
+      );
+    return {
+      weights: plain(this.weights),
+      adapter: this.adapter ? { ...this.adapter, tensors: plain(this.adapter.tensors) } : null,
+    };
   }
 
   model(): EntityEncoder {
     const { weights, adapter } = this.result();
-    return new EntityEncoder(this.config, this.glove, weights, adapter, this.options.labels, this.relationLabels, this.tasks);
+    return new EntityEncoder(
+      this.config,
+      this.glove,
+      weights,
+      adapter,
+      this.options.labels,
+      this.relationLabels,
+      this.tasks,
+    );
   }
 }
 
@@ -453,7 +564,17 @@ export class EntityEncoder {
 
   /** The same model with its adapter folded into the weights. */
   merged(): EntityEncoder {
-    return this.adapter ? new EntityEncoder(this.config, this.glove, mergeAdapter(this.weights, this.adapter), null, this.trainedLabels, this.relationLabels, this.tasks) : this;
+    return this.adapter
+      ? new EntityEncoder(
+          this.config,
+          this.glove,
+          mergeAdapter(this.weights, this.adapter),
+          null,
+          this.trainedLabels,
+          this.relationLabels,
+          this.tasks,
+        )
+      : this;
   }
 
   /**
@@ -464,10 +585,18 @@ export class EntityEncoder {
   classify(text: string, task: string, labels: readonly string[]): { label: string; confidence: number }[] {
     const f = featurize(text, this.glove, this.config.hashLog2);
     const chunk = chunksOf(f, this.config.maxTokens)[0];
-    if (!labels.length || !chunk?.tokens.length) return labels.map((label) => ({ label, confidence: 1 / Math.max(1, labels.length) }));
+    if (!labels.length || !chunk?.tokens.length)
+      return labels.map((label) => ({ label, confidence: 1 / Math.max(1, labels.length) }));
     const batch = makeBatch([chunk], this.glove);
     const trained = this.tasks.find((t) => t.task === task)?.labels ?? [];
-    const scores = classLogits(this.weights, poolStates(encode(this.config, this.weights, batch, this.adapter ?? undefined), batch), task, labels, this.glove, trained).data.slice();
+    const scores = classLogits(
+      this.weights,
+      poolStates(encode(this.config, this.weights, batch, this.adapter ?? undefined), batch),
+      task,
+      labels,
+      this.glove,
+      trained,
+    ).data.slice();
     softmaxInPlace(scores, 0, scores.length);
     return labels.map((label, i) => ({ label, confidence: scores[i]! }));
   }
@@ -478,7 +607,10 @@ export class EntityEncoder {
    * and the trained labels together, so that asking for a subset does not turn
    * another trained type's mentions into the requested one.
    */
-  private encodeText(text: string, labels: readonly string[]): { chunks: Featurized[]; time: number; states: Tensor; spans: DecodedSpan[][] } | null {
+  private encodeText(
+    text: string,
+    labels: readonly string[],
+  ): { chunks: Featurized[]; time: number; states: Tensor; spans: DecodedSpan[][] } | null {
     const f = featurize(text, this.glove, this.config.hashLog2);
     const chunks = chunksOf(f, this.config.maxTokens);
     if (!chunks.length || !chunks[0]!.tokens.length) return null;
@@ -487,7 +619,11 @@ export class EntityEncoder {
     const wanted = new Set(labels);
     const decoded = [...labels, ...this.trainedLabels.filter((l) => !wanted.has(l))];
     const logits = entityLogits(this.weights, states, decoded, this.glove, this.trainedLabels).data;
-    const spans = chunks.map((c, b) => decodeSpans(logits, b * batch.time, c, decoded, this.weights['crf.trans']!.data).filter((s) => wanted.has(s.label)));
+    const spans = chunks.map((c, b) =>
+      decodeSpans(logits, b * batch.time, c, decoded, this.weights['crf.trans']!.data).filter((s) =>
+        wanted.has(s.label),
+      ),
+    );
     return { chunks, time: batch.time, states, spans };
   }
 
@@ -495,7 +631,9 @@ export class EntityEncoder {
     if (!labels.length) return [];
     const encoded = this.encodeText(text, labels);
     if (!encoded) return [];
-    return encoded.spans.flatMap((spans) => spans.filter((s) => s.confidence >= threshold).map((s) => ({ ...s, text: text.slice(s.start, s.end) })));
+    return encoded.spans.flatMap((spans) =>
+      spans.filter((s) => s.confidence >= threshold).map((s) => ({ ...s, text: text.slice(s.start, s.end) })),
+    );
   }
 
   /**
@@ -504,7 +642,12 @@ export class EntityEncoder {
    * confident) takes its most probable class among `none` and the requested
    * relations, kept when that is a relation at least `threshold` probable.
    */
-  extractRelations(text: string, relationLabels: readonly string[] = this.relationLabels, entityLabels: readonly string[] = this.trainedLabels, threshold = 0): RelationMention[] {
+  extractRelations(
+    text: string,
+    relationLabels: readonly string[] = this.relationLabels,
+    entityLabels: readonly string[] = this.trainedLabels,
+    threshold = 0,
+  ): RelationMention[] {
     if (!relationLabels.length || !entityLabels.length) return [];
     const encoded = this.encodeText(text, entityLabels);
     if (!encoded) return [];
@@ -513,7 +656,10 @@ export class EntityEncoder {
     const heads: number[] = [];
     const tails: number[] = [];
     encoded.spans.forEach((chunkSpans, b) => {
-      const kept = [...chunkSpans].sort((x, y) => y.confidence - x.confidence).slice(0, MAX_RELATION_SPANS).sort((x, y) => x.start - y.start);
+      const kept = [...chunkSpans]
+        .sort((x, y) => y.confidence - x.confidence)
+        .slice(0, MAX_RELATION_SPANS)
+        .sort((x, y) => x.start - y.start);
       const offset = spans.length;
       for (const s of kept) {
         spans.push({ chunk: b, ...tokenRange(encoded.chunks[b]!, s)! });
@@ -528,14 +674,28 @@ export class EntityEncoder {
     });
     if (!heads.length) return [];
     const C = 1 + relationLabels.length;
-    const probs = relationLogits(this.weights, encoded.states, encoded.time, { spans, heads: Int32Array.from(heads), tails: Int32Array.from(tails) }, relationLabels, this.glove, this.relationLabels).data;
+    const probs = relationLogits(
+      this.weights,
+      encoded.states,
+      encoded.time,
+      { spans, heads: Int32Array.from(heads), tails: Int32Array.from(tails) },
+      relationLabels,
+      this.glove,
+      this.relationLabels,
+    ).data;
     const out: RelationMention[] = [];
     for (let p = 0; p < heads.length; p++) {
       softmaxInPlace(probs, p * C, C);
       let best = 0;
       for (let c = 1; c < C; c++) if (probs[p * C + c]! > probs[p * C + best]!) best = c;
       const confidence = probs[p * C + best]!;
-      if (best > 0 && confidence >= threshold) out.push({ label: relationLabels[best - 1]!, head: mentions[heads[p]!]!, tail: mentions[tails[p]!]!, confidence });
+      if (best > 0 && confidence >= threshold)
+        out.push({
+          label: relationLabels[best - 1]!,
+          head: mentions[heads[p]!]!,
+          tail: mentions[tails[p]!]!,
+          confidence,
+        });
     }
     return out;
   }

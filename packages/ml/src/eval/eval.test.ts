@@ -2,8 +2,20 @@ import { classificationPRF, relationPRF, spanPRF } from './index';
 
 describe('evaluation metrics', () => {
   it('when spans match only with exact type and offsets, then micro and per-label P/R/F1 follow', () => {
-    const gold = [[{ start: 0, end: 5, label: 'person' }, { start: 10, end: 15, label: 'location' }], [{ start: 0, end: 3, label: 'organization' }]];
-    const pred = [[{ start: 0, end: 5, label: 'person' }, { start: 10, end: 14, label: 'location' }], [{ start: 0, end: 3, label: 'location' }]];
+    const gold = [
+      [
+        { start: 0, end: 5, label: 'person' },
+        { start: 10, end: 15, label: 'location' },
+      ],
+      [{ start: 0, end: 3, label: 'organization' }],
+    ];
+    const pred = [
+      [
+        { start: 0, end: 5, label: 'person' },
+        { start: 10, end: 14, label: 'location' },
+      ],
+      [{ start: 0, end: 3, label: 'location' }],
+    ];
     const r = spanPRF(gold, pred);
     // 1 true positive, 2 false positives, 2 false negatives.
     expect(r.precision).toBeCloseTo(1 / 3);
@@ -29,7 +41,10 @@ describe('evaluation metrics', () => {
   it('when relations differ in a single argument offset, then they do not match', () => {
     const head = { start: 0, end: 4, label: 'person' };
     const tail = { start: 12, end: 18, label: 'organization' };
-    const r = relationPRF([[{ label: 'works_for', head, tail }]], [[{ label: 'works_for', head, tail: { ...tail, end: 17 } }]]);
+    const r = relationPRF(
+      [[{ label: 'works_for', head, tail }]],
+      [[{ label: 'works_for', head, tail: { ...tail, end: 17 } }]],
+    );
     expect(r.f1).toBe(0);
   });
 

@@ -29,7 +29,8 @@ const prf = (tp: number, fp: number, fn: number): PRF => {
 
 /** Micro P/R/F1 over items matched exactly, plus per-label figures. `key` identifies an item within one example. */
 function score<T>(gold: T[][], pred: T[][], key: (item: T) => string, label: (item: T) => string): Report {
-  if (gold.length !== pred.length) throw new Error(`gold has ${gold.length} examples but predictions have ${pred.length}`);
+  if (gold.length !== pred.length)
+    throw new Error(`gold has ${gold.length} examples but predictions have ${pred.length}`);
   const counts = new Map<string, { tp: number; fp: number; fn: number }>();
   const bump = (l: string, field: 'tp' | 'fp' | 'fn') => {
     const c = counts.get(l) ?? { tp: 0, fp: 0, fn: 0 };
@@ -62,13 +63,23 @@ function score<T>(gold: T[][], pred: T[][], key: (item: T) => string, label: (it
 
 /** Entities (and relation arguments): a prediction counts only with the exact label and offsets. */
 export function spanPRF(gold: Span[][], pred: Span[][]): Report {
-  return score(gold, pred, (s) => `${s.label}\u0000${s.start}\u0000${s.end}`, (s) => s.label);
+  return score(
+    gold,
+    pred,
+    (s) => `${s.label}\u0000${s.start}\u0000${s.end}`,
+    (s) => s.label,
+  );
 }
 
 /** Classification, single- or multi-label: each example's gold and predicted label sets. */
 export function classificationPRF(gold: string[][], pred: string[][]): Report {
   const wrap = (rows: string[][]) => rows.map((labels) => labels.map((l) => ({ l })));
-  return score(wrap(gold), wrap(pred), (x) => x.l, (x) => x.l);
+  return score(
+    wrap(gold),
+    wrap(pred),
+    (x) => x.l,
+    (x) => x.l,
+  );
 }
 
 export interface Relation {
@@ -79,6 +90,7 @@ export interface Relation {
 
 /** Relations: exact relation label and exact head and tail spans. */
 export function relationPRF(gold: Relation[][], pred: Relation[][]): Report {
-  const k = (r: Relation) => `${r.label}\u0000${r.head.label}:${r.head.start}:${r.head.end}\u0000${r.tail.label}:${r.tail.start}:${r.tail.end}`;
+  const k = (r: Relation) =>
+    `${r.label}\u0000${r.head.label}:${r.head.start}:${r.head.end}\u0000${r.tail.label}:${r.tail.start}:${r.tail.end}`;
   return score(gold, pred, k, (r) => r.label);
 }

@@ -8,7 +8,10 @@ import type { Embeddings } from '../assets';
 const WINDOW = [0, -1, 1];
 
 function shape(w: string): string {
-  return w.replace(/\p{Lu}+/gu, 'X').replace(/\p{Ll}+/gu, 'x').replace(/\p{N}+/gu, 'd');
+  return w
+    .replace(/\p{Lu}+/gu, 'X')
+    .replace(/\p{Ll}+/gu, 'x')
+    .replace(/\p{N}+/gu, 'd');
 }
 
 export interface TaggedSpan extends EntitySpan {
@@ -77,7 +80,11 @@ export class LinearTagger {
     return names.map((n) => fnv1a(n) & mask);
   }
 
-  private scores(features: number[], dense: Float32Array | null, into: Float32Array = new Float32Array(this.tags.length)): Float32Array {
+  private scores(
+    features: number[],
+    dense: Float32Array | null,
+    into: Float32Array = new Float32Array(this.tags.length),
+  ): Float32Array {
     into.fill(0);
     const t = this.tags.length;
     for (const f of features) for (let k = 0; k < t; k++) into[k]! += this.weights[f * t + k]!;
@@ -101,7 +108,16 @@ export class LinearTagger {
     });
   }
 
-  static train(examples: Example[], options: { epochs?: number; seed?: number; bucketsLog2?: number; embeddings?: Embeddings; onEpoch?: (epoch: number, errors: number) => void } = {}): LinearTagger {
+  static train(
+    examples: Example[],
+    options: {
+      epochs?: number;
+      seed?: number;
+      bucketsLog2?: number;
+      embeddings?: Embeddings;
+      onEpoch?: (epoch: number, errors: number) => void;
+    } = {},
+  ): LinearTagger {
     const trainer = new TaggerTrainer(examples, options);
     for (let epoch = 1; epoch <= (options.epochs ?? 8); epoch++) {
       const errors = trainer.runEpoch();
@@ -111,7 +127,14 @@ export class LinearTagger {
   }
 
   /** @internal The trainer's way in: a model over the given (shared, mutable) arrays. */
-  static over(types: string[], tags: string[], bucketsLog2: number, weights: Float32Array, embeddings: Embeddings | undefined, dense: Float32Array): LinearTagger {
+  static over(
+    types: string[],
+    tags: string[],
+    bucketsLog2: number,
+    weights: Float32Array,
+    embeddings: Embeddings | undefined,
+    dense: Float32Array,
+  ): LinearTagger {
     return new LinearTagger(types, tags, bucketsLog2, weights, embeddings, dense);
   }
 
@@ -151,17 +174,43 @@ export class LinearTagger {
   /** Serialisable form: weights as base64 float32. The embeddings are the shipped asset, referenced by name. */
   toJSON(): object {
     const b64 = (a: Float32Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength).toString('base64');
-    return { format: 'whetstone-linear-tagger/1', entityTypes: this.entityTypes, tags: this.tags, bucketsLog2: this.bucketsLog2, embeddings: this.embeddings ? 'glove-200k' : null, weights: b64(this.weights), dense: b64(this.dense) };
+    return {
+      format: 'whetstone-linear-tagger/1',
+      entityTypes: this.entityTypes,
+      tags: this.tags,
+      bucketsLog2: this.bucketsLog2,
+      embeddings: this.embeddings ? 'glove-200k' : null,
+      weights: b64(this.weights),
+      dense: b64(this.dense),
+    };
   }
 
-  static fromJSON(json: { format: string; entityTypes: string[]; tags: string[]; bucketsLog2: number; embeddings: string | null; weights: string; dense: string }, embeddings?: Embeddings): LinearTagger {
+  static fromJSON(
+    json: {
+      format: string;
+      entityTypes: string[];
+      tags: string[];
+      bucketsLog2: number;
+      embeddings: string | null;
+      weights: string;
+      dense: string;
+    },
+    embeddings?: Embeddings,
+  ): LinearTagger {
     if (json.format !== 'whetstone-linear-tagger/1') throw new Error(`unknown model format ${json.format}`);
     if (json.embeddings && !embeddings) throw new Error(`this model needs the ${json.embeddings} embeddings`);
     const f32 = (b64: string) => {
       const buf = Buffer.from(b64, 'base64');
       return new Float32Array(buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength));
     };
-    return new LinearTagger(json.entityTypes, json.tags, json.bucketsLog2, f32(json.weights), json.embeddings ? embeddings : undefined, f32(json.dense));
+    return new LinearTagger(
+      json.entityTypes,
+      json.tags,
+      json.bucketsLog2,
+      f32(json.weights),
+      json.embeddings ? embeddings : undefined,
+      f32(json.dense),
+    );
   }
 
   /** Entities with character offsets and a confidence (softmax of the tag scores, averaged over the span). */
@@ -173,7 +222,14 @@ export class LinearTagger {
     const close = () => {
       if (!open) return;
       const confidence = open.conf.reduce((a, b) => a + b, 0) / open.conf.length;
-      if (confidence >= threshold) spans.push({ start: open.start, end: open.end, label: open.label, text: text.slice(open.start, open.end), confidence });
+      if (confidence >= threshold)
+        spans.push({
+          start: open.start,
+          end: open.end,
+          label: open.label,
+          text: text.slice(open.start, open.end),
+          confidence,
+        });
       open = null;
     };
     for (let i = 0; i < tokens.length; i++) {
@@ -235,21 +291,56 @@ export class TaggerTrainer {
     private readonly options: { seed?: number; bucketsLog2?: number; embeddings?: Embeddings; types?: string[] } = {},
     resume?: TaggerState,
   ) {
-    const types = resume?.types ?? options.types ?? [...new Set(examples.flatMap((e) => (e.entities ?? []).map((s) => s.label)))].sort();
+    const types =
+      resume?.types ??
+      options.types ??
+      [...new Set(examples.flatMap((e) => (e.entities ?? []).map((s) => s.label)))].sort();
     this.tags = ['O', ...types.flatMap((t) => [`B-${t}`, `I-${t}`])];
     const bucketsLog2 = options.bucketsLog2 ?? 18;
     const size = (1 << bucketsLog2) * this.tags.length;
     const denseDim = options.embeddings ? options.embeddings.dim * WINDOW.length : 0;
     const zeros = (n: number) => new Float32Array(n);
     this.state = resume
-      ? { ...resume, weights: resume.weights.slice(), totals: resume.totals.slice(), stamps: resume.stamps.slice(), dense: resume.dense.slice(), denseTotals: resume.denseTotals.slice(), denseStamps: resume.denseStamps.slice() }
-      : { epoch: 0, now: 1, types, weights: zeros(size), totals: zeros(size), stamps: zeros(size), dense: zeros(this.tags.length * denseDim), denseTotals: zeros(this.tags.length * denseDim), denseStamps: zeros(this.tags.length * denseDim) };
+      ? {
+          ...resume,
+          weights: resume.weights.slice(),
+          totals: resume.totals.slice(),
+          stamps: resume.stamps.slice(),
+          dense: resume.dense.slice(),
+          denseTotals: resume.denseTotals.slice(),
+          denseStamps: resume.denseStamps.slice(),
+        }
+      : {
+          epoch: 0,
+          now: 1,
+          types,
+          weights: zeros(size),
+          totals: zeros(size),
+          stamps: zeros(size),
+          dense: zeros(this.tags.length * denseDim),
+          denseTotals: zeros(this.tags.length * denseDim),
+          denseStamps: zeros(this.tags.length * denseDim),
+        };
     if (this.state.weights.length !== size) throw new Error('checkpoint does not match this model size');
-    this.live = LinearTagger.over(types, this.tags, bucketsLog2, this.state.weights, options.embeddings, this.state.dense);
+    this.live = LinearTagger.over(
+      types,
+      this.tags,
+      bucketsLog2,
+      this.state.weights,
+      options.embeddings,
+      this.state.dense,
+    );
     this.index = new Map(this.tags.map((t, i) => [t, i]));
     this.data = examples.map((e) => {
       const tokens = tokenize(e.text ?? '');
-      return { tokens, dense: tokens.map((_, i) => this.live.denseFor(tokens, i)), gold: LinearTagger.goldTagsOf(tokens, (e.entities ?? []).filter((s) => types.includes(s.label))) };
+      return {
+        tokens,
+        dense: tokens.map((_, i) => this.live.denseFor(tokens, i)),
+        gold: LinearTagger.goldTagsOf(
+          tokens,
+          (e.entities ?? []).filter((s) => types.includes(s.label)),
+        ),
+      };
     });
   }
 
@@ -346,7 +437,16 @@ export class TaggerTrainer {
   /** A copy of the state, safe to serialise while training goes on. */
   snapshot(): TaggerState {
     const st = this.state;
-    return { ...st, types: [...st.types], weights: st.weights.slice(), totals: st.totals.slice(), stamps: st.stamps.slice(), dense: st.dense.slice(), denseTotals: st.denseTotals.slice(), denseStamps: st.denseStamps.slice() };
+    return {
+      ...st,
+      types: [...st.types],
+      weights: st.weights.slice(),
+      totals: st.totals.slice(),
+      stamps: st.stamps.slice(),
+      dense: st.dense.slice(),
+      denseTotals: st.denseTotals.slice(),
+      denseStamps: st.denseStamps.slice(),
+    };
   }
 
   /** The averaged model so far (training may continue afterwards). */
@@ -357,6 +457,13 @@ export class TaggerTrainer {
       for (let at = 0; at < w.length; at++) out[at] = (totals[at]! + (st.now - stamps[at]!) * w[at]!) / st.now;
       return out;
     };
-    return LinearTagger.over(st.types, this.tags, this.options.bucketsLog2 ?? 18, avg(st.weights, st.totals, st.stamps), this.options.embeddings, avg(st.dense, st.denseTotals, st.denseStamps));
+    return LinearTagger.over(
+      st.types,
+      this.tags,
+      this.options.bucketsLog2 ?? 18,
+      avg(st.weights, st.totals, st.stamps),
+      this.options.embeddings,
+      avg(st.dense, st.denseTotals, st.denseStamps),
+    );
   }
 }

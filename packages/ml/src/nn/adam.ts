@@ -45,7 +45,7 @@ export class Adam {
         const gi = g[i]!;
         const mi = (m[i] = beta1 * m[i]! + (1 - beta1) * gi);
         const vi = (v[i] = beta2 * v[i]! + (1 - beta2) * gi * gi);
-        w[i] = w[i]! - learningRate * ((mi / c1) / (Math.sqrt(vi / c2) + eps) + weightDecay * w[i]!);
+        w[i] = w[i]! - learningRate * (mi / c1 / (Math.sqrt(vi / c2) + eps) + weightDecay * w[i]!);
         g[i] = 0;
       };
       const touched = rows?.get(p);

@@ -1,8 +1,33 @@
 import { gradCheck } from './grad-check';
-import { chainNll, chainViterbi, concatCols, dropout, sliceRows, embeddingBag, matmulBT, randn, Rng, scale, selfAttention, causalSelfAttention, tensor, window, type Tensor } from './index';
+import {
+  chainNll,
+  chainViterbi,
+  concatCols,
+  dropout,
+  sliceRows,
+  embeddingBag,
+  matmulBT,
+  randn,
+  Rng,
+  scale,
+  selfAttention,
+  causalSelfAttention,
+  tensor,
+  window,
+  type Tensor,
+} from './index';
 
 const rng = new Rng(11);
-const param = (shape: number[], std = 1): Tensor => tensor(randn(rng, shape.reduce((a, b) => a * b, 1), std), shape, true);
+const param = (shape: number[], std = 1): Tensor =>
+  tensor(
+    randn(
+      rng,
+      shape.reduce((a, b) => a * b, 1),
+      std,
+    ),
+    shape,
+    true,
+  );
 
 /** Three classes (O, B, I): I never first and never after O; six transition kinds including the start. */
 const CHAIN = { classes: 3, kinds: Int32Array.of(0, 1, -1, 2, 3, 4, 5, 3, 4, /* start */ 6, 7, -1) };
@@ -58,7 +83,11 @@ describe('encoder ops', () => {
   });
 
   it('when neighbours are windowed, then rows do not cross sequences and gradients match', () => {
-    const x = tensor(Float32Array.from({ length: 6 }, (_, i) => i + 1), [6, 1], true);
+    const x = tensor(
+      Float32Array.from({ length: 6 }, (_, i) => i + 1),
+      [6, 1],
+      true,
+    );
     const y = window(x, 3, [-1, 0, 1]);
     expect([...y.data]).toEqual([0, 1, 2, 1, 2, 3, 2, 3, 0, 0, 4, 5, 4, 5, 6, 5, 6, 0]);
     gradCheck([param([6, 2])], ([a]) => window(a!, 3, [-1, 0, 1]));

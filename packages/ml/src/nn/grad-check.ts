@@ -28,8 +28,8 @@ export function gradCheck(inputs: Tensor[], f: (xs: Tensor[]) => Tensor, eps = 1
       x.data[i] = old;
       const numeric = (up - down) / (2 * eps);
       const err = Math.abs(numeric - analytic[i]!);
-      if (err > tol * Math.max(1, Math.abs(numeric))) throw new Error(`gradient ${i}: analytic ${analytic[i]} numeric ${numeric}`);
+      if (err > tol * Math.max(1, Math.abs(numeric)))
+        throw new Error(`gradient ${i}: analytic ${analytic[i]} numeric ${numeric}`);
     }
   }
 }
-

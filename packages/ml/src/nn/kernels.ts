@@ -31,7 +31,13 @@ export type FusedOp = 'layerNorm' | 'gelu' | 'addBias' | 'loraLinear' | 'adam';
  * bench/ml-nn.ts on one intra-op thread: every fused graph beat its loop on the training shapes (1.5–8×),
  * and broke even at about these sizes, where the ~25 µs per call and the output copies eat the gain.
  */
-const FUSED_MIN_SIZE: Readonly<Record<FusedOp, number>> = { layerNorm: 4096, gelu: 4096, addBias: 8192, loraLinear: 65536, adam: 8192 };
+const FUSED_MIN_SIZE: Readonly<Record<FusedOp, number>> = {
+  layerNorm: 4096,
+  gelu: 4096,
+  addBias: 8192,
+  loraLinear: 65536,
+  adam: 8192,
+};
 const fusedMinSize: Record<FusedOp, number> = { ...FUSED_MIN_SIZE };
 
 /**
@@ -57,8 +63,17 @@ function viaOrt(out: Float32Array, n: number, acc: boolean, y: Float32Array): vo
 }
 
 /** out[M,N] (+)= a[M,K] · b[K,N] */
-export function matmulInto(out: Float32Array, a: Float32Array, b: Float32Array, M: number, K: number, N: number, acc = false): void {
-  if (ort && M * K * N >= ORT_MIN_FLOPS) return viaOrt(out, M * N, acc, ort.gemm(a.subarray(0, M * K), [M, K], b.subarray(0, K * N), [K, N], false, false));
+export function matmulInto(
+  out: Float32Array,
+  a: Float32Array,
+  b: Float32Array,
+  M: number,
+  K: number,
+  N: number,
+  acc = false,
+): void {
+  if (ort && M * K * N >= ORT_MIN_FLOPS)
+    return viaOrt(out, M * N, acc, ort.gemm(a.subarray(0, M * K), [M, K], b.subarray(0, K * N), [K, N], false, false));
   if (!acc) out.fill(0, 0, M * N);
   for (let i = 0; i < M; i++) {
     const ro = i * N;
@@ -73,8 +88,17 @@ export function matmulInto(out: Float32Array, a: Float32Array, b: Float32Array, 
 }
 
 /** out[M,K] (+)= a[M,N] · b[K,N]ᵀ */
-export function matmulABtInto(out: Float32Array, a: Float32Array, b: Float32Array, M: number, N: number, K: number, acc = false): void {
-  if (ort && M * K * N >= ORT_MIN_FLOPS) return viaOrt(out, M * K, acc, ort.gemm(a.subarray(0, M * N), [M, N], b.subarray(0, K * N), [K, N], false, true));
+export function matmulABtInto(
+  out: Float32Array,
+  a: Float32Array,
+  b: Float32Array,
+  M: number,
+  N: number,
+  K: number,
+  acc = false,
+): void {
+  if (ort && M * K * N >= ORT_MIN_FLOPS)
+    return viaOrt(out, M * K, acc, ort.gemm(a.subarray(0, M * N), [M, N], b.subarray(0, K * N), [K, N], false, true));
   for (let i = 0; i < M; i++) {
     const ra = i * N;
     for (let k = 0; k < K; k++) {
@@ -87,8 +111,17 @@ export function matmulABtInto(out: Float32Array, a: Float32Array, b: Float32Arra
 }
 
 /** out[K,N] (+)= a[M,K]ᵀ · b[M,N] */
-export function matmulAtBInto(out: Float32Array, a: Float32Array, b: Float32Array, M: number, K: number, N: number, acc = false): void {
-  if (ort && M * K * N >= ORT_MIN_FLOPS) return viaOrt(out, K * N, acc, ort.gemm(a.subarray(0, M * K), [M, K], b.subarray(0, M * N), [M, N], true, false));
+export function matmulAtBInto(
+  out: Float32Array,
+  a: Float32Array,
+  b: Float32Array,
+  M: number,
+  K: number,
+  N: number,
+  acc = false,
+): void {
+  if (ort && M * K * N >= ORT_MIN_FLOPS)
+    return viaOrt(out, K * N, acc, ort.gemm(a.subarray(0, M * K), [M, K], b.subarray(0, M * N), [M, N], true, false));
   if (!acc) out.fill(0, 0, K * N);
   for (let i = 0; i < M; i++) {
     const ra = i * K;
@@ -119,9 +152,25 @@ export function softmaxInPlace(x: Float32Array, off: number, n: number): void {
  * Batched out[b] = op(a[b])·op(b[b]) for `batch` row-major matrices; `m×n` is the
  * output shape and `k` the inner dimension. Runs as one ORT call when available.
  */
-export function bmm(a: Float32Array, b: Float32Array, batch: number, m: number, k: number, n: number, transA: boolean, transB: boolean): Float32Array {
+export function bmm(
+  a: Float32Array,
+  b: Float32Array,
+  batch: number,
+  m: number,
+  k: number,
+  n: number,
+  transA: boolean,
+  transB: boolean,
+): Float32Array {
   if (ort && batch * m * k * n >= ORT_MIN_FLOPS) {
-    return ort.bmm(a.subarray(0, batch * m * k), transA ? [batch, k, m] : [batch, m, k], b.subarray(0, batch * k * n), transB ? [batch, n, k] : [batch, k, n], transA, transB);
+    return ort.bmm(
+      a.subarray(0, batch * m * k),
+      transA ? [batch, k, m] : [batch, m, k],
+      b.subarray(0, batch * k * n),
+      transB ? [batch, n, k] : [batch, k, n],
+      transA,
+      transB,
+    );
   }
   if (transA && transB) throw new Error('bmm: transposing both inputs is not supported');
   const out = new Float32Array(batch * m * n);

@@ -1,9 +1,38 @@
 import { gradCheck } from './grad-check';
 import { loadOrtGemm, matmulBackend, setFusedMinSize, setMatmulBackend, type FusedOp } from './index';
-import { Adam, add, clipGradNorm, addBias, addRows, causalSelfAttention, crossEntropy, decodeTensors, embedding, encodeTensors, gelu, layerNorm, loraLinear, matmul, randn, Rng, Tensor, tensor, weightedSum } from './index';
+import {
+  Adam,
+  add,
+  clipGradNorm,
+  addBias,
+  addRows,
+  causalSelfAttention,
+  crossEntropy,
+  decodeTensors,
+  embedding,
+  encodeTensors,
+  gelu,
+  layerNorm,
+  loraLinear,
+  matmul,
+  randn,
+  Rng,
+  Tensor,
+  tensor,
+  weightedSum,
+} from './index';
 
 const rng = new Rng(7);
-const param = (shape: number[], std = 1): Tensor => tensor(randn(rng, shape.reduce((a, b) => a * b, 1), std), shape, true);
+const param = (shape: number[], std = 1): Tensor =>
+  tensor(
+    randn(
+      rng,
+      shape.reduce((a, b) => a * b, 1),
+      std,
+    ),
+    shape,
+    true,
+  );
 
 describe('nn ops', () => {
   it('when matmul is differentiated, then both inputs match finite differences', () => {
@@ -72,7 +101,12 @@ describe('nn ops', () => {
     const rows = new Map([[table, Int32Array.of(1, 3)]]);
     expect(clipGradNorm([dense, table], 1, rows)).toBeCloseTo(Math.sqrt(29), 5);
     expect(dense.grad[1]).toBeCloseTo(4 / Math.sqrt(29), 6);
-    expect(Array.from(table.grad.subarray(0, 4))).toEqual([7, 7, expect.closeTo(1 / Math.sqrt(29), 6), expect.closeTo(1 / Math.sqrt(29), 6)]);
+    expect(Array.from(table.grad.subarray(0, 4))).toEqual([
+      7,
+      7,
+      expect.closeTo(1 / Math.sqrt(29), 6),
+      expect.closeTo(1 / Math.sqrt(29), 6),
+    ]);
     new Adam([dense, table], { learningRate: 0.1 }).step(0.1, rows);
     // A first Adam step moves each element by about the learning rate against its gradient's sign.
     expect(Array.from(table.data, (x) => Math.round(x * 100) / 100)).toEqual([1, 1, 0.9, 0.9, 1, 1, 0.9, 0.9]);
@@ -80,7 +114,10 @@ describe('nn ops', () => {
   });
 
   it('when tensors are encoded and decoded, then names, shapes and values survive', () => {
-    const bytes = encodeTensors({ meta: { a: 1 }, tensors: { w: { shape: [2, 2], data: Float32Array.of(1, 2, 3, 4) } } });
+    const bytes = encodeTensors({
+      meta: { a: 1 },
+      tensors: { w: { shape: [2, 2], data: Float32Array.of(1, 2, 3, 4) } },
+    });
     const back = decodeTensors<{ a: number }>(bytes);
     expect(back.meta.a).toBe(1);
     expect(Array.from(back.tensors.w!.data)).toEqual([1, 2, 3, 4]);
@@ -112,12 +149,17 @@ describe.each(['js', 'ort'] as const)('fused ops on the %s path', (path) => {
     gradCheck([param([3, 4]), param([4])], ([a, b]) => addBias(a!, b!));
   });
 
-  pathIt('when a LoRA linear is differentiated, then x, A and B match finite differences and a frozen W gets none', () => {
-    const W = tensor(randn(rng, 4 * 3, 1), [4, 3]);
-    gradCheck([param([2, 4]), param([4, 2]), param([2, 3])], ([x, A, B]) => loraLinear(x!, W, A!, B!, 0.5));
-    expect(W.grad).toBeNull();
-    gradCheck([param([2, 4]), param([4, 3]), param([4, 2]), param([2, 3])], ([x, W2, A, B]) => loraLinear(x!, W2!, A!, B!, 2));
-  });
+  pathIt(
+    'when a LoRA linear is differentiated, then x, A and B match finite differences and a frozen W gets none',
+    () => {
+      const W = tensor(randn(rng, 4 * 3, 1), [4, 3]);
+      gradCheck([param([2, 4]), param([4, 2]), param([2, 3])], ([x, A, B]) => loraLinear(x!, W, A!, B!, 0.5));
+      expect(W.grad).toBeNull();
+      gradCheck([param([2, 4]), param([4, 3]), param([4, 2]), param([2, 3])], ([x, W2, A, B]) =>
+        loraLinear(x!, W2!, A!, B!, 2),
+      );
+    },
+  );
 
   pathIt('when Adam runs twice from the same seed, or resumes from saved m, v and t, then the bits are equal', () => {
     const train = (steps: number, from?: Adam): Adam => {
@@ -168,7 +210,17 @@ describe('fused ops: onnxruntime against TypeScript', () => {
   /** Forward value and every input gradient of `f` over fresh inputs drawn from a fixed seed. */
   const forwardBackward = (shapes: number[][], f: (xs: Tensor[]) => Tensor) => () => {
     const r = new Rng(11);
-    const xs = shapes.map((s) => tensor(randn(r, s.reduce((a, b) => a * b, 1), 1), s, true));
+    const xs = shapes.map((s) =>
+      tensor(
+        randn(
+          r,
+          s.reduce((a, b) => a * b, 1),
+          1,
+        ),
+        s,
+        true,
+      ),
+    );
     const y = f(xs);
     y.backward(randn(r, y.data.length, 1));
     // A second pass accumulates into the existing gradient buffers, as shared parameters do.
@@ -189,7 +241,17 @@ describe('fused ops: onnxruntime against TypeScript', () => {
   });
 
   ortIt('when a LoRA linear runs as one ORT graph, then its output and gradients equal the unfused path', () => {
-    both(forwardBackward([[96, 40], [40, 24], [40, 4], [4, 24]], ([x, W, A, B]) => loraLinear(x!, W!, A!, B!, 2)));
+    both(
+      forwardBackward(
+        [
+          [96, 40],
+          [40, 24],
+          [40, 4],
+          [4, 24],
+        ],
+        ([x, W, A, B]) => loraLinear(x!, W!, A!, B!, 2),
+      ),
+    );
   });
 
   ortIt('when Adam steps on ORT, then weights, m, v and t equal the TypeScript loop', () => {
@@ -214,27 +276,30 @@ describe('onnxruntime matmul backend', () => {
     expect(matmulBackend()).toBe('ort');
   });
 
-  ortIt('when matmul, LoRA and attention run forward and backward on ORT, then values and gradients equal the TypeScript kernels', () => {
-    const run = (backend: 'ort' | 'js') => {
-      expect(setMatmulBackend(backend)).toBe(backend);
-      const r = new Rng(5);
-      const x = tensor(randn(r, 64 * 48, 1), [64, 48], true);
-      const W = tensor(randn(r, 48 * 40, 1), [48, 40], true);
-      const A = tensor(randn(r, 48 * 4, 1), [48, 4], true);
-      const B = tensor(randn(r, 4 * 40, 1), [4, 40], true);
-      const qkv = tensor(randn(r, 2 * 32 * 3 * 32, 1), [2 * 32, 3 * 32], true);
-      const y = add(matmul(x, W), loraLinear(x, W, A, B, 0.5));
-      weightedSum(y, randn(new Rng(6), y.data.length, 1)).backward();
-      const att = causalSelfAttention(qkv, 2, 32, 4);
-      weightedSum(att, randn(new Rng(8), att.data.length, 1)).backward();
-      return [y.data, x.grad!, W.grad!, A.grad!, B.grad!, att.data, qkv.grad!];
-    };
-    const viaOrt = run('ort');
-    const viaJs = run('js');
-    viaOrt.forEach((v, k) => {
-      const scale = Math.max(...Array.from(viaJs[k]!, Math.abs));
-      const maxDiff = Math.max(...Array.from(v, (a, i) => Math.abs(a - viaJs[k]![i]!)));
-      expect(maxDiff / scale).toBeLessThan(1e-5);
-    });
-  });
+  ortIt(
+    'when matmul, LoRA and attention run forward and backward on ORT, then values and gradients equal the TypeScript kernels',
+    () => {
+      const run = (backend: 'ort' | 'js') => {
+        expect(setMatmulBackend(backend)).toBe(backend);
+        const r = new Rng(5);
+        const x = tensor(randn(r, 64 * 48, 1), [64, 48], true);
+        const W = tensor(randn(r, 48 * 40, 1), [48, 40], true);
+        const A = tensor(randn(r, 48 * 4, 1), [48, 4], true);
+        const B = tensor(randn(r, 4 * 40, 1), [4, 40], true);
+        const qkv = tensor(randn(r, 2 * 32 * 3 * 32, 1), [2 * 32, 3 * 32], true);
+        const y = add(matmul(x, W), loraLinear(x, W, A, B, 0.5));
+        weightedSum(y, randn(new Rng(6), y.data.length, 1)).backward();
+        const att = causalSelfAttention(qkv, 2, 32, 4);
+        weightedSum(att, randn(new Rng(8), att.data.length, 1)).backward();
+        return [y.data, x.grad!, W.grad!, A.grad!, B.grad!, att.data, qkv.grad!];
+      };
+      const viaOrt = run('ort');
+      const viaJs = run('js');
+      viaOrt.forEach((v, k) => {
+        const scale = Math.max(...Array.from(viaJs[k]!, Math.abs));
+        const maxDiff = Math.max(...Array.from(v, (a, i) => Math.abs(a - viaJs[k]![i]!)));
+        expect(maxDiff / scale).toBeLessThan(1e-5);
+      });
+    },
+  );
 });

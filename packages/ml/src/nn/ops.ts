@@ -2,7 +2,12 @@ import { bmm, fusedKernels, matmulABtInto, matmulAtBInto, matmulInto, softmaxInP
 import { Tensor } from './tensor';
 import type { Rng } from './rng';
 
-function result(data: Float32Array, shape: readonly number[], parents: Tensor[], backward: (out: Tensor) => void): Tensor {
+function result(
+  data: Float32Array,
+  shape: readonly number[],
+  parents: Tensor[],
+  backward: (out: Tensor) => void,
+): Tensor {
   if (!parents.some((p) => p.requiresGrad)) return new Tensor(data, shape);
   const out: Tensor = new Tensor(data, shape, true, parents, () => backward(out));
   return out;
@@ -56,7 +61,8 @@ export function add(a: Tensor, b: Tensor): Tensor {
 export function addRows(x: Tensor, p: Tensor): Tensor {
   const [R, D] = need2d(x, 'addRows');
   const T = p.shape.length === 1 ? 1 : p.shape[0]!;
-  if (p.cols !== D || R % T !== 0) throw new Error(`addRows: [${p.shape.join(',')}] does not broadcast over [${R},${D}]`);
+  if (p.cols !== D || R % T !== 0)
+    throw new Error(`addRows: [${p.shape.join(',')}] does not broadcast over [${R},${D}]`);
   const k = T === 1 ? fusedKernels('addBias', R * D) : null;
   if (k) {
     return result(k.addBias(x.data, p.data, R, D), x.shape, [x, p], (out) => {
@@ -101,7 +107,17 @@ export function layerNorm(x: Tensor, gain: Tensor, bias: Tensor, eps = 1e-5): Te
   if (k) {
     const { y, mean, rstd } = k.layerNorm(x.data, gain.data, bias.data, M, N, eps);
     return result(y, x.shape, [x, gain, bias], (out) => {
-      const d = k.layerNormBackward(x.data, gain.data, out.grad!, mean, rstd, M, N, x.requiresGrad, gain.requiresGrad || bias.requiresGrad);
+      const d = k.layerNormBackward(
+        x.data,
+        gain.data,
+        out.grad!,
+        mean,
+        rstd,
+        M,
+        N,
+        x.requiresGrad,
+        gain.requiresGrad || bias.requiresGrad,
+      );
       if (x.requiresGrad) accumulate(x, d.dx!);
       if (gain.requiresGrad) accumulate(gain, d.dgain!);
       if (bias.requiresGrad) accumulate(bias, d.dbias!);
@@ -264,7 +280,13 @@ export function selfAttention(qkv: Tensor, batch: number, time: number, heads: n
  * heads (one ORT call each when available); masking, softmax and its gradient
  * are fused loops.
  */
-function maskedSelfAttention(qkv: Tensor, batch: number, time: number, heads: number, visible: (b: number, t: number) => number): Tensor {
+function maskedSelfAttention(
+  qkv: Tensor,
+  batch: number,
+  time: number,
+  heads: number,
+  visible: (b: number, t: number) => number,
+): Tensor {
   const [R, C] = need2d(qkv, 'selfAttention');
   const D = C / 3;
   if (R !== batch * time || D % heads !== 0) throw new Error('selfAttention: bad shapes');
@@ -276,7 +298,11 @@ function maskedSelfAttention(qkv: Tensor, batch: number, time: number, heads: nu
     const out = new Float32Array(BH * time * hd);
     for (let b = 0; b < batch; b++)
       for (let t = 0; t < time; t++)
-        for (let h = 0; h < heads; h++) out.set(src.subarray((b * time + t) * width + col + h * hd, (b * time + t) * width + col + (h + 1) * hd), ((b * heads + h) * time + t) * hd);
+        for (let h = 0; h < heads; h++)
+          out.set(
+            src.subarray((b * time + t) * width + col + h * hd, (b * time + t) * width + col + (h + 1) * hd),
+            ((b * heads + h) * time + t) * hd,
+          );
     return out;
   };
   const merge = (src: Float32Array, dst: Float32Array, col: number, width: number): void => {
@@ -537,7 +563,13 @@ const logSumExp = (xs: Float64Array, n: number): number => {
  * `withExpected` is false, as when only decoding) the expected count of each
  * transition kind.
  */
-export function chainMarginals(emissions: Float32Array, T: number, chain: ChainKinds, trans: Float32Array, withExpected = true): { logZ: number; marginals: Float64Array; expected: Float64Array } {
+export function chainMarginals(
+  emissions: Float32Array,
+  T: number,
+  chain: ChainKinds,
+  trans: Float32Array,
+  withExpected = true,
+): { logZ: number; marginals: Float64Array; expected: Float64Array } {
   const C = chain.classes;
   const k = chain.kinds;
   const tr = (p: number, c: number) => (k[p * C + c]! < 0 ? -Infinity : trans[k[p * C + c]!]!);
@@ -565,7 +597,10 @@ export function chainMarginals(emissions: Float32Array, T: number, chain: ChainK
     for (let p = 0; p < C; p++)
       for (let c = 0; c < C; c++) {
         const kind = k[p * C + c]!;
-        if (kind >= 0) expected[kind]! += Math.exp(alpha[(t - 1) * C + p]! + trans[kind]! + emissions[t * C + c]! + beta[t * C + c]! - logZ);
+        if (kind >= 0)
+          expected[kind]! += Math.exp(
+            alpha[(t - 1) * C + p]! + trans[kind]! + emissions[t * C + c]! + beta[t * C + c]! - logZ,
+          );
       }
   return { logZ, marginals, expected };
 }

@@ -20,7 +20,11 @@ class PlainTensor {
 interface NativeSession {
   loadModel(buffer: ArrayBuffer, byteOffset: number, byteLength: number, options: object): void;
   /** A non-null fetch is a pre-allocated output the session writes into. */
-  run(feeds: Record<string, unknown>, fetches: Record<string, unknown>, options: object): Record<string, { data: Float32Array }>;
+  run(
+    feeds: Record<string, unknown>,
+    fetches: Record<string, unknown>,
+    options: object,
+  ): Record<string, { data: Float32Array }>;
 }
 
 /** Protocol-buffer writer for the few ONNX messages these graphs need. */
@@ -71,8 +75,20 @@ function valueInfo(name: string, dims: (string | number)[]): Proto {
 /** An ONNX model computing Y = op(A)·op(B) with Gemm's transA/transB. */
 export function gemmModel(transA: boolean, transB: boolean): Uint8Array {
   const node = new Proto().str(1, 'A').str(1, 'B').str(2, 'Y').str(4, 'Gemm');
-  node.msg(5, new Proto().str(1, 'transA').int(3, transA ? 1 : 0).int(20, 2));
-  node.msg(5, new Proto().str(1, 'transB').int(3, transB ? 1 : 0).int(20, 2));
+  node.msg(
+    5,
+    new Proto()
+      .str(1, 'transA')
+      .int(3, transA ? 1 : 0)
+      .int(20, 2),
+  );
+  node.msg(
+    5,
+    new Proto()
+      .str(1, 'transB')
+      .int(3, transB ? 1 : 0)
+      .int(20, 2),
+  );
   const graph = new Proto()
     .msg(1, node)
     .str(2, 'gemm')
@@ -93,7 +109,14 @@ export function bmmModel(transA: boolean, transB: boolean): Uint8Array {
   if (transA) graph.msg(1, new Proto().str(1, 'A').str(2, 'At').str(4, 'Transpose').msg(5, perm()));
   if (transB) graph.msg(1, new Proto().str(1, 'B').str(2, 'Bt').str(4, 'Transpose').msg(5, perm()));
   graph
-    .msg(1, new Proto().str(1, transA ? 'At' : 'A').str(1, transB ? 'Bt' : 'B').str(2, 'Y').str(4, 'MatMul'))
+    .msg(
+      1,
+      new Proto()
+        .str(1, transA ? 'At' : 'A')
+        .str(1, transB ? 'Bt' : 'B')
+        .str(2, 'Y')
+        .str(4, 'MatMul'),
+    )
     .str(2, 'bmm')
     .msg(11, valueInfo('A', transA ? ['b', 'k', 'm'] : ['b', 'm', 'k']))
     .msg(11, valueInfo('B', transB ? ['b', 'n', 'k'] : ['b', 'k', 'n']))
@@ -103,14 +126,32 @@ export function bmmModel(transA: boolean, transB: boolean): Uint8Array {
 
 export interface OrtGemm {
   /** Batched Y[b] = op(a[b])·op(b[b]) over 3-D tensors. */
-  bmm(a: Float32Array, aDims: [number, number, number], b: Float32Array, bDims: [number, number, number], transA: boolean, transB: boolean): Float32Array;
+  bmm(
+    a: Float32Array,
+    aDims: [number, number, number],
+    b: Float32Array,
+    bDims: [number, number, number],
+    transA: boolean,
+    transB: boolean,
+  ): Float32Array;
   /** Y[M,N] = op(a)·op(b), where op transposes when asked; shapes as stored. */
-  gemm(a: Float32Array, aDims: [number, number], b: Float32Array, bDims: [number, number], transA: boolean, transB: boolean): Float32Array;
+  gemm(
+    a: Float32Array,
+    aDims: [number, number],
+    b: Float32Array,
+    bDims: [number, number],
+    transA: boolean,
+    transB: boolean,
+  ): Float32Array;
 }
 
 type Feed = { type: string; dims: number[]; data: Float32Array; location: string; size: number };
 /** Runs a session; outputs named in `into` are written into those arrays instead of fresh ones. */
-type Run = (feeds: Record<string, Feed>, outputs: string[], into?: Record<string, Feed>) => Record<string, { data: Float32Array }>;
+type Run = (
+  feeds: Record<string, Feed>,
+  outputs: string[],
+  into?: Record<string, Feed>,
+) => Record<string, { data: Float32Array }>;
 
 let native: ((model: Uint8Array) => Run) | null | undefined;
 
@@ -120,16 +161,25 @@ function sessionFactory(): ((model: Uint8Array) => Run) | null {
   try {
     const root = path.dirname(require.resolve('onnxruntime-node/package.json'));
     const { binding } = require(path.join(root, 'dist/binding.js')) as {
-      binding: { InferenceSession: new () => NativeSession; initOrtOnce: (logLevel: number, tensor: unknown, isMainThread: boolean) => void };
+      binding: {
+        InferenceSession: new () => NativeSession;
+        initOrtOnce: (logLevel: number, tensor: unknown, isMainThread: boolean) => void;
+      };
     };
     // Outputs are built with this constructor. onnxruntime-common's Tensor rejects typed arrays of another realm
     // (the native side creates them in the main one; jest runs tests in a sandbox), and we only need the data.
     binding.initOrtOnce(2, PlainTensor, isMainThread);
-    const options = { intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: 'sequential', graphOptimizationLevel: 'all' };
+    const options = {
+      intraOpNumThreads: 1,
+      interOpNumThreads: 1,
+      executionMode: 'sequential',
+      graphOptimizationLevel: 'all',
+    };
     native = (model) => {
       const s = new binding.InferenceSession();
       s.loadModel(model.buffer as ArrayBuffer, model.byteOffset, model.byteLength, options);
-      return (feeds, outputs, into = {}) => s.run(feeds, Object.fromEntries(outputs.map((o) => [o, into[o] ?? null])), {});
+      return (feeds, outputs, into = {}) =>
+        s.run(feeds, Object.fromEntries(outputs.map((o) => [o, into[o] ?? null])), {});
     };
   } catch {
     native = null;
@@ -139,7 +189,13 @@ function sessionFactory(): ((model: Uint8Array) => Run) | null {
 
 // The native session reads {type, dims, data, location} and accepts any realm's typed array; ort.Tensor's
 // `instanceof` check would reject arrays made in another realm (jest's sandbox), so feed plain objects.
-const feed = (data: Float32Array, dims: number[]): Feed => ({ type: 'float32', dims, data, location: 'cpu', size: data.length });
+const feed = (data: Float32Array, dims: number[]): Feed => ({
+  type: 'float32',
+  dims,
+  data,
+  location: 'cpu',
+  size: data.length,
+});
 
 /** Sessions built on first use from their graph and kept by key. */
 function sessionCache(create: (model: Uint8Array) => Run): (key: string, build: () => Uint8Array) => Run {
@@ -159,7 +215,8 @@ export function loadOrtGemm(): OrtGemm | null {
   const create = sessionFactory();
   if (!create) return (loaded = null);
   const cached = sessionCache(create);
-  const session = (ta: boolean, tb: boolean, batched = false): Run => cached(`${batched}${ta}${tb}`, () => (batched ? bmmModel(ta, tb) : gemmModel(ta, tb)));
+  const session = (ta: boolean, tb: boolean, batched = false): Run =>
+    cached(`${batched}${ta}${tb}`, () => (batched ? bmmModel(ta, tb) : gemmModel(ta, tb)));
   loaded = {
     gemm(a, aDims, b, bDims, transA, transB) {
       return session(transA, transB)({ A: feed(a, aDims), B: feed(b, bDims) }, ['Y']).Y!.data;
@@ -231,7 +288,12 @@ class Graph {
   model(): Uint8Array {
     for (const o of this.outputs) this.proto.msg(12, o);
     this.proto.str(2, 'fused');
-    return new Proto().int(1, 8).str(2, 'whetstone').msg(7, this.proto).msg(8, new Proto().str(1, '').int(2, 20)).done();
+    return new Proto()
+      .int(1, 8)
+      .str(2, 'whetstone')
+      .msg(7, this.proto)
+      .msg(8, new Proto().str(1, '').int(2, 20))
+      .done();
   }
 }
 
@@ -240,7 +302,12 @@ const GELU_C = Math.sqrt(2 / Math.PI);
 /** LayerNorm over the last axis: Y, and the row Mean and InvStdDev the backward pass needs. */
 function layerNormModel(eps: number): Uint8Array {
   const g = new Graph();
-  g.op('LayerNormalization', [g.input('X', ['m', 'n']), g.input('G', ['n']), g.input('B', ['n'])], { axis: 1, epsilon: { f: eps } }, ['Y', 'Mean', 'Rstd']);
+  g.op(
+    'LayerNormalization',
+    [g.input('X', ['m', 'n']), g.input('G', ['n']), g.input('B', ['n'])],
+    { axis: 1, epsilon: { f: eps } },
+    ['Y', 'Mean', 'Rstd'],
+  );
   g.output('Y', ['m', 'n']);
   g.output('Mean', ['m', 1]);
   g.output('Rstd', ['m', 1]);
@@ -250,7 +317,13 @@ function layerNormModel(eps: number): Uint8Array {
 /** LayerNorm's backward: DX, and (when `params`) DG and DB, from X, G, DY and the saved row statistics. */
 function layerNormBackwardModel(input: boolean, params: boolean): Uint8Array {
   const g = new Graph();
-  const [X, G, DY, mean, rstd] = [g.input('X', ['m', 'n']), g.input('G', ['n']), g.input('DY', ['m', 'n']), g.input('Mean', ['m', 1]), g.input('Rstd', ['m', 1])];
+  const [X, G, DY, mean, rstd] = [
+    g.input('X', ['m', 'n']),
+    g.input('G', ['n']),
+    g.input('DY', ['m', 'n']),
+    g.input('Mean', ['m', 1]),
+    g.input('Rstd', ['m', 1]),
+  ];
   const xhat = g.op('Mul', [g.op('Sub', [X, mean]), rstd]);
   if (params) {
     const rows = g.axes(0);
@@ -280,7 +353,9 @@ function geluModel(derivative: boolean): Uint8Array {
     return g.model();
   }
   const x2 = g.op('Mul', [X, X]);
-  const t = g.op('Tanh', [g.op('Mul', [X, g.op('Add', [g.scalar(GELU_C), g.op('Mul', [g.scalar(GELU_C * 0.044715), x2])])])]);
+  const t = g.op('Tanh', [
+    g.op('Mul', [X, g.op('Add', [g.scalar(GELU_C), g.op('Mul', [g.scalar(GELU_C * 0.044715), x2])])]),
+  ]);
   const half = g.op('Add', [g.scalar(0.5), g.op('Mul', [g.scalar(0.5), t])]);
   g.op('Mul', [X, half], {}, ['Y']);
   const slope = g.op('Add', [g.scalar(0.5 * GELU_C), g.op('Mul', [g.scalar(0.5 * GELU_C * 3 * 0.044715), x2])]);
@@ -306,7 +381,13 @@ function biasModel(backward: boolean): Uint8Array {
 /** LoRA linear forward: Y = X·W + (s·X·A)·B, and XA = s·X·A for the backward pass. */
 function loraModel(): Uint8Array {
   const g = new Graph();
-  const [X, W, A, B, S] = [g.input('X', ['m', 'k']), g.input('W', ['k', 'n']), g.input('A', ['k', 'r']), g.input('B', ['r', 'n']), g.input('S', [1])];
+  const [X, W, A, B, S] = [
+    g.input('X', ['m', 'k']),
+    g.input('W', ['k', 'n']),
+    g.input('A', ['k', 'r']),
+    g.input('B', ['r', 'n']),
+    g.input('S', [1]),
+  ];
   const xa = g.op('Mul', [g.op('MatMul', [X, A]), S], {}, ['XA']);
   g.op('Gemm', [xa, B, g.op('MatMul', [X, W])], {}, ['Y']);
   g.output('Y', ['m', 'n']);
@@ -317,8 +398,17 @@ function loraModel(): Uint8Array {
 /** LoRA linear backward: the gradients named in `wanted` (DX, DW, DA, DB) from G = dY. */
 function loraBackwardModel(wanted: readonly string[]): Uint8Array {
   const g = new Graph();
-  const [X, W, A, B, XA, G, S] = [g.input('X', ['m', 'k']), g.input('W', ['k', 'n']), g.input('A', ['k', 'r']), g.input('B', ['r', 'n']), g.input('XA', ['m', 'r']), g.input('G', ['m', 'n']), g.input('S', [1])];
-  const gb = wanted.includes('DA') || wanted.includes('DX') ? g.op('Mul', [g.op('Gemm', [G, B], { transB: 1 }), S]) : '';
+  const [X, W, A, B, XA, G, S] = [
+    g.input('X', ['m', 'k']),
+    g.input('W', ['k', 'n']),
+    g.input('A', ['k', 'r']),
+    g.input('B', ['r', 'n']),
+    g.input('XA', ['m', 'r']),
+    g.input('G', ['m', 'n']),
+    g.input('S', [1]),
+  ];
+  const gb =
+    wanted.includes('DA') || wanted.includes('DX') ? g.op('Mul', [g.op('Gemm', [G, B], { transB: 1 }), S]) : '';
   const grads: Record<string, () => [string, (string | number)[]]> = {
     DB: () => [g.op('Gemm', [XA, G], { transA: 1 }, ['DB']), ['r', 'n']],
     DA: () => [g.op('Gemm', [X, gb], { transA: 1 }, ['DA']), ['k', 'r']],
@@ -335,7 +425,12 @@ function adamModel(beta1: number, beta2: number, eps: number, weightDecay: numbe
   const [W, G, M, V] = ['W', 'G', 'M', 'V'].map((n) => g.input(n, ['n']));
   const [LR, C1, C2] = ['LR', 'C1', 'C2'].map((n) => g.input(n, [1]));
   const m = g.op('Add', [g.op('Mul', [g.scalar(beta1), M!]), g.op('Mul', [g.scalar(1 - beta1), G!])], {}, ['M2']);
-  const v = g.op('Add', [g.op('Mul', [g.scalar(beta2), V!]), g.op('Mul', [g.scalar(1 - beta2), g.op('Mul', [G!, G!])])], {}, ['V2']);
+  const v = g.op(
+    'Add',
+    [g.op('Mul', [g.scalar(beta2), V!]), g.op('Mul', [g.scalar(1 - beta2), g.op('Mul', [G!, G!])])],
+    {},
+    ['V2'],
+  );
   let u = g.op('Div', [g.op('Div', [m, C1!]), g.op('Add', [g.op('Sqrt', [g.op('Div', [v, C2!])]), g.scalar(eps)])]);
   if (weightDecay !== 0) u = g.op('Add', [u, g.op('Mul', [g.scalar(weightDecay), W!])]);
   g.op('Sub', [W!, g.op('Mul', [LR!, u])], {}, ['W2']);
@@ -345,23 +440,58 @@ function adamModel(beta1: number, beta2: number, eps: number, weightDecay: numbe
 
 /** Fused elementwise kernels as cached ORT sessions; every array is row-major float32 and every result is fresh. */
 export interface OrtFused {
-  layerNorm(x: Float32Array, gain: Float32Array, bias: Float32Array, rows: number, cols: number, eps: number): { y: Float32Array; mean: Float32Array; rstd: Float32Array };
+  layerNorm(
+    x: Float32Array,
+    gain: Float32Array,
+    bias: Float32Array,
+    rows: number,
+    cols: number,
+    eps: number,
+  ): { y: Float32Array; mean: Float32Array; rstd: Float32Array };
   layerNormBackward(
-    x: Float32Array, gain: Float32Array, dy: Float32Array, mean: Float32Array, rstd: Float32Array, rows: number, cols: number, input: boolean, params: boolean,
+    x: Float32Array,
+    gain: Float32Array,
+    dy: Float32Array,
+    mean: Float32Array,
+    rstd: Float32Array,
+    rows: number,
+    cols: number,
+    input: boolean,
+    params: boolean,
   ): { dx?: Float32Array; dgain?: Float32Array; dbias?: Float32Array };
   /** y = GELU(x), and dy/dx when `derivative`. */
   gelu(x: Float32Array, derivative: boolean): { y: Float32Array; d?: Float32Array };
   addBias(x: Float32Array, bias: Float32Array, rows: number, cols: number): Float32Array;
   /** Σ over rows of dy[rows, cols]. */
   biasGrad(dy: Float32Array, rows: number, cols: number): Float32Array;
-  lora(x: Float32Array, w: Float32Array, a: Float32Array, b: Float32Array, s: number, m: number, k: number, r: number, n: number): { y: Float32Array; xa: Float32Array };
+  lora(
+    x: Float32Array,
+    w: Float32Array,
+    a: Float32Array,
+    b: Float32Array,
+    s: number,
+    m: number,
+    k: number,
+    r: number,
+    n: number,
+  ): { y: Float32Array; xa: Float32Array };
   loraBackward(
-    x: Float32Array, w: Float32Array, a: Float32Array, b: Float32Array, xa: Float32Array, g: Float32Array, s: number,
-    dims: { m: number; k: number; r: number; n: number }, wanted: { x: boolean; w: boolean; a: boolean; b: boolean },
+    x: Float32Array,
+    w: Float32Array,
+    a: Float32Array,
+    b: Float32Array,
+    xa: Float32Array,
+    g: Float32Array,
+    s: number,
+    dims: { m: number; k: number; r: number; n: number },
+    wanted: { x: boolean; w: boolean; a: boolean; b: boolean },
   ): { dx?: Float32Array; dw?: Float32Array; da?: Float32Array; db?: Float32Array };
   /** One AdamW step, updating w, m and v in place. */
   adam(
-    w: Float32Array, g: Float32Array, m: Float32Array, v: Float32Array,
+    w: Float32Array,
+    g: Float32Array,
+    m: Float32Array,
+    v: Float32Array,
     hp: { lr: number; c1: number; c2: number; beta1: number; beta2: number; eps: number; weightDecay: number },
   ): void;
 }
@@ -377,36 +507,60 @@ export function loadOrtFused(): OrtFused | null {
   const scalar = (v: number): Feed => feed(Float32Array.of(v), [1]);
   fused = {
     layerNorm(x, gain, bias, rows, cols, eps) {
-      const out = session(`ln${eps}`, () => layerNormModel(eps))({ X: feed(x, [rows, cols]), G: feed(gain, [cols]), B: feed(bias, [cols]) }, ['Y', 'Mean', 'Rstd']);
+      const out = session(`ln${eps}`, () => layerNormModel(eps))(
+        { X: feed(x, [rows, cols]), G: feed(gain, [cols]), B: feed(bias, [cols]) },
+        ['Y', 'Mean', 'Rstd'],
+      );
       return { y: out.Y!.data, mean: out.Mean!.data, rstd: out.Rstd!.data };
     },
     layerNormBackward(x, gain, dy, mean, rstd, rows, cols, input, params) {
       const outputs = [...(input ? ['DX'] : []), ...(params ? ['DG', 'DB'] : [])];
       const out = session(`lnb${input}${params}`, () => layerNormBackwardModel(input, params))(
-        { X: feed(x, [rows, cols]), G: feed(gain, [cols]), DY: feed(dy, [rows, cols]), Mean: feed(mean, [rows, 1]), Rstd: feed(rstd, [rows, 1]) },
+        {
+          X: feed(x, [rows, cols]),
+          G: feed(gain, [cols]),
+          DY: feed(dy, [rows, cols]),
+          Mean: feed(mean, [rows, 1]),
+          Rstd: feed(rstd, [rows, 1]),
+        },
         outputs,
       );
       return { dx: out.DX?.data, dgain: out.DG?.data, dbias: out.DB?.data };
     },
     gelu(x, derivative) {
-      const out = session(`gelu${derivative}`, () => geluModel(derivative))({ X: feed(x, [x.length]) }, derivative ? ['Y', 'D'] : ['Y']);
+      const out = session(`gelu${derivative}`, () => geluModel(derivative))(
+        { X: feed(x, [x.length]) },
+        derivative ? ['Y', 'D'] : ['Y'],
+      );
       return { y: out.Y!.data, d: out.D?.data };
     },
     addBias(x, bias, rows, cols) {
-      return session('bias', () => biasModel(false))({ X: feed(x, [rows, cols]), B: feed(bias, [cols]) }, ['Y']).Y!.data;
+      return session('bias', () => biasModel(false))({ X: feed(x, [rows, cols]), B: feed(bias, [cols]) }, ['Y']).Y!
+        .data;
     },
     biasGrad(dy, rows, cols) {
       return session('biasb', () => biasModel(true))({ DY: feed(dy, [rows, cols]) }, ['DB']).DB!.data;
     },
     lora(x, w, a, b, s, m, k, r, n) {
-      const out = session('lora', loraModel)({ X: feed(x, [m, k]), W: feed(w, [k, n]), A: feed(a, [k, r]), B: feed(b, [r, n]), S: scalar(s) }, ['Y', 'XA']);
+      const out = session('lora', loraModel)(
+        { X: feed(x, [m, k]), W: feed(w, [k, n]), A: feed(a, [k, r]), B: feed(b, [r, n]), S: scalar(s) },
+        ['Y', 'XA'],
+      );
       return { y: out.Y!.data, xa: out.XA!.data };
     },
     loraBackward(x, w, a, b, xa, g, s, { m, k, r, n }, want) {
       const names = (['x', 'w', 'a', 'b'] as const).filter((p) => want[p]).map((p) => `D${p.toUpperCase()}`);
       if (names.length === 0) return {};
       const out = session(`lorab${names.join()}`, () => loraBackwardModel(names))(
-        { X: feed(x, [m, k]), W: feed(w, [k, n]), A: feed(a, [k, r]), B: feed(b, [r, n]), XA: feed(xa, [m, r]), G: feed(g, [m, n]), S: scalar(s) },
+        {
+          X: feed(x, [m, k]),
+          W: feed(w, [k, n]),
+          A: feed(a, [k, r]),
+          B: feed(b, [r, n]),
+          XA: feed(xa, [m, r]),
+          G: feed(g, [m, n]),
+          S: scalar(s),
+        },
         names,
       );
       return { dx: out.DX?.data, dw: out.DW?.data, da: out.DA?.data, db: out.DB?.data };

@@ -14,20 +14,39 @@ const read = (file: string, n: number) =>
     .trim()
     .split('\n')
     .slice(0, n)
-    .map((l) => JSON.parse(l) as { text: string; entities?: { start: number; end: number; label: string }[]; label?: string; task?: string });
+    .map(
+      (l) =>
+        JSON.parse(l) as {
+          text: string;
+          entities?: { start: number; end: number; label: string }[];
+          label?: string;
+          task?: string;
+        },
+    );
 
 const train = read('wikigold/train.jsonl', 240);
 const heldout = read('wikigold/test.jsonl', 80);
 const hp = { nrEpochs: 3, learningRate: 0.002, seed: 3 };
 const predictions = (bundle: Uint8Array) => {
   const model = loadModel(bundle);
-  return heldout.map((r) => JSON.stringify(model.extract(r.text, { entities: ['person', 'location', 'organization', 'misc'] }, { includeSpans: true })));
+  return heldout.map((r) =>
+    JSON.stringify(
+      model.extract(r.text, { entities: ['person', 'location', 'organization', 'misc'] }, { includeSpans: true }),
+    ),
+  );
 };
 
 describe('the training pipeline', () => {
   it('learns entities on small data: loss falls and held-out F1 beats the untrained zero-shot base', async () => {
     const lastOfEpoch = new Map<number, ProgressEvent>();
-    const result = await trainModel({ baseModel: 'whetstone-extract-base', trainingType: 'full', train, heldout, hyperparameters: hp, onProgress: (p) => void lastOfEpoch.set(p.epoch, p) });
+    const result = await trainModel({
+      baseModel: 'whetstone-extract-base',
+      trainingType: 'full',
+      train,
+      heldout,
+      hyperparameters: hp,
+      onProgress: (p) => void lastOfEpoch.set(p.epoch, p),
+    });
     const losses = [...lastOfEpoch.values()].map((p) => p.loss);
     expect(losses.length).toBeGreaterThanOrEqual(3);
     expect(losses[losses.length - 1]!).toBeLessThan(losses[0]!);
@@ -36,19 +55,52 @@ describe('the training pipeline', () => {
       heldout.map((r) => zeroShotSpans(r.text, ['person', 'location', 'organization', 'misc'])),
     );
     expect(result.metrics.f1).toBeGreaterThan(base.f1);
-    expect(result.manifest).toMatchObject({ baseModel: 'whetstone-extract-base', trainingType: 'full', schema: { entities: ['location', 'misc', 'organization', 'person'] } });
+    expect(result.manifest).toMatchObject({
+      baseModel: 'whetstone-extract-base',
+      trainingType: 'full',
+      schema: { entities: ['location', 'misc', 'organization', 'person'] },
+    });
     expect(readManifest(result.bundle).metrics?.f1).toBe(result.metrics.f1);
     // The trained model predicts differently from the base on held-out text.
     const trained = predictions(result.bundle);
-    const untrained = heldout.map((r) => JSON.stringify(extractBaseModel.extract(r.text, { entities: ['person', 'location', 'organization', 'misc'] }, { includeSpans: true })));
+    const untrained = heldout.map((r) =>
+      JSON.stringify(
+        extractBaseModel.extract(
+          r.text,
+          { entities: ['person', 'location', 'organization', 'misc'] },
+          { includeSpans: true },
+        ),
+      ),
+    );
     expect(trained).not.toEqual(untrained);
   });
 
   it('resumes from a weights/<step> checkpoint to exactly the uninterrupted result', async () => {
     const checkpoints: Checkpoint[] = [];
-    const whole = await trainModel({ baseModel: 'whetstone-extract-base', trainingType: 'full', train, heldout, hyperparameters: hp, onCheckpoint: async (c) => void checkpoints.push(c) });
-    expect(checkpoints.map((c) => c.id)).toEqual(['weights/240', 'sampler_weights/240', 'weights/480', 'sampler_weights/480', 'weights/720', 'sampler_weights/720']);
-    const resumed = await trainModel({ baseModel: 'whetstone-extract-base', trainingType: 'full', train, heldout, hyperparameters: hp, resumeFrom: checkpoints[2]!.bytes });
+    const whole = await trainModel({
+      baseModel: 'whetstone-extract-base',
+      trainingType: 'full',
+      train,
+      heldout,
+      hyperparameters: hp,
+      onCheckpoint: async (c) => void checkpoints.push(c),
+    });
+    expect(checkpoints.map((c) => c.id)).toEqual([
+      'weights/240',
+      'sampler_weights/240',
+      'weights/480',
+      'sampler_weights/480',
+      'weights/720',
+      'sampler_weights/720',
+    ]);
+    const resumed = await trainModel({
+      baseModel: 'whetstone-extract-base',
+      trainingType: 'full',
+      train,
+      heldout,
+      hyperparameters: hp,
+      resumeFrom: checkpoints[2]!.bytes,
+    });
     expect(resumed.metrics).toEqual(whole.metrics);
     expect(predictions(resumed.bundle)).toEqual(predictions(whole.bundle));
     // A sampler checkpoint is itself servable.
@@ -57,7 +109,14 @@ describe('the training pipeline', () => {
 
   it('trains a LoRA adapter under 15% of the parameters, and merging it gives identical outputs', async () => {
     const logs: string[] = [];
-    const lora = await trainModel({ baseModel: 'whetstone-extract-base', trainingType: 'lora', train, heldout, hyperparameters: hp, onLog: (_l, m) => logs.push(m) });
+    const lora = await trainModel({
+      baseModel: 'whetstone-extract-base',
+      trainingType: 'lora',
+      train,
+      heldout,
+      hyperparameters: hp,
+      onLog: (_l, m) => logs.push(m),
+    });
     const share = Number(/\(([\d.]+)% of full\)/.exec(logs[0]!)![1]);
     expect(share).toBeLessThanOrEqual(15);
     expect(lora.manifest.trainingType).toBe('lora');
@@ -68,11 +127,21 @@ describe('the training pipeline', () => {
 
   it('learns classification tasks, and falls back to zero-shot for labels it was not trained on', async () => {
     const rows = read('banking77/train-3-intents.jsonl', 1000);
-    const result = await trainModel({ baseModel: 'whetstone-extract-base', trainingType: 'full', train: rows.filter((_, i) => i % 5 !== 0), heldout: rows.filter((_, i) => i % 5 === 0), hyperparameters: hp });
+    const result = await trainModel({
+      baseModel: 'whetstone-extract-base',
+      trainingType: 'full',
+      train: rows.filter((_, i) => i % 5 !== 0),
+      heldout: rows.filter((_, i) => i % 5 === 0),
+      hyperparameters: hp,
+    });
     expect(result.metrics.f1).toBeGreaterThan(0.8);
     expect(result.manifest.architecture?.classifications).toMatch(/pooled head/);
     const model = loadModel(result.bundle);
-    expect(model.extract('I lost my card yesterday', { classifications: [{ task: 'banking77-intent', labels: ['card_arrival', 'lost_or_stolen_card'] }] })).toEqual({ 'banking77-intent': 'lost_or_stolen_card' });
+    expect(
+      model.extract('I lost my card yesterday', {
+        classifications: [{ task: 'banking77-intent', labels: ['card_arrival', 'lost_or_stolen_card'] }],
+      }),
+    ).toEqual({ 'banking77-intent': 'lost_or_stolen_card' });
     // No schema: the trained one is used. Unknown labels: zero-shot.
     expect(Object.keys(model.extract('What is the exchange rate?', {}))).toEqual(['banking77-intent']);
     expect(model.extract('Ada Lovelace', { entities: ['person'] })).toEqual({ entities: { person: ['Ada Lovelace'] } });
@@ -80,7 +149,15 @@ describe('the training pipeline', () => {
 
   it('stops within one example when cancelled', async () => {
     const controller = new AbortController();
-    const run = trainModel({ baseModel: 'whetstone-extract-base', trainingType: 'full', train, heldout, hyperparameters: { ...hp, nrEpochs: 50 }, signal: controller.signal, onProgress: () => controller.abort() });
+    const run = trainModel({
+      baseModel: 'whetstone-extract-base',
+      trainingType: 'full',
+      train,
+      heldout,
+      hyperparameters: { ...hp, nrEpochs: 50 },
+      signal: controller.signal,
+      onProgress: () => controller.abort(),
+    });
     await expect(run).rejects.toThrow('training cancelled');
   });
 });

@@ -13,7 +13,11 @@ export interface CanonicalRow {
   text?: string;
   entities?: { start: number; end: number; label: string; text?: string }[];
   classifications?: { task: string; labels: string[]; multi_label?: boolean }[] | Record<string, string | string[]>;
-  relations?: { head: { start: number; end: number; label?: string }; tail: { start: number; end: number; label?: string }; label: string }[];
+  relations?: {
+    head: { start: number; end: number; label?: string };
+    tail: { start: number; end: number; label?: string };
+    label: string;
+  }[];
   structures?: Record<string, Record<string, unknown>[]>;
   messages?: { role: 'system' | 'user' | 'assistant'; content: string }[];
 }
@@ -110,9 +114,14 @@ export interface TrainResult {
 /** Native extraction schema: `classifications` as a list or a dict keyed by task. */
 export interface ExtractionSchema {
   entities?: string[] | Record<string, string>;
-  classifications?: { task: string; labels: string[]; multi_label?: boolean }[] | Record<string, string[] | { labels: string[]; multi_label?: boolean }>;
+  classifications?:
+    | { task: string; labels: string[]; multi_label?: boolean }[]
+    | Record<string, string[] | { labels: string[]; multi_label?: boolean }>;
   relations?: string[] | Record<string, string>;
-  structures?: Record<string, Record<string, string | { type?: 'str' | 'list'; choices?: string[]; description?: string }>>;
+  structures?: Record<
+    string,
+    Record<string, string | { type?: 'str' | 'list'; choices?: string[]; description?: string }>
+  >;
 }
 
 export interface PredictOptions {

@@ -43,16 +43,33 @@ const nonEmptyString = (v: unknown): v is string => typeof v === 'string' && v.t
  */
 export function normalizeSchema(input: unknown, path = 'schema'): NormalizedSchema {
   const issues: SchemaIssue[] = [];
-  const out: NormalizedSchema = { entities: [], entityDescriptions: {}, classifications: [], relations: [], structures: [] };
-  if (!isRecord(input)) throw new SchemaError([{ field: path, message: 'must be an object with entities, classifications, relations or structures' }]);
+  const out: NormalizedSchema = {
+    entities: [],
+    entityDescriptions: {},
+    classifications: [],
+    relations: [],
+    structures: [],
+  };
+  if (!isRecord(input))
+    throw new SchemaError([
+      { field: path, message: 'must be an object with entities, classifications, relations or structures' },
+    ]);
   const s = input as ExtractionSchema & Record<string, unknown>;
   for (const key of Object.keys(s)) {
-    if (!['entities', 'classifications', 'relations', 'structures'].includes(key)) issues.push({ field: `${path}.${key}`, message: 'unknown key; expected entities, classifications, relations or structures' });
+    if (!['entities', 'classifications', 'relations', 'structures'].includes(key))
+      issues.push({
+        field: `${path}.${key}`,
+        message: 'unknown key; expected entities, classifications, relations or structures',
+      });
   }
 
   if (s.entities !== undefined) {
     if (Array.isArray(s.entities)) {
-      s.entities.forEach((e, i) => (nonEmptyString(e) ? out.entities.push(e.trim()) : issues.push({ field: `${path}.entities[${i}]`, message: 'must be a non-empty string' })));
+      s.entities.forEach((e, i) =>
+        nonEmptyString(e)
+          ? out.entities.push(e.trim())
+          : issues.push({ field: `${path}.entities[${i}]`, message: 'must be a non-empty string' }),
+      );
     } else if (isRecord(s.entities)) {
       for (const [label, description] of Object.entries(s.entities)) {
         if (!nonEmptyString(label)) issues.push({ field: `${path}.entities`, message: 'labels must be non-empty' });
@@ -61,14 +78,21 @@ export function normalizeSchema(input: unknown, path = 'schema'): NormalizedSche
           if (typeof description === 'string') out.entityDescriptions[label.trim()] = description;
         }
       }
-    } else issues.push({ field: `${path}.entities`, message: 'must be a list of entity types or a {type: description} object' });
+    } else
+      issues.push({
+        field: `${path}.entities`,
+        message: 'must be a list of entity types or a {type: description} object',
+      });
   }
 
   if (s.classifications !== undefined) {
     const tasks: [string, unknown][] = Array.isArray(s.classifications)
       ? s.classifications.map((c, i) => [`${path}.classifications[${i}]`, c])
       : isRecord(s.classifications)
-        ? Object.entries(s.classifications).map(([task, v]) => [`${path}.classifications.${task}`, Array.isArray(v) ? { task, labels: v } : isRecord(v) ? { task, ...v } : v])
+        ? Object.entries(s.classifications).map(([task, v]) => [
+            `${path}.classifications.${task}`,
+            Array.isArray(v) ? { task, labels: v } : isRecord(v) ? { task, ...v } : v,
+          ])
         : [[`${path}.classifications`, undefined]];
     for (const [field, c] of tasks) {
       if (!isRecord(c)) {
@@ -80,19 +104,35 @@ export function normalizeSchema(input: unknown, path = 'schema'): NormalizedSche
         issues.push({ field: `${field}.labels`, message: 'must list at least two non-empty labels' });
         continue;
       }
-      if (c.multi_label !== undefined && typeof c.multi_label !== 'boolean') issues.push({ field: `${field}.multi_label`, message: 'must be a boolean' });
-      if (nonEmptyString(c.task)) out.classifications.push({ task: c.task.trim(), labels: (c.labels as string[]).map((l) => l.trim()), multi_label: c.multi_label === true });
+      if (c.multi_label !== undefined && typeof c.multi_label !== 'boolean')
+        issues.push({ field: `${field}.multi_label`, message: 'must be a boolean' });
+      if (nonEmptyString(c.task))
+        out.classifications.push({
+          task: c.task.trim(),
+          labels: (c.labels as string[]).map((l) => l.trim()),
+          multi_label: c.multi_label === true,
+        });
     }
   }
 
   if (s.relations !== undefined) {
     const names = Array.isArray(s.relations) ? s.relations : isRecord(s.relations) ? Object.keys(s.relations) : null;
-    if (!names) issues.push({ field: `${path}.relations`, message: 'must be a list of relation names or a {name: description} object' });
-    else names.forEach((r, i) => (nonEmptyString(r) ? out.relations.push(r.trim()) : issues.push({ field: `${path}.relations[${i}]`, message: 'must be a non-empty string' })));
+    if (!names)
+      issues.push({
+        field: `${path}.relations`,
+        message: 'must be a list of relation names or a {name: description} object',
+      });
+    else
+      names.forEach((r, i) =>
+        nonEmptyString(r)
+          ? out.relations.push(r.trim())
+          : issues.push({ field: `${path}.relations[${i}]`, message: 'must be a non-empty string' }),
+      );
   }
 
   if (s.structures !== undefined) {
-    if (!isRecord(s.structures)) issues.push({ field: `${path}.structures`, message: 'must be {structure: {field: spec}}' });
+    if (!isRecord(s.structures))
+      issues.push({ field: `${path}.structures`, message: 'must be {structure: {field: spec}}' });
     else
       for (const [name, fields] of Object.entries(s.structures)) {
         const parsed = parseStructure(fields, `${path}.structures.${name}`, issues);
@@ -100,8 +140,17 @@ export function normalizeSchema(input: unknown, path = 'schema'): NormalizedSche
       }
   }
 
-  if (!issues.length && !out.entities.length && !out.classifications.length && !out.relations.length && !out.structures.length) {
-    issues.push({ field: path, message: 'is empty: give at least one of entities, classifications, relations or structures' });
+  if (
+    !issues.length &&
+    !out.entities.length &&
+    !out.classifications.length &&
+    !out.relations.length &&
+    !out.structures.length
+  ) {
+    issues.push({
+      field: path,
+      message: 'is empty: give at least one of entities, classifications, relations or structures',
+    });
   }
   if (issues.length) throw new SchemaError(issues);
   return out;
@@ -109,7 +158,9 @@ export function normalizeSchema(input: unknown, path = 'schema'): NormalizedSche
 
 function parseStructure(fields: unknown, field: string, issues: SchemaIssue[]): StructureField[] {
   const entries: [string, unknown][] = Array.isArray(fields)
-    ? fields.map((f) => (typeof f === 'string' ? [f.split('::')[0] ?? f, f] : [String((f as { name?: unknown })?.name ?? ''), f]))
+    ? fields.map((f) =>
+        typeof f === 'string' ? [f.split('::')[0] ?? f, f] : [String((f as { name?: unknown })?.name ?? ''), f],
+      )
     : isRecord(fields)
       ? Object.entries(fields)
       : [];
@@ -128,13 +179,34 @@ function parseStructure(fields: unknown, field: string, issues: SchemaIssue[]): 
       const parts = spec.split('::');
       const typePart = parts.find((p) => p === 'str' || p === 'list') ?? (spec === 'list' ? 'list' : 'str');
       const choicePart = parts.find((p) => /^\[.*\]$/.test(p));
-      out.push({ name, type: typePart as 'str' | 'list', choices: choicePart ? choicePart.slice(1, -1).split('|').map((c) => c.trim()).filter(Boolean) : [], description: parts.slice(1).filter((p) => p !== 'str' && p !== 'list' && !/^\[.*\]$/.test(p)).join(' ') });
+      out.push({
+        name,
+        type: typePart as 'str' | 'list',
+        choices: choicePart
+          ? choicePart
+              .slice(1, -1)
+              .split('|')
+              .map((c) => c.trim())
+              .filter(Boolean)
+          : [],
+        description: parts
+          .slice(1)
+          .filter((p) => p !== 'str' && p !== 'list' && !/^\[.*\]$/.test(p))
+          .join(' '),
+      });
     } else if (isRecord(spec)) {
       const type = spec.type ?? 'str';
-      if (type !== 'str' && type !== 'list') issues.push({ field: `${field}.${name}.type`, message: "must be 'str' or 'list'" });
+      if (type !== 'str' && type !== 'list')
+        issues.push({ field: `${field}.${name}.type`, message: "must be 'str' or 'list'" });
       const choices = spec.choices ?? [];
-      if (!Array.isArray(choices) || !choices.every(nonEmptyString)) issues.push({ field: `${field}.${name}.choices`, message: 'must be a list of strings' });
-      out.push({ name, type: type === 'list' ? 'list' : 'str', choices: Array.isArray(choices) ? (choices as string[]) : [], description: typeof spec.description === 'string' ? spec.description : '' });
+      if (!Array.isArray(choices) || !choices.every(nonEmptyString))
+        issues.push({ field: `${field}.${name}.choices`, message: 'must be a list of strings' });
+      out.push({
+        name,
+        type: type === 'list' ? 'list' : 'str',
+        choices: Array.isArray(choices) ? (choices as string[]) : [],
+        description: typeof spec.description === 'string' ? spec.description : '',
+      });
     } else issues.push({ field: `${field}.${name}`, message: "must be 'str', 'list' or {type, choices, description}" });
   }
   return out;

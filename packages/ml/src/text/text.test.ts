@@ -4,7 +4,19 @@ describe('tokenizer', () => {
   it('when text has words, numbers and punctuation, then each is a token whose offsets slice the original', () => {
     const text = "O'Neil paid $1,200.50 on 3 May — in New-York.";
     const tokens = tokenize(text);
-    expect(tokens.map((t) => t.text)).toEqual(["O'Neil", 'paid', '$', '1,200.50', 'on', '3', 'May', '—', 'in', 'New-York', '.']);
+    expect(tokens.map((t) => t.text)).toEqual([
+      "O'Neil",
+      'paid',
+      '$',
+      '1,200.50',
+      'on',
+      '3',
+      'May',
+      '—',
+      'in',
+      'New-York',
+      '.',
+    ]);
     for (const t of tokens) expect(text.slice(t.start, t.end)).toBe(t.text);
   });
 

@@ -18,8 +18,13 @@ describe('whetstone-extract-base (zero-shot)', () => {
   });
 
   it('adds confidences and offsets on request, and honours the threshold', () => {
-    const out = extractBaseModel.extract(text, { entities: ['person'] }, { includeConfidence: true, includeSpans: true });
-    const first = (out.entities as Record<string, { text: string; start: number; end: number; confidence: number }[]>).person![0]!;
+    const out = extractBaseModel.extract(
+      text,
+      { entities: ['person'] },
+      { includeConfidence: true, includeSpans: true },
+    );
+    const first = (out.entities as Record<string, { text: string; start: number; end: number; confidence: number }[]>)
+      .person![0]!;
     expect(text.slice(first.start, first.end)).toBe(first.text);
     expect(first.confidence).toBeGreaterThan(0.5);
     const strict = extractBaseModel.extract(text, { entities: ['person'] }, { threshold: 0.999 });
@@ -27,7 +32,11 @@ describe('whetstone-extract-base (zero-shot)', () => {
   });
 
   it('takes classifications as a dict keyed by task, multi-label lists included', () => {
-    const out = extractBaseModel.extract('I want a refund and to cancel my subscription', { classifications: { intent: { labels: ['refund', 'cancel', 'greeting'], multi_label: true } } }, { threshold: 0.5 });
+    const out = extractBaseModel.extract(
+      'I want a refund and to cancel my subscription',
+      { classifications: { intent: { labels: ['refund', 'cancel', 'greeting'], multi_label: true } } },
+      { threshold: 0.5 },
+    );
     expect(out.intent).toEqual(expect.arrayContaining(['refund', 'cancel']));
     expect(out.intent).not.toContain('greeting');
   });
@@ -39,11 +48,18 @@ describe('normalizeSchema', () => {
     try {
       normalizeSchema({ entities: [''], classifications: [{ task: 't', labels: ['only-one'] }], colour: 1 });
     } catch (err) {
-      expect((err as SchemaError).issues.map((i) => i.field)).toEqual(['schema.colour', 'schema.entities[0]', 'schema.classifications[0].labels']);
+      expect((err as SchemaError).issues.map((i) => i.field)).toEqual([
+        'schema.colour',
+        'schema.entities[0]',
+        'schema.classifications[0].labels',
+      ]);
     }
   });
 
   it('reads GLiNER2 field specs with choices', () => {
-    expect(normalizeSchema({ structures: { product: { name: 'str', size: 'size::[small|large]::str' } } }).structures[0]!.fields[1]).toEqual({ name: 'size', type: 'str', choices: ['small', 'large'], description: '' });
+    expect(
+      normalizeSchema({ structures: { product: { name: 'str', size: 'size::[small|large]::str' } } }).structures[0]!
+        .fields[1],
+    ).toEqual({ name: 'size', type: 'str', choices: ['small', 'large'], description: '' });
   });
 });

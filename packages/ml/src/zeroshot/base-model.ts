@@ -6,7 +6,11 @@ import { zeroShotSpans, type ZeroShotSpan } from './index';
 
 export const EXTRACT_BASE_ID = 'whetstone-extract-base';
 
-const STOP = new Set('a an the of to in on at for and or but is are was were be been it this that with as by from i you he she we they my your our their me him her us them not no so do does did have has had'.split(' '));
+const STOP = new Set(
+  'a an the of to in on at for and or but is are was were be been it this that with as by from i you he she we they my your our their me him her us them not no so do does did have has had'.split(
+    ' ',
+  ),
+);
 
 /** Mean GloVe vector of the content words; null when none is known. */
 function meanVector(glove: Embeddings, words: string[]): Float32Array | null {
@@ -64,7 +68,10 @@ function polarity(labelWords: string[]): number {
   return 0;
 }
 
-const words = (s: string) => tokenize(s.toLowerCase()).map((t) => t.text).filter((w) => /\p{L}/u.test(w));
+const words = (s: string) =>
+  tokenize(s.toLowerCase())
+    .map((t) => t.text)
+    .filter((w) => /\p{L}/u.test(w));
 
 /**
  * Scores labels against a text: cosine between the text's mean word vector and
@@ -72,7 +79,11 @@ const words = (s: string) => tokenize(s.toLowerCase()).map((t) => t.text).filter
  * text. Returns softmax-normalised confidences (single-label) or independent
  * sigmoid-like ones (multi-label), both in [0, 1].
  */
-export function zeroShotLabelScores(text: string, labels: string[], multiLabel: boolean): { label: string; confidence: number }[] {
+export function zeroShotLabelScores(
+  text: string,
+  labels: string[],
+  multiLabel: boolean,
+): { label: string; confidence: number }[] {
   const glove = loadGlove();
   const textWords = words(text);
   const textSet = new Set(textWords);
@@ -107,13 +118,23 @@ const round = (x: number) => Number(x.toFixed(4));
 
 function spanItem(s: { text: string; confidence: number; start: number; end: number }, o: PredictOptions): unknown {
   if (!o.includeConfidence && !o.includeSpans) return s.text;
-  return { text: s.text, ...(o.includeConfidence ? { confidence: round(s.confidence) } : {}), ...(o.includeSpans ? { start: s.start, end: s.end } : {}) };
+  return {
+    text: s.text,
+    ...(o.includeConfidence ? { confidence: round(s.confidence) } : {}),
+    ...(o.includeSpans ? { start: s.start, end: s.end } : {}),
+  };
 }
 
 /** Shapes classification scores as GLiNER2 does: a label (or list), or `{label, confidence}` objects. */
-export function shapeClassification(scores: { label: string; confidence: number }[], multiLabel: boolean, threshold: number, o: PredictOptions): unknown {
+export function shapeClassification(
+  scores: { label: string; confidence: number }[],
+  multiLabel: boolean,
+  threshold: number,
+  o: PredictOptions,
+): unknown {
   const sorted = [...scores].sort((a, b) => b.confidence - a.confidence);
-  const item = (s: { label: string; confidence: number }) => (o.includeConfidence ? { label: s.label, confidence: round(s.confidence) } : s.label);
+  const item = (s: { label: string; confidence: number }) =>
+    o.includeConfidence ? { label: s.label, confidence: round(s.confidence) } : s.label;
   if (multiLabel) return sorted.filter((s) => s.confidence >= threshold).map(item);
   return item(sorted[0]!);
 }
@@ -130,7 +151,11 @@ export interface RelationMention {
 }
 
 /** Zero-shot relations: neighbouring entities of one sentence whose in-between words resemble the relation name. */
-export function zeroShotRelations(text: string, relations: string[], threshold: number): { relation: string; head: ZeroShotSpan; tail: ZeroShotSpan; confidence: number }[] {
+export function zeroShotRelations(
+  text: string,
+  relations: string[],
+  threshold: number,
+): { relation: string; head: ZeroShotSpan; tail: ZeroShotSpan; confidence: number }[] {
   const glove = loadGlove();
   const spans = zeroShotSpans(text, ['person', 'organization', 'location', 'date'], 0.4);
   const boundaries = [...text.matchAll(SENTENCE_END)].map((m) => m.index + 1);
@@ -143,14 +168,20 @@ export function zeroShotRelations(text: string, relations: string[], threshold: 
         const head = spans[i]!;
         const tail = spans[j]!;
         // Dates only take part in relations about time.
-        if ((head.label === 'date' || tail.label === 'date') && !rw.some((w) => ['date', 'when', 'time', 'year', 'born', 'founded', 'on'].includes(w))) continue;
+        if (
+          (head.label === 'date' || tail.label === 'date') &&
+          !rw.some((w) => ['date', 'when', 'time', 'year', 'born', 'founded', 'on'].includes(w))
+        )
+          continue;
         if (sentenceOf(head.start) !== sentenceOf(tail.start)) continue;
         // Only neighbours: a relation rarely skips over another entity.
         if (spans.some((o) => o.start >= head.end && o.end <= tail.start)) continue;
         const between = words(text.slice(head.end, tail.start));
         if (between.length > 12) continue;
         let best = 0;
-        for (const r of rw) for (const b of between) if (!STOP.has(b) || r === b) best = Math.max(best, r === b ? 1 : glove.similarity(r, b));
+        for (const r of rw)
+          for (const b of between)
+            if (!STOP.has(b) || r === b) best = Math.max(best, r === b ? 1 : glove.similarity(r, b));
         const confidence = Math.min(1, 0.25 + 0.75 * best) * Math.min(head.confidence, tail.confidence) ** 0.25;
         if (confidence >= threshold) out.push({ relation, head, tail, confidence });
       }
@@ -160,9 +191,18 @@ export function zeroShotRelations(text: string, relations: string[], threshold: 
 }
 
 /** A trained model's answer for a structure field: spans of a text field, or scores of its choices; null when not trained. */
-export type StructureFieldAnswer = { spans: { text: string; start: number; end: number; confidence: number }[] } | { scores: { label: string; confidence: number }[] } | null;
+export type StructureFieldAnswer =
+  | { spans: { text: string; start: number; end: number; confidence: number }[] }
+  | { scores: { label: string; confidence: number }[] }
+  | null;
 
-function structureValue(text: string, field: StructureField, threshold: number, o: PredictOptions, trained: StructureFieldAnswer = null): unknown {
+function structureValue(
+  text: string,
+  field: StructureField,
+  threshold: number,
+  o: PredictOptions,
+  trained: StructureFieldAnswer = null,
+): unknown {
   if (trained && 'scores' in trained) return shapeClassification(trained.scores, field.type === 'list', threshold, o);
   if (trained) {
     const spans = [...trained.spans].sort((a, b) => b.confidence - a.confidence);
@@ -189,8 +229,15 @@ export function extractWith(
   schema: NormalizedSchema,
   options: PredictOptions,
   parts: {
-    entities: (text: string, labels: string[], threshold: number) => { text: string; label: string; start: number; end: number; confidence: number }[];
-    classify: (text: string, task: { task: string; labels: string[]; multi_label: boolean }) => { label: string; confidence: number }[];
+    entities: (
+      text: string,
+      labels: string[],
+      threshold: number,
+    ) => { text: string; label: string; start: number; end: number; confidence: number }[];
+    classify: (
+      text: string,
+      task: { task: string; labels: string[]; multi_label: boolean },
+    ) => { label: string; confidence: number }[];
     /** Relation mentions for the requested relation names (the zero-shot base's when absent). */
     relations?: (text: string, relations: string[], threshold: number) => RelationMention[];
     /** A trained structure field's answer (the zero-shot base's when absent or null). */
@@ -210,14 +257,31 @@ export function extractWith(
   if (schema.relations.length) {
     const rel: Record<string, unknown[]> = Object.fromEntries(schema.relations.map((r) => [r, []]));
     for (const r of (parts.relations ?? zeroShotRelations)(text, schema.relations, Math.min(threshold, 0.6))) {
-      rel[r.relation]!.push(options.includeConfidence || options.includeSpans ? { head: spanItem(r.head, options), tail: spanItem(r.tail, options), ...(options.includeConfidence ? { confidence: round(r.confidence) } : {}) } : [r.head.text, r.tail.text]);
+      rel[r.relation]!.push(
+        options.includeConfidence || options.includeSpans
+          ? {
+              head: spanItem(r.head, options),
+              tail: spanItem(r.tail, options),
+              ...(options.includeConfidence ? { confidence: round(r.confidence) } : {}),
+            }
+          : [r.head.text, r.tail.text],
+      );
     }
     result.relation_extraction = rel;
   }
   for (const structure of schema.structures) {
     const instance: Record<string, unknown> = {};
-    for (const field of structure.fields) instance[field.name] = structureValue(text, field, threshold, options, parts.structureField?.(text, structure.name, field) ?? null);
-    result[structure.name] = Object.values(instance).some((v) => v !== null && !(Array.isArray(v) && !v.length)) ? [instance] : [];
+    for (const field of structure.fields)
+      instance[field.name] = structureValue(
+        text,
+        field,
+        threshold,
+        options,
+        parts.structureField?.(text, structure.name, field) ?? null,
+      );
+    result[structure.name] = Object.values(instance).some((v) => v !== null && !(Array.isArray(v) && !v.length))
+      ? [instance]
+      : [];
   }
   return result;
 }

@@ -23,23 +23,41 @@ export interface ZeroShotSpan {
 }
 
 /** GLiNER2's entity result: label → texts, or objects when confidence or spans are asked for. */
-export type EntityResult = { entities: Record<string, (string | { text: string; confidence?: number; start?: number; end?: number })[]> };
+export type EntityResult = {
+  entities: Record<string, (string | { text: string; confidence?: number; start?: number; end?: number })[]>;
+};
 
 const PATTERNS: { name: string; aliases: string[]; regex: RegExp }[] = [
   { name: 'email', aliases: ['email', 'mail', 'address'], regex: /[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g },
   { name: 'url', aliases: ['url', 'website', 'link'], regex: /\bhttps?:\/\/[^\s]+/g },
   { name: 'phone', aliases: ['phone', 'telephone', 'number'], regex: /\+?\d[\d\s().-]{7,}\d/g },
-  { name: 'money', aliases: ['money', 'price', 'amount', 'cost'], regex: /(?:[$€£]\s?\d[\d,.]*(?:\s?(?:million|billion))?|\b\d[\d,.]*\s?(?:dollars|euros|pounds|USD|EUR|GBP)\b)/g },
+  {
+    name: 'money',
+    aliases: ['money', 'price', 'amount', 'cost'],
+    regex: /(?:[$€£]\s?\d[\d,.]*(?:\s?(?:million|billion))?|\b\d[\d,.]*\s?(?:dollars|euros|pounds|USD|EUR|GBP)\b)/g,
+  },
   { name: 'percent', aliases: ['percent', 'percentage', 'rate'], regex: /\b\d+(?:\.\d+)?\s?(?:%|percent)\b/g },
-  { name: 'date', aliases: ['date', 'day', 'year'], regex: /\b(?:\d{1,2}\s(?:January|February|March|April|May|June|July|August|September|October|November|December)(?:\s\d{4})?|(?:January|February|March|April|May|June|July|August|September|October|November|December)\s\d{1,2}(?:\s?,\s?\d{4})?|\d{4}-\d{2}-\d{2}|\b(?:1[5-9]|20)\d{2}\b)/g },
+  {
+    name: 'date',
+    aliases: ['date', 'day', 'year'],
+    regex:
+      /\b(?:\d{1,2}\s(?:January|February|March|April|May|June|July|August|September|October|November|December)(?:\s\d{4})?|(?:January|February|March|April|May|June|July|August|September|October|November|December)\s\d{1,2}(?:\s?,\s?\d{4})?|\d{4}-\d{2}-\d{2}|\b(?:1[5-9]|20)\d{2}\b)/g,
+  },
 ];
 
-const KINDS = { person: ['person', 'people', 'name'], place: ['location', 'place', 'city', 'country'], organization: ['organization', 'company', 'team', 'group'] } as const;
+const KINDS = {
+  person: ['person', 'people', 'name'],
+  place: ['location', 'place', 'city', 'country'],
+  organization: ['organization', 'company', 'team', 'group'],
+} as const;
 const CONNECTORS = new Set(['of', 'de', 'the', 'and', 'von', 'van', 'la', 'du', '&']);
 
 /** How strongly a label name means a kind (max similarity over the kind's words and the label's words). */
 function affinity(glove: Embeddings, label: string, words: readonly string[]): number {
-  const parts = label.toLowerCase().split(/[\s_-]+/).filter(Boolean);
+  const parts = label
+    .toLowerCase()
+    .split(/[\s_-]+/)
+    .filter(Boolean);
   let best = 0;
   for (const p of parts) for (const w of words) best = Math.max(best, p === w ? 1 : glove.similarity(p, w));
   return best;
@@ -71,7 +89,8 @@ export function zeroShotSpans(text: string, labels: string[], threshold = 0.5): 
       const fit = affinity(glove, label, p.aliases);
       if (fit < 0.6) continue;
       patternLabels.add(label);
-      for (const m of text.matchAll(p.regex)) add({ text: m[0], label, start: m.index, end: m.index + m[0].length, confidence: Math.min(1, 0.5 + fit / 2) });
+      for (const m of text.matchAll(p.regex))
+        add({ text: m[0], label, start: m.index, end: m.index + m[0].length, confidence: Math.min(1, 0.5 + fit / 2) });
     }
   }
 
@@ -92,7 +111,14 @@ export function zeroShotSpans(text: string, labels: string[], threshold = 0.5): 
       // compromise includes trailing punctuation and spaces in its offsets.
       while (end > start && /[\s.,;:!?]/.test(text[end - 1]!)) end--;
       while (start < end && /\s/.test(text[start]!)) start++;
-      if (end > start) add({ text: text.slice(start, end), label: scored[0], start, end, confidence: Math.min(1, 0.35 + scored[1] * 0.6) });
+      if (end > start)
+        add({
+          text: text.slice(start, end),
+          label: scored[0],
+          start,
+          end,
+          confidence: Math.min(1, 0.35 + scored[1] * 0.6),
+        });
     }
   }
 
@@ -106,7 +132,8 @@ export function zeroShotSpans(text: string, labels: string[], threshold = 0.5): 
   // Remaining capitalised runs: scored by similarity between their words and each label.
   const runs: Token[][] = [];
   let run: Token[] = [];
-  const MONTHS_DAYS = /^(January|February|March|April|May|June|July|August|September|October|November|December|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)$/;
+  const MONTHS_DAYS =
+    /^(January|February|March|April|May|June|July|August|September|October|November|December|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)$/;
   tokens.forEach((t, i) => {
     // A sentence's first word is capitalised anyway: it counts only when the next word is capitalised too.
     const sentenceStart = i === 0 || /^[.!?]$/.test(tokens[i - 1]!.text);
@@ -131,21 +158,33 @@ export function zeroShotSpans(text: string, labels: string[], threshold = 0.5): 
     }
     // Rare words (outside the 40k most frequent), in a capitalised run of two or three, are most often a name.
     const unknown = r.length >= 2 && r.length <= 3 && r.every((t) => glove.rank(t.text) >= COMMON_WORDS);
-    const personLabel = labels.map((l) => [l, affinity(glove, l, KINDS.person)] as const).sort((a, b) => b[1] - a[1])[0];
-    if (unknown && personLabel && personLabel[1] >= 0.45 && best[1] < 0.45) best = [personLabel[0], 0.25 + personLabel[1] * 0.3];
-    if (best[0]) add({ text: text.slice(start, end), label: best[0], start, end, confidence: Math.min(1, 0.3 + best[1]) });
+    const personLabel = labels
+      .map((l) => [l, affinity(glove, l, KINDS.person)] as const)
+      .sort((a, b) => b[1] - a[1])[0];
+    if (unknown && personLabel && personLabel[1] >= 0.45 && best[1] < 0.45)
+      best = [personLabel[0], 0.25 + personLabel[1] * 0.3];
+    if (best[0])
+      add({ text: text.slice(start, end), label: best[0], start, end, confidence: Math.min(1, 0.3 + best[1]) });
   }
   return found.sort((a, b) => a.start - b.start);
 }
 
 /** GLiNER2's `extract_entities` result shape for the zero-shot base. */
-export function zeroShotExtract(text: string, schema: { entities: string[] }, options: ExtractOptions = {}): EntityResult {
+export function zeroShotExtract(
+  text: string,
+  schema: { entities: string[] },
+  options: ExtractOptions = {},
+): EntityResult {
   const spans = zeroShotSpans(text, schema.entities, options.threshold ?? 0.5);
   const entities: EntityResult['entities'] = Object.fromEntries(schema.entities.map((l) => [l, []]));
   for (const s of spans) {
     const item =
       options.include_confidence || options.include_spans
-        ? { text: s.text, ...(options.include_confidence ? { confidence: Number(s.confidence.toFixed(4)) } : {}), ...(options.include_spans ? { start: s.start, end: s.end } : {}) }
+        ? {
+            text: s.text,
+            ...(options.include_confidence ? { confidence: Number(s.confidence.toFixed(4)) } : {}),
+            ...(options.include_spans ? { start: s.start, end: s.end } : {}),
+          }
         : s.text;
     entities[s.label]!.push(item);
   }

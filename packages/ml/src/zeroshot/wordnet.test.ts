@@ -7,7 +7,10 @@ describe('WordNet gazetteer in the zero-shot base', () => {
   it('when the label is a kind of common noun, then its hyponyms are found in any case and in the plural', () => {
     expect(zeroShotExtract('The dog chased a cat .', { entities: ['animal'] }).entities.animal).toEqual(['dog', 'cat']);
     expect(texts(zeroShotSpans('Wolves and foxes hunt at night .', ['animal']))).toEqual(['Wolves', 'foxes']);
-    expect(texts(zeroShotSpans('He caught influenza last winter and later pneumonia .', ['disease']))).toEqual(['influenza', 'pneumonia']);
+    expect(texts(zeroShotSpans('He caught influenza last winter and later pneumonia .', ['disease']))).toEqual([
+      'influenza',
+      'pneumonia',
+    ]);
   });
 
   it('when the label names a kind of place, then instances are found as names and common nouns are left out', () => {
@@ -38,7 +41,7 @@ describe('WordNet gazetteer in the zero-shot base', () => {
     expect(texts(zeroShotSpans('I support Paris Saint-Germain .', ['city']))).not.toContain('Paris');
   });
 
-  it('when the threshold is above a span\'s confidence, then that span is not returned', () => {
+  it("when the threshold is above a span's confidence, then that span is not returned", () => {
     const [dog] = gazetteerSpans('The dog barked .', 'animal');
     expect(texts(zeroShotSpans('The dog barked .', ['animal'], dog!.confidence))).toEqual(['dog']);
     expect(zeroShotSpans('The dog barked .', ['animal'], dog!.confidence + 0.01)).toEqual([]);

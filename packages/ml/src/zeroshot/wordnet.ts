@@ -53,7 +53,18 @@ const phraseKey = (tokens: readonly Token[]) => tokens.map((t) => t.text).join('
 /** WordNet's noun detachment rules (morphy, plus -ves), for plurals in text and in label names. */
 function singulars(word: string): string[] {
   const out: string[] = [];
-  for (const [suffix, replacement] of [['ies', 'y'], ['ses', 's'], ['xes', 'x'], ['zes', 'z'], ['ches', 'ch'], ['shes', 'sh'], ['men', 'man'], ['ves', 'f'], ['ves', 'fe'], ['s', '']] as const) {
+  for (const [suffix, replacement] of [
+    ['ies', 'y'],
+    ['ses', 's'],
+    ['xes', 'x'],
+    ['zes', 'z'],
+    ['ches', 'ch'],
+    ['shes', 'sh'],
+    ['men', 'man'],
+    ['ves', 'f'],
+    ['ves', 'fe'],
+    ['s', ''],
+  ] as const) {
     if (word.length > suffix.length + 1 && word.endsWith(suffix)) out.push(word.slice(0, -suffix.length) + replacement);
   }
   return out;
@@ -73,7 +84,10 @@ export function labelSenses(label: string, wn: WordNetNouns = loadWordNet()): nu
     const senses = wn.senses(candidate);
     if (!senses.length) continue;
     const first = senses[0]!;
-    return [first, ...senses.slice(1, 3).filter((s) => wn.lexfile(s) === wn.lexfile(first) || CONCRETE.has(wn.lexfile(s)))];
+    return [
+      first,
+      ...senses.slice(1, 3).filter((s) => wn.lexfile(s) === wn.lexfile(first) || CONCRETE.has(wn.lexfile(s))),
+    ];
   }
   return [];
 }
@@ -101,7 +115,15 @@ export function buildGazetteer(label: string): Gazetteer {
   for (const s of depth.keys()) if (isProper(wn.lemmas(s)[0]!)) properSynsets++;
   const share = (n: number) => (depth.size ? n / depth.size : 0);
   const namedEntityType = share(properSynsets) >= NAMED_SHARE;
-  const gazetteer: Gazetteer = { senses, namedEntityType, instanceType: namedEntityType && share(instance.size) >= INSTANCE_SHARE, proper: new Map(), properFolded: new Map(), common: new Map(), maxTokens: 0 };
+  const gazetteer: Gazetteer = {
+    senses,
+    namedEntityType,
+    instanceType: namedEntityType && share(instance.size) >= INSTANCE_SHARE,
+    proper: new Map(),
+    properFolded: new Map(),
+    common: new Map(),
+    maxTokens: 0,
+  };
   for (const [s, d] of depth) {
     for (const lemma of wn.lemmas(s)) {
       const phrase = lemma.replace(/_/g, ' ');
@@ -110,7 +132,13 @@ export function buildGazetteer(label: string): Gazetteer {
       if (tokens.length === 0 || tokens.length > MAX_TOKENS || (tokens.length === 1 && phrase.length < 3)) continue;
       const proper = isProper(lemma);
       const rank = wn.senses(lemma.toLowerCase()).findIndex((x) => depth.has(x));
-      const entry: GazetteerEntry = { phrase, proper, instance: instance.has(s), depth: Math.max(1, d), rank: Math.max(0, rank) };
+      const entry: GazetteerEntry = {
+        phrase,
+        proper,
+        instance: instance.has(s),
+        depth: Math.max(1, d),
+        rank: Math.max(0, rank),
+      };
       const table = proper ? gazetteer.proper : gazetteer.common;
       const key = proper ? phraseKey(tokens) : phraseKey(tokens).toLowerCase();
       const keep = (m: Map<string, GazetteerEntry>, k: string) => {
@@ -171,14 +199,18 @@ export interface GazetteerSpan {
  * or a capitalised common noun mid-sentence ("Apple") is most likely part of
  * another name and loses confidence.
  */
-export function gazetteerSpans(text: string, label: string, tokens: readonly Token[] = tokenize(text)): GazetteerSpan[] {
+export function gazetteerSpans(
+  text: string,
+  label: string,
+  tokens: readonly Token[] = tokenize(text),
+): GazetteerSpan[] {
   const g = wordnetGazetteer(label);
   if (!g.maxTokens) return [];
   const wn = loadWordNet();
   const capital = (i: number) => i >= 0 && i < tokens.length && /^\p{Lu}/u.test(tokens[i]!.text);
   const sentenceStart = (i: number) => i === 0 || /^[.!?:;"“]$/.test(tokens[i - 1]!.text);
   const spans: GazetteerSpan[] = [];
-  for (let i = 0; i < tokens.length; ) {
+  for (let i = 0; i < tokens.length;) {
     let hit: [number, GazetteerEntry, boolean] | undefined;
     for (let n = Math.min(g.maxTokens, tokens.length - i); n >= 1 && !hit; n--) {
       const window = tokens.slice(i, i + n);
@@ -186,7 +218,11 @@ export function gazetteerSpans(text: string, label: string, tokens: readonly Tok
       const lower = key.toLowerCase();
       const proper = g.proper.get(key);
       const folded = capital(i) ? g.properFolded.get(lower) : undefined;
-      const common = g.common.get(lower) ?? singulars(lower).map((k) => g.common.get(k)).find(Boolean);
+      const common =
+        g.common.get(lower) ??
+        singulars(lower)
+          .map((k) => g.common.get(k))
+          .find(Boolean);
       const entry = proper ?? common ?? folded;
       if (entry) hit = [n, entry, !proper && !common];
     }
@@ -198,7 +234,10 @@ export function gazetteerSpans(text: string, label: string, tokens: readonly Tok
     let c = confidence(g, entry) - (caseFolded ? 0.1 : 0);
     const first = i;
     const last = i + n - 1;
-    const inLongerName = capital(last + 1) || (capital(first - 1) && !sentenceStart(first - 1)) || (NAME_CONNECTORS.has(tokens[first - 1]?.text ?? '') && capital(first - 2));
+    const inLongerName =
+      capital(last + 1) ||
+      (capital(first - 1) && !sentenceStart(first - 1)) ||
+      (NAME_CONNECTORS.has(tokens[first - 1]?.text ?? '') && capital(first - 2));
     if (entry.proper && inLongerName) c -= 0.35;
     // A name that is also a common noun ("Bull", "Mobile"), above all as a sentence's first word ("Reading the news").
     if (entry.proper && n === 1) {

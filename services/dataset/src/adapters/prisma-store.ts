@@ -1,12 +1,16 @@
 import { create } from '@bufbuild/protobuf';
 import { randomUUID } from 'node:crypto';
-import { encodeEvent } from '@whetstone/events';
-import { DatasetDeletedSchema, DatasetVersionReadySchema, DatasetVersionStatusChangedSchema } from '@whetstone/proto/src/gen/whetstone/dataset/v1/events_pb';
+import { encodeEvent, Topics } from '@whetstone/events';
+import {
+  DatasetDeletedSchema,
+  DatasetVersionReadySchema,
+  DatasetVersionStatusChangedSchema,
+} from '@whetstone/proto/dataset/v1';
 import type { DatasetStore, GenerationRow, VersionRow } from '../application/ports';
 import type { DatasetFormat, DatasetType, VersionReport, VersionStatus } from '../domain/dataset';
 import { Prisma, type PrismaClient } from '../generated/prisma/client';
 
-export const DATASETS_TOPIC = 'datasets.v1';
+export const DATASETS_TOPIC = Topics.datasets;
 
 type Tx = Prisma.TransactionClient;
 type VersionWithDataset = Prisma.DatasetVersionGetPayload<{ include: { dataset: true } }>;
@@ -30,7 +34,9 @@ const toRow = (v: VersionWithDataset): VersionRow => ({
 });
 
 async function emit(tx: Tx, row: ReturnType<typeof encodeEvent>): Promise<void> {
-  await tx.outboxEvent.create({ data: { topic: row.topic, key: row.key, type: row.type, payload: Buffer.from(row.payload), headers: row.headers } });
+  await tx.outboxEvent.create({
+    data: { topic: row.topic, key: row.key, type: row.type, payload: Buffer.from(row.payload), headers: row.headers },
+  });
 }
 
 async function statusEvent(tx: Tx, v: VersionWithDataset, from: string, to: VersionStatus, reason = ''): Promise<void> {
@@ -39,7 +45,15 @@ async function statusEvent(tx: Tx, v: VersionWithDataset, from: string, to: Vers
     encodeEvent(
       DATASETS_TOPIC,
       DatasetVersionStatusChangedSchema,
-      create(DatasetVersionStatusChangedSchema, { versionId: v.id, teamId: v.dataset.teamId, datasetName: v.dataset.name, versionNumber: v.versionNumber, fromStatus: from, toStatus: to, reason }),
+      create(DatasetVersionStatusChangedSchema, {
+        versionId: v.id,
+        teamId: v.dataset.teamId,
+        datasetName: v.dataset.name,
+        versionNumber: v.versionNumber,
+        fromStatus: from,
+        toStatus: to,
+        reason,
+      }),
       v.datasetId,
     ),
   );
@@ -62,13 +76,31 @@ export function prismaDatasetStore(prisma: PrismaClient): DatasetStore {
   return {
     async createVersion(input) {
       return prisma.$transaction(async (tx) => {
-        await tx.dataset.upsert({ where: { teamId_name: { teamId: input.teamId, name: input.name } }, create: { id: randomUUID(), teamId: input.teamId, name: input.name }, update: {} });
+        await tx.dataset.upsert({
+          where: { teamId_name: { teamId: input.teamId, name: input.name } },
+          create: { id: randomUUID(), teamId: input.teamId, name: input.name },
+          update: {},
+        });
         // Lock the dataset row so concurrent uploads get distinct version numbers.
-        const [dataset] = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM datasets WHERE team_id = ${input.teamId} AND name = ${input.name} FOR UPDATE`;
-        const last = await tx.datasetVersion.aggregate({ where: { datasetId: dataset!.id }, _max: { versionNumber: true } });
+        const [dataset] = await tx.$queryRaw<
+          { id: string }[]
+        >`SELECT id FROM datasets WHERE team_id = ${input.teamId} AND name = ${input.name} FOR UPDATE`;
+        const last = await tx.datasetVersion.aggregate({
+          where: { datasetId: dataset!.id },
+          _max: { versionNumber: true },
+        });
         const versionNumber = (last._max.versionNumber ?? 0) + 1;
         const created = await tx.datasetVersion.create({
-          data: { id: randomUUID(), datasetId: dataset!.id, versionNumber, type: input.type, format: input.format, filename: input.filename, status: 'uploading', uploadKey: input.keyFor(dataset!.id, versionNumber) },
+          data: {
+            id: randomUUID(),
+            datasetId: dataset!.id,
+            versionNumber,
+            type: input.type,
+            format: input.format,
+            filename: input.filename,
+            status: 'uploading',
+            uploadKey: input.keyFor(dataset!.id, versionNumber),
+          },
           include: { dataset: true },
         });
         await statusEvent(tx, created, '', 'uploading');
@@ -76,15 +108,28 @@ export function prismaDatasetStore(prisma: PrismaClient): DatasetStore {
       });
     },
     async listDatasets(teamId) {
-      const rows = await prisma.dataset.findMany({ where: { teamId }, orderBy: { createdAt: 'desc' }, include: { versions: { orderBy: { versionNumber: 'desc' }, take: 1, include: { dataset: true } } } });
-      return rows.filter((d) => d.versions[0]).map((d) => ({ datasetName: d.name, createdAt: d.createdAt, newest: toRow(d.versions[0]!) }));
+      const rows = await prisma.dataset.findMany({
+        where: { teamId },
+        orderBy: { createdAt: 'desc' },
+        include: { versions: { orderBy: { versionNumber: 'desc' }, take: 1, include: { dataset: true } } },
+      });
+      return rows
+        .filter((d) => d.versions[0])
+        .map((d) => ({ datasetName: d.name, createdAt: d.createdAt, newest: toRow(d.versions[0]!) }));
     },
     async listVersions(teamId, name) {
-      const rows = await prisma.datasetVersion.findMany({ where: { dataset: { teamId, name } }, orderBy: { versionNumber: 'desc' }, include: { dataset: true } });
+      const rows = await prisma.datasetVersion.findMany({
+        where: { dataset: { teamId, name } },
+        orderBy: { versionNumber: 'desc' },
+        include: { dataset: true },
+      });
       return rows.map(toRow);
     },
     async getVersion(teamId, name, versionNumber) {
-      const v = await prisma.datasetVersion.findFirst({ where: { dataset: { teamId, name }, versionNumber }, include: { dataset: true } });
+      const v = await prisma.datasetVersion.findFirst({
+        where: { dataset: { teamId, name }, versionNumber },
+        include: { dataset: true },
+      });
       return v ? toRow(v) : null;
     },
     async getVersionById(id) {
@@ -110,7 +155,18 @@ export function prismaDatasetStore(prisma: PrismaClient): DatasetStore {
         if (to === 'ready') {
           await emit(
             tx,
-            encodeEvent(DATASETS_TOPIC, DatasetVersionReadySchema, create(DatasetVersionReadySchema, { versionId: id, teamId: current.dataset.teamId, datasetName: current.dataset.name, versionNumber: current.versionNumber, size: patch.size ?? 0 }), current.datasetId),
+            encodeEvent(
+              DATASETS_TOPIC,
+              DatasetVersionReadySchema,
+              create(DatasetVersionReadySchema, {
+                versionId: id,
+                teamId: current.dataset.teamId,
+                datasetName: current.dataset.name,
+                versionNumber: current.versionNumber,
+                size: patch.size ?? 0,
+              }),
+              current.datasetId,
+            ),
           );
         }
         return true;
@@ -119,17 +175,27 @@ export function prismaDatasetStore(prisma: PrismaClient): DatasetStore {
     async claim(id, owner, leaseMs) {
       const until = new Date(Date.now() + leaseMs);
       const { count } = await prisma.datasetVersion.updateMany({
-        where: { id, status: { in: ['converting', 'validating'] }, OR: [{ leaseUntil: null }, { leaseUntil: { lt: new Date() } }, { leaseOwner: owner }] },
+        where: {
+          id,
+          status: { in: ['converting', 'validating'] },
+          OR: [{ leaseUntil: null }, { leaseUntil: { lt: new Date() } }, { leaseOwner: owner }],
+        },
         data: { leaseOwner: owner, leaseUntil: until },
       });
       return count > 0;
     },
     async renew(id, owner, leaseMs) {
-      await prisma.datasetVersion.updateMany({ where: { id, leaseOwner: owner }, data: { leaseUntil: new Date(Date.now() + leaseMs) } });
+      await prisma.datasetVersion.updateMany({
+        where: { id, leaseOwner: owner },
+        data: { leaseUntil: new Date(Date.now() + leaseMs) },
+      });
     },
     async abandoned() {
       const rows = await prisma.datasetVersion.findMany({
-        where: { status: { in: ['converting', 'validating'] }, OR: [{ leaseUntil: null }, { leaseUntil: { lt: new Date() } }] },
+        where: {
+          status: { in: ['converting', 'validating'] },
+          OR: [{ leaseUntil: null }, { leaseUntil: { lt: new Date() } }],
+        },
         include: { dataset: true },
       });
       // A crash mid-validation restarts from the file: back to converting first.
@@ -141,13 +207,29 @@ export function prismaDatasetStore(prisma: PrismaClient): DatasetStore {
         const dataset = await tx.dataset.findUnique({ where: { teamId_name: { teamId, name } } });
         if (!dataset) return null;
         await tx.dataset.delete({ where: { id: dataset.id } });
-        await emit(tx, encodeEvent(DATASETS_TOPIC, DatasetDeletedSchema, create(DatasetDeletedSchema, { datasetId: dataset.id, teamId, datasetName: name }), dataset.id));
+        await emit(
+          tx,
+          encodeEvent(
+            DATASETS_TOPIC,
+            DatasetDeletedSchema,
+            create(DatasetDeletedSchema, { datasetId: dataset.id, teamId, datasetName: name }),
+            dataset.id,
+          ),
+        );
         return { datasetId: dataset.id };
       });
     },
     async createGeneration(row) {
       await prisma.generationJob.create({
-        data: { id: row.id, teamId: row.teamId, datasetName: row.datasetName, request: row.request as unknown as Prisma.InputJsonValue, status: row.status, generated: row.generated, requested: row.requested },
+        data: {
+          id: row.id,
+          teamId: row.teamId,
+          datasetName: row.datasetName,
+          request: row.request as unknown as Prisma.InputJsonValue,
+          status: row.status,
+          generated: row.generated,
+          requested: row.requested,
+        },
       });
     },
     async getGeneration(teamId, id) {

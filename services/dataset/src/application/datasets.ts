@@ -3,7 +3,15 @@ import { StringDecoder } from 'node:string_decoder';
 import { PassThrough, type Readable } from 'node:stream';
 import type { BlobStore } from '@whetstone/blobs';
 import { Reasons, errors } from '@whetstone/errors';
-import { JsonlValidator, conllToJsonl, csvToJsonl, decodeUtf8, generateExamples, isHeldOutJson, type RowError } from '@whetstone/ml';
+import {
+  JsonlValidator,
+  conllToJsonl,
+  csvToJsonl,
+  decodeUtf8,
+  generateExamples,
+  isHeldOutJson,
+  type RowError,
+} from '@whetstone/ml';
 import {
   DATASETS_BUCKET,
   MAX_REPORTED_ISSUES,
@@ -48,20 +56,41 @@ export class Datasets {
     this.instance = deps.instance ?? `dataset-${process.pid}-${randomUUID().slice(0, 8)}`;
   }
 
-  async createUpload(input: { teamId: string; name: string; type: DatasetType; format: DatasetFormat; filename: string }): Promise<{ version: VersionRow; url: string; expiresAt: Date; maxBytes: number }> {
+  async createUpload(input: {
+    teamId: string;
+    name: string;
+    type: DatasetType;
+    format: DatasetFormat;
+    filename: string;
+  }): Promise<{ version: VersionRow; url: string; expiresAt: Date; maxBytes: number }> {
     const problem = nameProblem(input.name);
-    if (problem) throw errors.invalid(Reasons.VALIDATION_FAILED, `Invalid dataset name: ${problem}`, [{ field: 'dataset_name', message: problem }]);
+    if (problem)
+      throw errors.invalid(Reasons.VALIDATION_FAILED, `Invalid dataset name: ${problem}`, [
+        { field: 'dataset_name', message: problem },
+      ]);
     if (input.type === 'generation' && input.format !== 'jsonl') {
-      throw errors.invalid(Reasons.VALIDATION_FAILED, 'Generation (chat) datasets are uploaded as JSONL.', [{ field: 'format', message: 'must be jsonl for generation datasets' }]);
+      throw errors.invalid(Reasons.VALIDATION_FAILED, 'Generation (chat) datasets are uploaded as JSONL.', [
+        { field: 'format', message: 'must be jsonl for generation datasets' },
+      ]);
     }
     if (input.format === 'csv' && input.type !== 'classification') {
-      throw errors.invalid(Reasons.VALIDATION_FAILED, 'CSV uploads are (text, label) classification files.', [{ field: 'format', message: 'csv is for classification datasets' }]);
+      throw errors.invalid(Reasons.VALIDATION_FAILED, 'CSV uploads are (text, label) classification files.', [
+        { field: 'format', message: 'csv is for classification datasets' },
+      ]);
     }
     if (input.format === 'conll' && input.type !== 'extraction') {
-      throw errors.invalid(Reasons.VALIDATION_FAILED, 'CoNLL uploads are BIO-tagged extraction files.', [{ field: 'format', message: 'conll is for extraction datasets' }]);
+      throw errors.invalid(Reasons.VALIDATION_FAILED, 'CoNLL uploads are BIO-tagged extraction files.', [
+        { field: 'format', message: 'conll is for extraction datasets' },
+      ]);
     }
-    const version = await this.deps.store.createVersion({ ...input, keyFor: (datasetId, n) => uploadKey(input.teamId, datasetId, n, input.format) });
-    const url = await this.deps.blobs.presignPut(DATASETS_BUCKET, version.uploadKey, { expiresInSeconds: UPLOAD_URL_SECONDS, maxBytes: this.deps.maxUploadBytes });
+    const version = await this.deps.store.createVersion({
+      ...input,
+      keyFor: (datasetId, n) => uploadKey(input.teamId, datasetId, n, input.format),
+    });
+    const url = await this.deps.blobs.presignPut(DATASETS_BUCKET, version.uploadKey, {
+      expiresInSeconds: UPLOAD_URL_SECONDS,
+      maxBytes: this.deps.maxUploadBytes,
+    });
     return { version, url: url.url, expiresAt: url.expiresAt, maxBytes: this.deps.maxUploadBytes };
   }
 
@@ -77,7 +106,8 @@ export class Datasets {
 
   async getVersion(teamId: string, name: string, versionNumber: number): Promise<VersionRow> {
     const version = await this.deps.store.getVersion(teamId, name, versionNumber);
-    if (!version) throw errors.notFound('DATASET_VERSION_NOT_FOUND', `Dataset '${name}' has no version ${versionNumber}.`);
+    if (!version)
+      throw errors.notFound('DATASET_VERSION_NOT_FOUND', `Dataset '${name}' has no version ${versionNumber}.`);
     return version;
   }
 
@@ -86,24 +116,42 @@ export class Datasets {
     const versions = await this.deps.store.listVersions(teamId, name);
     if (!versions.length) throw notFound(name);
     const version = versionNumber > 0 ? versions.find((v) => v.versionNumber === versionNumber) : versions[0];
-    if (!version) throw errors.notFound('DATASET_VERSION_NOT_FOUND', `Dataset '${name}' has no version ${versionNumber}.`);
+    if (!version)
+      throw errors.notFound('DATASET_VERSION_NOT_FOUND', `Dataset '${name}' has no version ${versionNumber}.`);
     if (version.status !== 'uploading') {
-      throw errors.precondition('DATASET_NOT_UPLOADING', `Version ${version.versionNumber} of '${name}' is ${version.status}; only an uploaded version can be processed (create a new upload URL for a new version).`);
+      throw errors.precondition(
+        'DATASET_NOT_UPLOADING',
+        `Version ${version.versionNumber} of '${name}' is ${version.status}; only an uploaded version can be processed (create a new upload URL for a new version).`,
+      );
     }
     const stat = await this.deps.blobs.stat(DATASETS_BUCKET, version.uploadKey);
-    if (!stat) throw errors.precondition('UPLOAD_MISSING', `Nothing was uploaded for version ${version.versionNumber} of '${name}': PUT the file to the upload URL first.`);
+    if (!stat)
+      throw errors.precondition(
+        'UPLOAD_MISSING',
+        `Nothing was uploaded for version ${version.versionNumber} of '${name}': PUT the file to the upload URL first.`,
+      );
     if (!(await this.deps.store.transition(version.id, ['uploading'], 'converting'))) {
-      throw errors.precondition('DATASET_NOT_UPLOADING', `Version ${version.versionNumber} of '${name}' is already being processed.`);
+      throw errors.precondition(
+        'DATASET_NOT_UPLOADING',
+        `Version ${version.versionNumber} of '${name}' is already being processed.`,
+      );
     }
     this.startProcessing(version.id);
     return { ...version, status: 'converting' };
   }
 
-  async resolveForTraining(teamId: string, name: string): Promise<{ version: VersionRow; train: string; heldout: string }> {
+  async resolveForTraining(
+    teamId: string,
+    name: string,
+  ): Promise<{ version: VersionRow; train: string; heldout: string }> {
     const versions = await this.deps.store.listVersions(teamId, name);
     if (!versions.length) throw notFound(name);
     const ready = versions.find((v) => v.status === 'ready');
-    if (!ready) throw errors.precondition('DATASET_NOT_READY', `Dataset '${name}' has no ready version (newest is ${versions[0]!.status}).`);
+    if (!ready)
+      throw errors.precondition(
+        'DATASET_NOT_READY',
+        `Dataset '${name}' has no ready version (newest is ${versions[0]!.status}).`,
+      );
     const keys = splitKeys(teamId, ready.datasetId, ready.versionNumber);
     return { version: ready, ...keys };
   }
@@ -152,30 +200,54 @@ export class Datasets {
     if (!(await store.claim(versionId, this.instance, LEASE_MS))) return;
     const version = await store.getVersionById(versionId);
     if (!version) return;
-    const renew = setInterval(() => void store.renew(versionId, this.instance, LEASE_MS).catch(() => undefined), LEASE_MS / 3);
+    const renew = setInterval(
+      () => void store.renew(versionId, this.instance, LEASE_MS).catch(() => undefined),
+      LEASE_MS / 3,
+    );
     const started = Date.now();
     try {
       let lines: AsyncIterable<string[]>;
       if (version.format === 'jsonl') {
         lines = readLines(await blobs.get(DATASETS_BUCKET, version.uploadKey));
       } else {
-        const bytes = await readAll(await blobs.get(DATASETS_BUCKET, version.uploadKey), this.deps.maxConvertBytes ?? 100 * 1024 * 1024);
-        if (!bytes) return await this.fail(version, [{ line: 0, field: '(file)', reason: `${version.format.toUpperCase()} files are converted in memory and must be at most ${Math.round((this.deps.maxConvertBytes ?? 100 * 1024 * 1024) / 1024 / 1024)} MB; upload JSONL for larger files` }], 'file too large to convert');
+        const bytes = await readAll(
+          await blobs.get(DATASETS_BUCKET, version.uploadKey),
+          this.deps.maxConvertBytes ?? 100 * 1024 * 1024,
+        );
+        if (!bytes)
+          return await this.fail(
+            version,
+            [
+              {
+                line: 0,
+                field: '(file)',
+                reason: `${version.format.toUpperCase()} files are converted in memory and must be at most ${Math.round((this.deps.maxConvertBytes ?? 100 * 1024 * 1024) / 1024 / 1024)} MB; upload JSONL for larger files`,
+              },
+            ],
+            'file too large to convert',
+          );
         const decoded = decodeUtf8(bytes);
         if (decoded.error) return await this.fail(version, [decoded.error], 'the file is not valid UTF-8');
         const converted = version.format === 'csv' ? csvToJsonl(decoded.text) : conllToJsonl(decoded.text);
-        if (converted.errors.length) return await this.fail(version, converted.errors, `the ${version.format.toUpperCase()} file has errors`);
+        if (converted.errors.length)
+          return await this.fail(version, converted.errors, `the ${version.format.toUpperCase()} file has errors`);
         lines = (async function* () {
           yield converted.jsonl.split('\n');
         })();
       }
       await store.transition(versionId, ['converting'], 'validating');
 
-      const validator = new JsonlValidator(validationKind(version.type), { minExamples: MIN_TRAINING_EXAMPLES, maxErrors: MAX_REPORTED_ISSUES });
+      const validator = new JsonlValidator(validationKind(version.type), {
+        minExamples: MIN_TRAINING_EXAMPLES,
+        maxErrors: MAX_REPORTED_ISSUES,
+      });
       const keys = splitKeys(version.teamId, version.datasetId, version.versionNumber);
       const train = new PassThrough();
       const heldout = new PassThrough();
-      const uploads = Promise.all([blobs.put(DATASETS_BUCKET, keys.train, train, { contentType: 'application/x-ndjson' }), blobs.put(DATASETS_BUCKET, keys.heldout, heldout, { contentType: 'application/x-ndjson' })]);
+      const uploads = Promise.all([
+        blobs.put(DATASETS_BUCKET, keys.train, train, { contentType: 'application/x-ndjson' }),
+        blobs.put(DATASETS_BUCKET, keys.heldout, heldout, { contentType: 'application/x-ndjson' }),
+      ]);
       let trainRows = 0;
       let heldoutRows = 0;
       let line = 0;
@@ -186,7 +258,8 @@ export class Datasets {
         for (const text of batch) {
           line++;
           const raw = text.endsWith('\r') ? text.slice(0, -1) : text;
-          if (!badUtf8 && raw.includes('\uFFFD')) badUtf8 = { line, field: '(row)', reason: 'the file is not valid UTF-8 here' };
+          if (!badUtf8 && raw.includes('\uFFFD'))
+            badUtf8 = { line, field: '(row)', reason: 'the file is not valid UTF-8 here' };
           const valid = validator.pushSerialized(raw, line);
           if (!valid) continue;
           if (isHeldOutJson(valid.json)) {
@@ -197,7 +270,10 @@ export class Datasets {
             toTrain += `${valid.json}\n`;
           }
         }
-        for (const [out, text] of [[train, toTrain], [heldout, toHeldout]] as const) {
+        for (const [out, text] of [
+          [train, toTrain],
+          [heldout, toHeldout],
+        ] as const) {
           if (text && !out.write(text)) await new Promise((r) => out.once('drain', r));
         }
       }
@@ -216,7 +292,12 @@ export class Datasets {
         heldout_rows: heldoutRows,
         issues: [
           ...validator.errors.map((e) => ({ line: e.line, field: e.field, reason: e.reason, fatal: true })),
-          ...validator.duplicates.slice(0, 20).map((l) => ({ line: l, field: '(row)', reason: 'duplicate of an earlier row (kept, not fatal)', fatal: false })),
+          ...validator.duplicates.slice(0, 20).map((l) => ({
+            line: l,
+            field: '(row)',
+            reason: 'duplicate of an earlier row (kept, not fatal)',
+            fatal: false,
+          })),
         ].slice(0, MAX_REPORTED_ISSUES),
         issues_truncated: Math.max(0, validator.totalErrors - MAX_REPORTED_ISSUES),
         failure_reason: '',
@@ -226,7 +307,11 @@ export class Datasets {
         report.failure_reason = `${validator.totalErrors} problem(s) found; the first is on line ${validator.errors[0]!.line}: ${validator.errors[0]!.reason}`;
         await blobs.delete(DATASETS_BUCKET, keys.train).catch(() => undefined);
         await blobs.delete(DATASETS_BUCKET, keys.heldout).catch(() => undefined);
-        await store.transition(versionId, ['validating'], 'failed', { report, failureReason: report.failure_reason, size: 0 });
+        await store.transition(versionId, ['validating'], 'failed', {
+          report,
+          failureReason: report.failure_reason,
+          size: 0,
+        });
         logger.info({ versionId, errors: validator.totalErrors }, 'dataset version failed validation');
         return;
       }
@@ -234,7 +319,9 @@ export class Datasets {
       logger.info({ versionId, size: validator.valid, ms: Date.now() - started }, 'dataset version ready');
     } catch (err) {
       logger.warn({ err, versionId }, 'dataset processing failed');
-      await this.fail(version, [], `processing failed: ${err instanceof Error ? err.message : String(err)}`).catch(() => undefined);
+      await this.fail(version, [], `processing failed: ${err instanceof Error ? err.message : String(err)}`).catch(
+        () => undefined,
+      );
     } finally {
       clearInterval(renew);
     }
@@ -250,23 +337,48 @@ export class Datasets {
       heldout_rows: 0,
       issues: rowErrors.slice(0, MAX_REPORTED_ISSUES).map((e) => ({ ...e, fatal: true })),
       issues_truncated: Math.max(0, rowErrors.length - MAX_REPORTED_ISSUES),
-      failure_reason: rowErrors[0] ? `${reason}; the first problem is on line ${rowErrors[0].line}: ${rowErrors[0].reason}` : reason,
+      failure_reason: rowErrors[0]
+        ? `${reason}; the first problem is on line ${rowErrors[0].line}: ${rowErrors[0].reason}`
+        : reason,
       labels: {},
     };
-    await this.deps.store.transition(version.id, ['converting', 'validating'], 'failed', { report, failureReason: report.failure_reason, size: 0 });
+    await this.deps.store.transition(version.id, ['converting', 'validating'], 'failed', {
+      report,
+      failureReason: report.failure_reason,
+      size: 0,
+    });
   }
 
   async startGeneration(teamId: string, name: string, request: GenerationRequest): Promise<string> {
     const datasetName = name || `generated-${new Date().toISOString().slice(0, 10)}-${randomUUID().slice(0, 6)}`;
     const problem = nameProblem(datasetName);
-    if (problem) throw errors.invalid(Reasons.VALIDATION_FAILED, `Invalid dataset name: ${problem}`, [{ field: 'dataset_name', message: problem }]);
+    if (problem)
+      throw errors.invalid(Reasons.VALIDATION_FAILED, `Invalid dataset name: ${problem}`, [
+        { field: 'dataset_name', message: problem },
+      ]);
     if (!request.entityTypes.length && !request.classifications.length) {
-      throw errors.invalid(Reasons.VALIDATION_FAILED, 'Give entity types or classification tasks to generate examples for.', [{ field: 'schema', message: 'needs entities or classifications' }]);
+      throw errors.invalid(
+        Reasons.VALIDATION_FAILED,
+        'Give entity types or classification tasks to generate examples for.',
+        [{ field: 'schema', message: 'needs entities or classifications' }],
+      );
     }
     if (request.count < MIN_TRAINING_EXAMPLES || request.count > 10_000) {
-      throw errors.invalid(Reasons.VALIDATION_FAILED, `count must be ${MIN_TRAINING_EXAMPLES} to 10,000.`, [{ field: 'count', message: `must be ${MIN_TRAINING_EXAMPLES} to 10000` }]);
+      throw errors.invalid(Reasons.VALIDATION_FAILED, `count must be ${MIN_TRAINING_EXAMPLES} to 10,000.`, [
+        { field: 'count', message: `must be ${MIN_TRAINING_EXAMPLES} to 10000` },
+      ]);
     }
-    const row: GenerationRow = { id: randomUUID(), teamId, datasetName, request, status: 'queued', generated: 0, requested: request.count, versionNumber: null, error: null };
+    const row: GenerationRow = {
+      id: randomUUID(),
+      teamId,
+      datasetName,
+      request,
+      status: 'queued',
+      generated: 0,
+      requested: request.count,
+      versionNumber: null,
+      error: null,
+    };
     await this.deps.store.createGeneration(row);
     void this.runGeneration(row);
     return row.id;
@@ -284,11 +396,24 @@ export class Datasets {
     try {
       await store.updateGeneration(job.id, { status: 'running', generated: 0 });
       const type: DatasetType = job.request.entityTypes.length ? 'extraction' : 'classification';
-      const version = await store.createVersion({ teamId: job.teamId, name: job.datasetName, type, format: 'jsonl', filename: 'generated.jsonl', keyFor: (datasetId, n) => uploadKey(job.teamId, datasetId, n, 'jsonl') });
+      const version = await store.createVersion({
+        teamId: job.teamId,
+        name: job.datasetName,
+        type,
+        format: 'jsonl',
+        filename: 'generated.jsonl',
+        keyFor: (datasetId, n) => uploadKey(job.teamId, datasetId, n, 'jsonl'),
+      });
       const body = new PassThrough();
       const upload = blobs.put(DATASETS_BUCKET, version.uploadKey, body, { contentType: 'application/x-ndjson' });
       let generated = 0;
-      for (const row of generateExamples({ entityTypes: job.request.entityTypes, classifications: job.request.classifications, domain: job.request.domain, count: job.request.count, seed: job.request.seed })) {
+      for (const row of generateExamples({
+        entityTypes: job.request.entityTypes,
+        classifications: job.request.classifications,
+        domain: job.request.domain,
+        count: job.request.count,
+        seed: job.request.seed,
+      })) {
         if (!body.write(`${JSON.stringify(row)}\n`)) await new Promise((r) => body.once('drain', r));
         generated++;
         if (generated % 500 === 0) {
@@ -304,10 +429,16 @@ export class Datasets {
       await this.running.get(version.id);
       const done = await store.getVersionById(version.id);
       if (done?.status === 'ready') await store.updateGeneration(job.id, { status: 'ready' });
-      else await store.updateGeneration(job.id, { status: 'failed', error: done?.failureReason ?? 'the generated dataset did not validate' });
+      else
+        await store.updateGeneration(job.id, {
+          status: 'failed',
+          error: done?.failureReason ?? 'the generated dataset did not validate',
+        });
     } catch (err) {
       logger.warn({ err, jobId: job.id }, 'generation failed');
-      await store.updateGeneration(job.id, { status: 'failed', error: err instanceof Error ? err.message : String(err) }).catch(() => undefined);
+      await store
+        .updateGeneration(job.id, { status: 'failed', error: err instanceof Error ? err.message : String(err) })
+        .catch(() => undefined);
     }
   }
 }

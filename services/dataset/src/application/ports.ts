@@ -47,13 +47,25 @@ export interface GenerationRequest {
 /** Persistence; every status change writes its events in the same transaction. */
 export interface DatasetStore {
   /** Creates the dataset if needed and its next version (status uploading). */
-  createVersion(input: { teamId: string; name: string; type: DatasetType; format: DatasetFormat; filename: string; keyFor: (datasetId: string, version: number) => string }): Promise<VersionRow>;
+  createVersion(input: {
+    teamId: string;
+    name: string;
+    type: DatasetType;
+    format: DatasetFormat;
+    filename: string;
+    keyFor: (datasetId: string, version: number) => string;
+  }): Promise<VersionRow>;
   listDatasets(teamId: string): Promise<DatasetSummaryRow[]>;
   listVersions(teamId: string, name: string): Promise<VersionRow[]>;
   getVersion(teamId: string, name: string, versionNumber: number): Promise<VersionRow | null>;
   getVersionById(id: string): Promise<VersionRow | null>;
   /** Moves a version if it is in `from`; false otherwise. */
-  transition(id: string, from: VersionStatus[], to: VersionStatus, patch?: { size?: number; report?: VersionReport; failureReason?: string }): Promise<boolean>;
+  transition(
+    id: string,
+    from: VersionStatus[],
+    to: VersionStatus,
+    patch?: { size?: number; report?: VersionReport; failureReason?: string },
+  ): Promise<boolean>;
   /** Claims a version for processing (or takes over an expired claim). */
   claim(id: string, owner: string, leaseMs: number): Promise<boolean>;
   renew(id: string, owner: string, leaseMs: number): Promise<void>;
@@ -62,6 +74,9 @@ export interface DatasetStore {
   deleteDataset(teamId: string, name: string): Promise<{ datasetId: string } | null>;
   createGeneration(row: GenerationRow): Promise<void>;
   getGeneration(teamId: string, id: string): Promise<GenerationRow | null>;
-  updateGeneration(id: string, patch: Partial<Pick<GenerationRow, 'status' | 'generated' | 'versionNumber' | 'error'>>): Promise<void>;
+  updateGeneration(
+    id: string,
+    patch: Partial<Pick<GenerationRow, 'status' | 'generated' | 'versionNumber' | 'error'>>,
+  ): Promise<void>;
   unfinishedGenerations(): Promise<GenerationRow[]>;
 }

@@ -16,7 +16,9 @@ const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 
 /** Null when the name is fine, else what is wrong with it. */
 export function nameProblem(name: string): string | null {
-  return NAME.test(name) ? null : 'must be 1 to 100 characters: letters, digits, ".", "_" or "-", starting with a letter or digit';
+  return NAME.test(name)
+    ? null
+    : 'must be 1 to 100 characters: letters, digits, ".", "_" or "-", starting with a letter or digit';
 }
 
 const NEXT: Record<VersionStatus, VersionStatus[]> = {
@@ -62,5 +64,8 @@ export function uploadKey(teamId: string, datasetId: string, version: number, fo
 }
 
 export function splitKeys(teamId: string, datasetId: string, version: number): { train: string; heldout: string } {
-  return { train: `teams/${teamId}/${datasetId}/v${version}/train.jsonl`, heldout: `teams/${teamId}/${datasetId}/v${version}/heldout.jsonl` };
+  return {
+    train: `teams/${teamId}/${datasetId}/v${version}/train.jsonl`,
+    heldout: `teams/${teamId}/${datasetId}/v${version}/heldout.jsonl`,
+  };
 }

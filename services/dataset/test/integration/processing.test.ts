@@ -7,7 +7,6 @@ import { createPrismaClient, type PrismaClient } from '../../src/adapters/prisma
 import { prismaDatasetStore } from '../../src/adapters/prisma-store';
 import { Datasets } from '../../src/application/datasets';
 
-
 const logger = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
 /** The dataset use cases on real Postgres and a real filesystem blob store: crash safety and events. */
@@ -22,7 +21,11 @@ describe('dataset processing on Postgres and the filesystem store', () => {
     await applyMigrations(schema.url, path.resolve(__dirname, '../../prisma/migrations'));
     prisma = createPrismaClient(schema.url, { maxConnections: 4 });
     dir = mkdtempSync(path.join(os.tmpdir(), 'dataset-test-'));
-    blobs = new FsBlobStore({ root: dir, publicBaseUrl: 'http://localhost:1', signingSecret: 'dataset-test-secret-01' });
+    blobs = new FsBlobStore({
+      root: dir,
+      publicBaseUrl: 'http://localhost:1',
+      signingSecret: 'dataset-test-secret-01',
+    });
   });
 
   afterAll(async () => {
@@ -34,7 +37,13 @@ describe('dataset processing on Postgres and the filesystem store', () => {
   it('when a process dies mid-processing, then another one picks the version up once its claim expires, and it reaches ready', async () => {
     const store = prismaDatasetStore(prisma);
     const crashed = new Datasets({ store, blobs, logger, maxUploadBytes: 1 << 30, instance: 'crashed' });
-    const { version } = await crashed.createUpload({ teamId: 'team', name: 'wikigold', type: 'extraction', format: 'jsonl', filename: 'train.jsonl' });
+    const { version } = await crashed.createUpload({
+      teamId: 'team',
+      name: 'wikigold',
+      type: 'extraction',
+      format: 'jsonl',
+      filename: 'train.jsonl',
+    });
     await blobs.put('datasets', version.uploadKey, readFileSync(fixtureDataset('wikigold/dev.jsonl')));
     // What a crash leaves behind: converting, claimed by a process that is gone.
     expect(await store.transition(version.id, ['uploading'], 'converting')).toBe(true);
@@ -42,16 +51,26 @@ describe('dataset processing on Postgres and the filesystem store', () => {
 
     const survivor = new Datasets({ store, blobs, logger, maxUploadBytes: 1 << 30, instance: 'survivor' });
     expect(await survivor.resumeAbandoned()).toBe(0); // the claim still holds
-    await withClient(schema.serverUrl, (c) => c.query(`UPDATE "${schema.name}".dataset_versions SET lease_until = now() - interval '1 second' WHERE id = $1`, [version.id]));
+    await withClient(schema.serverUrl, (c) =>
+      c.query(`UPDATE "${schema.name}".dataset_versions SET lease_until = now() - interval '1 second' WHERE id = $1`, [
+        version.id,
+      ]),
+    );
     expect(await survivor.resumeAbandoned()).toBe(1);
     await survivor.idle();
     const done = await store.getVersionById(version.id);
-    expect(done).toMatchObject({ status: 'ready', size: readFileSync(fixtureDataset('wikigold/dev.jsonl'), 'utf8').trim().split('\n').length });
+    expect(done).toMatchObject({
+      status: 'ready',
+      size: readFileSync(fixtureDataset('wikigold/dev.jsonl'), 'utf8').trim().split('\n').length,
+    });
 
     // Every transition was written to the outbox with the state change.
     const events = await prisma.outboxEvent.findMany({ orderBy: { id: 'asc' } });
     expect(events.map((e) => e.type)).toEqual(
-      expect.arrayContaining(['whetstone.dataset.v1.DatasetVersionStatusChanged', 'whetstone.dataset.v1.DatasetVersionReady']),
+      expect.arrayContaining([
+        'whetstone.dataset.v1.DatasetVersionStatusChanged',
+        'whetstone.dataset.v1.DatasetVersionReady',
+      ]),
     );
     expect(events.filter((e) => e.type.endsWith('StatusChanged')).length).toBeGreaterThanOrEqual(4);
   });
@@ -59,7 +78,13 @@ describe('dataset processing on Postgres and the filesystem store', () => {
   it('when processing fails, then no split files are left behind and the version never becomes ready', async () => {
     const store = prismaDatasetStore(prisma);
     const datasets = new Datasets({ store, blobs, logger, maxUploadBytes: 1 << 30 });
-    const { version } = await datasets.createUpload({ teamId: 'team', name: 'broken', type: 'classification', format: 'jsonl', filename: 'x.jsonl' });
+    const { version } = await datasets.createUpload({
+      teamId: 'team',
+      name: 'broken',
+      type: 'classification',
+      format: 'jsonl',
+      filename: 'x.jsonl',
+    });
     await blobs.put('datasets', version.uploadKey, Buffer.from('{"text": "only one"}\n{"label": "no text"}\n'));
     await datasets.processUpload('team', 'broken', 0);
     await datasets.idle();

@@ -1,6 +1,12 @@
 import { timestampDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import type { Client } from '@connectrpc/connect';
-import { DatasetFormat, DatasetService, DatasetType, VersionStatus, type DatasetVersion } from '@whetstone/proto/src/gen/whetstone/dataset/v1/dataset_pb';
+import {
+  DatasetFormat,
+  DatasetService,
+  DatasetType,
+  VersionStatus,
+  type DatasetVersion,
+} from '@whetstone/proto/dataset/v1';
 import type { DatasetVersionView, DatasetsPort } from '../application/ports';
 
 const iso = (ts: Timestamp | undefined): string | null => (ts ? timestampDate(ts).toISOString() : null);
@@ -13,10 +19,29 @@ const STATUS: Record<VersionStatus, string> = {
   [VersionStatus.READY]: 'ready',
   [VersionStatus.FAILED]: 'failed',
 };
-const TYPES: Record<string, DatasetType> = { extraction: DatasetType.EXTRACTION, classification: DatasetType.CLASSIFICATION, generation: DatasetType.GENERATION, chat: DatasetType.GENERATION };
-const FORMATS: Record<string, DatasetFormat> = { jsonl: DatasetFormat.JSONL, csv: DatasetFormat.CSV, conll: DatasetFormat.CONLL };
-const TYPE_NAMES: Record<DatasetType, string> = { [DatasetType.UNSPECIFIED]: '', [DatasetType.EXTRACTION]: 'extraction', [DatasetType.CLASSIFICATION]: 'classification', [DatasetType.GENERATION]: 'generation' };
-const FORMAT_NAMES: Record<DatasetFormat, string> = { [DatasetFormat.UNSPECIFIED]: '', [DatasetFormat.JSONL]: 'jsonl', [DatasetFormat.CSV]: 'csv', [DatasetFormat.CONLL]: 'conll' };
+const TYPES: Record<string, DatasetType> = {
+  extraction: DatasetType.EXTRACTION,
+  classification: DatasetType.CLASSIFICATION,
+  generation: DatasetType.GENERATION,
+  chat: DatasetType.GENERATION,
+};
+const FORMATS: Record<string, DatasetFormat> = {
+  jsonl: DatasetFormat.JSONL,
+  csv: DatasetFormat.CSV,
+  conll: DatasetFormat.CONLL,
+};
+const TYPE_NAMES: Record<DatasetType, string> = {
+  [DatasetType.UNSPECIFIED]: '',
+  [DatasetType.EXTRACTION]: 'extraction',
+  [DatasetType.CLASSIFICATION]: 'classification',
+  [DatasetType.GENERATION]: 'generation',
+};
+const FORMAT_NAMES: Record<DatasetFormat, string> = {
+  [DatasetFormat.UNSPECIFIED]: '',
+  [DatasetFormat.JSONL]: 'jsonl',
+  [DatasetFormat.CSV]: 'csv',
+  [DatasetFormat.CONLL]: 'conll',
+};
 
 export function versionView(v: DatasetVersion | undefined): DatasetVersionView {
   const r = v?.report;
@@ -52,15 +77,31 @@ export function datasetsOverRpc(client: Client<typeof DatasetService>, ready: ()
   return {
     ready,
     async createUpload(teamId, input) {
-      const res = await client.createUpload({ teamId, datasetName: input.name, type: TYPES[input.type] ?? DatasetType.UNSPECIFIED, format: FORMATS[input.format] ?? DatasetFormat.UNSPECIFIED, filename: input.filename });
-      return { version: versionView(res.version), uploadUrl: res.uploadUrl, expiresAt: iso(res.expiresAt), maxBytes: Number(res.maxBytes) };
+      const res = await client.createUpload({
+        teamId,
+        datasetName: input.name,
+        type: TYPES[input.type] ?? DatasetType.UNSPECIFIED,
+        format: FORMATS[input.format] ?? DatasetFormat.UNSPECIFIED,
+        filename: input.filename,
+      });
+      return {
+        version: versionView(res.version),
+        uploadUrl: res.uploadUrl,
+        expiresAt: iso(res.expiresAt),
+        maxBytes: Number(res.maxBytes),
+      };
     },
     async processUpload(teamId, name, versionNumber) {
       return versionView((await client.processUpload({ teamId, datasetName: name, versionNumber })).version);
     },
     async list(teamId) {
       const res = await client.listDatasets({ teamId });
-      return res.datasets.map((d) => ({ dataset_name: d.datasetName, status: STATUS[d.status], created_at: iso(d.createdAt), version_number: String(d.versionNumber) }));
+      return res.datasets.map((d) => ({
+        dataset_name: d.datasetName,
+        status: STATUS[d.status],
+        created_at: iso(d.createdAt),
+        version_number: String(d.versionNumber),
+      }));
     },
     async versions(teamId, name) {
       return (await client.getDataset({ teamId, datasetName: name })).versions.map(versionView);
@@ -76,7 +117,11 @@ export function datasetsOverRpc(client: Client<typeof DatasetService>, ready: ()
         teamId,
         datasetName: input.name,
         entityTypes: input.entityTypes,
-        classifications: input.classifications.map((c) => ({ task: c.task, labels: c.labels, multiLabel: c.multi_label })),
+        classifications: input.classifications.map((c) => ({
+          task: c.task,
+          labels: c.labels,
+          multiLabel: c.multi_label,
+        })),
         domain: input.domain,
         count: input.count,
         seed: BigInt(input.seed),
@@ -85,7 +130,14 @@ export function datasetsOverRpc(client: Client<typeof DatasetService>, ready: ()
     },
     async generation(teamId, jobId) {
       const g = await client.getGenerationJob({ teamId, jobId });
-      return { job_id: g.jobId, status: g.status, progress: { generated: g.generated, requested: g.requested }, dataset_name: g.datasetName || null, version_number: g.versionNumber || null, error: g.error || null };
+      return {
+        job_id: g.jobId,
+        status: g.status,
+        progress: { generated: g.generated, requested: g.requested },
+        dataset_name: g.datasetName || null,
+        version_number: g.versionNumber || null,
+        error: g.error || null,
+      };
     },
   };
 }

@@ -1,6 +1,6 @@
 import { timestampDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import type { Client } from '@connectrpc/connect';
-import { InferenceRouterService, type Deployment, type Project } from '@whetstone/proto/src/gen/whetstone/inference/v1/router_pb';
+import { InferenceRouterService, type Deployment, type Project } from '@whetstone/proto/inference/v1';
 import type { DeploymentView, Inference, Principal, ProjectView } from '../application/ports';
 
 const MICRO_PER_CREDIT = 1_000_000;
@@ -8,7 +8,12 @@ const iso = (ts: Timestamp | undefined): string | null => (ts ? timestampDate(ts
 const credits = (micro: bigint): number => Number(micro) / MICRO_PER_CREDIT;
 const caller = (p: Principal) => ({ teamId: p.teamId, keyId: p.keyId, userId: p.userId });
 
-const projectView = (p: Project | undefined): ProjectView => ({ id: p?.id ?? '', name: p?.name ?? '', created_at: iso(p?.createdAt), active_training_job_id: p?.activeTrainingJobId || null });
+const projectView = (p: Project | undefined): ProjectView => ({
+  id: p?.id ?? '',
+  name: p?.name ?? '',
+  created_at: iso(p?.createdAt),
+  active_training_job_id: p?.activeTrainingJobId || null,
+});
 const deploymentView = (d: Deployment | undefined): DeploymentView => ({
   deployment_id: d?.deploymentId ?? '',
   project_id: d?.projectId ?? '',
@@ -21,7 +26,10 @@ const deploymentView = (d: Deployment | undefined): DeploymentView => ({
 });
 
 /** The inference-router over gRPC, in the gateway's plain shapes. */
-export function inferenceOverRpc(client: Client<typeof InferenceRouterService>, ready: () => Promise<boolean>): Inference {
+export function inferenceOverRpc(
+  client: Client<typeof InferenceRouterService>,
+  ready: () => Promise<boolean>,
+): Inference {
   return {
     ready,
     async listBaseModels(principal) {
@@ -37,9 +45,14 @@ export function inferenceOverRpc(client: Client<typeof InferenceRouterService>, 
         supports_on_demand_inference: m.supportsOnDemandInference,
         supports_training: m.supportsTraining,
         training_types: m.trainingTypes,
-        default_hyperparameters: m.supportsTraining ? { nr_epochs: m.nrEpochs?.default ?? 0, learning_rate: m.learningRate?.default ?? 0 } : null,
+        default_hyperparameters: m.supportsTraining
+          ? { nr_epochs: m.nrEpochs?.default ?? 0, learning_rate: m.learningRate?.default ?? 0 }
+          : null,
         hyperparameter_bounds: m.supportsTraining
-          ? { nr_epochs: { min: m.nrEpochs?.min ?? 0, max: m.nrEpochs?.max ?? 0 }, learning_rate: { min: m.learningRate?.min ?? 0, max: m.learningRate?.max ?? 0 } }
+          ? {
+              nr_epochs: { min: m.nrEpochs?.min ?? 0, max: m.nrEpochs?.max ?? 0 },
+              learning_rate: { min: m.learningRate?.min ?? 0, max: m.learningRate?.max ?? 0 },
+            }
           : null,
         pricing: {
           per_request_credits: credits(m.price?.perRequestMicroCredits ?? 0n),
@@ -50,11 +63,26 @@ export function inferenceOverRpc(client: Client<typeof InferenceRouterService>, 
     },
     async listModels(principal) {
       const res = await client.listModels({ caller: caller(principal) });
-      return res.models.map((m) => ({ id: m.id, object: 'model' as const, created: m.createdAt ? Math.floor(timestampDate(m.createdAt).getTime() / 1000) : 0, owned_by: m.ownedBy }));
+      return res.models.map((m) => ({
+        id: m.id,
+        object: 'model' as const,
+        created: m.createdAt ? Math.floor(timestampDate(m.createdAt).getTime() / 1000) : 0,
+        owned_by: m.ownedBy,
+      }));
     },
     async *generate(principal, input, signal) {
       const stream = client.generateText(
-        { caller: caller(principal), modelId: input.modelId, projectId: input.projectId, messages: input.messages, temperature: input.temperature, topP: input.topP, maxTokens: input.maxTokens, stop: input.stop, seed: BigInt(input.seed) },
+        {
+          caller: caller(principal),
+          modelId: input.modelId,
+          projectId: input.projectId,
+          messages: input.messages,
+          temperature: input.temperature,
+          topP: input.topP,
+          maxTokens: input.maxTokens,
+          stop: input.stop,
+          seed: BigInt(input.seed),
+        },
         { signal, timeoutMs: 120_000 },
       );
       for await (const piece of stream) {
@@ -68,7 +96,12 @@ export function inferenceOverRpc(client: Client<typeof InferenceRouterService>, 
               model: piece.model,
               finish_reason: piece.finishReason,
               latency_ms: piece.latencyMs,
-              usage: { input_tokens, output_tokens, total_tokens: input_tokens + output_tokens, cost_credits: credits(piece.usage?.costMicroCredits ?? 0n) },
+              usage: {
+                input_tokens,
+                output_tokens,
+                total_tokens: input_tokens + output_tokens,
+                cost_credits: credits(piece.usage?.costMicroCredits ?? 0n),
+              },
             },
           };
         }
@@ -92,7 +125,12 @@ export function inferenceOverRpc(client: Client<typeof InferenceRouterService>, 
         inferenceId: res.inferenceId,
         model: res.model,
         results: res.results as Record<string, unknown>[],
-        usage: { input_tokens: input, output_tokens: output, total_tokens: input + output, cost_credits: credits(res.usage?.costMicroCredits ?? 0n) },
+        usage: {
+          input_tokens: input,
+          output_tokens: output,
+          total_tokens: input + output,
+          cost_credits: credits(res.usage?.costMicroCredits ?? 0n),
+        },
         latencyMs: res.latencyMs,
       };
     },
@@ -106,10 +144,14 @@ export function inferenceOverRpc(client: Client<typeof InferenceRouterService>, 
       await client.deleteProject({ caller: caller(principal), projectId });
     },
     async createDeployment(principal, projectId, trainingJobId) {
-      return deploymentView((await client.createDeployment({ caller: caller(principal), projectId, trainingJobId })).deployment);
+      return deploymentView(
+        (await client.createDeployment({ caller: caller(principal), projectId, trainingJobId })).deployment,
+      );
     },
     async listJobDeployments(principal, trainingJobId) {
-      return (await client.listJobDeployments({ caller: caller(principal), trainingJobId })).deployments.map(deploymentView);
+      return (await client.listJobDeployments({ caller: caller(principal), trainingJobId })).deployments.map(
+        deploymentView,
+      );
     },
     async listDeployments(principal, projectId) {
       return (await client.listDeployments({ caller: caller(principal), projectId })).deployments.map(deploymentView);

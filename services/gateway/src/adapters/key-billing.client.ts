@@ -1,6 +1,13 @@
 import { timestampDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import type { Client } from '@connectrpc/connect';
-import { KeyBillingService, LedgerEntryKind, Plan, type ApiKey, type Team, type User } from '@whetstone/proto/src/gen/whetstone/keybilling/v1/key_billing_pb';
+import {
+  KeyBillingService,
+  LedgerEntryKind,
+  Plan,
+  type ApiKey,
+  type Team,
+  type User,
+} from '@whetstone/proto/keybilling/v1';
 import type { ApiKeyView, KeyBilling, SessionView } from '../application/ports';
 
 const MICRO_PER_CREDIT = 1_000_000;
@@ -41,14 +48,25 @@ export function keyBillingOverRpc(client: Client<typeof KeyBillingService>, read
     },
     async logIn(email, password) {
       const res = await client.logIn({ email, password });
-      return { sessionToken: res.sessionToken, csrfToken: res.csrfToken, user: userView(res.user), team: teamView(res.team), expiresAt: iso(res.expiresAt) };
+      return {
+        sessionToken: res.sessionToken,
+        csrfToken: res.csrfToken,
+        user: userView(res.user),
+        team: teamView(res.team),
+        expiresAt: iso(res.expiresAt),
+      };
     },
     async logOut(sessionToken) {
       await client.logOut({ sessionToken });
     },
     async getSession(sessionToken) {
       const res = await client.getSession({ sessionToken });
-      return { user: userView(res.user), team: teamView(res.team), csrfToken: res.csrfToken, expiresAt: iso(res.expiresAt) };
+      return {
+        user: userView(res.user),
+        team: teamView(res.team),
+        csrfToken: res.csrfToken,
+        expiresAt: iso(res.expiresAt),
+      };
     },
     async createApiKey({ teamId, userId }, name, expiresAt) {
       const res = await client.createApiKey({

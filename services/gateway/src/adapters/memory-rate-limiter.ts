@@ -12,9 +12,17 @@ export class MemoryRateLimiter implements RateLimiter {
       return { check, key, windowEndsAt, count: this.counters.get(key)?.count ?? 0 };
     });
     const blocked = slots.find((s) => s.count + 1 > s.check.rule.limit);
-    if (blocked) return { allowed: false, check: blocked.check, retryAfterSeconds: Math.ceil((blocked.windowEndsAt - now) / 1000) };
+    if (blocked)
+      return {
+        allowed: false,
+        check: blocked.check,
+        retryAfterSeconds: Math.ceil((blocked.windowEndsAt - now) / 1000),
+      };
     for (const s of slots) this.counters.set(s.key, { count: s.count + 1, windowEndsAt: s.windowEndsAt });
-    return summarize(slots.map((s) => ({ limit: s.check.rule.limit, count: s.count + 1, windowEndsAt: s.windowEndsAt })), now);
+    return summarize(
+      slots.map((s) => ({ limit: s.check.rule.limit, count: s.count + 1, windowEndsAt: s.windowEndsAt })),
+      now,
+    );
   }
 
   private sweep(now: number): void {

@@ -19,7 +19,10 @@ export async function redisInvalidation(
     if (channel !== CHANNEL) return;
     try {
       const parsed = JSON.parse(message) as Invalidation;
-      onInvalidate({ ...(parsed.keyId ? { keyId: String(parsed.keyId) } : {}), ...(parsed.teamId ? { teamId: String(parsed.teamId) } : {}) });
+      onInvalidate({
+        ...(parsed.keyId ? { keyId: String(parsed.keyId) } : {}),
+        ...(parsed.teamId ? { teamId: String(parsed.teamId) } : {}),
+      });
     } catch (err) {
       logger.warn({ err }, 'ignoring a malformed invalidation message');
     }

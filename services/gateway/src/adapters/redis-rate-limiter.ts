@@ -49,7 +49,11 @@ export class RedisRateLimiter implements RateLimiter {
     const result = await this.redis.whetstoneConsume(keys.length, ...keys, ...args);
     if (result[0] === 0) {
       const blocked = slots[Number(result[1]) - 1]!;
-      return { allowed: false, check: blocked.check, retryAfterSeconds: Math.max(1, Math.ceil((blocked.windowEndsAt - now) / 1000)) };
+      return {
+        allowed: false,
+        check: blocked.check,
+        retryAfterSeconds: Math.max(1, Math.ceil((blocked.windowEndsAt - now) / 1000)),
+      };
     }
     return summarize(
       slots.map((s, i) => ({ limit: s.check.rule.limit, count: Number(result[i + 1]), windowEndsAt: s.windowEndsAt })),

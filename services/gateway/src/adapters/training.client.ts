@@ -1,6 +1,12 @@
 import { timestampDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import type { Client } from '@connectrpc/connect';
-import { TrainingService, type Checkpoint, type Evaluation, type Job, type LogEntry } from '@whetstone/proto/src/gen/whetstone/training/v1/training_pb';
+import {
+  TrainingService,
+  type Checkpoint,
+  type Evaluation,
+  type Job,
+  type LogEntry,
+} from '@whetstone/proto/training/v1';
 import type { CheckpointView, EvaluationView, JobView, LogView, Principal, TrainingPort } from '../application/ports';
 
 const iso = (ts: Timestamp | undefined): string | null => (ts ? timestampDate(ts).toISOString() : null);
@@ -20,7 +26,9 @@ export function jobView(j: Job | undefined): JobView {
     learning_rate: j?.learningRate ?? 0,
     project_id: j?.projectId || null,
     // The spec: metrics only when complete (and still once deployed).
-    ...((status === 'complete' || status === 'deployed') && j?.metrics ? { metrics: j.metrics as Record<string, unknown> } : {}),
+    ...((status === 'complete' || status === 'deployed') && j?.metrics
+      ? { metrics: j.metrics as Record<string, unknown> }
+      : {}),
     progress: (j?.progress as Record<string, unknown> | undefined) ?? null,
     failure_reason: j?.failureReason || null,
     attempts: j?.attempts ?? 0,
@@ -31,7 +39,14 @@ export function jobView(j: Job | undefined): JobView {
   };
 }
 
-const logView = (l: LogEntry): LogView => ({ id: l.id, job_id: l.jobId, timestamp: iso(l.timestamp), level: l.level, message: l.message, source: l.source });
+const logView = (l: LogEntry): LogView => ({
+  id: l.id,
+  job_id: l.jobId,
+  timestamp: iso(l.timestamp),
+  level: l.level,
+  message: l.message,
+  source: l.source,
+});
 
 const checkpointView = (jobId: string, c: Checkpoint): CheckpointView => ({
   checkpoint_id: c.checkpointId,
@@ -87,16 +102,26 @@ export function trainingOverRpc(client: Client<typeof TrainingService>, ready: (
       return (await client.listLogs({ caller: caller(p), jobId: id })).logs.map(logView);
     },
     async *streamLogs(p, id, signal) {
-      for await (const chunk of client.streamLogs({ caller: caller(p), jobId: id }, { signal, timeoutMs: 6 * 3600 * 1000 })) {
+      for await (const chunk of client.streamLogs(
+        { caller: caller(p), jobId: id },
+        { signal, timeoutMs: 6 * 3600 * 1000 },
+      )) {
         yield { logs: chunk.logs.map(logView), status: chunk.status };
       }
     },
     async checkpoints(p, id) {
-      return (await client.listCheckpoints({ caller: caller(p), jobId: id })).checkpoints.map((c) => checkpointView(id, c));
+      return (await client.listCheckpoints({ caller: caller(p), jobId: id })).checkpoints.map((c) =>
+        checkpointView(id, c),
+      );
     },
     async download(p, id, checkpointId) {
       const d = await client.getDownload({ caller: caller(p), jobId: id, checkpointId });
-      return { download_url: d.downloadUrl, expires_in_seconds: d.expiresInSeconds, file_name: d.fileName, size_bytes: Number(d.sizeBytes) };
+      return {
+        download_url: d.downloadUrl,
+        expires_in_seconds: d.expiresInSeconds,
+        file_name: d.fileName,
+        size_bytes: Number(d.sizeBytes),
+      };
     },
     async trainedModels(p) {
       return (await client.listTrainedModels({ caller: caller(p) })).jobs.map(jobView);
@@ -105,7 +130,10 @@ export function trainingOverRpc(client: Client<typeof TrainingService>, ready: (
       return evaluationView((await client.createEvaluation({ caller: caller(p), jobId, datasetName })).evaluation);
     },
     async pushToHub(p, jobId, input) {
-      const res = await client.pushToHub({ caller: caller(p), jobId, repoId: input.repoId, hubToken: input.hubToken, private: input.private }, { timeoutMs: 120_000 });
+      const res = await client.pushToHub(
+        { caller: caller(p), jobId, repoId: input.repoId, hubToken: input.hubToken, private: input.private },
+        { timeoutMs: 120_000 },
+      );
       return { repo_id: res.repoId, url: res.url, commit: res.commit || null, files: res.files };
     },
     async getEvaluation(p, id) {

@@ -45,7 +45,10 @@ export class AuthCache {
   invalidate(target: { keyId?: string; teamId?: string }): number {
     let dropped = 0;
     for (const [fp, entry] of this.entries) {
-      if ((target.keyId && entry.principal.keyId === target.keyId) || (target.teamId && entry.principal.teamId === target.teamId)) {
+      if (
+        (target.keyId && entry.principal.keyId === target.keyId) ||
+        (target.teamId && entry.principal.teamId === target.teamId)
+      ) {
         this.entries.delete(fp);
         dropped++;
       }

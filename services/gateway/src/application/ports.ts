@@ -76,7 +76,10 @@ export interface BaseModelView {
   supports_training: boolean;
   training_types: string[];
   default_hyperparameters: { nr_epochs: number; learning_rate: number } | null;
-  hyperparameter_bounds: { nr_epochs: { min: number; max: number }; learning_rate: { min: number; max: number } } | null;
+  hyperparameter_bounds: {
+    nr_epochs: { min: number; max: number };
+    learning_rate: { min: number; max: number };
+  } | null;
   pricing: { per_request_credits: number; per_1k_input_tokens_credits: number; per_1k_output_tokens_credits: number };
 }
 
@@ -128,7 +131,17 @@ export interface GenerateInput {
   seed: number;
 }
 
-export type GeneratePiece = { text: string } | { done: { inference_id: string; model: string; finish_reason: string; latency_ms: number; usage: InferResult['usage'] } };
+export type GeneratePiece =
+  | { text: string }
+  | {
+      done: {
+        inference_id: string;
+        model: string;
+        finish_reason: string;
+        latency_ms: number;
+        usage: InferResult['usage'];
+      };
+    };
 
 /** What the gateway needs from the inference-router. */
 export interface Inference {
@@ -172,14 +185,39 @@ export interface DatasetVersionView {
 /** What the gateway needs from the dataset service. */
 export interface DatasetsPort {
   ready(): Promise<boolean>;
-  createUpload(teamId: string, input: { name: string; type: string; format: string; filename: string }): Promise<{ version: DatasetVersionView; uploadUrl: string; expiresAt: string | null; maxBytes: number }>;
+  createUpload(
+    teamId: string,
+    input: { name: string; type: string; format: string; filename: string },
+  ): Promise<{ version: DatasetVersionView; uploadUrl: string; expiresAt: string | null; maxBytes: number }>;
   processUpload(teamId: string, name: string, versionNumber: number): Promise<DatasetVersionView>;
-  list(teamId: string): Promise<{ dataset_name: string; status: string; created_at: string | null; version_number: string }[]>;
+  list(
+    teamId: string,
+  ): Promise<{ dataset_name: string; status: string; created_at: string | null; version_number: string }[]>;
   versions(teamId: string, name: string): Promise<DatasetVersionView[]>;
   version(teamId: string, name: string, versionNumber: number): Promise<DatasetVersionView>;
   remove(teamId: string, name: string): Promise<void>;
-  startGeneration(teamId: string, input: { name: string; entityTypes: string[]; classifications: { task: string; labels: string[]; multi_label: boolean }[]; domain: string; count: number; seed: number }): Promise<string>;
-  generation(teamId: string, jobId: string): Promise<{ job_id: string; status: string; progress: { generated: number; requested: number }; dataset_name: string | null; version_number: number | null; error: string | null }>;
+  startGeneration(
+    teamId: string,
+    input: {
+      name: string;
+      entityTypes: string[];
+      classifications: { task: string; labels: string[]; multi_label: boolean }[];
+      domain: string;
+      count: number;
+      seed: number;
+    },
+  ): Promise<string>;
+  generation(
+    teamId: string,
+    jobId: string,
+  ): Promise<{
+    job_id: string;
+    status: string;
+    progress: { generated: number; requested: number };
+    dataset_name: string | null;
+    version_number: number | null;
+    error: string | null;
+  }>;
 }
 
 export interface JobView {
@@ -241,17 +279,39 @@ export interface EvaluationView {
 /** What the gateway needs from the training-orchestrator. */
 export interface TrainingPort {
   ready(): Promise<boolean>;
-  create(principal: Principal, input: { baseModel: string; datasets: string[]; modelName: string; trainingType: string; nrEpochs: number; learningRate: number; projectId: string }): Promise<JobView>;
-  list(principal: Principal, filter: { status: string; projectId: string; limit: number; offset: number }): Promise<{ jobs: JobView[]; total: number }>;
+  create(
+    principal: Principal,
+    input: {
+      baseModel: string;
+      datasets: string[];
+      modelName: string;
+      trainingType: string;
+      nrEpochs: number;
+      learningRate: number;
+      projectId: string;
+    },
+  ): Promise<JobView>;
+  list(
+    principal: Principal,
+    filter: { status: string; projectId: string; limit: number; offset: number },
+  ): Promise<{ jobs: JobView[]; total: number }>;
   get(principal: Principal, id: string): Promise<JobView>;
   stop(principal: Principal, id: string): Promise<JobView>;
   remove(principal: Principal, id: string): Promise<void>;
   logs(principal: Principal, id: string): Promise<LogView[]>;
   streamLogs(principal: Principal, id: string, signal: AbortSignal): AsyncIterable<{ logs: LogView[]; status: string }>;
   checkpoints(principal: Principal, id: string): Promise<CheckpointView[]>;
-  download(principal: Principal, id: string, checkpointId: string): Promise<{ download_url: string; expires_in_seconds: number; file_name: string; size_bytes: number }>;
+  download(
+    principal: Principal,
+    id: string,
+    checkpointId: string,
+  ): Promise<{ download_url: string; expires_in_seconds: number; file_name: string; size_bytes: number }>;
   trainedModels(principal: Principal): Promise<JobView[]>;
   createEvaluation(principal: Principal, jobId: string, datasetName: string): Promise<EvaluationView>;
   getEvaluation(principal: Principal, id: string): Promise<EvaluationView>;
-  pushToHub(principal: Principal, jobId: string, input: { repoId: string; hubToken: string; private: boolean }): Promise<{ repo_id: string; url: string; commit: string | null; files: string[] }>;
+  pushToHub(
+    principal: Principal,
+    jobId: string,
+    input: { repoId: string; hubToken: string; private: boolean },
+  ): Promise<{ repo_id: string; url: string; commit: string | null; files: string[] }>;
 }

@@ -2,8 +2,15 @@ import { DEFAULT_RATE_LIMITS, preAuthChecks, requestChecks } from './rate-limit'
 
 describe('rate-limit policy', () => {
   it('when an endpoint has its own limit, then it replaces the per-IP default and is scoped to the team first', () => {
-    const checks = requestChecks(DEFAULT_RATE_LIMITS, 'POST', '/inference', { ip: '1.2.3.4', teamId: 't', keyId: 'k', userId: 'u' });
-    expect(checks).toEqual([{ rule: expect.objectContaining({ id: 'inference', limit: 5_000 }), scope: 'team', subject: 't' }]);
+    const checks = requestChecks(DEFAULT_RATE_LIMITS, 'POST', '/inference', {
+      ip: '1.2.3.4',
+      teamId: 't',
+      keyId: 'k',
+      userId: 'u',
+    });
+    expect(checks).toEqual([
+      { rule: expect.objectContaining({ id: 'inference', limit: 5_000 }), scope: 'team', subject: 't' },
+    ]);
   });
 
   it('when the caller is anonymous, then an endpoint limit falls back to the IP', () => {
@@ -20,7 +27,13 @@ describe('rate-limit policy', () => {
   });
 
   it('when a route has no limit of its own, then edge and per-IP checks are consumed together before auth; otherwise only the edge', () => {
-    expect(preAuthChecks(DEFAULT_RATE_LIMITS, 'GET', '/list-api-keys', '1.2.3.4').map((c) => c.rule.id)).toEqual(['edge', 'ip_minute', 'ip_hour']);
-    expect(preAuthChecks(DEFAULT_RATE_LIMITS, 'POST', '/core/training-jobs', '1.2.3.4').map((c) => c.rule.id)).toEqual(['edge']);
+    expect(preAuthChecks(DEFAULT_RATE_LIMITS, 'GET', '/list-api-keys', '1.2.3.4').map((c) => c.rule.id)).toEqual([
+      'edge',
+      'ip_minute',
+      'ip_hour',
+    ]);
+    expect(preAuthChecks(DEFAULT_RATE_LIMITS, 'POST', '/core/training-jobs', '1.2.3.4').map((c) => c.rule.id)).toEqual([
+      'edge',
+    ]);
   });
 });

@@ -48,11 +48,31 @@ const CHAT_PATHS = new Set(['/v1/chat/completions', '/v1/completions', '/v1/resp
 
 const ENDPOINT_LIMITS: EndpointLimit[] = [
   // Project endpoints and the decision route are native inference too.
-  { matches: post((p) => p === '/inference' || p === '/v1/systemone' || /^\/projects\/[^/]+\/inference$/.test(p)), rule: (s) => ({ id: 'inference', limit: s.inferencePerMinute, windowSeconds: 60, code: 'inference_rate_limit' }) },
-  { matches: post((p) => CHAT_PATHS.has(p)), rule: (s) => ({ id: 'chat', limit: s.chatPerMinute, windowSeconds: 60, code: 'chat_rate_limit' }) },
-  { matches: post((p) => p === '/gliner-2' || p.startsWith('/gliner-2/')), rule: (s) => ({ id: 'gliner', limit: s.glinerPerMinute, windowSeconds: 60, code: 'gliner_rate_limit' }) },
-  { matches: post((p) => p === '/generate' || p.startsWith('/generate/')), rule: (s) => ({ id: 'generate', limit: s.generatePerMinute, windowSeconds: 60, code: 'generate_rate_limit' }) },
-  { matches: post((p) => p === '/core/training-jobs'), rule: (s) => ({ id: 'training_jobs', limit: s.trainingJobsPerMinute, windowSeconds: 60, code: 'training_jobs_rate_limit' }) },
+  {
+    matches: post((p) => p === '/inference' || p === '/v1/systemone' || /^\/projects\/[^/]+\/inference$/.test(p)),
+    rule: (s) => ({ id: 'inference', limit: s.inferencePerMinute, windowSeconds: 60, code: 'inference_rate_limit' }),
+  },
+  {
+    matches: post((p) => CHAT_PATHS.has(p)),
+    rule: (s) => ({ id: 'chat', limit: s.chatPerMinute, windowSeconds: 60, code: 'chat_rate_limit' }),
+  },
+  {
+    matches: post((p) => p === '/gliner-2' || p.startsWith('/gliner-2/')),
+    rule: (s) => ({ id: 'gliner', limit: s.glinerPerMinute, windowSeconds: 60, code: 'gliner_rate_limit' }),
+  },
+  {
+    matches: post((p) => p === '/generate' || p.startsWith('/generate/')),
+    rule: (s) => ({ id: 'generate', limit: s.generatePerMinute, windowSeconds: 60, code: 'generate_rate_limit' }),
+  },
+  {
+    matches: post((p) => p === '/core/training-jobs'),
+    rule: (s) => ({
+      id: 'training_jobs',
+      limit: s.trainingJobsPerMinute,
+      windowSeconds: 60,
+      code: 'training_jobs_rate_limit',
+    }),
+  },
 ];
 
 /** Who a request is, as far as rate limiting cares. */
@@ -71,7 +91,11 @@ export interface LimitCheck {
 }
 
 export function edgeCheck(settings: RateLimitSettings, ip: string): LimitCheck {
-  return { rule: { id: 'edge', limit: settings.edgePerMinute, windowSeconds: 60, code: 'edge_rate_limit' }, scope: 'edge', subject: ip };
+  return {
+    rule: { id: 'edge', limit: settings.edgePerMinute, windowSeconds: 60, code: 'edge_rate_limit' },
+    scope: 'edge',
+    subject: ip,
+  };
 }
 
 /** True when the endpoint has its own per-user limit (which needs the caller's identity). */
@@ -87,8 +111,16 @@ export function requestChecks(settings: RateLimitSettings, method: string, path:
     return [{ rule: endpoint.rule(settings), scope, subject }];
   }
   return [
-    { rule: { id: 'ip_minute', limit: settings.ipPerMinute, windowSeconds: 60, code: 'ip_rate_limit' }, scope: 'ip', subject: caller.ip },
-    { rule: { id: 'ip_hour', limit: settings.ipPerHour, windowSeconds: 3600, code: 'ip_hourly_rate_limit' }, scope: 'ip', subject: caller.ip },
+    {
+      rule: { id: 'ip_minute', limit: settings.ipPerMinute, windowSeconds: 60, code: 'ip_rate_limit' },
+      scope: 'ip',
+      subject: caller.ip,
+    },
+    {
+      rule: { id: 'ip_hour', limit: settings.ipPerHour, windowSeconds: 3600, code: 'ip_hourly_rate_limit' },
+      scope: 'ip',
+      subject: caller.ip,
+    },
   ];
 }
 

@@ -4,12 +4,12 @@ import path from 'node:path';
 import type { Express } from 'express';
 import { FsBlobStore, createSignedUrlHandler } from '@whetstone/blobs';
 import { create } from '@bufbuild/protobuf';
-import { UsageRecordedSchema } from '@whetstone/proto/src/gen/whetstone/inference/v1/events_pb';
+import { UsageRecordedSchema } from '@whetstone/proto/inference/v1';
 import { createKey, signUp, startGateway, startKeyBilling, type Gateway } from './harness';
 import { requireSpendable } from '../../src/transport/http/spendable';
 import { keyBillingOverRpc } from '../../src/adapters/key-billing.client';
 import { createRpcClient } from '@whetstone/rpc';
-import { KeyBillingService } from '@whetstone/proto/src/gen/whetstone/keybilling/v1/key_billing_pb';
+import { KeyBillingService } from '@whetstone/proto/keybilling/v1';
 
 type KB = Awaited<ReturnType<typeof startKeyBilling>>;
 
@@ -20,14 +20,26 @@ describe('gateway front door (real key-billing over gRPC, real Postgres)', () =>
 
   beforeAll(async () => {
     kb = await startKeyBilling();
-    const billing = keyBillingOverRpc(createRpcClient(KeyBillingService, { addr: kb.addr, caller: 'gateway-test' }), async () => true);
+    const billing = keyBillingOverRpc(
+      createRpcClient(KeyBillingService, { addr: kb.addr, caller: 'gateway-test' }),
+      async () => true,
+    );
     blobRoot = mkdtempSync(path.join(os.tmpdir(), 'gw-blobs-'));
-    const blobs = new FsBlobStore({ root: blobRoot, publicBaseUrl: 'http://placeholder', signingSecret: 'gateway-test-signing-secret' });
+    const blobs = new FsBlobStore({
+      root: blobRoot,
+      publicBaseUrl: 'http://placeholder',
+      signingSecret: 'gateway-test-signing-secret',
+    });
     gw = await startGateway(kb, {
       blobHandler: createSignedUrlHandler(blobs),
       extraRoutes: (app: Express, _api, chain) => {
         // A paid route for the test: one credit per call, gated like every paid route will be.
-        app.post('/test/paid', ...chain('key'), requireSpendable(billing, 1_000_000n), (_req, res) => void res.json({ ok: true }));
+        app.post(
+          '/test/paid',
+          ...chain('key'),
+          requireSpendable(billing, 1_000_000n),
+          (_req, res) => void res.json({ ok: true }),
+        );
       },
     });
   }, 60_000);
@@ -39,9 +51,20 @@ describe('gateway front door (real key-billing over gRPC, real Postgres)', () =>
   });
 
   it('when a file is PUT to a signed URL through the gateway, then it is stored and a signed GET returns it', async () => {
-    const store = new FsBlobStore({ root: blobRoot, publicBaseUrl: gw.url, signingSecret: 'gateway-test-signing-secret' });
-    const put = await store.presignPut('datasets', 'team/x/v1/upload.jsonl', { expiresInSeconds: 300, maxBytes: 1_000 });
-    const res = await fetch(put.url, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{"text":"a"}\n' });
+    const store = new FsBlobStore({
+      root: blobRoot,
+      publicBaseUrl: gw.url,
+      signingSecret: 'gateway-test-signing-secret',
+    });
+    const put = await store.presignPut('datasets', 'team/x/v1/upload.jsonl', {
+      expiresInSeconds: 300,
+      maxBytes: 1_000,
+    });
+    const res = await fetch(put.url, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: '{"text":"a"}\n',
+    });
     expect(res.status).toBe(200);
     const get = await store.presignGet('datasets', 'team/x/v1/upload.jsonl', { expiresInSeconds: 300 });
     expect(await (await fetch(get.url)).text()).toBe('{"text":"a"}\n');
@@ -74,7 +97,12 @@ describe('gateway front door (real key-billing over gRPC, real Postgres)', () =>
     const user = await signUp(gw.url);
     const created = await createKey(gw.url, user, 'ci');
     expect(created.secret_key).toMatch(/^wst_sk_[A-Za-z0-9_-]{32,}$/);
-    expect(created).toMatchObject({ name: 'ci', team_id: user.teamId, payment_customer_created: false, api_key_last_digits: created.secret_key.slice(-4) });
+    expect(created).toMatchObject({
+      name: 'ci',
+      team_id: user.teamId,
+      payment_customer_created: false,
+      api_key_last_digits: created.secret_key.slice(-4),
+    });
 
     const res = await get('/list-api-keys', { 'x-api-key': created.secret_key });
     expect(res.status).toBe(200);
@@ -159,13 +187,21 @@ describe('gateway front door (real key-billing over gRPC, real Postgres)', () =>
   });
 
   it('when the JSON body is invalid, then 400 {detail}', async () => {
-    const res = await fetch(`${gw.url}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"email":' });
+    const res = await fetch(`${gw.url}/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"email":',
+    });
     expect(res.status).toBe(400);
     expect(await res.json()).toEqual({ detail: 'Request body is not valid JSON' });
   });
 
   it('when fields are missing or wrong, then 422 {detail, errors} lists each field', async () => {
-    const res = await fetch(`${gw.url}/auth/signup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'not-an-email', password: 5 }) });
+    const res = await fetch(`${gw.url}/auth/signup`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'not-an-email', password: 5 }),
+    });
     expect(res.status).toBe(422);
     const body = (await res.json()) as { detail: string; errors: { field: string }[] };
     expect(body.detail).toEqual(expect.any(String));
@@ -173,7 +209,11 @@ describe('gateway front door (real key-billing over gRPC, real Postgres)', () =>
   });
 
   it('when the body is too large, then 413 {detail}', async () => {
-    const res = await fetch(`${gw.url}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'a@b.co', password: 'x'.repeat(100_000) }) });
+    const res = await fetch(`${gw.url}/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'a@b.co', password: 'x'.repeat(100_000) }),
+    });
     expect(res.status).toBe(413);
     expect(await res.json()).toEqual({ detail: expect.any(String) });
   });
@@ -183,7 +223,10 @@ describe('gateway front door (real key-billing over gRPC, real Postgres)', () =>
     expect(res.status).toBe(404);
     expect(await res.json()).toEqual({ detail: 'No route for GET /nope' });
     const anthropic = await get('/nope', { 'anthropic-version': '2023-06-01' });
-    expect(await anthropic.json()).toEqual({ type: 'error', error: { type: 'not_found_error', message: 'No route for GET /nope' } });
+    expect(await anthropic.json()).toEqual({
+      type: 'error',
+      error: { type: 'not_found_error', message: 'No route for GET /nope' },
+    });
   });
 
   it('when the free balance is exhausted, then a paid route gives 402 out_of_credits and x-should-retry false', async () => {
@@ -192,16 +235,32 @@ describe('gateway front door (real key-billing over gRPC, real Postgres)', () =>
     const call = () => fetch(`${gw.url}/test/paid`, { method: 'POST', headers: { 'x-api-key': key.secret_key } });
     expect((await call()).status).toBe(200);
     // Spend the whole allowance directly in the ledger through key-billing's own usage path.
-    await kb.app.onUsageRecorded(create(UsageRecordedSchema, { usageId: `drain-${user.teamId}`, teamId: user.teamId, keyId: key.id, model: 'test', costMicroCredits: 500_000_000n }));
+    await kb.app.onUsageRecorded(
+      create(UsageRecordedSchema, {
+        usageId: `drain-${user.teamId}`,
+        teamId: user.teamId,
+        keyId: key.id,
+        model: 'test',
+        costMicroCredits: 500_000_000n,
+      }),
+    );
     const denied = await call();
     expect(denied.status).toBe(402);
     expect(denied.headers.get('x-should-retry')).toBe('false');
-    expect(await denied.json()).toEqual({ code: 'out_of_credits', message: expect.any(String), resolution_url: expect.any(String) });
+    expect(await denied.json()).toEqual({
+      code: 'out_of_credits',
+      message: expect.any(String),
+      resolution_url: expect.any(String),
+    });
   });
 
   it('when a dashboard user logs in, then /auth/me works with the cookie and logout ends it', async () => {
     const user = await signUp(gw.url);
-    const login = await fetch(`${gw.url}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: user.email, password: 'correct horse battery' }) });
+    const login = await fetch(`${gw.url}/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: user.email, password: 'correct horse battery' }),
+    });
     expect(login.status).toBe(200);
     const setCookie = login.headers.get('set-cookie') ?? '';
     expect(setCookie).toMatch(/HttpOnly/i);
@@ -211,22 +270,34 @@ describe('gateway front door (real key-billing over gRPC, real Postgres)', () =>
     const me = await get('/auth/me', { cookie });
     expect(me.status).toBe(200);
     expect(await me.json()).toMatchObject({ user: { email: user.email } });
-    const out = await fetch(`${gw.url}/auth/logout`, { method: 'POST', headers: { cookie, 'x-csrf-token': csrf_token } });
+    const out = await fetch(`${gw.url}/auth/logout`, {
+      method: 'POST',
+      headers: { cookie, 'x-csrf-token': csrf_token },
+    });
     expect(out.status).toBe(200);
     expect((await get('/auth/me', { cookie })).status).toBe(401);
   });
 
   it('when a wrong password is sent, then 401 {detail}', async () => {
     const user = await signUp(gw.url);
-    const res = await fetch(`${gw.url}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: user.email, password: 'wrong password!!' }) });
+    const res = await fetch(`${gw.url}/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: user.email, password: 'wrong password!!' }),
+    });
     expect(res.status).toBe(401);
     expect(await res.json()).toEqual({ detail: expect.any(String) });
   });
 
   it('when /openapi.json is fetched, then it is version 2.0.0 and documents the key routes', async () => {
-    const doc = (await (await get('/openapi.json')).json()) as { info: { version: string }; paths: Record<string, unknown> };
+    const doc = (await (await get('/openapi.json')).json()) as {
+      info: { version: string };
+      paths: Record<string, unknown>;
+    };
     expect(doc.info.version).toBe('2.0.0');
-    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/create-api-key', '/list-api-keys', '/delete-api-key', '/auth/signup']));
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining(['/create-api-key', '/list-api-keys', '/delete-api-key', '/auth/signup']),
+    );
   });
 
   it('when probes and metrics are fetched, then livez, readyz and /metrics answer', async () => {

@@ -5,7 +5,7 @@ import { Registry } from 'prom-client';
 import { createHealthChecker, createRpcClient } from '@whetstone/rpc';
 import { createLogger } from '@whetstone/telemetry';
 import { testRedisUrl } from '@whetstone/testing';
-import { KeyBillingService } from '@whetstone/proto/src/gen/whetstone/keybilling/v1/key_billing_pb';
+import { KeyBillingService } from '@whetstone/proto/keybilling/v1';
 import { startHarness, type Harness as KeyBillingHarness } from '../../../key-billing/test/integration/harness';
 import { keyBillingOverRpc } from '../../src/adapters/key-billing.client';
 import { MemoryRateLimiter } from '../../src/adapters/memory-rate-limiter';
@@ -43,7 +43,10 @@ export async function startGateway(keyBilling: KeyBillingHarness, options: Gatew
   const authCache = new AuthCache(30_000);
   const redis = options.redis ? new Redis(testRedisUrl()) : undefined;
   const subscriber = redis?.duplicate();
-  const fanout = redis && subscriber ? await redisInvalidation(redis, subscriber, (inv) => authCache.invalidate(inv), logger) : undefined;
+  const fanout =
+    redis && subscriber
+      ? await redisInvalidation(redis, subscriber, (inv) => authCache.invalidate(inv), logger)
+      : undefined;
   const keysSubscription = await options.events?.subscribe({
     group: `gateway-test-${Math.random().toString(36).slice(2)}`,
     topics: [KEYS_TOPIC],
@@ -54,7 +57,9 @@ export async function startGateway(keyBilling: KeyBillingHarness, options: Gatew
   const { app } = buildApp({
     logger,
     keyBilling: keyBillingOverRpc(client, () => health.check()),
-    rateLimiter: redis ? new RedisRateLimiter(redis, options.redisPrefix ?? `test:${Math.random().toString(36).slice(2)}:`) : new MemoryRateLimiter(),
+    rateLimiter: redis
+      ? new RedisRateLimiter(redis, options.redisPrefix ?? `test:${Math.random().toString(36).slice(2)}:`)
+      : new MemoryRateLimiter(),
     rateLimits: { ...DEFAULT_RATE_LIMITS, ...options.rateLimits },
     authCache,
     broadcast: fanout?.broadcast ?? (async () => undefined),
@@ -92,7 +97,10 @@ export interface DashboardUser {
   teamId: string;
 }
 
-export async function signUp(gatewayUrl: string, email = `u${Date.now()}${Math.floor(Math.random() * 1e6)}@example.com`): Promise<DashboardUser> {
+export async function signUp(
+  gatewayUrl: string,
+  email = `u${Date.now()}${Math.floor(Math.random() * 1e6)}@example.com`,
+): Promise<DashboardUser> {
   const res = await fetch(`${gatewayUrl}/auth/signup`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -104,7 +112,11 @@ export async function signUp(gatewayUrl: string, email = `u${Date.now()}${Math.f
   return { email, cookie, csrf: body.csrf_token, teamId: body.team.id };
 }
 
-export async function createKey(gatewayUrl: string, user: DashboardUser, name = 'test key'): Promise<{ id: string; secret_key: string }> {
+export async function createKey(
+  gatewayUrl: string,
+  user: DashboardUser,
+  name = 'test key',
+): Promise<{ id: string; secret_key: string }> {
   const res = await fetch(`${gatewayUrl}/create-api-key`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', cookie: user.cookie, 'x-csrf-token': user.csrf },

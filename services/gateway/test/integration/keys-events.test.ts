@@ -3,7 +3,7 @@ import { create } from '@bufbuild/protobuf';
 import { PgEventLog, startOutboxRelay, type OutboxRelay } from '@whetstone/events';
 import { createLogger } from '@whetstone/telemetry';
 import { createTestSchema, testDatabaseUrl, type TestSchema } from '@whetstone/testing';
-import { SetAccountBlockedRequestSchema } from '@whetstone/proto/src/gen/whetstone/keybilling/v1/key_billing_pb';
+import { SetAccountBlockedRequestSchema } from '@whetstone/proto/keybilling/v1';
 import { createKey, signUp, startGateway, startKeyBilling, type Gateway } from './harness';
 
 type KB = Awaited<ReturnType<typeof startKeyBilling>>;
@@ -21,7 +21,13 @@ describe('keys.v1 invalidation: key-billing outbox → relay → event log → g
     pool = new Pool({ connectionString: testDatabaseUrl(), max: 6 });
     logSchema = await createTestSchema('keys_log');
     log = new PgEventLog(pool, logSchema.name);
-    relay = startOutboxRelay({ pool, schema: kb.db.schema.name, transport: log, logger: createLogger({ service: 't', level: 'silent' }), pollMs: 20 });
+    relay = startOutboxRelay({
+      pool,
+      schema: kb.db.schema.name,
+      transport: log,
+      logger: createLogger({ service: 't', level: 'silent' }),
+      pollMs: 20,
+    });
     // No Redis fan-out here, and a 30 s auth cache: only the event can make the next request fail.
     gw = await startGateway(kb, { events: log });
   }, 60_000);
@@ -41,7 +47,13 @@ describe('keys.v1 invalidation: key-billing outbox → relay → event log → g
     const list = () => fetch(`${gw.url}/list-api-keys`, { headers: { 'x-api-key': key.secret_key } });
     expect((await list()).status).toBe(200);
 
-    await kb.admin.setAccountBlocked(create(SetAccountBlockedRequestSchema, { account: { selector: { case: 'teamId', value: user.teamId } }, blocked: true, reason: 'fraud review' }));
+    await kb.admin.setAccountBlocked(
+      create(SetAccountBlockedRequestSchema, {
+        account: { selector: { case: 'teamId', value: user.teamId } },
+        blocked: true,
+        reason: 'fraud review',
+      }),
+    );
 
     let status = 200;
     for (let i = 0; i < 100 && status === 200; i++) {

@@ -28,7 +28,12 @@ describe('rate limits and revocation across two gateway replicas sharing Redis',
   it('when the per-user training-jobs limit is exceeded, then 429 carries Retry-After, scope and code headers and body', async () => {
     const user = await signUp(a.url);
     const key = await createKey(a.url, user);
-    const post = (gw: Gateway) => fetch(`${gw.url}/core/training-jobs`, { method: 'POST', headers: { 'x-api-key': key.secret_key, 'content-type': 'application/json' }, body: '{}' });
+    const post = (gw: Gateway) =>
+      fetch(`${gw.url}/core/training-jobs`, {
+        method: 'POST',
+        headers: { 'x-api-key': key.secret_key, 'content-type': 'application/json' },
+        body: '{}',
+      });
     const first = await Promise.all([post(a), post(b), post(a)]);
     expect(first.map((r) => r.status)).toEqual([202, 202, 202]);
     const limited = await post(b);
@@ -36,7 +41,11 @@ describe('rate limits and revocation across two gateway replicas sharing Redis',
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(limited.headers.get('x-ratelimit-scope')).toBe('team');
     expect(limited.headers.get('x-ratelimit-code')).toBe('training_jobs_rate_limit');
-    expect(await limited.json()).toEqual({ detail: expect.stringContaining('Rate limit exceeded'), code: 'training_jobs_rate_limit', scope: 'team' });
+    expect(await limited.json()).toEqual({
+      detail: expect.stringContaining('Rate limit exceeded'),
+      code: 'training_jobs_rate_limit',
+      scope: 'team',
+    });
   });
 
   it('when a key is revoked through one replica, then the other replica refuses it on the next request', async () => {
@@ -45,7 +54,11 @@ describe('rate limits and revocation across two gateway replicas sharing Redis',
     // Warm both replicas' auth caches.
     expect((await fetch(`${a.url}/list-api-keys`, { headers: { 'x-api-key': key.secret_key } })).status).toBe(200);
     expect((await fetch(`${b.url}/list-api-keys`, { headers: { 'x-api-key': key.secret_key } })).status).toBe(200);
-    const del = await fetch(`${a.url}/delete-api-key`, { method: 'DELETE', headers: { 'x-api-key': key.secret_key, 'content-type': 'application/json' }, body: JSON.stringify({ key_id: key.id }) });
+    const del = await fetch(`${a.url}/delete-api-key`, {
+      method: 'DELETE',
+      headers: { 'x-api-key': key.secret_key, 'content-type': 'application/json' },
+      body: JSON.stringify({ key_id: key.id }),
+    });
     expect(del.status).toBe(200);
     // Pub/sub delivery is asynchronous; poll briefly rather than sleep a fixed time.
     let status = 0;
@@ -61,8 +74,18 @@ describe('rate limits and revocation across two gateway replicas sharing Redis',
     // Fresh replicas and counters, and a frozen clock so no window boundary falls inside the burst.
     const frozen = Date.UTC(2026, 0, 1, 12, 0, 30);
     const burstPrefix = `rl-burst:${Date.now()}:`;
-    const c = await startGateway(kb, { redis: true, redisPrefix: burstPrefix, rateLimits: { ipPerMinute: 1_000 }, now: () => frozen });
-    const d = await startGateway(kb, { redis: true, redisPrefix: burstPrefix, rateLimits: { ipPerMinute: 1_000 }, now: () => frozen });
+    const c = await startGateway(kb, {
+      redis: true,
+      redisPrefix: burstPrefix,
+      rateLimits: { ipPerMinute: 1_000 },
+      now: () => frozen,
+    });
+    const d = await startGateway(kb, {
+      redis: true,
+      redisPrefix: burstPrefix,
+      rateLimits: { ipPerMinute: 1_000 },
+      now: () => frozen,
+    });
     const statuses: number[] = [];
     // Unknown routes pass through the per-IP default limit, so they count and cost nothing else.
     const fire = (gw: Gateway) => fetch(`${gw.url}/limited-probe`).then((r) => statuses.push(r.status));

@@ -5,7 +5,20 @@ describe('cachedBilling', () => {
     let clock = 0;
     let calls = 0;
     let deny = false;
-    const billing = cachedBilling({ checkSpendable: async () => void (calls++, deny && (() => { throw new Error('402'); })()) }, 1000, () => clock);
+    const billing = cachedBilling(
+      {
+        checkSpendable: async () =>
+          void (
+            calls++,
+            deny &&
+              (() => {
+                throw new Error('402');
+              })()
+          ),
+      },
+      1000,
+      () => clock,
+    );
     await billing.checkSpendable('t', 1n, false);
     await billing.checkSpendable('t', 1n, false);
     expect(calls).toBe(1);

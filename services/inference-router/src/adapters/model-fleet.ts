@@ -1,7 +1,7 @@
 import type { Client } from '@connectrpc/connect';
 import { AppError, Reasons } from '@whetstone/errors';
 import { fnv1a } from '@whetstone/ml';
-import { ModelServerService, ModelState } from '@whetstone/proto/src/gen/whetstone/inference/v1/model_server_pb';
+import { ModelServerService, ModelState } from '@whetstone/proto/inference/v1';
 import type { ModelFleet } from '../application/ports';
 
 export interface FleetMember {
@@ -32,7 +32,8 @@ export class GrpcModelFleet implements ModelFleet {
           try {
             const res = await m.client.listModelStates({}, { timeoutMs: 1_000 });
             for (const set of this.ready.values()) set.delete(m.addr);
-            for (const model of res.models) if (model.state === ModelState.READY) this.mark(model.modelId, m.addr, true);
+            for (const model of res.models)
+              if (model.state === ModelState.READY) this.mark(model.modelId, m.addr, true);
           } catch {
             for (const set of this.ready.values()) set.delete(m.addr);
           }
@@ -48,7 +49,12 @@ export class GrpcModelFleet implements ModelFleet {
     if (this.poller) clearInterval(this.poller);
   }
 
-  async extract(ref: { modelId: string; bucket: string; key: string }, texts: string[], schema: Record<string, unknown> | undefined, options: { threshold: number; includeConfidence: boolean; includeSpans: boolean }) {
+  async extract(
+    ref: { modelId: string; bucket: string; key: string },
+    texts: string[],
+    schema: Record<string, unknown> | undefined,
+    options: { threshold: number; includeConfidence: boolean; includeSpans: boolean },
+  ) {
     const member = this.choose(ref);
     try {
       const res = await member.client.extract({
@@ -72,7 +78,8 @@ export class GrpcModelFleet implements ModelFleet {
     const deadline = Date.now() + timeoutMs;
     let res: { state: ModelState; reason: string } = await member.client.loadModel({ model: ref });
     while (res.state === ModelState.WARMING) {
-      if (Date.now() > deadline) throw new Error(`model ${ref.modelId} did not become ready within ${Math.round(timeoutMs / 1000)} s`);
+      if (Date.now() > deadline)
+        throw new Error(`model ${ref.modelId} did not become ready within ${Math.round(timeoutMs / 1000)} s`);
       await new Promise((r) => setTimeout(r, 50));
       res = await member.client.getModelState({ modelId: ref.modelId });
       // The server restarted and lost it: ask again.
@@ -82,17 +89,41 @@ export class GrpcModelFleet implements ModelFleet {
     this.mark(ref.modelId, member.addr, true);
   }
 
-  generate(ref: { modelId: string; bucket: string; key: string }, messages: { role: string; content: string }[], options: { temperature: number; topP: number; maxTokens: number; stop: string[]; seed: number; signal?: AbortSignal }) {
+  generate(
+    ref: { modelId: string; bucket: string; key: string },
+    messages: { role: string; content: string }[],
+    options: {
+      temperature: number;
+      topP: number;
+      maxTokens: number;
+      stop: string[];
+      seed: number;
+      signal?: AbortSignal;
+    },
+  ) {
     const member = ref.key ? this.owner(ref.modelId) : this.members[this.next++ % this.members.length]!;
     let end = { finishReason: 'length', inputTokens: 0, outputTokens: 0 };
     const stream = member.client.generate(
-      { model: ref, messages, temperature: options.temperature, topP: options.topP, maxTokens: options.maxTokens, stop: options.stop, seed: BigInt(options.seed) },
+      {
+        model: ref,
+        messages,
+        temperature: options.temperature,
+        topP: options.topP,
+        maxTokens: options.maxTokens,
+        stop: options.stop,
+        seed: BigInt(options.seed),
+      },
       { timeoutMs: 120_000, ...(options.signal ? { signal: options.signal } : {}) },
     );
     return {
       chunks: (async function* () {
         for await (const piece of stream) {
-          if (piece.finishReason) end = { finishReason: piece.finishReason, inputTokens: Number(piece.inputTokens), outputTokens: Number(piece.outputTokens) };
+          if (piece.finishReason)
+            end = {
+              finishReason: piece.finishReason,
+              inputTokens: Number(piece.inputTokens),
+              outputTokens: Number(piece.outputTokens),
+            };
           if (piece.text) yield piece.text;
         }
       })(),

@@ -1,12 +1,12 @@
 import { create } from '@bufbuild/protobuf';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
-import { appendOutbox, encodeEvent, type OutboxRow } from '@whetstone/events';
-import { InferenceCompletedSchema, UsageRecordedSchema } from '@whetstone/proto/src/gen/whetstone/inference/v1/events_pb';
+import { appendOutbox, encodeEvent, type OutboxRow, Topics } from '@whetstone/events';
+import { InferenceCompletedSchema, UsageRecordedSchema } from '@whetstone/proto/inference/v1';
 import type { Pool } from 'pg';
 import type { InferenceRecord, Metering } from '../application/ports';
 
-export const USAGE_TOPIC = 'billing.usage.v1';
-export const INFERENCES_TOPIC = 'inferences.v1';
+export const USAGE_TOPIC = Topics.billingUsage;
+export const INFERENCES_TOPIC = Topics.inferences;
 
 export interface Logger {
   warn(obj: object, msg: string): void;
@@ -92,7 +92,11 @@ export class OutboxMetering implements Metering {
           // Keep the rows for the next flush; beyond the bound the oldest are dropped, loudly.
           this.queue.unshift(...batch);
           const max = this.options.maxQueued ?? 200_000;
-          if (this.queue.length > max) this.logger.error({ dropped: this.queue.splice(0, this.queue.length - max).length }, 'metering queue overflow: dropped the oldest events');
+          if (this.queue.length > max)
+            this.logger.error(
+              { dropped: this.queue.splice(0, this.queue.length - max).length },
+              'metering queue overflow: dropped the oldest events',
+            );
           this.logger.warn({ err, queued: this.queue.length }, 'metering flush failed; will retry');
           if (!this.timer) this.timer = setTimeout(() => void this.flush(), 500);
           return;

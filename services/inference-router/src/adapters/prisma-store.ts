@@ -1,11 +1,11 @@
 import { create } from '@bufbuild/protobuf';
 import { errors } from '@whetstone/errors';
-import { encodeEvent } from '@whetstone/events';
-import { DeploymentActivatedSchema, DeploymentFailedSchema } from '@whetstone/proto/src/gen/whetstone/inference/v1/events_pb';
+import { encodeEvent, Topics } from '@whetstone/events';
+import { DeploymentActivatedSchema, DeploymentFailedSchema } from '@whetstone/proto/inference/v1';
 import type { DeploymentRow, ProjectStore } from '../application/ports';
 import { Prisma, type PrismaClient } from '../generated/prisma/client';
 
-export const DEPLOYMENTS_TOPIC = 'deployments.v1';
+export const DEPLOYMENTS_TOPIC = Topics.deployments;
 
 type Tx = Prisma.TransactionClient;
 
@@ -24,7 +24,9 @@ const toRow = (d: DeploymentRow & Record<string, unknown>): DeploymentRow => ({
 });
 
 async function outbox(tx: Tx, row: ReturnType<typeof encodeEvent>): Promise<void> {
-  await tx.outboxEvent.create({ data: { topic: row.topic, key: row.key, type: row.type, payload: Buffer.from(row.payload), headers: row.headers } });
+  await tx.outboxEvent.create({
+    data: { topic: row.topic, key: row.key, type: row.type, payload: Buffer.from(row.payload), headers: row.headers },
+  });
 }
 
 /** Projects and deployments in the router's schema; state changes and their events commit together. */
@@ -35,7 +37,10 @@ export function prismaProjectStore(prisma: PrismaClient): ProjectStore {
         return await prisma.project.create({ data: row });
       } catch (err) {
         if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002') {
-          throw errors.alreadyExists('PROJECT_NAME_TAKEN', `A project named '${row.name}' already exists in this team.`);
+          throw errors.alreadyExists(
+            'PROJECT_NAME_TAKEN',
+            `A project named '${row.name}' already exists in this team.`,
+          );
         }
         throw err;
       }
@@ -46,7 +51,13 @@ export function prismaProjectStore(prisma: PrismaClient): ProjectStore {
         orderBy: { createdAt: 'desc' },
         include: { deployments: { where: { status: 'active' }, select: { trainingJobId: true }, take: 1 } },
       });
-      return rows.map((p) => ({ id: p.id, teamId: p.teamId, name: p.name, createdAt: p.createdAt, activeTrainingJobId: p.deployments[0]?.trainingJobId ?? null }));
+      return rows.map((p) => ({
+        id: p.id,
+        teamId: p.teamId,
+        name: p.name,
+        createdAt: p.createdAt,
+        activeTrainingJobId: p.deployments[0]?.trainingJobId ?? null,
+      }));
     },
     async getProject(teamId, projectId) {
       return prisma.project.findFirst({ where: { id: projectId, teamId } });
@@ -59,13 +70,23 @@ export function prismaProjectStore(prisma: PrismaClient): ProjectStore {
       return toRow(await prisma.deployment.create({ data: row }));
     },
     async listDeployments(projectId) {
-      return (await prisma.deployment.findMany({ where: { projectId }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] })).map(toRow);
+      return (
+        await prisma.deployment.findMany({ where: { projectId }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] })
+      ).map(toRow);
     },
     async listJobDeployments(teamId, trainingJobId) {
-      return (await prisma.deployment.findMany({ where: { teamId, trainingJobId }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] })).map(toRow);
+      return (
+        await prisma.deployment.findMany({
+          where: { teamId, trainingJobId },
+          orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+        })
+      ).map(toRow);
     },
     async activeDeployment(projectId) {
-      const d = await prisma.deployment.findFirst({ where: { projectId, status: 'active' }, orderBy: { activatedAt: 'desc' } });
+      const d = await prisma.deployment.findFirst({
+        where: { projectId, status: 'active' },
+        orderBy: { activatedAt: 'desc' },
+      });
       return d ? toRow(d) : null;
     },
     async pendingDeployments() {
@@ -78,7 +99,8 @@ export function prismaProjectStore(prisma: PrismaClient): ProjectStore {
         if (!target || target.status !== 'deploying') return false;
         await tx.$queryRaw`SELECT id FROM deployments WHERE project_id = ${target.projectId}::uuid FOR UPDATE`;
         const previous = await tx.deployment.findFirst({ where: { projectId: target.projectId, status: 'active' } });
-        if (previous) await tx.deployment.update({ where: { id: previous.id }, data: { status: 'replaced', endedAt: at } });
+        if (previous)
+          await tx.deployment.update({ where: { id: previous.id }, data: { status: 'replaced', endedAt: at } });
         await tx.deployment.update({ where: { id: deploymentId }, data: { status: 'active', activatedAt: at } });
         await outbox(
           tx,
@@ -108,14 +130,23 @@ export function prismaProjectStore(prisma: PrismaClient): ProjectStore {
           encodeEvent(
             DEPLOYMENTS_TOPIC,
             DeploymentFailedSchema,
-            create(DeploymentFailedSchema, { deploymentId, projectId: target.projectId, teamId: target.teamId, trainingJobId: target.trainingJobId, reason }),
+            create(DeploymentFailedSchema, {
+              deploymentId,
+              projectId: target.projectId,
+              teamId: target.teamId,
+              trainingJobId: target.trainingJobId,
+              reason,
+            }),
             target.projectId,
           ),
         );
       });
     },
     async releaseJob(trainingJobId, reason, at) {
-      const { count } = await prisma.deployment.updateMany({ where: { trainingJobId, status: { in: ['deploying', 'active'] } }, data: { status: 'released', reason, endedAt: at } });
+      const { count } = await prisma.deployment.updateMany({
+        where: { trainingJobId, status: { in: ['deploying', 'active'] } },
+        data: { status: 'released', reason, endedAt: at },
+      });
       return count;
     },
   };

@@ -1,7 +1,7 @@
 import { timestampDate } from '@bufbuild/protobuf/wkt';
 import type { Client } from '@connectrpc/connect';
 import { AppError } from '@whetstone/errors';
-import { TrainingService, type Job } from '@whetstone/proto/src/gen/whetstone/training/v1/training_pb';
+import { TrainingService, type Job } from '@whetstone/proto/training/v1';
 import type { JobStatus, TrainedModel, TrainedModels } from '../application/ports';
 
 const toModel = (j: Job): TrainedModel => ({
@@ -29,7 +29,8 @@ export function trainedModelsOverRpc(client: Client<typeof TrainingService>, cac
         const res = await client.getJob({ caller: { teamId, keyId: '', userId: '' }, jobId });
         if (!res.job) return null;
         const model = { ...toModel(res.job), teamId };
-        if (model.status === 'complete' || model.status === 'deployed') cache.set(key, { model, until: Date.now() + cacheMs });
+        if (model.status === 'complete' || model.status === 'deployed')
+          cache.set(key, { model, until: Date.now() + cacheMs });
         return model;
       } catch (err) {
         if (err instanceof AppError && err.kind === 'NotFound') return null;
@@ -42,4 +43,3 @@ export function trainedModelsOverRpc(client: Client<typeof TrainingService>, cac
     },
   };
 }
-

@@ -50,11 +50,20 @@ export interface ExtractOptions {
 
 export interface ModelFleet {
   /** Runs on a server that holds the model, or starts a load (rejects MODEL_WARMING, 425). */
-  extract(ref: ModelRef, texts: string[], schema: Record<string, unknown> | undefined, options: ExtractOptions): Promise<{ results: Record<string, unknown>[]; inputTokens: number }>;
+  extract(
+    ref: ModelRef,
+    texts: string[],
+    schema: Record<string, unknown> | undefined,
+    options: ExtractOptions,
+  ): Promise<{ results: Record<string, unknown>[]; inputTokens: number }>;
   /** Loads the model and resolves once it is ready; rejects with the reason it failed. */
   warm(ref: ModelRef, timeoutMs: number): Promise<void>;
   /** Streams a decoder's reply; `done()` (after the stream) gives the finish reason and token counts. */
-  generate(ref: ModelRef, messages: ChatTurn[], options: GenerateOptions): { chunks: AsyncIterable<string>; done(): { finishReason: string; inputTokens: number; outputTokens: number } };
+  generate(
+    ref: ModelRef,
+    messages: ChatTurn[],
+    options: GenerateOptions,
+  ): { chunks: AsyncIterable<string>; done(): { finishReason: string; inputTokens: number; outputTokens: number } };
 }
 
 export interface ChatTurn {

@@ -1,7 +1,19 @@
 import { AppError, Reasons, errors } from '@whetstone/errors';
 import { SchemaError, normalizeSchema } from '@whetstone/ml';
 import { Catalog, Restrictions, priceOf, type CatalogEntry } from '../domain/catalog';
-import type { Billing, Caller, ChatTurn, DeploymentRow, GenerateOptions, Ids, Metering, ModelFleet, ModelRef, ProjectStore, TrainedModels } from './ports';
+import type {
+  Billing,
+  Caller,
+  ChatTurn,
+  DeploymentRow,
+  GenerateOptions,
+  Ids,
+  Metering,
+  ModelFleet,
+  ModelRef,
+  ProjectStore,
+  TrainedModels,
+} from './ports';
 
 export interface Logger {
   info(obj: object, msg: string): void;
@@ -67,7 +79,11 @@ export class InferenceRouter {
     const base = this.deps.catalog.entries
       .filter((e) => e.supportsOnDemandInference && !this.deps.restrictions.restricted(caller.teamId, e.id))
       .map((e) => ({ id: e.id, ownedBy: e.provider === 'builtin' ? 'whetstone' : e.provider, createdAt: null }));
-    const trained = (await this.deps.trained.listServable(caller.teamId)).map((m) => ({ id: m.jobId, ownedBy: 'whetstone', createdAt: m.completedAt }));
+    const trained = (await this.deps.trained.listServable(caller.teamId)).map((m) => ({
+      id: m.jobId,
+      ownedBy: 'whetstone',
+      createdAt: m.completedAt,
+    }));
     return [...base, ...trained];
   }
 
@@ -75,10 +91,18 @@ export class InferenceRouter {
     const startedAt = this.now();
     const t0 = performance.now();
     if (input.texts.length < 1 || input.texts.length > MAX_TEXTS) {
-      throw errors.invalid(Reasons.VALIDATION_FAILED, `Give 1 to ${MAX_TEXTS} input texts.`, [{ field: 'inputs', message: `must hold 1 to ${MAX_TEXTS} strings` }]);
+      throw errors.invalid(Reasons.VALIDATION_FAILED, `Give 1 to ${MAX_TEXTS} input texts.`, [
+        { field: 'inputs', message: `must hold 1 to ${MAX_TEXTS} strings` },
+      ]);
     }
-    const target = input.projectId ? await this.projectTarget(input.caller, input.projectId) : await this.modelTarget(input.caller, input.modelId);
-    if (target.entry.task !== 'extraction') throw errors.precondition(Reasons.MODEL_NOT_SERVABLE, `Model '${target.ref.modelId}' is a decoder: call it with task "generate" and messages.`);
+    const target = input.projectId
+      ? await this.projectTarget(input.caller, input.projectId)
+      : await this.modelTarget(input.caller, input.modelId);
+    if (target.entry.task !== 'extraction')
+      throw errors.precondition(
+        Reasons.MODEL_NOT_SERVABLE,
+        `Model '${target.ref.modelId}' is a decoder: call it with task "generate" and messages.`,
+      );
     // Project calls may omit the schema: the deployed model's trained schema is used.
     if (input.schema !== undefined || !input.projectId) validateSchema(input.schema);
 
@@ -109,21 +133,46 @@ export class InferenceRouter {
       startedAt,
       completedAt: this.now(),
     });
-    return { inferenceId, model: target.ref.modelId, results: out.results, usage: { inputTokens: out.inputTokens, outputTokens: 0, costMicroCredits: cost }, latencyMs };
+    return {
+      inferenceId,
+      model: target.ref.modelId,
+      results: out.results,
+      usage: { inputTokens: out.inputTokens, outputTokens: 0, costMicroCredits: cost },
+      latencyMs,
+    };
   }
 
   /**
    * Streams a trained decoder's reply (a job id, or a project whose active
    * deployment is a decoder), priced and metered like extraction.
    */
-  async *generate(input: { caller: Caller; modelId: string; projectId: string; messages: ChatTurn[]; options: GenerateOptions }): AsyncGenerator<{ text: string } | { done: InferOutput & { finishReason: string } }> {
+  async *generate(input: {
+    caller: Caller;
+    modelId: string;
+    projectId: string;
+    messages: ChatTurn[];
+    options: GenerateOptions;
+  }): AsyncGenerator<{ text: string } | { done: InferOutput & { finishReason: string } }> {
     const startedAt = this.now();
     const t0 = performance.now();
-    if (!input.messages.length) throw errors.invalid(Reasons.VALIDATION_FAILED, 'Give at least one message.', [{ field: 'messages', message: 'must not be empty' }]);
-    const target = input.projectId ? await this.projectTarget(input.caller, input.projectId) : await this.modelTarget(input.caller, input.modelId, 'decoder');
-    if (target.entry.task !== 'decoder') throw errors.precondition(Reasons.MODEL_NOT_SERVABLE, `Model '${target.ref.modelId}' is an extraction model: call /inference with a schema instead of task "generate".`);
+    if (!input.messages.length)
+      throw errors.invalid(Reasons.VALIDATION_FAILED, 'Give at least one message.', [
+        { field: 'messages', message: 'must not be empty' },
+      ]);
+    const target = input.projectId
+      ? await this.projectTarget(input.caller, input.projectId)
+      : await this.modelTarget(input.caller, input.modelId, 'decoder');
+    if (target.entry.task !== 'decoder')
+      throw errors.precondition(
+        Reasons.MODEL_NOT_SERVABLE,
+        `Model '${target.ref.modelId}' is an extraction model: call /inference with a schema instead of task "generate".`,
+      );
     const promptBytes = input.messages.reduce((n, m) => n + Buffer.byteLength(m.content), 0);
-    await this.deps.billing.checkSpendable(input.caller.teamId, priceOf(target.entry.price, promptBytes, input.options.maxTokens || 128), false);
+    await this.deps.billing.checkSpendable(
+      input.caller.teamId,
+      priceOf(target.entry.price, promptBytes, input.options.maxTokens || 128),
+      false,
+    );
     const stream = this.deps.fleet.generate(target.ref, input.messages, input.options);
     let text = '';
     for await (const piece of stream.chunks) {
@@ -150,35 +199,79 @@ export class InferenceRouter {
       startedAt,
       completedAt: this.now(),
     });
-    yield { done: { inferenceId, model: target.ref.modelId, results: [{ text }], usage: { inputTokens: end.inputTokens, outputTokens: end.outputTokens, costMicroCredits: cost }, latencyMs, finishReason: end.finishReason } };
+    yield {
+      done: {
+        inferenceId,
+        model: target.ref.modelId,
+        results: [{ text }],
+        usage: { inputTokens: end.inputTokens, outputTokens: end.outputTokens, costMicroCredits: cost },
+        latencyMs,
+        finishReason: end.finishReason,
+      },
+    };
   }
 
   /** A base model id or a training job id the team can see. */
-  private async modelTarget(caller: Caller, modelId: string, kind: 'extraction' | 'decoder' = 'extraction'): Promise<{ ref: ModelRef; entry: CatalogEntry }> {
-    if (!modelId) throw errors.invalid(Reasons.VALIDATION_FAILED, 'Give model_id or base_model.', [{ field: 'model_id', message: 'required (a base model id or a training job id)' }]);
+  private async modelTarget(
+    caller: Caller,
+    modelId: string,
+    kind: 'extraction' | 'decoder' = 'extraction',
+  ): Promise<{ ref: ModelRef; entry: CatalogEntry }> {
+    if (!modelId)
+      throw errors.invalid(Reasons.VALIDATION_FAILED, 'Give model_id or base_model.', [
+        { field: 'model_id', message: 'required (a base model id or a training job id)' },
+      ]);
     const entry = this.deps.catalog.get(modelId);
     if (entry) {
-      if (this.deps.restrictions.restricted(caller.teamId, entry.id)) throw new AppError('PermissionDenied', Reasons.MODEL_RESTRICTED, `Model '${entry.id}' is not available to this account.`);
+      if (this.deps.restrictions.restricted(caller.teamId, entry.id))
+        throw new AppError(
+          'PermissionDenied',
+          Reasons.MODEL_RESTRICTED,
+          `Model '${entry.id}' is not available to this account.`,
+        );
       if (!entry.supportsInference || !entry.supportsOnDemandInference) {
-        throw errors.precondition(Reasons.MODEL_NOT_SERVABLE, `Model '${entry.id}' is a training-only base model: train a job on it and call the job id, or deploy the job to a project.`);
+        throw errors.precondition(
+          Reasons.MODEL_NOT_SERVABLE,
+          `Model '${entry.id}' is a training-only base model: train a job on it and call the job id, or deploy the job to a project.`,
+        );
       }
       if (entry.task !== kind) {
-        throw errors.precondition(Reasons.MODEL_NOT_SERVABLE, `Model '${entry.id}' is a ${entry.task} model; ${kind === 'decoder' ? 'give a schema to extract with it' : 'call it with task "generate" and messages'}.`);
+        throw errors.precondition(
+          Reasons.MODEL_NOT_SERVABLE,
+          `Model '${entry.id}' is a ${entry.task} model; ${kind === 'decoder' ? 'give a schema to extract with it' : 'call it with task "generate" and messages'}.`,
+        );
       }
       return { ref: { modelId: entry.id, bucket: '', key: '' }, entry };
     }
-    if (!UUID.test(modelId)) throw errors.notFound('MODEL_NOT_FOUND', `Model '${modelId}' was not found. List base models at GET /v1/base-models, or use a training job id.`);
+    if (!UUID.test(modelId))
+      throw errors.notFound(
+        'MODEL_NOT_FOUND',
+        `Model '${modelId}' was not found. List base models at GET /v1/base-models, or use a training job id.`,
+      );
     const job = await this.deps.trained.get(caller.teamId, modelId);
     if (!job) throw errors.notFound('MODEL_NOT_FOUND', `Model '${modelId}' was not found.`);
     const base = this.deps.catalog.get(job.baseModel) ?? this.deps.catalog.entries[0]!;
-    if (this.deps.restrictions.restricted(caller.teamId, job.jobId) || this.deps.restrictions.restricted(caller.teamId, base.id)) {
-      throw new AppError('PermissionDenied', Reasons.MODEL_RESTRICTED, `Model '${modelId}' is not available to this account.`);
+    if (
+      this.deps.restrictions.restricted(caller.teamId, job.jobId) ||
+      this.deps.restrictions.restricted(caller.teamId, base.id)
+    ) {
+      throw new AppError(
+        'PermissionDenied',
+        Reasons.MODEL_RESTRICTED,
+        `Model '${modelId}' is not available to this account.`,
+      );
     }
     if (!SERVABLE_JOB.has(job.status) || !job.bundle) {
-      throw errors.precondition(Reasons.MODEL_NOT_SERVABLE, `Training job '${modelId}' is ${job.status}; only complete jobs can serve inference.`);
+      throw errors.precondition(
+        Reasons.MODEL_NOT_SERVABLE,
+        `Training job '${modelId}' is ${job.status}; only complete jobs can serve inference.`,
+      );
     }
     if (base.task !== kind) {
-      throw errors.precondition(Reasons.MODEL_NOT_SERVABLE, `Training job '${modelId}' is a ${base.task} model; ${base.task === 'decoder' ? 'call it with task "generate" and messages' : 'give a schema to extract with it'}.`);
+      throw errors.precondition(
+        Reasons.MODEL_NOT_SERVABLE,
+        `Training job '${modelId}' is a ${base.task} model; ${base.task === 'decoder' ? 'call it with task "generate" and messages' : 'give a schema to extract with it'}.`,
+      );
     }
     return { ref: { modelId: job.jobId, ...job.bundle }, entry: base };
   }
@@ -187,7 +280,11 @@ export class InferenceRouter {
     const project = UUID.test(projectId) ? await this.deps.store.getProject(caller.teamId, projectId) : null;
     if (!project) throw errors.notFound('PROJECT_NOT_FOUND', `Project '${projectId}' was not found.`);
     const active = await this.deps.store.activeDeployment(project.id);
-    if (!active) throw errors.precondition(Reasons.MODEL_NOT_SERVABLE, `Project '${project.name}' has no active deployment yet; deploy a complete training job and wait until it is active.`);
+    if (!active)
+      throw errors.precondition(
+        Reasons.MODEL_NOT_SERVABLE,
+        `Project '${project.name}' has no active deployment yet; deploy a complete training job and wait until it is active.`,
+      );
     const job = await this.deps.trained.get(caller.teamId, active.trainingJobId);
     const entry = (job && this.deps.catalog.get(job.baseModel)) ?? this.deps.catalog.entries[0]!;
     return { ref: { modelId: active.trainingJobId, bucket: active.bundleBucket, key: active.bundleKey }, entry };
@@ -195,8 +292,16 @@ export class InferenceRouter {
 
   async createProject(caller: Caller, name: string) {
     const trimmed = name.trim();
-    if (!trimmed || trimmed.length > 100) throw errors.invalid(Reasons.VALIDATION_FAILED, 'Project name must be 1 to 100 characters.', [{ field: 'name', message: 'must be 1 to 100 characters' }]);
-    return this.deps.store.createProject({ id: this.deps.ids.uuid(), teamId: caller.teamId, name: trimmed, createdAt: this.now() });
+    if (!trimmed || trimmed.length > 100)
+      throw errors.invalid(Reasons.VALIDATION_FAILED, 'Project name must be 1 to 100 characters.', [
+        { field: 'name', message: 'must be 1 to 100 characters' },
+      ]);
+    return this.deps.store.createProject({
+      id: this.deps.ids.uuid(),
+      teamId: caller.teamId,
+      name: trimmed,
+      createdAt: this.now(),
+    });
   }
 
   listProjects(caller: Caller) {
@@ -214,7 +319,10 @@ export class InferenceRouter {
     const job = UUID.test(trainingJobId) ? await this.deps.trained.get(caller.teamId, trainingJobId) : null;
     if (!job) throw errors.notFound('JOB_NOT_FOUND', `Training job '${trainingJobId}' was not found.`);
     if (!SERVABLE_JOB.has(job.status) || !job.bundle) {
-      throw errors.precondition('JOB_NOT_COMPLETE', `Training job '${trainingJobId}' is ${job.status}; only complete jobs can be deployed.`);
+      throw errors.precondition(
+        'JOB_NOT_COMPLETE',
+        `Training job '${trainingJobId}' is ${job.status}; only complete jobs can be deployed.`,
+      );
     }
     const row = await this.deps.store.createDeployment({
       id: this.deps.ids.uuid(),
@@ -274,14 +382,27 @@ export class InferenceRouter {
     try {
       if (task === 'decoder') {
         // A decoder is warm once it has produced a token on its server.
-        const probe = this.deps.fleet.generate(ref, [{ role: 'user', content: 'hi' }], { temperature: 0, topP: 1, maxTokens: 1, stop: [], seed: 0 });
+        const probe = this.deps.fleet.generate(ref, [{ role: 'user', content: 'hi' }], {
+          temperature: 0,
+          topP: 1,
+          maxTokens: 1,
+          stop: [],
+          seed: 0,
+        });
         for await (const _ of probe.chunks) void _;
       } else await this.deps.fleet.warm(ref, this.deps.warmTimeoutMs ?? 60_000);
       const activated = await this.deps.store.activate(row.id, this.now());
-      this.deps.logger.info({ deploymentId: row.id, projectId: row.projectId, ms: Date.now() - started, activated }, 'deployment active');
+      this.deps.logger.info(
+        { deploymentId: row.id, projectId: row.projectId, ms: Date.now() - started, activated },
+        'deployment active',
+      );
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);
-      await this.deps.store.fail(row.id, reason, this.now()).catch((e: unknown) => this.deps.logger.warn({ err: e, deploymentId: row.id }, 'could not record a failed deployment'));
+      await this.deps.store
+        .fail(row.id, reason, this.now())
+        .catch((e: unknown) =>
+          this.deps.logger.warn({ err: e, deploymentId: row.id }, 'could not record a failed deployment'),
+        );
       this.deps.logger.warn({ deploymentId: row.id, reason }, 'deployment failed');
     } finally {
       this.warming.delete(row.id);
@@ -294,7 +415,11 @@ function validateSchema(schema: Record<string, unknown> | undefined): void {
     normalizeSchema(schema);
   } catch (err) {
     if (err instanceof SchemaError) {
-      throw errors.invalid(Reasons.VALIDATION_FAILED, `Invalid schema: ${err.message}`, err.issues.map((i) => ({ field: i.field, message: i.message })));
+      throw errors.invalid(
+        Reasons.VALIDATION_FAILED,
+        `Invalid schema: ${err.message}`,
+        err.issues.map((i) => ({ field: i.field, message: i.message })),
+      );
     }
     throw err;
   }

@@ -4,7 +4,7 @@
  * (1 credit = $0.01 = 1,000,000 micro-credits).
  */
 
-import { BUILTIN_MODELS, type Bounds, type CatalogEntry, type Price } from '@whetstone/ml';
+import { BUILTIN_MODELS, type Bounds, type CatalogEntry, type Price } from '@whetstone/catalog';
 
 export { BUILTIN_MODELS, type Bounds, type CatalogEntry, type Price };
 
@@ -39,7 +39,11 @@ export function upstreamEntry(spec: UpstreamSpec): CatalogEntry {
       per1kInputTokens: BigInt(spec.price?.per_1k_input_tokens ?? 0),
       per1kOutputTokens: BigInt(spec.price?.per_1k_output_tokens ?? 0),
     },
-    upstream: { baseUrl: spec.base_url, model: spec.model ?? spec.id, ...(spec.api_key_env ? { apiKeyEnv: spec.api_key_env } : {}) },
+    upstream: {
+      baseUrl: spec.base_url,
+      model: spec.model ?? spec.id,
+      ...(spec.api_key_env ? { apiKeyEnv: spec.api_key_env } : {}),
+    },
   };
 }
 
@@ -66,7 +70,12 @@ export class Restrictions {
   private readonly pairs: Set<string>;
 
   constructor(spec: string) {
-    this.pairs = new Set(spec.split(',').map((s) => s.trim()).filter(Boolean));
+    this.pairs = new Set(
+      spec
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    );
   }
 
   restricted(teamId: string, modelId: string): boolean {

@@ -7,8 +7,8 @@ import { FsBlobStore } from '@whetstone/blobs';
 import { AppError } from '@whetstone/errors';
 import { pgPoolFromUrl } from '@whetstone/events';
 import { extractBaseModel, loadDecoder, type ExtractionModel } from '@whetstone/ml';
-import { ModelServerService } from '@whetstone/proto/src/gen/whetstone/inference/v1/model_server_pb';
-import { InferenceRouterService } from '@whetstone/proto/src/gen/whetstone/inference/v1/router_pb';
+import { ModelServerService } from '@whetstone/proto/inference/v1';
+import { InferenceRouterService } from '@whetstone/proto/inference/v1';
 import { createRpcClient, createRpcServer, type RpcServer } from '@whetstone/rpc';
 import { createLogger } from '@whetstone/telemetry';
 import { applyMigrations, createTestSchema, eventually, type TestSchema } from '@whetstone/testing';
@@ -40,7 +40,8 @@ function wordListModel(bytes: Uint8Array): ExtractionModel {
   return {
     manifest: extractBaseModel.manifest,
     extract(text, schema) {
-      const labels = Array.isArray(schema.entities) && schema.entities.length ? (schema.entities as string[]) : Object.keys(lists);
+      const labels =
+        Array.isArray(schema.entities) && schema.entities.length ? (schema.entities as string[]) : Object.keys(lists);
       return { entities: Object.fromEntries(labels.map((l) => [l, (lists[l] ?? []).filter((w) => text.includes(w))])) };
     },
   };
@@ -65,11 +66,23 @@ describe('inference-router with a model-server over gRPC', () => {
   const spend: bigint[] = [];
   const team = { teamId: 'team-a', keyId: 'key-a', userId: 'user-a' };
 
-  const addJob = async (lists: Record<string, string[]>, status: TrainedModel['status'] = 'complete', teamId = team.teamId) => {
+  const addJob = async (
+    lists: Record<string, string[]>,
+    status: TrainedModel['status'] = 'complete',
+    teamId = team.teamId,
+  ) => {
     const jobId = randomUUID();
     const key = `jobs/${jobId}/bundle.json`;
     await store.put('artifacts', key, Buffer.from(JSON.stringify(lists)));
-    jobs.set(jobId, { jobId, teamId, status, baseModel: 'whetstone-extract-base', modelName: 'm', bundle: status === 'complete' ? { bucket: 'artifacts', key } : null, completedAt: new Date() });
+    jobs.set(jobId, {
+      jobId,
+      teamId,
+      status,
+      baseModel: 'whetstone-extract-base',
+      modelName: 'm',
+      bundle: status === 'complete' ? { bucket: 'artifacts', key } : null,
+      completedAt: new Date(),
+    });
     return jobId;
   };
   const rpcError = async (p: Promise<unknown>) => {
@@ -87,20 +100,40 @@ describe('inference-router with a model-server over gRPC', () => {
     prisma = createPrismaClient(schema.url, { maxConnections: 4 });
     pool = pgPoolFromUrl(schema.url, 3);
     dir = mkdtempSync(path.join(os.tmpdir(), 'router-test-'));
-    store = new FsBlobStore({ root: dir, publicBaseUrl: 'http://localhost:1', signingSecret: 'router-test-secret-0123' });
+    store = new FsBlobStore({
+      root: dir,
+      publicBaseUrl: 'http://localhost:1',
+      signingSecret: 'router-test-secret-0123',
+    });
     const real = blobBundles(store);
     const gated: BundleSource = { read: async (b, k) => (await gate, real.read(b, k)) };
     const newServing = () =>
       new ModelServing({
         bundles: gated,
-        loader: { builtin: (id) => (id === 'whetstone-extract-base' ? extractBaseModel : undefined), fromBundle: wordListModel, decoder: (bytes) => loadDecoder(bytes) },
+        loader: {
+          builtin: (id) => (id === 'whetstone-extract-base' ? extractBaseModel : undefined),
+          fromBundle: wordListModel,
+          decoder: (bytes) => loadDecoder(bytes),
+        },
         logger,
         budgetBytes: 64 * 1024 * 1024,
       });
     // Two model-servers: the router spreads base-model calls and places each trained model on one of them.
     servings = [newServing(), newServing()];
-    modelServer = await createRpcServer({ name: 'model-server', port: 0, host: '127.0.0.1', logger, register: (r) => r.service(ModelServerService, modelServerHandler(servings[0]!)) });
-    modelServer2 = await createRpcServer({ name: 'model-server-2', port: 0, host: '127.0.0.1', logger, register: (r) => r.service(ModelServerService, modelServerHandler(servings[1]!)) });
+    modelServer = await createRpcServer({
+      name: 'model-server',
+      port: 0,
+      host: '127.0.0.1',
+      logger,
+      register: (r) => r.service(ModelServerService, modelServerHandler(servings[0]!)),
+    });
+    modelServer2 = await createRpcServer({
+      name: 'model-server-2',
+      port: 0,
+      host: '127.0.0.1',
+      logger,
+      register: (r) => r.service(ModelServerService, modelServerHandler(servings[1]!)),
+    });
     fleet = new GrpcModelFleet(
       [modelServer, modelServer2].map((srv) => {
         const addr = `127.0.0.1:${srv.port}`;
@@ -113,7 +146,8 @@ describe('inference-router with a model-server over gRPC', () => {
       restrictions: new Restrictions(`*:${RESTRICTED_JOB}`),
       trained: {
         get: async (teamId, jobId) => (jobs.get(jobId)?.teamId === teamId ? jobs.get(jobId)! : null),
-        listServable: async (teamId) => [...jobs.values()].filter((j) => j.teamId === teamId && j.status === 'complete'),
+        listServable: async (teamId) =>
+          [...jobs.values()].filter((j) => j.teamId === teamId && j.status === 'complete'),
       },
       billing: { checkSpendable: async (_t, cost) => void spend.push(cost) },
       fleet,
@@ -123,8 +157,18 @@ describe('inference-router with a model-server over gRPC', () => {
       logger,
       warmTimeoutMs: 10_000,
     });
-    routerServer = await createRpcServer({ name: 'inference-router', port: 0, host: '127.0.0.1', logger, register: (r) => r.service(InferenceRouterService, routerHandler(router)) });
-    client = createRpcClient(InferenceRouterService, { addr: `127.0.0.1:${routerServer.port}`, caller: 'router-test', timeoutMs: 10_000 });
+    routerServer = await createRpcServer({
+      name: 'inference-router',
+      port: 0,
+      host: '127.0.0.1',
+      logger,
+      register: (r) => r.service(InferenceRouterService, routerHandler(router)),
+    });
+    client = createRpcClient(InferenceRouterService, {
+      addr: `127.0.0.1:${routerServer.port}`,
+      caller: 'router-test',
+      timeoutMs: 10_000,
+    });
   }, 60_000);
 
   afterAll(async () => {
@@ -139,7 +183,13 @@ describe('inference-router with a model-server over gRPC', () => {
   });
 
   it('runs the zero-shot base, checks spendability first, and writes UsageRecorded and InferenceCompleted to the outbox', async () => {
-    const res = await client.infer({ caller: team, modelId: 'whetstone-extract-base', texts: ['Ada Lovelace lived in London.'], schema: { entities: ['person', 'city'] }, task: 'ner' });
+    const res = await client.infer({
+      caller: team,
+      modelId: 'whetstone-extract-base',
+      texts: ['Ada Lovelace lived in London.'],
+      schema: { entities: ['person', 'city'] },
+      task: 'ner',
+    });
     expect(res.results[0]).toEqual({ entities: { person: ['Ada Lovelace'], city: ['London'] } });
     expect(res.usage?.costMicroCredits).toBe(1_001n);
     expect(spend.length).toBeGreaterThan(0);
@@ -154,37 +204,81 @@ describe('inference-router with a model-server over gRPC', () => {
   });
 
   it('spreads base-model calls over both model-servers, and places a trained model on one of them', async () => {
-    for (let i = 0; i < 4; i++) await client.infer({ caller: team, modelId: 'whetstone-extract-base', texts: ['Ada Lovelace'], schema: { entities: ['person'] } });
+    for (let i = 0; i < 4; i++)
+      await client.infer({
+        caller: team,
+        modelId: 'whetstone-extract-base',
+        texts: ['Ada Lovelace'],
+        schema: { entities: ['person'] },
+      });
     expect(servings.map((sv) => sv.state('whetstone-extract-base').status)).toEqual(['ready', 'ready']);
     const jobId = await addJob({ person: ['Quorra'] });
-    await eventually(() => client.infer({ caller: team, modelId: jobId, texts: ['Quorra'], schema: { entities: ['person'] } }).catch(() => null));
-    for (let i = 0; i < 4; i++) await client.infer({ caller: team, modelId: jobId, texts: ['Quorra'], schema: { entities: ['person'] } });
+    await eventually(() =>
+      client
+        .infer({ caller: team, modelId: jobId, texts: ['Quorra'], schema: { entities: ['person'] } })
+        .catch(() => null),
+    );
+    for (let i = 0; i < 4; i++)
+      await client.infer({ caller: team, modelId: jobId, texts: ['Quorra'], schema: { entities: ['person'] } });
     expect(servings.filter((sv) => sv.state(jobId).status === 'ready')).toHaveLength(1);
   });
 
   it('names what is wrong: empty schema, unknown model, training-only base, another team’s job, a restricted model (451), a job still running', async () => {
-    expect((await rpcError(client.infer({ caller: team, modelId: 'whetstone-extract-base', texts: ['x'], schema: {} }))).reason).toBe('VALIDATION_FAILED');
-    expect((await rpcError(client.infer({ caller: team, modelId: 'nope', texts: ['x'], schema: { entities: ['a'] } }))).kind).toBe('NotFound');
-    expect((await rpcError(client.infer({ caller: team, modelId: 'whetstone-decoder-base', texts: ['x'], schema: { entities: ['a'] } }))).kind).toBe('FailedPrecondition');
+    expect(
+      (await rpcError(client.infer({ caller: team, modelId: 'whetstone-extract-base', texts: ['x'], schema: {} })))
+        .reason,
+    ).toBe('VALIDATION_FAILED');
+    expect(
+      (await rpcError(client.infer({ caller: team, modelId: 'nope', texts: ['x'], schema: { entities: ['a'] } }))).kind,
+    ).toBe('NotFound');
+    expect(
+      (
+        await rpcError(
+          client.infer({ caller: team, modelId: 'whetstone-decoder-base', texts: ['x'], schema: { entities: ['a'] } }),
+        )
+      ).kind,
+    ).toBe('FailedPrecondition');
     const foreign = await addJob({ person: ['Ada'] }, 'complete', 'team-b');
-    expect((await rpcError(client.infer({ caller: team, modelId: foreign, texts: ['x'], schema: { entities: ['a'] } }))).kind).toBe('NotFound');
-    jobs.set(RESTRICTED_JOB, { jobId: RESTRICTED_JOB, teamId: team.teamId, status: 'complete', baseModel: 'whetstone-extract-base', modelName: 'm', bundle: { bucket: 'artifacts', key: 'x' }, completedAt: new Date() });
-    const restricted = await rpcError(client.infer({ caller: team, modelId: RESTRICTED_JOB, texts: ['x'], schema: { entities: ['a'] } }));
+    expect(
+      (await rpcError(client.infer({ caller: team, modelId: foreign, texts: ['x'], schema: { entities: ['a'] } })))
+        .kind,
+    ).toBe('NotFound');
+    jobs.set(RESTRICTED_JOB, {
+      jobId: RESTRICTED_JOB,
+      teamId: team.teamId,
+      status: 'complete',
+      baseModel: 'whetstone-extract-base',
+      modelName: 'm',
+      bundle: { bucket: 'artifacts', key: 'x' },
+      completedAt: new Date(),
+    });
+    const restricted = await rpcError(
+      client.infer({ caller: team, modelId: RESTRICTED_JOB, texts: ['x'], schema: { entities: ['a'] } }),
+    );
     expect(restricted).toMatchObject({ kind: 'PermissionDenied', reason: 'MODEL_RESTRICTED' });
     const running = await addJob({ person: ['Ada'] }, 'running');
-    expect((await rpcError(client.infer({ caller: team, modelId: running, texts: ['x'], schema: { entities: ['a'] } }))).kind).toBe('FailedPrecondition');
+    expect(
+      (await rpcError(client.infer({ caller: team, modelId: running, texts: ['x'], schema: { entities: ['a'] } })))
+        .kind,
+    ).toBe('FailedPrecondition');
   });
 
   it('answers 425 MODEL_WARMING while a trained model loads, then serves its predictions', async () => {
     let open!: () => void;
     gate = new Promise((r) => (open = r));
     const jobId = await addJob({ person: ['Zorblax'] });
-    const warming = await rpcError(client.infer({ caller: team, modelId: jobId, texts: ['Zorblax waved'], schema: { entities: ['person'] } }));
+    const warming = await rpcError(
+      client.infer({ caller: team, modelId: jobId, texts: ['Zorblax waved'], schema: { entities: ['person'] } }),
+    );
     expect(warming).toMatchObject({ kind: 'TooEarly', reason: 'MODEL_WARMING' });
     expect(warming.retryAfterSeconds).toBeGreaterThan(0);
     open();
     gate = Promise.resolve();
-    const res = await eventually(() => client.infer({ caller: team, modelId: jobId, texts: ['Zorblax waved'], schema: { entities: ['person'] } }).catch(() => null));
+    const res = await eventually(() =>
+      client
+        .infer({ caller: team, modelId: jobId, texts: ['Zorblax waved'], schema: { entities: ['person'] } })
+        .catch(() => null),
+    );
     // The trained model knows a name the base model does not.
     expect(res.results[0]).toEqual({ entities: { person: ['Zorblax'] } });
   });
@@ -192,12 +286,18 @@ describe('inference-router with a model-server over gRPC', () => {
   it('deploys, replaces the active deployment with no failed call in between, and releases a deleted job', async () => {
     const project = (await client.createProject({ caller: team, name: 'tickets' })).project!;
     expect((await rpcError(client.createProject({ caller: team, name: 'tickets' }))).kind).toBe('AlreadyExists');
-    expect((await rpcError(client.infer({ caller: team, projectId: project.id, texts: ['x'] }))).kind).toBe('FailedPrecondition');
+    expect((await rpcError(client.infer({ caller: team, projectId: project.id, texts: ['x'] }))).kind).toBe(
+      'FailedPrecondition',
+    );
 
     const first = await addJob({ thing: ['alpha'] });
-    const d1 = (await client.createDeployment({ caller: team, projectId: project.id, trainingJobId: first })).deployment!;
+    const d1 = (await client.createDeployment({ caller: team, projectId: project.id, trainingJobId: first }))
+      .deployment!;
     expect(d1.status).toBe('deploying');
-    await eventually(async () => (await client.listDeployments({ caller: team, projectId: project.id })).deployments[0]?.status === 'active');
+    await eventually(
+      async () =>
+        (await client.listDeployments({ caller: team, projectId: project.id })).deployments[0]?.status === 'active',
+    );
     const call = () => client.infer({ caller: team, projectId: project.id, texts: ['alpha and beta'] });
     expect((await call()).results[0]).toEqual({ entities: { thing: ['alpha'] } });
 
@@ -214,7 +314,9 @@ describe('inference-router with a model-server over gRPC', () => {
       }
     })();
     await client.createDeployment({ caller: team, projectId: project.id, trainingJobId: second });
-    await eventually(async () => ((await call()).results[0] as { entities: { thing: string[] } }).entities.thing[0] === 'beta');
+    await eventually(
+      async () => ((await call()).results[0] as { entities: { thing: string[] } }).entities.thing[0] === 'beta',
+    );
     stop = true;
     await load;
     expect(failures).toBe(0);
@@ -224,7 +326,9 @@ describe('inference-router with a model-server over gRPC', () => {
       [first, 'replaced'],
     ]);
     await metering.flush();
-    const activated = await pool.pool.query(`SELECT count(*)::int AS n FROM "${schema.name}".outbox_events WHERE topic = 'deployments.v1'`);
+    const activated = await pool.pool.query(
+      `SELECT count(*)::int AS n FROM "${schema.name}".outbox_events WHERE topic = 'deployments.v1'`,
+    );
     expect(activated.rows[0].n).toBe(2);
 
     // A deleted job stops serving at once.
@@ -236,7 +340,15 @@ describe('inference-router with a model-server over gRPC', () => {
     const project = (await client.createProject({ caller: team, name: 'broken' })).project!;
     const jobId = randomUUID();
     await store.put('artifacts', `jobs/${jobId}/bundle.json`, Buffer.from('not json'));
-    jobs.set(jobId, { jobId, teamId: team.teamId, status: 'complete', baseModel: 'whetstone-extract-base', modelName: 'm', bundle: { bucket: 'artifacts', key: `jobs/${jobId}/bundle.json` }, completedAt: new Date() });
+    jobs.set(jobId, {
+      jobId,
+      teamId: team.teamId,
+      status: 'complete',
+      baseModel: 'whetstone-extract-base',
+      modelName: 'm',
+      bundle: { bucket: 'artifacts', key: `jobs/${jobId}/bundle.json` },
+      completedAt: new Date(),
+    });
     await client.createDeployment({ caller: team, projectId: project.id, trainingJobId: jobId });
     const failed = await eventually(async () => {
       const d = (await client.listDeployments({ caller: team, projectId: project.id })).deployments[0];
@@ -247,7 +359,9 @@ describe('inference-router with a model-server over gRPC', () => {
 
   it('deletes a project so its endpoint stops at once, and hides it from other teams', async () => {
     const project = (await client.createProject({ caller: team, name: 'short-lived' })).project!;
-    expect((await rpcError(client.deleteProject({ caller: { ...team, teamId: 'team-b' }, projectId: project.id }))).kind).toBe('NotFound');
+    expect(
+      (await rpcError(client.deleteProject({ caller: { ...team, teamId: 'team-b' }, projectId: project.id }))).kind,
+    ).toBe('NotFound');
     await client.deleteProject({ caller: team, projectId: project.id });
     expect((await rpcError(client.infer({ caller: team, projectId: project.id, texts: ['x'] }))).kind).toBe('NotFound');
   });

@@ -43,7 +43,11 @@ function users(db: Db): UserRepository {
     findByEmail: (email) => db.user.findUnique({ where: { email } }),
     async listByTeam(teamId) {
       if (!isUuid(teamId)) return [];
-      const rows = await db.teamMember.findMany({ where: { teamId }, include: { user: true }, orderBy: { createdAt: 'asc' } });
+      const rows = await db.teamMember.findMany({
+        where: { teamId },
+        include: { user: true },
+        orderBy: { createdAt: 'asc' },
+      });
       return rows.map((m): User => m.user);
     },
   };
@@ -64,7 +68,11 @@ function teams(db: Db, schema: string): TeamRepository {
     },
     async findByUserId(userId) {
       if (!isUuid(userId)) return null;
-      const member = await db.teamMember.findFirst({ where: { userId }, orderBy: { createdAt: 'asc' }, include: { team: true } });
+      const member = await db.teamMember.findFirst({
+        where: { userId },
+        orderBy: { createdAt: 'asc' },
+        include: { team: true },
+      });
       return member && toTeam(member.team);
     },
     async lock(id) {
@@ -89,7 +97,11 @@ function teams(db: Db, schema: string): TeamRepository {
       await db.team.update({ where: { id }, data: { lastRenewedMonth: month } });
     },
     async listPaidTeamIds() {
-      const rows = await db.team.findMany({ where: { plan: 'paid' }, select: { id: true }, orderBy: { createdAt: 'asc' } });
+      const rows = await db.team.findMany({
+        where: { plan: 'paid' },
+        select: { id: true },
+        orderBy: { createdAt: 'asc' },
+      });
       return rows.map((r) => r.id);
     },
   };
@@ -133,9 +145,13 @@ function keys(db: Db, schema: string): ApiKeyRepository {
       return { key, teamBlocked };
     },
     findActive: (teamId, keyId) =>
-      isUuid(teamId) && isUuid(keyId) ? db.apiKey.findFirst({ where: { id: keyId, teamId, revokedAt: null } }) : Promise.resolve(null),
+      isUuid(teamId) && isUuid(keyId)
+        ? db.apiKey.findFirst({ where: { id: keyId, teamId, revokedAt: null } })
+        : Promise.resolve(null),
     listActive: (teamId) =>
-      isUuid(teamId) ? db.apiKey.findMany({ where: { teamId, revokedAt: null }, orderBy: [{ createdAt: 'desc' }, { id: 'asc' }] }) : Promise.resolve([]),
+      isUuid(teamId)
+        ? db.apiKey.findMany({ where: { teamId, revokedAt: null }, orderBy: [{ createdAt: 'desc' }, { id: 'asc' }] })
+        : Promise.resolve([]),
     async revoke(keyId, at) {
       await db.apiKey.update({ where: { id: keyId }, data: { revokedAt: at } });
     },
@@ -144,9 +160,16 @@ function keys(db: Db, schema: string): ApiKeyRepository {
       // Usage events may arrive out of order; last_used_at only ever moves forward.
       await db.apiKey.updateMany({
         where: { id: keyId },
-        data: { usageTokens: { increment: tokens }, usageCostMicroCredits: { increment: cost }, requestCount: { increment: 1n } },
+        data: {
+          usageTokens: { increment: tokens },
+          usageCostMicroCredits: { increment: cost },
+          requestCount: { increment: 1n },
+        },
       });
-      await db.apiKey.updateMany({ where: { id: keyId, OR: [{ lastUsedAt: null }, { lastUsedAt: { lt: at } }] }, data: { lastUsedAt: at } });
+      await db.apiKey.updateMany({
+        where: { id: keyId, OR: [{ lastUsedAt: null }, { lastUsedAt: { lt: at } }] },
+        data: { lastUsedAt: at },
+      });
     },
   };
 }
@@ -176,13 +199,21 @@ function ledger(db: Db): LedgerRepository {
       return toEntry(row);
     },
     hasUsage: async (usageId) => (await db.ledgerEntry.count({ where: { usageId } })) > 0,
-    hasGrant: async (teamId) => isUuid(teamId) && (await db.ledgerEntry.count({ where: { teamId, kind: 'grant' } })) > 0,
+    hasGrant: async (teamId) =>
+      isUuid(teamId) && (await db.ledgerEntry.count({ where: { teamId, kind: 'grant' } })) > 0,
     async usageSince(teamId, since) {
-      const sum = await db.ledgerEntry.aggregate({ where: { teamId, kind: 'usage', createdAt: { gte: since } }, _sum: { amountMicroCredits: true } });
+      const sum = await db.ledgerEntry.aggregate({
+        where: { teamId, kind: 'usage', createdAt: { gte: since } },
+        _sum: { amountMicroCredits: true },
+      });
       return -(sum._sum.amountMicroCredits ?? 0n);
     },
     async recent(teamId, limit) {
-      const rows = await db.ledgerEntry.findMany({ where: { teamId }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: limit });
+      const rows = await db.ledgerEntry.findMany({
+        where: { teamId },
+        orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+        take: limit,
+      });
       return rows.map(toEntry);
     },
   };

@@ -6,7 +6,9 @@ const KEY_LENGTH = 64;
 const DEFAULT_COST: ScryptOptions = { N: 1 << 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
 
 function derive(password: string, salt: Buffer, options: ScryptOptions): Promise<Buffer> {
-  return new Promise((resolve, reject) => scrypt(password, salt, KEY_LENGTH, options, (err, key) => (err ? reject(err) : resolve(key))));
+  return new Promise((resolve, reject) =>
+    scrypt(password, salt, KEY_LENGTH, options, (err, key) => (err ? reject(err) : resolve(key))),
+  );
 }
 
 /**
@@ -25,7 +27,12 @@ export function createScryptPasswordHasher(cost: ScryptOptions = DEFAULT_COST): 
       if (scheme !== 'scrypt' || !salt || !hash) return false;
       const expected = Buffer.from(hash, 'base64url');
       const N = Number(n);
-      const key = await derive(password, Buffer.from(salt, 'base64url'), { N, r: Number(r), p: Number(p), maxmem: Math.max(64 * 1024 * 1024, 256 * N * Number(r)) });
+      const key = await derive(password, Buffer.from(salt, 'base64url'), {
+        N,
+        r: Number(r),
+        p: Number(p),
+        maxmem: Math.max(64 * 1024 * 1024, 256 * N * Number(r)),
+      });
       return key.length === expected.length && timingSafeEqual(key, expected);
     },
   };

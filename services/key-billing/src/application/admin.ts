@@ -39,7 +39,9 @@ export async function grantCredits(
   input: { account: AccountSelector; microCredits: bigint; note: string },
 ): Promise<{ account: AccountView; entry: LedgerEntry }> {
   if (input.microCredits <= 0n) {
-    throw errors.invalid(R.VALIDATION_FAILED, 'Invalid amount', [{ field: 'micro_credits', message: 'must be positive', code: 'too_small' }]);
+    throw errors.invalid(R.VALIDATION_FAILED, 'Invalid amount', [
+      { field: 'micro_credits', message: 'must be positive', code: 'too_small' },
+    ]);
   }
   const teamId = await resolveTeamId(deps.uow.repos, input.account);
   const entry = await deps.uow.transaction((repos) =>
@@ -62,10 +64,24 @@ async function renewTeam(repos: Repositories, teamId: string, month: string, at:
   if (!team || team.plan !== 'paid') return true;
   const { overageInvoiced, topUp } = renewalAmounts(team);
   if (overageInvoiced > 0n) {
-    await repos.ledger.append({ id: randomUUID(), teamId, kind: 'overage_invoiced', amountMicroCredits: overageInvoiced, note: `Overage invoiced before ${month}`, createdAt: at });
+    await repos.ledger.append({
+      id: randomUUID(),
+      teamId,
+      kind: 'overage_invoiced',
+      amountMicroCredits: overageInvoiced,
+      note: `Overage invoiced before ${month}`,
+      createdAt: at,
+    });
   }
   if (topUp > 0n) {
-    await repos.ledger.append({ id: randomUUID(), teamId, kind: 'plan_renewal', amountMicroCredits: topUp, note: `Included credits for ${month}`, createdAt: at });
+    await repos.ledger.append({
+      id: randomUUID(),
+      teamId,
+      kind: 'plan_renewal',
+      amountMicroCredits: topUp,
+      note: `Included credits for ${month}`,
+      createdAt: at,
+    });
   }
   await repos.teams.setLastRenewedMonth(teamId, month);
   return true;
@@ -88,7 +104,11 @@ export async function changePlan(
     ['overage_ceiling_micro_credits', input.overageCeilingMicroCredits],
   ].filter(([, v]) => typeof v === 'bigint' && v < 0n);
   if (negative.length > 0) {
-    throw errors.invalid(R.VALIDATION_FAILED, 'Invalid plan terms', negative.map(([field]) => ({ field: String(field), message: 'must not be negative', code: 'too_small' })));
+    throw errors.invalid(
+      R.VALIDATION_FAILED,
+      'Invalid plan terms',
+      negative.map(([field]) => ({ field: String(field), message: 'must not be negative', code: 'too_small' })),
+    );
   }
   const teamId = await resolveTeamId(deps.uow.repos, input.account);
   const now = deps.clock.now();
@@ -96,10 +116,18 @@ export async function changePlan(
     const team = (await repos.teams.lock(teamId))!;
     const terms: PlanTerms =
       input.plan === 'free'
-        ? { plan: 'free', includedMicroCredits: 0n, overageEnabled: false, overageCeilingMicroCredits: 0n, paymentMethodVerified: input.paymentMethodVerified ?? team.paymentMethodVerified }
+        ? {
+            plan: 'free',
+            includedMicroCredits: 0n,
+            overageEnabled: false,
+            overageCeilingMicroCredits: 0n,
+            paymentMethodVerified: input.paymentMethodVerified ?? team.paymentMethodVerified,
+          }
         : {
             plan: 'paid',
-            includedMicroCredits: input.includedMicroCredits ?? (team.plan === 'paid' ? team.includedMicroCredits : DEFAULT_PAID_INCLUDED_MICRO),
+            includedMicroCredits:
+              input.includedMicroCredits ??
+              (team.plan === 'paid' ? team.includedMicroCredits : DEFAULT_PAID_INCLUDED_MICRO),
             overageEnabled: input.overageEnabled ?? team.overageEnabled,
             overageCeilingMicroCredits: input.overageCeilingMicroCredits ?? team.overageCeilingMicroCredits,
             paymentMethodVerified: input.paymentMethodVerified ?? team.paymentMethodVerified,
@@ -111,10 +139,15 @@ export async function changePlan(
 }
 
 /** Block or unblock a team and announce it (AccountBlocked) in the same transaction. */
-export async function setAccountBlocked(deps: UseCaseDeps, input: { account: AccountSelector; blocked: boolean; reason: string }): Promise<AccountView> {
+export async function setAccountBlocked(
+  deps: UseCaseDeps,
+  input: { account: AccountSelector; blocked: boolean; reason: string },
+): Promise<AccountView> {
   const reason = input.reason.trim();
   if (input.blocked && !reason) {
-    throw errors.invalid(R.VALIDATION_FAILED, 'A reason is required to block an account', [{ field: 'reason', message: 'required', code: 'required' }]);
+    throw errors.invalid(R.VALIDATION_FAILED, 'A reason is required to block an account', [
+      { field: 'reason', message: 'required', code: 'required' },
+    ]);
   }
   const teamId = await resolveTeamId(deps.uow.repos, input.account);
   await deps.uow.transaction(async (repos) => {
@@ -125,7 +158,10 @@ export async function setAccountBlocked(deps: UseCaseDeps, input: { account: Acc
 }
 
 /** Renew every paid team for the billing month of `now`; each team at most once per month. */
-export async function renewMonthly(deps: UseCaseDeps, input: { now?: Date }): Promise<{ billingMonth: string; renewed: number; alreadyRenewed: number }> {
+export async function renewMonthly(
+  deps: UseCaseDeps,
+  input: { now?: Date },
+): Promise<{ billingMonth: string; renewed: number; alreadyRenewed: number }> {
   const at = input.now ?? deps.clock.now();
   const month = billingMonthOf(at);
   let renewed = 0;
@@ -139,10 +175,17 @@ export async function renewMonthly(deps: UseCaseDeps, input: { now?: Date }): Pr
 }
 
 /** One team in full, for operators. */
-export async function getAccount(deps: UseCaseDeps, input: { account: AccountSelector }): Promise<{ account: AccountView; members: User[]; recent: LedgerEntry[] }> {
+export async function getAccount(
+  deps: UseCaseDeps,
+  input: { account: AccountSelector },
+): Promise<{ account: AccountView; members: User[]; recent: LedgerEntry[] }> {
   const { repos } = deps.uow;
   const teamId = await resolveTeamId(repos, input.account);
   const team = (await repos.teams.findById(teamId)) as Team;
-  const [account, members, recent] = await Promise.all([loadAccount(deps, team), repos.users.listByTeam(teamId), repos.ledger.recent(teamId, RECENT_ENTRIES)]);
+  const [account, members, recent] = await Promise.all([
+    loadAccount(deps, team),
+    repos.users.listByTeam(teamId),
+    repos.ledger.recent(teamId, RECENT_ENTRIES),
+  ]);
   return { account, members, recent };
 }

@@ -22,10 +22,14 @@ export async function createApiKey(
   const name = input.name.trim();
   const now = deps.clock.now();
   if (name.length === 0 || name.length > MAX_NAME_LENGTH) {
-    throw errors.invalid(R.VALIDATION_FAILED, 'Invalid key name', [{ field: 'name', message: `must be 1 to ${MAX_NAME_LENGTH} characters`, code: 'invalid_length' }]);
+    throw errors.invalid(R.VALIDATION_FAILED, 'Invalid key name', [
+      { field: 'name', message: `must be 1 to ${MAX_NAME_LENGTH} characters`, code: 'invalid_length' },
+    ]);
   }
   if (input.expiresAt && input.expiresAt.getTime() <= now.getTime()) {
-    throw errors.invalid(R.VALIDATION_FAILED, 'Invalid expiry', [{ field: 'expires_at', message: 'must be in the future', code: 'in_the_past' }]);
+    throw errors.invalid(R.VALIDATION_FAILED, 'Invalid expiry', [
+      { field: 'expires_at', message: 'must be in the future', code: 'in_the_past' },
+    ]);
   }
   const { repos } = deps.uow;
   if (!(await repos.teams.isMember(input.teamId, input.userId))) {

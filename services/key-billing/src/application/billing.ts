@@ -37,10 +37,17 @@ export async function checkSpendable(
 }
 
 /** The dashboard's credits page: account, recent ledger and per-key usage. */
-export async function getUsage(deps: UseCaseDeps, input: { teamId: string }): Promise<{ account: AccountView; recent: LedgerEntry[]; keys: ApiKey[] }> {
+export async function getUsage(
+  deps: UseCaseDeps,
+  input: { teamId: string },
+): Promise<{ account: AccountView; recent: LedgerEntry[]; keys: ApiKey[] }> {
   const { repos } = deps.uow;
   const team = await requireTeam(repos, input.teamId);
-  const [account, recent, keys] = await Promise.all([loadAccount(deps, team), repos.ledger.recent(team.id, RECENT_ENTRIES), repos.keys.listActive(team.id)]);
+  const [account, recent, keys] = await Promise.all([
+    loadAccount(deps, team),
+    repos.ledger.recent(team.id, RECENT_ENTRIES),
+    repos.keys.listActive(team.id),
+  ]);
   return { account, recent, keys };
 }
 
@@ -65,7 +72,8 @@ export async function recordUsageBatch(deps: UseCaseDeps, usages: UsageRecord[])
   if (!usages.length) return [];
   return deps.uow.transaction(async (repos) => {
     const teams = new Map<string, Team | null>();
-    for (const teamId of [...new Set(usages.map((u) => u.teamId))].sort()) teams.set(teamId, await repos.teams.lock(teamId));
+    for (const teamId of [...new Set(usages.map((u) => u.teamId))].sort())
+      teams.set(teamId, await repos.teams.lock(teamId));
     const outcomes: RecordUsageOutcome[] = [];
     for (const usage of usages) outcomes.push(await debit(repos, teams.get(usage.teamId) ?? null, usage));
     return outcomes;
@@ -87,6 +95,7 @@ async function debit(repos: Repositories, team: Team | null, usage: UsageRecord)
     keyId: usage.keyId || null,
     createdAt: usage.occurredAt,
   });
-  if (usage.keyId) await repos.keys.addUsage(usage.keyId, usage.inputTokens + usage.outputTokens, cost, usage.occurredAt);
+  if (usage.keyId)
+    await repos.keys.addUsage(usage.keyId, usage.inputTokens + usage.outputTokens, cost, usage.occurredAt);
   return 'debited';
 }

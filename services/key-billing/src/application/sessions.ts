@@ -17,10 +17,15 @@ export interface SessionView {
 const DUMMY_HASH_INPUT = 'not-a-real-password';
 
 /** Check a password and open a 30-day session; the token is returned once and stored hashed. */
-export async function logIn(deps: UseCaseDeps, input: { email: string; password: string }): Promise<SessionView & { sessionToken: string }> {
+export async function logIn(
+  deps: UseCaseDeps,
+  input: { email: string; password: string },
+): Promise<SessionView & { sessionToken: string }> {
   const email = normalizeEmail(input.email);
   const user = email ? await deps.uow.repos.users.findByEmail(email) : null;
-  const ok = user ? await deps.passwords.verify(input.password, user.passwordHash) : await deps.passwords.hash(DUMMY_HASH_INPUT).then(() => false);
+  const ok = user
+    ? await deps.passwords.verify(input.password, user.passwordHash)
+    : await deps.passwords.hash(DUMMY_HASH_INPUT).then(() => false);
   if (!user || !ok) throw errors.unauthenticated(R.INVALID_CREDENTIALS, 'Email or password is incorrect.');
   const team = await deps.uow.repos.teams.findByUserId(user.id);
   if (!team) throw errors.notFound(R.TEAM_NOT_FOUND, 'The user has no team.');
@@ -29,7 +34,15 @@ export async function logIn(deps: UseCaseDeps, input: { email: string; password:
   const csrfToken = newToken();
   const now = deps.clock.now();
   const expiresAt = new Date(now.getTime() + SESSION_TTL_MS);
-  await deps.uow.repos.sessions.create({ id: randomUUID(), tokenHash: hashSecret(sessionToken), userId: user.id, teamId: team.id, csrfToken, createdAt: now, expiresAt });
+  await deps.uow.repos.sessions.create({
+    id: randomUUID(),
+    tokenHash: hashSecret(sessionToken),
+    userId: user.id,
+    teamId: team.id,
+    csrfToken,
+    createdAt: now,
+    expiresAt,
+  });
   return { sessionToken, csrfToken, user, team, expiresAt };
 }
 

@@ -15,14 +15,21 @@ export function validateCredentials(email: string, password: string): string {
   const problems = [];
   if (!normalized) problems.push({ field: 'email', message: 'must be a valid email address', code: 'invalid_email' });
   if (password.length < MIN_PASSWORD_LENGTH || password.length > MAX_PASSWORD_LENGTH) {
-    problems.push({ field: 'password', message: `must be ${MIN_PASSWORD_LENGTH} to ${MAX_PASSWORD_LENGTH} characters`, code: 'invalid_length' });
+    problems.push({
+      field: 'password',
+      message: `must be ${MIN_PASSWORD_LENGTH} to ${MAX_PASSWORD_LENGTH} characters`,
+      code: 'invalid_length',
+    });
   }
   if (problems.length > 0 || !normalized) throw errors.invalid(R.VALIDATION_FAILED, 'Invalid signup details', problems);
   return normalized;
 }
 
 /** Create a user, their team (free plan) and the one-time free allowance, atomically. */
-export async function signUp(deps: UseCaseDeps, input: { email: string; password: string }): Promise<{ user: User; team: Team }> {
+export async function signUp(
+  deps: UseCaseDeps,
+  input: { email: string; password: string },
+): Promise<{ user: User; team: Team }> {
   const email = validateCredentials(input.email, input.password);
   const passwordHash = await deps.passwords.hash(input.password);
   const now = deps.clock.now();

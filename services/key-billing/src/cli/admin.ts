@@ -15,7 +15,7 @@ import {
   type Account,
   type AccountSelector,
   type LedgerEntry,
-} from '@whetstone/proto/src/gen/whetstone/keybilling/v1/key_billing_pb';
+} from '@whetstone/proto/keybilling/v1';
 import { formatCredits, parseCredits } from '../domain/money';
 import { createRpcClient } from '@whetstone/rpc';
 
@@ -48,7 +48,8 @@ function adminToken(env: NodeJS.ProcessEnv): string | undefined {
 class UsageError extends Error {}
 
 const ACCOUNT_HELP = '  --team <id>          the team id\n  --email <address>    or the email of a team member\n';
-const COMMON_HELP = '  --addr <host:port>   key-billing address (default: $KEY_BILLING_ADDR or 127.0.0.1:50051)\n  -h, --help           show this help\n';
+const COMMON_HELP =
+  '  --addr <host:port>   key-billing address (default: $KEY_BILLING_ADDR or 127.0.0.1:50051)\n  -h, --help           show this help\n';
 
 interface Command {
   summary: string;
@@ -63,7 +64,9 @@ function selector(values: Record<string, unknown>): AccountSelector {
   const team = values.team as string | undefined;
   const email = values.email as string | undefined;
   if (!!team === !!email) throw new UsageError('give exactly one of --team or --email');
-  return (team ? { selector: { case: 'teamId', value: team } } : { selector: { case: 'email', value: email! } }) as AccountSelector;
+  return (
+    team ? { selector: { case: 'teamId', value: team } } : { selector: { case: 'email', value: email! } }
+  ) as AccountSelector;
 }
 
 function credits(value: unknown, flag: string): bigint {
@@ -102,14 +105,21 @@ function describeAccount(account: Account | undefined): string {
     ['Plan', plan],
     ['Balance', `${formatCredits(account.balanceMicroCredits)} credits`],
     ['Used in ' + account.billingMonth, `${formatCredits(account.usedThisMonthMicroCredits)} credits`],
-    ...(team.plan === Plan.PAID ? [['Overage used', `${formatCredits(account.overageUsedMicroCredits)} credits`], ['Last renewed', account.lastRenewedMonth || 'never']] : []),
+    ...(team.plan === Plan.PAID
+      ? [
+          ['Overage used', `${formatCredits(account.overageUsedMicroCredits)} credits`],
+          ['Last renewed', account.lastRenewedMonth || 'never'],
+        ]
+      : []),
     ['Blocked', team.blocked ? `yes (${team.blockedReason})` : 'no'],
   ];
   return lines.map(([k, v]) => `${k!.padEnd(16)}${v}\n`).join('');
 }
 
 function describeEntry(entry: LedgerEntry): string {
-  const when = entry.createdAt ? new Date(Number(entry.createdAt.seconds) * 1000).toISOString().replace('.000Z', 'Z') : '';
+  const when = entry.createdAt
+    ? new Date(Number(entry.createdAt.seconds) * 1000).toISOString().replace('.000Z', 'Z')
+    : '';
   const amount = (entry.amountMicroCredits >= 0n ? '+' : '') + formatCredits(entry.amountMicroCredits);
   return `  ${when}  ${KIND_LABEL[entry.kind].padEnd(17)}${amount.padStart(14)}  balance ${formatCredits(entry.balanceAfterMicroCredits)}${entry.note ? `  ${entry.note}` : ''}\n`;
 }
@@ -120,24 +130,42 @@ const COMMANDS: Record<string, Command> = {
     usage: 'grant-credits (--team <id> | --email <address>) --credits <n> [--note <text>]',
     options: { ...accountOptions, credits: { type: 'string' }, note: { type: 'string' } },
     async run(client, values, io) {
-      const res = await client.grantCredits({ account: selector(values), microCredits: credits(values.credits, '--credits'), note: (values.note as string) ?? '' });
+      const res = await client.grantCredits({
+        account: selector(values),
+        microCredits: credits(values.credits, '--credits'),
+        note: (values.note as string) ?? '',
+      });
       io.out(`Granted ${formatCredits(res.entry?.amountMicroCredits ?? 0n)} credits.\n${describeAccount(res.account)}`);
     },
   },
   'set-plan': {
     summary: "change a team's plan and terms",
-    usage: 'set-plan (--team <id> | --email <address>) --plan free|paid [--included-credits <n>] [--overage yes|no] [--ceiling-credits <n>] [--card-verified yes|no]',
-    options: { ...accountOptions, plan: { type: 'string' }, 'included-credits': { type: 'string' }, overage: { type: 'string' }, 'ceiling-credits': { type: 'string' }, 'card-verified': { type: 'string' } },
+    usage:
+      'set-plan (--team <id> | --email <address>) --plan free|paid [--included-credits <n>] [--overage yes|no] [--ceiling-credits <n>] [--card-verified yes|no]',
+    options: {
+      ...accountOptions,
+      plan: { type: 'string' },
+      'included-credits': { type: 'string' },
+      overage: { type: 'string' },
+      'ceiling-credits': { type: 'string' },
+      'card-verified': { type: 'string' },
+    },
     async run(client, values, io) {
       const plan = values.plan === 'free' ? Plan.FREE : values.plan === 'paid' ? Plan.PAID : null;
       if (plan === null) throw new UsageError('--plan must be free or paid');
       const res = await client.changePlan({
         account: selector(values),
         plan,
-        ...(values['included-credits'] === undefined ? {} : { includedMicroCredits: credits(values['included-credits'], '--included-credits') }),
-        ...(values['ceiling-credits'] === undefined ? {} : { overageCeilingMicroCredits: credits(values['ceiling-credits'], '--ceiling-credits') }),
+        ...(values['included-credits'] === undefined
+          ? {}
+          : { includedMicroCredits: credits(values['included-credits'], '--included-credits') }),
+        ...(values['ceiling-credits'] === undefined
+          ? {}
+          : { overageCeilingMicroCredits: credits(values['ceiling-credits'], '--ceiling-credits') }),
         ...(values.overage === undefined ? {} : { overageEnabled: yesNo(values.overage, '--overage') }),
-        ...(values['card-verified'] === undefined ? {} : { paymentMethodVerified: yesNo(values['card-verified'], '--card-verified') }),
+        ...(values['card-verified'] === undefined
+          ? {}
+          : { paymentMethodVerified: yesNo(values['card-verified'], '--card-verified') }),
       });
       io.out(`Plan updated.\n${describeAccount(res.account)}`);
     },
@@ -148,7 +176,11 @@ const COMMANDS: Record<string, Command> = {
     options: { ...accountOptions, reason: { type: 'string' } },
     async run(client, values, io) {
       if (!values.reason) throw new UsageError('--reason is required');
-      const res = await client.setAccountBlocked({ account: selector(values), blocked: true, reason: values.reason as string });
+      const res = await client.setAccountBlocked({
+        account: selector(values),
+        blocked: true,
+        reason: values.reason as string,
+      });
       io.out(`Account blocked.\n${describeAccount(res.account)}`);
     },
   },
@@ -173,7 +205,9 @@ const COMMANDS: Record<string, Command> = {
         now = timestampFromDate(date);
       }
       const res = await client.renewMonthly(now ? { now } : {});
-      io.out(`Billing month ${res.billingMonth}: ${res.renewedCount} team(s) renewed, ${res.alreadyRenewedCount} already renewed.\n`);
+      io.out(
+        `Billing month ${res.billingMonth}: ${res.renewedCount} team(s) renewed, ${res.alreadyRenewedCount} already renewed.\n`,
+      );
     },
   },
   show: {
@@ -207,7 +241,8 @@ function commandHelp(name: string, command: Command): string {
 
 function errorText(err: unknown, addr?: string): string {
   if (err instanceof AppError) {
-    if (err.reason === 'DEPENDENCY_UNAVAILABLE' && addr) return `cannot reach key-billing at ${addr}: is it running? (${err.message})`;
+    if (err.reason === 'DEPENDENCY_UNAVAILABLE' && addr)
+      return `cannot reach key-billing at ${addr}: is it running? (${err.message})`;
     return `${err.message} (${err.reason})`;
   }
   return err instanceof Error ? err.message : String(err);
@@ -227,7 +262,12 @@ export async function runAdminCli(argv: string[], io: CliIo = defaultIo): Promis
   }
   let values: Record<string, string | boolean | undefined>;
   try {
-    ({ values } = parseArgs({ args: rest, options: { ...command.options, addr: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: false }));
+    ({ values } = parseArgs({
+      args: rest,
+      options: { ...command.options, addr: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      strict: true,
+      allowPositionals: false,
+    }));
   } catch (err) {
     io.err(`error: ${errorText(err)}\n\n${commandHelp(name, command)}`);
     return 2;
@@ -238,7 +278,11 @@ export async function runAdminCli(argv: string[], io: CliIo = defaultIo): Promis
   }
   const addr = (values.addr as string | undefined) ?? io.env.KEY_BILLING_ADDR ?? '127.0.0.1:50051';
   const token = adminToken(io.env);
-  const client = createRpcClient(KeyBillingAdminService, { addr, caller: 'admin-cli', ...(token ? { headers: { authorization: `Bearer ${token}` } } : {}) });
+  const client = createRpcClient(KeyBillingAdminService, {
+    addr,
+    caller: 'admin-cli',
+    ...(token ? { headers: { authorization: `Bearer ${token}` } } : {}),
+  });
   try {
     await command.run(client, values, io);
     return 0;

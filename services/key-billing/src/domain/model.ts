@@ -73,8 +73,7 @@ export interface LedgerEntry {
 
 /** Events key-billing publishes on `keys.v1`, written in the same transaction as the change. */
 export type KeyBillingEvent =
-  | { type: 'KeyRevoked'; keyId: string; teamId: string }
-  | { type: 'AccountBlocked'; teamId: string; blocked: boolean };
+  { type: 'KeyRevoked'; keyId: string; teamId: string } | { type: 'AccountBlocked'; teamId: string; blocked: boolean };
 
 /** One metered request, as consumed from `billing.usage.v1`. */
 export interface UsageRecord {

@@ -6,15 +6,24 @@ const credits = (n: number) => BigInt(n) * MICRO_PER_CREDIT;
 
 describe('renewalAmounts', () => {
   it('when overage was drawn, then it is invoiced and the balance is topped up to the included credits', () => {
-    expect(renewalAmounts({ balanceMicroCredits: -credits(30), includedMicroCredits: credits(100) })).toEqual({ overageInvoiced: credits(30), topUp: credits(100) });
+    expect(renewalAmounts({ balanceMicroCredits: -credits(30), includedMicroCredits: credits(100) })).toEqual({
+      overageInvoiced: credits(30),
+      topUp: credits(100),
+    });
   });
 
   it('when some included credits are left, then only the difference is added', () => {
-    expect(renewalAmounts({ balanceMicroCredits: credits(40), includedMicroCredits: credits(100) })).toEqual({ overageInvoiced: 0n, topUp: credits(60) });
+    expect(renewalAmounts({ balanceMicroCredits: credits(40), includedMicroCredits: credits(100) })).toEqual({
+      overageInvoiced: 0n,
+      topUp: credits(60),
+    });
   });
 
   it('when granted credits exceed the included amount, then they are kept and nothing is added', () => {
-    expect(renewalAmounts({ balanceMicroCredits: credits(250), includedMicroCredits: credits(100) })).toEqual({ overageInvoiced: 0n, topUp: 0n });
+    expect(renewalAmounts({ balanceMicroCredits: credits(250), includedMicroCredits: credits(100) })).toEqual({
+      overageInvoiced: 0n,
+      topUp: 0n,
+    });
   });
 });
 

@@ -48,7 +48,10 @@ describe('decideSpend', () => {
   });
 
   it('when a free team without granted credits calls a model directly, then it is 402 DIRECT_MODEL_REQUIRES_CREDITS', () => {
-    expect(denial(() => decideSpend(team(), 0n, true, none))).toMatchObject({ kind: 'PaymentRequired', reason: 'DIRECT_MODEL_REQUIRES_CREDITS' });
+    expect(denial(() => decideSpend(team(), 0n, true, none))).toMatchObject({
+      kind: 'PaymentRequired',
+      reason: 'DIRECT_MODEL_REQUIRES_CREDITS',
+    });
     expect(decideSpend(team(), 0n, true, { hasGrantedCredits: true })).toEqual({ overage: false });
   });
 
@@ -58,26 +61,56 @@ describe('decideSpend', () => {
   });
 
   it('when a paid team draws overage below the ceiling, then it is allowed as overage', () => {
-    const paid = team({ plan: 'paid', overageEnabled: true, paymentMethodVerified: true, overageCeilingMicroCredits: credits(100), balanceMicroCredits: -credits(50) });
+    const paid = team({
+      plan: 'paid',
+      overageEnabled: true,
+      paymentMethodVerified: true,
+      overageCeilingMicroCredits: credits(100),
+      balanceMicroCredits: -credits(50),
+    });
     expect(decideSpend(paid, credits(10), false, none)).toEqual({ overage: true });
   });
 
   it('when a paid team would cross its overage ceiling, then it is 403 CREDIT_CEILING_REACHED', () => {
-    const paid = team({ plan: 'paid', overageEnabled: true, paymentMethodVerified: true, overageCeilingMicroCredits: credits(100), balanceMicroCredits: -credits(95) });
-    expect(denial(() => decideSpend(paid, credits(10), false, none))).toMatchObject({ kind: 'PermissionDenied', reason: 'CREDIT_CEILING_REACHED' });
-    expect(denial(() => decideSpend({ ...paid, balanceMicroCredits: -credits(100) }, 0n, false, none))).toMatchObject({ reason: 'CREDIT_CEILING_REACHED' });
+    const paid = team({
+      plan: 'paid',
+      overageEnabled: true,
+      paymentMethodVerified: true,
+      overageCeilingMicroCredits: credits(100),
+      balanceMicroCredits: -credits(95),
+    });
+    expect(denial(() => decideSpend(paid, credits(10), false, none))).toMatchObject({
+      kind: 'PermissionDenied',
+      reason: 'CREDIT_CEILING_REACHED',
+    });
+    expect(denial(() => decideSpend({ ...paid, balanceMicroCredits: -credits(100) }, 0n, false, none))).toMatchObject({
+      reason: 'CREDIT_CEILING_REACHED',
+    });
   });
 
   it('when overage is enabled but no payment method is verified, then it is 403 CARD_REQUIRED', () => {
-    const paid = team({ plan: 'paid', overageEnabled: true, overageCeilingMicroCredits: credits(100), balanceMicroCredits: 0n });
-    expect(denial(() => decideSpend(paid, 1n, false, none))).toMatchObject({ kind: 'PermissionDenied', reason: 'CARD_REQUIRED' });
+    const paid = team({
+      plan: 'paid',
+      overageEnabled: true,
+      overageCeilingMicroCredits: credits(100),
+      balanceMicroCredits: 0n,
+    });
+    expect(denial(() => decideSpend(paid, 1n, false, none))).toMatchObject({
+      kind: 'PermissionDenied',
+      reason: 'CARD_REQUIRED',
+    });
   });
 
   it('when the balance covers part of the request, then the request is allowed and flagged as overage', () => {
-    expect(decideSpend(team({ plan: 'paid', balanceMicroCredits: credits(1) }), credits(2), false, none)).toEqual({ overage: true });
+    expect(decideSpend(team({ plan: 'paid', balanceMicroCredits: credits(1) }), credits(2), false, none)).toEqual({
+      overage: true,
+    });
   });
 
   it('when the account is blocked, then it is Unauthenticated ACCOUNT_BLOCKED', () => {
-    expect(denial(() => decideSpend(team({ blocked: true }), 0n, false, none))).toMatchObject({ kind: 'Unauthenticated', reason: 'ACCOUNT_BLOCKED' });
+    expect(denial(() => decideSpend(team({ blocked: true }), 0n, false, none))).toMatchObject({
+      kind: 'Unauthenticated',
+      reason: 'ACCOUNT_BLOCKED',
+    });
   });
 });

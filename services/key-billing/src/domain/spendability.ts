@@ -33,7 +33,11 @@ export function decideSpend(team: Team, estimate: bigint, directModel: boolean, 
   const balance = team.balanceMicroCredits;
 
   if (directModel && team.plan === 'free' && !context.hasGrantedCredits) {
-    throw billingDenial('PaymentRequired', R.DIRECT_MODEL_REQUIRES_CREDITS, 'Calling this model directly requires purchased credits.');
+    throw billingDenial(
+      'PaymentRequired',
+      R.DIRECT_MODEL_REQUIRES_CREDITS,
+      'Calling this model directly requires purchased credits.',
+    );
   }
   if (balance > 0n) return { overage: balance - cost < 0n };
   if (team.plan === 'free' || !team.overageEnabled) {
@@ -44,7 +48,11 @@ export function decideSpend(team: Team, estimate: bigint, directModel: boolean, 
   }
   const overageUsed = -balance;
   if (overageUsed >= team.overageCeilingMicroCredits || overageUsed + cost > team.overageCeilingMicroCredits) {
-    throw billingDenial('PermissionDenied', R.CREDIT_CEILING_REACHED, "Your plan's monthly overage ceiling is reached.");
+    throw billingDenial(
+      'PermissionDenied',
+      R.CREDIT_CEILING_REACHED,
+      "Your plan's monthly overage ceiling is reached.",
+    );
   }
   return { overage: true };
 }

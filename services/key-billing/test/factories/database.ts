@@ -5,7 +5,9 @@ import { createPrismaClient, type PrismaClient } from '../../src/adapters/prisma
 export const MIGRATIONS_DIR = path.resolve(__dirname, '../../prisma/migrations');
 
 /** A fresh key-billing schema with migrations applied, and a Prisma client on it. */
-export async function createKeyBillingDatabase(prefix = 'kb'): Promise<{ schema: TestSchema; prisma: PrismaClient; close(): Promise<void> }> {
+export async function createKeyBillingDatabase(
+  prefix = 'kb',
+): Promise<{ schema: TestSchema; prisma: PrismaClient; close(): Promise<void> }> {
   const schema = await createTestSchema(prefix);
   await applyMigrations(schema.url, MIGRATIONS_DIR);
   const prisma = createPrismaClient(schema.url, { maxConnections: 4 });

@@ -29,7 +29,10 @@ export function createInMemoryUnitOfWork(): UnitOfWork & { state: MemoryState } 
       },
       findById: async (id) => s().users.get(id) ?? null,
       findByEmail: async (email) => [...s().users.values()].find((u) => u.email === email) ?? null,
-      listByTeam: async (teamId) => s().members.filter((m) => m.teamId === teamId).map((m) => s().users.get(m.userId)!),
+      listByTeam: async (teamId) =>
+        s()
+          .members.filter((m) => m.teamId === teamId)
+          .map((m) => s().users.get(m.userId)!),
     },
     teams: {
       async create(team) {
@@ -76,7 +79,9 @@ export function createInMemoryUnitOfWork(): UnitOfWork & { state: MemoryState } 
         return key && key.teamId === teamId && !key.revokedAt ? { ...key } : null;
       },
       listActive: async (teamId) =>
-        [...s().keys.values()].filter((k) => k.teamId === teamId && !k.revokedAt).sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime()),
+        [...s().keys.values()]
+          .filter((k) => k.teamId === teamId && !k.revokedAt)
+          .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime()),
       async revoke(keyId, at) {
         s().keys.get(keyId)!.revokedAt = at;
       },
@@ -93,15 +98,26 @@ export function createInMemoryUnitOfWork(): UnitOfWork & { state: MemoryState } 
       async append(entry) {
         const team = s().teams.get(entry.teamId)!;
         team.balanceMicroCredits += entry.amountMicroCredits;
-        const row: LedgerEntry = { usageId: null, keyId: null, ...entry, balanceAfterMicroCredits: team.balanceMicroCredits };
+        const row: LedgerEntry = {
+          usageId: null,
+          keyId: null,
+          ...entry,
+          balanceAfterMicroCredits: team.balanceMicroCredits,
+        };
         s().ledger.push(row);
         return { ...row };
       },
       hasUsage: async (usageId) => s().ledger.some((e) => e.usageId === usageId),
       hasGrant: async (teamId) => s().ledger.some((e) => e.teamId === teamId && e.kind === 'grant'),
       usageSince: async (teamId, since) =>
-        -s().ledger.filter((e) => e.teamId === teamId && e.kind === 'usage' && e.createdAt >= since).reduce((sum, e) => sum + e.amountMicroCredits, 0n),
-      recent: async (teamId, limit) => s().ledger.filter((e) => e.teamId === teamId).reverse().slice(0, limit),
+        -s()
+          .ledger.filter((e) => e.teamId === teamId && e.kind === 'usage' && e.createdAt >= since)
+          .reduce((sum, e) => sum + e.amountMicroCredits, 0n),
+      recent: async (teamId, limit) =>
+        s()
+          .ledger.filter((e) => e.teamId === teamId)
+          .reverse()
+          .slice(0, limit),
     },
     renewals: {
       async claim(teamId, month) {
@@ -133,7 +149,16 @@ export function createInMemoryUnitOfWork(): UnitOfWork & { state: MemoryState } 
 }
 
 function emptyState(): MemoryState {
-  return { users: new Map(), teams: new Map(), members: [], sessions: new Map(), keys: new Map(), ledger: [], renewals: new Set(), events: [] };
+  return {
+    users: new Map(),
+    teams: new Map(),
+    members: [],
+    sessions: new Map(),
+    keys: new Map(),
+    ledger: [],
+    renewals: new Set(),
+    events: [],
+  };
 }
 
 function clone<T extends object>(value: T | undefined): T | null {

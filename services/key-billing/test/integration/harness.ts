@@ -1,6 +1,6 @@
 import type { Client } from '@connectrpc/connect';
 import { AppError } from '@whetstone/errors';
-import { KeyBillingAdminService, KeyBillingService } from '@whetstone/proto/src/gen/whetstone/keybilling/v1/key_billing_pb';
+import { KeyBillingAdminService, KeyBillingService } from '@whetstone/proto/keybilling/v1';
 import { createLogger, createServiceMetrics, startMetricsServer } from '@whetstone/telemetry';
 import { prismaOutbox } from '../../src/adapters/prisma-outbox';
 import { createPrismaUnitOfWork } from '../../src/adapters/prisma.repositories';

@@ -19,7 +19,16 @@ describe('ledger on real Postgres', () => {
 
   it('when the same usage is delivered concurrently, then exactly one debit is written and the cached balance equals the ledger sum', async () => {
     const { team } = await signUp(deps, { email: 'race@example.com', password: 'password1' });
-    const usage = { usageId: 'inf-race', teamId: team.id, keyId: '', model: 'm', inputTokens: 3n, outputTokens: 4n, costMicroCredits: 2_500n, occurredAt: new Date() };
+    const usage = {
+      usageId: 'inf-race',
+      teamId: team.id,
+      keyId: '',
+      model: 'm',
+      inputTokens: 3n,
+      outputTokens: 4n,
+      costMicroCredits: 2_500n,
+      occurredAt: new Date(),
+    };
     const outcomes = await Promise.all([1, 2, 3, 4].map(() => recordUsage(deps, usage)));
     expect(outcomes.filter((o) => o === 'debited')).toHaveLength(1);
     expect(outcomes.filter((o) => o === 'duplicate')).toHaveLength(3);
@@ -33,7 +42,16 @@ describe('ledger on real Postgres', () => {
   });
 
   it('when usage names an unknown team, then nothing is written', async () => {
-    const outcome = await recordUsage(deps, { usageId: 'inf-ghost', teamId: '00000000-0000-4000-8000-000000000000', keyId: '', model: 'm', inputTokens: 1n, outputTokens: 1n, costMicroCredits: 1n, occurredAt: new Date() });
+    const outcome = await recordUsage(deps, {
+      usageId: 'inf-ghost',
+      teamId: '00000000-0000-4000-8000-000000000000',
+      keyId: '',
+      model: 'm',
+      inputTokens: 1n,
+      outputTokens: 1n,
+      costMicroCredits: 1n,
+      occurredAt: new Date(),
+    });
     expect(outcome).toBe('unknown_team');
     expect(await db.prisma.ledgerEntry.count({ where: { usageId: 'inf-ghost' } })).toBe(0);
   });

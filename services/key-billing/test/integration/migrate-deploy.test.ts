@@ -18,10 +18,22 @@ describe('prisma migrate deploy through tools/prisma/cli.ts', () => {
     expect(first.status).toBe(0);
 
     const tables = await withClient(schema.serverUrl, (c) =>
-      c.query<{ table_name: string }>('SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name', [schema.name]),
+      c.query<{ table_name: string }>(
+        'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name',
+        [schema.name],
+      ),
     );
     expect(tables.rows.map((r) => r.table_name)).toEqual(
-      expect.arrayContaining(['_prisma_migrations', 'api_keys', 'ledger_entries', 'plan_renewals', 'sessions', 'team_members', 'teams', 'users']),
+      expect.arrayContaining([
+        '_prisma_migrations',
+        'api_keys',
+        'ledger_entries',
+        'plan_renewals',
+        'sessions',
+        'team_members',
+        'teams',
+        'users',
+      ]),
     );
 
     const second = runPrisma(SERVICE_DIR, ['migrate', 'deploy'], env, true);
@@ -31,7 +43,9 @@ describe('prisma migrate deploy through tools/prisma/cli.ts', () => {
 
   it('when the schema matches the migrations, then `migrate diff` (shadow database) writes nothing and leaves no shadow database behind', async () => {
     const shadows = () =>
-      withClient(schema.serverUrl, (c) => c.query<{ n: string }>("SELECT count(*) AS n FROM pg_database WHERE datname LIKE 'prisma_shadow_%'")).then((r) => Number(r.rows[0]!.n));
+      withClient(schema.serverUrl, (c) =>
+        c.query<{ n: string }>("SELECT count(*) AS n FROM pg_database WHERE datname LIKE 'prisma_shadow_%'"),
+      ).then((r) => Number(r.rows[0]!.n));
     const before = await shadows();
     expect(createMigration(SERVICE_DIR, 'unused', { ...process.env, DATABASE_URL: schema.url })).toBeNull();
     expect(await shadows()).toBe(before);

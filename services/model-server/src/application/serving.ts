@@ -76,7 +76,10 @@ export class ModelServing {
       return { status: 'ready' };
     }
     if (!ref.bucket || !ref.key) {
-      throw errors.notFound('MODEL_NOT_FOUND', `Model '${ref.modelId}' is not a built-in model and no bundle location was given.`);
+      throw errors.notFound(
+        'MODEL_NOT_FOUND',
+        `Model '${ref.modelId}' is not a built-in model and no bundle location was given.`,
+      );
     }
     this.cache.startWarming(ref.modelId);
     const started = Date.now();
@@ -85,10 +88,16 @@ export class ModelServing {
       .then((bytes) => {
         const model = this.deps.loader.fromBundle(bytes);
         const evicted = this.cache.ready(ref.modelId, model, bytes.byteLength * 3);
-        this.deps.logger.info({ modelId: ref.modelId, bytes: bytes.byteLength, ms: Date.now() - started, evicted }, 'model ready');
+        this.deps.logger.info(
+          { modelId: ref.modelId, bytes: bytes.byteLength, ms: Date.now() - started, evicted },
+          'model ready',
+        );
       })
       .catch((err: unknown) => {
-        const reason = err instanceof AppError ? err.message : `could not load the model bundle: ${err instanceof Error ? err.message : String(err)}`;
+        const reason =
+          err instanceof AppError
+            ? err.message
+            : `could not load the model bundle: ${err instanceof Error ? err.message : String(err)}`;
         this.cache.failed(ref.modelId, reason);
         this.deps.logger.warn({ modelId: ref.modelId, reason }, 'model failed to load');
       })
@@ -109,7 +118,12 @@ export class ModelServing {
   }
 
   list(): { modelId: string; status: ModelStatus; bytes: number; reason?: string }[] {
-    return [...this.cache.list(), ...this.decoders.list()].map((e) => ({ modelId: e.id, status: e.status, bytes: e.bytes, ...(e.reason ? { reason: e.reason } : {}) }));
+    return [...this.cache.list(), ...this.decoders.list()].map((e) => ({
+      modelId: e.id,
+      status: e.status,
+      bytes: e.bytes,
+      ...(e.reason ? { reason: e.reason } : {}),
+    }));
   }
 
   get budgetBytes(): number {
@@ -118,7 +132,10 @@ export class ModelServing {
 
   /** Streams a decoder's reply; the decoder is loaded on first use (adapters load in milliseconds). */
   async generate(ref: ModelRef, messages: ChatTurn[], options: GenerateOptions): Promise<GenerateStream> {
-    if (!messages.length) throw errors.invalid(Reasons.VALIDATION_FAILED, 'Give at least one message.', [{ field: 'messages', message: 'must not be empty' }]);
+    if (!messages.length)
+      throw errors.invalid(Reasons.VALIDATION_FAILED, 'Give at least one message.', [
+        { field: 'messages', message: 'must not be empty' },
+      ]);
     let decoder = this.decoders.get(ref.modelId)?.model;
     if (!decoder) {
       let loading = this.decodersLoading.get(ref.modelId);
@@ -135,7 +152,10 @@ export class ModelServing {
       try {
         decoder = await loading;
       } catch (err) {
-        throw errors.precondition(Reasons.MODEL_NOT_SERVABLE, `Decoder '${ref.modelId}' could not be loaded: ${err instanceof Error ? err.message : String(err)}`);
+        throw errors.precondition(
+          Reasons.MODEL_NOT_SERVABLE,
+          `Decoder '${ref.modelId}' could not be loaded: ${err instanceof Error ? err.message : String(err)}`,
+        );
       }
     }
     const stream = decoder.generate(messages, {
@@ -160,16 +180,35 @@ export class ModelServing {
   }
 
   /** Runs extraction; MODEL_WARMING (425 at the edge) while the model loads, a load starts on first use. */
-  extract(ref: ModelRef, texts: string[], schema: unknown, options: PredictOptions): { results: ExtractionResult[]; inputTokens: number } {
-    if (texts.length === 0 || texts.length > MAX_TEXTS) throw errors.invalid(Reasons.VALIDATION_FAILED, `Give 1 to ${MAX_TEXTS} texts.`, [{ field: 'texts', message: `must hold 1 to ${MAX_TEXTS} strings` }]);
+  extract(
+    ref: ModelRef,
+    texts: string[],
+    schema: unknown,
+    options: PredictOptions,
+  ): { results: ExtractionResult[]; inputTokens: number } {
+    if (texts.length === 0 || texts.length > MAX_TEXTS)
+      throw errors.invalid(Reasons.VALIDATION_FAILED, `Give 1 to ${MAX_TEXTS} texts.`, [
+        { field: 'texts', message: `must hold 1 to ${MAX_TEXTS} strings` },
+      ]);
     let entry = this.cache.get(ref.modelId);
     if (!entry || entry.status === 'failed') {
-      if (entry?.status === 'failed' && !ref.key) throw errors.precondition(Reasons.MODEL_NOT_SERVABLE, `Model '${ref.modelId}' failed to load: ${entry.reason ?? 'unknown reason'}`);
+      if (entry?.status === 'failed' && !ref.key)
+        throw errors.precondition(
+          Reasons.MODEL_NOT_SERVABLE,
+          `Model '${ref.modelId}' failed to load: ${entry.reason ?? 'unknown reason'}`,
+        );
       this.load(ref);
       entry = this.cache.get(ref.modelId);
     }
-    if (!entry || entry.status === 'warming') throw new AppError('TooEarly', Reasons.MODEL_WARMING, `Model '${ref.modelId}' is loading; retry shortly.`, { retryAfterSeconds: WARMING_RETRY_SECONDS });
-    if (entry.status === 'failed' || !entry.model) throw errors.precondition(Reasons.MODEL_NOT_SERVABLE, `Model '${ref.modelId}' failed to load: ${entry.reason ?? 'unknown reason'}`);
+    if (!entry || entry.status === 'warming')
+      throw new AppError('TooEarly', Reasons.MODEL_WARMING, `Model '${ref.modelId}' is loading; retry shortly.`, {
+        retryAfterSeconds: WARMING_RETRY_SECONDS,
+      });
+    if (entry.status === 'failed' || !entry.model)
+      throw errors.precondition(
+        Reasons.MODEL_NOT_SERVABLE,
+        `Model '${ref.modelId}' failed to load: ${entry.reason ?? 'unknown reason'}`,
+      );
     const model = entry.model;
     try {
       const results = texts.map((t) => model.extract(t, schema as never, options));
@@ -177,7 +216,11 @@ export class ModelServing {
       return { results, inputTokens };
     } catch (err) {
       if (err instanceof SchemaError) {
-        throw errors.invalid(Reasons.VALIDATION_FAILED, `Invalid schema: ${err.message}`, err.issues.map((i) => ({ field: i.field, message: i.message })));
+        throw errors.invalid(
+          Reasons.VALIDATION_FAILED,
+          `Invalid schema: ${err.message}`,
+          err.issues.map((i) => ({ field: i.field, message: i.message })),
+        );
       }
       throw err;
     }

@@ -70,7 +70,9 @@ export class ModelCache<M> {
 
   private evict(keep: string): string[] {
     const evicted: string[] = [];
-    const candidates = [...this.entries.values()].filter((e) => e.id !== keep && !e.pinned && e.status !== 'warming').sort((a, b) => a.lastUsed - b.lastUsed);
+    const candidates = [...this.entries.values()]
+      .filter((e) => e.id !== keep && !e.pinned && e.status !== 'warming')
+      .sort((a, b) => a.lastUsed - b.lastUsed);
     while (this.usedBytes() > this.budgetBytes && candidates.length) {
       const victim = candidates.shift()!;
       this.entries.delete(victim.id);

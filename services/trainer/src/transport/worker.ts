@@ -1,7 +1,7 @@
 import type { Client } from '@connectrpc/connect';
 import type { BlobStore } from '@whetstone/blobs';
 import { DECODER_BASE, trainDecoderLora, trainModel, type CanonicalRow, type LeasedJobLike } from './deps';
-import type { TrainerService } from '@whetstone/proto/src/gen/whetstone/training/v1/training_pb';
+import type { TrainerService } from '@whetstone/proto/training/v1';
 
 export interface Logger {
   info(obj: object, msg: string): void;
@@ -19,7 +19,11 @@ export interface WorkerDeps {
 const readJsonl = async (blobs: BlobStore, bucket: string, key: string): Promise<CanonicalRow[]> => {
   const chunks: Buffer[] = [];
   for await (const chunk of await blobs.get(bucket, key)) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as CanonicalRow);
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as CanonicalRow);
 };
 
 const readBytes = async (blobs: BlobStore, bucket: string, key: string): Promise<Uint8Array> => {
@@ -43,10 +47,18 @@ export class Worker {
     while (!this.stopping) {
       let job: LeasedJobLike | undefined;
       try {
-        job = (await this.deps.orchestrator.leaseJob({ trainerId: this.deps.trainerId, waitMs: 5_000 }, { timeoutMs: 15_000 })).job;
+        job = (
+          await this.deps.orchestrator.leaseJob(
+            { trainerId: this.deps.trainerId, waitMs: 5_000 },
+            { timeoutMs: 15_000 },
+          )
+        ).job;
       } catch (err) {
         // Expected while the orchestrator starts or restarts: one line, no stack.
-        this.deps.logger.warn({ reason: err instanceof Error ? err.message : String(err) }, 'could not reach the orchestrator; retrying');
+        this.deps.logger.warn(
+          { reason: err instanceof Error ? err.message : String(err) },
+          'could not reach the orchestrator; retrying',
+        );
         await new Promise((r) => setTimeout(r, 1_000));
         continue;
       }
@@ -77,13 +89,16 @@ export class Worker {
     const log = (level: 'info' | 'warn' | 'error', message: string) => {
       pending.push({ level, message });
     };
-    const beat = setInterval(() => {
-      void orchestrator.heartbeat(lease).then(
-        (r) => r.cancel && controller.abort(),
-        () => undefined,
-      );
-      void flushLogs();
-    }, Math.max(500, Math.min(5_000, job.leaseMs / 4)));
+    const beat = setInterval(
+      () => {
+        void orchestrator.heartbeat(lease).then(
+          (r) => r.cancel && controller.abort(),
+          () => undefined,
+        );
+        void flushLogs();
+      },
+      Math.max(500, Math.min(5_000, job.leaseMs / 4)),
+    );
     const started = Date.now();
     logger.info({ jobId: job.jobId, attempt: job.attempt }, 'training job leased');
     try {
@@ -91,25 +106,58 @@ export class Worker {
       const train = (await Promise.all(job.trainKeys.map((k) => readJsonl(blobs, job.datasetBucket, k)))).flat();
       const heldout = (await Promise.all(job.heldoutKeys.map((k) => readJsonl(blobs, job.datasetBucket, k)))).flat();
       const resumeFrom = job.resumeKey ? await readBytes(blobs, job.artifactBucket, job.resumeKey) : undefined;
-      log('info', `${train.length} training rows, ${heldout.length} held-out rows${resumeFrom ? `; resuming from ${job.resumeKey.split('/').slice(-2).join('/')}` : ''}`);
+      log(
+        'info',
+        `${train.length} training rows, ${heldout.length} held-out rows${resumeFrom ? `; resuming from ${job.resumeKey.split('/').slice(-2).join('/')}` : ''}`,
+      );
       let lastProgress = 0;
       const hooks = {
         ...(resumeFrom ? { resumeFrom } : {}),
         signal: controller.signal,
         onLog: log,
-        onProgress: (p: { step: number; totalSteps: number; epoch: number; loss: number; learningRate: number; examplesPerSecond: number; etaSeconds: number }) => {
+        onProgress: (p: {
+          step: number;
+          totalSteps: number;
+          epoch: number;
+          loss: number;
+          learningRate: number;
+          examplesPerSecond: number;
+          etaSeconds: number;
+        }) => {
           const now = Date.now();
           if (now - lastProgress < 250 && p.step < p.totalSteps) return;
           lastProgress = now;
-          log('info', `step ${p.step}/${p.totalSteps} epoch ${p.epoch} loss ${p.loss.toFixed(4)} ${p.examplesPerSecond} examples/s ETA ${p.etaSeconds}s`);
+          log(
+            'info',
+            `step ${p.step}/${p.totalSteps} epoch ${p.epoch} loss ${p.loss.toFixed(4)} ${p.examplesPerSecond} examples/s ETA ${p.etaSeconds}s`,
+          );
           void orchestrator
-            .reportProgress({ ...lease, step: BigInt(p.step), totalSteps: BigInt(p.totalSteps), epoch: p.epoch, loss: p.loss, learningRate: p.learningRate, examplesPerSecond: p.examplesPerSecond, etaSeconds: p.etaSeconds })
-            .then((r) => r.cancel && controller.abort(), () => undefined);
+            .reportProgress({
+              ...lease,
+              step: BigInt(p.step),
+              totalSteps: BigInt(p.totalSteps),
+              epoch: p.epoch,
+              loss: p.loss,
+              learningRate: p.learningRate,
+              examplesPerSecond: p.examplesPerSecond,
+              etaSeconds: p.etaSeconds,
+            })
+            .then(
+              (r) => r.cancel && controller.abort(),
+              () => undefined,
+            );
         },
         onCheckpoint: async (c: { id: string; type: 'training' | 'sampler'; step: number; bytes: Uint8Array }) => {
           const key = `${job.artifactPrefix}checkpoints/${c.id.replace('/', '-')}.ckpt`;
           const stored = await blobs.put(job.artifactBucket, key, Buffer.from(c.bytes));
-          const res = await orchestrator.putCheckpoint({ ...lease, checkpointId: c.id, checkpointType: c.type, step: BigInt(c.step), key, sizeBytes: BigInt(stored.size) });
+          const res = await orchestrator.putCheckpoint({
+            ...lease,
+            checkpointId: c.id,
+            checkpointType: c.type,
+            step: BigInt(c.step),
+            key,
+            sizeBytes: BigInt(stored.size),
+          });
           if (res.cancel) controller.abort();
         },
       };
@@ -117,14 +165,35 @@ export class Worker {
       // Decoders fine-tune with LoRA only, on chat rows; extraction models on canonical rows.
       const result =
         job.baseModel === DECODER_BASE
-          ? await trainDecoderLora({ train, heldout, hyperparameters: { ...hyperparameters, batchSize: 4, loraRank: 4 }, ...hooks })
-          : await trainModel({ baseModel: job.baseModel, trainingType: job.trainingType === 'full' ? 'full' : 'lora', train, heldout, hyperparameters, ...hooks });
+          ? await trainDecoderLora({
+              train,
+              heldout,
+              hyperparameters: { ...hyperparameters, batchSize: 4, loraRank: 4 },
+              ...hooks,
+            })
+          : await trainModel({
+              baseModel: job.baseModel,
+              trainingType: job.trainingType === 'full' ? 'full' : 'lora',
+              train,
+              heldout,
+              hyperparameters,
+              ...hooks,
+            });
       await flushLogs();
       const key = `${job.artifactPrefix}model.bundle`;
       const stored = await blobs.put(job.artifactBucket, key, Buffer.from(result.bundle));
       const exampleEpochs = train.length * job.nrEpochs;
-      await orchestrator.completeJob({ ...lease, artifactKey: key, artifactSize: BigInt(stored.size), metrics: result.metrics as never, exampleEpochs: BigInt(exampleEpochs) });
-      logger.info({ jobId: job.jobId, metrics: result.metrics, seconds: (Date.now() - started) / 1000 }, 'training job complete');
+      await orchestrator.completeJob({
+        ...lease,
+        artifactKey: key,
+        artifactSize: BigInt(stored.size),
+        metrics: result.metrics as never,
+        exampleEpochs: BigInt(exampleEpochs),
+      });
+      logger.info(
+        { jobId: job.jobId, metrics: result.metrics, seconds: (Date.now() - started) / 1000 },
+        'training job complete',
+      );
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       if (controller.signal.aborted) {

@@ -1,10 +1,10 @@
 import { create } from '@bufbuild/protobuf';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import type { Client } from '@connectrpc/connect';
-import { encodeEvent } from '@whetstone/events';
-import { DatasetService } from '@whetstone/proto/src/gen/whetstone/dataset/v1/dataset_pb';
-import { UsageRecordedSchema } from '@whetstone/proto/src/gen/whetstone/inference/v1/events_pb';
-import { KeyBillingService } from '@whetstone/proto/src/gen/whetstone/keybilling/v1/key_billing_pb';
+import { encodeEvent, Topics } from '@whetstone/events';
+import { DatasetService } from '@whetstone/proto/dataset/v1';
+import { UsageRecordedSchema } from '@whetstone/proto/inference/v1';
+import { KeyBillingService } from '@whetstone/proto/keybilling/v1';
 import type { Billing, DatasetResolver } from '../application/training';
 import type { PrismaClient } from '../generated/prisma/client';
 
@@ -13,7 +13,14 @@ export function datasetsOverRpc(client: Client<typeof DatasetService>): DatasetR
   return {
     async resolve(teamId, name) {
       const res = await client.resolveForTraining({ teamId, datasetName: name });
-      return { name, version_number: res.version?.versionNumber ?? 0, size: res.version?.size ?? 0, bucket: res.bucket, train_key: res.trainKey, heldout_key: res.heldoutKey };
+      return {
+        name,
+        version_number: res.version?.versionNumber ?? 0,
+        size: res.version?.size ?? 0,
+        bucket: res.bucket,
+        train_key: res.trainKey,
+        heldout_key: res.heldoutKey,
+      };
     },
   };
 }
@@ -26,12 +33,29 @@ export function billingOverRpc(client: Client<typeof KeyBillingService>, prisma:
     },
     async recordTrainingUsage(job, cost, exampleEpochs) {
       const row = encodeEvent(
-        'billing.usage.v1',
+        Topics.billingUsage,
         UsageRecordedSchema,
-        create(UsageRecordedSchema, { usageId: `training:${job.id}`, teamId: job.teamId, keyId: job.keyId, model: job.rootBaseModel, inputTokens: BigInt(exampleEpochs), outputTokens: 0n, costMicroCredits: cost, occurredAt: timestampFromDate(new Date()) }),
+        create(UsageRecordedSchema, {
+          usageId: `training:${job.id}`,
+          teamId: job.teamId,
+          keyId: job.keyId,
+          model: job.rootBaseModel,
+          inputTokens: BigInt(exampleEpochs),
+          outputTokens: 0n,
+          costMicroCredits: cost,
+          occurredAt: timestampFromDate(new Date()),
+        }),
         job.teamId,
       );
-      await prisma.outboxEvent.create({ data: { topic: row.topic, key: row.key, type: row.type, payload: Buffer.from(row.payload), headers: row.headers } });
+      await prisma.outboxEvent.create({
+        data: {
+          topic: row.topic,
+          key: row.key,
+          type: row.type,
+          payload: Buffer.from(row.payload),
+          headers: row.headers,
+        },
+      });
     },
   };
 }

@@ -11,12 +11,21 @@ function startHub() {
     req.on('end', () => {
       seen.push({ path: req.url ?? '', auth: req.headers.authorization, body });
       if (req.headers.authorization !== 'Bearer hf_good_token') return void res.writeHead(401).end();
-      if (req.url === '/api/repos/create') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ commitOid: 'abc123', commitUrl: 'x' }));
+      if (req.url === '/api/repos/create')
+        return void res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ commitOid: 'abc123', commitUrl: 'x' }));
     });
   });
   return new Promise<{ url: string; seen: typeof seen; close: () => Promise<void> }>((resolve) =>
-    server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, close: () => new Promise((r) => server.close(() => r())) })),
+    server.listen(0, '127.0.0.1', () =>
+      resolve({
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        seen,
+        close: () => new Promise((r) => server.close(() => r())),
+      }),
+    ),
   );
 }
 
@@ -26,7 +35,15 @@ describe('hfHub against a local hub server', () => {
   it('refuses a loopback hub unless the operator allows private networks, without calling it', async () => {
     const hub = await startHub();
     try {
-      await expect(hfHub({ baseUrl: hub.url, allowPrivateNetworks: false }).push({ repoId: 'acme/ner', token: 'hf_good_token', private: false, files, message: 'm' })).rejects.toMatchObject({ reason: 'HUB_TARGET_FORBIDDEN' });
+      await expect(
+        hfHub({ baseUrl: hub.url, allowPrivateNetworks: false }).push({
+          repoId: 'acme/ner',
+          token: 'hf_good_token',
+          private: false,
+          files,
+          message: 'm',
+        }),
+      ).rejects.toMatchObject({ reason: 'HUB_TARGET_FORBIDDEN' });
       expect(hub.seen).toEqual([]);
     } finally {
       await hub.close();
@@ -36,13 +53,37 @@ describe('hfHub against a local hub server', () => {
   it('creates the repo and commits the files with the token as a bearer header when allowed', async () => {
     const hub = await startHub();
     try {
-      const out = await hfHub({ baseUrl: hub.url, allowPrivateNetworks: true }).push({ repoId: 'acme/ner', token: 'hf_good_token', private: true, files, message: 'upload' });
+      const out = await hfHub({ baseUrl: hub.url, allowPrivateNetworks: true }).push({
+        repoId: 'acme/ner',
+        token: 'hf_good_token',
+        private: true,
+        files,
+        message: 'upload',
+      });
       expect(out).toEqual({ url: `${hub.url}/acme/ner`, commit: 'abc123' });
       expect(hub.seen.map((s) => s.path)).toEqual(['/api/repos/create', '/api/models/acme/ner/commit/main']);
-      expect(JSON.parse(hub.seen[0]!.body)).toEqual({ type: 'model', name: 'ner', organization: 'acme', private: true });
-      const lines = hub.seen[1]!.body.trim().split('\n').map((l) => JSON.parse(l) as { key: string; value: { path?: string; content?: string } });
-      expect(lines[1]).toEqual({ key: 'file', value: { path: 'model.whetstone-bundle', encoding: 'base64', content: 'AQID' } });
-      await expect(hfHub({ baseUrl: hub.url, allowPrivateNetworks: true }).push({ repoId: 'acme/ner', token: 'hf_bad_token', private: false, files, message: 'm' })).rejects.toMatchObject({ fieldErrors: [expect.objectContaining({ field: 'hub_token' })] });
+      expect(JSON.parse(hub.seen[0]!.body)).toEqual({
+        type: 'model',
+        name: 'ner',
+        organization: 'acme',
+        private: true,
+      });
+      const lines = hub.seen[1]!.body.trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { key: string; value: { path?: string; content?: string } });
+      expect(lines[1]).toEqual({
+        key: 'file',
+        value: { path: 'model.whetstone-bundle', encoding: 'base64', content: 'AQID' },
+      });
+      await expect(
+        hfHub({ baseUrl: hub.url, allowPrivateNetworks: true }).push({
+          repoId: 'acme/ner',
+          token: 'hf_bad_token',
+          private: false,
+          files,
+          message: 'm',
+        }),
+      ).rejects.toMatchObject({ fieldErrors: [expect.objectContaining({ field: 'hub_token' })] });
     } finally {
       await hub.close();
     }

@@ -16,32 +16,78 @@ export function hfHub(options: { baseUrl: string; allowPrivateNetworks: boolean;
   const guard = async () => {
     const host = new URL(base).hostname.replace(/^\[|\]$/g, '');
     const addresses = await lookup(host, { all: true }).catch(() => []);
-    if (!addresses.length) throw errors.unavailable(Reasons.DEPENDENCY_UNAVAILABLE, `The model hub host '${host}' does not resolve.`);
+    if (!addresses.length)
+      throw errors.unavailable(Reasons.DEPENDENCY_UNAVAILABLE, `The model hub host '${host}' does not resolve.`);
     if (!options.allowPrivateNetworks && addresses.some((a) => isNonPublicAddress(a.address))) {
-      throw new AppError('PermissionDenied', 'HUB_TARGET_FORBIDDEN', `The configured model hub resolves to a private, loopback or link-local address; the operator must allow private networks (HUB_ALLOW_PRIVATE_NETWORKS) to push there.`);
+      throw new AppError(
+        'PermissionDenied',
+        'HUB_TARGET_FORBIDDEN',
+        `The configured model hub resolves to a private, loopback or link-local address; the operator must allow private networks (HUB_ALLOW_PRIVATE_NETWORKS) to push there.`,
+      );
     }
   };
   const call = async (path: string, init: RequestInit & { token: string }) => {
     const { token, ...rest } = init;
-    const res = await fetch(`${base}${path}`, { ...rest, redirect: 'manual', signal: AbortSignal.timeout(options.timeoutMs ?? 60_000), headers: { ...(rest.headers as Record<string, string>), authorization: `Bearer ${token}` } }).catch((err: unknown) => {
-      throw errors.unavailable(Reasons.DEPENDENCY_UNAVAILABLE, `The model hub could not be reached: ${err instanceof Error ? err.message : String(err)}`);
+    const res = await fetch(`${base}${path}`, {
+      ...rest,
+      redirect: 'manual',
+      signal: AbortSignal.timeout(options.timeoutMs ?? 60_000),
+      headers: { ...(rest.headers as Record<string, string>), authorization: `Bearer ${token}` },
+    }).catch((err: unknown) => {
+      throw errors.unavailable(
+        Reasons.DEPENDENCY_UNAVAILABLE,
+        `The model hub could not be reached: ${err instanceof Error ? err.message : String(err)}`,
+      );
     });
-    if (res.status >= 300 && res.status < 400) throw new AppError('PermissionDenied', 'HUB_TARGET_FORBIDDEN', 'The model hub answered with a redirect, which is not followed.');
-    if (res.status === 401 || res.status === 403) throw errors.invalid(Reasons.VALIDATION_FAILED, `The hub rejected the token (${res.status}): it needs write access to the repository.`, [{ field: 'hub_token', message: `rejected by the hub (${res.status})` }]);
+    if (res.status >= 300 && res.status < 400)
+      throw new AppError(
+        'PermissionDenied',
+        'HUB_TARGET_FORBIDDEN',
+        'The model hub answered with a redirect, which is not followed.',
+      );
+    if (res.status === 401 || res.status === 403)
+      throw errors.invalid(
+        Reasons.VALIDATION_FAILED,
+        `The hub rejected the token (${res.status}): it needs write access to the repository.`,
+        [{ field: 'hub_token', message: `rejected by the hub (${res.status})` }],
+      );
     return res;
   };
   return {
     async push({ repoId, token, private: isPrivate, files, message }) {
       await guard();
       const [organization, name] = repoId.split('/') as [string, string];
-      const created = await call('/api/repos/create', { method: 'POST', token, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ type: 'model', name, organization, private: isPrivate }) });
-      if (!created.ok && created.status !== 409) throw errors.unavailable(Reasons.DEPENDENCY_UNAVAILABLE, `The model hub could not create ${repoId} (${created.status}).`);
+      const created = await call('/api/repos/create', {
+        method: 'POST',
+        token,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ type: 'model', name, organization, private: isPrivate }),
+      });
+      if (!created.ok && created.status !== 409)
+        throw errors.unavailable(
+          Reasons.DEPENDENCY_UNAVAILABLE,
+          `The model hub could not create ${repoId} (${created.status}).`,
+        );
       const lines = [
         JSON.stringify({ key: 'header', value: { summary: message, description: '' } }),
-        ...files.map((f) => JSON.stringify({ key: 'file', value: { path: f.path, encoding: 'base64', content: Buffer.from(f.bytes).toString('base64') } })),
+        ...files.map((f) =>
+          JSON.stringify({
+            key: 'file',
+            value: { path: f.path, encoding: 'base64', content: Buffer.from(f.bytes).toString('base64') },
+          }),
+        ),
       ];
-      const commit = await call(`/api/models/${repoId}/commit/main`, { method: 'POST', token, headers: { 'content-type': 'application/x-ndjson' }, body: `${lines.join('\n')}\n` });
-      if (!commit.ok) throw errors.unavailable(Reasons.DEPENDENCY_UNAVAILABLE, `The model hub refused the upload to ${repoId} (${commit.status}).`);
+      const commit = await call(`/api/models/${repoId}/commit/main`, {
+        method: 'POST',
+        token,
+        headers: { 'content-type': 'application/x-ndjson' },
+        body: `${lines.join('\n')}\n`,
+      });
+      if (!commit.ok)
+        throw errors.unavailable(
+          Reasons.DEPENDENCY_UNAVAILABLE,
+          `The model hub refused the upload to ${repoId} (${commit.status}).`,
+        );
       const body = (await commit.json().catch(() => ({}))) as { commitOid?: string; commitUrl?: string };
       return { url: `${base}/${repoId}`, commit: body.commitOid ?? '' };
     },

@@ -1,11 +1,12 @@
 import { create } from '@bufbuild/protobuf';
-import { encodeEvent } from '@whetstone/events';
-import { JobDeletedSchema, JobStatusChangedSchema } from '@whetstone/proto/src/gen/whetstone/training/v1/events_pb';
+import { encodeEvent, Topics } from '@whetstone/events';
+import { timestampNow } from '@bufbuild/protobuf/wkt';
+import { JobDeletedSchema, JobStatus as PbJobStatus, JobStatusChangedSchema } from '@whetstone/proto/training/v1';
 import type { CheckpointRow, DatasetSplit, EvaluationRow, JobRow, JobStore, LogRow } from '../application/training';
 import { ARTIFACTS_BUCKET, MAX_ATTEMPTS, type JobStatus } from '../domain/job';
 import { Prisma, type PrismaClient } from '../generated/prisma/client';
 
-export const JOBS_TOPIC = 'training.jobs.v1';
+export const JOBS_TOPIC = Topics.trainingJobs;
 
 type Tx = Prisma.TransactionClient;
 type JobModel = Prisma.JobGetPayload<object>;
@@ -51,16 +52,42 @@ const toCheckpoint = (c: Prisma.CheckpointGetPayload<object>): CheckpointRow => 
 });
 
 async function emit(tx: Tx, row: ReturnType<typeof encodeEvent>): Promise<void> {
-  await tx.outboxEvent.create({ data: { topic: row.topic, key: row.key, type: row.type, payload: Buffer.from(row.payload), headers: row.headers } });
+  await tx.outboxEvent.create({
+    data: { topic: row.topic, key: row.key, type: row.type, payload: Buffer.from(row.payload), headers: row.headers },
+  });
 }
 
-async function statusChanged(tx: Tx, job: { id: string; teamId: string; artifactKey: string | null }, from: string, to: JobStatus): Promise<void> {
+const PB_STATUS: Record<string, PbJobStatus> = {
+  requested: PbJobStatus.REQUESTED,
+  running: PbJobStatus.RUNNING,
+  complete: PbJobStatus.COMPLETE,
+  failed: PbJobStatus.FAILED,
+  deployed: PbJobStatus.DEPLOYED,
+  cancelled: PbJobStatus.CANCELLED,
+};
+
+async function statusChanged(
+  tx: Tx,
+  job: { id: string; teamId: string; artifactKey: string | null; rootBaseModel: string; modelName: string },
+  from: string,
+  to: JobStatus,
+): Promise<void> {
   await emit(
     tx,
     encodeEvent(
       JOBS_TOPIC,
       JobStatusChangedSchema,
-      create(JobStatusChangedSchema, { jobId: job.id, teamId: job.teamId, fromStatus: from, toStatus: to, artifactBucket: job.artifactKey ? ARTIFACTS_BUCKET : '', artifactKey: job.artifactKey ?? '' }),
+      create(JobStatusChangedSchema, {
+        jobId: job.id,
+        teamId: job.teamId,
+        fromStatus: PB_STATUS[from] ?? PbJobStatus.UNSPECIFIED,
+        toStatus: PB_STATUS[to] ?? PbJobStatus.UNSPECIFIED,
+        artifactBucket: job.artifactKey ? ARTIFACTS_BUCKET : '',
+        artifactKey: job.artifactKey ?? '',
+        rootBaseModel: job.rootBaseModel,
+        modelName: job.modelName,
+        occurredAt: timestampNow(),
+      }),
       job.id,
     ),
   );
@@ -103,8 +130,15 @@ export function prismaJobStore(prisma: PrismaClient): JobStore {
       return j ? toJob(j) : null;
     },
     async list(teamId, filter) {
-      const where: Prisma.JobWhereInput = { teamId, ...(filter.status ? { status: filter.status as JobStatus } : {}), ...(filter.projectId ? { projectId: filter.projectId } : {}) };
-      const [rows, total] = await Promise.all([prisma.job.findMany({ where, orderBy: { createdAt: 'desc' }, take: filter.limit, skip: filter.offset }), prisma.job.count({ where })]);
+      const where: Prisma.JobWhereInput = {
+        teamId,
+        ...(filter.status ? { status: filter.status as JobStatus } : {}),
+        ...(filter.projectId ? { projectId: filter.projectId } : {}),
+      };
+      const [rows, total] = await Promise.all([
+        prisma.job.findMany({ where, orderBy: { createdAt: 'desc' }, take: filter.limit, skip: filter.offset }),
+        prisma.job.count({ where }),
+      ]);
       return { rows: rows.map(toJob), total };
     },
     async lease(owner, token, leaseMs) {
@@ -114,7 +148,14 @@ export function prismaJobStore(prisma: PrismaClient): JobStore {
         if (!candidate) return null;
         const job = await tx.job.update({
           where: { id: candidate.id },
-          data: { status: 'running', leaseOwner: owner, leaseToken: token, leaseUntil: new Date(Date.now() + leaseMs), attempts: { increment: 1 }, startedAt: new Date() },
+          data: {
+            status: 'running',
+            leaseOwner: owner,
+            leaseToken: token,
+            leaseUntil: new Date(Date.now() + leaseMs),
+            attempts: { increment: 1 },
+            startedAt: new Date(),
+          },
         });
         await statusChanged(tx, job, 'requested', 'running');
         return toJob(job);
@@ -123,7 +164,10 @@ export function prismaJobStore(prisma: PrismaClient): JobStore {
     async renew(id, token, leaseMs, progress) {
       const { count } = await prisma.job.updateMany({
         where: { id, leaseToken: token, status: 'running' },
-        data: { leaseUntil: new Date(Date.now() + leaseMs), ...(progress ? { progress: progress as Prisma.InputJsonValue } : {}) },
+        data: {
+          leaseUntil: new Date(Date.now() + leaseMs),
+          ...(progress ? { progress: progress as Prisma.InputJsonValue } : {}),
+        },
       });
       return count > 0;
     },
@@ -153,7 +197,10 @@ export function prismaJobStore(prisma: PrismaClient): JobStore {
       return prisma.$transaction(async (tx) => {
         const job = await tx.job.findUnique({ where: { id } });
         if (!job || job.status !== 'running' || job.attempts >= MAX_ATTEMPTS + 1) return false;
-        await tx.job.update({ where: { id }, data: { status: 'requested', resumeKey, leaseOwner: null, leaseToken: null, leaseUntil: null } });
+        await tx.job.update({
+          where: { id },
+          data: { status: 'requested', resumeKey, leaseOwner: null, leaseToken: null, leaseUntil: null },
+        });
         await statusChanged(tx, job, 'running', 'requested');
         return true;
       });
@@ -168,35 +215,74 @@ export function prismaJobStore(prisma: PrismaClient): JobStore {
       });
     },
     async appendLogs(jobId, source, lines) {
-      if (lines.length) await prisma.jobLog.createMany({ data: lines.map((l) => ({ jobId, source, level: l.level, message: l.message })) });
+      if (lines.length)
+        await prisma.jobLog.createMany({
+          data: lines.map((l) => ({ jobId, source, level: l.level, message: l.message })),
+        });
     },
     async logs(jobId, afterId) {
-      const rows = await prisma.jobLog.findMany({ where: { jobId, ...(afterId ? { id: { gt: BigInt(afterId) } } : {}) }, orderBy: { id: 'asc' }, take: 5000 });
-      return rows.map((l): LogRow => ({ id: String(l.id), jobId: l.jobId, timestamp: l.timestamp, level: l.level, message: l.message, source: l.source }));
+      const rows = await prisma.jobLog.findMany({
+        where: { jobId, ...(afterId ? { id: { gt: BigInt(afterId) } } : {}) },
+        orderBy: { id: 'asc' },
+        take: 5000,
+      });
+      return rows.map((l): LogRow => ({
+        id: String(l.id),
+        jobId: l.jobId,
+        timestamp: l.timestamp,
+        level: l.level,
+        message: l.message,
+        source: l.source,
+      }));
     },
     async putCheckpoint(row) {
       await prisma.checkpoint.upsert({
         where: { jobId_checkpointId: { jobId: row.jobId, checkpointId: row.checkpointId } },
-        create: { id: row.id, jobId: row.jobId, checkpointId: row.checkpointId, type: row.type, step: BigInt(row.step), key: row.key, sizeBytes: BigInt(row.sizeBytes) },
+        create: {
+          id: row.id,
+          jobId: row.jobId,
+          checkpointId: row.checkpointId,
+          type: row.type,
+          step: BigInt(row.step),
+          key: row.key,
+          sizeBytes: BigInt(row.sizeBytes),
+        },
         update: { key: row.key, sizeBytes: BigInt(row.sizeBytes), createdAt: new Date() },
       });
     },
     async checkpoints(jobId) {
-      return (await prisma.checkpoint.findMany({ where: { jobId }, orderBy: [{ step: 'desc' }, { createdAt: 'desc' }] })).map(toCheckpoint);
+      return (
+        await prisma.checkpoint.findMany({ where: { jobId }, orderBy: [{ step: 'desc' }, { createdAt: 'desc' }] })
+      ).map(toCheckpoint);
     },
     async checkpointByUuid(teamId, uuid) {
       const c = await prisma.checkpoint.findFirst({ where: { id: uuid, job: { teamId } }, include: { job: true } });
       return c ? { ...toCheckpoint(c), job: toJob(c.job) } : null;
     },
     async createEvaluation(row) {
-      await prisma.evaluation.create({ data: { id: row.id, teamId: row.teamId, jobId: row.jobId, datasetName: row.datasetName, status: row.status } });
+      await prisma.evaluation.create({
+        data: { id: row.id, teamId: row.teamId, jobId: row.jobId, datasetName: row.datasetName, status: row.status },
+      });
     },
     async updateEvaluation(id, patch) {
-      await prisma.evaluation.update({ where: { id }, data: { ...(patch.status ? { status: patch.status } : {}), ...(patch.metrics ? { metrics: patch.metrics as Prisma.InputJsonValue } : {}), ...(patch.error !== undefined ? { error: patch.error } : {}) } });
+      await prisma.evaluation.update({
+        where: { id },
+        data: {
+          ...(patch.status ? { status: patch.status } : {}),
+          ...(patch.metrics ? { metrics: patch.metrics as Prisma.InputJsonValue } : {}),
+          ...(patch.error !== undefined ? { error: patch.error } : {}),
+        },
+      });
     },
     async getEvaluation(teamId, id) {
       const e = await prisma.evaluation.findFirst({ where: { id, teamId } });
-      return e ? ({ ...e, status: e.status as EvaluationRow['status'], metrics: (e.metrics as Record<string, unknown> | null) ?? null } satisfies EvaluationRow) : null;
+      return e
+        ? ({
+            ...e,
+            status: e.status as EvaluationRow['status'],
+            metrics: (e.metrics as Record<string, unknown> | null) ?? null,
+          } satisfies EvaluationRow)
+        : null;
     },
   };
   return store;

@@ -1,5 +1,5 @@
 /** Training-job domain: states, bounds, pricing, lease rules. */
-import { BUILTIN_MODELS, TRAINING_PRICE_PER_EXAMPLE_EPOCH, type CatalogEntry } from '@whetstone/ml';
+import { BUILTIN_MODELS, TRAINING_PRICE_PER_EXAMPLE_EPOCH, type CatalogEntry } from '@whetstone/catalog';
 
 export type JobStatus = 'requested' | 'running' | 'complete' | 'failed' | 'deployed' | 'cancelled';
 export const ACTIVE: JobStatus[] = ['requested', 'running'];

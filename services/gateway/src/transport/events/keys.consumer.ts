@@ -1,8 +1,8 @@
-import { decodeEvent, type EventEnvelope } from '@whetstone/events';
-import { AccountBlockedSchema, KeyRevokedSchema } from '@whetstone/proto/src/gen/whetstone/keybilling/v1/events_pb';
+import { decodeEvent, type EventEnvelope, Topics } from '@whetstone/events';
+import { AccountBlockedSchema, KeyRevokedSchema } from '@whetstone/proto/keybilling/v1';
 import type { AuthCache } from '../../application/auth-cache';
 
-export const KEYS_TOPIC = 'keys.v1';
+export const KEYS_TOPIC = Topics.keys;
 
 /** keys.v1 → drop cached authentications of a revoked key or a blocked team, on this replica. */
 export function keysConsumer(cache: AuthCache): (event: EventEnvelope) => Promise<void> {

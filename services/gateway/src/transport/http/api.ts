@@ -31,10 +31,17 @@ export class Api {
   constructor(private readonly chain: (auth: AuthMode) => RequestHandler[]) {
     this.registry.registerComponent('securitySchemes', 'ApiKey', { type: 'apiKey', in: 'header', name: 'X-API-Key' });
     this.registry.registerComponent('securitySchemes', 'Bearer', { type: 'http', scheme: 'bearer' });
-    this.registry.registerComponent('securitySchemes', 'Session', { type: 'apiKey', in: 'cookie', name: 'wst_session' });
+    this.registry.registerComponent('securitySchemes', 'Session', {
+      type: 'apiKey',
+      in: 'cookie',
+      name: 'wst_session',
+    });
   }
 
-  route<B extends z.ZodType | undefined>(spec: RouteSpec<B>, handler: Handler<B extends z.ZodType ? z.infer<B> : undefined>): void {
+  route<B extends z.ZodType | undefined>(
+    spec: RouteSpec<B>,
+    handler: Handler<B extends z.ZodType ? z.infer<B> : undefined>,
+  ): void {
     const run: RequestHandler = async (req, res) => {
       const body = (spec.body ? parseBody(spec.body, req) : undefined) as B extends z.ZodType ? z.infer<B> : undefined;
       const result = await handler({ req, res, body });
@@ -48,7 +55,12 @@ export class Api {
   }
 
   private document(spec: RouteSpec<z.ZodType | undefined>): void {
-    const schemes: Record<AuthMode, string[]> = { none: [], session: ['Session'], key: ['ApiKey', 'Bearer'], 'key-or-session': ['ApiKey', 'Bearer', 'Session'] };
+    const schemes: Record<AuthMode, string[]> = {
+      none: [],
+      session: ['Session'],
+      key: ['ApiKey', 'Bearer'],
+      'key-or-session': ['ApiKey', 'Bearer', 'Session'],
+    };
     const security: Record<string, string[]>[] = schemes[spec.auth].map((name) => ({ [name]: [] }));
     const response = spec.response ?? { status: 200, description: 'OK' };
     this.registry.registerPath({
@@ -57,7 +69,9 @@ export class Api {
       summary: spec.summary,
       tags: [spec.tag],
       security,
-      ...(spec.body ? { request: { body: { required: true, content: { 'application/json': { schema: spec.body } } } } } : {}),
+      ...(spec.body
+        ? { request: { body: { required: true, content: { 'application/json': { schema: spec.body } } } } }
+        : {}),
       responses: {
         [response.status]: {
           description: response.description,
@@ -71,12 +85,20 @@ export class Api {
   openApiDocument(): object {
     return new OpenApiGeneratorV31(this.registry.definitions).generateDocument({
       openapi: '3.1.0',
-      info: { title: 'Whetstone', version: '2.0.0', description: 'Training and serving of extraction and decoder models.' },
+      info: {
+        title: 'Whetstone',
+        version: '2.0.0',
+        description: 'Training and serving of extraction and decoder models.',
+      },
     });
   }
 }
 
-const detail = { content: { 'application/json': { schema: { type: 'object' as const, properties: { detail: { type: 'string' as const } } } } } };
+const detail = {
+  content: {
+    'application/json': { schema: { type: 'object' as const, properties: { detail: { type: 'string' as const } } } },
+  },
+};
 const ERROR_RESPONSES = {
   400: { description: 'Malformed request: invalid JSON, or a path/query parameter of the wrong type', ...detail },
   401: { description: 'Key missing, malformed, revoked, or account blocked', ...detail },

@@ -29,7 +29,8 @@ export function presentedKey(req: Request): string | undefined {
   const header = req.headers['x-api-key'];
   if (typeof header === 'string' && header.trim()) return header.trim();
   const authorization = req.headers.authorization;
-  if (authorization && /^bearer\s+/i.test(authorization)) return authorization.replace(/^bearer\s+/i, '').trim() || undefined;
+  if (authorization && /^bearer\s+/i.test(authorization))
+    return authorization.replace(/^bearer\s+/i, '').trim() || undefined;
   return undefined;
 }
 
@@ -52,10 +53,18 @@ export function sessionTokenOf(req: Request, cookieName: string): string | undef
 
 async function authenticateKey(deps: AuthDeps, secret: string): Promise<AuthContext> {
   if (!secret.startsWith(KEY_PREFIX)) {
-    throw new AppError('Unauthenticated', Reasons.API_KEY_MALFORMED, `Invalid API key format: keys must start with '${KEY_PREFIX}'.`);
+    throw new AppError(
+      'Unauthenticated',
+      Reasons.API_KEY_MALFORMED,
+      `Invalid API key format: keys must start with '${KEY_PREFIX}'.`,
+    );
   }
   if (!KEY_SHAPE.test(secret)) {
-    throw new AppError('Unauthenticated', Reasons.API_KEY_MALFORMED, `Malformed API key: expected '${KEY_PREFIX}' followed by at least 32 letters, digits, '-' or '_'.`);
+    throw new AppError(
+      'Unauthenticated',
+      Reasons.API_KEY_MALFORMED,
+      `Malformed API key: expected '${KEY_PREFIX}' followed by at least 32 letters, digits, '-' or '_'.`,
+    );
   }
   const fingerprint = AuthCache.fingerprint(secret);
   const cached = deps.cache.get(fingerprint, deps.now());
@@ -68,7 +77,12 @@ async function authenticateKey(deps: AuthDeps, secret: string): Promise<AuthCont
 async function authenticateSession(deps: AuthDeps, token: string): Promise<AuthContext> {
   try {
     const session = await deps.keyBilling.getSession(token);
-    return { kind: 'session', session, sessionToken: token, principal: { keyId: '', teamId: session.team.id, userId: session.user.id } };
+    return {
+      kind: 'session',
+      session,
+      sessionToken: token,
+      principal: { keyId: '', teamId: session.team.id, userId: session.user.id },
+    };
   } catch (err) {
     if (err instanceof AppError && (err.kind === 'NotFound' || err.kind === 'Unauthenticated')) {
       throw new AppError('Unauthenticated', Reasons.SESSION_REQUIRED, 'Your session has expired; log in again.');
@@ -82,7 +96,10 @@ async function authenticateSession(deps: AuthDeps, token: string): Promise<AuthC
  * the dashboard session cookie. Cookie-authenticated mutations must carry the
  * session's CSRF token in `X-CSRF-Token` and, if sent, a same-origin `Origin`.
  */
-export function authenticate(deps: AuthDeps, options: { session: boolean; key: boolean; publicOrigin: string }): RequestHandler {
+export function authenticate(
+  deps: AuthDeps,
+  options: { session: boolean; key: boolean; publicOrigin: string },
+): RequestHandler {
   return async (req, res, next) => {
     const secret = presentedKey(req);
     if (secret !== undefined && options.key) {
@@ -92,15 +109,24 @@ export function authenticate(deps: AuthDeps, options: { session: boolean; key: b
     const token = options.session ? sessionTokenOf(req, deps.sessionCookie) : undefined;
     if (token) {
       const auth = await authenticateSession(deps, token);
-      if (!SAFE_METHODS.has(req.method) && auth.kind === 'session') checkCsrf(req, auth.session.csrfToken, options.publicOrigin);
+      if (!SAFE_METHODS.has(req.method) && auth.kind === 'session')
+        checkCsrf(req, auth.session.csrfToken, options.publicOrigin);
       res.locals.auth = auth;
       return next();
     }
     if (secret !== undefined && !options.key) {
-      throw new AppError('PermissionDenied', Reasons.KEY_CREATION_REQUIRES_DASHBOARD, 'This route needs a dashboard session.');
+      throw new AppError(
+        'PermissionDenied',
+        Reasons.KEY_CREATION_REQUIRES_DASHBOARD,
+        'This route needs a dashboard session.',
+      );
     }
     if (options.key) {
-      throw new AppError('Unauthenticated', Reasons.API_KEY_MISSING, `Missing API key: send it in the X-API-Key header (keys start with '${KEY_PREFIX}').`);
+      throw new AppError(
+        'Unauthenticated',
+        Reasons.API_KEY_MISSING,
+        `Missing API key: send it in the X-API-Key header (keys start with '${KEY_PREFIX}').`,
+      );
     }
     throw new AppError('Unauthenticated', Reasons.SESSION_REQUIRED, 'Log in to the dashboard first.');
   };
@@ -114,6 +140,10 @@ function checkCsrf(req: Request, expected: string, publicOrigin: string): void {
     throw new AppError('PermissionDenied', Reasons.CSRF_TOKEN_INVALID, 'Cross-origin request refused.');
   }
   if (req.headers['x-csrf-token'] !== expected) {
-    throw new AppError('PermissionDenied', Reasons.CSRF_TOKEN_INVALID, 'Missing or invalid X-CSRF-Token header for a cookie-authenticated request.');
+    throw new AppError(
+      'PermissionDenied',
+      Reasons.CSRF_TOKEN_INVALID,
+      'Missing or invalid X-CSRF-Token header for a cookie-authenticated request.',
+    );
   }
 }

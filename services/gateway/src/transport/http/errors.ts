@@ -36,10 +36,22 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       return sendError(req, res, new AppError('Malformed', Reasons.MALFORMED_JSON, 'Request body is not valid JSON'));
     }
     if (type === 'entity.too.large') {
-      return sendError(req, res, new AppError('PayloadTooLarge', Reasons.PAYLOAD_TOO_LARGE, 'Request body exceeds the size limit of this endpoint'));
+      return sendError(
+        req,
+        res,
+        new AppError(
+          'PayloadTooLarge',
+          Reasons.PAYLOAD_TOO_LARGE,
+          'Request body exceeds the size limit of this endpoint',
+        ),
+      );
     }
     if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
-      return sendError(req, res, new AppError('Malformed', Reasons.MALFORMED_JSON, 'Unsupported request body encoding'));
+      return sendError(
+        req,
+        res,
+        new AppError('Malformed', Reasons.MALFORMED_JSON, 'Unsupported request body encoding'),
+      );
     }
     if (!(err instanceof AppError) || err.kind === 'Internal') {
       logger.error({ err, method: req.method, path: req.path }, 'unhandled error');

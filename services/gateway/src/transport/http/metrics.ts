@@ -14,7 +14,11 @@ export function httpMetrics(registry: Registry): RequestHandler {
     const end = histogram.startTimer();
     res.on('finish', () => {
       const route = (req.route as { path?: string } | undefined)?.path;
-      end({ method: req.method, route: typeof route === 'string' ? route : 'unmatched', status: String(res.statusCode) });
+      end({
+        method: req.method,
+        route: typeof route === 'string' ? route : 'unmatched',
+        status: String(res.statusCode),
+      });
     });
     next();
   };

@@ -1,15 +1,27 @@
 import type { RequestHandler, Response } from 'express';
 import { AppError, Reasons } from '@whetstone/errors';
-import { hasEndpointLimit, preAuthChecks, requestChecks, type LimitDecision, type RateLimiter, type RateLimitSettings } from '../../domain/rate-limit';
+import {
+  hasEndpointLimit,
+  preAuthChecks,
+  requestChecks,
+  type LimitDecision,
+  type RateLimiter,
+  type RateLimitSettings,
+} from '../../domain/rate-limit';
 import type { AuthContext } from './auth';
 
 function enforce(decision: LimitDecision, res: Response, headers: boolean): void {
   if (!decision.allowed) {
     const { check, retryAfterSeconds } = decision;
-    throw new AppError('ResourceExhausted', Reasons.RATE_LIMITED, `Rate limit exceeded: ${check.rule.limit} requests per ${check.rule.windowSeconds} s for this ${check.scope}. Retry after ${retryAfterSeconds} s.`, {
-      retryAfterSeconds,
-      metadata: { scope: check.scope, code: check.rule.code },
-    });
+    throw new AppError(
+      'ResourceExhausted',
+      Reasons.RATE_LIMITED,
+      `Rate limit exceeded: ${check.rule.limit} requests per ${check.rule.windowSeconds} s for this ${check.scope}. Retry after ${retryAfterSeconds} s.`,
+      {
+        retryAfterSeconds,
+        metadata: { scope: check.scope, code: check.rule.code },
+      },
+    );
   }
   if (headers) {
     res.set({

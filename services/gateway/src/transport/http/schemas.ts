@@ -11,7 +11,9 @@ export const CreateApiKeyBody = z
     expires_at: z.iso.datetime({ offset: true }).nullable().optional(),
   })
   .openapi('CreateApiKeyRequest');
-export const DeleteApiKeyBody = z.object({ key_id: z.string().trim().min(1, 'is required').max(100) }).openapi('DeleteApiKeyRequest');
+export const DeleteApiKeyBody = z
+  .object({ key_id: z.string().trim().min(1, 'is required').max(100) })
+  .openapi('DeleteApiKeyRequest');
 
 const Iso = z.string().nullable();
 
@@ -30,7 +32,9 @@ export const ApiKeyListEntry = z
   })
   .openapi('ApiKey');
 
-export const ListApiKeysResponse = z.object({ keys: z.array(ApiKeyListEntry), count: z.number() }).openapi('ListApiKeysResponse');
+export const ListApiKeysResponse = z
+  .object({ keys: z.array(ApiKeyListEntry), count: z.number() })
+  .openapi('ListApiKeysResponse');
 
 export const CreateApiKeyResponse = z
   .object({
@@ -45,7 +49,9 @@ export const CreateApiKeyResponse = z
   })
   .openapi('CreateApiKeyResponse');
 
-export const SuccessMessage = z.object({ success: z.boolean(), message: z.string().nullable() }).openapi('SuccessMessage');
+export const SuccessMessage = z
+  .object({ success: z.boolean(), message: z.string().nullable() })
+  .openapi('SuccessMessage');
 
 export const Me = z
   .object({

@@ -1,8 +1,8 @@
-import { decodeEvent, type EventTransport } from '@whetstone/events';
-import { JobDeletedSchema } from '@whetstone/proto/src/gen/whetstone/training/v1/events_pb';
+import { decodeEvent, type EventTransport, Topics } from '@whetstone/events';
+import { JobDeletedSchema } from '@whetstone/proto/training/v1';
 import type { InferenceRouter } from '../../application/router';
 
-export const TRAINING_TOPIC = 'training.jobs.v1';
+export const TRAINING_TOPIC = Topics.trainingJobs;
 export const TRAINING_CONSUMER = 'inference-router.training';
 
 export interface Logger {
@@ -10,7 +10,11 @@ export interface Logger {
 }
 
 /** training.jobs.v1 → a deleted job's deployments are released at once (idempotent). */
-export async function startTrainingConsumer(transport: EventTransport, router: InferenceRouter, logger: Logger & Parameters<EventTransport['subscribe']>[0]['logger']): Promise<{ stop(): Promise<void> }> {
+export async function startTrainingConsumer(
+  transport: EventTransport,
+  router: InferenceRouter,
+  logger: Logger & Parameters<EventTransport['subscribe']>[0]['logger'],
+): Promise<{ stop(): Promise<void> }> {
   return transport.subscribe({
     group: TRAINING_CONSUMER,
     topics: [TRAINING_TOPIC],

@@ -1,10 +1,11 @@
+import { Topics } from '@whetstone/events';
 import { timestampDate } from '@bufbuild/protobuf/wkt';
-import type { UsageRecorded } from '@whetstone/proto/src/gen/whetstone/inference/v1/events_pb';
+import type { UsageRecorded } from '@whetstone/proto/inference/v1';
 import { recordUsage, recordUsageBatch, type RecordUsageOutcome } from '../../application/billing';
 import type { UseCaseDeps } from '../../application/deps';
 
 /** The topic the router publishes metered requests on. */
-export const USAGE_TOPIC = 'billing.usage.v1';
+export const USAGE_TOPIC = Topics.billingUsage;
 
 /** The durable consumer name (offsets are kept per consumer). */
 export const USAGE_CONSUMER = 'key-billing.usage';
@@ -27,5 +28,8 @@ export function handleUsageRecorded(deps: UseCaseDeps, event: UsageRecorded): Pr
 
 /** Handle a batch in one transaction (the Postgres event log delivers batches). */
 export function handleUsageRecordedBatch(deps: UseCaseDeps, events: UsageRecorded[]): Promise<RecordUsageOutcome[]> {
-  return recordUsageBatch(deps, events.map((e) => toRecord(deps, e)));
+  return recordUsageBatch(
+    deps,
+    events.map((e) => toRecord(deps, e)),
+  );
 }

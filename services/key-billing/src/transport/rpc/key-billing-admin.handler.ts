@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import { errors } from '@whetstone/errors';
-import { KeyBillingAdminService } from '@whetstone/proto/src/gen/whetstone/keybilling/v1/key_billing_pb';
+import { KeyBillingAdminService } from '@whetstone/proto/keybilling/v1';
 import type { Logger } from '@whetstone/telemetry';
 import { changePlan, getAccount, grantCredits, renewMonthly, setAccountBlocked } from '../../application/admin';
 import type { UseCaseDeps } from '../../application/deps';
@@ -18,18 +18,30 @@ function sameSecret(a: string, b: string): boolean {
 }
 
 /** KeyBillingAdminService, guarded by ADMIN_TOKEN when one is configured; every change is audit-logged. */
-export function keyBillingAdminHandler(deps: UseCaseDeps, adminToken: string | undefined, logger: Logger): ServiceImpl<typeof KeyBillingAdminService> {
+export function keyBillingAdminHandler(
+  deps: UseCaseDeps,
+  adminToken: string | undefined,
+  logger: Logger,
+): ServiceImpl<typeof KeyBillingAdminService> {
   const audit = logger.child({ audit: 'admin' });
   const guard = (context: HandlerContext) => {
     if (!adminToken) return;
     const presented = (context.requestHeader.get(ADMIN_TOKEN_HEADER) ?? '').replace(/^Bearer\s+/i, '');
-    if (!sameSecret(presented, adminToken)) throw errors.unauthenticated(R.ADMIN_TOKEN_INVALID, 'A valid admin token is required.');
+    if (!sameSecret(presented, adminToken))
+      throw errors.unauthenticated(R.ADMIN_TOKEN_INVALID, 'A valid admin token is required.');
   };
   return {
     async grantCredits(req, context) {
       guard(context);
-      const { account, entry } = await grantCredits(deps, { account: selectorFromPb(req.account), microCredits: req.microCredits, note: req.note });
-      audit.info({ teamId: account.team.id, microCredits: String(entry.amountMicroCredits), note: entry.note }, 'credits granted');
+      const { account, entry } = await grantCredits(deps, {
+        account: selectorFromPb(req.account),
+        microCredits: req.microCredits,
+        note: req.note,
+      });
+      audit.info(
+        { teamId: account.team.id, microCredits: String(entry.amountMicroCredits), note: entry.note },
+        'credits granted',
+      );
       return { account: accountToPb(account), entry: ledgerEntryToPb(entry) };
     },
     async changePlan(req, context) {
@@ -39,16 +51,33 @@ export function keyBillingAdminHandler(deps: UseCaseDeps, adminToken: string | u
         plan: planFromPb(req.plan),
         ...(req.includedMicroCredits === undefined ? {} : { includedMicroCredits: req.includedMicroCredits }),
         ...(req.overageEnabled === undefined ? {} : { overageEnabled: req.overageEnabled }),
-        ...(req.overageCeilingMicroCredits === undefined ? {} : { overageCeilingMicroCredits: req.overageCeilingMicroCredits }),
+        ...(req.overageCeilingMicroCredits === undefined
+          ? {}
+          : { overageCeilingMicroCredits: req.overageCeilingMicroCredits }),
         ...(req.paymentMethodVerified === undefined ? {} : { paymentMethodVerified: req.paymentMethodVerified }),
       });
-      audit.info({ teamId: account.team.id, plan: account.team.plan, included: String(account.includedMicroCredits), overage: account.overageEnabled }, 'plan changed');
+      audit.info(
+        {
+          teamId: account.team.id,
+          plan: account.team.plan,
+          included: String(account.includedMicroCredits),
+          overage: account.overageEnabled,
+        },
+        'plan changed',
+      );
       return { account: accountToPb(account) };
     },
     async setAccountBlocked(req, context) {
       guard(context);
-      const account = await setAccountBlocked(deps, { account: selectorFromPb(req.account), blocked: req.blocked, reason: req.reason });
-      audit.info({ teamId: account.team.id, blocked: req.blocked, reason: req.reason }, req.blocked ? 'account blocked' : 'account unblocked');
+      const account = await setAccountBlocked(deps, {
+        account: selectorFromPb(req.account),
+        blocked: req.blocked,
+        reason: req.reason,
+      });
+      audit.info(
+        { teamId: account.team.id, blocked: req.blocked, reason: req.reason },
+        req.blocked ? 'account blocked' : 'account unblocked',
+      );
       return { account: accountToPb(account) };
     },
     async renewMonthly(req, context) {
@@ -56,12 +85,20 @@ export function keyBillingAdminHandler(deps: UseCaseDeps, adminToken: string | u
       const now = dateOf(req.now);
       const result = await renewMonthly(deps, now ? { now } : {});
       audit.info(result, 'monthly renewal ran');
-      return { billingMonth: result.billingMonth, renewedCount: result.renewed, alreadyRenewedCount: result.alreadyRenewed };
+      return {
+        billingMonth: result.billingMonth,
+        renewedCount: result.renewed,
+        alreadyRenewedCount: result.alreadyRenewed,
+      };
     },
     async getAccount(req, context) {
       guard(context);
       const result = await getAccount(deps, { account: selectorFromPb(req.account) });
-      return { account: accountToPb(result.account), members: result.members.map(userToPb), recentEntries: result.recent.map(ledgerEntryToPb) };
+      return {
+        account: accountToPb(result.account),
+        members: result.members.map(userToPb),
+        recentEntries: result.recent.map(ledgerEntryToPb),
+      };
     },
   };
 }

@@ -1,11 +1,19 @@
 import type { ServiceImpl } from '@connectrpc/connect';
-import { KeyBillingService } from '@whetstone/proto/src/gen/whetstone/keybilling/v1/key_billing_pb';
+import { KeyBillingService } from '@whetstone/proto/keybilling/v1';
 import { authenticateApiKey, createApiKey, listApiKeys, revokeApiKey } from '../../application/api-keys';
 import { checkSpendable, getUsage } from '../../application/billing';
 import type { UseCaseDeps } from '../../application/deps';
 import { getSession, logIn, logOut } from '../../application/sessions';
 import { signUp } from '../../application/sign-up';
-import { accountToPb, apiKeyToPb, dateOf, ledgerEntryToPb, teamToPb, timestampFromDate, userToPb } from './key-billing.mapper';
+import {
+  accountToPb,
+  apiKeyToPb,
+  dateOf,
+  ledgerEntryToPb,
+  teamToPb,
+  timestampFromDate,
+  userToPb,
+} from './key-billing.mapper';
 
 /** KeyBillingService: proto in, use case, proto out. No rules here. */
 export function keyBillingHandler(deps: UseCaseDeps): ServiceImpl<typeof KeyBillingService> {
@@ -16,7 +24,13 @@ export function keyBillingHandler(deps: UseCaseDeps): ServiceImpl<typeof KeyBill
     },
     async logIn(req) {
       const s = await logIn(deps, { email: req.email, password: req.password });
-      return { sessionToken: s.sessionToken, csrfToken: s.csrfToken, user: userToPb(s.user), team: teamToPb(s.team), expiresAt: timestampFromDate(s.expiresAt) };
+      return {
+        sessionToken: s.sessionToken,
+        csrfToken: s.csrfToken,
+        user: userToPb(s.user),
+        team: teamToPb(s.team),
+        expiresAt: timestampFromDate(s.expiresAt),
+      };
     },
     async logOut(req) {
       await logOut(deps, { sessionToken: req.sessionToken });
@@ -24,10 +38,20 @@ export function keyBillingHandler(deps: UseCaseDeps): ServiceImpl<typeof KeyBill
     },
     async getSession(req) {
       const s = await getSession(deps, { sessionToken: req.sessionToken });
-      return { user: userToPb(s.user), team: teamToPb(s.team), csrfToken: s.csrfToken, expiresAt: timestampFromDate(s.expiresAt) };
+      return {
+        user: userToPb(s.user),
+        team: teamToPb(s.team),
+        csrfToken: s.csrfToken,
+        expiresAt: timestampFromDate(s.expiresAt),
+      };
     },
     async createApiKey(req) {
-      const { secretKey, key } = await createApiKey(deps, { teamId: req.teamId, userId: req.userId, name: req.name, expiresAt: dateOf(req.expiresAt) });
+      const { secretKey, key } = await createApiKey(deps, {
+        teamId: req.teamId,
+        userId: req.userId,
+        name: req.name,
+        expiresAt: dateOf(req.expiresAt),
+      });
       // No payment provider exists, so no customer record is ever created.
       return { secretKey, key: apiKeyToPb(key), paymentCustomerCreated: false };
     },
@@ -42,12 +66,20 @@ export function keyBillingHandler(deps: UseCaseDeps): ServiceImpl<typeof KeyBill
       return { principal: await authenticateApiKey(deps, { secretKey: req.secretKey }) };
     },
     async checkSpendable(req) {
-      const result = await checkSpendable(deps, { teamId: req.teamId, estimatedCostMicroCredits: req.estimatedCostMicroCredits, directModel: req.directModel });
+      const result = await checkSpendable(deps, {
+        teamId: req.teamId,
+        estimatedCostMicroCredits: req.estimatedCostMicroCredits,
+        directModel: req.directModel,
+      });
       return { ok: true, balanceMicroCredits: result.balanceMicroCredits, overage: result.overage };
     },
     async getUsage(req) {
       const usage = await getUsage(deps, { teamId: req.teamId });
-      return { account: accountToPb(usage.account), recentEntries: usage.recent.map(ledgerEntryToPb), keys: usage.keys.map(apiKeyToPb) };
+      return {
+        account: accountToPb(usage.account),
+        recentEntries: usage.recent.map(ledgerEntryToPb),
+        keys: usage.keys.map(apiKeyToPb),
+      };
     },
   };
 }

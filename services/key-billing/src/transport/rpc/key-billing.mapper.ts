@@ -9,7 +9,7 @@ import {
   type LedgerEntry as PbLedgerEntry,
   type Team as PbTeam,
   type User as PbUser,
-} from '@whetstone/proto/src/gen/whetstone/keybilling/v1/key_billing_pb';
+} from '@whetstone/proto/keybilling/v1';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { GenMessage } from '@bufbuild/protobuf/codegenv2';
 import { errors } from '@whetstone/errors';
@@ -38,17 +38,25 @@ const KIND_TO_PB: Record<LedgerEntryKind, PbLedgerEntryKind> = {
 export function planFromPb(plan: PbPlan): Plan {
   if (plan === PbPlan.FREE) return 'free';
   if (plan === PbPlan.PAID) return 'paid';
-  throw errors.invalid(R.VALIDATION_FAILED, 'A plan is required', [{ field: 'plan', message: 'must be PLAN_FREE or PLAN_PAID', code: 'required' }]);
+  throw errors.invalid(R.VALIDATION_FAILED, 'A plan is required', [
+    { field: 'plan', message: 'must be PLAN_FREE or PLAN_PAID', code: 'required' },
+  ]);
 }
 
 export function selectorFromPb(selector: PbAccountSelector | undefined): AccountSelector {
   const choice = selector?.selector;
   if (choice?.case === 'teamId') return { teamId: choice.value };
   if (choice?.case === 'email') return { email: choice.value };
-  throw errors.invalid(R.VALIDATION_FAILED, 'An account is required', [{ field: 'account', message: 'set team_id or email', code: 'required' }]);
+  throw errors.invalid(R.VALIDATION_FAILED, 'An account is required', [
+    { field: 'account', message: 'set team_id or email', code: 'required' },
+  ]);
 }
 
-export const userToPb = (user: User): Init<PbUser> => ({ id: user.id, email: user.email, createdAt: ts(user.createdAt) });
+export const userToPb = (user: User): Init<PbUser> => ({
+  id: user.id,
+  email: user.email,
+  createdAt: ts(user.createdAt),
+});
 
 export const teamToPb = (team: Team): Init<PbTeam> => ({
   id: team.id,

@@ -1,8 +1,8 @@
-import { decodeEvent, type EventEnvelope } from '@whetstone/events';
-import { DeploymentActivatedSchema } from '@whetstone/proto/src/gen/whetstone/inference/v1/events_pb';
+import { decodeEvent, type EventEnvelope, Topics } from '@whetstone/events';
+import { DeploymentActivatedSchema } from '@whetstone/proto/inference/v1';
 import type { Training } from '../../application/training';
 
-export const DEPLOYMENTS_TOPIC = 'deployments.v1';
+export const DEPLOYMENTS_TOPIC = Topics.deployments;
 export const DEPLOYMENTS_CONSUMER = 'training-orchestrator.deployments';
 
 /** deployments.v1 → a job whose deployment went active is `deployed` (idempotent). */

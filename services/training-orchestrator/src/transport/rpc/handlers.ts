@@ -1,12 +1,15 @@
 import type { ServiceImpl } from '@connectrpc/connect';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { Reasons, errors } from '@whetstone/errors';
-import { TrainerService, TrainingService } from '@whetstone/proto/src/gen/whetstone/training/v1/training_pb';
+import { TrainerService, TrainingService } from '@whetstone/proto/training/v1';
 import type { Caller, CheckpointRow, EvaluationRow, JobRow, LogRow, Training } from '../../application/training';
 import { ARTIFACTS_BUCKET, LEASE_MS, artifactPrefix } from '../../domain/job';
 
 const callerOf = (c: { teamId: string; keyId: string; userId: string } | undefined): Caller => {
-  if (!c?.teamId) throw errors.invalid(Reasons.VALIDATION_FAILED, 'caller.team_id is required', [{ field: 'caller.team_id', message: 'required' }]);
+  if (!c?.teamId)
+    throw errors.invalid(Reasons.VALIDATION_FAILED, 'caller.team_id is required', [
+      { field: 'caller.team_id', message: 'required' },
+    ]);
   return { teamId: c.teamId, keyId: c.keyId, userId: c.userId };
 };
 const ts = (d: Date | null) => (d ? timestampFromDate(d) : undefined);
@@ -37,19 +40,54 @@ export function jobToPb(j: JobRow) {
   };
 }
 
-const logToPb = (l: LogRow) => ({ id: l.id, jobId: l.jobId, timestamp: ts(l.timestamp), level: l.level, message: l.message, source: l.source });
-const checkpointToPb = (c: CheckpointRow) => ({ uuid: c.id, checkpointId: c.checkpointId, checkpointType: c.type, time: ts(c.createdAt), sizeBytes: BigInt(c.sizeBytes), step: BigInt(c.step) });
-const evaluationToPb = (e: EvaluationRow) => ({ id: e.id, jobId: e.jobId, datasetName: e.datasetName, status: e.status, ...(e.metrics ? { metrics: e.metrics as never } : {}), error: e.error ?? '', createdAt: ts(e.createdAt) });
+const logToPb = (l: LogRow) => ({
+  id: l.id,
+  jobId: l.jobId,
+  timestamp: ts(l.timestamp),
+  level: l.level,
+  message: l.message,
+  source: l.source,
+});
+const checkpointToPb = (c: CheckpointRow) => ({
+  uuid: c.id,
+  checkpointId: c.checkpointId,
+  checkpointType: c.type,
+  time: ts(c.createdAt),
+  sizeBytes: BigInt(c.sizeBytes),
+  step: BigInt(c.step),
+});
+const evaluationToPb = (e: EvaluationRow) => ({
+  id: e.id,
+  jobId: e.jobId,
+  datasetName: e.datasetName,
+  status: e.status,
+  ...(e.metrics ? { metrics: e.metrics as never } : {}),
+  error: e.error ?? '',
+  createdAt: ts(e.createdAt),
+});
 
 /** TrainingService: the public side, scoped to the caller's team. */
 export function trainingHandler(training: Training): ServiceImpl<typeof TrainingService> {
   return {
     async createJob(req) {
-      const job = await training.create(callerOf(req.caller), { baseModel: req.baseModel, datasets: req.datasets, modelName: req.modelName, trainingType: req.trainingType, nrEpochs: req.nrEpochs, learningRate: req.learningRate, projectId: req.projectId });
+      const job = await training.create(callerOf(req.caller), {
+        baseModel: req.baseModel,
+        datasets: req.datasets,
+        modelName: req.modelName,
+        trainingType: req.trainingType,
+        nrEpochs: req.nrEpochs,
+        learningRate: req.learningRate,
+        projectId: req.projectId,
+      });
       return { job: jobToPb(job) };
     },
     async listJobs(req) {
-      const out = await training.list(callerOf(req.caller), { status: req.status, projectId: req.projectId, limit: req.limit, offset: req.offset });
+      const out = await training.list(callerOf(req.caller), {
+        status: req.status,
+        projectId: req.projectId,
+        limit: req.limit,
+        offset: req.offset,
+      });
       return { jobs: out.rows.map(jobToPb), total: out.total };
     },
     async getJob(req) {
@@ -89,13 +127,19 @@ export function trainingHandler(training: Training): ServiceImpl<typeof Training
       return { jobs: (await training.trainedModels(callerOf(req.caller))).map(jobToPb) };
     },
     async createEvaluation(req) {
-      return { evaluation: evaluationToPb(await training.createEvaluation(callerOf(req.caller), req.jobId, req.datasetName)) };
+      return {
+        evaluation: evaluationToPb(await training.createEvaluation(callerOf(req.caller), req.jobId, req.datasetName)),
+      };
     },
     async getEvaluation(req) {
       return { evaluation: evaluationToPb(await training.getEvaluation(callerOf(req.caller), req.evaluationId)) };
     },
     async pushToHub(req) {
-      return training.pushToHub(callerOf(req.caller), req.jobId, { repoId: req.repoId, token: req.hubToken, private: req.private });
+      return training.pushToHub(callerOf(req.caller), req.jobId, {
+        repoId: req.repoId,
+        token: req.hubToken,
+        private: req.private,
+      });
     },
   };
 }
@@ -136,18 +180,44 @@ export function trainerHandler(training: Training, leaseMs = LEASE_MS): ServiceI
       return { cancel: !(await training.heartbeat(req.jobId, req.leaseToken)) };
     },
     async reportProgress(req) {
-      const progress = { step: Number(req.step), total_steps: Number(req.totalSteps), epoch: req.epoch, loss: req.loss, learning_rate: req.learningRate, examples_per_second: req.examplesPerSecond, eta_seconds: req.etaSeconds };
+      const progress = {
+        step: Number(req.step),
+        total_steps: Number(req.totalSteps),
+        epoch: req.epoch,
+        loss: req.loss,
+        learning_rate: req.learningRate,
+        examples_per_second: req.examplesPerSecond,
+        eta_seconds: req.etaSeconds,
+      };
       return { cancel: !(await training.heartbeat(req.jobId, req.leaseToken, progress)) };
     },
     async appendLogs(req) {
-      return { cancel: !(await training.appendLogs(req.jobId, req.leaseToken, req.source || 'trainer', req.lines.map((l) => ({ level: l.level, message: l.message })))) };
+      return {
+        cancel: !(await training.appendLogs(
+          req.jobId,
+          req.leaseToken,
+          req.source || 'trainer',
+          req.lines.map((l) => ({ level: l.level, message: l.message })),
+        )),
+      };
     },
     async putCheckpoint(req) {
-      const ok = await training.putCheckpoint(req.jobId, req.leaseToken, { checkpointId: req.checkpointId, type: req.checkpointType === 'sampler' ? 'sampler' : 'training', step: Number(req.step), key: req.key, sizeBytes: Number(req.sizeBytes) });
+      const ok = await training.putCheckpoint(req.jobId, req.leaseToken, {
+        checkpointId: req.checkpointId,
+        type: req.checkpointType === 'sampler' ? 'sampler' : 'training',
+        step: Number(req.step),
+        key: req.key,
+        sizeBytes: Number(req.sizeBytes),
+      });
       return { cancel: !ok };
     },
     async completeJob(req) {
-      await training.complete(req.jobId, req.leaseToken, { artifactKey: req.artifactKey, artifactSize: Number(req.artifactSize), metrics: (req.metrics ?? {}) as Record<string, unknown>, exampleEpochs: Number(req.exampleEpochs) });
+      await training.complete(req.jobId, req.leaseToken, {
+        artifactKey: req.artifactKey,
+        artifactSize: Number(req.artifactSize),
+        metrics: (req.metrics ?? {}) as Record<string, unknown>,
+        exampleEpochs: Number(req.exampleEpochs),
+      });
       return {};
     },
     async failJob(req) {

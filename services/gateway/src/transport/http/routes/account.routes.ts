@@ -39,7 +39,15 @@ function setSessionCookie(res: Response, deps: AccountRouteDeps, token: string):
 /** Dashboard sessions and API keys, exactly as the spec's API keys section. */
 export function registerAccountRoutes(api: Api, deps: AccountRouteDeps): void {
   api.route(
-    { method: 'post', path: '/auth/signup', summary: 'Create a user, a team and the free allowance, and log in', tag: 'Dashboard', auth: 'none', body: SignUpBody, response: { status: 201, description: 'Signed up and logged in', schema: Me } },
+    {
+      method: 'post',
+      path: '/auth/signup',
+      summary: 'Create a user, a team and the free allowance, and log in',
+      tag: 'Dashboard',
+      auth: 'none',
+      body: SignUpBody,
+      response: { status: 201, description: 'Signed up and logged in', schema: Me },
+    },
     async ({ res, body }) => {
       await deps.keyBilling.signUp(body.email, body.password);
       const session = await deps.keyBilling.logIn(body.email, body.password);
@@ -49,7 +57,15 @@ export function registerAccountRoutes(api: Api, deps: AccountRouteDeps): void {
   );
 
   api.route(
-    { method: 'post', path: '/auth/login', summary: 'Log in; sets an HttpOnly session cookie', tag: 'Dashboard', auth: 'none', body: LogInBody, response: { status: 200, description: 'Logged in', schema: Me } },
+    {
+      method: 'post',
+      path: '/auth/login',
+      summary: 'Log in; sets an HttpOnly session cookie',
+      tag: 'Dashboard',
+      auth: 'none',
+      body: LogInBody,
+      response: { status: 200, description: 'Logged in', schema: Me },
+    },
     async ({ res, body }) => {
       const session = await deps.keyBilling.logIn(body.email, body.password);
       setSessionCookie(res, deps, session.sessionToken);
@@ -58,7 +74,14 @@ export function registerAccountRoutes(api: Api, deps: AccountRouteDeps): void {
   );
 
   api.route(
-    { method: 'post', path: '/auth/logout', summary: 'End the dashboard session', tag: 'Dashboard', auth: 'session', response: { status: 200, description: 'Logged out', schema: SuccessMessage } },
+    {
+      method: 'post',
+      path: '/auth/logout',
+      summary: 'End the dashboard session',
+      tag: 'Dashboard',
+      auth: 'session',
+      response: { status: 200, description: 'Logged out', schema: SuccessMessage },
+    },
     async ({ res }) => {
       const auth = authOf(res);
       if (auth.kind === 'session') await deps.keyBilling.logOut(auth.sessionToken);
@@ -68,28 +91,59 @@ export function registerAccountRoutes(api: Api, deps: AccountRouteDeps): void {
   );
 
   api.route(
-    { method: 'get', path: '/auth/me', summary: 'The logged-in user, team and CSRF token', tag: 'Dashboard', auth: 'session', response: { status: 200, description: 'Current session', schema: Me } },
+    {
+      method: 'get',
+      path: '/auth/me',
+      summary: 'The logged-in user, team and CSRF token',
+      tag: 'Dashboard',
+      auth: 'session',
+      response: { status: 200, description: 'Current session', schema: Me },
+    },
     ({ res }) => {
       const auth = authOf(res);
-      if (auth.kind !== 'session') throw new AppError('Unauthenticated', Reasons.SESSION_REQUIRED, 'Log in to the dashboard first.');
+      if (auth.kind !== 'session')
+        throw new AppError('Unauthenticated', Reasons.SESSION_REQUIRED, 'Log in to the dashboard first.');
       return meBody(auth.session);
     },
   );
 
   api.route(
-    { method: 'post', path: '/create-api-key', summary: 'Create an API key (dashboard session only; an API key gets 403); the secret is shown once', tag: 'API keys', auth: 'key-or-session', body: CreateApiKeyBody, response: { status: 200, description: 'The new key', schema: CreateApiKeyResponse } },
+    {
+      method: 'post',
+      path: '/create-api-key',
+      summary: 'Create an API key (dashboard session only; an API key gets 403); the secret is shown once',
+      tag: 'API keys',
+      auth: 'key-or-session',
+      body: CreateApiKeyBody,
+      response: { status: 200, description: 'The new key', schema: CreateApiKeyResponse },
+    },
     async ({ res, body }) => {
       const auth = authOf(res);
       if (auth.kind !== 'session') {
-        throw new AppError('PermissionDenied', Reasons.KEY_CREATION_REQUIRES_DASHBOARD, 'API key creation is only allowed from the web dashboard.');
+        throw new AppError(
+          'PermissionDenied',
+          Reasons.KEY_CREATION_REQUIRES_DASHBOARD,
+          'API key creation is only allowed from the web dashboard.',
+        );
       }
       res.set('Cache-Control', 'no-store');
-      return deps.keyBilling.createApiKey(auth.principal, body.name, body.expires_at ? new Date(body.expires_at) : undefined);
+      return deps.keyBilling.createApiKey(
+        auth.principal,
+        body.name,
+        body.expires_at ? new Date(body.expires_at) : undefined,
+      );
     },
   );
 
   api.route(
-    { method: 'get', path: '/list-api-keys', summary: "List the team's API keys with usage; never their secrets", tag: 'API keys', auth: 'key-or-session', response: { status: 200, description: 'Keys', schema: ListApiKeysResponse } },
+    {
+      method: 'get',
+      path: '/list-api-keys',
+      summary: "List the team's API keys with usage; never their secrets",
+      tag: 'API keys',
+      auth: 'key-or-session',
+      response: { status: 200, description: 'Keys', schema: ListApiKeysResponse },
+    },
     async ({ res }) => {
       const keys = await deps.keyBilling.listApiKeys(authOf(res).principal.teamId);
       return { keys, count: keys.length };
@@ -97,7 +151,15 @@ export function registerAccountRoutes(api: Api, deps: AccountRouteDeps): void {
   );
 
   api.route(
-    { method: 'delete', path: '/delete-api-key', summary: 'Revoke an API key, immediately and irreversibly', tag: 'API keys', auth: 'key-or-session', body: DeleteApiKeyBody, response: { status: 200, description: 'Revoked', schema: SuccessMessage } },
+    {
+      method: 'delete',
+      path: '/delete-api-key',
+      summary: 'Revoke an API key, immediately and irreversibly',
+      tag: 'API keys',
+      auth: 'key-or-session',
+      body: DeleteApiKeyBody,
+      response: { status: 200, description: 'Revoked', schema: SuccessMessage },
+    },
     async ({ res, body }) => {
       const result = await deps.keyBilling.revokeApiKey(authOf(res).principal.teamId, body.key_id);
       deps.cache.invalidate({ keyId: body.key_id });
@@ -107,11 +169,28 @@ export function registerAccountRoutes(api: Api, deps: AccountRouteDeps): void {
   );
 
   api.route(
-    { method: 'get', path: '/billing/usage', summary: 'Credit balance, plan, recent ledger entries and per-key usage', tag: 'Billing', auth: 'key-or-session', response: { status: 200, description: 'Usage' } },
+    {
+      method: 'get',
+      path: '/billing/usage',
+      summary: 'Credit balance, plan, recent ledger entries and per-key usage',
+      tag: 'Billing',
+      auth: 'key-or-session',
+      response: { status: 200, description: 'Usage' },
+    },
     async ({ res }) => deps.keyBilling.getUsage(authOf(res).principal.teamId),
   );
 }
 
-function meBody(s: { user: { id: string; email: string; createdAt: string | null }; team: { id: string; name: string }; csrfToken: string; expiresAt: string | null }) {
-  return { user: { id: s.user.id, email: s.user.email, created_at: s.user.createdAt }, team: s.team, csrf_token: s.csrfToken, expires_at: s.expiresAt };
+function meBody(s: {
+  user: { id: string; email: string; createdAt: string | null };
+  team: { id: string; name: string };
+  csrfToken: string;
+  expiresAt: string | null;
+}) {
+  return {
+    user: { id: s.user.id, email: s.user.email, created_at: s.user.createdAt },
+    team: s.team,
+    csrf_token: s.csrfToken,
+    expires_at: s.expiresAt,
+  };
 }

@@ -13,26 +13,49 @@ const UploadUrlBody = z
     filename: z.string().trim().min(1, 'is required').max(255),
   })
   .openapi('DatasetUploadUrlRequest');
-const ProcessBody = z.object({ dataset_name: Name, version_number: z.number().int().min(1).optional() }).openapi('DatasetProcessRequest');
+const ProcessBody = z
+  .object({ dataset_name: Name, version_number: z.number().int().min(1).optional() })
+  .openapi('DatasetProcessRequest');
 const GenerateBody = z
   .object({
     dataset_name: Name.optional(),
     schema: z
       .object({
         entities: z.array(z.string().trim().min(1).max(100)).max(50).optional(),
-        classifications: z.array(z.object({ task: z.string().trim().min(1).max(100), labels: z.array(z.string().trim().min(1).max(100)).min(2, 'needs at least 2 labels').max(100), multi_label: z.boolean().optional() })).max(10).optional(),
+        classifications: z
+          .array(
+            z.object({
+              task: z.string().trim().min(1).max(100),
+              labels: z.array(z.string().trim().min(1).max(100)).min(2, 'needs at least 2 labels').max(100),
+              multi_label: z.boolean().optional(),
+            }),
+          )
+          .max(10)
+          .optional(),
         decoder_task: z.string().max(2000).optional(),
       })
-      .refine((s) => Boolean(s.entities?.length || s.classifications?.length || s.decoder_task), { message: 'give entities, classifications or a decoder_task' }),
+      .refine((s) => Boolean(s.entities?.length || s.classifications?.length || s.decoder_task), {
+        message: 'give entities, classifications or a decoder_task',
+      }),
     domain: z.string().max(2000).optional(),
     count: z.number().int().min(10, 'must be at least 10').max(10_000, 'must be at most 10000').default(200),
-    seed: z.number().int().min(0).max(2 ** 31 - 1).optional(),
+    seed: z
+      .number()
+      .int()
+      .min(0)
+      .max(2 ** 31 - 1)
+      .optional(),
   })
   .openapi('GenerateRequest');
 
 const versionParam = (value: unknown): number => {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new AppError('Malformed', Reasons.MALFORMED_PARAMETER, 'Invalid path parameter: version must be a positive integer');
+  if (!Number.isInteger(n) || n < 1)
+    throw new AppError(
+      'Malformed',
+      Reasons.MALFORMED_PARAMETER,
+      'Invalid path parameter: version must be a positive integer',
+    );
   return n;
 };
 
@@ -40,17 +63,40 @@ const versionParam = (value: unknown): number => {
 export function registerDatasetRoutes(api: Api, datasets: DatasetsPort): void {
   const team = (res: Parameters<typeof authOf>[0]) => authOf(res).principal.teamId;
 
-  api.route({ method: 'get', path: '/core/datasets', summary: 'List datasets with their newest version', tag: 'Datasets', auth: 'key-or-session' }, async ({ res }) => {
-    const list = await datasets.list(team(res));
-    return { success: true, count: list.length, datasets: list };
-  });
+  api.route(
+    {
+      method: 'get',
+      path: '/core/datasets',
+      summary: 'List datasets with their newest version',
+      tag: 'Datasets',
+      auth: 'key-or-session',
+    },
+    async ({ res }) => {
+      const list = await datasets.list(team(res));
+      return { success: true, count: list.length, datasets: list };
+    },
+  );
 
   for (const path of ['/core/datasets/upload/url', '/v1/datasets/upload/url']) {
     api.route(
-      { method: 'post', path, summary: 'Create a presigned PUT URL for a new dataset version (N+1 under an existing name)', tag: 'Datasets', auth: 'key-or-session', body: UploadUrlBody },
+      {
+        method: 'post',
+        path,
+        summary: 'Create a presigned PUT URL for a new dataset version (N+1 under an existing name)',
+        tag: 'Datasets',
+        auth: 'key-or-session',
+        body: UploadUrlBody,
+      },
       async ({ res, body }) => {
-        const out = await datasets.createUpload(team(res), { name: body.dataset_name, type: body.dataset_type, format: body.format, filename: body.filename });
-        const expiresIn = out.expiresAt ? Math.max(0, Math.round((Date.parse(out.expiresAt) - Date.now()) / 1000)) : 3600;
+        const out = await datasets.createUpload(team(res), {
+          name: body.dataset_name,
+          type: body.dataset_type,
+          format: body.format,
+          filename: body.filename,
+        });
+        const expiresIn = out.expiresAt
+          ? Math.max(0, Math.round((Date.parse(out.expiresAt) - Date.now()) / 1000))
+          : 3600;
         return {
           success: true,
           dataset_name: out.version.dataset_name,
@@ -69,24 +115,60 @@ export function registerDatasetRoutes(api: Api, datasets: DatasetsPort): void {
   }
 
   api.route(
-    { method: 'post', path: '/core/datasets/upload/process', summary: 'Process an uploaded version: converting → validating → ready, or failed with a row-level report', tag: 'Datasets', auth: 'key-or-session', body: ProcessBody, response: { status: 202, description: 'Processing started; poll the version' } },
+    {
+      method: 'post',
+      path: '/core/datasets/upload/process',
+      summary: 'Process an uploaded version: converting → validating → ready, or failed with a row-level report',
+      tag: 'Datasets',
+      auth: 'key-or-session',
+      body: ProcessBody,
+      response: { status: 202, description: 'Processing started; poll the version' },
+    },
     async ({ res, body }) => {
       const version = await datasets.processUpload(team(res), body.dataset_name, body.version_number ?? 0);
       return { success: true, ...version };
     },
   );
 
-  api.route({ method: 'get', path: '/core/datasets/:name', summary: 'A dataset’s versions, newest first', tag: 'Datasets', auth: 'key-or-session' }, async ({ req, res }) => {
-    const versions = await datasets.versions(team(res), String(req.params.name));
-    return { success: true, count: versions.length, versions: versions.map(({ report: _report, ...v }) => v) };
-  });
-
-  api.route({ method: 'get', path: '/core/datasets/:name/:version', summary: 'One version with its validation report', tag: 'Datasets', auth: 'key-or-session' }, async ({ req, res }) => {
-    return { success: true, ...(await datasets.version(team(res), String(req.params.name), versionParam(req.params.version))) };
-  });
+  api.route(
+    {
+      method: 'get',
+      path: '/core/datasets/:name',
+      summary: 'A dataset’s versions, newest first',
+      tag: 'Datasets',
+      auth: 'key-or-session',
+    },
+    async ({ req, res }) => {
+      const versions = await datasets.versions(team(res), String(req.params.name));
+      return { success: true, count: versions.length, versions: versions.map(({ report: _report, ...v }) => v) };
+    },
+  );
 
   api.route(
-    { method: 'delete', path: '/core/datasets/:name', summary: 'Delete a dataset, every version and its files (completed jobs keep working)', tag: 'Datasets', auth: 'key-or-session', response: { status: 200, description: 'Deleted; empty body' } },
+    {
+      method: 'get',
+      path: '/core/datasets/:name/:version',
+      summary: 'One version with its validation report',
+      tag: 'Datasets',
+      auth: 'key-or-session',
+    },
+    async ({ req, res }) => {
+      return {
+        success: true,
+        ...(await datasets.version(team(res), String(req.params.name), versionParam(req.params.version))),
+      };
+    },
+  );
+
+  api.route(
+    {
+      method: 'delete',
+      path: '/core/datasets/:name',
+      summary: 'Delete a dataset, every version and its files (completed jobs keep working)',
+      tag: 'Datasets',
+      auth: 'key-or-session',
+      response: { status: 200, description: 'Deleted; empty body' },
+    },
     async ({ req, res }) => {
       await datasets.remove(team(res), String(req.params.name));
       return undefined;
@@ -94,12 +176,24 @@ export function registerDatasetRoutes(api: Api, datasets: DatasetsPort): void {
   );
 
   api.route(
-    { method: 'post', path: '/generate', summary: 'Generate a synthetic dataset offline from entity types or classification labels', tag: 'Datasets', auth: 'key-or-session', body: GenerateBody, response: { status: 202, description: 'Job started' } },
+    {
+      method: 'post',
+      path: '/generate',
+      summary: 'Generate a synthetic dataset offline from entity types or classification labels',
+      tag: 'Datasets',
+      auth: 'key-or-session',
+      body: GenerateBody,
+      response: { status: 202, description: 'Job started' },
+    },
     async ({ res, body }) => {
       const jobId = await datasets.startGeneration(team(res), {
         name: body.dataset_name ?? '',
         entityTypes: body.schema.entities ?? [],
-        classifications: (body.schema.classifications ?? []).map((c) => ({ task: c.task, labels: c.labels, multi_label: c.multi_label ?? false })),
+        classifications: (body.schema.classifications ?? []).map((c) => ({
+          task: c.task,
+          labels: c.labels,
+          multi_label: c.multi_label ?? false,
+        })),
         domain: body.domain ?? '',
         count: body.count,
         seed: body.seed ?? Math.floor(Math.random() * 2 ** 31),
@@ -108,7 +202,16 @@ export function registerDatasetRoutes(api: Api, datasets: DatasetsPort): void {
     },
   );
 
-  api.route({ method: 'get', path: '/generate/jobs/:job_id', summary: 'A generation job’s status and progress; names the dataset when ready', tag: 'Datasets', auth: 'key-or-session' }, async ({ req, res }) => {
-    return datasets.generation(team(res), String(req.params.job_id));
-  });
+  api.route(
+    {
+      method: 'get',
+      path: '/generate/jobs/:job_id',
+      summary: 'A generation job’s status and progress; names the dataset when ready',
+      tag: 'Datasets',
+      auth: 'key-or-session',
+    },
+    async ({ req, res }) => {
+      return datasets.generation(team(res), String(req.params.job_id));
+    },
+  );
 }

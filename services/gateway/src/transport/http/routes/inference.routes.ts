@@ -15,8 +15,15 @@ const Options = {
   include_spans: z.boolean().optional(),
 };
 
-const ContentBlock = z.object({ type: z.literal('text'), text: z.string().max(MAX_TEXT), cache_control: z.object({ type: z.literal('ephemeral'), ttl: z.string().optional() }).optional() });
-const Message = z.object({ role: z.enum(['system', 'user', 'assistant']), content: z.union([z.string().max(MAX_TEXT), z.array(ContentBlock).min(1).max(100)]) });
+const ContentBlock = z.object({
+  type: z.literal('text'),
+  text: z.string().max(MAX_TEXT),
+  cache_control: z.object({ type: z.literal('ephemeral'), ttl: z.string().optional() }).optional(),
+});
+const Message = z.object({
+  role: z.enum(['system', 'user', 'assistant']),
+  content: z.union([z.string().max(MAX_TEXT), z.array(ContentBlock).min(1).max(100)]),
+});
 
 export const InferenceBody = z
   .object({
@@ -37,13 +44,29 @@ export const InferenceBody = z
     ...Options,
   })
   .superRefine((b, ctx) => {
-    if (!b.model_id && !b.base_model) ctx.addIssue({ code: 'custom', path: ['model_id'], message: 'give model_id or base_model (a base model id or a training job id)' });
+    if (!b.model_id && !b.base_model)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['model_id'],
+        message: 'give model_id or base_model (a base model id or a training job id)',
+      });
     if (b.task === 'generate') {
-      if (!b.messages) ctx.addIssue({ code: 'custom', path: ['messages'], message: 'is required with task "generate": a list of {role, content}' });
+      if (!b.messages)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['messages'],
+          message: 'is required with task "generate": a list of {role, content}',
+        });
       return;
     }
-    if (b.text === undefined && b.inputs === undefined) ctx.addIssue({ code: 'custom', path: ['text'], message: 'is required (or give inputs, a list of texts)' });
-    if (b.schema === undefined) ctx.addIssue({ code: 'custom', path: ['schema'], message: 'is required for extraction models: give entities, classifications, relations or structures' });
+    if (b.text === undefined && b.inputs === undefined)
+      ctx.addIssue({ code: 'custom', path: ['text'], message: 'is required (or give inputs, a list of texts)' });
+    if (b.schema === undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['schema'],
+        message: 'is required for extraction models: give entities, classifications, relations or structures',
+      });
   })
   .openapi('InferenceRequest');
 
@@ -58,12 +81,23 @@ const GlinerFields = {
   ...Options,
 };
 const oneOfTextOrInputs = (b: { text?: string | undefined; inputs?: string[] | undefined }, ctx: z.RefinementCtx) => {
-  if ((b.text === undefined) === (b.inputs === undefined)) ctx.addIssue({ code: 'custom', path: ['text'], message: 'give exactly one of text or inputs (1 to 1,000 strings)' });
+  if ((b.text === undefined) === (b.inputs === undefined))
+    ctx.addIssue({
+      code: 'custom',
+      path: ['text'],
+      message: 'give exactly one of text or inputs (1 to 1,000 strings)',
+    });
 };
-export const GlinerBody = z.object({ task: z.enum(GLINER_TASKS), ...GlinerFields }).superRefine(oneOfTextOrInputs).openapi('Gliner2Request');
+export const GlinerBody = z
+  .object({ task: z.enum(GLINER_TASKS), ...GlinerFields })
+  .superRefine(oneOfTextOrInputs)
+  .openapi('Gliner2Request');
 const GlinerTaskBody = z.object(GlinerFields).superRefine(oneOfTextOrInputs);
 
-const Option = z.union([z.string().trim().min(1).max(200), z.object({ id: z.string().trim().min(1).max(200), description: z.string().max(1000).optional() })]);
+const Option = z.union([
+  z.string().trim().min(1).max(200),
+  z.object({ id: z.string().trim().min(1).max(200), description: z.string().max(1000).optional() }),
+]);
 export const SystemOneBody = z
   .object({
     model_id: z.string().trim().min(1).max(200).optional(),
@@ -73,16 +107,33 @@ export const SystemOneBody = z
   })
   .superRefine((b, ctx) => {
     const ids = b.options.map((o) => (typeof o === 'string' ? o : o.id));
-    if (new Set(ids).size !== ids.length) ctx.addIssue({ code: 'custom', path: ['options'], message: 'option ids must be unique' });
+    if (new Set(ids).size !== ids.length)
+      ctx.addIssue({ code: 'custom', path: ['options'], message: 'option ids must be unique' });
   })
   .openapi('SystemOneRequest');
 
 const ProjectInferenceBody = z
-  .object({ text: Text.optional(), inputs: Inputs.optional(), schema: SchemaObject.optional(), ...Options, messages: z.array(Message).min(1).max(200).optional(), temperature: z.number().min(0).max(2).optional(), top_p: z.number().gt(0).max(1).optional(), max_tokens: z.number().int().min(1).max(2048).optional(), stop: z.union([z.string().min(1), z.array(z.string().min(1)).max(4)]).optional(), seed: z.number().int().min(0).optional(), stream: z.boolean().optional() })
+  .object({
+    text: Text.optional(),
+    inputs: Inputs.optional(),
+    schema: SchemaObject.optional(),
+    ...Options,
+    messages: z.array(Message).min(1).max(200).optional(),
+    temperature: z.number().min(0).max(2).optional(),
+    top_p: z.number().gt(0).max(1).optional(),
+    max_tokens: z.number().int().min(1).max(2048).optional(),
+    stop: z.union([z.string().min(1), z.array(z.string().min(1)).max(4)]).optional(),
+    seed: z.number().int().min(0).optional(),
+    stream: z.boolean().optional(),
+  })
   .superRefine((b, ctx) => (b.messages ? undefined : oneOfTextOrInputs(b, ctx)))
   .openapi('ProjectInferenceRequest');
-const CreateProjectBody = z.object({ name: z.string().trim().min(1, 'is required').max(100) }).openapi('CreateProjectRequest');
-const CreateDeploymentBody = z.object({ training_job_id: z.string().trim().min(1, 'is required').max(100) }).openapi('CreateDeploymentRequest');
+const CreateProjectBody = z
+  .object({ name: z.string().trim().min(1, 'is required').max(100) })
+  .openapi('CreateProjectRequest');
+const CreateDeploymentBody = z
+  .object({ training_job_id: z.string().trim().min(1, 'is required').max(100) })
+  .openapi('CreateDeploymentRequest');
 
 /** GLiNER2's per-task schema shapes, mapped to the native schema. */
 function glinerSchema(task: GlinerTask, schema: Record<string, unknown> | unknown[]): Record<string, unknown> {
@@ -90,35 +141,58 @@ function glinerSchema(task: GlinerTask, schema: Record<string, unknown> | unknow
     case 'extract_entities':
       return Array.isArray(schema) ? { entities: schema } : 'entities' in schema ? schema : { entities: schema };
     case 'classify_text':
-      return Array.isArray(schema) ? { classifications: schema } : 'classifications' in schema ? schema : { classifications: schema };
+      return Array.isArray(schema)
+        ? { classifications: schema }
+        : 'classifications' in schema
+          ? schema
+          : { classifications: schema };
     case 'extract_json':
       return Array.isArray(schema) ? { structures: schema } : 'structures' in schema ? schema : { structures: schema };
     case 'extract_relations':
       return Array.isArray(schema) ? { relations: schema } : 'relations' in schema ? schema : { relations: schema };
     case 'schema':
-      if (Array.isArray(schema)) throw new AppError('InvalidArgument', Reasons.VALIDATION_FAILED, 'Request body failed validation', { fieldErrors: [{ field: 'schema', message: 'must be an object for task schema' }] });
+      if (Array.isArray(schema))
+        throw new AppError('InvalidArgument', Reasons.VALIDATION_FAILED, 'Request body failed validation', {
+          fieldErrors: [{ field: 'schema', message: 'must be an object for task schema' }],
+        });
       return schema;
   }
 }
 
-const TASK_LABEL: Record<GlinerTask, string> = { extract_entities: 'ner', classify_text: 'classification', extract_json: 'json', extract_relations: 'relations', schema: 'schema' };
+const TASK_LABEL: Record<GlinerTask, string> = {
+  extract_entities: 'ner',
+  classify_text: 'classification',
+  extract_json: 'json',
+  extract_relations: 'relations',
+  schema: 'schema',
+};
 
 function meta(out: InferResult) {
   return { inference_id: out.inferenceId, model: out.model, latency_ms: out.latencyMs, usage: out.usage };
 }
 
 const pathId = (value: unknown, name: string): string => {
-  if (typeof value !== 'string' || !value || value.length > 100) throw new AppError('Malformed', Reasons.MALFORMED_PARAMETER, `Invalid path parameter: ${name}`);
+  if (typeof value !== 'string' || !value || value.length > 100)
+    throw new AppError('Malformed', Reasons.MALFORMED_PARAMETER, `Invalid path parameter: ${name}`);
   return value;
 };
 
 /** Content blocks are joined into one text; `cache_control` markers are accepted (the built-in decoder has no prompt cache). */
-const flatten = (content: z.infer<typeof Message>['content']) => (typeof content === 'string' ? content : content.map((b) => b.text).join(''));
+const flatten = (content: z.infer<typeof Message>['content']) =>
+  typeof content === 'string' ? content : content.map((b) => b.text).join('');
 
 /** Native inference, GLiNER2 routes, the decision route, the catalog, and projects with deployments. */
 export function registerInferenceRoutes(api: Api, inference: Inference): void {
   /** Decoder generation: one JSON answer, or Server-Sent Events with `stream: true`. */
-  const generate = async (req: Request, res: Response, body: Omit<z.infer<typeof InferenceBody>, 'model_id' | 'base_model'> & { model_id?: string | undefined; base_model?: string | undefined }, projectId = '') => {
+  const generate = async (
+    req: Request,
+    res: Response,
+    body: Omit<z.infer<typeof InferenceBody>, 'model_id' | 'base_model'> & {
+      model_id?: string | undefined;
+      base_model?: string | undefined;
+    },
+    projectId = '',
+  ) => {
     const controller = new AbortController();
     res.on('close', () => controller.abort());
     const pieces = inference.generate(
@@ -151,27 +225,51 @@ export function registerInferenceRoutes(api: Api, inference: Inference): void {
     try {
       for (; !next.done; next = await iterator.next()) res.write(`data: ${JSON.stringify(next.value)}\n\n`);
     } catch (err) {
-      res.write(`event: error\ndata: ${JSON.stringify({ detail: err instanceof AppError ? err.message : 'generation was interrupted' })}\n\n`);
+      res.write(
+        `event: error\ndata: ${JSON.stringify({ detail: err instanceof AppError ? err.message : 'generation was interrupted' })}\n\n`,
+      );
     }
     res.end('data: [DONE]\n\n');
     return undefined;
   };
 
   api.route(
-    { method: 'get', path: '/v1/base-models', summary: 'List built-in and upstream base models with flags, training bounds and prices', tag: 'Models', auth: 'key-or-session' },
+    {
+      method: 'get',
+      path: '/v1/base-models',
+      summary: 'List built-in and upstream base models with flags, training bounds and prices',
+      tag: 'Models',
+      auth: 'key-or-session',
+    },
     async ({ res }) => {
       const data = await inference.listBaseModels(authOf(res).principal);
       return { object: 'list', data, count: data.length };
     },
   );
 
-  api.route({ method: 'get', path: '/v1/models', summary: 'Model ids callable by this team (OpenAI list shape)', tag: 'Models', auth: 'key-or-session' }, async ({ res }) => ({
-    object: 'list',
-    data: await inference.listModels(authOf(res).principal),
-  }));
+  api.route(
+    {
+      method: 'get',
+      path: '/v1/models',
+      summary: 'Model ids callable by this team (OpenAI list shape)',
+      tag: 'Models',
+      auth: 'key-or-session',
+    },
+    async ({ res }) => ({
+      object: 'list',
+      data: await inference.listModels(authOf(res).principal),
+    }),
+  );
 
   api.route(
-    { method: 'post', path: '/inference', summary: 'Native extraction on a base model or a training job (GLiNER2 result shapes)', tag: 'Inference', auth: 'key-or-session', body: InferenceBody },
+    {
+      method: 'post',
+      path: '/inference',
+      summary: 'Native extraction on a base model or a training job (GLiNER2 result shapes)',
+      tag: 'Inference',
+      auth: 'key-or-session',
+      body: InferenceBody,
+    },
     async ({ req, res, body }) => {
       if (body.task === 'generate') return generate(req, res, body);
       const out = await inference.infer(authOf(res).principal, {
@@ -188,7 +286,11 @@ export function registerInferenceRoutes(api: Api, inference: Inference): void {
     },
   );
 
-  const gliner = async (principal: Parameters<Inference['infer']>[0], task: GlinerTask, body: z.infer<typeof GlinerTaskBody>) => {
+  const gliner = async (
+    principal: Parameters<Inference['infer']>[0],
+    task: GlinerTask,
+    body: z.infer<typeof GlinerTaskBody>,
+  ) => {
     const out = await inference.infer(principal, {
       modelId: body.model_id ?? 'whetstone-extract-base',
       projectId: '',
@@ -203,22 +305,45 @@ export function registerInferenceRoutes(api: Api, inference: Inference): void {
   };
 
   api.route(
-    { method: 'post', path: '/gliner-2', summary: 'GLiNER2-style call: task is extract_entities, classify_text, extract_json, extract_relations or schema', tag: 'GLiNER2', auth: 'key-or-session', body: GlinerBody },
+    {
+      method: 'post',
+      path: '/gliner-2',
+      summary: 'GLiNER2-style call: task is extract_entities, classify_text, extract_json, extract_relations or schema',
+      tag: 'GLiNER2',
+      auth: 'key-or-session',
+      body: GlinerBody,
+    },
     ({ res, body }) => gliner(authOf(res).principal, body.task, body),
   );
   for (const task of GLINER_TASKS) {
     api.route(
-      { method: 'post', path: `/gliner-2/${task.replace(/_/g, '-')}`, summary: `GLiNER2 ${task}; text, or inputs with 1 to 1,000 strings`, tag: 'GLiNER2', auth: 'key-or-session', body: GlinerTaskBody },
+      {
+        method: 'post',
+        path: `/gliner-2/${task.replace(/_/g, '-')}`,
+        summary: `GLiNER2 ${task}; text, or inputs with 1 to 1,000 strings`,
+        tag: 'GLiNER2',
+        auth: 'key-or-session',
+        body: GlinerTaskBody,
+      },
       ({ res, body }) => gliner(authOf(res).principal, task, body),
     );
   }
 
   api.route(
-    { method: 'post', path: '/v1/systemone', summary: 'Decision route: choose one of the given options for a text, with per-option scores', tag: 'Inference', auth: 'key-or-session', body: SystemOneBody },
+    {
+      method: 'post',
+      path: '/v1/systemone',
+      summary: 'Decision route: choose one of the given options for a text, with per-option scores',
+      tag: 'Inference',
+      auth: 'key-or-session',
+      body: SystemOneBody,
+    },
     async ({ res, body }) => {
       const ids = body.options.map((o) => (typeof o === 'string' ? o : o.id));
       // Descriptions are scored with their option: the label the model sees is "id description".
-      const labels = body.options.map((o) => (typeof o === 'string' ? o : [o.id, o.description].filter(Boolean).join(' ')));
+      const labels = body.options.map((o) =>
+        typeof o === 'string' ? o : [o.id, o.description].filter(Boolean).join(' '),
+      );
       const text = body.rubric ? `${body.text}\n${body.rubric}` : body.text;
       const out = await inference.infer(authOf(res).principal, {
         modelId: body.model_id ?? 'whetstone-extract-base',
@@ -230,21 +355,37 @@ export function registerInferenceRoutes(api: Api, inference: Inference): void {
         includeSpans: false,
         task: 'systemone',
       });
-      const scored = ((out.results[0]?.decision ?? []) as { label: string; confidence: number }[]).map((s) => ({ option: ids[labels.indexOf(s.label)] ?? s.label, score: s.confidence }));
+      const scored = ((out.results[0]?.decision ?? []) as { label: string; confidence: number }[]).map((s) => ({
+        option: ids[labels.indexOf(s.label)] ?? s.label,
+        score: s.confidence,
+      }));
       // Independent per-option scores, normalised to sum to 1 so they read as a distribution.
       const raw = ids.map((id) => ({ option: id, score: scored.find((s) => s.option === id)?.score ?? 0 }));
       const total = raw.reduce((n, s) => n + s.score, 0) || 1;
-      const scores = raw.map((s) => ({ option: s.option, score: Number((s.score / total).toFixed(4)) })).sort((a, b) => b.score - a.score);
+      const scores = raw
+        .map((s) => ({ option: s.option, score: Number((s.score / total).toFixed(4)) }))
+        .sort((a, b) => b.score - a.score);
       return { choice: scores[0]!.option, confidence: scores[0]!.score, scores, ...meta(out) };
     },
   );
 
-  api.route({ method: 'get', path: '/projects', summary: 'List the team’s projects', tag: 'Projects', auth: 'key-or-session' }, async ({ res }) => ({
-    projects: await inference.listProjects(authOf(res).principal),
-  }));
+  api.route(
+    { method: 'get', path: '/projects', summary: 'List the team’s projects', tag: 'Projects', auth: 'key-or-session' },
+    async ({ res }) => ({
+      projects: await inference.listProjects(authOf(res).principal),
+    }),
+  );
 
   api.route(
-    { method: 'post', path: '/projects', summary: 'Create a project (names are unique per team)', tag: 'Projects', auth: 'key-or-session', body: CreateProjectBody, response: { status: 201, description: 'The project' } },
+    {
+      method: 'post',
+      path: '/projects',
+      summary: 'Create a project (names are unique per team)',
+      tag: 'Projects',
+      auth: 'key-or-session',
+      body: CreateProjectBody,
+      response: { status: 201, description: 'The project' },
+    },
     async ({ res, body }) => {
       const p = await inference.createProject(authOf(res).principal, body.name);
       return { id: p.id, name: p.name, created_at: p.created_at };
@@ -252,7 +393,14 @@ export function registerInferenceRoutes(api: Api, inference: Inference): void {
   );
 
   api.route(
-    { method: 'delete', path: '/projects/:project_id', summary: 'Delete a project and its deployment history; its endpoint stops at once', tag: 'Projects', auth: 'key-or-session', response: { status: 204, description: 'Deleted' } },
+    {
+      method: 'delete',
+      path: '/projects/:project_id',
+      summary: 'Delete a project and its deployment history; its endpoint stops at once',
+      tag: 'Projects',
+      auth: 'key-or-session',
+      response: { status: 204, description: 'Deleted' },
+    },
     async ({ req, res }) => {
       await inference.deleteProject(authOf(res).principal, pathId(req.params.project_id, 'project_id'));
       return undefined;
@@ -260,30 +408,71 @@ export function registerInferenceRoutes(api: Api, inference: Inference): void {
   );
 
   api.route(
-    { method: 'post', path: '/projects/:project_id/deployments', summary: 'Deploy a complete training job; deploying → active once warm', tag: 'Projects', auth: 'key-or-session', body: CreateDeploymentBody, response: { status: 201, description: 'The deployment' } },
+    {
+      method: 'post',
+      path: '/projects/:project_id/deployments',
+      summary: 'Deploy a complete training job; deploying → active once warm',
+      tag: 'Projects',
+      auth: 'key-or-session',
+      body: CreateDeploymentBody,
+      response: { status: 201, description: 'The deployment' },
+    },
     async ({ req, res, body }) => {
-      const d = await inference.createDeployment(authOf(res).principal, pathId(req.params.project_id, 'project_id'), body.training_job_id);
+      const d = await inference.createDeployment(
+        authOf(res).principal,
+        pathId(req.params.project_id, 'project_id'),
+        body.training_job_id,
+      );
       return d;
     },
   );
 
   api.route(
-    { method: 'get', path: '/projects/:project_id/deployments', summary: 'Deployment history, newest first', tag: 'Projects', auth: 'key-or-session' },
+    {
+      method: 'get',
+      path: '/projects/:project_id/deployments',
+      summary: 'Deployment history, newest first',
+      tag: 'Projects',
+      auth: 'key-or-session',
+    },
     async ({ req, res }) => {
-      const deployments = await inference.listDeployments(authOf(res).principal, pathId(req.params.project_id, 'project_id'));
+      const deployments = await inference.listDeployments(
+        authOf(res).principal,
+        pathId(req.params.project_id, 'project_id'),
+      );
       return { project_id: req.params.project_id, count: deployments.length, deployments };
     },
   );
 
-  api.route({ method: 'get', path: '/v1/training-jobs/:job_id/deployments', summary: 'Deployments of one training job across projects, newest first', tag: 'Projects', auth: 'key-or-session' }, async ({ req, res }) => {
-    const deployments = await inference.listJobDeployments(authOf(res).principal, pathId(req.params.job_id, 'job_id'));
-    return { training_job_id: req.params.job_id, count: deployments.length, deployments };
-  });
+  api.route(
+    {
+      method: 'get',
+      path: '/v1/training-jobs/:job_id/deployments',
+      summary: 'Deployments of one training job across projects, newest first',
+      tag: 'Projects',
+      auth: 'key-or-session',
+    },
+    async ({ req, res }) => {
+      const deployments = await inference.listJobDeployments(
+        authOf(res).principal,
+        pathId(req.params.job_id, 'job_id'),
+      );
+      return { training_job_id: req.params.job_id, count: deployments.length, deployments };
+    },
+  );
 
   api.route(
-    { method: 'post', path: '/projects/:project_id/inference', summary: 'Run on the project’s active deployment (schema optional: the trained schema is used)', tag: 'Projects', auth: 'key-or-session', body: ProjectInferenceBody },
+    {
+      method: 'post',
+      path: '/projects/:project_id/inference',
+      summary: 'Run on the project’s active deployment (schema optional: the trained schema is used)',
+      tag: 'Projects',
+      auth: 'key-or-session',
+      body: ProjectInferenceBody,
+    },
     async ({ req, res, body }) => {
-      if (body.messages) return generate(req, res, { ...body, task: 'generate' }, pathId(req.params.project_id, 'project_id'));
+      if (body.messages)
+        return generate(req, res, { ...body, task: 'generate' }, pathId(req.params.project_id, 'project_id'));
       const out = await inference.infer(authOf(res).principal, {
         modelId: '',
         projectId: pathId(req.params.project_id, 'project_id'),
@@ -294,7 +483,11 @@ export function registerInferenceRoutes(api: Api, inference: Inference): void {
         includeSpans: body.include_spans ?? false,
         task: 'project',
       });
-      return { ...(body.inputs ? { results: out.results } : { result: out.results[0] }), project_id: req.params.project_id, ...meta(out) };
+      return {
+        ...(body.inputs ? { results: out.results } : { result: out.results[0] }),
+        project_id: req.params.project_id,
+        ...meta(out),
+      };
     },
   );
 }

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file whetstone/common/v1/error.proto.
  */
 export const file_whetstone_common_v1_error: GenFile = /*@__PURE__*/
-  fileDesc("Ch93aGV0c3RvbmUvY29tbW9uL3YxL2Vycm9yLnByb3RvEhN3aGV0c3RvbmUuY29tbW9uLnYxIvoBCgtFcnJvckRldGFpbBIOCgZyZWFzb24YASABKAkSDAoEa2luZBgCIAEoCRI9ChBmaWVsZF92aW9sYXRpb25zGAMgAygLMiMud2hldHN0b25lLmNvbW1vbi52MS5GaWVsZFZpb2xhdGlvbhIbChNyZXRyeV9hZnRlcl9zZWNvbmRzGAQgASgBEkAKCG1ldGFkYXRhGAUgAygLMi4ud2hldHN0b25lLmNvbW1vbi52MS5FcnJvckRldGFpbC5NZXRhZGF0YUVudHJ5Gi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASI+Cg5GaWVsZFZpb2xhdGlvbhINCgVmaWVsZBgBIAEoCRIPCgdtZXNzYWdlGAIgASgJEgwKBGNvZGUYAyABKAliBnByb3RvMw");
+  fileDesc("Ch93aGV0c3RvbmUvY29tbW9uL3YxL2Vycm9yLnByb3RvEhN3aGV0c3RvbmUuY29tbW9uLnYxIo0CCgtFcnJvckRldGFpbBIOCgZyZWFzb24YASABKAkSDAoEa2luZBgCIAEoCRI9ChBmaWVsZF92aW9sYXRpb25zGAMgAygLMiMud2hldHN0b25lLmNvbW1vbi52MS5GaWVsZFZpb2xhdGlvbhIbChNyZXRyeV9hZnRlcl9zZWNvbmRzGAQgASgBEkAKCG1ldGFkYXRhGAUgAygLMi4ud2hldHN0b25lLmNvbW1vbi52MS5FcnJvckRldGFpbC5NZXRhZGF0YUVudHJ5EhEKCXJldHJ5YWJsZRgGIAEoCBovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiPgoORmllbGRWaW9sYXRpb24SDQoFZmllbGQYASABKAkSDwoHbWVzc2FnZRgCIAEoCRIMCgRjb2RlGAMgASgJYgZwcm90bzM");
 
 /**
  * ErrorDetail travels as a Connect/gRPC error detail so a typed AppError survives a hop.
@@ -52,6 +52,13 @@ export type ErrorDetail = Message<"whetstone.common.v1.ErrorDetail"> & {
    * @generated from field: map<string, string> metadata = 5;
    */
   metadata: { [key: string]: string };
+
+  /**
+   * Whether the same request may succeed later (infrastructure, not the request); decides job retries.
+   *
+   * @generated from field: bool retryable = 6;
+   */
+  retryable: boolean;
 };
 
 /**

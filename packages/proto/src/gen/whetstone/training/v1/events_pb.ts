@@ -4,61 +4,88 @@
 
 import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { JobStatus } from "./job_status_pb";
+import { file_whetstone_training_v1_job_status } from "./job_status_pb";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file whetstone/training/v1/events.proto.
  */
 export const file_whetstone_training_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("CiJ3aGV0c3RvbmUvdHJhaW5pbmcvdjEvZXZlbnRzLnByb3RvEhV3aGV0c3RvbmUudHJhaW5pbmcudjEiigEKEEpvYlN0YXR1c0NoYW5nZWQSDgoGam9iX2lkGAEgASgJEg8KB3RlYW1faWQYAiABKAkSEwoLZnJvbV9zdGF0dXMYAyABKAkSEQoJdG9fc3RhdHVzGAQgASgJEhcKD2FydGlmYWN0X2J1Y2tldBgFIAEoCRIUCgxhcnRpZmFjdF9rZXkYBiABKAkiLQoKSm9iRGVsZXRlZBIOCgZqb2JfaWQYASABKAkSDwoHdGVhbV9pZBgCIAEoCWIGcHJvdG8z");
+  fileDesc("CiJ3aGV0c3RvbmUvdHJhaW5pbmcvdjEvZXZlbnRzLnByb3RvEhV3aGV0c3RvbmUudHJhaW5pbmcudjEirAIKEEpvYlN0YXR1c0NoYW5nZWQSDgoGam9iX2lkGAEgASgJEg8KB3RlYW1faWQYAiABKAkSNQoLZnJvbV9zdGF0dXMYAyABKA4yIC53aGV0c3RvbmUudHJhaW5pbmcudjEuSm9iU3RhdHVzEjMKCXRvX3N0YXR1cxgEIAEoDjIgLndoZXRzdG9uZS50cmFpbmluZy52MS5Kb2JTdGF0dXMSFwoPYXJ0aWZhY3RfYnVja2V0GAUgASgJEhQKDGFydGlmYWN0X2tleRgGIAEoCRIXCg9yb290X2Jhc2VfbW9kZWwYByABKAkSEgoKbW9kZWxfbmFtZRgIIAEoCRIvCgtvY2N1cnJlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiLQoKSm9iRGVsZXRlZBIOCgZqb2JfaWQYASABKAkSDwoHdGVhbV9pZBgCIAEoCSLTAQoVVHJhaW5pbmdVc2FnZVJlY29yZGVkEhAKCHVzYWdlX2lkGAEgASgJEg8KB3RlYW1faWQYAiABKAkSDgoGa2V5X2lkGAMgASgJEg4KBmpvYl9pZBgEIAEoCRISCgpiYXNlX21vZGVsGAUgASgJEhYKDmV4YW1wbGVfZXBvY2hzGAYgASgDEhoKEmNvc3RfbWljcm9fY3JlZGl0cxgHIAEoAxIvCgtvY2N1cnJlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBiBnByb3RvMw", [file_google_protobuf_timestamp, file_whetstone_training_v1_job_status]);
 
 /**
- * JobStatusChanged is published on training.jobs.v1 at every status change of a job.
+ * JobStatusChanged is published on training.jobs.v1 at every status change of
+ * a job, in the same transaction as the change. It carries what a reader needs
+ * to keep its own copy of a servable job (the router's read model).
  *
  * @generated from message whetstone.training.v1.JobStatusChanged
  */
 export type JobStatusChanged = Message<"whetstone.training.v1.JobStatusChanged"> & {
   /**
-   * Job.
+   * UUID of the job; also the event key.
    *
    * @generated from field: string job_id = 1;
    */
   jobId: string;
 
   /**
-   * Team.
+   * UUID of the team that owns the job.
    *
    * @generated from field: string team_id = 2;
    */
   teamId: string;
 
   /**
-   * Before.
+   * Status before the change; JOB_STATUS_UNSPECIFIED when the job was just created.
    *
-   * @generated from field: string from_status = 3;
+   * @generated from field: whetstone.training.v1.JobStatus from_status = 3;
    */
-  fromStatus: string;
+  fromStatus: JobStatus;
 
   /**
-   * After.
+   * Status after the change.
    *
-   * @generated from field: string to_status = 4;
+   * @generated from field: whetstone.training.v1.JobStatus to_status = 4;
    */
-  toStatus: string;
+  toStatus: JobStatus;
 
   /**
-   * Artifact bucket (when complete).
+   * Bucket of the trained bundle; empty until the job is complete.
    *
    * @generated from field: string artifact_bucket = 5;
    */
   artifactBucket: string;
 
   /**
-   * Artifact key (when complete).
+   * Object key of the trained bundle in artifact_bucket; empty until the job is complete.
    *
    * @generated from field: string artifact_key = 6;
    */
   artifactKey: string;
+
+  /**
+   * Built-in model id the job (or the job it continues) was trained from, e.g. whetstone-extract-base.
+   *
+   * @generated from field: string root_base_model = 7;
+   */
+  rootBaseModel: string;
+
+  /**
+   * Display name chosen at creation (or generated).
+   *
+   * @generated from field: string model_name = 8;
+   */
+  modelName: string;
+
+  /**
+   * When the change was committed; readers drop events older than what they hold.
+   *
+   * @generated from field: google.protobuf.Timestamp occurred_at = 9;
+   */
+  occurredAt?: Timestamp | undefined;
 };
 
 /**
@@ -69,20 +96,21 @@ export const JobStatusChangedSchema: GenMessage<JobStatusChanged> = /*@__PURE__*
   messageDesc(file_whetstone_training_v1_events, 0);
 
 /**
- * JobDeleted is published on training.jobs.v1 when a job and its artifacts are deleted; deployments of it are released.
+ * JobDeleted is published on training.jobs.v1 when a job and its artifacts are
+ * deleted; deployments of it are released.
  *
  * @generated from message whetstone.training.v1.JobDeleted
  */
 export type JobDeleted = Message<"whetstone.training.v1.JobDeleted"> & {
   /**
-   * Job.
+   * UUID of the deleted job; also the event key.
    *
    * @generated from field: string job_id = 1;
    */
   jobId: string;
 
   /**
-   * Team.
+   * UUID of the team that owned it.
    *
    * @generated from field: string team_id = 2;
    */
@@ -95,4 +123,76 @@ export type JobDeleted = Message<"whetstone.training.v1.JobDeleted"> & {
  */
 export const JobDeletedSchema: GenMessage<JobDeleted> = /*@__PURE__*/
   messageDesc(file_whetstone_training_v1_events, 1);
+
+/**
+ * TrainingUsageRecorded is published on billing.usage.v1 once per completed
+ * training job, in the same transaction as the completion; key-billing debits
+ * it exactly once per usage_id.
+ *
+ * @generated from message whetstone.training.v1.TrainingUsageRecorded
+ */
+export type TrainingUsageRecorded = Message<"whetstone.training.v1.TrainingUsageRecorded"> & {
+  /**
+   * Idempotency key of the debit; the job id, since a job is billed once.
+   *
+   * @generated from field: string usage_id = 1;
+   */
+  usageId: string;
+
+  /**
+   * UUID of the team billed.
+   *
+   * @generated from field: string team_id = 2;
+   */
+  teamId: string;
+
+  /**
+   * UUID of the API key that created the job; empty for dashboard-session jobs.
+   *
+   * @generated from field: string key_id = 3;
+   */
+  keyId: string;
+
+  /**
+   * UUID of the job billed.
+   *
+   * @generated from field: string job_id = 4;
+   */
+  jobId: string;
+
+  /**
+   * Built-in model id trained from.
+   *
+   * @generated from field: string base_model = 5;
+   */
+  baseModel: string;
+
+  /**
+   * Training rows times epochs: the billed quantity.
+   *
+   * @generated from field: int64 example_epochs = 6;
+   */
+  exampleEpochs: bigint;
+
+  /**
+   * Cost in micro-credits (1 credit = 1,000,000 micro-credits).
+   *
+   * @generated from field: int64 cost_micro_credits = 7;
+   */
+  costMicroCredits: bigint;
+
+  /**
+   * When the job completed.
+   *
+   * @generated from field: google.protobuf.Timestamp occurred_at = 8;
+   */
+  occurredAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message whetstone.training.v1.TrainingUsageRecorded.
+ * Use `create(TrainingUsageRecordedSchema)` to create a new message.
+ */
+export const TrainingUsageRecordedSchema: GenMessage<TrainingUsageRecorded> = /*@__PURE__*/
+  messageDesc(file_whetstone_training_v1_events, 2);
 

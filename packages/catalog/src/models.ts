@@ -39,7 +39,8 @@ export const BUILTIN_MODELS: CatalogEntry[] = [
     name: 'Whetstone Extract Base',
     task: 'extraction',
     provider: 'builtin',
-    description: 'Zero-shot extraction for label names given at request time (entities, classifications, relations, structures); fine-tunes a transformer entity encoder with label-name heads and n-gram classifiers, with LoRA or fully.',
+    description:
+      'Zero-shot extraction for label names given at request time (entities, classifications, relations, structures); fine-tunes a transformer entity encoder with label-name heads and n-gram classifiers, with LoRA or fully.',
     supportsInference: true,
     supportsOnDemandInference: true,
     supportsTraining: true,
@@ -55,7 +56,8 @@ export const BUILTIN_MODELS: CatalogEntry[] = [
     name: 'Whetstone Decoder Base',
     task: 'decoder',
     provider: 'builtin',
-    description: 'A byte-level 3-layer transformer (670k parameters) pretrained on WordNet glosses; fine-tunes with LoRA only on chat rows, and serves the fine-tuned job through /inference with task "generate".',
+    description:
+      'A byte-level 3-layer transformer (670k parameters) pretrained on WordNet glosses; fine-tunes with LoRA only on chat rows, and serves the fine-tuned job through /inference with task "generate".',
     supportsInference: false,
     supportsOnDemandInference: false,
     supportsTraining: true,
@@ -65,7 +67,6 @@ export const BUILTIN_MODELS: CatalogEntry[] = [
     price: { perRequest: 1_000n, per1kInputTokens: 200n, per1kOutputTokens: 400n },
   },
 ];
-
 
 /** Training is metered per example-epoch (10 micro-credits: 0.00001 credits). */
 export const TRAINING_PRICE_PER_EXAMPLE_EPOCH = 10n;
