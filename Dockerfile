@@ -10,7 +10,9 @@ ENV CI=true \
 RUN npm install -g pnpm@10.28.1
 WORKDIR /app
 
-# Dependencies first, so source edits do not invalidate the install layer.
+# The install stage copies the whole source tree, because pnpm's postinstall generates the Prisma clients and
+# builds the ML assets from it; any source edit therefore re-runs the install. Splitting manifests from sources
+# (and a `pnpm deploy --prod` slim image) is tracked with the Kubernetes work, not done here.
 FROM base AS deps
 COPY package.json pnpm-lock.yaml pnpm-workspace.yaml .npmrc ./
 COPY packages/ packages/

@@ -61,7 +61,7 @@ async function main(): Promise<number> {
     return usageError('--trainers must be an integer from 0 to 16');
 
   // Processes per deployable; copies after the first take the next metrics ports.
-  const copiesOf = (d: Deployable) => (d.name === 'trainer' ? trainers : (d.replicas ?? 1));
+  const copiesOf = (d: Deployable) => (d.name === 'trainer' ? trainers : 1);
   const basePorts = DEPLOYABLES.flatMap((d) => [d.port, ...(d.metricsPort ? [d.metricsPort + copiesOf(d) - 1] : [])]);
   const highest = Math.max(...basePorts, process.env.DATABASE_URL ? 0 : EMBEDDED_POSTGRES_PORT);
   if (highest + offset > 65535)

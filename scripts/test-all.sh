@@ -17,6 +17,9 @@ pnpm exec tsc -p tsconfig.json --noEmit
 step "lint (including the layering rule)"
 pnpm exec eslint .
 
+step "deployables: chart values agree with deploy/deployables.json"
+node --require tsx/cjs scripts/check-deployables.ts
+
 if [ -f scripts/check-chart.sh ]; then
   step "helm chart: lint, template, golden files, schema validation"
   bash scripts/check-chart.sh
