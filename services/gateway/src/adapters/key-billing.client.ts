@@ -97,8 +97,8 @@ export function keyBillingOverRpc(client: Client<typeof KeyBillingService>, read
     },
     async authenticateApiKey(secretKey) {
       const res = await client.authenticateApiKey({ secretKey });
-      const p = res.principal!;
-      return { keyId: p.keyId, teamId: p.teamId, userId: p.userId };
+      const caller = res.caller!;
+      return { keyId: caller.keyId, teamId: caller.teamId, userId: caller.userId };
     },
     async checkSpendable(teamId, estimatedCostMicroCredits, directModel) {
       await client.checkSpendable({ teamId, estimatedCostMicroCredits, directModel });
