@@ -1,5 +1,6 @@
 import { timestampDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import type { Client } from '@connectrpc/connect';
+import { microToCredits } from '@whetstone/catalog';
 import {
   KeyBillingService,
   LedgerEntryKind,
@@ -10,10 +11,7 @@ import {
 } from '@whetstone/proto/keybilling/v1';
 import type { ApiKeyView, KeyBilling, SessionView } from '../application/ports';
 
-const MICRO_PER_CREDIT = 1_000_000;
-
 const iso = (ts: Timestamp | undefined): string | null => (ts ? timestampDate(ts).toISOString() : null);
-const credits = (micro: bigint): number => Number(micro) / MICRO_PER_CREDIT;
 
 function userView(user: User | undefined): SessionView['user'] {
   return { id: user?.id ?? '', email: user?.email ?? '', createdAt: iso(user?.createdAt) };
@@ -108,23 +106,23 @@ export function keyBillingOverRpc(client: Client<typeof KeyBillingService>, read
       const a = res.account;
       return {
         plan: a?.team?.plan === Plan.PAID ? 'paid' : 'free',
-        balance_credits: credits(a?.balanceMicroCredits ?? 0n),
+        balance_credits: microToCredits(a?.balanceMicroCredits ?? 0n),
         account: {
           plan: a?.team?.plan === Plan.PAID ? 'paid' : 'free',
-          balance_credits: credits(a?.balanceMicroCredits ?? 0n),
-          included_credits: credits(a?.includedMicroCredits ?? 0n),
+          balance_credits: microToCredits(a?.balanceMicroCredits ?? 0n),
+          included_credits: microToCredits(a?.includedMicroCredits ?? 0n),
           overage_enabled: a?.overageEnabled ?? false,
-          overage_ceiling_credits: credits(a?.overageCeilingMicroCredits ?? 0n),
-          overage_used_credits: credits(a?.overageUsedMicroCredits ?? 0n),
-          used_this_month_credits: credits(a?.usedThisMonthMicroCredits ?? 0n),
+          overage_ceiling_credits: microToCredits(a?.overageCeilingMicroCredits ?? 0n),
+          overage_used_credits: microToCredits(a?.overageUsedMicroCredits ?? 0n),
+          used_this_month_credits: microToCredits(a?.usedThisMonthMicroCredits ?? 0n),
           billing_month: a?.billingMonth ?? null,
           blocked: a?.team?.blocked ?? false,
         },
         recent_entries: res.recentEntries.map((e) => ({
           id: e.id,
           kind: (LedgerEntryKind[e.kind] ?? 'UNSPECIFIED').toLowerCase(),
-          amount_credits: credits(e.amountMicroCredits),
-          balance_after_credits: credits(e.balanceAfterMicroCredits),
+          amount_credits: microToCredits(e.amountMicroCredits),
+          balance_after_credits: microToCredits(e.balanceAfterMicroCredits),
           note: e.note || null,
           usage_id: e.usageId || null,
           key_id: e.keyId || null,
