@@ -1,7 +1,9 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fromBinary } from '@bufbuild/protobuf';
 import { FsBlobStore } from '@whetstone/blobs';
+import { DatasetVersionStatusChangedSchema, VersionStatus } from '@whetstone/proto/dataset/v1';
 import { applyMigrations, createTestSchema, fixtureDataset, withClient, type TestSchema } from '@whetstone/testing';
 import { createPrismaClient, type PrismaClient } from '../../src/adapters/prisma-client';
 import { prismaDatasetStore } from '../../src/adapters/prisma-store';
@@ -76,7 +78,12 @@ describe('dataset processing on Postgres and the filesystem store', () => {
         'whetstone.dataset.v1.DatasetVersionReady',
       ]),
     );
-    expect(events.filter((e) => e.type.endsWith('StatusChanged')).length).toBeGreaterThanOrEqual(4);
+    const changes = events
+      .filter((e) => e.type.endsWith('StatusChanged'))
+      .map((e) => fromBinary(DatasetVersionStatusChangedSchema, e.payload));
+    expect(changes.length).toBeGreaterThanOrEqual(4);
+    expect(changes[0]).toMatchObject({ fromStatus: VersionStatus.UNSPECIFIED, toStatus: VersionStatus.UPLOADING });
+    expect(changes.at(-1)).toMatchObject({ fromStatus: VersionStatus.VALIDATING, toStatus: VersionStatus.READY });
   });
 
   it('when processing fails, then no split files are left behind and the version never becomes ready', async () => {
