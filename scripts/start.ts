@@ -39,7 +39,16 @@ Environment:
 const ROOT = path.resolve(__dirname, '..');
 const EMBEDDED_POSTGRES_PORT = 54329;
 
-async function main(): Promise<number> {
+interface StartOptions {
+  offset: number;
+  trainers: number;
+  dataDir: string;
+  rawLogs: boolean;
+  noColor: boolean;
+}
+
+/** The command line, checked; a number is the exit code to return at once (help or a usage error). */
+function parseOptions(): StartOptions | number {
   const { values } = parseArgs({
     options: {
       'data-dir': { type: 'string', default: '.data' },
@@ -59,20 +68,38 @@ async function main(): Promise<number> {
   if (!Number.isInteger(offset) || offset < 0) return usageError('--port-offset must be a whole number, 0 or more');
   if (!Number.isInteger(trainers) || trainers < 0 || trainers > 16)
     return usageError('--trainers must be an integer from 0 to 16');
-
-  // Processes per deployable; copies after the first take the next metrics ports.
-  const copiesOf = (d: Deployable) => (d.name === 'trainer' ? trainers : 1);
-  const basePorts = DEPLOYABLES.flatMap((d) => [d.port, ...(d.metricsPort ? [d.metricsPort + copiesOf(d) - 1] : [])]);
+  const options = {
+    offset,
+    trainers,
+    dataDir: path.resolve(ROOT, values['data-dir']!),
+    rawLogs: values['raw-logs']!,
+    noColor: values['no-color']!,
+  };
+  const basePorts = DEPLOYABLES.flatMap((d) => [
+    d.port,
+    ...(d.metricsPort ? [d.metricsPort + copiesOf(d, options) - 1] : []),
+  ]);
   const highest = Math.max(...basePorts, process.env.DATABASE_URL ? 0 : EMBEDDED_POSTGRES_PORT);
   if (highest + offset > 65535)
     return usageError(
       `--port-offset ${offset} puts port ${highest} at ${highest + offset}, above 65535; use at most ${65535 - highest}`,
     );
+  return options;
+}
 
-  const dataDir = path.resolve(ROOT, values['data-dir']!);
+/** Processes per deployable; copies after the first take the next metrics ports. */
+function copiesOf(d: Deployable, options: { trainers: number }): number {
+  return d.name === 'trainer' ? options.trainers : 1;
+}
+
+const log = (line: string) => process.stdout.write(`${line}\n`);
+
+async function main(): Promise<number> {
+  const options = parseOptions();
+  if (typeof options === 'number') return options;
+  const { offset, dataDir } = options;
   mkdirSync(dataDir, { recursive: true });
   const secrets = loadLocalSecrets(dataDir);
-  const log = (line: string) => process.stdout.write(`${line}\n`);
 
   let embedded: EmbeddedDatabase | undefined;
   let serverUrl = process.env.DATABASE_URL;
@@ -84,10 +111,38 @@ async function main(): Promise<number> {
 
   const present = DEPLOYABLES.filter((d) => existsSync(path.join(ROOT, 'services', d.name, 'src', 'main.ts')));
   const port = (d: Deployable) => (d.port === 0 ? 0 : d.port + offset);
-  const addrs = Object.fromEntries(present.filter((d) => d.addrVar).map((d) => [d.addrVar!, `127.0.0.1:${port(d)}`]));
   const gateway = DEPLOYABLES.find((d) => d.name === 'gateway')!;
   const publicUrl = `http://localhost:${port(gateway)}`;
 
+  if (!migrate(present, serverUrl)) {
+    await embedded?.stop();
+    return 1;
+  }
+  const supervisor = new Supervisor({
+    rawLogs: options.rawLogs,
+    color: !options.noColor && process.stdout.isTTY,
+    write: log,
+  });
+  const addrs = Object.fromEntries(present.filter((d) => d.addrVar).map((d) => [d.addrVar!, `127.0.0.1:${port(d)}`]));
+  for (const d of present) {
+    const copies = copiesOf(d, options);
+    for (let i = 0; i < copies; i++) {
+      supervisor.start({
+        label: copies > 1 ? `${d.name}-${i + 1}` : d.name,
+        command: process.execPath,
+        args: ['--require', 'tsx/cjs', path.join('services', d.name, 'src', 'main.ts')],
+        cwd: ROOT,
+        env: { ...process.env, ...addrs, ...serviceEnv(d, i, { offset, serverUrl, dataDir, secrets, publicUrl }) },
+      });
+    }
+  }
+  stopOnSignals(supervisor, embedded);
+  if (present.some((d) => d.name === 'gateway')) await reportReady(present, port, publicUrl);
+  return new Promise<number>(() => undefined);
+}
+
+/** Runs every deployable's migrations against its schema; false (after saying which) when one fails. */
+function migrate(present: Deployable[], serverUrl: string): boolean {
   for (const d of present.filter((d) => d.schema)) {
     log(`whetstone | migrating ${d.name} (schema ${d.schema})`);
     const result = spawnSync('pnpm', ['--filter', d.pkg, '--silent', 'run', '--if-present', 'migrate'], {
@@ -97,44 +152,35 @@ async function main(): Promise<number> {
     });
     if (result.status !== 0) {
       process.stderr.write(`whetstone | migrations of ${d.name} failed; not starting\n`);
-      await embedded?.stop();
-      return 1;
+      return false;
     }
   }
+  return true;
+}
 
-  const supervisor = new Supervisor({
-    rawLogs: values['raw-logs']!,
-    color: !values['no-color'] && process.stdout.isTTY,
-    write: log,
-  });
-  for (const d of present) {
-    const copies = copiesOf(d);
-    for (let i = 0; i < copies; i++) {
-      supervisor.start({
-        label: copies > 1 ? `${d.name}-${i + 1}` : d.name,
-        command: process.execPath,
-        args: ['--require', 'tsx/cjs', path.join('services', d.name, 'src', 'main.ts')],
-        cwd: ROOT,
-        env: {
-          ...process.env,
-          ...addrs,
-          NODE_ENV: process.env.NODE_ENV ?? 'development',
-          PORT: String(port(d)),
-          ...(d.metricsPort ? { METRICS_PORT: String(d.metricsPort + offset + i) } : {}),
-          DATABASE_URL: withSchema(serverUrl, d.schema ?? 'public'),
-          EVENTS_DATABASE_URL: serverUrl,
-          EVENTS_TRANSPORT: process.env.EVENTS_TRANSPORT ?? 'postgres',
-          BLOB_STORE: process.env.BLOB_STORE ?? 'fs',
-          BLOB_FS_ROOT: path.join(dataDir, 'blobs'),
-          BLOB_SIGNING_SECRET: secrets.BLOB_SIGNING_SECRET,
-          ADMIN_TOKEN: process.env.ADMIN_TOKEN ?? secrets.ADMIN_TOKEN,
-          PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL ?? publicUrl,
-          WHETSTONE_INSTANCE: `${d.name}-${i + 1}`,
-        },
-      });
-    }
-  }
+/** The variables one copy (`i`, from 0) of a deployable runs with, besides the inherited environment and addresses. */
+function serviceEnv(
+  d: Deployable,
+  i: number,
+  run: { offset: number; serverUrl: string; dataDir: string; secrets: LocalSecrets; publicUrl: string },
+): NodeJS.ProcessEnv {
+  return {
+    NODE_ENV: process.env.NODE_ENV ?? 'development',
+    PORT: String(d.port === 0 ? 0 : d.port + run.offset),
+    ...(d.metricsPort ? { METRICS_PORT: String(d.metricsPort + run.offset + i) } : {}),
+    DATABASE_URL: withSchema(run.serverUrl, d.schema ?? 'public'),
+    EVENTS_DATABASE_URL: run.serverUrl,
+    EVENTS_TRANSPORT: process.env.EVENTS_TRANSPORT ?? 'postgres',
+    BLOB_STORE: process.env.BLOB_STORE ?? 'fs',
+    BLOB_FS_ROOT: path.join(run.dataDir, 'blobs'),
+    BLOB_SIGNING_SECRET: run.secrets.BLOB_SIGNING_SECRET,
+    ADMIN_TOKEN: process.env.ADMIN_TOKEN ?? run.secrets.ADMIN_TOKEN,
+    PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL ?? run.publicUrl,
+    WHETSTONE_INSTANCE: `${d.name}-${i + 1}`,
+  };
+}
 
+function stopOnSignals(supervisor: Supervisor, embedded: EmbeddedDatabase | undefined): void {
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -147,31 +193,33 @@ async function main(): Promise<number> {
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
+}
 
-  if (present.some((d) => d.name === 'gateway')) {
-    // Ready means every service answers: the gateway's /readyz covers the backends it calls, and the ones
-    // behind them (the model-server behind the router) must at least accept connections.
-    const grpc = present.filter((d) => d.port > 0 && d.name !== 'gateway');
-    const waiting = await Promise.all([
-      waitForReady(`http://127.0.0.1:${port(gateway)}/readyz`, 120_000).then(
+/**
+ * Ready means every service answers: the gateway's /readyz covers the backends it calls, and the ones behind them
+ * (the model-server behind the router) must at least accept connections.
+ */
+async function reportReady(present: Deployable[], port: (d: Deployable) => number, publicUrl: string): Promise<void> {
+  const gateway = present.find((d) => d.name === 'gateway')!;
+  const grpc = present.filter((d) => d.port > 0 && d.name !== 'gateway');
+  const waiting = await Promise.all([
+    waitForReady(`http://127.0.0.1:${port(gateway)}/readyz`, 120_000).then(
+      () => null,
+      () => 'gateway',
+    ),
+    ...grpc.map((d) =>
+      waitForListening(port(d), 120_000).then(
         () => null,
-        () => 'gateway',
+        () => d.name,
       ),
-      ...grpc.map((d) =>
-        waitForListening(port(d), 120_000).then(
-          () => null,
-          () => d.name,
-        ),
-      ),
-    ]);
-    const late = waiting.filter(Boolean);
-    log(
-      late.length
-        ? `whetstone | not ready after 120 s: ${late.join(', ')}; see the logs above`
-        : `whetstone | ready: dashboard at ${publicUrl}/dashboard (API at ${publicUrl}, OpenAPI at ${publicUrl}/openapi.json)`,
-    );
-  }
-  return new Promise<number>(() => undefined);
+    ),
+  ]);
+  const late = waiting.filter(Boolean);
+  log(
+    late.length
+      ? `whetstone | not ready after 120 s: ${late.join(', ')}; see the logs above`
+      : `whetstone | ready: dashboard at ${publicUrl}/dashboard (API at ${publicUrl}, OpenAPI at ${publicUrl}/openapi.json)`,
+  );
 }
 
 /** Append Prisma's `schema` parameter, which our services read to pick their schema. */
@@ -182,7 +230,12 @@ function withSchema(url: string, schema: string): string {
 }
 
 /** Per-installation secrets, generated once and kept in the data dir (mode 600). */
-function loadLocalSecrets(dataDir: string): { BLOB_SIGNING_SECRET: string; ADMIN_TOKEN: string } {
+interface LocalSecrets {
+  BLOB_SIGNING_SECRET: string;
+  ADMIN_TOKEN: string;
+}
+
+function loadLocalSecrets(dataDir: string): LocalSecrets {
   const file = path.join(dataDir, 'secrets.json');
   if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8'));
   const secrets = {

@@ -13,7 +13,9 @@ import path from 'node:path';
 import { datasetsDir } from '@whetstone/testing';
 import { FsBlobStore } from '@whetstone/blobs';
 import { generateExamples } from '@whetstone/ml';
-import { Datasets } from '@whetstone/dataset/src/application/datasets';
+import { createDatasetContext } from '@whetstone/dataset/src/application/context';
+import { createUpload } from '@whetstone/dataset/src/application/create-upload';
+import { processUpload } from '@whetstone/dataset/src/application/process-upload';
 import type { DatasetStore, GenerationRow, VersionRow } from '@whetstone/dataset/src/application/ports';
 
 const DATA = datasetsDir();
@@ -94,6 +96,25 @@ function memoryStore(): DatasetStore & { versions: Map<string, VersionRow> } {
   };
 }
 
+const quiet = () => undefined;
+const logger = { debug: quiet, info: quiet, warn: quiet, error: quiet, child: () => logger };
+
+/** A 50 MB JSONL file in `dir`; returns its path. */
+async function writeBigFile(dir: string): Promise<string> {
+  // A 50 MB file: wikigold rows repeated (offsets stay valid).
+  const rows = readFileSync(path.join(DATA, 'wikigold/train.jsonl'), 'utf8').trim().split('\n');
+  const file = path.join(dir, 'big.jsonl');
+  const out = createWriteStream(file);
+  let bytes = 0;
+  for (let i = 0; bytes < 50 * 1024 * 1024; i++) {
+    const line = `${rows[i % rows.length]!.slice(0, -1)}, "copy": ${i}}\n`;
+    bytes += Buffer.byteLength(line);
+    if (!out.write(line)) await new Promise<void>((r) => out.once('drain', () => r()));
+  }
+  await new Promise<void>((r) => out.end(() => r()));
+  return file;
+}
+
 async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-datasets-'));
   try {
@@ -103,23 +124,12 @@ async function main(): Promise<void> {
       signingSecret: 'bench-secret-0123456789',
     });
     const store = memoryStore();
-    const logger = { info: () => undefined, warn: () => undefined, error: () => undefined };
-    const datasets = new Datasets({ store, blobs, logger, maxUploadBytes: 1 << 30 });
+    const datasets = createDatasetContext({ store, blobs, logger, maxUploadBytes: 1 << 30 });
 
-    // A 50 MB file: wikigold rows repeated (offsets stay valid).
-    const rows = readFileSync(path.join(DATA, 'wikigold/train.jsonl'), 'utf8').trim().split('\n');
-    const file = path.join(dir, 'big.jsonl');
-    const out = createWriteStream(file);
-    let bytes = 0;
-    for (let i = 0; bytes < 50 * 1024 * 1024; i++) {
-      const line = `${rows[i % rows.length]!.slice(0, -1)}, "copy": ${i}}\n`;
-      bytes += Buffer.byteLength(line);
-      if (!out.write(line)) await new Promise<void>((r) => out.once('drain', () => r()));
-    }
-    await new Promise<void>((r) => out.end(() => r()));
+    const file = await writeBigFile(dir);
     const size = statSync(file).size;
 
-    const { version } = await datasets.createUpload({
+    const { version } = await createUpload(datasets, {
       teamId: 't',
       name: 'big',
       type: 'extraction',
@@ -132,8 +142,8 @@ async function main(): Promise<void> {
     let peak = rssBefore;
     const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
     const t0 = performance.now();
-    await datasets.processUpload('t', 'big', version.versionNumber);
-    await datasets.idle();
+    await processUpload(datasets, 't', 'big', version.versionNumber);
+    await datasets.work.idle();
     const seconds = (performance.now() - t0) / 1000;
     clearInterval(sampler);
     const done = store.versions.get(version.id)!;

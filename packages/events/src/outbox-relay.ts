@@ -85,38 +85,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   let running: Promise<number> = Promise.resolve(0);
   let wake: (() => void) | undefined;
 
-  const shipBatch = async (): Promise<number> => {
-    const c = await options.pool.connect();
-    try {
-      const locked = await c.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS ok', [lockKey]);
-      if (!locked.rows[0]!.ok) return 0;
-      try {
-        const rows = await c.query(
-          `SELECT id, topic, key, type, payload, headers, created_at FROM ${table} WHERE published_at IS NULL ORDER BY id LIMIT ${BATCH}`,
-        );
-        if (rows.rowCount === 0) return 0;
-        await options.transport.publish(
-          rows.rows.map((r) => ({
-            id: `${options.schema}/${r.id}`,
-            topic: r.topic,
-            key: r.key,
-            type: r.type,
-            payload: new Uint8Array(r.payload),
-            headers: r.headers ?? {},
-            occurredAt: r.created_at,
-          })),
-        );
-        await c.query(`UPDATE ${table} SET published_at = now() WHERE id = ANY($1::bigint[])`, [
-          rows.rows.map((r) => r.id),
-        ]);
-        return rows.rowCount ?? 0;
-      } finally {
-        await c.query('SELECT pg_advisory_unlock(hashtext($1))', [lockKey]);
-      }
-    } finally {
-      c.release();
-    }
-  };
+  const shipBatch = () => shipOutboxBatch(options, table, lockKey);
 
   const flush = async (): Promise<number> => {
     let total = 0;
@@ -162,4 +131,38 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       await looping;
     },
   };
+}
+
+/** One batch under the schema's advisory lock: publish the oldest unsent rows, then mark them sent; 0 when locked out. */
+async function shipOutboxBatch(options: OutboxRelayOptions, table: string, lockKey: string): Promise<number> {
+  const c = await options.pool.connect();
+  try {
+    const locked = await c.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS ok', [lockKey]);
+    if (!locked.rows[0]!.ok) return 0;
+    try {
+      const rows = await c.query(
+        `SELECT id, topic, key, type, payload, headers, created_at FROM ${table} WHERE published_at IS NULL ORDER BY id LIMIT ${BATCH}`,
+      );
+      if (rows.rowCount === 0) return 0;
+      await options.transport.publish(
+        rows.rows.map((r) => ({
+          id: `${options.schema}/${r.id}`,
+          topic: r.topic,
+          key: r.key,
+          type: r.type,
+          payload: new Uint8Array(r.payload),
+          headers: r.headers ?? {},
+          occurredAt: r.created_at,
+        })),
+      );
+      await c.query(`UPDATE ${table} SET published_at = now() WHERE id = ANY($1::bigint[])`, [
+        rows.rows.map((r) => r.id),
+      ]);
+      return rows.rowCount ?? 0;
+    } finally {
+      await c.query('SELECT pg_advisory_unlock(hashtext($1))', [lockKey]);
+    }
+  } finally {
+    c.release();
+  }
 }

@@ -1,6 +1,5 @@
-import { create, type DescMethod, type DescService } from '@bufbuild/protobuf';
-import { context } from '@opentelemetry/api';
-import { createHandlerContext, type HandlerContext, type ServiceImpl } from '@connectrpc/connect';
+import { create, type DescService } from '@bufbuild/protobuf';
+import type { ServiceImpl } from '@connectrpc/connect';
 import * as grpc from '@grpc/grpc-js';
 import { Histogram, register as defaultRegistry, type Registry } from 'prom-client';
 import {
@@ -10,9 +9,7 @@ import {
 } from '@whetstone/proto/grpc/health/v1';
 import type { Logger } from '@whetstone/telemetry';
 import { serviceDefinition } from './codec';
-import { contextValuesFor, handlerOtelContext, headersOf } from './context';
-import { CODE_OF, codeName, toServiceError } from './errors';
-import { AppError } from '@whetstone/errors';
+import { serverStreamingHandler, unaryHandler, type HandlerDeps, type MethodImpl } from './handlers';
 
 /** What `register` receives: add a service implementation (typed by the generated descriptor). */
 export interface ServiceRouter {
@@ -61,8 +58,6 @@ function rpcHistogram(registry: Registry): Histogram<'service' | 'method' | 'cod
   return h;
 }
 
-type AnyCall = grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown>;
-
 /**
  * THE gRPC server factory: grpc-js over cleartext HTTP/2 (measured 3–4× faster
  * than Connect for Node here; see docs/benchmarks.md), serving protobuf-es
@@ -71,115 +66,18 @@ type AnyCall = grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStrea
  */
 export async function createRpcServer(options: RpcServerOptions): Promise<RpcServer> {
   const server = new grpc.Server({ 'grpc.max_receive_message_length': 64 * 1024 * 1024 });
-  const histogram = rpcHistogram(options.metrics ?? defaultRegistry);
-  let status = Status.SERVING;
-  const watchers = new Set<() => void>();
-
-  const deadlineOf = (call: AnyCall): number | undefined => {
-    const deadline = call.getDeadline();
-    const ms = deadline instanceof Date ? deadline.getTime() : Number(deadline);
-    return Number.isFinite(ms) ? ms : undefined;
+  const health = healthState();
+  const deps = {
+    logger: options.logger,
+    histogram: rpcHistogram(options.metrics ?? defaultRegistry),
+    onCall: options.onCall,
   };
-
-  const handlerContext = (service: DescService, method: DescMethod, call: AnyCall): HandlerContext => {
-    const requestHeader = headersOf(call.metadata);
-    const deadlineMs = deadlineOf(call) ?? Number.NaN;
-    const abort = new AbortController();
-    call.once('cancelled', () => abort.abort(new Error('cancelled by the client')));
-    return createHandlerContext({
-      service,
-      method,
-      protocolName: 'grpc',
-      requestMethod: 'POST',
-      url: `/${service.typeName}/${method.name}`,
-      ...(Number.isFinite(deadlineMs) ? { timeoutMs: Math.max(0, deadlineMs - Date.now()) } : {}),
-      requestSignal: abort.signal,
-      requestHeader,
-      contextValues: contextValuesFor(requestHeader),
-    });
-  };
-
-  const fail = (service: DescService, method: DescMethod, err: unknown): grpc.ServerErrorResponse => {
-    if (!(err instanceof AppError) || err.kind === 'Internal') {
-      options.logger.error({ err, procedure: `${service.typeName}/${method.name}` }, 'unhandled error in RPC handler');
-    }
-    return toServiceError(err) as grpc.ServerErrorResponse;
-  };
-
   const router: ServiceRouter = {
     service(service, impl) {
-      const implementation: grpc.UntypedServiceImplementation = {};
-      for (const method of service.methods) {
-        const fn = (impl as Record<string, ((req: unknown, ctx: HandlerContext) => unknown) | undefined>)[
-          method.localName
-        ];
-        if (!fn) continue;
-        const labels = { service: service.typeName, method: method.name };
-        if (method.methodKind === 'unary') {
-          implementation[method.localName] = (
-            call: grpc.ServerUnaryCall<unknown, unknown>,
-            callback: grpc.sendUnaryData<unknown>,
-          ) => {
-            const end = histogram.startTimer(labels);
-            const ctx = handlerContext(service, method, call);
-            context.with(handlerOtelContext(ctx.requestHeader, deadlineOf(call)), async () => {
-              try {
-                const res = await fn.call(impl, call.request, ctx);
-                const seconds = end({ code: 'ok' });
-                options.onCall?.({ ...labels, seconds });
-                callback(null, res);
-              } catch (err) {
-                const seconds = end({
-                  code: codeName(err instanceof AppError ? CODE_OF[err.kind] : grpc.status.INTERNAL),
-                });
-                options.onCall?.({ ...labels, seconds, error: err });
-                callback(fail(service, method, err));
-              }
-            });
-          };
-        } else if (method.methodKind === 'server_streaming') {
-          implementation[method.localName] = (call: grpc.ServerWritableStream<unknown, unknown>) => {
-            const ctx = handlerContext(service, method, call);
-            context.with(handlerOtelContext(ctx.requestHeader, deadlineOf(call)), async () => {
-              try {
-                for await (const res of fn.call(impl, call.request, ctx) as AsyncIterable<unknown>) {
-                  if (call.cancelled) return;
-                  call.write(create(method.output, res as never));
-                }
-                call.end();
-              } catch (err) {
-                // 'error' (not destroy) lets grpc-js end the stream with this status and its details.
-                if (!call.cancelled)
-                  call.emit('error', Object.assign(new Error('rpc failed'), fail(service, method, err)));
-              }
-            });
-          };
-        } else {
-          throw new Error(
-            `${service.typeName}/${method.name}: client and bidi streaming are not supported by @whetstone/rpc yet`,
-          );
-        }
-      }
-      server.addService(serviceDefinition(service) as grpc.ServiceDefinition, implementation);
+      server.addService(serviceDefinition(service) as grpc.ServiceDefinition, implementationOf(deps, service, impl));
     },
   };
-
-  router.service(Health, {
-    check: () => create(HealthCheckResponseSchema, { status }),
-    async *watch(_req, ctx) {
-      let last: Status | undefined;
-      while (!ctx.signal.aborted) {
-        if (status !== last) {
-          last = status;
-          yield create(HealthCheckResponseSchema, { status });
-        }
-        await new Promise<void>((resolve) => {
-          watchers.add(resolve);
-          ctx.signal.addEventListener('abort', () => resolve(), { once: true });
-        });
-      }
-    },
-  });
+  router.service(Health, health.impl);
   options.register(router);
 
   const port = await new Promise<number>((resolve, reject) =>
@@ -191,11 +89,7 @@ export async function createRpcServer(options: RpcServerOptions): Promise<RpcSer
   );
   options.logger.debug({ service: options.name, port }, 'rpc server listening');
 
-  const setServing = (serving: boolean) => {
-    status = serving ? Status.SERVING : Status.NOT_SERVING;
-    for (const wake of watchers) wake();
-    watchers.clear();
-  };
+  const setServing = health.setServing;
   return {
     port,
     setServing,
@@ -209,5 +103,56 @@ export async function createRpcServer(options: RpcServerOptions): Promise<RpcSer
           resolve();
         });
       }),
+  };
+}
+
+/** grpc-js handlers for each implemented method; client and bidi streaming are refused at registration. */
+function implementationOf<T extends DescService>(
+  deps: HandlerDeps,
+  service: T,
+  impl: Partial<ServiceImpl<T>>,
+): grpc.UntypedServiceImplementation {
+  const implementation: grpc.UntypedServiceImplementation = {};
+  for (const method of service.methods) {
+    const own = (impl as Record<string, MethodImpl | undefined>)[method.localName];
+    if (!own) continue;
+    const fn: MethodImpl = (req, ctx) => own.call(impl, req, ctx);
+    if (method.methodKind === 'unary') implementation[method.localName] = unaryHandler(deps, service, method, fn);
+    else if (method.methodKind === 'server_streaming')
+      implementation[method.localName] = serverStreamingHandler(deps, service, method, fn);
+    else
+      throw new Error(
+        `${service.typeName}/${method.name}: client and bidi streaming are not supported by @whetstone/rpc yet`,
+      );
+  }
+  return implementation;
+}
+
+/** grpc.health.v1: SERVING until setServing(false); Watch streams every change. */
+function healthState(): { impl: Partial<ServiceImpl<typeof Health>>; setServing(serving: boolean): void } {
+  let status = Status.SERVING;
+  const watchers = new Set<() => void>();
+  return {
+    impl: {
+      check: () => create(HealthCheckResponseSchema, { status }),
+      async *watch(_req, ctx) {
+        let last: Status | undefined;
+        while (!ctx.signal.aborted) {
+          if (status !== last) {
+            last = status;
+            yield create(HealthCheckResponseSchema, { status });
+          }
+          await new Promise<void>((resolve) => {
+            watchers.add(resolve);
+            ctx.signal.addEventListener('abort', () => resolve(), { once: true });
+          });
+        }
+      },
+    },
+    setServing(serving) {
+      status = serving ? Status.SERVING : Status.NOT_SERVING;
+      for (const wake of watchers) wake();
+      watchers.clear();
+    },
   };
 }

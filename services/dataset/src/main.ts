@@ -1,7 +1,6 @@
-/** Composition root: config → adapters → use cases → gRPC server; resumes abandoned work; drains on SIGTERM. */
+/** Composition root: config → adapters → buildApp → listen; resumes abandoned work; drains on SIGTERM. */
 import { blobStoreFromEnv } from '@whetstone/blobs';
 import { startServiceEvents } from '@whetstone/events';
-import { DatasetService } from '@whetstone/proto/dataset/v1';
 import { createRpcServer } from '@whetstone/rpc';
 import {
   createLogger,
@@ -13,22 +12,25 @@ import {
 } from '@whetstone/telemetry';
 import { createPrismaClient } from './adapters/prisma-client';
 import { prismaDatasetStore } from './adapters/prisma-store';
-import { Datasets } from './application/datasets';
+import { buildApp } from './app';
 import { loadDatasetConfig } from './config';
-import { datasetHandler } from './transport/rpc/dataset.handler';
+
+/** How often versions whose processing claim expired (a crashed replica) are looked for. */
+const SWEEP_MS = 20_000;
 
 async function main(): Promise<void> {
   const telemetry = initTelemetry({ service: 'dataset' });
   const config = loadDatasetConfig();
   const logger = createLogger({ service: 'dataset', level: config.LOG_LEVEL });
   const prisma = createPrismaClient(config.DATABASE_URL);
-  const datasets = new Datasets({
+  const app = buildApp({
     store: prismaDatasetStore(prisma),
     blobs: blobStoreFromEnv(config),
     logger,
     maxUploadBytes: config.DATASET_MAX_UPLOAD_BYTES,
   });
 
+  // Our outbox → the transport (datasets.v1).
   const events = startServiceEvents(config, { clientId: 'dataset', defaultSchema: 'dataset', logger });
 
   const metrics = createServiceMetrics('dataset');
@@ -38,14 +40,13 @@ async function main(): Promise<void> {
     logger,
     metrics: metrics.registry,
     onCall: metrics.onCall,
-    register: (r) => r.service(DatasetService, datasetHandler(datasets)),
+    register: (router) => app.registerRoutes(router),
   });
   const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
-  const resumed = (await datasets.resumeAbandoned()) + (await datasets.resumeGenerations());
-  // A process that died mid-processing leaves a claim that expires; the sweep picks its versions up.
+  const resumed = (await app.resumeAbandoned()) + (await app.resumeGenerations());
   const sweep = setInterval(
-    () => void datasets.resumeAbandoned().catch((err: unknown) => logger.warn({ err }, 'sweep failed')),
-    20_000,
+    () => void app.resumeAbandoned().catch((err: unknown) => logger.warn({ err }, 'sweep failed')),
+    SWEEP_MS,
   );
   sweep.unref();
   logger.info({ port: server.port, metricsPort: metricsServer.port, resumed }, 'dataset listening');

@@ -52,36 +52,7 @@ export function buildApp(deps: GatewayDeps): { app: Express; api: Api } {
 
   app.use(httpMetrics(deps.metrics));
   app.get('/livez', (_req, res) => void res.json({ status: 'ok' }));
-  app.get('/readyz', async (_req, res) => {
-    const checks = await Promise.all([
-      deps.keyBilling
-        .ready()
-        .catch(() => false)
-        .then((ok) => (ok ? null : 'key-billing')),
-      deps.inference
-        ? deps.inference
-            .ready()
-            .catch(() => false)
-            .then((ok) => (ok ? null : 'inference-router'))
-        : null,
-      deps.datasets
-        ? deps.datasets
-            .ready()
-            .catch(() => false)
-            .then((ok) => (ok ? null : 'dataset'))
-        : null,
-      deps.training
-        ? deps.training
-            .ready()
-            .catch(() => false)
-            .then((ok) => (ok ? null : 'training-orchestrator'))
-        : null,
-    ]);
-    const down = checks.filter(Boolean);
-    res
-      .status(down.length ? 503 : 200)
-      .json(down.length ? { detail: `not reachable: ${down.join(', ')}` } : { status: 'ready' });
-  });
+  app.get('/readyz', readiness(deps));
   app.get('/metrics', async (_req, res) => {
     res.type(deps.metrics.contentType).send(await deps.metrics.metrics());
   });
@@ -125,6 +96,25 @@ export function buildApp(deps: GatewayDeps): { app: Express; api: Api } {
   app.use(notFound);
   app.use(errorHandler(deps.logger));
   return { app, api };
+}
+
+/** 200 when every configured back end answers its health check, else 503 naming the ones that do not. */
+function readiness(deps: GatewayDeps): RequestHandler {
+  const probes: [string, { ready(): Promise<boolean> } | undefined][] = [
+    ['key-billing', deps.keyBilling],
+    ['inference-router', deps.inference],
+    ['dataset', deps.datasets],
+    ['training-orchestrator', deps.training],
+  ];
+  return async (_req, res) => {
+    const checks = await Promise.all(
+      probes.map(async ([name, port]) => (port && !(await port.ready().catch(() => false)) ? name : null)),
+    );
+    const down = checks.filter(Boolean);
+    res
+      .status(down.length ? 503 : 200)
+      .json(down.length ? { detail: `not reachable: ${down.join(', ')}` } : { status: 'ready' });
+  };
 }
 
 function parseTrustProxy(value: string): boolean | number | string {

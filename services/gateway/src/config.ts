@@ -20,9 +20,9 @@ const schema = z.object({
   KAFKA_BROKERS: z.string().optional(),
   /** Unique per replica: names this process's ephemeral keys.v1 consumer group. */
   WHETSTONE_INSTANCE: z.string().default(`gateway-${process.pid}`),
-  /** Express `trust proxy`: how the observed client IP is derived behind a load balancer. */
   /** Namespaces rate-limit counters, so several installations can share one Redis. */
   RATE_LIMIT_REDIS_PREFIX: z.string().default('whetstone:'),
+  /** Express `trust proxy`: how the observed client IP is derived behind a load balancer. */
   TRUST_PROXY: z.string().default('loopback'),
   /** Absolute URL users reach the gateway at; used for presigned URLs and the Origin check. */
   PUBLIC_BASE_URL: z.string().url().default('http://localhost:8080'),

@@ -20,3 +20,15 @@ export type KeyBillingConfig = z.infer<typeof schema>;
 export function loadKeyBillingConfig(source: NodeJS.ProcessEnv = process.env): KeyBillingConfig {
   return loadConfig(schema, source);
 }
+
+/** What the operator CLI (`pnpm whetstone admin`) reads; passed on as given (the service judges the token). */
+export interface AdminCliEnv {
+  /** host:port of key-billing's gRPC server. */
+  KEY_BILLING_ADDR?: string | undefined;
+  /** Bearer token for the admin service. */
+  ADMIN_TOKEN?: string | undefined;
+}
+
+export function loadAdminCliEnv(source: NodeJS.ProcessEnv = process.env): AdminCliEnv {
+  return { KEY_BILLING_ADDR: source.KEY_BILLING_ADDR, ADMIN_TOKEN: source.ADMIN_TOKEN };
+}

@@ -2,6 +2,7 @@
 import { fromBinary } from '@bufbuild/protobuf';
 import { startServiceEvents } from '@whetstone/events';
 import { UsageRecordedSchema } from '@whetstone/proto/inference/v1';
+import { MICRO_PER_CREDIT } from '@whetstone/catalog';
 import { createRpcServer } from '@whetstone/rpc';
 import {
   createLogger,
@@ -31,7 +32,7 @@ async function main(): Promise<void> {
     clock: systemClock,
     passwords: createScryptPasswordHasher(),
     adminToken: config.ADMIN_TOKEN,
-    freeAllowanceMicro: BigInt(Math.round(config.FREE_ALLOWANCE_CREDITS * 1_000_000)),
+    freeAllowanceMicro: BigInt(Math.round(config.FREE_ALLOWANCE_CREDITS * Number(MICRO_PER_CREDIT))),
     logger,
   });
 

@@ -1,4 +1,6 @@
-import type { DatasetFormat, DatasetType, VersionReport, VersionStatus } from '../domain/dataset';
+import type { BlobStore } from '@whetstone/blobs';
+import type { Logger } from '@whetstone/telemetry';
+import type { DatasetFormat, DatasetType, GenerationStatus, VersionReport, VersionStatus } from '../domain/dataset';
 
 export interface VersionRow {
   id: string;
@@ -29,7 +31,7 @@ export interface GenerationRow {
   teamId: string;
   datasetName: string;
   request: GenerationRequest;
-  status: 'queued' | 'running' | 'ready' | 'failed';
+  status: GenerationStatus;
   generated: number;
   requested: number;
   versionNumber: number | null;
@@ -79,4 +81,17 @@ export interface DatasetStore {
     patch: Partial<Pick<GenerationRow, 'status' | 'generated' | 'versionNumber' | 'error'>>,
   ): Promise<void>;
   unfinishedGenerations(): Promise<GenerationRow[]>;
+}
+
+/** What every use case may use: ports and limits. */
+export interface DatasetDeps {
+  store: DatasetStore;
+  blobs: BlobStore;
+  logger: Logger;
+  /** Largest accepted upload in bytes (the upload URL refuses more). */
+  maxUploadBytes: number;
+  /** CSV and CoNLL are converted in memory; larger files of those formats fail (JSONL is streamed). */
+  maxConvertBytes?: number;
+  /** Names this process in processing claims; defaults to one derived from the pid. */
+  instance?: string;
 }

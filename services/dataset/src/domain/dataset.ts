@@ -3,6 +3,7 @@
 export type VersionStatus = 'initialized' | 'uploading' | 'converting' | 'validating' | 'ready' | 'failed';
 export type DatasetType = 'extraction' | 'classification' | 'generation';
 export type DatasetFormat = 'jsonl' | 'csv' | 'conll';
+export type GenerationStatus = 'queued' | 'running' | 'ready' | 'failed';
 
 export const DATASETS_BUCKET = 'datasets';
 /** Fewer valid examples than this cannot train. */
@@ -32,6 +33,23 @@ const NEXT: Record<VersionStatus, VersionStatus[]> = {
 
 export function canMove(from: VersionStatus, to: VersionStatus): boolean {
   return NEXT[from].includes(to);
+}
+
+/** Null when a file of `format` can hold examples of `type`, else what is wrong, for the `format` field. */
+export function formatProblem(type: DatasetType, format: DatasetFormat): { message: string; detail: string } | null {
+  if (type === 'generation' && format !== 'jsonl')
+    return {
+      message: 'Generation (chat) datasets are uploaded as JSONL.',
+      detail: 'must be jsonl for generation datasets',
+    };
+  if (format === 'csv' && type !== 'classification')
+    return {
+      message: 'CSV uploads are (text, label) classification files.',
+      detail: 'csv is for classification datasets',
+    };
+  if (format === 'conll' && type !== 'extraction')
+    return { message: 'CoNLL uploads are BIO-tagged extraction files.', detail: 'conll is for extraction datasets' };
+  return null;
 }
 
 /** What the ML validator checks rows as. */

@@ -1,13 +1,19 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fromBinary } from '@bufbuild/protobuf';
 import { FsBlobStore } from '@whetstone/blobs';
+import { DatasetVersionStatusChangedSchema, VersionStatus } from '@whetstone/proto/dataset/v1';
 import { applyMigrations, createTestSchema, fixtureDataset, withClient, type TestSchema } from '@whetstone/testing';
 import { createPrismaClient, type PrismaClient } from '../../src/adapters/prisma-client';
 import { prismaDatasetStore } from '../../src/adapters/prisma-store';
-import { Datasets } from '../../src/application/datasets';
+import { createDatasetContext } from '../../src/application/context';
+import { createUpload } from '../../src/application/create-upload';
+import { processUpload } from '../../src/application/process-upload';
+import { resumeAbandoned } from '../../src/application/resume';
+import { recordingLogger } from '../fakes/recording-logger';
 
-const logger = { info: () => undefined, warn: () => undefined, error: () => undefined };
+const logger = recordingLogger();
 
 /** The dataset use cases on real Postgres and a real filesystem blob store: crash safety and events. */
 describe('dataset processing on Postgres and the filesystem store', () => {
@@ -36,8 +42,8 @@ describe('dataset processing on Postgres and the filesystem store', () => {
 
   it('when a process dies mid-processing, then another one picks the version up once its claim expires, and it reaches ready', async () => {
     const store = prismaDatasetStore(prisma);
-    const crashed = new Datasets({ store, blobs, logger, maxUploadBytes: 1 << 30, instance: 'crashed' });
-    const { version } = await crashed.createUpload({
+    const crashed = createDatasetContext({ store, blobs, logger, maxUploadBytes: 1 << 30, instance: 'crashed' });
+    const { version } = await createUpload(crashed, {
       teamId: 'team',
       name: 'wikigold',
       type: 'extraction',
@@ -49,15 +55,15 @@ describe('dataset processing on Postgres and the filesystem store', () => {
     expect(await store.transition(version.id, ['uploading'], 'converting')).toBe(true);
     expect(await store.claim(version.id, 'crashed', 60_000)).toBe(true);
 
-    const survivor = new Datasets({ store, blobs, logger, maxUploadBytes: 1 << 30, instance: 'survivor' });
-    expect(await survivor.resumeAbandoned()).toBe(0); // the claim still holds
+    const survivor = createDatasetContext({ store, blobs, logger, maxUploadBytes: 1 << 30, instance: 'survivor' });
+    expect(await resumeAbandoned(survivor)).toBe(0); // the claim still holds
     await withClient(schema.serverUrl, (c) =>
       c.query(`UPDATE "${schema.name}".dataset_versions SET lease_until = now() - interval '1 second' WHERE id = $1`, [
         version.id,
       ]),
     );
-    expect(await survivor.resumeAbandoned()).toBe(1);
-    await survivor.idle();
+    expect(await resumeAbandoned(survivor)).toBe(1);
+    await survivor.work.idle();
     const done = await store.getVersionById(version.id);
     expect(done).toMatchObject({
       status: 'ready',
@@ -72,13 +78,18 @@ describe('dataset processing on Postgres and the filesystem store', () => {
         'whetstone.dataset.v1.DatasetVersionReady',
       ]),
     );
-    expect(events.filter((e) => e.type.endsWith('StatusChanged')).length).toBeGreaterThanOrEqual(4);
+    const changes = events
+      .filter((e) => e.type.endsWith('StatusChanged'))
+      .map((e) => fromBinary(DatasetVersionStatusChangedSchema, e.payload));
+    expect(changes.length).toBeGreaterThanOrEqual(4);
+    expect(changes[0]).toMatchObject({ fromStatus: VersionStatus.UNSPECIFIED, toStatus: VersionStatus.UPLOADING });
+    expect(changes.at(-1)).toMatchObject({ fromStatus: VersionStatus.VALIDATING, toStatus: VersionStatus.READY });
   });
 
   it('when processing fails, then no split files are left behind and the version never becomes ready', async () => {
     const store = prismaDatasetStore(prisma);
-    const datasets = new Datasets({ store, blobs, logger, maxUploadBytes: 1 << 30 });
-    const { version } = await datasets.createUpload({
+    const datasets = createDatasetContext({ store, blobs, logger, maxUploadBytes: 1 << 30 });
+    const { version } = await createUpload(datasets, {
       teamId: 'team',
       name: 'broken',
       type: 'classification',
@@ -86,8 +97,8 @@ describe('dataset processing on Postgres and the filesystem store', () => {
       filename: 'x.jsonl',
     });
     await blobs.put('datasets', version.uploadKey, Buffer.from('{"text": "only one"}\n{"label": "no text"}\n'));
-    await datasets.processUpload('team', 'broken', 0);
-    await datasets.idle();
+    await processUpload(datasets, 'team', 'broken', 0);
+    await datasets.work.idle();
     const failed = await store.getVersionById(version.id);
     expect(failed?.status).toBe('failed');
     expect(failed?.report?.issues.map((i) => i.line)).toEqual([1, 2]);

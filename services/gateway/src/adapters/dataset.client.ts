@@ -4,6 +4,7 @@ import {
   DatasetFormat,
   DatasetService,
   DatasetType,
+  GenerationStatus,
   VersionStatus,
   type DatasetVersion,
 } from '@whetstone/proto/dataset/v1';
@@ -18,6 +19,13 @@ const STATUS: Record<VersionStatus, string> = {
   [VersionStatus.VALIDATING]: 'validating',
   [VersionStatus.READY]: 'ready',
   [VersionStatus.FAILED]: 'failed',
+};
+const GENERATION_STATUS: Record<GenerationStatus, string> = {
+  [GenerationStatus.UNSPECIFIED]: 'unknown',
+  [GenerationStatus.QUEUED]: 'queued',
+  [GenerationStatus.RUNNING]: 'running',
+  [GenerationStatus.READY]: 'ready',
+  [GenerationStatus.FAILED]: 'failed',
 };
 const TYPES: Record<string, DatasetType> = {
   extraction: DatasetType.EXTRACTION,
@@ -132,7 +140,7 @@ export function datasetsOverRpc(client: Client<typeof DatasetService>, ready: ()
       const g = await client.getGenerationJob({ teamId, jobId });
       return {
         job_id: g.jobId,
-        status: g.status,
+        status: GENERATION_STATUS[g.status],
         progress: { generated: g.generated, requested: g.requested },
         dataset_name: g.datasetName || null,
         version_number: g.versionNumber || null,

@@ -1,19 +1,18 @@
 import { timestampDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import type { Client } from '@connectrpc/connect';
+import { microToCredits } from '@whetstone/catalog';
 import {
   KeyBillingService,
   LedgerEntryKind,
   Plan,
   type ApiKey,
+  type GetUsageResponse,
   type Team,
   type User,
 } from '@whetstone/proto/keybilling/v1';
-import type { ApiKeyView, KeyBilling, SessionView } from '../application/ports';
-
-const MICRO_PER_CREDIT = 1_000_000;
+import type { ApiKeyView, KeyBilling, SessionView, UsageView } from '../application/ports';
 
 const iso = (ts: Timestamp | undefined): string | null => (ts ? timestampDate(ts).toISOString() : null);
-const credits = (micro: bigint): number => Number(micro) / MICRO_PER_CREDIT;
 
 function userView(user: User | undefined): SessionView['user'] {
   return { id: user?.id ?? '', email: user?.email ?? '', createdAt: iso(user?.createdAt) };
@@ -36,6 +35,37 @@ export function apiKeyView(key: ApiKey): ApiKeyView {
     usage_tokens: Number(key.usageTokens),
     usage_cost: key.usageCost,
     request_count: Number(key.requestCount),
+  };
+}
+
+/** The dashboard's credits page in the spec's shape (credits, not micro-credits). */
+function usageView(res: GetUsageResponse): UsageView {
+  const a = res.account;
+  return {
+    plan: a?.team?.plan === Plan.PAID ? 'paid' : 'free',
+    balance_credits: microToCredits(a?.balanceMicroCredits ?? 0n),
+    account: {
+      plan: a?.team?.plan === Plan.PAID ? 'paid' : 'free',
+      balance_credits: microToCredits(a?.balanceMicroCredits ?? 0n),
+      included_credits: microToCredits(a?.includedMicroCredits ?? 0n),
+      overage_enabled: a?.overageEnabled ?? false,
+      overage_ceiling_credits: microToCredits(a?.overageCeilingMicroCredits ?? 0n),
+      overage_used_credits: microToCredits(a?.overageUsedMicroCredits ?? 0n),
+      used_this_month_credits: microToCredits(a?.usedThisMonthMicroCredits ?? 0n),
+      billing_month: a?.billingMonth ?? null,
+      blocked: a?.team?.blocked ?? false,
+    },
+    recent_entries: res.recentEntries.map((e) => ({
+      id: e.id,
+      kind: (LedgerEntryKind[e.kind] ?? 'UNSPECIFIED').toLowerCase(),
+      amount_credits: microToCredits(e.amountMicroCredits),
+      balance_after_credits: microToCredits(e.balanceAfterMicroCredits),
+      note: e.note || null,
+      usage_id: e.usageId || null,
+      key_id: e.keyId || null,
+      created_at: iso(e.createdAt),
+    })),
+    keys: res.keys.map(apiKeyView),
   };
 }
 
@@ -97,41 +127,14 @@ export function keyBillingOverRpc(client: Client<typeof KeyBillingService>, read
     },
     async authenticateApiKey(secretKey) {
       const res = await client.authenticateApiKey({ secretKey });
-      const p = res.principal!;
-      return { keyId: p.keyId, teamId: p.teamId, userId: p.userId };
+      const caller = res.caller!;
+      return { keyId: caller.keyId, teamId: caller.teamId, userId: caller.userId };
     },
     async checkSpendable(teamId, estimatedCostMicroCredits, directModel) {
       await client.checkSpendable({ teamId, estimatedCostMicroCredits, directModel });
     },
     async getUsage(teamId) {
-      const res = await client.getUsage({ teamId });
-      const a = res.account;
-      return {
-        plan: a?.team?.plan === Plan.PAID ? 'paid' : 'free',
-        balance_credits: credits(a?.balanceMicroCredits ?? 0n),
-        account: {
-          plan: a?.team?.plan === Plan.PAID ? 'paid' : 'free',
-          balance_credits: credits(a?.balanceMicroCredits ?? 0n),
-          included_credits: credits(a?.includedMicroCredits ?? 0n),
-          overage_enabled: a?.overageEnabled ?? false,
-          overage_ceiling_credits: credits(a?.overageCeilingMicroCredits ?? 0n),
-          overage_used_credits: credits(a?.overageUsedMicroCredits ?? 0n),
-          used_this_month_credits: credits(a?.usedThisMonthMicroCredits ?? 0n),
-          billing_month: a?.billingMonth ?? null,
-          blocked: a?.team?.blocked ?? false,
-        },
-        recent_entries: res.recentEntries.map((e) => ({
-          id: e.id,
-          kind: (LedgerEntryKind[e.kind] ?? 'UNSPECIFIED').toLowerCase(),
-          amount_credits: credits(e.amountMicroCredits),
-          balance_after_credits: credits(e.balanceAfterMicroCredits),
-          note: e.note || null,
-          usage_id: e.usageId || null,
-          key_id: e.keyId || null,
-          created_at: iso(e.createdAt),
-        })),
-        keys: res.keys.map(apiKeyView),
-      };
+      return usageView(await client.getUsage({ teamId }));
     },
     ready,
   };

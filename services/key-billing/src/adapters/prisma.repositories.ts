@@ -1,3 +1,4 @@
+import { isUuid } from '@whetstone/errors';
 import type { ApiKey, LedgerEntry, PlanTerms, Session, Team, User } from '../domain/model';
 import type {
   ApiKeyRepository,
@@ -17,9 +18,7 @@ import { Prisma, type PrismaClient } from '../generated/prisma/client';
 /** A Prisma client or an interactive-transaction client. */
 export type Db = PrismaClient | Prisma.TransactionClient;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-/** Ids arrive from callers as strings; a non-UUID can match nothing, and must not reach a uuid column. */
-const isUuid = (id: string | null | undefined): id is string => typeof id === 'string' && UUID.test(id);
+// Ids arrive from callers as strings; a non-UUID can match nothing, and must not reach a uuid column (isUuid).
 
 const isUniqueViolation = (err: unknown) => err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002';
 
@@ -192,7 +191,7 @@ function ledger(db: Db): LedgerRepository {
           balanceAfterMicroCredits: team.balanceMicroCredits,
           note: entry.note,
           usageId: entry.usageId ?? null,
-          keyId: isUuid(entry.keyId) ? entry.keyId : null,
+          keyId: entry.keyId && isUuid(entry.keyId) ? entry.keyId : null,
           createdAt: entry.createdAt,
         },
       });

@@ -16,8 +16,9 @@ import {
   type AccountSelector,
   type LedgerEntry,
 } from '@whetstone/proto/keybilling/v1';
-import { formatCredits, parseCredits } from '../domain/money';
 import { createRpcClient } from '@whetstone/rpc';
+import { loadAdminCliEnv, type AdminCliEnv } from '../config';
+import { formatCredits, parseCredits } from '../domain/money';
 
 type AdminClient = Client<typeof KeyBillingAdminService>;
 
@@ -25,16 +26,20 @@ type AdminClient = Client<typeof KeyBillingAdminService>;
 export interface CliIo {
   out: (text: string) => void;
   err: (text: string) => void;
-  env: NodeJS.ProcessEnv;
+  env: AdminCliEnv;
 }
 
-const defaultIo: CliIo = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t), env: process.env };
+const defaultIo: CliIo = {
+  out: (t) => process.stdout.write(t),
+  err: (t) => process.stderr.write(t),
+  env: loadAdminCliEnv(),
+};
 
 /** Where `pnpm start` keeps per-installation secrets (the default --data-dir). */
 const LOCAL_SECRETS = path.resolve(__dirname, '../../../../.data/secrets.json');
 
 /** ADMIN_TOKEN from the environment, else the one `pnpm start` generated for this checkout. */
-function adminToken(env: NodeJS.ProcessEnv): string | undefined {
+function adminToken(env: AdminCliEnv): string | undefined {
   if (env.ADMIN_TOKEN) return env.ADMIN_TOKEN;
   if (!existsSync(LOCAL_SECRETS)) return undefined;
   try {

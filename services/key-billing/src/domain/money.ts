@@ -1,5 +1,7 @@
-/** 1 credit = $0.01 = 1,000,000 micro-credits; all stored money is integer micro-credits. */
-export const MICRO_PER_CREDIT = 1_000_000n;
+import { MICRO_PER_CREDIT } from '@whetstone/catalog';
+
+// 1 credit = $0.01 = MICRO_PER_CREDIT (1,000,000) micro-credits; all stored money is integer micro-credits.
+export { MICRO_PER_CREDIT, microToCredits } from '@whetstone/catalog';
 
 /**
  * The free plan's one-time allowance: 500 credits ($5.00), granted at signup
@@ -9,11 +11,6 @@ export const FREE_ALLOWANCE_MICRO = 500n * MICRO_PER_CREDIT;
 
 /** Included credits a team gets when moved to the paid plan without an explicit amount: 2,000 credits ($20.00). */
 export const DEFAULT_PAID_INCLUDED_MICRO = 2_000n * MICRO_PER_CREDIT;
-
-/** Micro-credits as a (possibly fractional) number of credits, for display only. */
-export function microToCredits(micro: bigint): number {
-  return Number(micro) / Number(MICRO_PER_CREDIT);
-}
 
 /**
  * Parse a decimal credit amount ("12", "0.5", "-3.25") exactly into micro-credits.

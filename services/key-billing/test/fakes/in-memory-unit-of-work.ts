@@ -1,5 +1,17 @@
 import type { ApiKey, KeyBillingEvent, LedgerEntry, Session, Team, User } from '../../src/domain/model';
-import type { Clock, PasswordHasher, Repositories, UnitOfWork } from '../../src/domain/ports';
+import type {
+  ApiKeyRepository,
+  Clock,
+  EventOutbox,
+  LedgerRepository,
+  PasswordHasher,
+  RenewalRepository,
+  Repositories,
+  SessionRepository,
+  TeamRepository,
+  UnitOfWork,
+  UserRepository,
+} from '../../src/domain/ports';
 
 /** In-memory state behind the ports, for unit tests of domain rules and use cases. */
 export interface MemoryState {
@@ -21,117 +33,13 @@ export function createInMemoryUnitOfWork(): UnitOfWork & { state: MemoryState } 
   let state: MemoryState = emptyState();
 
   const bind = (s: () => MemoryState): Repositories => ({
-    users: {
-      async create(user) {
-        if ([...s().users.values()].some((u) => u.email === user.email)) return false;
-        s().users.set(user.id, { ...user });
-        return true;
-      },
-      findById: async (id) => s().users.get(id) ?? null,
-      findByEmail: async (email) => [...s().users.values()].find((u) => u.email === email) ?? null,
-      listByTeam: async (teamId) =>
-        s()
-          .members.filter((m) => m.teamId === teamId)
-          .map((m) => s().users.get(m.userId)!),
-    },
-    teams: {
-      async create(team) {
-        s().teams.set(team.id, { ...team, balanceMicroCredits: 0n, lastRenewedMonth: null });
-        s().members.push({ teamId: team.id, userId: team.ownerUserId });
-      },
-      findById: async (id) => clone(s().teams.get(id)),
-      findByUserId: async (userId) => clone(s().teams.get(s().members.find((m) => m.userId === userId)?.teamId ?? '')),
-      lock: async (id) => clone(s().teams.get(id)),
-      isMember: async (teamId, userId) => s().members.some((m) => m.teamId === teamId && m.userId === userId),
-      async updateTerms(id, terms) {
-        Object.assign(s().teams.get(id)!, terms);
-      },
-      async setBlocked(id, blocked, reason) {
-        Object.assign(s().teams.get(id)!, { blocked, blockedReason: reason });
-      },
-      async setLastRenewedMonth(id, month) {
-        s().teams.get(id)!.lastRenewedMonth = month;
-      },
-      listPaidTeamIds: async () => [...s().teams.values()].filter((t) => t.plan === 'paid').map((t) => t.id),
-    },
-    sessions: {
-      async create(session) {
-        s().sessions.set(session.tokenHash, { ...session });
-      },
-      findByTokenHash: async (hash) => s().sessions.get(hash) ?? null,
-      async deleteByTokenHash(hash) {
-        s().sessions.delete(hash);
-      },
-      async extend(id, expiresAt) {
-        for (const session of s().sessions.values()) if (session.id === id) session.expiresAt = expiresAt;
-      },
-    },
-    keys: {
-      async create(key) {
-        s().keys.set(key.id, { ...key });
-      },
-      async findBySecretHash(hash) {
-        const key = [...s().keys.values()].find((k) => k.secretHash === hash);
-        return key ? { key: { ...key }, teamBlocked: s().teams.get(key.teamId)?.blocked ?? false } : null;
-      },
-      findActive: async (teamId, keyId) => {
-        const key = s().keys.get(keyId);
-        return key && key.teamId === teamId && !key.revokedAt ? { ...key } : null;
-      },
-      listActive: async (teamId) =>
-        [...s().keys.values()]
-          .filter((k) => k.teamId === teamId && !k.revokedAt)
-          .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime()),
-      async revoke(keyId, at) {
-        s().keys.get(keyId)!.revokedAt = at;
-      },
-      async addUsage(keyId, tokens, cost, at) {
-        const key = s().keys.get(keyId);
-        if (!key) return;
-        key.usageTokens += tokens;
-        key.usageCostMicroCredits += cost;
-        key.requestCount += 1n;
-        if (!key.lastUsedAt || key.lastUsedAt < at) key.lastUsedAt = at;
-      },
-    },
-    ledger: {
-      async append(entry) {
-        const team = s().teams.get(entry.teamId)!;
-        team.balanceMicroCredits += entry.amountMicroCredits;
-        const row: LedgerEntry = {
-          usageId: null,
-          keyId: null,
-          ...entry,
-          balanceAfterMicroCredits: team.balanceMicroCredits,
-        };
-        s().ledger.push(row);
-        return { ...row };
-      },
-      hasUsage: async (usageId) => s().ledger.some((e) => e.usageId === usageId),
-      hasGrant: async (teamId) => s().ledger.some((e) => e.teamId === teamId && e.kind === 'grant'),
-      usageSince: async (teamId, since) =>
-        -s()
-          .ledger.filter((e) => e.teamId === teamId && e.kind === 'usage' && e.createdAt >= since)
-          .reduce((sum, e) => sum + e.amountMicroCredits, 0n),
-      recent: async (teamId, limit) =>
-        s()
-          .ledger.filter((e) => e.teamId === teamId)
-          .reverse()
-          .slice(0, limit),
-    },
-    renewals: {
-      async claim(teamId, month) {
-        const key = `${teamId}/${month}`;
-        if (s().renewals.has(key)) return false;
-        s().renewals.add(key);
-        return true;
-      },
-    },
-    outbox: {
-      async append(event) {
-        s().events.push(event);
-      },
-    },
+    users: memoryUsers(s),
+    teams: memoryTeams(s),
+    sessions: memorySessions(s),
+    keys: memoryKeys(s),
+    ledger: memoryLedger(s),
+    renewals: memoryRenewals(s),
+    outbox: memoryOutbox(s),
   });
 
   return {
@@ -144,6 +52,138 @@ export function createInMemoryUnitOfWork(): UnitOfWork & { state: MemoryState } 
       const result = await work(bind(() => draft));
       state = draft;
       return result;
+    },
+  };
+}
+
+function memoryUsers(s: () => MemoryState): UserRepository {
+  return {
+    async create(user) {
+      if ([...s().users.values()].some((u) => u.email === user.email)) return false;
+      s().users.set(user.id, { ...user });
+      return true;
+    },
+    findById: async (id) => s().users.get(id) ?? null,
+    findByEmail: async (email) => [...s().users.values()].find((u) => u.email === email) ?? null,
+    listByTeam: async (teamId) =>
+      s()
+        .members.filter((m) => m.teamId === teamId)
+        .map((m) => s().users.get(m.userId)!),
+  };
+}
+
+function memoryTeams(s: () => MemoryState): TeamRepository {
+  return {
+    async create(team) {
+      s().teams.set(team.id, { ...team, balanceMicroCredits: 0n, lastRenewedMonth: null });
+      s().members.push({ teamId: team.id, userId: team.ownerUserId });
+    },
+    findById: async (id) => clone(s().teams.get(id)),
+    findByUserId: async (userId) => clone(s().teams.get(s().members.find((m) => m.userId === userId)?.teamId ?? '')),
+    lock: async (id) => clone(s().teams.get(id)),
+    isMember: async (teamId, userId) => s().members.some((m) => m.teamId === teamId && m.userId === userId),
+    async updateTerms(id, terms) {
+      Object.assign(s().teams.get(id)!, terms);
+    },
+    async setBlocked(id, blocked, reason) {
+      Object.assign(s().teams.get(id)!, { blocked, blockedReason: reason });
+    },
+    async setLastRenewedMonth(id, month) {
+      s().teams.get(id)!.lastRenewedMonth = month;
+    },
+    listPaidTeamIds: async () => [...s().teams.values()].filter((t) => t.plan === 'paid').map((t) => t.id),
+  };
+}
+
+function memorySessions(s: () => MemoryState): SessionRepository {
+  return {
+    async create(session) {
+      s().sessions.set(session.tokenHash, { ...session });
+    },
+    findByTokenHash: async (hash) => s().sessions.get(hash) ?? null,
+    async deleteByTokenHash(hash) {
+      s().sessions.delete(hash);
+    },
+    async extend(id, expiresAt) {
+      for (const session of s().sessions.values()) if (session.id === id) session.expiresAt = expiresAt;
+    },
+  };
+}
+
+function memoryKeys(s: () => MemoryState): ApiKeyRepository {
+  return {
+    async create(key) {
+      s().keys.set(key.id, { ...key });
+    },
+    async findBySecretHash(hash) {
+      const key = [...s().keys.values()].find((k) => k.secretHash === hash);
+      return key ? { key: { ...key }, teamBlocked: s().teams.get(key.teamId)?.blocked ?? false } : null;
+    },
+    findActive: async (teamId, keyId) => {
+      const key = s().keys.get(keyId);
+      return key && key.teamId === teamId && !key.revokedAt ? { ...key } : null;
+    },
+    listActive: async (teamId) =>
+      [...s().keys.values()]
+        .filter((k) => k.teamId === teamId && !k.revokedAt)
+        .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime()),
+    async revoke(keyId, at) {
+      s().keys.get(keyId)!.revokedAt = at;
+    },
+    async addUsage(keyId, tokens, cost, at) {
+      const key = s().keys.get(keyId);
+      if (!key) return;
+      key.usageTokens += tokens;
+      key.usageCostMicroCredits += cost;
+      key.requestCount += 1n;
+      if (!key.lastUsedAt || key.lastUsedAt < at) key.lastUsedAt = at;
+    },
+  };
+}
+
+function memoryLedger(s: () => MemoryState): LedgerRepository {
+  return {
+    async append(entry) {
+      const team = s().teams.get(entry.teamId)!;
+      team.balanceMicroCredits += entry.amountMicroCredits;
+      const row: LedgerEntry = {
+        usageId: null,
+        keyId: null,
+        ...entry,
+        balanceAfterMicroCredits: team.balanceMicroCredits,
+      };
+      s().ledger.push(row);
+      return { ...row };
+    },
+    hasUsage: async (usageId) => s().ledger.some((e) => e.usageId === usageId),
+    hasGrant: async (teamId) => s().ledger.some((e) => e.teamId === teamId && e.kind === 'grant'),
+    usageSince: async (teamId, since) =>
+      -s()
+        .ledger.filter((e) => e.teamId === teamId && e.kind === 'usage' && e.createdAt >= since)
+        .reduce((sum, e) => sum + e.amountMicroCredits, 0n),
+    recent: async (teamId, limit) =>
+      s()
+        .ledger.filter((e) => e.teamId === teamId)
+        .reverse()
+        .slice(0, limit),
+  };
+}
+
+function memoryRenewals(s: () => MemoryState): RenewalRepository {
+  return {
+    async claim(teamId, month) {
+      const key = `${teamId}/${month}`;
+      if (s().renewals.has(key)) return false;
+      s().renewals.add(key);
+      return true;
+    },
+  };
+}
+
+function memoryOutbox(s: () => MemoryState): EventOutbox {
+  return {
+    async append(event) {
+      s().events.push(event);
     },
   };
 }

@@ -62,7 +62,7 @@ describe('key-billing over gRPC (real Postgres, service on port 0)', () => {
     expect(created.key).toMatchObject({ name: 'ci', teamId: team.id, apiKeyLastDigits: created.secretKey.slice(-4) });
 
     const auth = await h.client.authenticateApiKey({ secretKey: created.secretKey });
-    expect(auth.principal).toMatchObject({ keyId: created.key!.id, teamId: team.id, userId: user.id });
+    expect(auth.caller).toMatchObject({ keyId: created.key!.id, teamId: team.id, userId: user.id });
 
     const list = await h.client.listApiKeys({ teamId: team.id });
     expect(list.keys).toHaveLength(1);
@@ -114,7 +114,7 @@ describe('key-billing over gRPC (real Postgres, service on port 0)', () => {
       blocked: false,
       reason: '',
     });
-    expect((await h.client.authenticateApiKey({ secretKey })).principal?.teamId).toBe(team.id);
+    expect((await h.client.authenticateApiKey({ secretKey })).caller?.teamId).toBe(team.id);
     const events = await h.db.prisma.outboxEvent.findMany({ where: { key: team.id }, orderBy: { id: 'asc' } });
     expect(events.map((e) => fromBinary(AccountBlockedSchema, e.payload).blocked)).toEqual([true, false]);
     expect(await rpcError(h.client.authenticateApiKey({ secretKey: 'wst_sk_' + 'A'.repeat(43) }))).toMatchObject({
@@ -130,9 +130,7 @@ describe('key-billing over gRPC (real Postgres, service on port 0)', () => {
       name: 'temp',
       expiresAt: timestampFromDate(new Date(Date.now() + 3_600_000)),
     });
-    expect((await h.client.authenticateApiKey({ secretKey: created.secretKey })).principal?.keyId).toBe(
-      created.key!.id,
-    );
+    expect((await h.client.authenticateApiKey({ secretKey: created.secretKey })).caller?.keyId).toBe(created.key!.id);
     await h.db.prisma.apiKey.update({
       where: { id: created.key!.id },
       data: { expiresAt: new Date(Date.now() - 1000) },

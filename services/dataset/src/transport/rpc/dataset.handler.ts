@@ -1,91 +1,33 @@
-import type { ServiceImpl } from '@connectrpc/connect';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
-import { Reasons, errors } from '@whetstone/errors';
-import { DatasetFormat, DatasetService, DatasetType, VersionStatus } from '@whetstone/proto/dataset/v1';
-import type { Datasets } from '../../application/datasets';
-import type { VersionRow } from '../../application/ports';
-import { DATASETS_BUCKET, type DatasetFormat as Format, type DatasetType as Type } from '../../domain/dataset';
-
-const STATUS: Record<VersionRow['status'], VersionStatus> = {
-  initialized: VersionStatus.INITIALIZED,
-  uploading: VersionStatus.UPLOADING,
-  converting: VersionStatus.CONVERTING,
-  validating: VersionStatus.VALIDATING,
-  ready: VersionStatus.READY,
-  failed: VersionStatus.FAILED,
-};
-const TYPE_TO_PB: Record<Type, DatasetType> = {
-  extraction: DatasetType.EXTRACTION,
-  classification: DatasetType.CLASSIFICATION,
-  generation: DatasetType.GENERATION,
-};
-const FORMAT_TO_PB: Record<Format, DatasetFormat> = {
-  jsonl: DatasetFormat.JSONL,
-  csv: DatasetFormat.CSV,
-  conll: DatasetFormat.CONLL,
-};
-const typeOf = (t: DatasetType): Type => {
-  const found = (Object.keys(TYPE_TO_PB) as Type[]).find((k) => TYPE_TO_PB[k] === t);
-  if (!found)
-    throw errors.invalid(Reasons.VALIDATION_FAILED, 'dataset type must be extraction, classification or generation', [
-      { field: 'dataset_type', message: 'must be extraction, classification or generation' },
-    ]);
-  return found;
-};
-const formatOf = (f: DatasetFormat): Format => {
-  const found = (Object.keys(FORMAT_TO_PB) as Format[]).find((k) => FORMAT_TO_PB[k] === f);
-  if (!found)
-    throw errors.invalid(Reasons.VALIDATION_FAILED, 'format must be jsonl, csv or conll', [
-      { field: 'format', message: 'must be jsonl, csv or conll' },
-    ]);
-  return found;
-};
-const team = (teamId: string) => {
-  if (!teamId)
-    throw errors.invalid(Reasons.VALIDATION_FAILED, 'team_id is required', [{ field: 'team_id', message: 'required' }]);
-  return teamId;
-};
-
-export function versionToPb(v: VersionRow) {
-  const r = v.report;
-  return {
-    id: v.id,
-    datasetName: v.datasetName,
-    versionNumber: v.versionNumber,
-    size: v.size,
-    status: STATUS[v.status],
-    type: TYPE_TO_PB[v.type],
-    format: FORMAT_TO_PB[v.format],
-    filename: v.filename,
-    createdAt: timestampFromDate(v.createdAt),
-    updatedAt: timestampFromDate(v.updatedAt),
-    ...(r
-      ? {
-          report: {
-            totalRows: r.total_rows,
-            validRows: r.valid_rows,
-            duplicateRows: r.duplicate_rows,
-            trainRows: r.train_rows,
-            heldoutRows: r.heldout_rows,
-            issues: r.issues,
-            issuesTruncated: r.issues_truncated,
-            failureReason: r.failure_reason,
-            labels: Object.keys(r.labels).sort(),
-          },
-        }
-      : {}),
-  };
-}
+import type { ServiceImpl } from '@connectrpc/connect';
+import type { DatasetService } from '@whetstone/proto/dataset/v1';
+import type { DatasetContext } from '../../application/context';
+import { createUpload } from '../../application/create-upload';
+import { deleteDataset } from '../../application/delete-dataset';
+import { getDataset, getVersion, listDatasets } from '../../application/get-datasets';
+import { processUpload } from '../../application/process-upload';
+import { resolveForTraining } from '../../application/resolve-for-training';
+import { getGeneration, startGeneration } from '../../application/start-generation';
+import { DATASETS_BUCKET } from '../../domain/dataset';
+import {
+  formatFromPb,
+  generationRequestFromPb,
+  generationToPb,
+  teamFromPb,
+  typeFromPb,
+  versionStatusToPb,
+  versionToPb,
+} from './dataset.mapper';
 
 /** DatasetService: proto in, use case, proto out. */
-export function datasetHandler(datasets: Datasets): ServiceImpl<typeof DatasetService> {
+export function datasetHandler(ctx: DatasetContext): ServiceImpl<typeof DatasetService> {
   return {
     async createUpload(req) {
-      const out = await datasets.createUpload({
-        teamId: team(req.teamId),
+      const out = await createUpload(ctx, {
+        teamId: teamFromPb(req.teamId),
         name: req.datasetName,
-        type: typeOf(req.type),
-        format: formatOf(req.format),
+        type: typeFromPb(req.type),
+        format: formatFromPb(req.format),
         filename: req.filename,
       });
       return {
@@ -96,33 +38,34 @@ export function datasetHandler(datasets: Datasets): ServiceImpl<typeof DatasetSe
       };
     },
     async processUpload(req) {
-      return {
-        version: versionToPb(await datasets.processUpload(team(req.teamId), req.datasetName, req.versionNumber)),
-      };
+      const version = await processUpload(ctx, teamFromPb(req.teamId), req.datasetName, req.versionNumber);
+      return { version: versionToPb(version) };
     },
     async listDatasets(req) {
-      const rows = await datasets.listDatasets(team(req.teamId));
+      const rows = await listDatasets(ctx, teamFromPb(req.teamId));
       return {
         datasets: rows.map((d) => ({
           datasetName: d.datasetName,
-          status: STATUS[d.newest.status],
+          status: versionStatusToPb(d.newest.status),
           createdAt: timestampFromDate(d.createdAt),
           versionNumber: d.newest.versionNumber,
         })),
       };
     },
     async getDataset(req) {
-      return { versions: (await datasets.getDataset(team(req.teamId), req.datasetName)).map(versionToPb) };
+      return { versions: (await getDataset(ctx, teamFromPb(req.teamId), req.datasetName)).map(versionToPb) };
     },
     async getVersion(req) {
-      return { version: versionToPb(await datasets.getVersion(team(req.teamId), req.datasetName, req.versionNumber)) };
+      return {
+        version: versionToPb(await getVersion(ctx, teamFromPb(req.teamId), req.datasetName, req.versionNumber)),
+      };
     },
     async deleteDataset(req) {
-      await datasets.deleteDataset(team(req.teamId), req.datasetName);
+      await deleteDataset(ctx, teamFromPb(req.teamId), req.datasetName);
       return {};
     },
     async resolveForTraining(req) {
-      const out = await datasets.resolveForTraining(team(req.teamId), req.datasetName);
+      const out = await resolveForTraining(ctx, teamFromPb(req.teamId), req.datasetName);
       return {
         version: versionToPb(out.version),
         bucket: DATASETS_BUCKET,
@@ -131,37 +74,11 @@ export function datasetHandler(datasets: Datasets): ServiceImpl<typeof DatasetSe
       };
     },
     async startGeneration(req) {
-      if (req.decoderTask) {
-        throw errors.invalid(
-          Reasons.VALIDATION_FAILED,
-          'Offline generation covers entity types and classification tasks; chat examples for a decoder task need a configured chat model, and none is configured.',
-          [{ field: 'schema.decoder_task', message: 'not supported offline' }],
-        );
-      }
-      const jobId = await datasets.startGeneration(team(req.teamId), req.datasetName, {
-        entityTypes: req.entityTypes,
-        classifications: req.classifications.map((c) => ({
-          task: c.task,
-          labels: c.labels,
-          multi_label: c.multiLabel,
-        })),
-        domain: req.domain,
-        count: req.count,
-        seed: Number(req.seed),
-      });
-      return { jobId };
+      const request = generationRequestFromPb(req);
+      return { jobId: await startGeneration(ctx, teamFromPb(req.teamId), req.datasetName, request) };
     },
     async getGenerationJob(req) {
-      const g = await datasets.getGeneration(team(req.teamId), req.jobId);
-      return {
-        jobId: g.id,
-        status: g.status,
-        generated: g.generated,
-        requested: g.requested,
-        datasetName: g.status === 'ready' ? g.datasetName : '',
-        versionNumber: g.versionNumber ?? 0,
-        error: g.error ?? '',
-      };
+      return generationToPb(await getGeneration(ctx, teamFromPb(req.teamId), req.jobId));
     },
   };
 }

@@ -6,7 +6,7 @@ import type { Logger } from '@whetstone/telemetry';
 import { changePlan, getAccount, grantCredits, renewMonthly, setAccountBlocked } from '../../application/admin';
 import type { UseCaseDeps } from '../../application/deps';
 import { KeyBillingReasons as R } from '../../domain/reasons';
-import { accountToPb, dateOf, ledgerEntryToPb, planFromPb, selectorFromPb, userToPb } from './key-billing.mapper';
+import { accountToPb, dateOf, ledgerEntryToPb, planChangeFromPb, selectorFromPb, userToPb } from './key-billing.mapper';
 
 /** The metadata header operators send: `authorization: Bearer <ADMIN_TOKEN>`. */
 export const ADMIN_TOKEN_HEADER = 'authorization';
@@ -17,6 +17,16 @@ function sameSecret(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
+/** A check that a call carries the admin token; passes everything when none is configured. */
+function adminGuard(adminToken: string | undefined): (context: HandlerContext) => void {
+  return (context) => {
+    if (!adminToken) return;
+    const presented = (context.requestHeader.get(ADMIN_TOKEN_HEADER) ?? '').replace(/^Bearer\s+/i, '');
+    if (!sameSecret(presented, adminToken))
+      throw errors.unauthenticated(R.ADMIN_TOKEN_INVALID, 'A valid admin token is required.');
+  };
+}
+
 /** KeyBillingAdminService, guarded by ADMIN_TOKEN when one is configured; every change is audit-logged. */
 export function keyBillingAdminHandler(
   deps: UseCaseDeps,
@@ -24,12 +34,7 @@ export function keyBillingAdminHandler(
   logger: Logger,
 ): ServiceImpl<typeof KeyBillingAdminService> {
   const audit = logger.child({ audit: 'admin' });
-  const guard = (context: HandlerContext) => {
-    if (!adminToken) return;
-    const presented = (context.requestHeader.get(ADMIN_TOKEN_HEADER) ?? '').replace(/^Bearer\s+/i, '');
-    if (!sameSecret(presented, adminToken))
-      throw errors.unauthenticated(R.ADMIN_TOKEN_INVALID, 'A valid admin token is required.');
-  };
+  const guard = adminGuard(adminToken);
   return {
     async grantCredits(req, context) {
       guard(context);
@@ -46,16 +51,7 @@ export function keyBillingAdminHandler(
     },
     async changePlan(req, context) {
       guard(context);
-      const account = await changePlan(deps, {
-        account: selectorFromPb(req.account),
-        plan: planFromPb(req.plan),
-        ...(req.includedMicroCredits === undefined ? {} : { includedMicroCredits: req.includedMicroCredits }),
-        ...(req.overageEnabled === undefined ? {} : { overageEnabled: req.overageEnabled }),
-        ...(req.overageCeilingMicroCredits === undefined
-          ? {}
-          : { overageCeilingMicroCredits: req.overageCeilingMicroCredits }),
-        ...(req.paymentMethodVerified === undefined ? {} : { paymentMethodVerified: req.paymentMethodVerified }),
-      });
+      const account = await changePlan(deps, planChangeFromPb(req));
       audit.info(
         {
           teamId: account.team.id,

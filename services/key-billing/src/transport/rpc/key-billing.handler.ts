@@ -63,7 +63,7 @@ export function keyBillingHandler(deps: UseCaseDeps): ServiceImpl<typeof KeyBill
       return { success: true, message: 'API key revoked.' };
     },
     async authenticateApiKey(req) {
-      return { principal: await authenticateApiKey(deps, { secretKey: req.secretKey }) };
+      return { caller: await authenticateApiKey(deps, { secretKey: req.secretKey }) };
     },
     async checkSpendable(req) {
       const result = await checkSpendable(deps, {

@@ -5,6 +5,7 @@ import {
   Plan as PbPlan,
   type Account as PbAccount,
   type AccountSelector as PbAccountSelector,
+  type ChangePlanRequest as PbChangePlanRequest,
   type ApiKey as PbApiKey,
   type LedgerEntry as PbLedgerEntry,
   type Team as PbTeam,
@@ -13,7 +14,7 @@ import {
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { GenMessage } from '@bufbuild/protobuf/codegenv2';
 import { errors } from '@whetstone/errors';
-import type { AccountSelector } from '../../application/admin';
+import type { AccountSelector, changePlan } from '../../application/admin';
 import type { AccountView } from '../../domain/account';
 import type { ApiKey, LedgerEntry, LedgerEntryKind, Plan, Team, User } from '../../domain/model';
 import { microToCredits } from '../../domain/money';
@@ -107,3 +108,17 @@ export const accountToPb = (account: AccountView): Init<PbAccount> => ({
   usedThisMonthMicroCredits: account.usedThisMonthMicroCredits,
   lastRenewedMonth: account.lastRenewedMonth,
 });
+
+/** A ChangePlan request as the use case takes it: unset optional fields stay unset (they keep their values). */
+export function planChangeFromPb(req: PbChangePlanRequest): Parameters<typeof changePlan>[1] {
+  return {
+    account: selectorFromPb(req.account),
+    plan: planFromPb(req.plan),
+    ...(req.includedMicroCredits === undefined ? {} : { includedMicroCredits: req.includedMicroCredits }),
+    ...(req.overageEnabled === undefined ? {} : { overageEnabled: req.overageEnabled }),
+    ...(req.overageCeilingMicroCredits === undefined
+      ? {}
+      : { overageCeilingMicroCredits: req.overageCeilingMicroCredits }),
+    ...(req.paymentMethodVerified === undefined ? {} : { paymentMethodVerified: req.paymentMethodVerified }),
+  };
+}

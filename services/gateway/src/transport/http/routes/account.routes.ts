@@ -106,7 +106,11 @@ export function registerAccountRoutes(api: Api, deps: AccountRouteDeps): void {
       return meBody(auth.session);
     },
   );
+  registerApiKeyRoutes(api, deps);
+}
 
+/** API keys and the usage they accrue; creating one needs a dashboard session. */
+function registerApiKeyRoutes(api: Api, deps: AccountRouteDeps): void {
   api.route(
     {
       method: 'post',

@@ -59,10 +59,11 @@ const versionParam = (value: unknown): number => {
   return n;
 };
 
+/** The calling team, from the API key or the dashboard session. */
+const team = (res: Parameters<typeof authOf>[0]) => authOf(res).principal.teamId;
+
 /** Datasets, uploads through presigned URLs, processing and synthetic generation, as the spec's Datasets section. */
 export function registerDatasetRoutes(api: Api, datasets: DatasetsPort): void {
-  const team = (res: Parameters<typeof authOf>[0]) => authOf(res).principal.teamId;
-
   api.route(
     {
       method: 'get',
@@ -76,7 +77,61 @@ export function registerDatasetRoutes(api: Api, datasets: DatasetsPort): void {
       return { success: true, count: list.length, datasets: list };
     },
   );
+  registerUploadRoutes(api, datasets);
+  registerReadRoutes(api, datasets);
+  registerGenerationRoutes(api, datasets);
+}
 
+/** Reading and deleting one dataset and its versions. */
+function registerReadRoutes(api: Api, datasets: DatasetsPort): void {
+  api.route(
+    {
+      method: 'get',
+      path: '/core/datasets/:name',
+      summary: 'A dataset’s versions, newest first',
+      tag: 'Datasets',
+      auth: 'key-or-session',
+    },
+    async ({ req, res }) => {
+      const versions = await datasets.versions(team(res), String(req.params.name));
+      return { success: true, count: versions.length, versions: versions.map(({ report: _report, ...v }) => v) };
+    },
+  );
+
+  api.route(
+    {
+      method: 'get',
+      path: '/core/datasets/:name/:version',
+      summary: 'One version with its validation report',
+      tag: 'Datasets',
+      auth: 'key-or-session',
+    },
+    async ({ req, res }) => {
+      return {
+        success: true,
+        ...(await datasets.version(team(res), String(req.params.name), versionParam(req.params.version))),
+      };
+    },
+  );
+
+  api.route(
+    {
+      method: 'delete',
+      path: '/core/datasets/:name',
+      summary: 'Delete a dataset, every version and its files (completed jobs keep working)',
+      tag: 'Datasets',
+      auth: 'key-or-session',
+      response: { status: 200, description: 'Deleted; empty body' },
+    },
+    async ({ req, res }) => {
+      await datasets.remove(team(res), String(req.params.name));
+      return undefined;
+    },
+  );
+}
+
+/** Presigned uploads and their processing. */
+function registerUploadRoutes(api: Api, datasets: DatasetsPort): void {
   for (const path of ['/core/datasets/upload/url', '/v1/datasets/upload/url']) {
     api.route(
       {
@@ -129,52 +184,10 @@ export function registerDatasetRoutes(api: Api, datasets: DatasetsPort): void {
       return { success: true, ...version };
     },
   );
+}
 
-  api.route(
-    {
-      method: 'get',
-      path: '/core/datasets/:name',
-      summary: 'A dataset’s versions, newest first',
-      tag: 'Datasets',
-      auth: 'key-or-session',
-    },
-    async ({ req, res }) => {
-      const versions = await datasets.versions(team(res), String(req.params.name));
-      return { success: true, count: versions.length, versions: versions.map(({ report: _report, ...v }) => v) };
-    },
-  );
-
-  api.route(
-    {
-      method: 'get',
-      path: '/core/datasets/:name/:version',
-      summary: 'One version with its validation report',
-      tag: 'Datasets',
-      auth: 'key-or-session',
-    },
-    async ({ req, res }) => {
-      return {
-        success: true,
-        ...(await datasets.version(team(res), String(req.params.name), versionParam(req.params.version))),
-      };
-    },
-  );
-
-  api.route(
-    {
-      method: 'delete',
-      path: '/core/datasets/:name',
-      summary: 'Delete a dataset, every version and its files (completed jobs keep working)',
-      tag: 'Datasets',
-      auth: 'key-or-session',
-      response: { status: 200, description: 'Deleted; empty body' },
-    },
-    async ({ req, res }) => {
-      await datasets.remove(team(res), String(req.params.name));
-      return undefined;
-    },
-  );
-
+/** Offline synthetic generation jobs. */
+function registerGenerationRoutes(api: Api, datasets: DatasetsPort): void {
   api.route(
     {
       method: 'post',

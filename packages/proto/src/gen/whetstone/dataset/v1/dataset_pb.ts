@@ -12,37 +12,37 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file whetstone/dataset/v1/dataset.proto.
  */
 export const file_whetstone_dataset_v1_dataset: GenFile = /*@__PURE__*/
-  fileDesc("CiJ3aGV0c3RvbmUvZGF0YXNldC92MS9kYXRhc2V0LnByb3RvEhR3aGV0c3RvbmUuZGF0YXNldC52MSJGCghSb3dJc3N1ZRIMCgRsaW5lGAEgASgFEg0KBWZpZWxkGAIgASgJEg4KBnJlYXNvbhgDIAEoCRINCgVmYXRhbBgEIAEoCCLuAQoQVmFsaWRhdGlvblJlcG9ydBISCgp0b3RhbF9yb3dzGAEgASgFEhIKCnZhbGlkX3Jvd3MYAiABKAUSFgoOZHVwbGljYXRlX3Jvd3MYAyABKAUSEgoKdHJhaW5fcm93cxgEIAEoBRIUCgxoZWxkb3V0X3Jvd3MYBSABKAUSLgoGaXNzdWVzGAYgAygLMh4ud2hldHN0b25lLmRhdGFzZXQudjEuUm93SXNzdWUSGAoQaXNzdWVzX3RydW5jYXRlZBgHIAEoBRIWCg5mYWlsdXJlX3JlYXNvbhgIIAEoCRIOCgZsYWJlbHMYCSADKAkinQMKDkRhdGFzZXRWZXJzaW9uEgoKAmlkGAEgASgJEhQKDGRhdGFzZXRfbmFtZRgCIAEoCRIWCg52ZXJzaW9uX251bWJlchgDIAEoBRIMCgRzaXplGAQgASgFEjMKBnN0YXR1cxgFIAEoDjIjLndoZXRzdG9uZS5kYXRhc2V0LnYxLlZlcnNpb25TdGF0dXMSLwoEdHlwZRgGIAEoDjIhLndoZXRzdG9uZS5kYXRhc2V0LnYxLkRhdGFzZXRUeXBlEjMKBmZvcm1hdBgHIAEoDjIjLndoZXRzdG9uZS5kYXRhc2V0LnYxLkRhdGFzZXRGb3JtYXQSEAoIZmlsZW5hbWUYCCABKAkSLgoKY3JlYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNgoGcmVwb3J0GAsgASgLMiYud2hldHN0b25lLmRhdGFzZXQudjEuVmFsaWRhdGlvblJlcG9ydCKjAQoORGF0YXNldFN1bW1hcnkSFAoMZGF0YXNldF9uYW1lGAEgASgJEjMKBnN0YXR1cxgCIAEoDjIjLndoZXRzdG9uZS5kYXRhc2V0LnYxLlZlcnNpb25TdGF0dXMSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFgoOdmVyc2lvbl9udW1iZXIYBCABKAUitAEKE0NyZWF0ZVVwbG9hZFJlcXVlc3QSDwoHdGVhbV9pZBgBIAEoCRIUCgxkYXRhc2V0X25hbWUYAiABKAkSLwoEdHlwZRgDIAEoDjIhLndoZXRzdG9uZS5kYXRhc2V0LnYxLkRhdGFzZXRUeXBlEjMKBmZvcm1hdBgEIAEoDjIjLndoZXRzdG9uZS5kYXRhc2V0LnYxLkRhdGFzZXRGb3JtYXQSEAoIZmlsZW5hbWUYBSABKAkipAEKFENyZWF0ZVVwbG9hZFJlc3BvbnNlEjUKB3ZlcnNpb24YASABKAsyJC53aGV0c3RvbmUuZGF0YXNldC52MS5EYXRhc2V0VmVyc2lvbhISCgp1cGxvYWRfdXJsGAIgASgJEi4KCmV4cGlyZXNfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhEKCW1heF9ieXRlcxgEIAEoAyJVChRQcm9jZXNzVXBsb2FkUmVxdWVzdBIPCgd0ZWFtX2lkGAEgASgJEhQKDGRhdGFzZXRfbmFtZRgCIAEoCRIWCg52ZXJzaW9uX251bWJlchgDIAEoBSJOChVQcm9jZXNzVXBsb2FkUmVzcG9uc2USNQoHdmVyc2lvbhgBIAEoCzIkLndoZXRzdG9uZS5kYXRhc2V0LnYxLkRhdGFzZXRWZXJzaW9uIiYKE0xpc3REYXRhc2V0c1JlcXVlc3QSDwoHdGVhbV9pZBgBIAEoCSJOChRMaXN0RGF0YXNldHNSZXNwb25zZRI2CghkYXRhc2V0cxgBIAMoCzIkLndoZXRzdG9uZS5kYXRhc2V0LnYxLkRhdGFzZXRTdW1tYXJ5IjoKEUdldERhdGFzZXRSZXF1ZXN0Eg8KB3RlYW1faWQYASABKAkSFAoMZGF0YXNldF9uYW1lGAIgASgJIkwKEkdldERhdGFzZXRSZXNwb25zZRI2Cgh2ZXJzaW9ucxgBIAMoCzIkLndoZXRzdG9uZS5kYXRhc2V0LnYxLkRhdGFzZXRWZXJzaW9uIlIKEUdldFZlcnNpb25SZXF1ZXN0Eg8KB3RlYW1faWQYASABKAkSFAoMZGF0YXNldF9uYW1lGAIgASgJEhYKDnZlcnNpb25fbnVtYmVyGAMgASgFIksKEkdldFZlcnNpb25SZXNwb25zZRI1Cgd2ZXJzaW9uGAEgASgLMiQud2hldHN0b25lLmRhdGFzZXQudjEuRGF0YXNldFZlcnNpb24iPQoURGVsZXRlRGF0YXNldFJlcXVlc3QSDwoHdGVhbV9pZBgBIAEoCRIUCgxkYXRhc2V0X25hbWUYAiABKAkiFwoVRGVsZXRlRGF0YXNldFJlc3BvbnNlIkIKGVJlc29sdmVGb3JUcmFpbmluZ1JlcXVlc3QSDwoHdGVhbV9pZBgBIAEoCRIUCgxkYXRhc2V0X25hbWUYAiABKAkiiwEKGlJlc29sdmVGb3JUcmFpbmluZ1Jlc3BvbnNlEjUKB3ZlcnNpb24YASABKAsyJC53aGV0c3RvbmUuZGF0YXNldC52MS5EYXRhc2V0VmVyc2lvbhIOCgZidWNrZXQYAiABKAkSEQoJdHJhaW5fa2V5GAMgASgJEhMKC2hlbGRvdXRfa2V5GAQgASgJItsBChZTdGFydEdlbmVyYXRpb25SZXF1ZXN0Eg8KB3RlYW1faWQYASABKAkSFAoMZGF0YXNldF9uYW1lGAIgASgJEhQKDGVudGl0eV90eXBlcxgDIAMoCRJBCg9jbGFzc2lmaWNhdGlvbnMYBCADKAsyKC53aGV0c3RvbmUuZGF0YXNldC52MS5DbGFzc2lmaWNhdGlvblRhc2sSFAoMZGVjb2Rlcl90YXNrGAUgASgJEg4KBmRvbWFpbhgGIAEoCRINCgVjb3VudBgHIAEoBRIMCgRzZWVkGAggASgDIkcKEkNsYXNzaWZpY2F0aW9uVGFzaxIMCgR0YXNrGAEgASgJEg4KBmxhYmVscxgCIAMoCRITCgttdWx0aV9sYWJlbBgDIAEoCCIpChdTdGFydEdlbmVyYXRpb25SZXNwb25zZRIOCgZqb2JfaWQYASABKAkiOgoXR2V0R2VuZXJhdGlvbkpvYlJlcXVlc3QSDwoHdGVhbV9pZBgBIAEoCRIOCgZqb2JfaWQYAiABKAkinQEKGEdldEdlbmVyYXRpb25Kb2JSZXNwb25zZRIOCgZqb2JfaWQYASABKAkSDgoGc3RhdHVzGAIgASgJEhEKCWdlbmVyYXRlZBgDIAEoBRIRCglyZXF1ZXN0ZWQYBCABKAUSFAoMZGF0YXNldF9uYW1lGAUgASgJEhYKDnZlcnNpb25fbnVtYmVyGAYgASgFEg0KBWVycm9yGAcgASgJKuABCg1WZXJzaW9uU3RhdHVzEh4KGlZFUlNJT05fU1RBVFVTX1VOU1BFQ0lGSUVEEAASHgoaVkVSU0lPTl9TVEFUVVNfSU5JVElBTElaRUQQARIcChhWRVJTSU9OX1NUQVRVU19VUExPQURJTkcQAhIdChlWRVJTSU9OX1NUQVRVU19DT05WRVJUSU5HEAMSHQoZVkVSU0lPTl9TVEFUVVNfVkFMSURBVElORxAEEhgKFFZFUlNJT05fU1RBVFVTX1JFQURZEAUSGQoVVkVSU0lPTl9TVEFUVVNfRkFJTEVEEAYqhgEKC0RhdGFzZXRUeXBlEhwKGERBVEFTRVRfVFlQRV9VTlNQRUNJRklFRBAAEhsKF0RBVEFTRVRfVFlQRV9FWFRSQUNUSU9OEAESHwobREFUQVNFVF9UWVBFX0NMQVNTSUZJQ0FUSU9OEAISGwoXREFUQVNFVF9UWVBFX0dFTkVSQVRJT04QAyp7Cg1EYXRhc2V0Rm9ybWF0Eh4KGkRBVEFTRVRfRk9STUFUX1VOU1BFQ0lGSUVEEAASGAoUREFUQVNFVF9GT1JNQVRfSlNPTkwQARIWChJEQVRBU0VUX0ZPUk1BVF9DU1YQAhIYChREQVRBU0VUX0ZPUk1BVF9DT05MTBADMtAHCg5EYXRhc2V0U2VydmljZRJlCgxDcmVhdGVVcGxvYWQSKS53aGV0c3RvbmUuZGF0YXNldC52MS5DcmVhdGVVcGxvYWRSZXF1ZXN0Gioud2hldHN0b25lLmRhdGFzZXQudjEuQ3JlYXRlVXBsb2FkUmVzcG9uc2USaAoNUHJvY2Vzc1VwbG9hZBIqLndoZXRzdG9uZS5kYXRhc2V0LnYxLlByb2Nlc3NVcGxvYWRSZXF1ZXN0Gisud2hldHN0b25lLmRhdGFzZXQudjEuUHJvY2Vzc1VwbG9hZFJlc3BvbnNlEmUKDExpc3REYXRhc2V0cxIpLndoZXRzdG9uZS5kYXRhc2V0LnYxLkxpc3REYXRhc2V0c1JlcXVlc3QaKi53aGV0c3RvbmUuZGF0YXNldC52MS5MaXN0RGF0YXNldHNSZXNwb25zZRJfCgpHZXREYXRhc2V0Eicud2hldHN0b25lLmRhdGFzZXQudjEuR2V0RGF0YXNldFJlcXVlc3QaKC53aGV0c3RvbmUuZGF0YXNldC52MS5HZXREYXRhc2V0UmVzcG9uc2USXwoKR2V0VmVyc2lvbhInLndoZXRzdG9uZS5kYXRhc2V0LnYxLkdldFZlcnNpb25SZXF1ZXN0Gigud2hldHN0b25lLmRhdGFzZXQudjEuR2V0VmVyc2lvblJlc3BvbnNlEmgKDURlbGV0ZURhdGFzZXQSKi53aGV0c3RvbmUuZGF0YXNldC52MS5EZWxldGVEYXRhc2V0UmVxdWVzdBorLndoZXRzdG9uZS5kYXRhc2V0LnYxLkRlbGV0ZURhdGFzZXRSZXNwb25zZRJ3ChJSZXNvbHZlRm9yVHJhaW5pbmcSLy53aGV0c3RvbmUuZGF0YXNldC52MS5SZXNvbHZlRm9yVHJhaW5pbmdSZXF1ZXN0GjAud2hldHN0b25lLmRhdGFzZXQudjEuUmVzb2x2ZUZvclRyYWluaW5nUmVzcG9uc2USbgoPU3RhcnRHZW5lcmF0aW9uEiwud2hldHN0b25lLmRhdGFzZXQudjEuU3RhcnRHZW5lcmF0aW9uUmVxdWVzdBotLndoZXRzdG9uZS5kYXRhc2V0LnYxLlN0YXJ0R2VuZXJhdGlvblJlc3BvbnNlEnEKEEdldEdlbmVyYXRpb25Kb2ISLS53aGV0c3RvbmUuZGF0YXNldC52MS5HZXRHZW5lcmF0aW9uSm9iUmVxdWVzdBouLndoZXRzdG9uZS5kYXRhc2V0LnYxLkdldEdlbmVyYXRpb25Kb2JSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("CiJ3aGV0c3RvbmUvZGF0YXNldC92MS9kYXRhc2V0LnByb3RvEhR3aGV0c3RvbmUuZGF0YXNldC52MSJGCghSb3dJc3N1ZRIMCgRsaW5lGAEgASgFEg0KBWZpZWxkGAIgASgJEg4KBnJlYXNvbhgDIAEoCRINCgVmYXRhbBgEIAEoCCLuAQoQVmFsaWRhdGlvblJlcG9ydBISCgp0b3RhbF9yb3dzGAEgASgFEhIKCnZhbGlkX3Jvd3MYAiABKAUSFgoOZHVwbGljYXRlX3Jvd3MYAyABKAUSEgoKdHJhaW5fcm93cxgEIAEoBRIUCgxoZWxkb3V0X3Jvd3MYBSABKAUSLgoGaXNzdWVzGAYgAygLMh4ud2hldHN0b25lLmRhdGFzZXQudjEuUm93SXNzdWUSGAoQaXNzdWVzX3RydW5jYXRlZBgHIAEoBRIWCg5mYWlsdXJlX3JlYXNvbhgIIAEoCRIOCgZsYWJlbHMYCSADKAkinQMKDkRhdGFzZXRWZXJzaW9uEgoKAmlkGAEgASgJEhQKDGRhdGFzZXRfbmFtZRgCIAEoCRIWCg52ZXJzaW9uX251bWJlchgDIAEoBRIMCgRzaXplGAQgASgFEjMKBnN0YXR1cxgFIAEoDjIjLndoZXRzdG9uZS5kYXRhc2V0LnYxLlZlcnNpb25TdGF0dXMSLwoEdHlwZRgGIAEoDjIhLndoZXRzdG9uZS5kYXRhc2V0LnYxLkRhdGFzZXRUeXBlEjMKBmZvcm1hdBgHIAEoDjIjLndoZXRzdG9uZS5kYXRhc2V0LnYxLkRhdGFzZXRGb3JtYXQSEAoIZmlsZW5hbWUYCCABKAkSLgoKY3JlYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNgoGcmVwb3J0GAsgASgLMiYud2hldHN0b25lLmRhdGFzZXQudjEuVmFsaWRhdGlvblJlcG9ydCKjAQoORGF0YXNldFN1bW1hcnkSFAoMZGF0YXNldF9uYW1lGAEgASgJEjMKBnN0YXR1cxgCIAEoDjIjLndoZXRzdG9uZS5kYXRhc2V0LnYxLlZlcnNpb25TdGF0dXMSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFgoOdmVyc2lvbl9udW1iZXIYBCABKAUitAEKE0NyZWF0ZVVwbG9hZFJlcXVlc3QSDwoHdGVhbV9pZBgBIAEoCRIUCgxkYXRhc2V0X25hbWUYAiABKAkSLwoEdHlwZRgDIAEoDjIhLndoZXRzdG9uZS5kYXRhc2V0LnYxLkRhdGFzZXRUeXBlEjMKBmZvcm1hdBgEIAEoDjIjLndoZXRzdG9uZS5kYXRhc2V0LnYxLkRhdGFzZXRGb3JtYXQSEAoIZmlsZW5hbWUYBSABKAkipAEKFENyZWF0ZVVwbG9hZFJlc3BvbnNlEjUKB3ZlcnNpb24YASABKAsyJC53aGV0c3RvbmUuZGF0YXNldC52MS5EYXRhc2V0VmVyc2lvbhISCgp1cGxvYWRfdXJsGAIgASgJEi4KCmV4cGlyZXNfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhEKCW1heF9ieXRlcxgEIAEoAyJVChRQcm9jZXNzVXBsb2FkUmVxdWVzdBIPCgd0ZWFtX2lkGAEgASgJEhQKDGRhdGFzZXRfbmFtZRgCIAEoCRIWCg52ZXJzaW9uX251bWJlchgDIAEoBSJOChVQcm9jZXNzVXBsb2FkUmVzcG9uc2USNQoHdmVyc2lvbhgBIAEoCzIkLndoZXRzdG9uZS5kYXRhc2V0LnYxLkRhdGFzZXRWZXJzaW9uIiYKE0xpc3REYXRhc2V0c1JlcXVlc3QSDwoHdGVhbV9pZBgBIAEoCSJOChRMaXN0RGF0YXNldHNSZXNwb25zZRI2CghkYXRhc2V0cxgBIAMoCzIkLndoZXRzdG9uZS5kYXRhc2V0LnYxLkRhdGFzZXRTdW1tYXJ5IjoKEUdldERhdGFzZXRSZXF1ZXN0Eg8KB3RlYW1faWQYASABKAkSFAoMZGF0YXNldF9uYW1lGAIgASgJIkwKEkdldERhdGFzZXRSZXNwb25zZRI2Cgh2ZXJzaW9ucxgBIAMoCzIkLndoZXRzdG9uZS5kYXRhc2V0LnYxLkRhdGFzZXRWZXJzaW9uIlIKEUdldFZlcnNpb25SZXF1ZXN0Eg8KB3RlYW1faWQYASABKAkSFAoMZGF0YXNldF9uYW1lGAIgASgJEhYKDnZlcnNpb25fbnVtYmVyGAMgASgFIksKEkdldFZlcnNpb25SZXNwb25zZRI1Cgd2ZXJzaW9uGAEgASgLMiQud2hldHN0b25lLmRhdGFzZXQudjEuRGF0YXNldFZlcnNpb24iPQoURGVsZXRlRGF0YXNldFJlcXVlc3QSDwoHdGVhbV9pZBgBIAEoCRIUCgxkYXRhc2V0X25hbWUYAiABKAkiFwoVRGVsZXRlRGF0YXNldFJlc3BvbnNlIkIKGVJlc29sdmVGb3JUcmFpbmluZ1JlcXVlc3QSDwoHdGVhbV9pZBgBIAEoCRIUCgxkYXRhc2V0X25hbWUYAiABKAkiiwEKGlJlc29sdmVGb3JUcmFpbmluZ1Jlc3BvbnNlEjUKB3ZlcnNpb24YASABKAsyJC53aGV0c3RvbmUuZGF0YXNldC52MS5EYXRhc2V0VmVyc2lvbhIOCgZidWNrZXQYAiABKAkSEQoJdHJhaW5fa2V5GAMgASgJEhMKC2hlbGRvdXRfa2V5GAQgASgJItsBChZTdGFydEdlbmVyYXRpb25SZXF1ZXN0Eg8KB3RlYW1faWQYASABKAkSFAoMZGF0YXNldF9uYW1lGAIgASgJEhQKDGVudGl0eV90eXBlcxgDIAMoCRJBCg9jbGFzc2lmaWNhdGlvbnMYBCADKAsyKC53aGV0c3RvbmUuZGF0YXNldC52MS5DbGFzc2lmaWNhdGlvblRhc2sSFAoMZGVjb2Rlcl90YXNrGAUgASgJEg4KBmRvbWFpbhgGIAEoCRINCgVjb3VudBgHIAEoBRIMCgRzZWVkGAggASgDIkcKEkNsYXNzaWZpY2F0aW9uVGFzaxIMCgR0YXNrGAEgASgJEg4KBmxhYmVscxgCIAMoCRITCgttdWx0aV9sYWJlbBgDIAEoCCIpChdTdGFydEdlbmVyYXRpb25SZXNwb25zZRIOCgZqb2JfaWQYASABKAkiOgoXR2V0R2VuZXJhdGlvbkpvYlJlcXVlc3QSDwoHdGVhbV9pZBgBIAEoCRIOCgZqb2JfaWQYAiABKAkixQEKGEdldEdlbmVyYXRpb25Kb2JSZXNwb25zZRIOCgZqb2JfaWQYASABKAkSNgoGc3RhdHVzGAIgASgOMiYud2hldHN0b25lLmRhdGFzZXQudjEuR2VuZXJhdGlvblN0YXR1cxIRCglnZW5lcmF0ZWQYAyABKAUSEQoJcmVxdWVzdGVkGAQgASgFEhQKDGRhdGFzZXRfbmFtZRgFIAEoCRIWCg52ZXJzaW9uX251bWJlchgGIAEoBRINCgVlcnJvchgHIAEoCSrgAQoNVmVyc2lvblN0YXR1cxIeChpWRVJTSU9OX1NUQVRVU19VTlNQRUNJRklFRBAAEh4KGlZFUlNJT05fU1RBVFVTX0lOSVRJQUxJWkVEEAESHAoYVkVSU0lPTl9TVEFUVVNfVVBMT0FESU5HEAISHQoZVkVSU0lPTl9TVEFUVVNfQ09OVkVSVElORxADEh0KGVZFUlNJT05fU1RBVFVTX1ZBTElEQVRJTkcQBBIYChRWRVJTSU9OX1NUQVRVU19SRUFEWRAFEhkKFVZFUlNJT05fU1RBVFVTX0ZBSUxFRBAGKoYBCgtEYXRhc2V0VHlwZRIcChhEQVRBU0VUX1RZUEVfVU5TUEVDSUZJRUQQABIbChdEQVRBU0VUX1RZUEVfRVhUUkFDVElPThABEh8KG0RBVEFTRVRfVFlQRV9DTEFTU0lGSUNBVElPThACEhsKF0RBVEFTRVRfVFlQRV9HRU5FUkFUSU9OEAMqewoNRGF0YXNldEZvcm1hdBIeChpEQVRBU0VUX0ZPUk1BVF9VTlNQRUNJRklFRBAAEhgKFERBVEFTRVRfRk9STUFUX0pTT05MEAESFgoSREFUQVNFVF9GT1JNQVRfQ1NWEAISGAoUREFUQVNFVF9GT1JNQVRfQ09OTEwQAyqtAQoQR2VuZXJhdGlvblN0YXR1cxIhCh1HRU5FUkFUSU9OX1NUQVRVU19VTlNQRUNJRklFRBAAEhwKGEdFTkVSQVRJT05fU1RBVFVTX1FVRVVFRBABEh0KGUdFTkVSQVRJT05fU1RBVFVTX1JVTk5JTkcQAhIbChdHRU5FUkFUSU9OX1NUQVRVU19SRUFEWRADEhwKGEdFTkVSQVRJT05fU1RBVFVTX0ZBSUxFRBAEMtAHCg5EYXRhc2V0U2VydmljZRJlCgxDcmVhdGVVcGxvYWQSKS53aGV0c3RvbmUuZGF0YXNldC52MS5DcmVhdGVVcGxvYWRSZXF1ZXN0Gioud2hldHN0b25lLmRhdGFzZXQudjEuQ3JlYXRlVXBsb2FkUmVzcG9uc2USaAoNUHJvY2Vzc1VwbG9hZBIqLndoZXRzdG9uZS5kYXRhc2V0LnYxLlByb2Nlc3NVcGxvYWRSZXF1ZXN0Gisud2hldHN0b25lLmRhdGFzZXQudjEuUHJvY2Vzc1VwbG9hZFJlc3BvbnNlEmUKDExpc3REYXRhc2V0cxIpLndoZXRzdG9uZS5kYXRhc2V0LnYxLkxpc3REYXRhc2V0c1JlcXVlc3QaKi53aGV0c3RvbmUuZGF0YXNldC52MS5MaXN0RGF0YXNldHNSZXNwb25zZRJfCgpHZXREYXRhc2V0Eicud2hldHN0b25lLmRhdGFzZXQudjEuR2V0RGF0YXNldFJlcXVlc3QaKC53aGV0c3RvbmUuZGF0YXNldC52MS5HZXREYXRhc2V0UmVzcG9uc2USXwoKR2V0VmVyc2lvbhInLndoZXRzdG9uZS5kYXRhc2V0LnYxLkdldFZlcnNpb25SZXF1ZXN0Gigud2hldHN0b25lLmRhdGFzZXQudjEuR2V0VmVyc2lvblJlc3BvbnNlEmgKDURlbGV0ZURhdGFzZXQSKi53aGV0c3RvbmUuZGF0YXNldC52MS5EZWxldGVEYXRhc2V0UmVxdWVzdBorLndoZXRzdG9uZS5kYXRhc2V0LnYxLkRlbGV0ZURhdGFzZXRSZXNwb25zZRJ3ChJSZXNvbHZlRm9yVHJhaW5pbmcSLy53aGV0c3RvbmUuZGF0YXNldC52MS5SZXNvbHZlRm9yVHJhaW5pbmdSZXF1ZXN0GjAud2hldHN0b25lLmRhdGFzZXQudjEuUmVzb2x2ZUZvclRyYWluaW5nUmVzcG9uc2USbgoPU3RhcnRHZW5lcmF0aW9uEiwud2hldHN0b25lLmRhdGFzZXQudjEuU3RhcnRHZW5lcmF0aW9uUmVxdWVzdBotLndoZXRzdG9uZS5kYXRhc2V0LnYxLlN0YXJ0R2VuZXJhdGlvblJlc3BvbnNlEnEKEEdldEdlbmVyYXRpb25Kb2ISLS53aGV0c3RvbmUuZGF0YXNldC52MS5HZXRHZW5lcmF0aW9uSm9iUmVxdWVzdBouLndoZXRzdG9uZS5kYXRhc2V0LnYxLkdldEdlbmVyYXRpb25Kb2JSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
 
 /**
- * RowIssue is one problem found in one line of the file.
+ * RowIssue is one problem found in one line of the uploaded file.
  *
  * @generated from message whetstone.dataset.v1.RowIssue
  */
 export type RowIssue = Message<"whetstone.dataset.v1.RowIssue"> & {
   /**
-   * 1-based line number in the uploaded file (0 for whole-file issues).
+   * 1-based line number in the uploaded file; 0 for an issue with the whole file.
    *
    * @generated from field: int32 line = 1;
    */
   line: number;
 
   /**
-   * Field path, e.g. "entities[2].end".
+   * Path of the offending field in the row, e.g. "entities[2].end"; "(row)" or "(file)" when no field applies.
    *
    * @generated from field: string field = 2;
    */
   field: string;
 
   /**
-   * What is wrong.
+   * What is wrong, in words a user can act on.
    *
    * @generated from field: string reason = 3;
    */
   reason: string;
 
   /**
-   * Fatal issues fail the version; others (duplicates) are only reported.
+   * True when the issue fails the version; false for reported-only issues such as duplicates.
    *
    * @generated from field: bool fatal = 4;
    */
@@ -57,69 +57,70 @@ export const RowIssueSchema: GenMessage<RowIssue> = /*@__PURE__*/
   messageDesc(file_whetstone_dataset_v1_dataset, 0);
 
 /**
- * ValidationReport summarises processing.
+ * ValidationReport summarises processing of one version; written once
+ * processing ends (ready or failed).
  *
  * @generated from message whetstone.dataset.v1.ValidationReport
  */
 export type ValidationReport = Message<"whetstone.dataset.v1.ValidationReport"> & {
   /**
-   * Rows read.
+   * Rows read from the file, valid or not.
    *
    * @generated from field: int32 total_rows = 1;
    */
   totalRows: number;
 
   /**
-   * Valid examples kept.
+   * Rows that passed validation (duplicates included).
    *
    * @generated from field: int32 valid_rows = 2;
    */
   validRows: number;
 
   /**
-   * Duplicate rows seen (reported, not fatal).
+   * Rows equal to an earlier row; kept, reported, not fatal.
    *
    * @generated from field: int32 duplicate_rows = 3;
    */
   duplicateRows: number;
 
   /**
-   * Examples in the train split.
+   * Valid rows written to the train split.
    *
    * @generated from field: int32 train_rows = 4;
    */
   trainRows: number;
 
   /**
-   * Examples in the held-out split.
+   * Valid rows written to the held-out split: about one in ten, picked by a hash of the row so reruns agree.
    *
    * @generated from field: int32 heldout_rows = 5;
    */
   heldoutRows: number;
 
   /**
-   * Issues, at most a bounded number, in line order.
+   * At most 100 issues, fatal ones first, each in line order.
    *
    * @generated from field: repeated whetstone.dataset.v1.RowIssue issues = 6;
    */
   issues: RowIssue[];
 
   /**
-   * Issues not listed because of the bound.
+   * Fatal issues found beyond the 100 listed.
    *
    * @generated from field: int32 issues_truncated = 7;
    */
   issuesTruncated: number;
 
   /**
-   * Why the version failed, when it did.
+   * Why the version failed, with the first problem's line; empty when it is ready.
    *
    * @generated from field: string failure_reason = 8;
    */
   failureReason: string;
 
   /**
-   * Entity, classification or relation labels seen, sorted.
+   * Entity, classification or relation labels seen in valid rows, sorted.
    *
    * @generated from field: repeated string labels = 9;
    */
@@ -134,83 +135,83 @@ export const ValidationReportSchema: GenMessage<ValidationReport> = /*@__PURE__*
   messageDesc(file_whetstone_dataset_v1_dataset, 1);
 
 /**
- * DatasetVersion is one uploaded or generated version.
+ * DatasetVersion is one uploaded or generated version of a dataset.
  *
  * @generated from message whetstone.dataset.v1.DatasetVersion
  */
 export type DatasetVersion = Message<"whetstone.dataset.v1.DatasetVersion"> & {
   /**
-   * Version id (UUID).
+   * UUID of the version.
    *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
-   * Dataset name.
+   * Name of the dataset the version belongs to, unique per team.
    *
    * @generated from field: string dataset_name = 2;
    */
   datasetName: string;
 
   /**
-   * 1, 2, ...
+   * 1 for a dataset's first version, then one more per upload or generation.
    *
    * @generated from field: int32 version_number = 3;
    */
   versionNumber: number;
 
   /**
-   * Number of valid examples.
+   * Valid examples once ready; 0 before that and when failed.
    *
    * @generated from field: int32 size = 4;
    */
   size: number;
 
   /**
-   * State.
+   * Where the version is in processing.
    *
    * @generated from field: whetstone.dataset.v1.VersionStatus status = 5;
    */
   status: VersionStatus;
 
   /**
-   * What the examples teach.
+   * What the examples teach; fixed at creation.
    *
    * @generated from field: whetstone.dataset.v1.DatasetType type = 6;
    */
   type: DatasetType;
 
   /**
-   * Format uploaded.
+   * Format of the uploaded file; JSONL for generated versions.
    *
    * @generated from field: whetstone.dataset.v1.DatasetFormat format = 7;
    */
   format: DatasetFormat;
 
   /**
-   * Original filename.
+   * File name the team gave at upload, for display only; "generated.jsonl" for generated versions.
    *
    * @generated from field: string filename = 8;
    */
   filename: string;
 
   /**
-   * When the version was created.
+   * When the version was created (the upload URL was issued).
    *
    * @generated from field: google.protobuf.Timestamp created_at = 9;
    */
   createdAt?: Timestamp | undefined;
 
   /**
-   * When the status last changed.
+   * When the version's row last changed.
    *
    * @generated from field: google.protobuf.Timestamp updated_at = 10;
    */
   updatedAt?: Timestamp | undefined;
 
   /**
-   * Report, present once processing started.
+   * Unset until processing ends (ready or failed).
    *
    * @generated from field: whetstone.dataset.v1.ValidationReport report = 11;
    */
@@ -225,7 +226,7 @@ export const DatasetVersionSchema: GenMessage<DatasetVersion> = /*@__PURE__*/
   messageDesc(file_whetstone_dataset_v1_dataset, 2);
 
 /**
- * DatasetSummary is a dataset with its newest version.
+ * DatasetSummary is a dataset as listed: its name and newest version.
  *
  * @generated from message whetstone.dataset.v1.DatasetSummary
  */
@@ -238,21 +239,21 @@ export type DatasetSummary = Message<"whetstone.dataset.v1.DatasetSummary"> & {
   datasetName: string;
 
   /**
-   * Newest version's status.
+   * Status of the newest version.
    *
    * @generated from field: whetstone.dataset.v1.VersionStatus status = 2;
    */
   status: VersionStatus;
 
   /**
-   * When the dataset was first created.
+   * When the dataset's first version was created.
    *
    * @generated from field: google.protobuf.Timestamp created_at = 3;
    */
   createdAt?: Timestamp | undefined;
 
   /**
-   * Newest version number.
+   * Number of the newest version.
    *
    * @generated from field: int32 version_number = 4;
    */
@@ -267,41 +268,41 @@ export const DatasetSummarySchema: GenMessage<DatasetSummary> = /*@__PURE__*/
   messageDesc(file_whetstone_dataset_v1_dataset, 3);
 
 /**
- * CreateUploadRequest asks for a presigned upload URL.
+ * CreateUploadRequest asks for a new version and a URL to upload its file to.
  *
  * @generated from message whetstone.dataset.v1.CreateUploadRequest
  */
 export type CreateUploadRequest = Message<"whetstone.dataset.v1.CreateUploadRequest"> & {
   /**
-   * Owning team.
+   * UUID of the calling team, set by the gateway from the key or session; required.
    *
    * @generated from field: string team_id = 1;
    */
   teamId: string;
 
   /**
-   * Dataset name; letters, digits, '-', '_', '.'.
+   * 1 to 100 letters, digits, '.', '_' or '-', starting with a letter or digit; an existing name gets a new version.
    *
    * @generated from field: string dataset_name = 2;
    */
   datasetName: string;
 
   /**
-   * What the examples teach.
+   * What the examples teach; required.
    *
    * @generated from field: whetstone.dataset.v1.DatasetType type = 3;
    */
   type: DatasetType;
 
   /**
-   * File format.
+   * Format of the file; CSV only for classification, CoNLL only for extraction, JSONL only for generation.
    *
    * @generated from field: whetstone.dataset.v1.DatasetFormat format = 4;
    */
   format: DatasetFormat;
 
   /**
-   * Original filename.
+   * File name for display; not used to store the file.
    *
    * @generated from field: string filename = 5;
    */
@@ -322,28 +323,28 @@ export const CreateUploadRequestSchema: GenMessage<CreateUploadRequest> = /*@__P
  */
 export type CreateUploadResponse = Message<"whetstone.dataset.v1.CreateUploadResponse"> & {
   /**
-   * The new version.
+   * The new version, in VERSION_STATUS_UPLOADING.
    *
    * @generated from field: whetstone.dataset.v1.DatasetVersion version = 1;
    */
   version?: DatasetVersion | undefined;
 
   /**
-   * Presigned PUT URL (a bearer credential: never log it).
+   * Presigned PUT URL; a bearer credential, never logged.
    *
    * @generated from field: string upload_url = 2;
    */
   uploadUrl: string;
 
   /**
-   * When the URL stops working.
+   * When upload_url stops working (one hour after issue).
    *
    * @generated from field: google.protobuf.Timestamp expires_at = 3;
    */
   expiresAt?: Timestamp | undefined;
 
   /**
-   * Largest accepted body in bytes.
+   * Largest body the URL accepts, in bytes.
    *
    * @generated from field: int64 max_bytes = 4;
    */
@@ -358,27 +359,27 @@ export const CreateUploadResponseSchema: GenMessage<CreateUploadResponse> = /*@_
   messageDesc(file_whetstone_dataset_v1_dataset, 5);
 
 /**
- * ProcessUploadRequest triggers processing of an uploaded version.
+ * ProcessUploadRequest names the uploaded version to process.
  *
  * @generated from message whetstone.dataset.v1.ProcessUploadRequest
  */
 export type ProcessUploadRequest = Message<"whetstone.dataset.v1.ProcessUploadRequest"> & {
   /**
-   * Owning team.
+   * UUID of the calling team; required.
    *
    * @generated from field: string team_id = 1;
    */
   teamId: string;
 
   /**
-   * Dataset name.
+   * Name of the dataset.
    *
    * @generated from field: string dataset_name = 2;
    */
   datasetName: string;
 
   /**
-   * Version number; 0 means the newest.
+   * Version to process; 0 means the newest.
    *
    * @generated from field: int32 version_number = 3;
    */
@@ -393,13 +394,14 @@ export const ProcessUploadRequestSchema: GenMessage<ProcessUploadRequest> = /*@_
   messageDesc(file_whetstone_dataset_v1_dataset, 6);
 
 /**
- * ProcessUploadResponse returns the version, now converting (processing continues in the background).
+ * ProcessUploadResponse returns the version as processing starts; poll
+ * GetVersion until it is ready or failed.
  *
  * @generated from message whetstone.dataset.v1.ProcessUploadResponse
  */
 export type ProcessUploadResponse = Message<"whetstone.dataset.v1.ProcessUploadResponse"> & {
   /**
-   * The version.
+   * The version, in VERSION_STATUS_CONVERTING.
    *
    * @generated from field: whetstone.dataset.v1.DatasetVersion version = 1;
    */
@@ -414,13 +416,13 @@ export const ProcessUploadResponseSchema: GenMessage<ProcessUploadResponse> = /*
   messageDesc(file_whetstone_dataset_v1_dataset, 7);
 
 /**
- * ListDatasetsRequest lists a team's datasets.
+ * ListDatasetsRequest names the team whose datasets to list.
  *
  * @generated from message whetstone.dataset.v1.ListDatasetsRequest
  */
 export type ListDatasetsRequest = Message<"whetstone.dataset.v1.ListDatasetsRequest"> & {
   /**
-   * Owning team.
+   * UUID of the calling team; required.
    *
    * @generated from field: string team_id = 1;
    */
@@ -435,13 +437,13 @@ export const ListDatasetsRequestSchema: GenMessage<ListDatasetsRequest> = /*@__P
   messageDesc(file_whetstone_dataset_v1_dataset, 8);
 
 /**
- * ListDatasetsResponse lists datasets, newest first.
+ * ListDatasetsResponse lists a team's datasets.
  *
  * @generated from message whetstone.dataset.v1.ListDatasetsResponse
  */
 export type ListDatasetsResponse = Message<"whetstone.dataset.v1.ListDatasetsResponse"> & {
   /**
-   * Datasets.
+   * Newest dataset first; empty when the team has none.
    *
    * @generated from field: repeated whetstone.dataset.v1.DatasetSummary datasets = 1;
    */
@@ -456,20 +458,20 @@ export const ListDatasetsResponseSchema: GenMessage<ListDatasetsResponse> = /*@_
   messageDesc(file_whetstone_dataset_v1_dataset, 9);
 
 /**
- * GetDatasetRequest names one dataset.
+ * GetDatasetRequest names one dataset of the team.
  *
  * @generated from message whetstone.dataset.v1.GetDatasetRequest
  */
 export type GetDatasetRequest = Message<"whetstone.dataset.v1.GetDatasetRequest"> & {
   /**
-   * Owning team.
+   * UUID of the calling team; required.
    *
    * @generated from field: string team_id = 1;
    */
   teamId: string;
 
   /**
-   * Dataset name.
+   * Name of the dataset.
    *
    * @generated from field: string dataset_name = 2;
    */
@@ -484,13 +486,13 @@ export const GetDatasetRequestSchema: GenMessage<GetDatasetRequest> = /*@__PURE_
   messageDesc(file_whetstone_dataset_v1_dataset, 10);
 
 /**
- * GetDatasetResponse lists versions newest first.
+ * GetDatasetResponse lists a dataset's versions.
  *
  * @generated from message whetstone.dataset.v1.GetDatasetResponse
  */
 export type GetDatasetResponse = Message<"whetstone.dataset.v1.GetDatasetResponse"> & {
   /**
-   * Versions.
+   * Newest version first; never empty (an unknown dataset is NotFound).
    *
    * @generated from field: repeated whetstone.dataset.v1.DatasetVersion versions = 1;
    */
@@ -505,27 +507,27 @@ export const GetDatasetResponseSchema: GenMessage<GetDatasetResponse> = /*@__PUR
   messageDesc(file_whetstone_dataset_v1_dataset, 11);
 
 /**
- * GetVersionRequest names one version.
+ * GetVersionRequest names one version of a dataset.
  *
  * @generated from message whetstone.dataset.v1.GetVersionRequest
  */
 export type GetVersionRequest = Message<"whetstone.dataset.v1.GetVersionRequest"> & {
   /**
-   * Owning team.
+   * UUID of the calling team; required.
    *
    * @generated from field: string team_id = 1;
    */
   teamId: string;
 
   /**
-   * Dataset name.
+   * Name of the dataset.
    *
    * @generated from field: string dataset_name = 2;
    */
   datasetName: string;
 
   /**
-   * Version number.
+   * Number of the version, from 1.
    *
    * @generated from field: int32 version_number = 3;
    */
@@ -540,13 +542,13 @@ export const GetVersionRequestSchema: GenMessage<GetVersionRequest> = /*@__PURE_
   messageDesc(file_whetstone_dataset_v1_dataset, 12);
 
 /**
- * GetVersionResponse returns one version with its report.
+ * GetVersionResponse returns one version.
  *
  * @generated from message whetstone.dataset.v1.GetVersionResponse
  */
 export type GetVersionResponse = Message<"whetstone.dataset.v1.GetVersionResponse"> & {
   /**
-   * The version.
+   * The version, with its report once processing ended.
    *
    * @generated from field: whetstone.dataset.v1.DatasetVersion version = 1;
    */
@@ -561,20 +563,20 @@ export const GetVersionResponseSchema: GenMessage<GetVersionResponse> = /*@__PUR
   messageDesc(file_whetstone_dataset_v1_dataset, 13);
 
 /**
- * DeleteDatasetRequest names the dataset to delete.
+ * DeleteDatasetRequest names the dataset to delete with all its versions.
  *
  * @generated from message whetstone.dataset.v1.DeleteDatasetRequest
  */
 export type DeleteDatasetRequest = Message<"whetstone.dataset.v1.DeleteDatasetRequest"> & {
   /**
-   * Owning team.
+   * UUID of the calling team; required.
    *
    * @generated from field: string team_id = 1;
    */
   teamId: string;
 
   /**
-   * Dataset name.
+   * Name of the dataset.
    *
    * @generated from field: string dataset_name = 2;
    */
@@ -589,7 +591,7 @@ export const DeleteDatasetRequestSchema: GenMessage<DeleteDatasetRequest> = /*@_
   messageDesc(file_whetstone_dataset_v1_dataset, 14);
 
 /**
- * DeleteDatasetResponse is empty.
+ * DeleteDatasetResponse is empty: success means the dataset is gone.
  *
  * @generated from message whetstone.dataset.v1.DeleteDatasetResponse
  */
@@ -604,20 +606,20 @@ export const DeleteDatasetResponseSchema: GenMessage<DeleteDatasetResponse> = /*
   messageDesc(file_whetstone_dataset_v1_dataset, 15);
 
 /**
- * ResolveForTrainingRequest names a dataset a job wants to train on.
+ * ResolveForTrainingRequest names a dataset a training job wants to train on.
  *
  * @generated from message whetstone.dataset.v1.ResolveForTrainingRequest
  */
 export type ResolveForTrainingRequest = Message<"whetstone.dataset.v1.ResolveForTrainingRequest"> & {
   /**
-   * Owning team.
+   * UUID of the team that owns the job and the dataset; required.
    *
    * @generated from field: string team_id = 1;
    */
   teamId: string;
 
   /**
-   * Dataset name.
+   * Name of the dataset.
    *
    * @generated from field: string dataset_name = 2;
    */
@@ -638,28 +640,28 @@ export const ResolveForTrainingRequestSchema: GenMessage<ResolveForTrainingReque
  */
 export type ResolveForTrainingResponse = Message<"whetstone.dataset.v1.ResolveForTrainingResponse"> & {
   /**
-   * The ready version.
+   * The newest ready version.
    *
    * @generated from field: whetstone.dataset.v1.DatasetVersion version = 1;
    */
   version?: DatasetVersion | undefined;
 
   /**
-   * Blob bucket holding the splits ("datasets").
+   * Blob bucket holding the splits; always "datasets".
    *
    * @generated from field: string bucket = 2;
    */
   bucket: string;
 
   /**
-   * Key of the canonical JSONL train split.
+   * Object key of the canonical JSONL train split in bucket.
    *
    * @generated from field: string train_key = 3;
    */
   trainKey: string;
 
   /**
-   * Key of the canonical JSONL held-out split.
+   * Object key of the canonical JSONL held-out split in bucket; the file may be empty.
    *
    * @generated from field: string heldout_key = 4;
    */
@@ -674,62 +676,63 @@ export const ResolveForTrainingResponseSchema: GenMessage<ResolveForTrainingResp
   messageDesc(file_whetstone_dataset_v1_dataset, 17);
 
 /**
- * StartGenerationRequest describes a synthetic dataset to generate.
+ * StartGenerationRequest describes a synthetic dataset to generate offline
+ * from templates and lexicons (no model is called).
  *
  * @generated from message whetstone.dataset.v1.StartGenerationRequest
  */
 export type StartGenerationRequest = Message<"whetstone.dataset.v1.StartGenerationRequest"> & {
   /**
-   * Owning team.
+   * UUID of the calling team; required.
    *
    * @generated from field: string team_id = 1;
    */
   teamId: string;
 
   /**
-   * Name of the dataset to create (a generated default when empty).
+   * Name of the dataset to add a version to; empty means "generated-<date>-<random>".
    *
    * @generated from field: string dataset_name = 2;
    */
   datasetName: string;
 
   /**
-   * Entity types to generate examples for.
+   * Entity types to generate extraction examples for; when set, the dataset is extraction.
    *
    * @generated from field: repeated string entity_types = 3;
    */
   entityTypes: string[];
 
   /**
-   * Classification tasks.
+   * Classification tasks to generate examples for; used when entity_types is empty.
    *
    * @generated from field: repeated whetstone.dataset.v1.ClassificationTask classifications = 4;
    */
   classifications: ClassificationTask[];
 
   /**
-   * Decoder task description; generates chat examples when set.
+   * Decoder task description; InvalidArgument when set (chat generation needs a chat model, and none is configured).
    *
    * @generated from field: string decoder_task = 5;
    */
   decoderTask: string;
 
   /**
-   * Optional domain description that steers templates and lexicons.
+   * Free-text domain that steers templates and lexicons; empty for a general domain.
    *
    * @generated from field: string domain = 6;
    */
   domain: string;
 
   /**
-   * Number of examples (1..10000).
+   * Number of examples, 10 to 10,000.
    *
    * @generated from field: int32 count = 7;
    */
   count: number;
 
   /**
-   * Seed; equal seeds give equal datasets.
+   * Seed of the generator; equal requests with equal seeds give equal datasets.
    *
    * @generated from field: int64 seed = 8;
    */
@@ -744,27 +747,27 @@ export const StartGenerationRequestSchema: GenMessage<StartGenerationRequest> = 
   messageDesc(file_whetstone_dataset_v1_dataset, 18);
 
 /**
- * ClassificationTask is one task with its labels.
+ * ClassificationTask is one classification task to generate examples for.
  *
  * @generated from message whetstone.dataset.v1.ClassificationTask
  */
 export type ClassificationTask = Message<"whetstone.dataset.v1.ClassificationTask"> & {
   /**
-   * Task name.
+   * Task name, the key of the label in each generated row.
    *
    * @generated from field: string task = 1;
    */
   task: string;
 
   /**
-   * Labels.
+   * Labels the task may take; at least one.
    *
    * @generated from field: repeated string labels = 2;
    */
   labels: string[];
 
   /**
-   * Whether several labels may apply.
+   * True when a row may carry several labels of this task.
    *
    * @generated from field: bool multi_label = 3;
    */
@@ -779,13 +782,13 @@ export const ClassificationTaskSchema: GenMessage<ClassificationTask> = /*@__PUR
   messageDesc(file_whetstone_dataset_v1_dataset, 19);
 
 /**
- * StartGenerationResponse returns the job id.
+ * StartGenerationResponse names the queued job.
  *
  * @generated from message whetstone.dataset.v1.StartGenerationResponse
  */
 export type StartGenerationResponse = Message<"whetstone.dataset.v1.StartGenerationResponse"> & {
   /**
-   * Generation job id.
+   * UUID of the generation job; poll GetGenerationJob with it.
    *
    * @generated from field: string job_id = 1;
    */
@@ -800,20 +803,20 @@ export const StartGenerationResponseSchema: GenMessage<StartGenerationResponse> 
   messageDesc(file_whetstone_dataset_v1_dataset, 20);
 
 /**
- * GetGenerationJobRequest names a generation job.
+ * GetGenerationJobRequest names a generation job of the team.
  *
  * @generated from message whetstone.dataset.v1.GetGenerationJobRequest
  */
 export type GetGenerationJobRequest = Message<"whetstone.dataset.v1.GetGenerationJobRequest"> & {
   /**
-   * Owning team.
+   * UUID of the calling team; required.
    *
    * @generated from field: string team_id = 1;
    */
   teamId: string;
 
   /**
-   * Job id.
+   * UUID of the job from StartGeneration.
    *
    * @generated from field: string job_id = 2;
    */
@@ -834,49 +837,49 @@ export const GetGenerationJobRequestSchema: GenMessage<GetGenerationJobRequest> 
  */
 export type GetGenerationJobResponse = Message<"whetstone.dataset.v1.GetGenerationJobResponse"> & {
   /**
-   * Job id.
+   * UUID of the job.
    *
    * @generated from field: string job_id = 1;
    */
   jobId: string;
 
   /**
-   * "queued", "running", "ready" or "failed".
+   * Where the job is.
    *
-   * @generated from field: string status = 2;
+   * @generated from field: whetstone.dataset.v1.GenerationStatus status = 2;
    */
-  status: string;
+  status: GenerationStatus;
 
   /**
-   * Examples generated so far.
+   * Examples generated so far; updated every 500 examples and at the end.
    *
    * @generated from field: int32 generated = 3;
    */
   generated: number;
 
   /**
-   * Examples asked for.
+   * Examples the request asked for.
    *
    * @generated from field: int32 requested = 4;
    */
   requested: number;
 
   /**
-   * Resulting dataset name (set when ready).
+   * Name of the dataset the job wrote; empty until the job is ready.
    *
    * @generated from field: string dataset_name = 5;
    */
   datasetName: string;
 
   /**
-   * Resulting version number (set when ready).
+   * Version the job created; 0 until its examples are all generated.
    *
    * @generated from field: int32 version_number = 6;
    */
   versionNumber: number;
 
   /**
-   * Why it failed.
+   * Why the job failed (a stable message); empty unless failed.
    *
    * @generated from field: string error = 7;
    */
@@ -891,55 +894,57 @@ export const GetGenerationJobResponseSchema: GenMessage<GetGenerationJobResponse
   messageDesc(file_whetstone_dataset_v1_dataset, 22);
 
 /**
- * VersionStatus is the state of one dataset version.
+ * VersionStatus is where one dataset version is in processing. Only the
+ * dataset service moves it: uploading -> converting -> validating -> ready, or
+ * failed from converting or validating.
  *
  * @generated from enum whetstone.dataset.v1.VersionStatus
  */
 export enum VersionStatus {
   /**
-   * VERSION_STATUS_UNSPECIFIED is never stored.
+   * Never stored; a reader treats it as unknown.
    *
    * @generated from enum value: VERSION_STATUS_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,
 
   /**
-   * VERSION_STATUS_INITIALIZED: the version exists, no upload URL used yet.
+   * Created without an upload URL; no version is left here today.
    *
    * @generated from enum value: VERSION_STATUS_INITIALIZED = 1;
    */
   INITIALIZED = 1,
 
   /**
-   * VERSION_STATUS_UPLOADING: an upload URL was issued.
+   * An upload URL was issued; waiting for the file and ProcessUpload.
    *
    * @generated from enum value: VERSION_STATUS_UPLOADING = 2;
    */
   UPLOADING = 2,
 
   /**
-   * VERSION_STATUS_CONVERTING: the file is being converted to canonical JSONL.
+   * The file is read and, for CSV and CoNLL, converted to canonical JSONL.
    *
    * @generated from enum value: VERSION_STATUS_CONVERTING = 3;
    */
   CONVERTING = 3,
 
   /**
-   * VERSION_STATUS_VALIDATING: canonical rows are being validated.
+   * Canonical rows are checked and written to the train and held-out splits.
    *
    * @generated from enum value: VERSION_STATUS_VALIDATING = 4;
    */
   VALIDATING = 4,
 
   /**
-   * VERSION_STATUS_READY: usable for training.
+   * Both splits are stored; the version can be trained on.
    *
    * @generated from enum value: VERSION_STATUS_READY = 5;
    */
   READY = 5,
 
   /**
-   * VERSION_STATUS_FAILED: see the report.
+   * Processing ended without splits; the report's failure_reason says why.
    *
    * @generated from enum value: VERSION_STATUS_FAILED = 6;
    */
@@ -953,34 +958,34 @@ export const VersionStatusSchema: GenEnum<VersionStatus> = /*@__PURE__*/
   enumDesc(file_whetstone_dataset_v1_dataset, 0);
 
 /**
- * DatasetType is what the examples teach.
+ * DatasetType is what the examples teach, and so which rows validate.
  *
  * @generated from enum whetstone.dataset.v1.DatasetType
  */
 export enum DatasetType {
   /**
-   * DATASET_TYPE_UNSPECIFIED is never stored.
+   * Never stored; InvalidArgument in a request.
    *
    * @generated from enum value: DATASET_TYPE_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,
 
   /**
-   * DATASET_TYPE_EXTRACTION: entities, relations and structures with char offsets.
+   * Text with entity, relation and structure spans at character offsets.
    *
    * @generated from enum value: DATASET_TYPE_EXTRACTION = 1;
    */
   EXTRACTION = 1,
 
   /**
-   * DATASET_TYPE_CLASSIFICATION: text with one or more labels per task.
+   * Text with one or more labels per classification task.
    *
    * @generated from enum value: DATASET_TYPE_CLASSIFICATION = 2;
    */
   CLASSIFICATION = 2,
 
   /**
-   * DATASET_TYPE_GENERATION: chat messages for decoders.
+   * Chat messages for decoder models; uploaded only as JSONL.
    *
    * @generated from enum value: DATASET_TYPE_GENERATION = 3;
    */
@@ -994,34 +999,35 @@ export const DatasetTypeSchema: GenEnum<DatasetType> = /*@__PURE__*/
   enumDesc(file_whetstone_dataset_v1_dataset, 1);
 
 /**
- * DatasetFormat is the uploaded file's format.
+ * DatasetFormat is the format of the file the team uploaded; every format is
+ * stored as canonical JSONL once processed.
  *
  * @generated from enum whetstone.dataset.v1.DatasetFormat
  */
 export enum DatasetFormat {
   /**
-   * DATASET_FORMAT_UNSPECIFIED is never stored.
+   * Never stored; InvalidArgument in a request.
    *
    * @generated from enum value: DATASET_FORMAT_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,
 
   /**
-   * DATASET_FORMAT_JSONL: the canonical JSONL.
+   * Canonical JSONL, one example per line; streamed, so any size up to the upload limit.
    *
    * @generated from enum value: DATASET_FORMAT_JSONL = 1;
    */
   JSONL = 1,
 
   /**
-   * DATASET_FORMAT_CSV: text,label rows.
+   * (text, label) rows for classification; converted in memory, so size-bounded.
    *
    * @generated from enum value: DATASET_FORMAT_CSV = 2;
    */
   CSV = 2,
 
   /**
-   * DATASET_FORMAT_CONLL: token-per-line BIO tags.
+   * Token-per-line BIO tags for extraction; converted in memory, so size-bounded.
    *
    * @generated from enum value: DATASET_FORMAT_CONLL = 3;
    */
@@ -1035,14 +1041,65 @@ export const DatasetFormatSchema: GenEnum<DatasetFormat> = /*@__PURE__*/
   enumDesc(file_whetstone_dataset_v1_dataset, 2);
 
 /**
- * DatasetService owns datasets, their versions, uploads and synthetic generation jobs.
- * Every call is scoped to a team; another team's dataset is NotFound, never PermissionDenied.
+ * GenerationStatus is where a synthetic generation job is.
+ *
+ * @generated from enum whetstone.dataset.v1.GenerationStatus
+ */
+export enum GenerationStatus {
+  /**
+   * Never stored; a reader treats it as unknown.
+   *
+   * @generated from enum value: GENERATION_STATUS_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Accepted and stored; generation has not started.
+   *
+   * @generated from enum value: GENERATION_STATUS_QUEUED = 1;
+   */
+  QUEUED = 1,
+
+  /**
+   * Examples are being generated or the resulting version is being processed.
+   *
+   * @generated from enum value: GENERATION_STATUS_RUNNING = 2;
+   */
+  RUNNING = 2,
+
+  /**
+   * The resulting version is ready; dataset_name and version_number name it.
+   *
+   * @generated from enum value: GENERATION_STATUS_READY = 3;
+   */
+  READY = 3,
+
+  /**
+   * Generation or processing failed; error says why.
+   *
+   * @generated from enum value: GENERATION_STATUS_FAILED = 4;
+   */
+  FAILED = 4,
+}
+
+/**
+ * Describes the enum whetstone.dataset.v1.GenerationStatus.
+ */
+export const GenerationStatusSchema: GenEnum<GenerationStatus> = /*@__PURE__*/
+  enumDesc(file_whetstone_dataset_v1_dataset, 3);
+
+/**
+ * DatasetService owns datasets, their versions, uploads and synthetic
+ * generation jobs. The gateway calls it for its public /datasets routes and the
+ * training orchestrator to find a dataset's splits. Every call is scoped to a
+ * team; another team's dataset is NotFound, never PermissionDenied.
  *
  * @generated from service whetstone.dataset.v1.DatasetService
  */
 export const DatasetService: GenService<{
   /**
-   * CreateUpload starts a new version (N+1 under an existing name) and returns a presigned PUT URL.
+   * CreateUpload starts a new version (N+1 under an existing name, 1 for a new
+   * name) in VERSION_STATUS_UPLOADING and returns a presigned PUT URL for it.
    *
    * @generated from rpc whetstone.dataset.v1.DatasetService.CreateUpload
    */
@@ -1052,7 +1109,10 @@ export const DatasetService: GenService<{
     output: typeof CreateUploadResponseSchema;
   },
   /**
-   * ProcessUpload runs converting -> validating -> ready (or failed with a row-level report) on an uploaded version.
+   * ProcessUpload moves an uploaded version to converting and returns at once;
+   * converting -> validating -> ready (or failed with a row-level report)
+   * continues in the background. FailedPrecondition UPLOAD_MISSING when nothing
+   * was PUT, DATASET_NOT_UPLOADING when it is already processing or done.
    *
    * @generated from rpc whetstone.dataset.v1.DatasetService.ProcessUpload
    */
@@ -1062,7 +1122,8 @@ export const DatasetService: GenService<{
     output: typeof ProcessUploadResponseSchema;
   },
   /**
-   * ListDatasets lists a team's datasets with their newest version's status.
+   * ListDatasets lists a team's datasets, newest first, each with its newest
+   * version's status.
    *
    * @generated from rpc whetstone.dataset.v1.DatasetService.ListDatasets
    */
@@ -1072,7 +1133,8 @@ export const DatasetService: GenService<{
     output: typeof ListDatasetsResponseSchema;
   },
   /**
-   * GetDataset lists one dataset's versions, newest first.
+   * GetDataset lists one dataset's versions, newest first; NotFound
+   * DATASET_NOT_FOUND when the team has no dataset of that name.
    *
    * @generated from rpc whetstone.dataset.v1.DatasetService.GetDataset
    */
@@ -1082,7 +1144,8 @@ export const DatasetService: GenService<{
     output: typeof GetDatasetResponseSchema;
   },
   /**
-   * GetVersion returns one version with its validation report.
+   * GetVersion returns one version with its validation report; NotFound
+   * DATASET_VERSION_NOT_FOUND when the number does not exist.
    *
    * @generated from rpc whetstone.dataset.v1.DatasetService.GetVersion
    */
@@ -1092,7 +1155,8 @@ export const DatasetService: GenService<{
     output: typeof GetVersionResponseSchema;
   },
   /**
-   * DeleteDataset deletes every version and its blobs.
+   * DeleteDataset deletes the dataset, every version and all their blobs, and
+   * publishes DatasetDeleted.
    *
    * @generated from rpc whetstone.dataset.v1.DatasetService.DeleteDataset
    */
@@ -1102,8 +1166,9 @@ export const DatasetService: GenService<{
     output: typeof DeleteDatasetResponseSchema;
   },
   /**
-   * ResolveForTraining returns the newest ready version of a dataset and where its splits are stored;
-   * FailedPrecondition DATASET_NOT_READY when the newest version is not ready, NotFound when unknown.
+   * ResolveForTraining returns the newest ready version of a dataset and where
+   * its splits are stored; FailedPrecondition DATASET_NOT_READY when no version
+   * is ready, NotFound when the dataset is unknown.
    *
    * @generated from rpc whetstone.dataset.v1.DatasetService.ResolveForTraining
    */
@@ -1113,7 +1178,8 @@ export const DatasetService: GenService<{
     output: typeof ResolveForTrainingResponseSchema;
   },
   /**
-   * StartGeneration starts a synthetic generation job that produces a new dataset.
+   * StartGeneration queues an offline synthetic generation job whose output
+   * becomes a new version, processed like an upload.
    *
    * @generated from rpc whetstone.dataset.v1.DatasetService.StartGeneration
    */
@@ -1123,7 +1189,8 @@ export const DatasetService: GenService<{
     output: typeof StartGenerationResponseSchema;
   },
   /**
-   * GetGenerationJob reports a generation job's status and progress.
+   * GetGenerationJob reports a generation job's status and progress; NotFound
+   * GENERATION_JOB_NOT_FOUND for an unknown id or another team's job.
    *
    * @generated from rpc whetstone.dataset.v1.DatasetService.GetGenerationJob
    */

@@ -4,64 +4,68 @@
 
 import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
+import type { VersionStatus } from "./dataset_pb";
+import { file_whetstone_dataset_v1_dataset } from "./dataset_pb";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file whetstone/dataset/v1/events.proto.
  */
 export const file_whetstone_dataset_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("CiF3aGV0c3RvbmUvZGF0YXNldC92MS9ldmVudHMucHJvdG8SFHdoZXRzdG9uZS5kYXRhc2V0LnYxIqgBChtEYXRhc2V0VmVyc2lvblN0YXR1c0NoYW5nZWQSEgoKdmVyc2lvbl9pZBgBIAEoCRIPCgd0ZWFtX2lkGAIgASgJEhQKDGRhdGFzZXRfbmFtZRgDIAEoCRIWCg52ZXJzaW9uX251bWJlchgEIAEoBRITCgtmcm9tX3N0YXR1cxgFIAEoCRIRCgl0b19zdGF0dXMYBiABKAkSDgoGcmVhc29uGAcgASgJInYKE0RhdGFzZXRWZXJzaW9uUmVhZHkSEgoKdmVyc2lvbl9pZBgBIAEoCRIPCgd0ZWFtX2lkGAIgASgJEhQKDGRhdGFzZXRfbmFtZRgDIAEoCRIWCg52ZXJzaW9uX251bWJlchgEIAEoBRIMCgRzaXplGAUgASgFIksKDkRhdGFzZXREZWxldGVkEhIKCmRhdGFzZXRfaWQYASABKAkSDwoHdGVhbV9pZBgCIAEoCRIUCgxkYXRhc2V0X25hbWUYAyABKAliBnByb3RvMw");
+  fileDesc("CiF3aGV0c3RvbmUvZGF0YXNldC92MS9ldmVudHMucHJvdG8SFHdoZXRzdG9uZS5kYXRhc2V0LnYxIvIBChtEYXRhc2V0VmVyc2lvblN0YXR1c0NoYW5nZWQSEgoKdmVyc2lvbl9pZBgBIAEoCRIPCgd0ZWFtX2lkGAIgASgJEhQKDGRhdGFzZXRfbmFtZRgDIAEoCRIWCg52ZXJzaW9uX251bWJlchgEIAEoBRI4Cgtmcm9tX3N0YXR1cxgFIAEoDjIjLndoZXRzdG9uZS5kYXRhc2V0LnYxLlZlcnNpb25TdGF0dXMSNgoJdG9fc3RhdHVzGAYgASgOMiMud2hldHN0b25lLmRhdGFzZXQudjEuVmVyc2lvblN0YXR1cxIOCgZyZWFzb24YByABKAkidgoTRGF0YXNldFZlcnNpb25SZWFkeRISCgp2ZXJzaW9uX2lkGAEgASgJEg8KB3RlYW1faWQYAiABKAkSFAoMZGF0YXNldF9uYW1lGAMgASgJEhYKDnZlcnNpb25fbnVtYmVyGAQgASgFEgwKBHNpemUYBSABKAUiSwoORGF0YXNldERlbGV0ZWQSEgoKZGF0YXNldF9pZBgBIAEoCRIPCgd0ZWFtX2lkGAIgASgJEhQKDGRhdGFzZXRfbmFtZRgDIAEoCWIGcHJvdG8z", [file_whetstone_dataset_v1_dataset]);
 
 /**
- * DatasetVersionStatusChanged is published on datasets.v1 at every status transition of a version.
+ * DatasetVersionStatusChanged is published on datasets.v1 at every status
+ * change of a version, in the same transaction as the change; keyed by the
+ * dataset id.
  *
  * @generated from message whetstone.dataset.v1.DatasetVersionStatusChanged
  */
 export type DatasetVersionStatusChanged = Message<"whetstone.dataset.v1.DatasetVersionStatusChanged"> & {
   /**
-   * Version id.
+   * UUID of the version.
    *
    * @generated from field: string version_id = 1;
    */
   versionId: string;
 
   /**
-   * Team.
+   * UUID of the team that owns the dataset.
    *
    * @generated from field: string team_id = 2;
    */
   teamId: string;
 
   /**
-   * Dataset name.
+   * Name of the dataset, unique per team.
    *
    * @generated from field: string dataset_name = 3;
    */
   datasetName: string;
 
   /**
-   * Version number.
+   * Number of the version within its dataset, from 1.
    *
    * @generated from field: int32 version_number = 4;
    */
   versionNumber: number;
 
   /**
-   * Status before ("" for a new version).
+   * Status before the change; VERSION_STATUS_UNSPECIFIED for a new version.
    *
-   * @generated from field: string from_status = 5;
+   * @generated from field: whetstone.dataset.v1.VersionStatus from_status = 5;
    */
-  fromStatus: string;
+  fromStatus: VersionStatus;
 
   /**
-   * Status after.
+   * Status after the change.
    *
-   * @generated from field: string to_status = 6;
+   * @generated from field: whetstone.dataset.v1.VersionStatus to_status = 6;
    */
-  toStatus: string;
+  toStatus: VersionStatus;
 
   /**
-   * Why it failed, when it did.
+   * Why the version failed; empty unless to_status is VERSION_STATUS_FAILED.
    *
    * @generated from field: string reason = 7;
    */
@@ -76,41 +80,42 @@ export const DatasetVersionStatusChangedSchema: GenMessage<DatasetVersionStatusC
   messageDesc(file_whetstone_dataset_v1_events, 0);
 
 /**
- * DatasetVersionReady is published on datasets.v1 when a version becomes usable for training.
+ * DatasetVersionReady is published on datasets.v1 when a version becomes
+ * usable for training, in the same transaction; keyed by the dataset id.
  *
  * @generated from message whetstone.dataset.v1.DatasetVersionReady
  */
 export type DatasetVersionReady = Message<"whetstone.dataset.v1.DatasetVersionReady"> & {
   /**
-   * Version id.
+   * UUID of the version.
    *
    * @generated from field: string version_id = 1;
    */
   versionId: string;
 
   /**
-   * Team.
+   * UUID of the team that owns the dataset.
    *
    * @generated from field: string team_id = 2;
    */
   teamId: string;
 
   /**
-   * Dataset name.
+   * Name of the dataset, unique per team.
    *
    * @generated from field: string dataset_name = 3;
    */
   datasetName: string;
 
   /**
-   * Version number.
+   * Number of the version within its dataset, from 1.
    *
    * @generated from field: int32 version_number = 4;
    */
   versionNumber: number;
 
   /**
-   * Valid examples.
+   * Valid examples in the version (train plus held out).
    *
    * @generated from field: int32 size = 5;
    */
@@ -125,27 +130,28 @@ export const DatasetVersionReadySchema: GenMessage<DatasetVersionReady> = /*@__P
   messageDesc(file_whetstone_dataset_v1_events, 1);
 
 /**
- * DatasetDeleted is published on datasets.v1 when a dataset and all its versions are deleted.
+ * DatasetDeleted is published on datasets.v1 when a dataset and all its
+ * versions are deleted; their blobs are removed right after.
  *
  * @generated from message whetstone.dataset.v1.DatasetDeleted
  */
 export type DatasetDeleted = Message<"whetstone.dataset.v1.DatasetDeleted"> & {
   /**
-   * Dataset id.
+   * UUID of the deleted dataset; also the event key.
    *
    * @generated from field: string dataset_id = 1;
    */
   datasetId: string;
 
   /**
-   * Team.
+   * UUID of the team that owned it.
    *
    * @generated from field: string team_id = 2;
    */
   teamId: string;
 
   /**
-   * Dataset name.
+   * Name the dataset had; the team may reuse it.
    *
    * @generated from field: string dataset_name = 3;
    */

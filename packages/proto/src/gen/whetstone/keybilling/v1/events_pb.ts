@@ -13,20 +13,21 @@ export const file_whetstone_keybilling_v1_events: GenFile = /*@__PURE__*/
   fileDesc("CiR3aGV0c3RvbmUva2V5YmlsbGluZy92MS9ldmVudHMucHJvdG8SF3doZXRzdG9uZS5rZXliaWxsaW5nLnYxIi0KCktleVJldm9rZWQSDgoGa2V5X2lkGAEgASgJEg8KB3RlYW1faWQYAiABKAkiMgoOQWNjb3VudEJsb2NrZWQSDwoHdGVhbV9pZBgBIAEoCRIPCgdibG9ja2VkGAIgASgIYgZwcm90bzM");
 
 /**
- * KeyRevoked is published on keys.v1 when a key is revoked, so caches drop it.
+ * KeyRevoked is published on keys.v1 when a key is revoked, in the same
+ * transaction, so the gateway drops it from its authentication cache.
  *
  * @generated from message whetstone.keybilling.v1.KeyRevoked
  */
 export type KeyRevoked = Message<"whetstone.keybilling.v1.KeyRevoked"> & {
   /**
-   * The revoked key's id.
+   * UUID of the revoked key.
    *
    * @generated from field: string key_id = 1;
    */
   keyId: string;
 
   /**
-   * The team that owned the key.
+   * UUID of the team that owned the key; also the event key.
    *
    * @generated from field: string team_id = 2;
    */
@@ -41,20 +42,21 @@ export const KeyRevokedSchema: GenMessage<KeyRevoked> = /*@__PURE__*/
   messageDesc(file_whetstone_keybilling_v1_events, 0);
 
 /**
- * AccountBlocked is published on keys.v1 when a team is blocked or unblocked.
+ * AccountBlocked is published on keys.v1 when an operator blocks or unblocks a
+ * team, so caches drop every key of that team.
  *
  * @generated from message whetstone.keybilling.v1.AccountBlocked
  */
 export type AccountBlocked = Message<"whetstone.keybilling.v1.AccountBlocked"> & {
   /**
-   * The team whose state changed.
+   * UUID of the team whose state changed; also the event key.
    *
    * @generated from field: string team_id = 1;
    */
   teamId: string;
 
   /**
-   * True when now blocked, false when unblocked.
+   * True when the team is now blocked, false when it was unblocked.
    *
    * @generated from field: bool blocked = 2;
    */

@@ -6,13 +6,15 @@ import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobu
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { Caller } from "../../common/v1/caller_pb";
+import { file_whetstone_common_v1_caller } from "../../common/v1/caller_pb";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file whetstone/keybilling/v1/key_billing.proto.
  */
 export const file_whetstone_keybilling_v1_key_billing: GenFile = /*@__PURE__*/
-  fileDesc("Cil3aGV0c3RvbmUva2V5YmlsbGluZy92MS9rZXlfYmlsbGluZy5wcm90bxIXd2hldHN0b25lLmtleWJpbGxpbmcudjEiUQoEVXNlchIKCgJpZBgBIAEoCRINCgVlbWFpbBgCIAEoCRIuCgpjcmVhdGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCK9AQoEVGVhbRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhUKDW93bmVyX3VzZXJfaWQYAyABKAkSKwoEcGxhbhgEIAEoDjIdLndoZXRzdG9uZS5rZXliaWxsaW5nLnYxLlBsYW4SDwoHYmxvY2tlZBgFIAEoCBIWCg5ibG9ja2VkX3JlYXNvbhgGIAEoCRIuCgpjcmVhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLWAgoGQXBpS2V5EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGwoTYXBpX2tleV9sYXN0X2RpZ2l0cxgEIAEoCRIuCgpleHBpcmVzX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxsYXN0X3VzZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg8KB3RlYW1faWQYByABKAkSDwoHdXNlcl9pZBgIIAEoCRIUCgx1c2FnZV90b2tlbnMYCSABKAMSIAoYdXNhZ2VfY29zdF9taWNyb19jcmVkaXRzGAogASgDEhIKCnVzYWdlX2Nvc3QYCyABKAESFQoNcmVxdWVzdF9jb3VudBgMIAEoAyI9CglQcmluY2lwYWwSDgoGa2V5X2lkGAEgASgJEg8KB3RlYW1faWQYAiABKAkSDwoHdXNlcl9pZBgDIAEoCSKFAgoLTGVkZ2VyRW50cnkSCgoCaWQYASABKAkSDwoHdGVhbV9pZBgCIAEoCRI2CgRraW5kGAMgASgOMigud2hldHN0b25lLmtleWJpbGxpbmcudjEuTGVkZ2VyRW50cnlLaW5kEhwKFGFtb3VudF9taWNyb19jcmVkaXRzGAQgASgDEiMKG2JhbGFuY2VfYWZ0ZXJfbWljcm9fY3JlZGl0cxgFIAEoAxIMCgRub3RlGAYgASgJEhAKCHVzYWdlX2lkGAcgASgJEg4KBmtleV9pZBgIIAEoCRIuCgpjcmVhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLUAgoHQWNjb3VudBIrCgR0ZWFtGAEgASgLMh0ud2hldHN0b25lLmtleWJpbGxpbmcudjEuVGVhbRIdChViYWxhbmNlX21pY3JvX2NyZWRpdHMYAiABKAMSHgoWaW5jbHVkZWRfbWljcm9fY3JlZGl0cxgDIAEoAxIXCg9vdmVyYWdlX2VuYWJsZWQYBCABKAgSJQodb3ZlcmFnZV9jZWlsaW5nX21pY3JvX2NyZWRpdHMYBSABKAMSIgoab3ZlcmFnZV91c2VkX21pY3JvX2NyZWRpdHMYBiABKAMSHwoXcGF5bWVudF9tZXRob2RfdmVyaWZpZWQYByABKAgSFQoNYmlsbGluZ19tb250aBgIIAEoCRIlCh11c2VkX3RoaXNfbW9udGhfbWljcm9fY3JlZGl0cxgJIAEoAxIaChJsYXN0X3JlbmV3ZWRfbW9udGgYCiABKAkiMAoNU2lnblVwUmVxdWVzdBINCgVlbWFpbBgBIAEoCRIQCghwYXNzd29yZBgCIAEoCSJqCg5TaWduVXBSZXNwb25zZRIrCgR1c2VyGAEgASgLMh0ud2hldHN0b25lLmtleWJpbGxpbmcudjEuVXNlchIrCgR0ZWFtGAIgASgLMh0ud2hldHN0b25lLmtleWJpbGxpbmcudjEuVGVhbSIvCgxMb2dJblJlcXVlc3QSDQoFZW1haWwYASABKAkSEAoIcGFzc3dvcmQYAiABKAkixAEKDUxvZ0luUmVzcG9uc2USFQoNc2Vzc2lvbl90b2tlbhgBIAEoCRISCgpjc3JmX3Rva2VuGAIgASgJEisKBHVzZXIYAyABKAsyHS53aGV0c3RvbmUua2V5YmlsbGluZy52MS5Vc2VyEisKBHRlYW0YBCABKAsyHS53aGV0c3RvbmUua2V5YmlsbGluZy52MS5UZWFtEi4KCmV4cGlyZXNfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIiYKDUxvZ091dFJlcXVlc3QSFQoNc2Vzc2lvbl90b2tlbhgBIAEoCSIQCg5Mb2dPdXRSZXNwb25zZSIqChFHZXRTZXNzaW9uUmVxdWVzdBIVCg1zZXNzaW9uX3Rva2VuGAEgASgJIrIBChJHZXRTZXNzaW9uUmVzcG9uc2USKwoEdXNlchgBIAEoCzIdLndoZXRzdG9uZS5rZXliaWxsaW5nLnYxLlVzZXISKwoEdGVhbRgCIAEoCzIdLndoZXRzdG9uZS5rZXliaWxsaW5nLnYxLlRlYW0SEgoKY3NyZl90b2tlbhgDIAEoCRIuCgpleHBpcmVzX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJ1ChNDcmVhdGVBcGlLZXlSZXF1ZXN0Eg8KB3RlYW1faWQYASABKAkSDwoHdXNlcl9pZBgCIAEoCRIMCgRuYW1lGAMgASgJEi4KCmV4cGlyZXNfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wInoKFENyZWF0ZUFwaUtleVJlc3BvbnNlEhIKCnNlY3JldF9rZXkYASABKAkSLAoDa2V5GAIgASgLMh8ud2hldHN0b25lLmtleWJpbGxpbmcudjEuQXBpS2V5EiAKGHBheW1lbnRfY3VzdG9tZXJfY3JlYXRlZBgDIAEoCCIlChJMaXN0QXBpS2V5c1JlcXVlc3QSDwoHdGVhbV9pZBgBIAEoCSJEChNMaXN0QXBpS2V5c1Jlc3BvbnNlEi0KBGtleXMYASADKAsyHy53aGV0c3RvbmUua2V5YmlsbGluZy52MS5BcGlLZXkiNgoTUmV2b2tlQXBpS2V5UmVxdWVzdBIPCgd0ZWFtX2lkGAEgASgJEg4KBmtleV9pZBgCIAEoCSI4ChRSZXZva2VBcGlLZXlSZXNwb25zZRIPCgdzdWNjZXNzGAEgASgIEg8KB21lc3NhZ2UYAiABKAkiLwoZQXV0aGVudGljYXRlQXBpS2V5UmVxdWVzdBISCgpzZWNyZXRfa2V5GAEgASgJIlMKGkF1dGhlbnRpY2F0ZUFwaUtleVJlc3BvbnNlEjUKCXByaW5jaXBhbBgBIAEoCzIiLndoZXRzdG9uZS5rZXliaWxsaW5nLnYxLlByaW5jaXBhbCJkChVDaGVja1NwZW5kYWJsZVJlcXVlc3QSDwoHdGVhbV9pZBgBIAEoCRIkChxlc3RpbWF0ZWRfY29zdF9taWNyb19jcmVkaXRzGAIgASgDEhQKDGRpcmVjdF9tb2RlbBgDIAEoCCJUChZDaGVja1NwZW5kYWJsZVJlc3BvbnNlEgoKAm9rGAEgASgIEh0KFWJhbGFuY2VfbWljcm9fY3JlZGl0cxgCIAEoAxIPCgdvdmVyYWdlGAMgASgIIiIKD0dldFVzYWdlUmVxdWVzdBIPCgd0ZWFtX2lkGAEgASgJIrIBChBHZXRVc2FnZVJlc3BvbnNlEjEKB2FjY291bnQYASABKAsyIC53aGV0c3RvbmUua2V5YmlsbGluZy52MS5BY2NvdW50EjwKDnJlY2VudF9lbnRyaWVzGAIgAygLMiQud2hldHN0b25lLmtleWJpbGxpbmcudjEuTGVkZ2VyRW50cnkSLQoEa2V5cxgDIAMoCzIfLndoZXRzdG9uZS5rZXliaWxsaW5nLnYxLkFwaUtleSJBCg9BY2NvdW50U2VsZWN0b3ISEQoHdGVhbV9pZBgBIAEoCUgAEg8KBWVtYWlsGAIgASgJSABCCgoIc2VsZWN0b3IidQoTR3JhbnRDcmVkaXRzUmVxdWVzdBI5CgdhY2NvdW50GAEgASgLMigud2hldHN0b25lLmtleWJpbGxpbmcudjEuQWNjb3VudFNlbGVjdG9yEhUKDW1pY3JvX2NyZWRpdHMYAiABKAMSDAoEbm90ZRgDIAEoCSJ+ChRHcmFudENyZWRpdHNSZXNwb25zZRIxCgdhY2NvdW50GAEgASgLMiAud2hldHN0b25lLmtleWJpbGxpbmcudjEuQWNjb3VudBIzCgVlbnRyeRgCIAEoCzIkLndoZXRzdG9uZS5rZXliaWxsaW5nLnYxLkxlZGdlckVudHJ5Iv0CChFDaGFuZ2VQbGFuUmVxdWVzdBI5CgdhY2NvdW50GAEgASgLMigud2hldHN0b25lLmtleWJpbGxpbmcudjEuQWNjb3VudFNlbGVjdG9yEisKBHBsYW4YAiABKA4yHS53aGV0c3RvbmUua2V5YmlsbGluZy52MS5QbGFuEiMKFmluY2x1ZGVkX21pY3JvX2NyZWRpdHMYAyABKANIAIgBARIcCg9vdmVyYWdlX2VuYWJsZWQYBCABKAhIAYgBARIqCh1vdmVyYWdlX2NlaWxpbmdfbWljcm9fY3JlZGl0cxgFIAEoA0gCiAEBEiQKF3BheW1lbnRfbWV0aG9kX3ZlcmlmaWVkGAYgASgISAOIAQFCGQoXX2luY2x1ZGVkX21pY3JvX2NyZWRpdHNCEgoQX292ZXJhZ2VfZW5hYmxlZEIgCh5fb3ZlcmFnZV9jZWlsaW5nX21pY3JvX2NyZWRpdHNCGgoYX3BheW1lbnRfbWV0aG9kX3ZlcmlmaWVkIkcKEkNoYW5nZVBsYW5SZXNwb25zZRIxCgdhY2NvdW50GAEgASgLMiAud2hldHN0b25lLmtleWJpbGxpbmcudjEuQWNjb3VudCJ2ChhTZXRBY2NvdW50QmxvY2tlZFJlcXVlc3QSOQoHYWNjb3VudBgBIAEoCzIoLndoZXRzdG9uZS5rZXliaWxsaW5nLnYxLkFjY291bnRTZWxlY3RvchIPCgdibG9ja2VkGAIgASgIEg4KBnJlYXNvbhgDIAEoCSJOChlTZXRBY2NvdW50QmxvY2tlZFJlc3BvbnNlEjEKB2FjY291bnQYASABKAsyIC53aGV0c3RvbmUua2V5YmlsbGluZy52MS5BY2NvdW50Ij4KE1JlbmV3TW9udGhseVJlcXVlc3QSJwoDbm93GAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJjChRSZW5ld01vbnRobHlSZXNwb25zZRIVCg1iaWxsaW5nX21vbnRoGAEgASgJEhUKDXJlbmV3ZWRfY291bnQYAiABKAUSHQoVYWxyZWFkeV9yZW5ld2VkX2NvdW50GAMgASgFIk4KEUdldEFjY291bnRSZXF1ZXN0EjkKB2FjY291bnQYASABKAsyKC53aGV0c3RvbmUua2V5YmlsbGluZy52MS5BY2NvdW50U2VsZWN0b3IitQEKEkdldEFjY291bnRSZXNwb25zZRIxCgdhY2NvdW50GAEgASgLMiAud2hldHN0b25lLmtleWJpbGxpbmcudjEuQWNjb3VudBIuCgdtZW1iZXJzGAIgAygLMh0ud2hldHN0b25lLmtleWJpbGxpbmcudjEuVXNlchI8Cg5yZWNlbnRfZW50cmllcxgDIAMoCzIkLndoZXRzdG9uZS5rZXliaWxsaW5nLnYxLkxlZGdlckVudHJ5KjoKBFBsYW4SFAoQUExBTl9VTlNQRUNJRklFRBAAEg0KCVBMQU5fRlJFRRABEg0KCVBMQU5fUEFJRBACKuIBCg9MZWRnZXJFbnRyeUtpbmQSIQodTEVER0VSX0VOVFJZX0tJTkRfVU5TUEVDSUZJRUQQABImCiJMRURHRVJfRU5UUllfS0lORF9TSUdOVVBfQUxMT1dBTkNFEAESGwoXTEVER0VSX0VOVFJZX0tJTkRfR1JBTlQQAhIiCh5MRURHRVJfRU5UUllfS0lORF9QTEFOX1JFTkVXQUwQAxIbChdMRURHRVJfRU5UUllfS0lORF9VU0FHRRAEEiYKIkxFREdFUl9FTlRSWV9LSU5EX09WRVJBR0VfSU5WT0lDRUQQBTKfCAoRS2V5QmlsbGluZ1NlcnZpY2USWQoGU2lnblVwEiYud2hldHN0b25lLmtleWJpbGxpbmcudjEuU2lnblVwUmVxdWVzdBonLndoZXRzdG9uZS5rZXliaWxsaW5nLnYxLlNpZ25VcFJlc3BvbnNlElYKBUxvZ0luEiUud2hldHN0b25lLmtleWJpbGxpbmcudjEuTG9nSW5SZXF1ZXN0GiYud2hldHN0b25lLmtleWJpbGxpbmcudjEuTG9nSW5SZXNwb25zZRJZCgZMb2dPdXQSJi53aGV0c3RvbmUua2V5YmlsbGluZy52MS5Mb2dPdXRSZXF1ZXN0Gicud2hldHN0b25lLmtleWJpbGxpbmcudjEuTG9nT3V0UmVzcG9uc2USZQoKR2V0U2Vzc2lvbhIqLndoZXRzdG9uZS5rZXliaWxsaW5nLnYxLkdldFNlc3Npb25SZXF1ZXN0Gisud2hldHN0b25lLmtleWJpbGxpbmcudjEuR2V0U2Vzc2lvblJlc3BvbnNlEmsKDENyZWF0ZUFwaUtleRIsLndoZXRzdG9uZS5rZXliaWxsaW5nLnYxLkNyZWF0ZUFwaUtleVJlcXVlc3QaLS53aGV0c3RvbmUua2V5YmlsbGluZy52MS5DcmVhdGVBcGlLZXlSZXNwb25zZRJoCgtMaXN0QXBpS2V5cxIrLndoZXRzdG9uZS5rZXliaWxsaW5nLnYxLkxpc3RBcGlLZXlzUmVxdWVzdBosLndoZXRzdG9uZS5rZXliaWxsaW5nLnYxLkxpc3RBcGlLZXlzUmVzcG9uc2USawoMUmV2b2tlQXBpS2V5Eiwud2hldHN0b25lLmtleWJpbGxpbmcudjEuUmV2b2tlQXBpS2V5UmVxdWVzdBotLndoZXRzdG9uZS5rZXliaWxsaW5nLnYxLlJldm9rZUFwaUtleVJlc3BvbnNlEn0KEkF1dGhlbnRpY2F0ZUFwaUtleRIyLndoZXRzdG9uZS5rZXliaWxsaW5nLnYxLkF1dGhlbnRpY2F0ZUFwaUtleVJlcXVlc3QaMy53aGV0c3RvbmUua2V5YmlsbGluZy52MS5BdXRoZW50aWNhdGVBcGlLZXlSZXNwb25zZRJxCg5DaGVja1NwZW5kYWJsZRIuLndoZXRzdG9uZS5rZXliaWxsaW5nLnYxLkNoZWNrU3BlbmRhYmxlUmVxdWVzdBovLndoZXRzdG9uZS5rZXliaWxsaW5nLnYxLkNoZWNrU3BlbmRhYmxlUmVzcG9uc2USXwoIR2V0VXNhZ2USKC53aGV0c3RvbmUua2V5YmlsbGluZy52MS5HZXRVc2FnZVJlcXVlc3QaKS53aGV0c3RvbmUua2V5YmlsbGluZy52MS5HZXRVc2FnZVJlc3BvbnNlMrwEChZLZXlCaWxsaW5nQWRtaW5TZXJ2aWNlEmsKDEdyYW50Q3JlZGl0cxIsLndoZXRzdG9uZS5rZXliaWxsaW5nLnYxLkdyYW50Q3JlZGl0c1JlcXVlc3QaLS53aGV0c3RvbmUua2V5YmlsbGluZy52MS5HcmFudENyZWRpdHNSZXNwb25zZRJlCgpDaGFuZ2VQbGFuEioud2hldHN0b25lLmtleWJpbGxpbmcudjEuQ2hhbmdlUGxhblJlcXVlc3QaKy53aGV0c3RvbmUua2V5YmlsbGluZy52MS5DaGFuZ2VQbGFuUmVzcG9uc2USegoRU2V0QWNjb3VudEJsb2NrZWQSMS53aGV0c3RvbmUua2V5YmlsbGluZy52MS5TZXRBY2NvdW50QmxvY2tlZFJlcXVlc3QaMi53aGV0c3RvbmUua2V5YmlsbGluZy52MS5TZXRBY2NvdW50QmxvY2tlZFJlc3BvbnNlEmsKDFJlbmV3TW9udGhseRIsLndoZXRzdG9uZS5rZXliaWxsaW5nLnYxLlJlbmV3TW9udGhseVJlcXVlc3QaLS53aGV0c3RvbmUua2V5YmlsbGluZy52MS5SZW5ld01vbnRobHlSZXNwb25zZRJlCgpHZXRBY2NvdW50Eioud2hldHN0b25lLmtleWJpbGxpbmcudjEuR2V0QWNjb3VudFJlcXVlc3QaKy53aGV0c3RvbmUua2V5YmlsbGluZy52MS5HZXRBY2NvdW50UmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("Cil3aGV0c3RvbmUva2V5YmlsbGluZy92MS9rZXlfYmlsbGluZy5wcm90bxIXd2hldHN0b25lLmtleWJpbGxpbmcudjEiUQoEVXNlchIKCgJpZBgBIAEoCRINCgVlbWFpbBgCIAEoCRIuCgpjcmVhdGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCK9AQoEVGVhbRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhUKDW93bmVyX3VzZXJfaWQYAyABKAkSKwoEcGxhbhgEIAEoDjIdLndoZXRzdG9uZS5rZXliaWxsaW5nLnYxLlBsYW4SDwoHYmxvY2tlZBgFIAEoCBIWCg5ibG9ja2VkX3JlYXNvbhgGIAEoCRIuCgpjcmVhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLWAgoGQXBpS2V5EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGwoTYXBpX2tleV9sYXN0X2RpZ2l0cxgEIAEoCRIuCgpleHBpcmVzX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxsYXN0X3VzZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg8KB3RlYW1faWQYByABKAkSDwoHdXNlcl9pZBgIIAEoCRIUCgx1c2FnZV90b2tlbnMYCSABKAMSIAoYdXNhZ2VfY29zdF9taWNyb19jcmVkaXRzGAogASgDEhIKCnVzYWdlX2Nvc3QYCyABKAESFQoNcmVxdWVzdF9jb3VudBgMIAEoAyKFAgoLTGVkZ2VyRW50cnkSCgoCaWQYASABKAkSDwoHdGVhbV9pZBgCIAEoCRI2CgRraW5kGAMgASgOMigud2hldHN0b25lLmtleWJpbGxpbmcudjEuTGVkZ2VyRW50cnlLaW5kEhwKFGFtb3VudF9taWNyb19jcmVkaXRzGAQgASgDEiMKG2JhbGFuY2VfYWZ0ZXJfbWljcm9fY3JlZGl0cxgFIAEoAxIMCgRub3RlGAYgASgJEhAKCHVzYWdlX2lkGAcgASgJEg4KBmtleV9pZBgIIAEoCRIuCgpjcmVhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLUAgoHQWNjb3VudBIrCgR0ZWFtGAEgASgLMh0ud2hldHN0b25lLmtleWJpbGxpbmcudjEuVGVhbRIdChViYWxhbmNlX21pY3JvX2NyZWRpdHMYAiABKAMSHgoWaW5jbHVkZWRfbWljcm9fY3JlZGl0cxgDIAEoAxIXCg9vdmVyYWdlX2VuYWJsZWQYBCABKAgSJQodb3ZlcmFnZV9jZWlsaW5nX21pY3JvX2NyZWRpdHMYBSABKAMSIgoab3ZlcmFnZV91c2VkX21pY3JvX2NyZWRpdHMYBiABKAMSHwoXcGF5bWVudF9tZXRob2RfdmVyaWZpZWQYByABKAgSFQoNYmlsbGluZ19tb250aBgIIAEoCRIlCh11c2VkX3RoaXNfbW9udGhfbWljcm9fY3JlZGl0cxgJIAEoAxIaChJsYXN0X3JlbmV3ZWRfbW9udGgYCiABKAkiMAoNU2lnblVwUmVxdWVzdBINCgVlbWFpbBgBIAEoCRIQCghwYXNzd29yZBgCIAEoCSJqCg5TaWduVXBSZXNwb25zZRIrCgR1c2VyGAEgASgLMh0ud2hldHN0b25lLmtleWJpbGxpbmcudjEuVXNlchIrCgR0ZWFtGAIgASgLMh0ud2hldHN0b25lLmtleWJpbGxpbmcudjEuVGVhbSIvCgxMb2dJblJlcXVlc3QSDQoFZW1haWwYASABKAkSEAoIcGFzc3dvcmQYAiABKAkixAEKDUxvZ0luUmVzcG9uc2USFQoNc2Vzc2lvbl90b2tlbhgBIAEoCRISCgpjc3JmX3Rva2VuGAIgASgJEisKBHVzZXIYAyABKAsyHS53aGV0c3RvbmUua2V5YmlsbGluZy52MS5Vc2VyEisKBHRlYW0YBCABKAsyHS53aGV0c3RvbmUua2V5YmlsbGluZy52MS5UZWFtEi4KCmV4cGlyZXNfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIiYKDUxvZ091dFJlcXVlc3QSFQoNc2Vzc2lvbl90b2tlbhgBIAEoCSIQCg5Mb2dPdXRSZXNwb25zZSIqChFHZXRTZXNzaW9uUmVxdWVzdBIVCg1zZXNzaW9uX3Rva2VuGAEgASgJIrIBChJHZXRTZXNzaW9uUmVzcG9uc2USKwoEdXNlchgBIAEoCzIdLndoZXRzdG9uZS5rZXliaWxsaW5nLnYxLlVzZXISKwoEdGVhbRgCIAEoCzIdLndoZXRzdG9uZS5rZXliaWxsaW5nLnYxLlRlYW0SEgoKY3NyZl90b2tlbhgDIAEoCRIuCgpleHBpcmVzX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJ1ChNDcmVhdGVBcGlLZXlSZXF1ZXN0Eg8KB3RlYW1faWQYASABKAkSDwoHdXNlcl9pZBgCIAEoCRIMCgRuYW1lGAMgASgJEi4KCmV4cGlyZXNfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wInoKFENyZWF0ZUFwaUtleVJlc3BvbnNlEhIKCnNlY3JldF9rZXkYASABKAkSLAoDa2V5GAIgASgLMh8ud2hldHN0b25lLmtleWJpbGxpbmcudjEuQXBpS2V5EiAKGHBheW1lbnRfY3VzdG9tZXJfY3JlYXRlZBgDIAEoCCIlChJMaXN0QXBpS2V5c1JlcXVlc3QSDwoHdGVhbV9pZBgBIAEoCSJEChNMaXN0QXBpS2V5c1Jlc3BvbnNlEi0KBGtleXMYASADKAsyHy53aGV0c3RvbmUua2V5YmlsbGluZy52MS5BcGlLZXkiNgoTUmV2b2tlQXBpS2V5UmVxdWVzdBIPCgd0ZWFtX2lkGAEgASgJEg4KBmtleV9pZBgCIAEoCSI4ChRSZXZva2VBcGlLZXlSZXNwb25zZRIPCgdzdWNjZXNzGAEgASgIEg8KB21lc3NhZ2UYAiABKAkiLwoZQXV0aGVudGljYXRlQXBpS2V5UmVxdWVzdBISCgpzZWNyZXRfa2V5GAEgASgJIkkKGkF1dGhlbnRpY2F0ZUFwaUtleVJlc3BvbnNlEisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyImQKFUNoZWNrU3BlbmRhYmxlUmVxdWVzdBIPCgd0ZWFtX2lkGAEgASgJEiQKHGVzdGltYXRlZF9jb3N0X21pY3JvX2NyZWRpdHMYAiABKAMSFAoMZGlyZWN0X21vZGVsGAMgASgIIlQKFkNoZWNrU3BlbmRhYmxlUmVzcG9uc2USCgoCb2sYASABKAgSHQoVYmFsYW5jZV9taWNyb19jcmVkaXRzGAIgASgDEg8KB292ZXJhZ2UYAyABKAgiIgoPR2V0VXNhZ2VSZXF1ZXN0Eg8KB3RlYW1faWQYASABKAkisgEKEEdldFVzYWdlUmVzcG9uc2USMQoHYWNjb3VudBgBIAEoCzIgLndoZXRzdG9uZS5rZXliaWxsaW5nLnYxLkFjY291bnQSPAoOcmVjZW50X2VudHJpZXMYAiADKAsyJC53aGV0c3RvbmUua2V5YmlsbGluZy52MS5MZWRnZXJFbnRyeRItCgRrZXlzGAMgAygLMh8ud2hldHN0b25lLmtleWJpbGxpbmcudjEuQXBpS2V5IkEKD0FjY291bnRTZWxlY3RvchIRCgd0ZWFtX2lkGAEgASgJSAASDwoFZW1haWwYAiABKAlIAEIKCghzZWxlY3RvciJ1ChNHcmFudENyZWRpdHNSZXF1ZXN0EjkKB2FjY291bnQYASABKAsyKC53aGV0c3RvbmUua2V5YmlsbGluZy52MS5BY2NvdW50U2VsZWN0b3ISFQoNbWljcm9fY3JlZGl0cxgCIAEoAxIMCgRub3RlGAMgASgJIn4KFEdyYW50Q3JlZGl0c1Jlc3BvbnNlEjEKB2FjY291bnQYASABKAsyIC53aGV0c3RvbmUua2V5YmlsbGluZy52MS5BY2NvdW50EjMKBWVudHJ5GAIgASgLMiQud2hldHN0b25lLmtleWJpbGxpbmcudjEuTGVkZ2VyRW50cnki/QIKEUNoYW5nZVBsYW5SZXF1ZXN0EjkKB2FjY291bnQYASABKAsyKC53aGV0c3RvbmUua2V5YmlsbGluZy52MS5BY2NvdW50U2VsZWN0b3ISKwoEcGxhbhgCIAEoDjIdLndoZXRzdG9uZS5rZXliaWxsaW5nLnYxLlBsYW4SIwoWaW5jbHVkZWRfbWljcm9fY3JlZGl0cxgDIAEoA0gAiAEBEhwKD292ZXJhZ2VfZW5hYmxlZBgEIAEoCEgBiAEBEioKHW92ZXJhZ2VfY2VpbGluZ19taWNyb19jcmVkaXRzGAUgASgDSAKIAQESJAoXcGF5bWVudF9tZXRob2RfdmVyaWZpZWQYBiABKAhIA4gBAUIZChdfaW5jbHVkZWRfbWljcm9fY3JlZGl0c0ISChBfb3ZlcmFnZV9lbmFibGVkQiAKHl9vdmVyYWdlX2NlaWxpbmdfbWljcm9fY3JlZGl0c0IaChhfcGF5bWVudF9tZXRob2RfdmVyaWZpZWQiRwoSQ2hhbmdlUGxhblJlc3BvbnNlEjEKB2FjY291bnQYASABKAsyIC53aGV0c3RvbmUua2V5YmlsbGluZy52MS5BY2NvdW50InYKGFNldEFjY291bnRCbG9ja2VkUmVxdWVzdBI5CgdhY2NvdW50GAEgASgLMigud2hldHN0b25lLmtleWJpbGxpbmcudjEuQWNjb3VudFNlbGVjdG9yEg8KB2Jsb2NrZWQYAiABKAgSDgoGcmVhc29uGAMgASgJIk4KGVNldEFjY291bnRCbG9ja2VkUmVzcG9uc2USMQoHYWNjb3VudBgBIAEoCzIgLndoZXRzdG9uZS5rZXliaWxsaW5nLnYxLkFjY291bnQiPgoTUmVuZXdNb250aGx5UmVxdWVzdBInCgNub3cYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wImMKFFJlbmV3TW9udGhseVJlc3BvbnNlEhUKDWJpbGxpbmdfbW9udGgYASABKAkSFQoNcmVuZXdlZF9jb3VudBgCIAEoBRIdChVhbHJlYWR5X3JlbmV3ZWRfY291bnQYAyABKAUiTgoRR2V0QWNjb3VudFJlcXVlc3QSOQoHYWNjb3VudBgBIAEoCzIoLndoZXRzdG9uZS5rZXliaWxsaW5nLnYxLkFjY291bnRTZWxlY3RvciK1AQoSR2V0QWNjb3VudFJlc3BvbnNlEjEKB2FjY291bnQYASABKAsyIC53aGV0c3RvbmUua2V5YmlsbGluZy52MS5BY2NvdW50Ei4KB21lbWJlcnMYAiADKAsyHS53aGV0c3RvbmUua2V5YmlsbGluZy52MS5Vc2VyEjwKDnJlY2VudF9lbnRyaWVzGAMgAygLMiQud2hldHN0b25lLmtleWJpbGxpbmcudjEuTGVkZ2VyRW50cnkqOgoEUGxhbhIUChBQTEFOX1VOU1BFQ0lGSUVEEAASDQoJUExBTl9GUkVFEAESDQoJUExBTl9QQUlEEAIq4gEKD0xlZGdlckVudHJ5S2luZBIhCh1MRURHRVJfRU5UUllfS0lORF9VTlNQRUNJRklFRBAAEiYKIkxFREdFUl9FTlRSWV9LSU5EX1NJR05VUF9BTExPV0FOQ0UQARIbChdMRURHRVJfRU5UUllfS0lORF9HUkFOVBACEiIKHkxFREdFUl9FTlRSWV9LSU5EX1BMQU5fUkVORVdBTBADEhsKF0xFREdFUl9FTlRSWV9LSU5EX1VTQUdFEAQSJgoiTEVER0VSX0VOVFJZX0tJTkRfT1ZFUkFHRV9JTlZPSUNFRBAFMp8IChFLZXlCaWxsaW5nU2VydmljZRJZCgZTaWduVXASJi53aGV0c3RvbmUua2V5YmlsbGluZy52MS5TaWduVXBSZXF1ZXN0Gicud2hldHN0b25lLmtleWJpbGxpbmcudjEuU2lnblVwUmVzcG9uc2USVgoFTG9nSW4SJS53aGV0c3RvbmUua2V5YmlsbGluZy52MS5Mb2dJblJlcXVlc3QaJi53aGV0c3RvbmUua2V5YmlsbGluZy52MS5Mb2dJblJlc3BvbnNlElkKBkxvZ091dBImLndoZXRzdG9uZS5rZXliaWxsaW5nLnYxLkxvZ091dFJlcXVlc3QaJy53aGV0c3RvbmUua2V5YmlsbGluZy52MS5Mb2dPdXRSZXNwb25zZRJlCgpHZXRTZXNzaW9uEioud2hldHN0b25lLmtleWJpbGxpbmcudjEuR2V0U2Vzc2lvblJlcXVlc3QaKy53aGV0c3RvbmUua2V5YmlsbGluZy52MS5HZXRTZXNzaW9uUmVzcG9uc2USawoMQ3JlYXRlQXBpS2V5Eiwud2hldHN0b25lLmtleWJpbGxpbmcudjEuQ3JlYXRlQXBpS2V5UmVxdWVzdBotLndoZXRzdG9uZS5rZXliaWxsaW5nLnYxLkNyZWF0ZUFwaUtleVJlc3BvbnNlEmgKC0xpc3RBcGlLZXlzEisud2hldHN0b25lLmtleWJpbGxpbmcudjEuTGlzdEFwaUtleXNSZXF1ZXN0Giwud2hldHN0b25lLmtleWJpbGxpbmcudjEuTGlzdEFwaUtleXNSZXNwb25zZRJrCgxSZXZva2VBcGlLZXkSLC53aGV0c3RvbmUua2V5YmlsbGluZy52MS5SZXZva2VBcGlLZXlSZXF1ZXN0Gi0ud2hldHN0b25lLmtleWJpbGxpbmcudjEuUmV2b2tlQXBpS2V5UmVzcG9uc2USfQoSQXV0aGVudGljYXRlQXBpS2V5EjIud2hldHN0b25lLmtleWJpbGxpbmcudjEuQXV0aGVudGljYXRlQXBpS2V5UmVxdWVzdBozLndoZXRzdG9uZS5rZXliaWxsaW5nLnYxLkF1dGhlbnRpY2F0ZUFwaUtleVJlc3BvbnNlEnEKDkNoZWNrU3BlbmRhYmxlEi4ud2hldHN0b25lLmtleWJpbGxpbmcudjEuQ2hlY2tTcGVuZGFibGVSZXF1ZXN0Gi8ud2hldHN0b25lLmtleWJpbGxpbmcudjEuQ2hlY2tTcGVuZGFibGVSZXNwb25zZRJfCghHZXRVc2FnZRIoLndoZXRzdG9uZS5rZXliaWxsaW5nLnYxLkdldFVzYWdlUmVxdWVzdBopLndoZXRzdG9uZS5rZXliaWxsaW5nLnYxLkdldFVzYWdlUmVzcG9uc2UyvAQKFktleUJpbGxpbmdBZG1pblNlcnZpY2USawoMR3JhbnRDcmVkaXRzEiwud2hldHN0b25lLmtleWJpbGxpbmcudjEuR3JhbnRDcmVkaXRzUmVxdWVzdBotLndoZXRzdG9uZS5rZXliaWxsaW5nLnYxLkdyYW50Q3JlZGl0c1Jlc3BvbnNlEmUKCkNoYW5nZVBsYW4SKi53aGV0c3RvbmUua2V5YmlsbGluZy52MS5DaGFuZ2VQbGFuUmVxdWVzdBorLndoZXRzdG9uZS5rZXliaWxsaW5nLnYxLkNoYW5nZVBsYW5SZXNwb25zZRJ6ChFTZXRBY2NvdW50QmxvY2tlZBIxLndoZXRzdG9uZS5rZXliaWxsaW5nLnYxLlNldEFjY291bnRCbG9ja2VkUmVxdWVzdBoyLndoZXRzdG9uZS5rZXliaWxsaW5nLnYxLlNldEFjY291bnRCbG9ja2VkUmVzcG9uc2USawoMUmVuZXdNb250aGx5Eiwud2hldHN0b25lLmtleWJpbGxpbmcudjEuUmVuZXdNb250aGx5UmVxdWVzdBotLndoZXRzdG9uZS5rZXliaWxsaW5nLnYxLlJlbmV3TW9udGhseVJlc3BvbnNlEmUKCkdldEFjY291bnQSKi53aGV0c3RvbmUua2V5YmlsbGluZy52MS5HZXRBY2NvdW50UmVxdWVzdBorLndoZXRzdG9uZS5rZXliaWxsaW5nLnYxLkdldEFjY291bnRSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_whetstone_common_v1_caller]);
 
 /**
  * User is a person who can log in to the dashboard.
@@ -21,14 +23,14 @@ export const file_whetstone_keybilling_v1_key_billing: GenFile = /*@__PURE__*/
  */
 export type User = Message<"whetstone.keybilling.v1.User"> & {
   /**
-   * Opaque user id.
+   * UUID of the user.
    *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
-   * Login email, lower-cased.
+   * Login email, lower-cased; unique.
    *
    * @generated from field: string email = 2;
    */
@@ -56,7 +58,7 @@ export const UserSchema: GenMessage<User> = /*@__PURE__*/
  */
 export type Team = Message<"whetstone.keybilling.v1.Team"> & {
   /**
-   * Opaque team id.
+   * UUID of the team.
    *
    * @generated from field: string id = 1;
    */
@@ -70,21 +72,21 @@ export type Team = Message<"whetstone.keybilling.v1.Team"> & {
   name: string;
 
   /**
-   * The user who created the team.
+   * UUID of the user who created the team at signup.
    *
    * @generated from field: string owner_user_id = 3;
    */
   ownerUserId: string;
 
   /**
-   * Current plan.
+   * The team's plan; PLAN_FREE until an operator changes it.
    *
    * @generated from field: whetstone.keybilling.v1.Plan plan = 4;
    */
   plan: Plan;
 
   /**
-   * Whether the account is blocked (billing or fraud review).
+   * True while an operator blocks the team (billing or fraud review); its keys stop authenticating.
    *
    * @generated from field: bool blocked = 5;
    */
@@ -119,14 +121,14 @@ export const TeamSchema: GenMessage<Team> = /*@__PURE__*/
  */
 export type ApiKey = Message<"whetstone.keybilling.v1.ApiKey"> & {
   /**
-   * Opaque key id, used when revoking.
+   * UUID of the key, used when revoking.
    *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
-   * Caller-chosen label.
+   * Label the user gave the key, 1 to 100 characters.
    *
    * @generated from field: string name = 2;
    */
@@ -140,7 +142,7 @@ export type ApiKey = Message<"whetstone.keybilling.v1.ApiKey"> & {
   createdAt?: Timestamp | undefined;
 
   /**
-   * The last characters of the secret, for identification.
+   * The last 4 characters of the secret, so a user can tell keys apart.
    *
    * @generated from field: string api_key_last_digits = 4;
    */
@@ -161,14 +163,14 @@ export type ApiKey = Message<"whetstone.keybilling.v1.ApiKey"> & {
   lastUsedAt?: Timestamp | undefined;
 
   /**
-   * Team the key is bound to.
+   * UUID of the team the key bills to.
    *
    * @generated from field: string team_id = 7;
    */
   teamId: string;
 
   /**
-   * User who created the key.
+   * UUID of the user who created the key.
    *
    * @generated from field: string user_id = 8;
    */
@@ -211,55 +213,20 @@ export const ApiKeySchema: GenMessage<ApiKey> = /*@__PURE__*/
   messageDesc(file_whetstone_keybilling_v1_key_billing, 2);
 
 /**
- * Principal is who an API key acts for.
- *
- * @generated from message whetstone.keybilling.v1.Principal
- */
-export type Principal = Message<"whetstone.keybilling.v1.Principal"> & {
-  /**
-   * The authenticated key's id.
-   *
-   * @generated from field: string key_id = 1;
-   */
-  keyId: string;
-
-  /**
-   * The team billed for the key's requests.
-   *
-   * @generated from field: string team_id = 2;
-   */
-  teamId: string;
-
-  /**
-   * The user who created the key.
-   *
-   * @generated from field: string user_id = 3;
-   */
-  userId: string;
-};
-
-/**
- * Describes the message whetstone.keybilling.v1.Principal.
- * Use `create(PrincipalSchema)` to create a new message.
- */
-export const PrincipalSchema: GenMessage<Principal> = /*@__PURE__*/
-  messageDesc(file_whetstone_keybilling_v1_key_billing, 3);
-
-/**
  * LedgerEntry is one append-only change to a team's credit balance.
  *
  * @generated from message whetstone.keybilling.v1.LedgerEntry
  */
 export type LedgerEntry = Message<"whetstone.keybilling.v1.LedgerEntry"> & {
   /**
-   * Opaque entry id.
+   * UUID of the entry.
    *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
-   * Team whose balance changed.
+   * UUID of the team whose balance changed.
    *
    * @generated from field: string team_id = 2;
    */
@@ -287,21 +254,21 @@ export type LedgerEntry = Message<"whetstone.keybilling.v1.LedgerEntry"> & {
   balanceAfterMicroCredits: bigint;
 
   /**
-   * Human note (grant reason, model name for usage).
+   * Free text: the grant's reason, or the model a usage debit was for; may be empty.
    *
    * @generated from field: string note = 6;
    */
   note: string;
 
   /**
-   * The usage id for usage debits; empty otherwise.
+   * Id of the usage event a debit settles; empty for other kinds.
    *
    * @generated from field: string usage_id = 7;
    */
   usageId: string;
 
   /**
-   * The key a usage debit was made with; empty otherwise.
+   * UUID of the key a usage debit was made with; empty for other kinds.
    *
    * @generated from field: string key_id = 8;
    */
@@ -320,7 +287,7 @@ export type LedgerEntry = Message<"whetstone.keybilling.v1.LedgerEntry"> & {
  * Use `create(LedgerEntrySchema)` to create a new message.
  */
 export const LedgerEntrySchema: GenMessage<LedgerEntry> = /*@__PURE__*/
-  messageDesc(file_whetstone_keybilling_v1_key_billing, 4);
+  messageDesc(file_whetstone_keybilling_v1_key_billing, 3);
 
 /**
  * Account is a team's billing state.
@@ -329,7 +296,7 @@ export const LedgerEntrySchema: GenMessage<LedgerEntry> = /*@__PURE__*/
  */
 export type Account = Message<"whetstone.keybilling.v1.Account"> & {
   /**
-   * The team.
+   * The team the account belongs to, with its plan and block state.
    *
    * @generated from field: whetstone.keybilling.v1.Team team = 1;
    */
@@ -357,7 +324,7 @@ export type Account = Message<"whetstone.keybilling.v1.Account"> & {
   overageEnabled: boolean;
 
   /**
-   * Maximum overage per billing month, in micro-credits.
+   * Maximum overage per billing month, in micro-credits; 0 means none may be drawn.
    *
    * @generated from field: int64 overage_ceiling_micro_credits = 5;
    */
@@ -371,7 +338,7 @@ export type Account = Message<"whetstone.keybilling.v1.Account"> & {
   overageUsedMicroCredits: bigint;
 
   /**
-   * Whether a payment method is on file; overage needs one.
+   * True once an operator records a payment method; overage needs one (there is no payment provider).
    *
    * @generated from field: bool payment_method_verified = 7;
    */
@@ -404,7 +371,7 @@ export type Account = Message<"whetstone.keybilling.v1.Account"> & {
  * Use `create(AccountSchema)` to create a new message.
  */
 export const AccountSchema: GenMessage<Account> = /*@__PURE__*/
-  messageDesc(file_whetstone_keybilling_v1_key_billing, 5);
+  messageDesc(file_whetstone_keybilling_v1_key_billing, 4);
 
 /**
  * SignUpRequest carries new dashboard credentials.
@@ -432,7 +399,7 @@ export type SignUpRequest = Message<"whetstone.keybilling.v1.SignUpRequest"> & {
  * Use `create(SignUpRequestSchema)` to create a new message.
  */
 export const SignUpRequestSchema: GenMessage<SignUpRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_keybilling_v1_key_billing, 6);
+  messageDesc(file_whetstone_keybilling_v1_key_billing, 5);
 
 /**
  * SignUpResponse returns the new user and team.
@@ -441,7 +408,7 @@ export const SignUpRequestSchema: GenMessage<SignUpRequest> = /*@__PURE__*/
  */
 export type SignUpResponse = Message<"whetstone.keybilling.v1.SignUpResponse"> & {
   /**
-   * The new user.
+   * The user just created.
    *
    * @generated from field: whetstone.keybilling.v1.User user = 1;
    */
@@ -460,7 +427,7 @@ export type SignUpResponse = Message<"whetstone.keybilling.v1.SignUpResponse"> &
  * Use `create(SignUpResponseSchema)` to create a new message.
  */
 export const SignUpResponseSchema: GenMessage<SignUpResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_keybilling_v1_key_billing, 7);
+  messageDesc(file_whetstone_keybilling_v1_key_billing, 6);
 
 /**
  * LogInRequest carries dashboard credentials.
@@ -469,14 +436,14 @@ export const SignUpResponseSchema: GenMessage<SignUpResponse> = /*@__PURE__*/
  */
 export type LogInRequest = Message<"whetstone.keybilling.v1.LogInRequest"> & {
   /**
-   * Login email.
+   * Login email, matched case-insensitively.
    *
    * @generated from field: string email = 1;
    */
   email: string;
 
   /**
-   * Password.
+   * Password in clear; never stored or logged.
    *
    * @generated from field: string password = 2;
    */
@@ -488,7 +455,7 @@ export type LogInRequest = Message<"whetstone.keybilling.v1.LogInRequest"> & {
  * Use `create(LogInRequestSchema)` to create a new message.
  */
 export const LogInRequestSchema: GenMessage<LogInRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_keybilling_v1_key_billing, 8);
+  messageDesc(file_whetstone_keybilling_v1_key_billing, 7);
 
 /**
  * LogInResponse carries a new session.
@@ -511,21 +478,21 @@ export type LogInResponse = Message<"whetstone.keybilling.v1.LogInResponse"> & {
   csrfToken: string;
 
   /**
-   * The logged-in user.
+   * The user the session belongs to.
    *
    * @generated from field: whetstone.keybilling.v1.User user = 3;
    */
   user?: User | undefined;
 
   /**
-   * The user's team.
+   * The team the user belongs to; the session acts for it.
    *
    * @generated from field: whetstone.keybilling.v1.Team team = 4;
    */
   team?: Team | undefined;
 
   /**
-   * When the session expires unless used.
+   * When the session expires unless used (each use extends it).
    *
    * @generated from field: google.protobuf.Timestamp expires_at = 5;
    */
@@ -537,7 +504,7 @@ export type LogInResponse = Message<"whetstone.keybilling.v1.LogInResponse"> & {
  * Use `create(LogInResponseSchema)` to create a new message.
  */
 export const LogInResponseSchema: GenMessage<LogInResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_keybilling_v1_key_billing, 9);
+  messageDesc(file_whetstone_keybilling_v1_key_billing, 8);
 
 /**
  * LogOutRequest names the session to end.
@@ -558,7 +525,7 @@ export type LogOutRequest = Message<"whetstone.keybilling.v1.LogOutRequest"> & {
  * Use `create(LogOutRequestSchema)` to create a new message.
  */
 export const LogOutRequestSchema: GenMessage<LogOutRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_keybilling_v1_key_billing, 10);
+  messageDesc(file_whetstone_keybilling_v1_key_billing, 9);
 
 /**
  * LogOutResponse is empty.
@@ -573,7 +540,7 @@ export type LogOutResponse = Message<"whetstone.keybilling.v1.LogOutResponse"> &
  * Use `create(LogOutResponseSchema)` to create a new message.
  */
 export const LogOutResponseSchema: GenMessage<LogOutResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_keybilling_v1_key_billing, 11);
+  messageDesc(file_whetstone_keybilling_v1_key_billing, 10);
 
 /**
  * GetSessionRequest names the session to resolve.
@@ -594,7 +561,7 @@ export type GetSessionRequest = Message<"whetstone.keybilling.v1.GetSessionReque
  * Use `create(GetSessionRequestSchema)` to create a new message.
  */
 export const GetSessionRequestSchema: GenMessage<GetSessionRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_keybilling_v1_key_billing, 12);
+  messageDesc(file_whetstone_keybilling_v1_key_billing, 11);
 
 /**
  * GetSessionResponse describes a live session.
@@ -603,21 +570,21 @@ export const GetSessionRequestSchema: GenMessage<GetSessionRequest> = /*@__PURE_
  */
 export type GetSessionResponse = Message<"whetstone.keybilling.v1.GetSessionResponse"> & {
   /**
-   * The session's user.
+   * The user the session belongs to.
    *
    * @generated from field: whetstone.keybilling.v1.User user = 1;
    */
   user?: User | undefined;
 
   /**
-   * The user's team.
+   * The team the user belongs to; the session acts for it.
    *
    * @generated from field: whetstone.keybilling.v1.Team team = 2;
    */
   team?: Team | undefined;
 
   /**
-   * The session's CSRF token.
+   * CSRF token issued at LogIn, for the gateway to compare with the echoed header.
    *
    * @generated from field: string csrf_token = 3;
    */
@@ -636,7 +603,7 @@ export type GetSessionResponse = Message<"whetstone.keybilling.v1.GetSessionResp
  * Use `create(GetSessionResponseSchema)` to create a new message.
  */
 export const GetSessionResponseSchema: GenMessage<GetSessionResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_keybilling_v1_key_billing, 13);
+  messageDesc(file_whetstone_keybilling_v1_key_billing, 12);
 
 /**
  * CreateApiKeyRequest asks for a new key.
@@ -645,14 +612,14 @@ export const GetSessionResponseSchema: GenMessage<GetSessionResponse> = /*@__PUR
  */
 export type CreateApiKeyRequest = Message<"whetstone.keybilling.v1.CreateApiKeyRequest"> & {
   /**
-   * Team the key bills to.
+   * UUID of the team the key bills to.
    *
    * @generated from field: string team_id = 1;
    */
   teamId: string;
 
   /**
-   * User creating the key; must belong to the team.
+   * UUID of the user creating the key; must belong to the team.
    *
    * @generated from field: string user_id = 2;
    */
@@ -678,7 +645,7 @@ export type CreateApiKeyRequest = Message<"whetstone.keybilling.v1.CreateApiKeyR
  * Use `create(CreateApiKeyRequestSchema)` to create a new message.
  */
 export const CreateApiKeyRequestSchema: GenMessage<CreateApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_keybilling_v1_key_billing, 14);
+  messageDesc(file_whetstone_keybilling_v1_key_billing, 13);
 
 /**
  * CreateApiKeyResponse returns the secret once.
@@ -694,7 +661,7 @@ export type CreateApiKeyResponse = Message<"whetstone.keybilling.v1.CreateApiKey
   secretKey: string;
 
   /**
-   * The stored key description.
+   * The new key as ListApiKeys shows it, without the secret.
    *
    * @generated from field: whetstone.keybilling.v1.ApiKey key = 2;
    */
@@ -713,7 +680,7 @@ export type CreateApiKeyResponse = Message<"whetstone.keybilling.v1.CreateApiKey
  * Use `create(CreateApiKeyResponseSchema)` to create a new message.
  */
 export const CreateApiKeyResponseSchema: GenMessage<CreateApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_keybilling_v1_key_billing, 15);
+  messageDesc(file_whetstone_keybilling_v1_key_billing, 14);
 
 /**
  * ListApiKeysRequest names the team.
@@ -722,7 +689,7 @@ export const CreateApiKeyResponseSchema: GenMessage<CreateApiKeyResponse> = /*@_
  */
 export type ListApiKeysRequest = Message<"whetstone.keybilling.v1.ListApiKeysRequest"> & {
   /**
-   * Team whose keys to list.
+   * UUID of the team whose keys to list.
    *
    * @generated from field: string team_id = 1;
    */
@@ -734,7 +701,7 @@ export type ListApiKeysRequest = Message<"whetstone.keybilling.v1.ListApiKeysReq
  * Use `create(ListApiKeysRequestSchema)` to create a new message.
  */
 export const ListApiKeysRequestSchema: GenMessage<ListApiKeysRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_keybilling_v1_key_billing, 16);
+  messageDesc(file_whetstone_keybilling_v1_key_billing, 15);
 
 /**
  * ListApiKeysResponse lists the team's active keys.
@@ -755,7 +722,7 @@ export type ListApiKeysResponse = Message<"whetstone.keybilling.v1.ListApiKeysRe
  * Use `create(ListApiKeysResponseSchema)` to create a new message.
  */
 export const ListApiKeysResponseSchema: GenMessage<ListApiKeysResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_keybilling_v1_key_billing, 17);
+  messageDesc(file_whetstone_keybilling_v1_key_billing, 16);
 
 /**
  * RevokeApiKeyRequest names the key to revoke.
@@ -764,14 +731,14 @@ export const ListApiKeysResponseSchema: GenMessage<ListApiKeysResponse> = /*@__P
  */
 export type RevokeApiKeyRequest = Message<"whetstone.keybilling.v1.RevokeApiKeyRequest"> & {
   /**
-   * Team that owns the key; another team's key is NotFound.
+   * UUID of the team that owns the key; another team's key is NotFound.
    *
    * @generated from field: string team_id = 1;
    */
   teamId: string;
 
   /**
-   * The key's id.
+   * UUID of the key to revoke.
    *
    * @generated from field: string key_id = 2;
    */
@@ -783,7 +750,7 @@ export type RevokeApiKeyRequest = Message<"whetstone.keybilling.v1.RevokeApiKeyR
  * Use `create(RevokeApiKeyRequestSchema)` to create a new message.
  */
 export const RevokeApiKeyRequestSchema: GenMessage<RevokeApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_keybilling_v1_key_billing, 18);
+  messageDesc(file_whetstone_keybilling_v1_key_billing, 17);
 
 /**
  * RevokeApiKeyResponse confirms a revocation.
@@ -799,7 +766,7 @@ export type RevokeApiKeyResponse = Message<"whetstone.keybilling.v1.RevokeApiKey
   success: boolean;
 
   /**
-   * Human-readable confirmation.
+   * Confirmation for the user, e.g. naming the revoked key.
    *
    * @generated from field: string message = 2;
    */
@@ -811,7 +778,7 @@ export type RevokeApiKeyResponse = Message<"whetstone.keybilling.v1.RevokeApiKey
  * Use `create(RevokeApiKeyResponseSchema)` to create a new message.
  */
 export const RevokeApiKeyResponseSchema: GenMessage<RevokeApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_keybilling_v1_key_billing, 19);
+  messageDesc(file_whetstone_keybilling_v1_key_billing, 18);
 
 /**
  * AuthenticateApiKeyRequest carries a presented key.
@@ -832,7 +799,7 @@ export type AuthenticateApiKeyRequest = Message<"whetstone.keybilling.v1.Authent
  * Use `create(AuthenticateApiKeyRequestSchema)` to create a new message.
  */
 export const AuthenticateApiKeyRequestSchema: GenMessage<AuthenticateApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_keybilling_v1_key_billing, 20);
+  messageDesc(file_whetstone_keybilling_v1_key_billing, 19);
 
 /**
  * AuthenticateApiKeyResponse returns who the key acts for.
@@ -841,11 +808,11 @@ export const AuthenticateApiKeyRequestSchema: GenMessage<AuthenticateApiKeyReque
  */
 export type AuthenticateApiKeyResponse = Message<"whetstone.keybilling.v1.AuthenticateApiKeyResponse"> & {
   /**
-   * The key's principal.
+   * The team billed for the key's requests, the key's id and the user who created it; always set.
    *
-   * @generated from field: whetstone.keybilling.v1.Principal principal = 1;
+   * @generated from field: whetstone.common.v1.Caller caller = 1;
    */
-  principal?: Principal | undefined;
+  caller?: Caller | undefined;
 };
 
 /**
@@ -853,7 +820,7 @@ export type AuthenticateApiKeyResponse = Message<"whetstone.keybilling.v1.Authen
  * Use `create(AuthenticateApiKeyResponseSchema)` to create a new message.
  */
 export const AuthenticateApiKeyResponseSchema: GenMessage<AuthenticateApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_keybilling_v1_key_billing, 21);
+  messageDesc(file_whetstone_keybilling_v1_key_billing, 20);
 
 /**
  * CheckSpendableRequest describes a request about to be made.
@@ -862,7 +829,7 @@ export const AuthenticateApiKeyResponseSchema: GenMessage<AuthenticateApiKeyResp
  */
 export type CheckSpendableRequest = Message<"whetstone.keybilling.v1.CheckSpendableRequest"> & {
   /**
-   * Team that would be billed.
+   * UUID of the team that would be billed.
    *
    * @generated from field: string team_id = 1;
    */
@@ -888,7 +855,7 @@ export type CheckSpendableRequest = Message<"whetstone.keybilling.v1.CheckSpenda
  * Use `create(CheckSpendableRequestSchema)` to create a new message.
  */
 export const CheckSpendableRequestSchema: GenMessage<CheckSpendableRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_keybilling_v1_key_billing, 22);
+  messageDesc(file_whetstone_keybilling_v1_key_billing, 21);
 
 /**
  * CheckSpendableResponse allows a request; denials are errors (402/403 reasons).
@@ -904,14 +871,14 @@ export type CheckSpendableResponse = Message<"whetstone.keybilling.v1.CheckSpend
   ok: boolean;
 
   /**
-   * Current balance in micro-credits.
+   * The team's balance before the request, in micro-credits; negative while drawing overage.
    *
    * @generated from field: int64 balance_micro_credits = 2;
    */
   balanceMicroCredits: bigint;
 
   /**
-   * True when the request will draw overage.
+   * True when the request will draw overage (paid plan past its balance).
    *
    * @generated from field: bool overage = 3;
    */
@@ -923,7 +890,7 @@ export type CheckSpendableResponse = Message<"whetstone.keybilling.v1.CheckSpend
  * Use `create(CheckSpendableResponseSchema)` to create a new message.
  */
 export const CheckSpendableResponseSchema: GenMessage<CheckSpendableResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_keybilling_v1_key_billing, 23);
+  messageDesc(file_whetstone_keybilling_v1_key_billing, 22);
 
 /**
  * GetUsageRequest names the team.
@@ -932,7 +899,7 @@ export const CheckSpendableResponseSchema: GenMessage<CheckSpendableResponse> = 
  */
 export type GetUsageRequest = Message<"whetstone.keybilling.v1.GetUsageRequest"> & {
   /**
-   * Team whose usage to show.
+   * UUID of the team whose usage to show.
    *
    * @generated from field: string team_id = 1;
    */
@@ -944,7 +911,7 @@ export type GetUsageRequest = Message<"whetstone.keybilling.v1.GetUsageRequest">
  * Use `create(GetUsageRequestSchema)` to create a new message.
  */
 export const GetUsageRequestSchema: GenMessage<GetUsageRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_keybilling_v1_key_billing, 24);
+  messageDesc(file_whetstone_keybilling_v1_key_billing, 23);
 
 /**
  * GetUsageResponse is the dashboard's credits page.
@@ -953,14 +920,14 @@ export const GetUsageRequestSchema: GenMessage<GetUsageRequest> = /*@__PURE__*/
  */
 export type GetUsageResponse = Message<"whetstone.keybilling.v1.GetUsageResponse"> & {
   /**
-   * The team's billing state.
+   * The team's plan, balance and this month's figures.
    *
    * @generated from field: whetstone.keybilling.v1.Account account = 1;
    */
   account?: Account | undefined;
 
   /**
-   * The most recent ledger entries, newest first.
+   * The 20 most recent ledger entries, newest first.
    *
    * @generated from field: repeated whetstone.keybilling.v1.LedgerEntry recent_entries = 2;
    */
@@ -979,7 +946,7 @@ export type GetUsageResponse = Message<"whetstone.keybilling.v1.GetUsageResponse
  * Use `create(GetUsageResponseSchema)` to create a new message.
  */
 export const GetUsageResponseSchema: GenMessage<GetUsageResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_keybilling_v1_key_billing, 25);
+  messageDesc(file_whetstone_keybilling_v1_key_billing, 24);
 
 /**
  * AccountSelector picks a team by id or by a member's email.
@@ -994,7 +961,7 @@ export type AccountSelector = Message<"whetstone.keybilling.v1.AccountSelector">
    */
   selector: {
     /**
-     * The team id.
+     * UUID of the team.
      *
      * @generated from field: string team_id = 1;
      */
@@ -1002,7 +969,7 @@ export type AccountSelector = Message<"whetstone.keybilling.v1.AccountSelector">
     case: "teamId";
   } | {
     /**
-     * The email of a team member (the team the user belongs to).
+     * Email of a member; picks the team that user belongs to.
      *
      * @generated from field: string email = 2;
      */
@@ -1016,7 +983,7 @@ export type AccountSelector = Message<"whetstone.keybilling.v1.AccountSelector">
  * Use `create(AccountSelectorSchema)` to create a new message.
  */
 export const AccountSelectorSchema: GenMessage<AccountSelector> = /*@__PURE__*/
-  messageDesc(file_whetstone_keybilling_v1_key_billing, 26);
+  messageDesc(file_whetstone_keybilling_v1_key_billing, 25);
 
 /**
  * GrantCreditsRequest adds credits.
@@ -1025,7 +992,7 @@ export const AccountSelectorSchema: GenMessage<AccountSelector> = /*@__PURE__*/
  */
 export type GrantCreditsRequest = Message<"whetstone.keybilling.v1.GrantCreditsRequest"> & {
   /**
-   * Which team.
+   * The team to credit.
    *
    * @generated from field: whetstone.keybilling.v1.AccountSelector account = 1;
    */
@@ -1051,7 +1018,7 @@ export type GrantCreditsRequest = Message<"whetstone.keybilling.v1.GrantCreditsR
  * Use `create(GrantCreditsRequestSchema)` to create a new message.
  */
 export const GrantCreditsRequestSchema: GenMessage<GrantCreditsRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_keybilling_v1_key_billing, 27);
+  messageDesc(file_whetstone_keybilling_v1_key_billing, 26);
 
 /**
  * GrantCreditsResponse shows the result.
@@ -1067,7 +1034,7 @@ export type GrantCreditsResponse = Message<"whetstone.keybilling.v1.GrantCredits
   account?: Account | undefined;
 
   /**
-   * The ledger entry written.
+   * The ledger entry written, of kind LEDGER_ENTRY_KIND_GRANT.
    *
    * @generated from field: whetstone.keybilling.v1.LedgerEntry entry = 2;
    */
@@ -1079,7 +1046,7 @@ export type GrantCreditsResponse = Message<"whetstone.keybilling.v1.GrantCredits
  * Use `create(GrantCreditsResponseSchema)` to create a new message.
  */
 export const GrantCreditsResponseSchema: GenMessage<GrantCreditsResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_keybilling_v1_key_billing, 28);
+  messageDesc(file_whetstone_keybilling_v1_key_billing, 27);
 
 /**
  * ChangePlanRequest sets a team's plan and terms; unset optional fields keep their values.
@@ -1088,14 +1055,14 @@ export const GrantCreditsResponseSchema: GenMessage<GrantCreditsResponse> = /*@_
  */
 export type ChangePlanRequest = Message<"whetstone.keybilling.v1.ChangePlanRequest"> & {
   /**
-   * Which team.
+   * The team whose plan changes.
    *
    * @generated from field: whetstone.keybilling.v1.AccountSelector account = 1;
    */
   account?: AccountSelector | undefined;
 
   /**
-   * The new plan.
+   * The plan to switch to; required (PLAN_UNSPECIFIED is InvalidArgument).
    *
    * @generated from field: whetstone.keybilling.v1.Plan plan = 2;
    */
@@ -1135,7 +1102,7 @@ export type ChangePlanRequest = Message<"whetstone.keybilling.v1.ChangePlanReque
  * Use `create(ChangePlanRequestSchema)` to create a new message.
  */
 export const ChangePlanRequestSchema: GenMessage<ChangePlanRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_keybilling_v1_key_billing, 29);
+  messageDesc(file_whetstone_keybilling_v1_key_billing, 28);
 
 /**
  * ChangePlanResponse shows the result.
@@ -1156,7 +1123,7 @@ export type ChangePlanResponse = Message<"whetstone.keybilling.v1.ChangePlanResp
  * Use `create(ChangePlanResponseSchema)` to create a new message.
  */
 export const ChangePlanResponseSchema: GenMessage<ChangePlanResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_keybilling_v1_key_billing, 30);
+  messageDesc(file_whetstone_keybilling_v1_key_billing, 29);
 
 /**
  * SetAccountBlockedRequest blocks or unblocks a team.
@@ -1165,7 +1132,7 @@ export const ChangePlanResponseSchema: GenMessage<ChangePlanResponse> = /*@__PUR
  */
 export type SetAccountBlockedRequest = Message<"whetstone.keybilling.v1.SetAccountBlockedRequest"> & {
   /**
-   * Which team.
+   * The team to block or unblock.
    *
    * @generated from field: whetstone.keybilling.v1.AccountSelector account = 1;
    */
@@ -1179,7 +1146,7 @@ export type SetAccountBlockedRequest = Message<"whetstone.keybilling.v1.SetAccou
   blocked: boolean;
 
   /**
-   * Why; required when blocking.
+   * Why, shown to operators; required when blocking, ignored when unblocking.
    *
    * @generated from field: string reason = 3;
    */
@@ -1191,7 +1158,7 @@ export type SetAccountBlockedRequest = Message<"whetstone.keybilling.v1.SetAccou
  * Use `create(SetAccountBlockedRequestSchema)` to create a new message.
  */
 export const SetAccountBlockedRequestSchema: GenMessage<SetAccountBlockedRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_keybilling_v1_key_billing, 31);
+  messageDesc(file_whetstone_keybilling_v1_key_billing, 30);
 
 /**
  * SetAccountBlockedResponse shows the result.
@@ -1212,7 +1179,7 @@ export type SetAccountBlockedResponse = Message<"whetstone.keybilling.v1.SetAcco
  * Use `create(SetAccountBlockedResponseSchema)` to create a new message.
  */
 export const SetAccountBlockedResponseSchema: GenMessage<SetAccountBlockedResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_keybilling_v1_key_billing, 32);
+  messageDesc(file_whetstone_keybilling_v1_key_billing, 31);
 
 /**
  * RenewMonthlyRequest runs the monthly renewal.
@@ -1233,7 +1200,7 @@ export type RenewMonthlyRequest = Message<"whetstone.keybilling.v1.RenewMonthlyR
  * Use `create(RenewMonthlyRequestSchema)` to create a new message.
  */
 export const RenewMonthlyRequestSchema: GenMessage<RenewMonthlyRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_keybilling_v1_key_billing, 33);
+  messageDesc(file_whetstone_keybilling_v1_key_billing, 32);
 
 /**
  * RenewMonthlyResponse counts what happened.
@@ -1268,7 +1235,7 @@ export type RenewMonthlyResponse = Message<"whetstone.keybilling.v1.RenewMonthly
  * Use `create(RenewMonthlyResponseSchema)` to create a new message.
  */
 export const RenewMonthlyResponseSchema: GenMessage<RenewMonthlyResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_keybilling_v1_key_billing, 34);
+  messageDesc(file_whetstone_keybilling_v1_key_billing, 33);
 
 /**
  * GetAccountRequest picks a team.
@@ -1277,7 +1244,7 @@ export const RenewMonthlyResponseSchema: GenMessage<RenewMonthlyResponse> = /*@_
  */
 export type GetAccountRequest = Message<"whetstone.keybilling.v1.GetAccountRequest"> & {
   /**
-   * Which team.
+   * The team to show.
    *
    * @generated from field: whetstone.keybilling.v1.AccountSelector account = 1;
    */
@@ -1289,7 +1256,7 @@ export type GetAccountRequest = Message<"whetstone.keybilling.v1.GetAccountReque
  * Use `create(GetAccountRequestSchema)` to create a new message.
  */
 export const GetAccountRequestSchema: GenMessage<GetAccountRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_keybilling_v1_key_billing, 35);
+  messageDesc(file_whetstone_keybilling_v1_key_billing, 34);
 
 /**
  * GetAccountResponse shows a team in full.
@@ -1298,21 +1265,21 @@ export const GetAccountRequestSchema: GenMessage<GetAccountRequest> = /*@__PURE_
  */
 export type GetAccountResponse = Message<"whetstone.keybilling.v1.GetAccountResponse"> & {
   /**
-   * The team's billing state.
+   * The team's plan, balance and this month's figures.
    *
    * @generated from field: whetstone.keybilling.v1.Account account = 1;
    */
   account?: Account | undefined;
 
   /**
-   * The team's members.
+   * Users of the team, the owner included.
    *
    * @generated from field: repeated whetstone.keybilling.v1.User members = 2;
    */
   members: User[];
 
   /**
-   * The most recent ledger entries, newest first.
+   * The 20 most recent ledger entries, newest first.
    *
    * @generated from field: repeated whetstone.keybilling.v1.LedgerEntry recent_entries = 3;
    */
@@ -1324,7 +1291,7 @@ export type GetAccountResponse = Message<"whetstone.keybilling.v1.GetAccountResp
  * Use `create(GetAccountResponseSchema)` to create a new message.
  */
 export const GetAccountResponseSchema: GenMessage<GetAccountResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_keybilling_v1_key_billing, 36);
+  messageDesc(file_whetstone_keybilling_v1_key_billing, 35);
 
 /**
  * Plan is a team's billing plan.
@@ -1333,21 +1300,21 @@ export const GetAccountResponseSchema: GenMessage<GetAccountResponse> = /*@__PUR
  */
 export enum Plan {
   /**
-   * PLAN_UNSPECIFIED is never stored; it means "not given" in requests.
+   * Never stored; in ChangePlanRequest it is InvalidArgument.
    *
    * @generated from enum value: PLAN_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,
 
   /**
-   * PLAN_FREE has a one-time allowance that does not renew.
+   * A one-time signup allowance that does not renew; every new team starts here.
    *
    * @generated from enum value: PLAN_FREE = 1;
    */
   FREE = 1,
 
   /**
-   * PLAN_PAID renews included credits each billing month and may draw overage up to a ceiling.
+   * Included credits renewed each UTC billing month, plus overage up to a ceiling when enabled.
    *
    * @generated from enum value: PLAN_PAID = 2;
    */
@@ -1367,42 +1334,42 @@ export const PlanSchema: GenEnum<Plan> = /*@__PURE__*/
  */
 export enum LedgerEntryKind {
   /**
-   * LEDGER_ENTRY_KIND_UNSPECIFIED is never stored.
+   * Never stored; a reader treats it as unknown.
    *
    * @generated from enum value: LEDGER_ENTRY_KIND_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,
 
   /**
-   * LEDGER_ENTRY_KIND_SIGNUP_ALLOWANCE is the free plan's one-time allowance.
+   * The free plan's one-time allowance, written once at signup (positive).
    *
    * @generated from enum value: LEDGER_ENTRY_KIND_SIGNUP_ALLOWANCE = 1;
    */
   SIGNUP_ALLOWANCE = 1,
 
   /**
-   * LEDGER_ENTRY_KIND_GRANT is an operator grant (a purchase or a goodwill credit).
+   * An operator grant, a purchase or a goodwill credit (positive).
    *
    * @generated from enum value: LEDGER_ENTRY_KIND_GRANT = 2;
    */
   GRANT = 2,
 
   /**
-   * LEDGER_ENTRY_KIND_PLAN_RENEWAL tops the balance up to the paid plan's included credits.
+   * Tops the balance up to the paid plan's included credits, once per team and billing month.
    *
    * @generated from enum value: LEDGER_ENTRY_KIND_PLAN_RENEWAL = 3;
    */
   PLAN_RENEWAL = 3,
 
   /**
-   * LEDGER_ENTRY_KIND_USAGE is a debit for one metered request.
+   * A debit for one metered request, written once per usage id (negative).
    *
    * @generated from enum value: LEDGER_ENTRY_KIND_USAGE = 4;
    */
   USAGE = 4,
 
   /**
-   * LEDGER_ENTRY_KIND_OVERAGE_INVOICED clears last month's overage, which is billed outside the ledger.
+   * Clears last month's overage at renewal; the overage is billed outside the ledger (positive).
    *
    * @generated from enum value: LEDGER_ENTRY_KIND_OVERAGE_INVOICED = 5;
    */

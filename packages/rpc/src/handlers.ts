@@ -1,0 +1,98 @@
+/** grpc-js handlers for protobuf-es service methods: context, deadlines, tracing, metrics and error mapping. */
+import { create, type DescMethod, type DescService } from '@bufbuild/protobuf';
+import { context } from '@opentelemetry/api';
+import { createHandlerContext, type HandlerContext } from '@connectrpc/connect';
+import * as grpc from '@grpc/grpc-js';
+import type { Histogram } from 'prom-client';
+import { AppError } from '@whetstone/errors';
+import type { Logger } from '@whetstone/telemetry';
+import { contextValuesFor, handlerOtelContext, headersOf } from './context';
+import { CODE_OF, codeName, toServiceError } from './errors';
+
+type AnyCall = grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown>;
+
+/** A generated service's implementation of one method, bound to its implementation object. */
+export type MethodImpl = (req: unknown, ctx: HandlerContext) => unknown;
+
+/** What every handler of one server shares. */
+export interface HandlerDeps {
+  logger: Logger;
+  histogram: Histogram<'service' | 'method' | 'code'>;
+  onCall?: ((call: { service: string; method: string; seconds: number; error?: unknown }) => void) | undefined;
+}
+
+function deadlineOf(call: AnyCall): number | undefined {
+  const deadline = call.getDeadline();
+  const ms = deadline instanceof Date ? deadline.getTime() : Number(deadline);
+  return Number.isFinite(ms) ? ms : undefined;
+}
+
+function handlerContext(service: DescService, method: DescMethod, call: AnyCall): HandlerContext {
+  const requestHeader = headersOf(call.metadata);
+  const deadlineMs = deadlineOf(call) ?? Number.NaN;
+  const abort = new AbortController();
+  call.once('cancelled', () => abort.abort(new Error('cancelled by the client')));
+  return createHandlerContext({
+    service,
+    method,
+    protocolName: 'grpc',
+    requestMethod: 'POST',
+    url: `/${service.typeName}/${method.name}`,
+    ...(Number.isFinite(deadlineMs) ? { timeoutMs: Math.max(0, deadlineMs - Date.now()) } : {}),
+    requestSignal: abort.signal,
+    requestHeader,
+    contextValues: contextValuesFor(requestHeader),
+  });
+}
+
+/** Runs `work` inside the call's trace context and deadline. */
+function inCallContext(ctx: HandlerContext, call: AnyCall, work: () => Promise<void>): void {
+  void context.with(handlerOtelContext(ctx.requestHeader, deadlineOf(call)), work);
+}
+
+/** The status sent for an error; unexpected errors are logged here with their cause (the client gets no detail). */
+function fail(deps: HandlerDeps, service: DescService, method: DescMethod, err: unknown): grpc.ServerErrorResponse {
+  if (!(err instanceof AppError) || err.kind === 'Internal') {
+    deps.logger.error({ err, procedure: `${service.typeName}/${method.name}` }, 'unhandled error in RPC handler');
+  }
+  return toServiceError(err) as grpc.ServerErrorResponse;
+}
+
+export function unaryHandler(deps: HandlerDeps, service: DescService, method: DescMethod, fn: MethodImpl) {
+  const labels = { service: service.typeName, method: method.name };
+  return (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+    const end = deps.histogram.startTimer(labels);
+    const ctx = handlerContext(service, method, call);
+    inCallContext(ctx, call, async () => {
+      try {
+        const res = await fn(call.request, ctx);
+        const seconds = end({ code: 'ok' });
+        deps.onCall?.({ ...labels, seconds });
+        callback(null, res);
+      } catch (err) {
+        const seconds = end({ code: codeName(err instanceof AppError ? CODE_OF[err.kind] : grpc.status.INTERNAL) });
+        deps.onCall?.({ ...labels, seconds, error: err });
+        callback(fail(deps, service, method, err));
+      }
+    });
+  };
+}
+
+export function serverStreamingHandler(deps: HandlerDeps, service: DescService, method: DescMethod, fn: MethodImpl) {
+  return (call: grpc.ServerWritableStream<unknown, unknown>) => {
+    const ctx = handlerContext(service, method, call);
+    inCallContext(ctx, call, async () => {
+      try {
+        for await (const res of fn(call.request, ctx) as AsyncIterable<unknown>) {
+          if (call.cancelled) return;
+          call.write(create(method.output, res as never));
+        }
+        call.end();
+      } catch (err) {
+        // 'error' (not destroy) lets grpc-js end the stream with this status and its details.
+        if (!call.cancelled)
+          call.emit('error', Object.assign(new Error('rpc failed'), fail(deps, service, method, err)));
+      }
+    });
+  };
+}

@@ -1,0 +1,134 @@
+/** Datasets and their versions in the service's schema; every status change commits with its events. */
+import { randomUUID } from 'node:crypto';
+import type { DatasetStore, VersionRow } from '../application/ports';
+import type { DatasetFormat, DatasetType, VersionReport } from '../domain/dataset';
+import type { Prisma, PrismaClient } from '../generated/prisma/client';
+import { emitDeleted, emitReady, emitStatusChanged } from './outbox-events';
+
+type VersionWithDataset = Prisma.DatasetVersionGetPayload<{ include: { dataset: true } }>;
+type VersionStore = Pick<
+  DatasetStore,
+  'createVersion' | 'listDatasets' | 'listVersions' | 'getVersion' | 'getVersionById' | 'transition' | 'deleteDataset'
+>;
+
+export const toVersionRow = (v: VersionWithDataset): VersionRow => ({
+  id: v.id,
+  datasetId: v.datasetId,
+  teamId: v.dataset.teamId,
+  datasetName: v.dataset.name,
+  versionNumber: v.versionNumber,
+  type: v.type as DatasetType,
+  format: v.format as DatasetFormat,
+  filename: v.filename,
+  status: v.status,
+  size: v.size,
+  uploadKey: v.uploadKey,
+  report: (v.report as unknown as VersionReport | null) ?? null,
+  failureReason: v.failureReason,
+  createdAt: v.createdAt,
+  updatedAt: v.updatedAt,
+});
+
+export function prismaVersionStore(prisma: PrismaClient): VersionStore {
+  return {
+    createVersion: (input) => createVersion(prisma, input),
+    async listDatasets(teamId) {
+      const rows = await prisma.dataset.findMany({
+        where: { teamId },
+        orderBy: { createdAt: 'desc' },
+        include: { versions: { orderBy: { versionNumber: 'desc' }, take: 1, include: { dataset: true } } },
+      });
+      return rows
+        .filter((d) => d.versions[0])
+        .map((d) => ({ datasetName: d.name, createdAt: d.createdAt, newest: toVersionRow(d.versions[0]!) }));
+    },
+    async listVersions(teamId, name) {
+      const rows = await prisma.datasetVersion.findMany({
+        where: { dataset: { teamId, name } },
+        orderBy: { versionNumber: 'desc' },
+        include: { dataset: true },
+      });
+      return rows.map(toVersionRow);
+    },
+    async getVersion(teamId, name, versionNumber) {
+      const v = await prisma.datasetVersion.findFirst({
+        where: { dataset: { teamId, name }, versionNumber },
+        include: { dataset: true },
+      });
+      return v ? toVersionRow(v) : null;
+    },
+    async getVersionById(id) {
+      const v = await prisma.datasetVersion.findUnique({ where: { id }, include: { dataset: true } });
+      return v ? toVersionRow(v) : null;
+    },
+    transition: (id, from, to, patch) => transition(prisma, id, from, to, patch),
+    async deleteDataset(teamId, name) {
+      return prisma.$transaction(async (tx) => {
+        const dataset = await tx.dataset.findUnique({ where: { teamId_name: { teamId, name } } });
+        if (!dataset) return null;
+        await tx.dataset.delete({ where: { id: dataset.id } });
+        await emitDeleted(tx, dataset.id, teamId, name);
+        return { datasetId: dataset.id };
+      });
+    },
+  };
+}
+
+function createVersion(prisma: PrismaClient, input: Parameters<DatasetStore['createVersion']>[0]): Promise<VersionRow> {
+  return prisma.$transaction(async (tx) => {
+    await tx.dataset.upsert({
+      where: { teamId_name: { teamId: input.teamId, name: input.name } },
+      create: { id: randomUUID(), teamId: input.teamId, name: input.name },
+      update: {},
+    });
+    // Lock the dataset row so concurrent uploads get distinct version numbers.
+    const [dataset] = await tx.$queryRaw<
+      { id: string }[]
+    >`SELECT id FROM datasets WHERE team_id = ${input.teamId} AND name = ${input.name} FOR UPDATE`;
+    const last = await tx.datasetVersion.aggregate({
+      where: { datasetId: dataset!.id },
+      _max: { versionNumber: true },
+    });
+    const versionNumber = (last._max.versionNumber ?? 0) + 1;
+    const created = await tx.datasetVersion.create({
+      data: {
+        id: randomUUID(),
+        datasetId: dataset!.id,
+        versionNumber,
+        type: input.type,
+        format: input.format,
+        filename: input.filename,
+        status: 'uploading',
+        uploadKey: input.keyFor(dataset!.id, versionNumber),
+      },
+      include: { dataset: true },
+    });
+    await emitStatusChanged(tx, created, '', 'uploading');
+    return toVersionRow(created);
+  });
+}
+
+/** Moves the version only if it is in one of `from`, guarded against a concurrent move by the status it read. */
+function transition(
+  prisma: PrismaClient,
+  ...[id, from, to, patch = {}]: Parameters<DatasetStore['transition']>
+): Promise<boolean> {
+  return prisma.$transaction(async (tx) => {
+    const current = await tx.datasetVersion.findUnique({ where: { id }, include: { dataset: true } });
+    if (!current || !from.includes(current.status)) return false;
+    const { count } = await tx.datasetVersion.updateMany({
+      where: { id, status: current.status },
+      data: {
+        status: to,
+        ...(patch.size !== undefined ? { size: patch.size } : {}),
+        ...(patch.report ? { report: patch.report as unknown as Prisma.InputJsonValue } : {}),
+        ...(patch.failureReason !== undefined ? { failureReason: patch.failureReason } : {}),
+        ...(to === 'ready' || to === 'failed' ? { leaseOwner: null, leaseUntil: null } : {}),
+      },
+    });
+    if (!count) return false;
+    await emitStatusChanged(tx, current, current.status, to, patch.failureReason ?? '');
+    if (to === 'ready') await emitReady(tx, current, patch.size ?? 0);
+    return true;
+  });
+}

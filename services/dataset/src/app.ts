@@ -1,0 +1,27 @@
+import { DatasetService } from '@whetstone/proto/dataset/v1';
+import type { ServiceRouter } from '@whetstone/rpc';
+import { createDatasetContext } from './application/context';
+import type { DatasetDeps } from './application/ports';
+import { resumeAbandoned, resumeGenerations } from './application/resume';
+import { datasetHandler } from './transport/rpc/dataset.handler';
+
+/** The wired service: its RPC routes and its background work. No I/O happens here. */
+export interface DatasetApp {
+  registerRoutes(router: ServiceRouter): void;
+  /** Re-runs versions whose processing claim expired (a crashed process); returns how many. */
+  resumeAbandoned(): Promise<number>;
+  /** Re-runs generation jobs a stopped process left queued or running; returns how many. */
+  resumeGenerations(): Promise<number>;
+  /** Resolves when no processing runs in this process (tests, shutdown). */
+  idle(): Promise<void>;
+}
+
+export function buildApp(deps: DatasetDeps): DatasetApp {
+  const ctx = createDatasetContext(deps);
+  return {
+    registerRoutes: (router) => router.service(DatasetService, datasetHandler(ctx)),
+    resumeAbandoned: () => resumeAbandoned(ctx),
+    resumeGenerations: () => resumeGenerations(ctx),
+    idle: () => ctx.work.idle(),
+  };
+}

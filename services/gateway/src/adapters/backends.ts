@@ -1,0 +1,44 @@
+/** The gRPC services behind the gateway, each as its port with a readiness probe. */
+import type { DescService } from '@bufbuild/protobuf';
+import { DatasetService } from '@whetstone/proto/dataset/v1';
+import { InferenceRouterService } from '@whetstone/proto/inference/v1';
+import { KeyBillingService } from '@whetstone/proto/keybilling/v1';
+import { TrainingService } from '@whetstone/proto/training/v1';
+import { createHealthChecker, createRpcClient } from '@whetstone/rpc';
+import type { Logger } from '@whetstone/telemetry';
+import type { DatasetsPort, Inference, KeyBilling, TrainingPort } from '../application/ports';
+import type { GatewayConfig } from '../config';
+import { datasetsOverRpc } from './dataset.client';
+import { inferenceOverRpc } from './inference.client';
+import { keyBillingOverRpc } from './key-billing.client';
+import { trainingOverRpc } from './training.client';
+
+export interface Backends {
+  keyBilling: KeyBilling;
+  /** Each optional back end is present only when its address is configured; its routes are mounted only then. */
+  inference?: Inference;
+  datasets?: DatasetsPort;
+  training?: TrainingPort;
+}
+
+/** Clients only: connections open lazily on the first call. */
+export function connectBackends(config: GatewayConfig, logger: Logger): Backends {
+  const ready = (addr: string) => {
+    const health = createHealthChecker({ addr, caller: 'gateway' });
+    return () => health.check();
+  };
+  const client = <S extends DescService>(service: S, addr: string, timeoutMs?: number) =>
+    createRpcClient(service, { addr, caller: 'gateway', logger, ...(timeoutMs ? { timeoutMs } : {}) });
+  const backends: Backends = {
+    keyBilling: keyBillingOverRpc(client(KeyBillingService, config.KEY_BILLING_ADDR), ready(config.KEY_BILLING_ADDR)),
+  };
+  const inferenceAddr = config.INFERENCE_ROUTER_ADDR;
+  if (inferenceAddr)
+    backends.inference = inferenceOverRpc(client(InferenceRouterService, inferenceAddr, 60_000), ready(inferenceAddr));
+  const datasetAddr = config.DATASET_ADDR;
+  if (datasetAddr) backends.datasets = datasetsOverRpc(client(DatasetService, datasetAddr, 30_000), ready(datasetAddr));
+  const trainingAddr = config.TRAINING_ORCHESTRATOR_ADDR;
+  if (trainingAddr)
+    backends.training = trainingOverRpc(client(TrainingService, trainingAddr, 30_000), ready(trainingAddr));
+  return backends;
+}

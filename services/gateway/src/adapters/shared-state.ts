@@ -1,0 +1,45 @@
+/** What gateway replicas share through Redis when REDIS_URL is set: rate-limit counters and cache invalidations. */
+import { Redis } from 'ioredis';
+import type { Logger } from '@whetstone/telemetry';
+import type { AuthCache, Invalidation } from '../application/auth-cache';
+import type { GatewayConfig } from '../config';
+import type { RateLimiter } from '../domain/rate-limit';
+import { MemoryRateLimiter } from './memory-rate-limiter';
+import { RedisRateLimiter } from './redis-rate-limiter';
+import { redisInvalidation } from './redis-invalidation';
+
+export interface SharedState {
+  rateLimiter: RateLimiter;
+  /** Tells the other replicas to drop a key or team from their auth caches; a no-op without Redis. */
+  broadcast: (invalidation: Invalidation) => Promise<void>;
+  usesRedis: boolean;
+  close(): Promise<void>;
+}
+
+/** Without Redis, counters live in this process and there are no other replicas to tell. */
+export async function connectSharedState(
+  config: GatewayConfig,
+  authCache: AuthCache,
+  logger: Logger,
+): Promise<SharedState> {
+  if (!config.REDIS_URL)
+    return {
+      rateLimiter: new MemoryRateLimiter(),
+      broadcast: async () => undefined,
+      usesRedis: false,
+      close: async () => undefined,
+    };
+  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, enableAutoPipelining: true });
+  const subscriber = redis.duplicate();
+  const fanout = await redisInvalidation(redis, subscriber, (inv) => authCache.invalidate(inv), logger);
+  return {
+    rateLimiter: new RedisRateLimiter(redis, config.RATE_LIMIT_REDIS_PREFIX),
+    broadcast: fanout.broadcast,
+    usesRedis: true,
+    async close() {
+      await fanout.close();
+      subscriber.disconnect();
+      redis.disconnect();
+    },
+  };
+}
