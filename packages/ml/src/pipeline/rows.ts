@@ -1,6 +1,7 @@
 import type { Example } from '../data';
 import type { CanonicalRow } from './types';
 
+/** One classification task's training examples, gathered from every row that labels it. */
 interface ClassificationTaskData {
   task: string;
   multiLabel: boolean;

@@ -1,6 +1,7 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { decodeTensors, encodeTensors } from '../nn';
 
+/** Classifier tables travel as base64 strings inside a tensor file's JSON header; these convert them. */
 export const b64 = (a: Float32Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength).toString('base64');
 export const f32 = (s: string) => {
   const buf = Buffer.from(s, 'base64');

@@ -3,6 +3,7 @@ import type { ClassTask, EncoderTrainState } from '../encoder';
 import { b64, f32, packTensors, unpackTensors, type TensorRecord } from './tensor-pack';
 import type { Hyperparameters, TrainingType } from './types';
 
+/** A `weights/<step>` checkpoint's format, versioned with the bundle's; a state of another version cannot resume. */
 const STATE_FORMAT = 'whetstone-train-state/3';
 
 type ClassifierStateJson = Omit<ClassifierState, 'weights' | 'bias' | 'gradSq' | 'biasSq'> &
