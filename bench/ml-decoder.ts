@@ -8,7 +8,8 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { loadDecoder, nn, trainDecoderLora } from '@whetstone/ml';
+import { loadDecoder, trainDecoderLora } from '@whetstone/ml';
+import { nn } from '@whetstone/ml/internals';
 
 const SHARED = path.resolve(__dirname, '../../shared/datasets');
 const TRAIN = Number(process.env.BENCH_DECODER_TRAIN ?? 600);

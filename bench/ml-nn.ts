@@ -6,7 +6,7 @@
  * in ORT on both sides (the LoRA row compares three Gemm calls and JS scaling with one fused graph).
  * The last column is the path the op takes by default at that size.
  */
-import { nn } from '@whetstone/ml';
+import { nn } from '@whetstone/ml/internals';
 
 const RUNS = Number(process.env.BENCH_NN_RUNS ?? 15);
 const RANK = 8;

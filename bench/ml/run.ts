@@ -16,19 +16,17 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { datasetsDir } from '@whetstone/testing';
+import { loadModel, trainModel, type Metrics } from '@whetstone/ml';
 import {
   LinearTagger,
   NaiveBayes,
   NgramClassifier,
   classificationPRF,
   loadGlove,
-  loadModel,
   spanPRF,
-  trainModel,
   validateJsonl,
   zeroShotSpans,
-  type Metrics,
-} from '@whetstone/ml';
+} from '@whetstone/ml/internals';
 
 const SHARED = datasetsDir();
 const EPOCHS = Number(process.env.BENCH_EPOCHS ?? 6);

@@ -11,8 +11,8 @@
  *   ENCODER_EXAMPLES=300 pnpm --filter @whetstone/ml build:encoder   # smoke run
  */
 import { writeFileSync } from 'node:fs';
-import { loadGlove } from '../src/assets';
-import { spanPRF } from '../src/eval';
+import { loadGlove } from '../src/assets/load';
+import { spanPRF } from '../src/eval/metrics';
 import { decodeEncoderBase, encodeEncoderBase, ENCODER_BASE_FILE } from '../src/encoder/base';
 import { ENCODER_CONFIG, initWeights } from '../src/encoder/model';
 import { pretrainingExamples } from '../src/encoder/pretrain';

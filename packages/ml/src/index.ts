@@ -1,26 +1,57 @@
-export * from './eval';
-export * from './data';
-export * from './text';
-export * from './classify/ngram-classifier';
-export * from './extract/linear-tagger';
-export * from './assets';
-export * from './zeroshot';
-export * from './schema';
-export * from './zeroshot/base-model';
-export * from './pipeline';
-export * from './synth';
-export * as nn from './nn';
+/**
+ * `@whetstone/ml`: the built-in models as the services use them. Everything
+ * here is a stable contract; the rest of the package is private. Benchmarks
+ * that need the kernels use `@whetstone/ml/internals`, which may change at any time.
+ */
+
+// Extraction models: train a bundle, read and score it, serve it.
+export { trainModel, loadModel, evaluateBundle, readManifest } from './pipeline';
+export type {
+  CanonicalRow,
+  Checkpoint,
+  ExtractionModel,
+  ExtractionResult,
+  ExtractionSchema,
+  Hyperparameters,
+  LabelMetrics,
+  Metrics,
+  ModelManifest,
+  PredictOptions,
+  ProgressEvent,
+  TrainRequest,
+  TrainResult,
+  TrainingType,
+} from './pipeline';
+
+// The zero-shot base model (no training) and the request schema it and trained models accept.
+export { extractBaseModel, EXTRACT_BASE_ID } from './zeroshot/base-model';
+export { normalizeSchema, SchemaError, type NormalizedSchema, type SchemaIssue } from './schema/normalize';
+
+// Datasets: validation with row-level errors, converters, the held-out rule, synthetic examples.
 export {
-  loadDecoderBase,
-  trainDecoderLora,
-  loadDecoder,
-  decodeAdapterBundle,
+  JsonlValidator,
+  conllToJsonl,
+  csvToJsonl,
+  decodeUtf8,
+  isHeldOutJson,
+  type DatasetKind,
+  type Example,
+  type RowError,
+} from './data';
+export { generateExamples, type GenerateRequest } from './synth/generate';
+export { fnv1a } from './text/tokenize';
+
+// The decoder: chat LoRA training, adapter bundles, streaming generation.
+export {
   DECODER_BASE,
+  decodeAdapterBundle,
+  loadDecoder,
+  trainDecoderLora,
   type Decoder,
-  type DecoderTrainRequest,
-  type DecoderTrainResult,
   type DecoderManifest,
   type DecoderMetrics,
-  type GenerateOptions,
+  type DecoderTrainRequest,
+  type DecoderTrainResult,
   type GenerateChunk,
+  type GenerateOptions,
 } from './decoder';

@@ -1,4 +1,4 @@
-import { loadGlove, loadWordNet } from './index';
+import { loadGlove, loadWordNet } from './load';
 
 describe('shipped GloVe subset', () => {
   it('when loaded, then related words are closer than unrelated ones and unknown words have no vector', () => {

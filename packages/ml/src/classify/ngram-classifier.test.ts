@@ -1,4 +1,4 @@
-import { classificationPRF } from '../eval';
+import { classificationPRF } from '../eval/metrics';
 import { NaiveBayes, NgramClassifier } from './ngram-classifier';
 
 const train = [

@@ -1,4 +1,4 @@
-import { fnv1a, wordNgrams } from '../text';
+import { fnv1a, wordNgrams } from '../text/tokenize';
 import { runSteps, runStepsAsync } from '../steps';
 
 /** Seeded PRNG (mulberry32), so a seed reproduces a run exactly. */

@@ -17,8 +17,10 @@ import {
 import { TOKENIZER_NAME } from './tokenizer';
 import { adapterFrom, adapterTensors } from './weights-file';
 
+/** The built-in decoder base model's id; decoder jobs train LoRA adapters over it. */
 export const DECODER_BASE = 'whetstone-decoder-base';
 
+/** Held-out loss and perplexity of the assistant replies, with the adapter and with the base alone. */
 export interface DecoderMetrics {
   /** Mean cross-entropy (nats per byte) of the assistant replies in the held-out rows. */
   loss: number;
@@ -39,6 +41,7 @@ export interface DecoderManifest {
   metrics: DecoderMetrics | null;
 }
 
+/** One decoder LoRA run: chat rows (`{messages}`), settings, an optional checkpoint to resume, and callbacks. */
 export interface DecoderTrainRequest {
   train: readonly unknown[];
   heldout: readonly unknown[];
@@ -55,6 +58,7 @@ export interface DecoderTrainRequest {
   onCheckpoint?: (checkpoint: Checkpoint) => Promise<void>;
 }
 
+/** A finished decoder LoRA run. */
 export interface DecoderTrainResult {
   /** The adapter alone (manifest + LoRA tensors): what `loadDecoder(bundle)` serves. */
   bundle: Uint8Array;
@@ -93,6 +97,7 @@ export function encodeAdapterBundle(manifest: DecoderManifest, adapter: LoraAdap
   return encodeTensors({ meta: manifest, tensors: adapterTensors(adapter) });
 }
 
+/** Reads a decoder adapter bundle (its manifest and LoRA tensors); throws when the bytes are not one. */
 export function decodeAdapterBundle(bytes: Uint8Array): { manifest: DecoderManifest; adapter: LoraAdapter } {
   const file = decodeTensors<DecoderManifest>(bytes);
   if (file.meta?.format !== 'whetstone-model/1' || file.meta.task !== 'decoder')

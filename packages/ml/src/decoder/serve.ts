@@ -5,6 +5,7 @@ import { chatLoss, DECODER_BASE, decodeAdapterBundle, type DecoderManifest } fro
 import { DecoderState, type LoraAdapter, mergeAdapter, type Weights } from './model';
 import { type ChatMessage, encodePrompt, END, SYSTEM } from './tokenizer';
 
+/** Sampling options of one generation. */
 export interface GenerateOptions {
   /** 0 means greedy. Default 1. */
   temperature?: number;
@@ -18,10 +19,12 @@ export interface GenerateOptions {
   signal?: AbortSignal;
 }
 
+/** A piece of a streamed reply. */
 export interface GenerateChunk {
   text: string;
 }
 
+/** A servable decoder: the base alone, or the base with an adapter merged in. */
 export interface Decoder {
   readonly name: string;
   readonly manifest: DecoderManifest | null;

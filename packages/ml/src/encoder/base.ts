@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { loadGlove } from '../assets';
+import { loadGlove } from '../assets/load';
 import { tensor } from '../nn';
 import {
   ENCODER_CONFIG,

@@ -1,6 +1,6 @@
 import nlp from 'compromise';
-import type { Embeddings } from '../assets';
-import { fnv1a, shapeFeatures, tokenize, type Token } from '../text';
+import type { Embeddings } from '../assets/load';
+import { fnv1a, shapeFeatures, tokenize, type Token } from '../text/tokenize';
 
 /** Gazetteer classes from compromise's lexicon (names, places, organisations, nationalities, dates, units). */
 const GAZETTEER: [string, string[]][] = [

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { fixtureDataset } from '@whetstone/testing';
-import { loadGlove } from '../assets';
+import { loadGlove } from '../assets/load';
 import { loadEncoderBase } from './base';
 import { EncoderTrainer } from './train';
 

@@ -1,4 +1,4 @@
-import type { Embeddings } from '../assets';
+import type { Embeddings } from '../assets/load';
 import {
   add,
   addBias,

@@ -1,5 +1,5 @@
-import { loadGlove } from '../assets';
-import { relationPRF, spanPRF, type Relation } from '../eval';
+import { loadGlove } from '../assets/load';
+import { relationPRF, spanPRF, type Relation } from '../eval/metrics';
 import { loadModel, mergeAdapter, trainModel, type Checkpoint, type ProgressEvent } from '../pipeline';
 import { Rng } from '../nn';
 import { extractBaseModel } from '../zeroshot/base-model';

@@ -1,4 +1,4 @@
-import type { Embeddings } from '../assets';
+import type { Embeddings } from '../assets/load';
 import type { EpochHooks } from '../classify/ngram-classifier';
 import type { Example } from '../data';
 import { Adam, add, clipGradNorm, crossEntropy, Rng, softmaxInPlace, tensor, zeros, type Tensor } from '../nn';

@@ -1,4 +1,4 @@
-import { classificationPRF, relationPRF, spanPRF } from './index';
+import { classificationPRF, relationPRF, spanPRF } from './metrics';
 
 describe('evaluation metrics', () => {
   it('when spans match only with exact type and offsets, then micro and per-label P/R/F1 follow', () => {

@@ -1,4 +1,4 @@
-import { spanPRF } from '../eval';
+import { spanPRF } from '../eval/metrics';
 import type { Example } from '../data';
 import { LinearTagger } from './linear-tagger';
 

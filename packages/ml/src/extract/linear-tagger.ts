@@ -1,8 +1,8 @@
 import type { EntitySpan, Example } from '../data';
 import { seededRandom, type EpochHooks } from '../classify/ngram-classifier';
-import { fnv1a, tokenize, type Token } from '../text';
+import { fnv1a, tokenize, type Token } from '../text/tokenize';
 import { runSteps, runStepsAsync } from '../steps';
-import type { Embeddings } from '../assets';
+import type { Embeddings } from '../assets/load';
 
 /** Dense inputs per token: GloVe of the word, the previous and the next word. */
 const WINDOW = [0, -1, 1];

@@ -2,9 +2,19 @@
  * Kernels as cached onnxruntime-node sessions built from hand-written ONNX
  * graphs: one `Gemm` graph per transpose variant, and fused elementwise graphs
  * (LayerNorm, GELU, bias, LoRA linear, AdamW), all with symbolic dimensions so
- * every shape reuses them. ORT's public `run` is promise-based, but its native
- * session runs synchronously underneath; calling the native session directly
- * keeps the autograd tape synchronous. One intra-op thread (faster than two here).
+ * every shape reuses them. One intra-op thread (faster than two here).
+ *
+ * ORT's public `InferenceSession.run` returns a promise, but the autograd tape
+ * and `ExtractionModel.extract` are synchronous: the public API would make
+ * every op, backward pass and extraction (and the model-server's call into it)
+ * async. Per Gemm call it was not much slower (measured on a loaded 2-core
+ * machine: 11–20 µs more for 16×64·64×64, within noise for 480×128·128×512);
+ * the promise is the cost. So the tape calls the native session underneath
+ * directly, through onnxruntime-node's private `dist/binding.js`. That path is not a
+ * contract, so package.json pins onnxruntime-node to an exact version, and
+ * ort-pin.test.ts fails when the installed version differs from the pin or the
+ * binding stops exposing what this file calls. After an upgrade, run that test
+ * and `nn.test.ts`, then move the pin.
  */
 import path from 'node:path';
 import { isMainThread } from 'node:worker_threads';
@@ -153,19 +163,25 @@ type Run = (
   into?: Record<string, Feed>,
 ) => Record<string, { data: Float32Array }>;
 
+/** What this file uses of onnxruntime-node's private native binding (pinned version; see the module comment). */
+export interface OrtBinding {
+  InferenceSession: new () => NativeSession;
+  initOrtOnce: (logLevel: number, tensor: unknown, isMainThread: boolean) => void;
+}
+
+/** onnxruntime-node's private native binding (`dist/binding.js`); throws when it cannot load here. */
+export function loadOrtBinding(): OrtBinding {
+  const root = path.dirname(require.resolve('onnxruntime-node/package.json'));
+  return (require(path.join(root, 'dist/binding.js')) as { binding: OrtBinding }).binding;
+}
+
 let native: ((model: Uint8Array) => Run) | null | undefined;
 
 /** Loads onnxruntime-node's native binding once; returns a session factory, or null when it cannot load here. */
 function sessionFactory(): ((model: Uint8Array) => Run) | null {
   if (native !== undefined) return native;
   try {
-    const root = path.dirname(require.resolve('onnxruntime-node/package.json'));
-    const { binding } = require(path.join(root, 'dist/binding.js')) as {
-      binding: {
-        InferenceSession: new () => NativeSession;
-        initOrtOnce: (logLevel: number, tensor: unknown, isMainThread: boolean) => void;
-      };
-    };
+    const binding = loadOrtBinding();
     // Outputs are built with this constructor. onnxruntime-common's Tensor rejects typed arrays of another realm
     // (the native side creates them in the main one; jest runs tests in a sandbox), and we only need the data.
     binding.initOrtOnce(2, PlainTensor, isMainThread);

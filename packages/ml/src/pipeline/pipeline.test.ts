@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { fixtureDataset } from '@whetstone/testing';
-import { spanPRF } from '../eval';
+import { spanPRF } from '../eval/metrics';
 import { extractBaseModel } from '../zeroshot/base-model';
-import { zeroShotSpans } from '../zeroshot';
+import { zeroShotSpans } from '../zeroshot/entities';
 import { loadModel, mergeAdapter, readManifest, trainModel, type Checkpoint, type ProgressEvent } from './index';
 
 // Each test trains real models (the resume test two of them, with checkpoints of every tensor's Adam state) on

@@ -5,7 +5,9 @@
  * stores, what `/download` serves and what the model-server loads.
  */
 
+/** `full` trains every weight but GloVe; `lora` trains low-rank adapters (and smaller classifier tables) over the frozen base. */
 export type TrainingType = 'lora' | 'full';
+/** What a bundle serves: an extraction model (entities, classifications, relations, structures) or a chat decoder. */
 export type ModelTask = 'extraction' | 'decoder';
 
 /** One canonical JSONL row (../shared/datasets/README.md, extended). */
@@ -22,6 +24,7 @@ export interface CanonicalRow {
   messages?: { role: 'system' | 'user' | 'assistant'; content: string }[];
 }
 
+/** Training settings, as a job stores them; the optional ones take the pipeline's defaults. */
 export interface Hyperparameters {
   nrEpochs: number;
   learningRate: number;
@@ -31,6 +34,7 @@ export interface Hyperparameters {
   seed: number;
 }
 
+/** Training progress: the step out of the total, the running loss, the current learning rate, throughput and time left. */
 export interface ProgressEvent {
   step: number;
   totalSteps: number;
@@ -49,6 +53,7 @@ export interface Checkpoint {
   bytes: Uint8Array;
 }
 
+/** Precision, recall and F1 of one label, and how many gold items it has (`support`). */
 export interface LabelMetrics {
   precision: number;
   recall: number;
@@ -56,6 +61,10 @@ export interface LabelMetrics {
   support: number;
 }
 
+/**
+ * Held-out scores: the headline micro F1, precision and recall (entities when the data has them, else relations,
+ * else classification), per label (`relation/<label>`, `<task>/<label>` for those), and the last training loss.
+ */
 export interface Metrics {
   f1: number;
   precision: number;
@@ -64,6 +73,7 @@ export interface Metrics {
   loss?: number;
 }
 
+/** What a bundle holds: base model, trained schema, tokenizer, architecture, hyperparameters and held-out metrics. */
 export interface ModelManifest {
   format: 'whetstone-model/1';
   baseModel: string;
@@ -90,6 +100,7 @@ export interface ModelManifest {
   createdAt: string;
 }
 
+/** One training run: rows, settings, an optional checkpoint to resume, and callbacks for progress, logs and checkpoints. */
 export interface TrainRequest {
   baseModel: string;
   trainingType: TrainingType;
@@ -104,6 +115,7 @@ export interface TrainRequest {
   onCheckpoint?: (checkpoint: Checkpoint) => Promise<void>;
 }
 
+/** A finished training run. */
 export interface TrainResult {
   /** The servable bundle (manifest plus weights), what the model-server loads. */
   bundle: Uint8Array;
@@ -124,6 +136,7 @@ export interface ExtractionSchema {
   >;
 }
 
+/** Extraction options: the minimum confidence (absent or 0: each head's default), and GLiNER2's object results. */
 export interface PredictOptions {
   threshold?: number;
   includeConfidence?: boolean;
@@ -133,6 +146,7 @@ export interface PredictOptions {
 /** GLiNER2 result shapes: `entities`, one key per classification task, `relation_extraction`, one key per structure. */
 export type ExtractionResult = Record<string, unknown>;
 
+/** A servable extraction model: a trained bundle (`loadModel`) or the zero-shot base (`extractBaseModel`). */
 export interface ExtractionModel {
   readonly manifest: ModelManifest;
   extract(text: string, schema: ExtractionSchema, options?: PredictOptions): ExtractionResult;

@@ -1,4 +1,4 @@
-import { shapeFeatures, tokenize, wordNgrams } from './index';
+import { shapeFeatures, tokenize, wordNgrams } from './tokenize';
 
 describe('tokenizer', () => {
   it('when text has words, numbers and punctuation, then each is a token whose offsets slice the original', () => {

@@ -1,5 +1,5 @@
 import { extractBaseModel } from './base-model';
-import { SchemaError, normalizeSchema } from '../schema';
+import { SchemaError, normalizeSchema } from '../schema/normalize';
 
 describe('whetstone-extract-base (zero-shot)', () => {
   const text = 'Tim Cook met Satya Nadella in Seattle on 12 March 2025. The meeting was great.';

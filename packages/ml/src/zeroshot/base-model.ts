@@ -1,9 +1,10 @@
-import { loadAfinn, loadGlove, type Embeddings } from '../assets';
+import { loadAfinn, loadGlove, type Embeddings } from '../assets/load';
 import type { ExtractionModel, ExtractionResult, ModelManifest, PredictOptions } from '../pipeline/types';
-import { normalizeSchema, type NormalizedSchema, type StructureField } from '../schema';
-import { tokenize } from '../text';
-import { zeroShotSpans, type ZeroShotSpan } from './index';
+import { normalizeSchema, type NormalizedSchema, type StructureField } from '../schema/normalize';
+import { tokenize } from '../text/tokenize';
+import { zeroShotSpans, type ZeroShotSpan } from './entities';
 
+/** The built-in extraction base model's id: zero-shot as is, and the base every extraction training job starts from. */
 export const EXTRACT_BASE_ID = 'whetstone-extract-base';
 
 const STOP = new Set(

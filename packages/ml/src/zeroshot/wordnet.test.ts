@@ -1,4 +1,4 @@
-import { zeroShotExtract, zeroShotSpans } from './index';
+import { zeroShotExtract, zeroShotSpans } from './entities';
 import { gazetteerSpans, labelSenses, wordnetGazetteer } from './wordnet';
 
 const texts = (spans: { text: string }[]) => spans.map((s) => s.text);

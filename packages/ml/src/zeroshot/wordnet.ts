@@ -1,5 +1,5 @@
-import { loadWordNet, type WordNetNouns } from '../assets';
-import { tokenize, type Token } from '../text';
+import { loadWordNet, type WordNetNouns } from '../assets/load';
+import { tokenize, type Token } from '../text/tokenize';
 
 /** One gazetteer phrase: how it was reached from the label's senses. */
 export interface GazetteerEntry {

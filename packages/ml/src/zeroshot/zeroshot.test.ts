@@ -1,4 +1,4 @@
-import { zeroShotExtract, zeroShotSpans } from './index';
+import { zeroShotExtract, zeroShotSpans } from './entities';
 
 describe('zero-shot entity extraction', () => {
   const text = 'Barack Obama met executives of Microsoft in Seattle on 3 May 2016 ; write to press@example.com .';

@@ -17,6 +17,7 @@ export interface LabelPRF extends PRF {
   support: number;
 }
 
+/** Micro-averaged scores with the per-label breakdown. */
 export interface Report extends PRF {
   perLabel: Record<string, LabelPRF>;
 }

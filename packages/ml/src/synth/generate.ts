@@ -1,4 +1,4 @@
-import { loadGlove, type Embeddings } from '../assets';
+import { loadGlove, type Embeddings } from '../assets/load';
 import { seededRandom } from '../classify/ngram-classifier';
 import type { Example } from '../data';
 

@@ -1,6 +1,6 @@
 import nlp from 'compromise';
-import { loadGlove, type Embeddings } from '../assets';
-import { tokenize, type Token } from '../text';
+import { loadGlove, type Embeddings } from '../assets/load';
+import { tokenize, type Token } from '../text/tokenize';
 import { gazetteerSpans } from './wordnet';
 
 /** How many of the most frequent GloVe words count as common (not a name) in the rare-run rule. */
@@ -14,6 +14,7 @@ export interface ExtractOptions {
   include_spans?: boolean;
 }
 
+/** An entity found without training, with its offsets and an honest confidence. */
 export interface ZeroShotSpan {
   text: string;
   label: string;

@@ -6,6 +6,7 @@ export interface SchemaIssue {
   message: string;
 }
 
+/** One field of a normalised structure: its value type, allowed choices (empty: free text) and description. */
 export interface StructureField {
   name: string;
   type: 'str' | 'list';
@@ -23,6 +24,7 @@ export interface NormalizedSchema {
   structures: { name: string; fields: StructureField[] }[];
 }
 
+/** An invalid extraction schema; `issues` names every bad field (the message joins them). */
 export class SchemaError extends Error {
   constructor(readonly issues: SchemaIssue[]) {
     super(issues.map((i) => `${i.field}: ${i.message}`).join('; '));

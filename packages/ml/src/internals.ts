@@ -1,0 +1,13 @@
+/**
+ * `@whetstone/ml/internals`: kernels, baselines and building blocks for the
+ * benchmarks. UNSTABLE: names and signatures change with the models, without
+ * notice. Services import `@whetstone/ml` only.
+ */
+/** Tensors, reverse-mode autograd, fused ORT kernels and AdamW. */
+export * as nn from './nn';
+export { loadGlove, type Embeddings } from './assets/load';
+export { NaiveBayes, NgramClassifier } from './classify/ngram-classifier';
+export { LinearTagger } from './extract/linear-tagger';
+export { classificationPRF, spanPRF, type Report } from './eval/metrics';
+export { validateJsonl, type ValidationReport } from './data';
+export { zeroShotSpans, type ZeroShotSpan } from './zeroshot/entities';

@@ -1,0 +1,218 @@
+import { loadGlove } from '../assets/load';
+import { ClassifierTrainer } from '../classify/ngram-classifier';
+import { EncoderTrainer, loadEncoderBase, type ClassTask } from '../encoder';
+import { BUCKETS, FULL_BUCKETS, buildBundle } from './bundle';
+import { evaluate } from './evaluate';
+import { prepare } from './rows';
+import { decodeState, encodeState } from './train-state';
+import type { Checkpoint, TrainRequest, TrainResult, TrainingType } from './types';
+
+/** Encoder defaults; `learning_rate` is AdamW's peak rate. The classifiers' AdaGrad step is 250× it. */
+export const ENCODER_DEFAULTS = { batchSize: 16, loraRank: 8, loraAlphaPerRank: 2 } as const;
+const CLASSIFIER_LR_SCALE = 250;
+
+/**
+ * Trains the extraction model: the entity encoder when the rows have
+ * entities, a classifier per classification task. Progress as it goes, a
+ * `weights/<step>` training state and a `sampler_weights/<step>` servable
+ * bundle after every epoch, cancellation within one batch.
+ */
+export async function trainModel(req: TrainRequest): Promise<TrainResult> {
+  const hp = req.hyperparameters;
+  const resumed = req.resumeFrom ? decodeState(req.resumeFrom) : null;
+  if (req.resumeFrom && !resumed) throw new Error('resumeFrom is not a training checkpoint (weights/<step>)');
+  const trainingType: TrainingType = resumed?.trainingType ?? req.trainingType;
+  const buckets = BUCKETS[trainingType];
+  const data = prepare(req.train);
+  if (!data.hasEntities && !data.tasks.length)
+    throw new Error('the training rows have neither entities nor classifications');
+  const glove = loadGlove();
+  const log = req.onLog ?? (() => undefined);
+
+  // A checkpoint from this job continues to nr_epochs; one from another job (base_model) trains nr_epochs more.
+  const continuing = Boolean(
+    resumed && resumed.hyperparameters.seed === hp.seed && resumed.hyperparameters.nrEpochs === hp.nrEpochs,
+  );
+  const startEpoch = continuing ? resumed!.epoch : 0;
+  const rank = hp.loraRank ?? ENCODER_DEFAULTS.loraRank;
+  const alpha = hp.loraAlpha ?? rank * ENCODER_DEFAULTS.loraAlphaPerRank;
+  const entityLabels = [
+    ...new Set([
+      ...(resumed?.encoder?.labels ?? []),
+      ...[...new Set(data.entities.flatMap((e) => (e.entities ?? []).map((s) => s.label)))].sort(),
+    ]),
+  ];
+  const relationLabels = [...new Set([...(resumed?.encoder?.relations ?? []), ...data.relationLabels])];
+  // Single-label tasks also train the encoder's pooled head (labels continue a checkpoint's, then new ones).
+  const classTasks: ClassTask[] = data.tasks
+    .filter((t) => !t.multiLabel)
+    .map((t) => {
+      const prior = resumed?.encoder?.tasks?.find((p) => p.task === t.task)?.labels ?? [];
+      return {
+        task: t.task,
+        labels: [...new Set([...prior, ...[...new Set(t.examples.flatMap((e) => e.labels))].sort()])],
+      };
+    });
+  const base = loadEncoderBase();
+  const priorEncoder = resumed?.encoder
+    ? continuing
+      ? resumed.encoder
+      : {
+          ...resumed.encoder,
+          epoch: 0,
+          step: 0,
+          adamT: 0,
+          tensors: Object.fromEntries(
+            Object.entries(resumed.encoder.tensors).map(([k, t]) => [
+              k,
+              { ...t, data: t.ema, m: new Float32Array(t.data.length), v: new Float32Array(t.data.length) },
+            ]),
+          ),
+        }
+    : undefined;
+  const encoder =
+    data.hasEntities || classTasks.length || resumed?.encoder
+      ? new EncoderTrainer(
+          data.encoderRows,
+          base.config,
+          glove,
+          base.weights,
+          {
+            mode: trainingType,
+            labels: entityLabels,
+            epochs: hp.nrEpochs,
+            learningRate: hp.learningRate,
+            batchSize: hp.batchSize ?? ENCODER_DEFAULTS.batchSize,
+            seed: hp.seed,
+            loraRank: rank,
+            loraAlpha: alpha,
+            relationLabels,
+            tasks: classTasks,
+          },
+          priorEncoder,
+        )
+      : null;
+  const classifiers = new Map<string, ClassifierTrainer>();
+  for (const t of data.tasks) {
+    const prior = resumed?.classifiers[t.task];
+    classifiers.set(
+      t.task,
+      new ClassifierTrainer(
+        t.examples,
+        {
+          seed: hp.seed,
+          bucketsLog2: buckets,
+          multiLabel: t.multiLabel,
+          learningRate: hp.learningRate * CLASSIFIER_LR_SCALE,
+        },
+        prior ? { ...prior, epoch: continuing ? prior.epoch : 0 } : undefined,
+      ),
+    );
+  }
+  const perEpoch = (encoder?.size ?? 0) + [...classifiers.values()].reduce((n, c) => n + c.size, 0);
+  const totalSteps = perEpoch * hp.nrEpochs;
+  const scale = 2 ** (FULL_BUCKETS - buckets);
+  const counts = encoder?.parameterCounts ?? { trained: 0, total: 0 };
+  const fullParams =
+    counts.total +
+    [...classifiers.values()].reduce(
+      (n, c) => n + c.hashedParameterCount * scale + c.parameterCount - c.hashedParameterCount,
+      0,
+    );
+  const trained = counts.trained + [...classifiers.values()].reduce((n, c) => n + c.parameterCount, 0);
+  const share = Number(((100 * trained) / Math.max(1, fullParams)).toFixed(1));
+  const what = [
+    entityLabels.length ? `entities (${entityLabels.join(', ')})` : '',
+    encoder && relationLabels.length ? `relations (${relationLabels.join(', ')})` : '',
+    classifiers.size
+      ? `${classifiers.size} classification task(s)${classTasks.length ? ` (n-gram branch, and the encoder's pooled head for ${classTasks.length} single-label)` : ''}`
+      : '',
+  ]
+    .filter(Boolean)
+    .join(' + ');
+  log(
+    'info',
+    `training ${trainingType}${trainingType === 'lora' ? ` (rank ${rank}, alpha ${alpha})` : ''} on ${perEpoch} examples per epoch for ${hp.nrEpochs} epochs: ${what}; ${trained.toLocaleString('en-US')} trained parameters (${share}% of full)`,
+  );
+  if (continuing) log('info', `resuming from epoch ${startEpoch}`);
+
+  const started = Date.now();
+  let step = startEpoch * perEpoch;
+  let lastReport = 0;
+  let loss = 0;
+  const report = (epoch: number, force = false) => {
+    const now = Date.now();
+    if (!force && now - lastReport < 500) return;
+    lastReport = now;
+    const elapsed = Math.max(1e-3, (now - started) / 1000);
+    const rate = (step - startEpoch * perEpoch) / elapsed;
+    req.onProgress?.({
+      step,
+      totalSteps,
+      epoch,
+      loss: Number(loss.toFixed(5)),
+      learningRate: Number((encoder?.learningRate() ?? hp.learningRate).toPrecision(4)),
+      examplesPerSecond: Math.round(rate),
+      etaSeconds: rate > 0 ? Math.round((totalSteps - step) / rate) : 0,
+    });
+  };
+
+  const snapshotClassifiers = () => Object.fromEntries([...classifiers].map(([k, c]) => [k, c.snapshot()]));
+  const liveClassifiers = () => new Map([...classifiers].map(([k, c]) => [k, c.model()]));
+  for (let epoch = startEpoch + 1; epoch <= hp.nrEpochs; epoch++) {
+    const losses: number[] = [];
+    const hooks = (base: number) => ({
+      ...(req.signal ? { signal: req.signal } : {}),
+      onExample: (done: number, running: number) => {
+        step = base + done;
+        // Before the epoch ends, progress shows the epoch's running loss.
+        loss = (losses.reduce((a, b) => a + b, 0) + running) / (losses.length + 1);
+        report(epoch);
+      },
+    });
+    try {
+      if (encoder) losses.push(await encoder.runEpochAsync(hooks(step)));
+      for (const c of classifiers.values()) losses.push(await c.runEpochAsync(hooks(step)));
+    } catch (err) {
+      if (req.signal?.aborted) throw new Error('training cancelled');
+      throw err;
+    }
+    if (req.signal?.aborted) throw new Error('training cancelled');
+    loss = losses.reduce((a, b) => a + b, 0) / Math.max(1, losses.length);
+    report(epoch, true);
+    log('info', `epoch ${epoch}/${hp.nrEpochs}: loss ${loss.toFixed(4)}`);
+    if (req.onCheckpoint) {
+      const state = encodeState({
+        baseModel: req.baseModel,
+        trainingType,
+        hyperparameters: hp,
+        epoch,
+        encoder: encoder
+          ? { ...encoder.snapshot(), labels: entityLabels, relations: relationLabels, tasks: classTasks }
+          : null,
+        classifiers: snapshotClassifiers(),
+      });
+      await req.onCheckpoint({ id: `weights/${step}`, type: 'training', step, bytes: state } satisfies Checkpoint);
+      const partial = buildBundle(req.baseModel, trainingType, hp, encoder?.model() ?? null, liveClassifiers(), null, {
+        structures: data.structures,
+      });
+      await req.onCheckpoint({ id: `sampler_weights/${step}`, type: 'sampler', step, bytes: partial.bytes });
+    }
+  }
+
+  const finalEncoder = encoder?.model() ?? null;
+  const finalClassifiers = liveClassifiers();
+  const metrics = {
+    ...evaluate({ encoder: finalEncoder?.merged() ?? null, classifiers: finalClassifiers }, req.heldout),
+    loss: Number(loss.toFixed(5)),
+  };
+  log(
+    'info',
+    `held-out: f1 ${metrics.f1} precision ${metrics.precision} recall ${metrics.recall} on ${req.heldout.length} rows`,
+  );
+  const { bytes, manifest } = buildBundle(req.baseModel, trainingType, hp, finalEncoder, finalClassifiers, metrics, {
+    trainedShare: share,
+    structures: data.structures,
+  });
+  return { bundle: bytes, manifest, metrics };
+}

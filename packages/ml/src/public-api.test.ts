@@ -1,0 +1,53 @@
+import * as ml from '@whetstone/ml';
+import * as internals from '@whetstone/ml/internals';
+
+// The package's entries, loaded by name as services and benchmarks load them. Growing the public entry is a decision
+// (it is a contract other services rely on), so its list is spelled out here.
+describe('the package entries', () => {
+  it('when a service imports @whetstone/ml, then it gets exactly the curated public API', () => {
+    expect(Object.keys(ml).sort()).toEqual(
+      [
+        'DECODER_BASE',
+        'EXTRACT_BASE_ID',
+        'JsonlValidator',
+        'SchemaError',
+        'conllToJsonl',
+        'csvToJsonl',
+        'decodeAdapterBundle',
+        'decodeUtf8',
+        'evaluateBundle',
+        'extractBaseModel',
+        'fnv1a',
+        'generateExamples',
+        'isHeldOutJson',
+        'loadDecoder',
+        'loadModel',
+        'normalizeSchema',
+        'readManifest',
+        'trainDecoderLora',
+        'trainModel',
+      ].sort(),
+    );
+  });
+
+  it('when a benchmark imports @whetstone/ml/internals, then it gets the kernels and baselines', () => {
+    expect(Object.keys(internals).sort()).toEqual(
+      [
+        'LinearTagger',
+        'NaiveBayes',
+        'NgramClassifier',
+        'classificationPRF',
+        'loadGlove',
+        'nn',
+        'spanPRF',
+        'validateJsonl',
+        'zeroShotSpans',
+      ].sort(),
+    );
+    expect(typeof internals.nn.tensor).toBe('function');
+  });
+
+  it('when code reaches past the entries into the source tree, then resolution refuses', () => {
+    expect(() => require('@whetstone/ml/src/pipeline')).toThrow(/not exported|Cannot find module/);
+  });
+});
