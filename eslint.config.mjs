@@ -7,15 +7,20 @@ const PROTO_INTERNALS = {
   group: ['@whetstone/proto/src/*', '@whetstone/proto/src/**'],
   message: 'import protos through @whetstone/proto/<domain>/v1',
 };
+// @whetstone/ml/internals is the unstable entry for benchmarks; everything else uses the curated @whetstone/ml.
+const ML_INTERNALS = {
+  group: ['@whetstone/ml/internals', '@whetstone/ml/src/*', '@whetstone/ml/src/**'],
+  message: 'use the public @whetstone/ml entry; @whetstone/ml/internals is for bench/ only',
+};
 
 // Layering inside a service: domain ← application ← transport/adapters ← main. (A later config replaces a rule, so
-// each layer repeats the proto-internals ban.)
+// each layer repeats the internals bans.)
 const layer = (files, forbidden, why) => ({
   files,
   rules: {
     'no-restricted-imports': [
       'error',
-      { patterns: [PROTO_INTERNALS, ...forbidden.map((group) => ({ group: [group], message: why }))] },
+      { patterns: [PROTO_INTERNALS, ML_INTERNALS, ...forbidden.map((group) => ({ group: [group], message: why }))] },
     ],
   },
 });
@@ -44,9 +49,13 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/no-require-imports': 'off',
-      'no-restricted-imports': ['error', { patterns: [PROTO_INTERNALS] }],
+      'no-restricted-imports': ['error', { patterns: [PROTO_INTERNALS, ML_INTERNALS] }],
       'no-restricted-properties': ['error', ...FOCUSED_TESTS],
     },
+  },
+  {
+    files: ['bench/**/*.ts', 'packages/ml/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [PROTO_INTERNALS] }] },
   },
   // Size: a newcomer reads a file in one sitting and a function on one screen. The ML kernels are exempt, and so are
   // tests' describe blocks (a suite is a list, not logic).
