@@ -1,14 +1,7 @@
 import { readFileSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { eventually, fixtureDataset } from '@whetstone/testing';
 import { signUpWithKey, startSystem, type RunningSystem } from './system';
-
-interface Job {
-  id: string;
-  status: string;
-  metrics?: { f1: number; precision: number; recall: number; per_label: Record<string, unknown> };
-}
+import { apiClient, fakeHub } from './training-helpers';
 
 /**
  * Issue 5's and issue 6's trained-model journeys, tried as a new user would
@@ -20,25 +13,10 @@ describe('training and serving trained models, end to end through pnpm start', (
   let system: RunningSystem;
   let base: string;
   let key: string;
-  const post = (p: string, body: unknown, k = key) =>
-    fetch(`${base}${p}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-key': k },
-      body: JSON.stringify(body),
-    });
-  const get = (p: string, k = key) => fetch(`${base}${p}`, { headers: { 'x-api-key': k } });
-  const del = (p: string, k = key) => fetch(`${base}${p}`, { method: 'DELETE', headers: { 'x-api-key': k } });
-  const job = async (id: string) => (await (await get(`/core/training-jobs/${id}`)).json()) as Job;
-  // Training a transformer on a shared 2-core machine: generous waits (they end as soon as the state is reached).
-  const until = (id: string, statuses: string[], timeoutMs = 180_000) =>
-    eventually(
-      async () => {
-        const j = await job(id);
-        return statuses.includes(j.status) ? j : null;
-      },
-      timeoutMs,
-      200,
-    );
+  const { post, get, del, job, until } = apiClient(
+    () => base,
+    () => key,
+  );
   const createJob = async (body: Record<string, unknown>) => {
     const res = await post('/core/training-jobs', {
       base_model: 'whetstone-extract-base',
@@ -55,20 +33,11 @@ describe('training and serving trained models, end to end through pnpm start', (
   const text = 'Zorblax Quint joined the Ravenholt Society in Brindlemoor last May.';
   const schema = { entities: ['person', 'organization', 'location', 'misc'] };
 
-  // A local Hugging Face-compatible hub: records what it receives.
-  const pushed: { path: string; auth: string | undefined; body: string }[] = [];
-  const hub = http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString()));
-    req.on('end', () => {
-      pushed.push({ path: req.url ?? '', auth: req.headers.authorization, body });
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ commitOid: 'c0ffee' }));
-    });
-  });
+  const hub = fakeHub();
+  const pushed = hub.pushed;
 
   beforeAll(async () => {
-    await new Promise<void>((r) => hub.listen(0, '127.0.0.1', () => r()));
-    const hubUrl = `http://127.0.0.1:${(hub.address() as AddressInfo).port}`;
+    const hubUrl = await hub.start();
     system = await startSystem({
       env: { TRAINER_LEASE_SECONDS: '5', HUB_BASE_URL: hubUrl, HUB_ALLOW_PRIVATE_NETWORKS: 'true' },
     });
@@ -95,7 +64,7 @@ describe('training and serving trained models, end to end through pnpm start', (
 
   afterAll(async () => {
     await system?.stop();
-    await new Promise<void>((r) => hub.close(() => r()));
+    await hub.close();
   }, 30_000);
 
   let first: string;
