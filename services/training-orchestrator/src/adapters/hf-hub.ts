@@ -1,6 +1,6 @@
 import { lookup } from 'node:dns/promises';
 import { AppError, Reasons, errors } from '@whetstone/errors';
-import type { ModelHub } from '../application/training';
+import type { ModelHub } from '../application/ports';
 import { isNonPublicAddress } from '../domain/hub';
 
 /**
