@@ -15,5 +15,5 @@ ALTER TABLE "jobs" ADD COLUMN     "manifest_key" TEXT;
 CREATE INDEX "evaluations_status_created_at_idx" ON "evaluations"("status", "created_at");
 
 
--- Evaluations used to run inside the orchestrator; one still running from before has no bundle location to lease.
-UPDATE "evaluations" SET "status" = 'failed', "error" = 'The evaluation was interrupted by an upgrade; start it again.' WHERE "status" = 'running';
+-- Evaluations used to run inside the orchestrator. One still running from before has no bundle location to lease.
+UPDATE "evaluations" SET "status" = 'failed', "error" = 'The evaluation was interrupted by an upgrade, start it again' WHERE "status" = 'running';
