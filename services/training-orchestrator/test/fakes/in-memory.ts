@@ -1,6 +1,7 @@
 /** In-memory fakes of the orchestrator's ports, for use-case tests. They honour the same contracts as Postgres. */
 import type { BlobStore } from '@whetstone/blobs';
 import { errors } from '@whetstone/errors';
+import { createLogger } from '@whetstone/telemetry';
 import type { UseCaseDeps } from '../../src/application/deps';
 import type {
   CheckpointRepository,
@@ -219,7 +220,7 @@ export const WIKIGOLD: DatasetSplit = {
   heldout_key: 'teams/t/wikigold/1/heldout.jsonl',
 };
 
-export const silentLogger = { info() {}, warn() {}, error() {}, debug() {} };
+export const silentLogger = createLogger({ service: 'training-orchestrator-test', level: 'silent' });
 
 /** Use-case deps on in-memory ports; returns the fakes for assertions. */
 export function inMemoryDeps(overrides: { hub?: ModelHub; billing?: SpendCheck } = {}) {
