@@ -76,7 +76,9 @@ async function main(): Promise<void> {
         nr_epochs: 1,
       })
     ).id as string;
-    const lease = (await orchestrator.leaseJob({ trainerId: 'bench', waitMs: 5_000 })).job!;
+    const leased = (await orchestrator.leaseWork({ trainerId: 'bench', waitMs: 5_000 })).work;
+    if (leased.case !== 'job') throw new Error('expected a training job to lease');
+    const lease = leased.value;
     const report = () =>
       orchestrator.reportProgress({
         jobId: lease.jobId,
@@ -100,6 +102,7 @@ async function main(): Promise<void> {
       jobId: lease.jobId,
       leaseToken: lease.leaseToken,
       reason: 'benchmark lease released',
+      code: 'BENCHMARK',
       retryable: false,
     });
     process.kill(trainer!, 'SIGCONT');

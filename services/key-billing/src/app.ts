@@ -1,11 +1,18 @@
 import type { ServiceRouter } from '@whetstone/rpc';
 import type { Logger } from '@whetstone/telemetry';
 import { KeyBillingAdminService, KeyBillingService } from '@whetstone/proto/keybilling/v1';
+import type { EventEnvelope } from '@whetstone/events';
 import type { UsageRecorded } from '@whetstone/proto/inference/v1';
+import type { TrainingUsageRecorded } from '@whetstone/proto/training/v1';
 import type { RecordUsageOutcome } from './application/billing';
 import { renewMonthly } from './application/admin';
 import type { UseCaseDeps } from './application/deps';
-import { handleUsageRecorded, handleUsageRecordedBatch } from './transport/events/usage-recorded.consumer';
+import {
+  handleTrainingUsageRecorded,
+  handleUsageEvents,
+  handleUsageRecorded,
+  handleUsageRecordedBatch,
+} from './transport/events/usage-recorded.consumer';
 import { keyBillingAdminHandler } from './transport/rpc/key-billing-admin.handler';
 import { keyBillingHandler } from './transport/rpc/key-billing.handler';
 
@@ -20,6 +27,9 @@ export interface KeyBillingApp {
   registerRoutes(router: ServiceRouter): void;
   onUsageRecorded(event: UsageRecorded): Promise<RecordUsageOutcome>;
   onUsageRecordedBatch(events: UsageRecorded[]): Promise<RecordUsageOutcome[]>;
+  onTrainingUsageRecorded(event: TrainingUsageRecorded): Promise<RecordUsageOutcome>;
+  /** Whatever the usage topic delivered (UsageRecorded and TrainingUsageRecorded), debited in one transaction. */
+  onUsageEvents(events: EventEnvelope[]): Promise<RecordUsageOutcome[]>;
   /** Renew paid plans for the current billing month; idempotent, so every replica may run it. */
   renewMonthly(now?: Date): Promise<{ billingMonth: string; renewed: number; alreadyRenewed: number }>;
 }
@@ -32,6 +42,8 @@ export function buildApp(deps: AppDeps): KeyBillingApp {
     },
     onUsageRecorded: (event) => handleUsageRecorded(deps, event),
     onUsageRecordedBatch: (events) => handleUsageRecordedBatch(deps, events),
+    onTrainingUsageRecorded: (event) => handleTrainingUsageRecorded(deps, event),
+    onUsageEvents: (events) => handleUsageEvents(deps, events),
     renewMonthly: (now) => renewMonthly(deps, now ? { now } : {}),
   };
 }

@@ -1,7 +1,5 @@
 /** Composition root: config → adapters → buildApp → listen; drains on SIGTERM. */
-import { fromBinary } from '@bufbuild/protobuf';
 import { startServiceEvents } from '@whetstone/events';
-import { UsageRecordedSchema } from '@whetstone/proto/inference/v1';
 import { MICRO_PER_CREDIT } from '@whetstone/catalog';
 import { createRpcServer } from '@whetstone/rpc';
 import {
@@ -43,14 +41,10 @@ async function main(): Promise<void> {
     topics: [USAGE_TOPIC],
     logger,
     handler: async (event) => {
-      await app.onUsageRecorded(fromBinary(UsageRecordedSchema, event.payload));
+      await app.onUsageEvents([event]);
     },
     handleBatch: async (events) => {
-      await app.onUsageRecordedBatch(
-        events
-          .filter((e) => e.type === UsageRecordedSchema.typeName)
-          .map((e) => fromBinary(UsageRecordedSchema, e.payload)),
-      );
+      await app.onUsageEvents(events);
     },
   });
 

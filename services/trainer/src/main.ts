@@ -1,33 +1,45 @@
-/** Composition root: config → orchestrator client and blob store → worker loop; stops on SIGTERM. */
+/** Composition root: config → orchestrator client, object storage and the ML engine → work loop; stops on SIGTERM. */
 import os from 'node:os';
 import { blobStoreFromEnv } from '@whetstone/blobs';
 import { TrainerService } from '@whetstone/proto/training/v1';
 import { createRpcClient } from '@whetstone/rpc';
 import { createLogger, createServiceMetrics, initTelemetry, runMain, startMetricsServer } from '@whetstone/telemetry';
-import { Worker } from './transport/worker';
+import { blobArtifacts } from './adapters/blob-artifacts';
+import { mlEngine } from './adapters/ml-engine';
+import { orchestratorOverRpc } from './adapters/orchestrator.client';
+import { buildApp } from './app';
 import { loadTrainerConfig } from './config';
+
+/** How long SIGTERM waits for the current work to abort before exiting. */
+const STOP_GRACE_MS = 2_000;
 
 async function main(): Promise<void> {
   const telemetry = initTelemetry({ service: 'trainer' });
   const config = loadTrainerConfig();
   const logger = createLogger({ service: 'trainer', level: config.LOG_LEVEL });
   const trainerId = config.TRAINER_ID ?? `${os.hostname()}-${process.pid}`;
-  const orchestrator = createRpcClient(TrainerService, {
+  const client = createRpcClient(TrainerService, {
     addr: config.TRAINING_ORCHESTRATOR_ADDR,
     caller: 'trainer',
     logger,
     timeoutMs: 30_000,
   });
-  const worker = new Worker({ orchestrator, blobs: blobStoreFromEnv(config), logger, trainerId });
+  const app = buildApp({
+    orchestrator: orchestratorOverRpc(client),
+    artifacts: blobArtifacts(blobStoreFromEnv(config)),
+    engine: mlEngine,
+    logger,
+    trainerId,
+  });
   const metrics = createServiceMetrics('trainer');
   const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
-  logger.info({ trainerId, metricsPort: metricsServer.port }, 'trainer waiting for jobs');
-  const running = worker.run();
+  logger.info({ trainerId, metricsPort: metricsServer.port }, 'trainer waiting for work');
+  const running = app.run();
 
   const stop = async (signal: string) => {
     logger.info({ signal }, 'stopping');
-    worker.stop();
-    await Promise.race([running, new Promise((r) => setTimeout(r, 2_000))]);
+    app.stop();
+    await Promise.race([running, new Promise((r) => setTimeout(r, STOP_GRACE_MS))]);
     await metricsServer.close();
     await telemetry.shutdown().catch(() => undefined);
     process.exit(0);

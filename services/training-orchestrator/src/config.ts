@@ -11,17 +11,16 @@ const schema = z.object({
   DATABASE_URL: env.url(),
   KEY_BILLING_ADDR: env.addr().default('127.0.0.1:50051'),
   DATASET_ADDR: env.addr().default('127.0.0.1:50052'),
-  /** A trainer that has not renewed its lease for this long is presumed dead; its job is retried. */
   /** A Hugging Face-compatible hub for push-to-hub, e.g. the Hugging Face hub's base URL or a self-hosted one; pushing is off when unset. */
   HUB_BASE_URL: z.string().url().optional(),
   /** Allow the hub to resolve to private, loopback or link-local addresses (a self-hosted hub inside the network). */
   HUB_ALLOW_PRIVATE_NETWORKS: env.bool(false),
+  /** A trainer that has not renewed its lease for this long is presumed dead; its work is retried. */
   TRAINER_LEASE_SECONDS: z.coerce.number().int().min(2).max(600).default(30),
 });
 
 export type OrchestratorConfig = z.infer<typeof schema>;
 
 export function loadOrchestratorConfig(source: NodeJS.ProcessEnv = process.env): OrchestratorConfig {
-  const config = loadConfig(schema, source);
-  return config;
+  return loadConfig(schema, source);
 }

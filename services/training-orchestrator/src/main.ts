@@ -1,9 +1,8 @@
-/** Composition root: config → adapters → use cases → gRPC servers, lease sweeper and event consumers; drains on SIGTERM. */
+/** Composition root: config → adapters → buildApp → gRPC server, lease sweeper and event consumer; drains on SIGTERM. */
 import { blobStoreFromEnv } from '@whetstone/blobs';
 import { startServiceEvents } from '@whetstone/events';
 import { DatasetService } from '@whetstone/proto/dataset/v1';
 import { KeyBillingService } from '@whetstone/proto/keybilling/v1';
-import { TrainerService, TrainingService } from '@whetstone/proto/training/v1';
 import { createRpcClient, createRpcServer } from '@whetstone/rpc';
 import {
   createLogger,
@@ -13,36 +12,42 @@ import {
   runMain,
   startMetricsServer,
 } from '@whetstone/telemetry';
-import { billingOverRpc, datasetsOverRpc } from './adapters/collaborators';
+import { datasetsOverRpc, spendCheckOverRpc } from './adapters/collaborators';
 import { hfHub } from './adapters/hf-hub';
+import { inProcessWorkSignal } from './adapters/in-process-work-signal';
 import { createPrismaClient } from './adapters/prisma-client';
-import { prismaJobStore } from './adapters/prisma-store';
-import { Training } from './application/training';
+import { PrismaCheckpointRepository } from './adapters/prisma-checkpoints.repository';
+import { PrismaEvaluationRepository } from './adapters/prisma-evaluations.repository';
+import { PrismaJobLogRepository } from './adapters/prisma-job-logs.repository';
+import { PrismaJobRepository } from './adapters/prisma-jobs.repository';
+import { systemClock } from './adapters/system-clock';
+import { buildApp } from './app';
 import { loadOrchestratorConfig } from './config';
-import { DEPLOYMENTS_CONSUMER, DEPLOYMENTS_TOPIC, deploymentsConsumer } from './transport/events/deployments.consumer';
-import { trainerHandler, trainingHandler } from './transport/rpc/handlers';
+import { DEPLOYMENTS_CONSUMER, DEPLOYMENTS_TOPIC } from './transport/events/deployments.consumer';
 
 async function main(): Promise<void> {
   const telemetry = initTelemetry({ service: 'training-orchestrator' });
   const config = loadOrchestratorConfig();
   const logger = createLogger({ service: 'training-orchestrator', level: config.LOG_LEVEL });
   const prisma = createPrismaClient(config.DATABASE_URL);
+  const client = <S extends Parameters<typeof createRpcClient>[0]>(service: S, addr: string) =>
+    createRpcClient(service, { addr, caller: 'training-orchestrator', logger });
   const leaseMs = config.TRAINER_LEASE_SECONDS * 1000;
-  const training = new Training({
-    store: prismaJobStore(prisma),
-    datasets: datasetsOverRpc(
-      createRpcClient(DatasetService, { addr: config.DATASET_ADDR, caller: 'training-orchestrator', logger }),
-    ),
+  const app = buildApp({
+    jobs: new PrismaJobRepository(prisma),
+    logs: new PrismaJobLogRepository(prisma),
+    checkpoints: new PrismaCheckpointRepository(prisma),
+    evaluations: new PrismaEvaluationRepository(prisma),
+    datasets: datasetsOverRpc(client(DatasetService, config.DATASET_ADDR)),
+    billing: spendCheckOverRpc(client(KeyBillingService, config.KEY_BILLING_ADDR)),
     blobs: blobStoreFromEnv(config),
-    billing: billingOverRpc(
-      createRpcClient(KeyBillingService, { addr: config.KEY_BILLING_ADDR, caller: 'training-orchestrator', logger }),
-      prisma,
-    ),
+    clock: systemClock,
+    work: inProcessWorkSignal(),
     logger,
     leaseMs,
-    ...(config.HUB_BASE_URL
-      ? { hub: hfHub({ baseUrl: config.HUB_BASE_URL, allowPrivateNetworks: config.HUB_ALLOW_PRIVATE_NETWORKS }) }
-      : {}),
+    hub: config.HUB_BASE_URL
+      ? hfHub({ baseUrl: config.HUB_BASE_URL, allowPrivateNetworks: config.HUB_ALLOW_PRIVATE_NETWORKS })
+      : undefined,
   });
 
   const events = startServiceEvents(config, { clientId: 'training-orchestrator', defaultSchema: 'training', logger });
@@ -50,12 +55,12 @@ async function main(): Promise<void> {
     group: DEPLOYMENTS_CONSUMER,
     topics: [DEPLOYMENTS_TOPIC],
     logger,
-    handler: deploymentsConsumer(training),
+    handler: (event) => app.onDeploymentEvent(event),
   });
 
   // Never stuck in running: expired leases go back to the queue (resuming from the last checkpoint) or fail.
   const sweep = setInterval(
-    () => void training.sweep().catch((err: unknown) => logger.warn({ err }, 'lease sweep failed')),
+    () => void app.sweepLeases().catch((err: unknown) => logger.warn({ err }, 'lease sweep failed')),
     Math.min(5_000, leaseMs / 2),
   );
   sweep.unref();
@@ -67,10 +72,7 @@ async function main(): Promise<void> {
     logger,
     metrics: metrics.registry,
     onCall: metrics.onCall,
-    register: (r) => {
-      r.service(TrainingService, trainingHandler(training));
-      r.service(TrainerService, trainerHandler(training, leaseMs));
-    },
+    register: (router) => app.registerRoutes(router),
   });
   const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
   logger.info(

@@ -1,7 +1,11 @@
 import { timestampDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import type { Client } from '@connectrpc/connect';
 import {
+  CheckpointType,
+  EvaluationStatus,
+  JobStatus,
   TrainingService,
+  TrainingType,
   type Checkpoint,
   type Evaluation,
   type Job,
@@ -9,19 +13,42 @@ import {
 } from '@whetstone/proto/training/v1';
 import type { CheckpointView, EvaluationView, JobView, LogView, Principal, TrainingPort } from '../application/ports';
 
+// The public API's strings for the training enums (the HTTP JSON keeps its words; the contract carries enums).
+const JOB_STATUS: Record<string, JobStatus> = {
+  requested: JobStatus.REQUESTED,
+  running: JobStatus.RUNNING,
+  complete: JobStatus.COMPLETE,
+  failed: JobStatus.FAILED,
+  deployed: JobStatus.DEPLOYED,
+  cancelled: JobStatus.CANCELLED,
+};
+const TRAINING_TYPE: Record<string, TrainingType> = { lora: TrainingType.LORA, full: TrainingType.FULL };
+const CHECKPOINT_TYPE: Record<string, CheckpointType> = {
+  training: CheckpointType.TRAINING,
+  sampler: CheckpointType.SAMPLER,
+};
+const EVALUATION_STATUS: Record<string, EvaluationStatus> = {
+  running: EvaluationStatus.RUNNING,
+  complete: EvaluationStatus.COMPLETE,
+  failed: EvaluationStatus.FAILED,
+};
+const nameOf = <V extends number>(table: Record<string, V>, value: V | undefined): string =>
+  Object.keys(table).find((k) => table[k] === value) ?? '';
+const jobStatusName = (s: JobStatus | undefined) => nameOf(JOB_STATUS, s);
+
 const iso = (ts: Timestamp | undefined): string | null => (ts ? timestampDate(ts).toISOString() : null);
 const caller = (p: Principal) => ({ teamId: p.teamId, keyId: p.keyId, userId: p.userId });
 const num = (v: unknown): number | null => (typeof v === 'number' ? v : null);
 
 export function jobView(j: Job | undefined): JobView {
-  const status = j?.status ?? '';
+  const status = jobStatusName(j?.status);
   return {
     id: j?.id ?? '',
     status,
     base_model: j?.baseModel ?? '',
     datasets: (j?.datasets ?? []).map((d) => ({ name: d.name, version_number: d.versionNumber, size: d.size })),
     model_name: j?.modelName ?? '',
-    training_type: j?.trainingType ?? '',
+    training_type: nameOf(TRAINING_TYPE, j?.trainingType),
     nr_epochs: j?.nrEpochs ?? 0,
     learning_rate: j?.learningRate ?? 0,
     project_id: j?.projectId || null,
@@ -51,7 +78,7 @@ const logView = (l: LogEntry): LogView => ({
 const checkpointView = (jobId: string, c: Checkpoint): CheckpointView => ({
   checkpoint_id: c.checkpointId,
   checkpoint_uuid: c.uuid,
-  checkpoint_type: c.checkpointType,
+  checkpoint_type: nameOf(CHECKPOINT_TYPE, c.checkpointType),
   time: iso(c.time),
   tinker_path: `whetstone://${jobId}/${c.checkpointId}`,
   size_bytes: Number(c.sizeBytes),
@@ -67,7 +94,7 @@ const evaluationView = (e: Evaluation | undefined): EvaluationView => {
     id: e?.id ?? '',
     training_job_id: e?.jobId ?? '',
     dataset_name: e?.datasetName ?? '',
-    status: e?.status ?? '',
+    status: nameOf(EVALUATION_STATUS, e?.status),
     f1: num(m.f1),
     precision: num(m.precision),
     recall: num(m.recall),
@@ -83,10 +110,12 @@ export function trainingOverRpc(client: Client<typeof TrainingService>, ready: (
   return {
     ready,
     async create(p, input) {
-      return jobView((await client.createJob({ caller: caller(p), ...input })).job);
+      const trainingType = TRAINING_TYPE[input.trainingType] ?? TrainingType.UNSPECIFIED;
+      return jobView((await client.createJob({ caller: caller(p), ...input, trainingType })).job);
     },
     async list(p, filter) {
-      const res = await client.listJobs({ caller: caller(p), ...filter });
+      const status = JOB_STATUS[filter.status] ?? JobStatus.UNSPECIFIED;
+      const res = await client.listJobs({ caller: caller(p), ...filter, status });
       return { jobs: res.jobs.map(jobView), total: res.total };
     },
     async get(p, id) {
@@ -106,7 +135,7 @@ export function trainingOverRpc(client: Client<typeof TrainingService>, ready: (
         { caller: caller(p), jobId: id },
         { signal, timeoutMs: 6 * 3600 * 1000 },
       )) {
-        yield { logs: chunk.logs.map(logView), status: chunk.status };
+        yield { logs: chunk.logs.map(logView), status: jobStatusName(chunk.status) };
       }
     },
     async checkpoints(p, id) {

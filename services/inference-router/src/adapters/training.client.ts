@@ -1,13 +1,23 @@
 import { timestampDate } from '@bufbuild/protobuf/wkt';
 import type { Client } from '@connectrpc/connect';
 import { AppError } from '@whetstone/errors';
-import { TrainingService, type Job } from '@whetstone/proto/training/v1';
+import { JobStatus as PbJobStatus, TrainingService, type Job } from '@whetstone/proto/training/v1';
 import type { JobStatus, TrainedModel, TrainedModels } from '../application/ports';
+
+const STATUS: Partial<Record<PbJobStatus, JobStatus>> = {
+  [PbJobStatus.REQUESTED]: 'requested',
+  [PbJobStatus.RUNNING]: 'running',
+  [PbJobStatus.COMPLETE]: 'complete',
+  [PbJobStatus.FAILED]: 'failed',
+  [PbJobStatus.DEPLOYED]: 'deployed',
+  [PbJobStatus.CANCELLED]: 'cancelled',
+};
 
 const toModel = (j: Job): TrainedModel => ({
   jobId: j.id,
   teamId: '',
-  status: j.status as JobStatus,
+  // UNSPECIFIED is never sent by the orchestrator; a job in it is not servable.
+  status: STATUS[j.status] ?? 'failed',
   baseModel: j.rootBaseModel || j.baseModel,
   modelName: j.modelName,
   bundle: j.artifactKey ? { bucket: j.artifactBucket, key: j.artifactKey } : null,

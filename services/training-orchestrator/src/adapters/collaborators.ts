@@ -1,12 +1,7 @@
-import { create } from '@bufbuild/protobuf';
-import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import type { Client } from '@connectrpc/connect';
-import { encodeEvent, Topics } from '@whetstone/events';
-import { DatasetService } from '@whetstone/proto/dataset/v1';
-import { UsageRecordedSchema } from '@whetstone/proto/inference/v1';
-import { KeyBillingService } from '@whetstone/proto/keybilling/v1';
-import type { Billing, DatasetResolver } from '../application/training';
-import type { PrismaClient } from '../generated/prisma/client';
+import type { DatasetService } from '@whetstone/proto/dataset/v1';
+import type { KeyBillingService } from '@whetstone/proto/keybilling/v1';
+import type { DatasetResolver, SpendCheck } from '../application/ports';
 
 /** Datasets over gRPC: the newest ready version's split locations. */
 export function datasetsOverRpc(client: Client<typeof DatasetService>): DatasetResolver {
@@ -25,37 +20,11 @@ export function datasetsOverRpc(client: Client<typeof DatasetService>): DatasetR
   };
 }
 
-/** Spendability from key-billing; usage as UsageRecorded through this service's outbox (usage id = job id). */
-export function billingOverRpc(client: Client<typeof KeyBillingService>, prisma: PrismaClient): Billing {
+/** Spendability from key-billing (usage itself travels as TrainingUsageRecorded through the outbox). */
+export function spendCheckOverRpc(client: Client<typeof KeyBillingService>): SpendCheck {
   return {
     async checkSpendable(teamId, cost) {
       await client.checkSpendable({ teamId, estimatedCostMicroCredits: cost, directModel: false });
-    },
-    async recordTrainingUsage(job, cost, exampleEpochs) {
-      const row = encodeEvent(
-        Topics.billingUsage,
-        UsageRecordedSchema,
-        create(UsageRecordedSchema, {
-          usageId: `training:${job.id}`,
-          teamId: job.teamId,
-          keyId: job.keyId,
-          model: job.rootBaseModel,
-          inputTokens: BigInt(exampleEpochs),
-          outputTokens: 0n,
-          costMicroCredits: cost,
-          occurredAt: timestampFromDate(new Date()),
-        }),
-        job.teamId,
-      );
-      await prisma.outboxEvent.create({
-        data: {
-          topic: row.topic,
-          key: row.key,
-          type: row.type,
-          payload: Buffer.from(row.payload),
-          headers: row.headers,
-        },
-      });
     },
   };
 }

@@ -1,7 +1,21 @@
 import { lookup } from 'node:dns/promises';
 import { AppError, Reasons, errors } from '@whetstone/errors';
-import type { ModelHub } from '../application/training';
+import type { ModelHub } from '../application/ports';
 import { isNonPublicAddress } from '../domain/hub';
+
+/** One commit in the hub's NDJSON form: a header line, then one base64 line per file. */
+function commitBody(files: { path: string; bytes: Uint8Array }[], message: string): string {
+  const lines = [
+    JSON.stringify({ key: 'header', value: { summary: message, description: '' } }),
+    ...files.map((f) =>
+      JSON.stringify({
+        key: 'file',
+        value: { path: f.path, encoding: 'base64', content: Buffer.from(f.bytes).toString('base64') },
+      }),
+    ),
+  ];
+  return `${lines.join('\n')}\n`;
+}
 
 /**
  * A Hugging Face-compatible hub over its HTTP API: create the model repo (an
@@ -33,11 +47,11 @@ export function hfHub(options: { baseUrl: string; allowPrivateNetworks: boolean;
       redirect: 'manual',
       signal: AbortSignal.timeout(options.timeoutMs ?? 60_000),
       headers: { ...(rest.headers as Record<string, string>), authorization: `Bearer ${token}` },
-    }).catch((err: unknown) => {
-      throw errors.unavailable(
-        Reasons.DEPENDENCY_UNAVAILABLE,
-        `The model hub could not be reached: ${err instanceof Error ? err.message : String(err)}`,
-      );
+    }).catch((cause: unknown) => {
+      // The fetch error's text (addresses, resolver details) stays in the cause, out of the public message.
+      throw new AppError('Unavailable', Reasons.DEPENDENCY_UNAVAILABLE, 'The model hub could not be reached.', {
+        cause,
+      });
     });
     if (res.status >= 300 && res.status < 400)
       throw new AppError(
@@ -68,20 +82,11 @@ export function hfHub(options: { baseUrl: string; allowPrivateNetworks: boolean;
           Reasons.DEPENDENCY_UNAVAILABLE,
           `The model hub could not create ${repoId} (${created.status}).`,
         );
-      const lines = [
-        JSON.stringify({ key: 'header', value: { summary: message, description: '' } }),
-        ...files.map((f) =>
-          JSON.stringify({
-            key: 'file',
-            value: { path: f.path, encoding: 'base64', content: Buffer.from(f.bytes).toString('base64') },
-          }),
-        ),
-      ];
       const commit = await call(`/api/models/${repoId}/commit/main`, {
         method: 'POST',
         token,
         headers: { 'content-type': 'application/x-ndjson' },
-        body: `${lines.join('\n')}\n`,
+        body: commitBody(files, message),
       });
       if (!commit.ok)
         throw errors.unavailable(

@@ -1,28 +1,120 @@
-/** Training-job domain: states, bounds, pricing, lease rules. */
+/** Training-job domain: the job and its parts, bounds, pricing and lease constants. */
 import { BUILTIN_MODELS, TRAINING_PRICE_PER_EXAMPLE_EPOCH, type CatalogEntry } from '@whetstone/catalog';
+import type { JobStatus } from './job-status';
 
-export type JobStatus = 'requested' | 'running' | 'complete' | 'failed' | 'deployed' | 'cancelled';
-export const ACTIVE: JobStatus[] = ['requested', 'running'];
-export const TERMINAL: JobStatus[] = ['complete', 'failed', 'deployed', 'cancelled'];
+export type TrainingType = 'lora' | 'full';
+export type CheckpointType = 'training' | 'sampler';
+
+/** A dataset a job trains on, resolved to a ready version and its split locations at creation. */
+export interface DatasetSplit {
+  name: string;
+  version_number: number;
+  size: number;
+  bucket: string;
+  train_key: string;
+  heldout_key: string;
+}
+
+export interface Job {
+  id: string;
+  teamId: string;
+  userId: string;
+  keyId: string;
+  /** What the team asked for: a built-in model id, or the job or checkpoint it continues from. */
+  baseModel: string;
+  rootBaseModel: string;
+  modelName: string;
+  trainingType: TrainingType;
+  nrEpochs: number;
+  learningRate: number;
+  seed: number;
+  projectId: string | null;
+  datasets: DatasetSplit[];
+  status: JobStatus;
+  metrics: Record<string, unknown> | null;
+  progress: Record<string, unknown> | null;
+  failureReason: string | null;
+  attempts: number;
+  resumeKey: string | null;
+  artifactKey: string | null;
+  artifactSize: number | null;
+  /** The bundle's manifest as JSON, written by the trainer next to the bundle. */
+  manifestKey: string | null;
+  costMicroCredits: bigint;
+  leaseToken: string | null;
+  createdAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+}
+
+export interface Checkpoint {
+  id: string;
+  jobId: string;
+  /** weights/<step> or sampler_weights/<step>. */
+  checkpointId: string;
+  type: CheckpointType;
+  step: number;
+  key: string;
+  sizeBytes: number;
+  createdAt: Date;
+}
+
+export interface LogEntry {
+  id: string;
+  jobId: string;
+  timestamp: Date;
+  level: string;
+  message: string;
+  source: string;
+}
+
+export type LogLevel = 'info' | 'warn' | 'error';
+export interface LogLine {
+  level: LogLevel;
+  message: string;
+}
 
 export const ARTIFACTS_BUCKET = 'artifacts';
-/** A lease not renewed for this long is taken back and the job retried. */
+/** A lease not renewed for this long is taken back and the work retried. */
 export const LEASE_MS = 30_000;
-/** Attempts before a job whose trainers keep dying is failed. */
+/** Attempts before a job (or evaluation) whose trainers keep failing is failed. */
 export const MAX_ATTEMPTS = 3;
+/** Longest log line kept. */
+export const MAX_LOG_LINE = 4_000;
 
 export function trainableBase(id: string): CatalogEntry | undefined {
   return BUILTIN_MODELS.find((m) => m.id === id && m.supportsTraining);
+}
+
+/** Decoders report held-out loss in their metrics; evaluations score extraction models only. */
+export function isDecoderBase(id: string): boolean {
+  return BUILTIN_MODELS.some((m) => m.id === id && m.task === 'decoder');
 }
 
 export function trainingCost(exampleEpochs: number): bigint {
   return BigInt(Math.max(0, Math.round(exampleEpochs))) * TRAINING_PRICE_PER_EXAMPLE_EPOCH;
 }
 
+/** Every key a job writes starts with this. */
 export function artifactPrefix(jobId: string): string {
   return `jobs/${jobId}/`;
 }
 
 export function defaultModelName(baseModel: string, now: Date): string {
   return `${baseModel.replace(/^whetstone-/, '')}-${now.toISOString().slice(0, 19).replace(/[-:T]/g, '')}`;
+}
+
+/** A level a trainer sent, reduced to the three we store. */
+export function logLevelOf(level: string): LogLevel {
+  return level === 'warn' || level === 'error' ? level : 'info';
+}
+
+/** Whether a job's final model exists (complete, or complete and then deployed). */
+export function hasModel(job: Pick<Job, 'status' | 'artifactKey'>): job is Job & { artifactKey: string } {
+  return (job.status === 'complete' || job.status === 'deployed') && Boolean(job.artifactKey);
+}
+
+/** The newest checkpoint a job can resume from (checkpoints come highest step first). */
+export function lastTrainingCheckpoint(checkpoints: Checkpoint[]): Checkpoint | undefined {
+  return checkpoints.find((c) => c.type === 'training');
 }

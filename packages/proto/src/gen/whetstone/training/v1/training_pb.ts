@@ -2,75 +2,44 @@
 // @generated from file whetstone/training/v1/training.proto (package whetstone.training.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { Caller } from "../../common/v1/caller_pb";
+import { file_whetstone_common_v1_caller } from "../../common/v1/caller_pb";
+import type { JobStatus } from "./job_status_pb";
+import { file_whetstone_training_v1_job_status } from "./job_status_pb";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file whetstone/training/v1/training.proto.
  */
 export const file_whetstone_training_v1_training: GenFile = /*@__PURE__*/
-  fileDesc("CiR3aGV0c3RvbmUvdHJhaW5pbmcvdjEvdHJhaW5pbmcucHJvdG8SFXdoZXRzdG9uZS50cmFpbmluZy52MSI6CgZDYWxsZXISDwoHdGVhbV9pZBgBIAEoCRIOCgZrZXlfaWQYAiABKAkSDwoHdXNlcl9pZBgDIAEoCSJACgpEYXRhc2V0UmVmEgwKBG5hbWUYASABKAkSFgoOdmVyc2lvbl9udW1iZXIYAiABKAUSDAoEc2l6ZRgDIAEoBSLeBAoDSm9iEgoKAmlkGAEgASgJEg4KBnN0YXR1cxgCIAEoCRISCgpiYXNlX21vZGVsGAMgASgJEhcKD3Jvb3RfYmFzZV9tb2RlbBgEIAEoCRIzCghkYXRhc2V0cxgFIAMoCzIhLndoZXRzdG9uZS50cmFpbmluZy52MS5EYXRhc2V0UmVmEhIKCm1vZGVsX25hbWUYBiABKAkSFQoNdHJhaW5pbmdfdHlwZRgHIAEoCRIRCglucl9lcG9jaHMYCCABKAUSFQoNbGVhcm5pbmdfcmF0ZRgJIAEoARISCgpwcm9qZWN0X2lkGAogASgJEigKB21ldHJpY3MYCyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EikKCHByb2dyZXNzGAwgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIWCg5mYWlsdXJlX3JlYXNvbhgNIAEoCRIQCghhdHRlbXB0cxgOIAEoBRIXCg9hcnRpZmFjdF9idWNrZXQYDyABKAkSFAoMYXJ0aWZhY3Rfa2V5GBAgASgJEhUKDWFydGlmYWN0X3NpemUYESABKAMSLgoKY3JlYXRlZF9hdBgSIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKc3RhcnRlZF9hdBgTIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLZmluaXNoZWRfYXQYFCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhoKEmNvc3RfbWljcm9fY3JlZGl0cxgVIAEoAyLQAQoQQ3JlYXRlSm9iUmVxdWVzdBItCgZjYWxsZXIYASABKAsyHS53aGV0c3RvbmUudHJhaW5pbmcudjEuQ2FsbGVyEhIKCmJhc2VfbW9kZWwYAiABKAkSEAoIZGF0YXNldHMYAyADKAkSEgoKbW9kZWxfbmFtZRgEIAEoCRIVCg10cmFpbmluZ190eXBlGAUgASgJEhEKCW5yX2Vwb2NocxgGIAEoBRIVCg1sZWFybmluZ19yYXRlGAcgASgBEhIKCnByb2plY3RfaWQYCCABKAkiPAoRQ3JlYXRlSm9iUmVzcG9uc2USJwoDam9iGAEgASgLMhoud2hldHN0b25lLnRyYWluaW5nLnYxLkpvYiKDAQoPTGlzdEpvYnNSZXF1ZXN0Ei0KBmNhbGxlchgBIAEoCzIdLndoZXRzdG9uZS50cmFpbmluZy52MS5DYWxsZXISDgoGc3RhdHVzGAIgASgJEhIKCnByb2plY3RfaWQYAyABKAkSDQoFbGltaXQYBCABKAUSDgoGb2Zmc2V0GAUgASgFIksKEExpc3RKb2JzUmVzcG9uc2USKAoEam9icxgBIAMoCzIaLndoZXRzdG9uZS50cmFpbmluZy52MS5Kb2ISDQoFdG90YWwYAiABKAUiTgoNR2V0Sm9iUmVxdWVzdBItCgZjYWxsZXIYASABKAsyHS53aGV0c3RvbmUudHJhaW5pbmcudjEuQ2FsbGVyEg4KBmpvYl9pZBgCIAEoCSI5Cg5HZXRKb2JSZXNwb25zZRInCgNqb2IYASABKAsyGi53aGV0c3RvbmUudHJhaW5pbmcudjEuSm9iIk8KDlN0b3BKb2JSZXF1ZXN0Ei0KBmNhbGxlchgBIAEoCzIdLndoZXRzdG9uZS50cmFpbmluZy52MS5DYWxsZXISDgoGam9iX2lkGAIgASgJIjoKD1N0b3BKb2JSZXNwb25zZRInCgNqb2IYASABKAsyGi53aGV0c3RvbmUudHJhaW5pbmcudjEuSm9iIlEKEERlbGV0ZUpvYlJlcXVlc3QSLQoGY2FsbGVyGAEgASgLMh0ud2hldHN0b25lLnRyYWluaW5nLnYxLkNhbGxlchIOCgZqb2JfaWQYAiABKAkiEwoRRGVsZXRlSm9iUmVzcG9uc2UihQEKCExvZ0VudHJ5EgoKAmlkGAEgASgJEg4KBmpvYl9pZBgCIAEoCRItCgl0aW1lc3RhbXAYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg0KBWxldmVsGAQgASgJEg8KB21lc3NhZ2UYBSABKAkSDgoGc291cmNlGAYgASgJIlAKD0xpc3RMb2dzUmVxdWVzdBItCgZjYWxsZXIYASABKAsyHS53aGV0c3RvbmUudHJhaW5pbmcudjEuQ2FsbGVyEg4KBmpvYl9pZBgCIAEoCSJBChBMaXN0TG9nc1Jlc3BvbnNlEi0KBGxvZ3MYASADKAsyHy53aGV0c3RvbmUudHJhaW5pbmcudjEuTG9nRW50cnkiZAoRU3RyZWFtTG9nc1JlcXVlc3QSLQoGY2FsbGVyGAEgASgLMh0ud2hldHN0b25lLnRyYWluaW5nLnYxLkNhbGxlchIOCgZqb2JfaWQYAiABKAkSEAoIYWZ0ZXJfaWQYAyABKAkilgEKCkNoZWNrcG9pbnQSDAoEdXVpZBgBIAEoCRIVCg1jaGVja3BvaW50X2lkGAIgASgJEhcKD2NoZWNrcG9pbnRfdHlwZRgDIAEoCRIoCgR0aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgpzaXplX2J5dGVzGAUgASgDEgwKBHN0ZXAYBiABKAMiVwoWTGlzdENoZWNrcG9pbnRzUmVxdWVzdBItCgZjYWxsZXIYASABKAsyHS53aGV0c3RvbmUudHJhaW5pbmcudjEuQ2FsbGVyEg4KBmpvYl9pZBgCIAEoCSJRChdMaXN0Q2hlY2twb2ludHNSZXNwb25zZRI2CgtjaGVja3BvaW50cxgBIAMoCzIhLndoZXRzdG9uZS50cmFpbmluZy52MS5DaGVja3BvaW50ImoKEkdldERvd25sb2FkUmVxdWVzdBItCgZjYWxsZXIYASABKAsyHS53aGV0c3RvbmUudHJhaW5pbmcudjEuQ2FsbGVyEg4KBmpvYl9pZBgCIAEoCRIVCg1jaGVja3BvaW50X2lkGAMgASgJIm4KE0dldERvd25sb2FkUmVzcG9uc2USFAoMZG93bmxvYWRfdXJsGAEgASgJEhoKEmV4cGlyZXNfaW5fc2Vjb25kcxgCIAEoBRIRCglmaWxlX25hbWUYAyABKAkSEgoKc2l6ZV9ieXRlcxgEIAEoAyJJChhMaXN0VHJhaW5lZE1vZGVsc1JlcXVlc3QSLQoGY2FsbGVyGAEgASgLMh0ud2hldHN0b25lLnRyYWluaW5nLnYxLkNhbGxlciJFChlMaXN0VHJhaW5lZE1vZGVsc1Jlc3BvbnNlEigKBGpvYnMYASADKAsyGi53aGV0c3RvbmUudHJhaW5pbmcudjEuSm9iIrcBCgpFdmFsdWF0aW9uEgoKAmlkGAEgASgJEg4KBmpvYl9pZBgCIAEoCRIUCgxkYXRhc2V0X25hbWUYAyABKAkSDgoGc3RhdHVzGAQgASgJEigKB21ldHJpY3MYBSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg0KBWVycm9yGAYgASgJEi4KCmNyZWF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIm4KF0NyZWF0ZUV2YWx1YXRpb25SZXF1ZXN0Ei0KBmNhbGxlchgBIAEoCzIdLndoZXRzdG9uZS50cmFpbmluZy52MS5DYWxsZXISDgoGam9iX2lkGAIgASgJEhQKDGRhdGFzZXRfbmFtZRgDIAEoCSJRChhDcmVhdGVFdmFsdWF0aW9uUmVzcG9uc2USNQoKZXZhbHVhdGlvbhgBIAEoCzIhLndoZXRzdG9uZS50cmFpbmluZy52MS5FdmFsdWF0aW9uIlwKFEdldEV2YWx1YXRpb25SZXF1ZXN0Ei0KBmNhbGxlchgBIAEoCzIdLndoZXRzdG9uZS50cmFpbmluZy52MS5DYWxsZXISFQoNZXZhbHVhdGlvbl9pZBgCIAEoCSJOChVHZXRFdmFsdWF0aW9uUmVzcG9uc2USNQoKZXZhbHVhdGlvbhgBIAEoCzIhLndoZXRzdG9uZS50cmFpbmluZy52MS5FdmFsdWF0aW9uIjYKD0xlYXNlSm9iUmVxdWVzdBISCgp0cmFpbmVyX2lkGAEgASgJEg8KB3dhaXRfbXMYAiABKAUivgIKCUxlYXNlZEpvYhIOCgZqb2JfaWQYASABKAkSEwoLbGVhc2VfdG9rZW4YAiABKAkSEAoIbGVhc2VfbXMYAyABKAUSEgoKYmFzZV9tb2RlbBgEIAEoCRIVCg10cmFpbmluZ190eXBlGAUgASgJEhEKCW5yX2Vwb2NocxgGIAEoBRIVCg1sZWFybmluZ19yYXRlGAcgASgBEgwKBHNlZWQYCCABKAMSFgoOZGF0YXNldF9idWNrZXQYCSABKAkSEgoKdHJhaW5fa2V5cxgKIAMoCRIUCgxoZWxkb3V0X2tleXMYCyADKAkSFwoPYXJ0aWZhY3RfYnVja2V0GAwgASgJEhcKD2FydGlmYWN0X3ByZWZpeBgNIAEoCRISCgpyZXN1bWVfa2V5GA4gASgJEg8KB2F0dGVtcHQYDyABKAUiQQoQTGVhc2VKb2JSZXNwb25zZRItCgNqb2IYASABKAsyIC53aGV0c3RvbmUudHJhaW5pbmcudjEuTGVhc2VkSm9iIjcKEEhlYXJ0YmVhdFJlcXVlc3QSDgoGam9iX2lkGAEgASgJEhMKC2xlYXNlX3Rva2VuGAIgASgJIiMKEUhlYXJ0YmVhdFJlc3BvbnNlEg4KBmNhbmNlbBgBIAEoCCLFAQoVUmVwb3J0UHJvZ3Jlc3NSZXF1ZXN0Eg4KBmpvYl9pZBgBIAEoCRITCgtsZWFzZV90b2tlbhgCIAEoCRIMCgRzdGVwGAMgASgDEhMKC3RvdGFsX3N0ZXBzGAQgASgDEg0KBWVwb2NoGAUgASgFEgwKBGxvc3MYBiABKAESFQoNbGVhcm5pbmdfcmF0ZRgHIAEoARIbChNleGFtcGxlc19wZXJfc2Vjb25kGAggASgBEhMKC2V0YV9zZWNvbmRzGAkgASgBIikKB0xvZ0xpbmUSDQoFbGV2ZWwYASABKAkSDwoHbWVzc2FnZRgCIAEoCSJ3ChFBcHBlbmRMb2dzUmVxdWVzdBIOCgZqb2JfaWQYASABKAkSEwoLbGVhc2VfdG9rZW4YAiABKAkSDgoGc291cmNlGAMgASgJEi0KBWxpbmVzGAQgAygLMh4ud2hldHN0b25lLnRyYWluaW5nLnYxLkxvZ0xpbmUimgEKFFB1dENoZWNrcG9pbnRSZXF1ZXN0Eg4KBmpvYl9pZBgBIAEoCRITCgtsZWFzZV90b2tlbhgCIAEoCRIVCg1jaGVja3BvaW50X2lkGAMgASgJEhcKD2NoZWNrcG9pbnRfdHlwZRgEIAEoCRIMCgRzdGVwGAUgASgDEgsKA2tleRgGIAEoCRISCgpzaXplX2J5dGVzGAcgASgDIqgBChJDb21wbGV0ZUpvYlJlcXVlc3QSDgoGam9iX2lkGAEgASgJEhMKC2xlYXNlX3Rva2VuGAIgASgJEhQKDGFydGlmYWN0X2tleRgDIAEoCRIVCg1hcnRpZmFjdF9zaXplGAQgASgDEigKB21ldHJpY3MYBSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhYKDmV4YW1wbGVfZXBvY2hzGAYgASgDIhUKE0NvbXBsZXRlSm9iUmVzcG9uc2UiWAoORmFpbEpvYlJlcXVlc3QSDgoGam9iX2lkGAEgASgJEhMKC2xlYXNlX3Rva2VuGAIgASgJEg4KBnJlYXNvbhgDIAEoCRIRCglyZXRyeWFibGUYBCABKAgiEQoPRmFpbEpvYlJlc3BvbnNlIigKFlJlcG9ydFByb2dyZXNzUmVzcG9uc2USDgoGY2FuY2VsGAEgASgIIiQKEkFwcGVuZExvZ3NSZXNwb25zZRIOCgZjYW5jZWwYASABKAgiJwoVUHV0Q2hlY2twb2ludFJlc3BvbnNlEg4KBmNhbmNlbBgBIAEoCCJTChJTdHJlYW1Mb2dzUmVzcG9uc2USLQoEbG9ncxgBIAMoCzIfLndoZXRzdG9uZS50cmFpbmluZy52MS5Mb2dFbnRyeRIOCgZzdGF0dXMYAiABKAkihgEKEFB1c2hUb0h1YlJlcXVlc3QSLQoGY2FsbGVyGAEgASgLMh0ud2hldHN0b25lLnRyYWluaW5nLnYxLkNhbGxlchIOCgZqb2JfaWQYAiABKAkSDwoHcmVwb19pZBgDIAEoCRIRCglodWJfdG9rZW4YBCABKAkSDwoHcHJpdmF0ZRgFIAEoCCJQChFQdXNoVG9IdWJSZXNwb25zZRIPCgdyZXBvX2lkGAEgASgJEgsKA3VybBgCIAEoCRIOCgZjb21taXQYAyABKAkSDQoFZmlsZXMYBCADKAkysgoKD1RyYWluaW5nU2VydmljZRJeCglDcmVhdGVKb2ISJy53aGV0c3RvbmUudHJhaW5pbmcudjEuQ3JlYXRlSm9iUmVxdWVzdBooLndoZXRzdG9uZS50cmFpbmluZy52MS5DcmVhdGVKb2JSZXNwb25zZRJbCghMaXN0Sm9icxImLndoZXRzdG9uZS50cmFpbmluZy52MS5MaXN0Sm9ic1JlcXVlc3QaJy53aGV0c3RvbmUudHJhaW5pbmcudjEuTGlzdEpvYnNSZXNwb25zZRJVCgZHZXRKb2ISJC53aGV0c3RvbmUudHJhaW5pbmcudjEuR2V0Sm9iUmVxdWVzdBolLndoZXRzdG9uZS50cmFpbmluZy52MS5HZXRKb2JSZXNwb25zZRJYCgdTdG9wSm9iEiUud2hldHN0b25lLnRyYWluaW5nLnYxLlN0b3BKb2JSZXF1ZXN0GiYud2hldHN0b25lLnRyYWluaW5nLnYxLlN0b3BKb2JSZXNwb25zZRJeCglEZWxldGVKb2ISJy53aGV0c3RvbmUudHJhaW5pbmcudjEuRGVsZXRlSm9iUmVxdWVzdBooLndoZXRzdG9uZS50cmFpbmluZy52MS5EZWxldGVKb2JSZXNwb25zZRJbCghMaXN0TG9ncxImLndoZXRzdG9uZS50cmFpbmluZy52MS5MaXN0TG9nc1JlcXVlc3QaJy53aGV0c3RvbmUudHJhaW5pbmcudjEuTGlzdExvZ3NSZXNwb25zZRJjCgpTdHJlYW1Mb2dzEigud2hldHN0b25lLnRyYWluaW5nLnYxLlN0cmVhbUxvZ3NSZXF1ZXN0Gikud2hldHN0b25lLnRyYWluaW5nLnYxLlN0cmVhbUxvZ3NSZXNwb25zZTABEnAKD0xpc3RDaGVja3BvaW50cxItLndoZXRzdG9uZS50cmFpbmluZy52MS5MaXN0Q2hlY2twb2ludHNSZXF1ZXN0Gi4ud2hldHN0b25lLnRyYWluaW5nLnYxLkxpc3RDaGVja3BvaW50c1Jlc3BvbnNlEmQKC0dldERvd25sb2FkEikud2hldHN0b25lLnRyYWluaW5nLnYxLkdldERvd25sb2FkUmVxdWVzdBoqLndoZXRzdG9uZS50cmFpbmluZy52MS5HZXREb3dubG9hZFJlc3BvbnNlEnYKEUxpc3RUcmFpbmVkTW9kZWxzEi8ud2hldHN0b25lLnRyYWluaW5nLnYxLkxpc3RUcmFpbmVkTW9kZWxzUmVxdWVzdBowLndoZXRzdG9uZS50cmFpbmluZy52MS5MaXN0VHJhaW5lZE1vZGVsc1Jlc3BvbnNlEnMKEENyZWF0ZUV2YWx1YXRpb24SLi53aGV0c3RvbmUudHJhaW5pbmcudjEuQ3JlYXRlRXZhbHVhdGlvblJlcXVlc3QaLy53aGV0c3RvbmUudHJhaW5pbmcudjEuQ3JlYXRlRXZhbHVhdGlvblJlc3BvbnNlEmoKDUdldEV2YWx1YXRpb24SKy53aGV0c3RvbmUudHJhaW5pbmcudjEuR2V0RXZhbHVhdGlvblJlcXVlc3QaLC53aGV0c3RvbmUudHJhaW5pbmcudjEuR2V0RXZhbHVhdGlvblJlc3BvbnNlEl4KCVB1c2hUb0h1YhInLndoZXRzdG9uZS50cmFpbmluZy52MS5QdXNoVG9IdWJSZXF1ZXN0Gigud2hldHN0b25lLnRyYWluaW5nLnYxLlB1c2hUb0h1YlJlc3BvbnNlMssFCg5UcmFpbmVyU2VydmljZRJbCghMZWFzZUpvYhImLndoZXRzdG9uZS50cmFpbmluZy52MS5MZWFzZUpvYlJlcXVlc3QaJy53aGV0c3RvbmUudHJhaW5pbmcudjEuTGVhc2VKb2JSZXNwb25zZRJeCglIZWFydGJlYXQSJy53aGV0c3RvbmUudHJhaW5pbmcudjEuSGVhcnRiZWF0UmVxdWVzdBooLndoZXRzdG9uZS50cmFpbmluZy52MS5IZWFydGJlYXRSZXNwb25zZRJtCg5SZXBvcnRQcm9ncmVzcxIsLndoZXRzdG9uZS50cmFpbmluZy52MS5SZXBvcnRQcm9ncmVzc1JlcXVlc3QaLS53aGV0c3RvbmUudHJhaW5pbmcudjEuUmVwb3J0UHJvZ3Jlc3NSZXNwb25zZRJhCgpBcHBlbmRMb2dzEigud2hldHN0b25lLnRyYWluaW5nLnYxLkFwcGVuZExvZ3NSZXF1ZXN0Gikud2hldHN0b25lLnRyYWluaW5nLnYxLkFwcGVuZExvZ3NSZXNwb25zZRJqCg1QdXRDaGVja3BvaW50Eisud2hldHN0b25lLnRyYWluaW5nLnYxLlB1dENoZWNrcG9pbnRSZXF1ZXN0Giwud2hldHN0b25lLnRyYWluaW5nLnYxLlB1dENoZWNrcG9pbnRSZXNwb25zZRJkCgtDb21wbGV0ZUpvYhIpLndoZXRzdG9uZS50cmFpbmluZy52MS5Db21wbGV0ZUpvYlJlcXVlc3QaKi53aGV0c3RvbmUudHJhaW5pbmcudjEuQ29tcGxldGVKb2JSZXNwb25zZRJYCgdGYWlsSm9iEiUud2hldHN0b25lLnRyYWluaW5nLnYxLkZhaWxKb2JSZXF1ZXN0GiYud2hldHN0b25lLnRyYWluaW5nLnYxLkZhaWxKb2JSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("CiR3aGV0c3RvbmUvdHJhaW5pbmcvdjEvdHJhaW5pbmcucHJvdG8SFXdoZXRzdG9uZS50cmFpbmluZy52MSJACgpEYXRhc2V0UmVmEgwKBG5hbWUYASABKAkSFgoOdmVyc2lvbl9udW1iZXIYAiABKAUSDAoEc2l6ZRgDIAEoBSKlBQoDSm9iEgoKAmlkGAEgASgJEjAKBnN0YXR1cxgCIAEoDjIgLndoZXRzdG9uZS50cmFpbmluZy52MS5Kb2JTdGF0dXMSEgoKYmFzZV9tb2RlbBgDIAEoCRIXCg9yb290X2Jhc2VfbW9kZWwYBCABKAkSMwoIZGF0YXNldHMYBSADKAsyIS53aGV0c3RvbmUudHJhaW5pbmcudjEuRGF0YXNldFJlZhISCgptb2RlbF9uYW1lGAYgASgJEjoKDXRyYWluaW5nX3R5cGUYByABKA4yIy53aGV0c3RvbmUudHJhaW5pbmcudjEuVHJhaW5pbmdUeXBlEhEKCW5yX2Vwb2NocxgIIAEoBRIVCg1sZWFybmluZ19yYXRlGAkgASgBEhIKCnByb2plY3RfaWQYCiABKAkSKAoHbWV0cmljcxgLIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSKQoIcHJvZ3Jlc3MYDCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhYKDmZhaWx1cmVfcmVhc29uGA0gASgJEhAKCGF0dGVtcHRzGA4gASgFEhcKD2FydGlmYWN0X2J1Y2tldBgPIAEoCRIUCgxhcnRpZmFjdF9rZXkYECABKAkSFQoNYXJ0aWZhY3Rfc2l6ZRgRIAEoAxIuCgpjcmVhdGVkX2F0GBIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpzdGFydGVkX2F0GBMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtmaW5pc2hlZF9hdBgUIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGgoSY29zdF9taWNyb19jcmVkaXRzGBUgASgDIvMBChBDcmVhdGVKb2JSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEhIKCmJhc2VfbW9kZWwYAiABKAkSEAoIZGF0YXNldHMYAyADKAkSEgoKbW9kZWxfbmFtZRgEIAEoCRI6Cg10cmFpbmluZ190eXBlGAUgASgOMiMud2hldHN0b25lLnRyYWluaW5nLnYxLlRyYWluaW5nVHlwZRIRCglucl9lcG9jaHMYBiABKAUSFQoNbGVhcm5pbmdfcmF0ZRgHIAEoARISCgpwcm9qZWN0X2lkGAggASgJIjwKEUNyZWF0ZUpvYlJlc3BvbnNlEicKA2pvYhgBIAEoCzIaLndoZXRzdG9uZS50cmFpbmluZy52MS5Kb2IiowEKD0xpc3RKb2JzUmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchIwCgZzdGF0dXMYAiABKA4yIC53aGV0c3RvbmUudHJhaW5pbmcudjEuSm9iU3RhdHVzEhIKCnByb2plY3RfaWQYAyABKAkSDQoFbGltaXQYBCABKAUSDgoGb2Zmc2V0GAUgASgFIksKEExpc3RKb2JzUmVzcG9uc2USKAoEam9icxgBIAMoCzIaLndoZXRzdG9uZS50cmFpbmluZy52MS5Kb2ISDQoFdG90YWwYAiABKAUiTAoNR2V0Sm9iUmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchIOCgZqb2JfaWQYAiABKAkiOQoOR2V0Sm9iUmVzcG9uc2USJwoDam9iGAEgASgLMhoud2hldHN0b25lLnRyYWluaW5nLnYxLkpvYiJNCg5TdG9wSm9iUmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchIOCgZqb2JfaWQYAiABKAkiOgoPU3RvcEpvYlJlc3BvbnNlEicKA2pvYhgBIAEoCzIaLndoZXRzdG9uZS50cmFpbmluZy52MS5Kb2IiTwoQRGVsZXRlSm9iUmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchIOCgZqb2JfaWQYAiABKAkiEwoRRGVsZXRlSm9iUmVzcG9uc2UihQEKCExvZ0VudHJ5EgoKAmlkGAEgASgJEg4KBmpvYl9pZBgCIAEoCRItCgl0aW1lc3RhbXAYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg0KBWxldmVsGAQgASgJEg8KB21lc3NhZ2UYBSABKAkSDgoGc291cmNlGAYgASgJIk4KD0xpc3RMb2dzUmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchIOCgZqb2JfaWQYAiABKAkiQQoQTGlzdExvZ3NSZXNwb25zZRItCgRsb2dzGAEgAygLMh8ud2hldHN0b25lLnRyYWluaW5nLnYxLkxvZ0VudHJ5ImIKEVN0cmVhbUxvZ3NSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEg4KBmpvYl9pZBgCIAEoCRIQCghhZnRlcl9pZBgDIAEoCSJ1ChJTdHJlYW1Mb2dzUmVzcG9uc2USLQoEbG9ncxgBIAMoCzIfLndoZXRzdG9uZS50cmFpbmluZy52MS5Mb2dFbnRyeRIwCgZzdGF0dXMYAiABKA4yIC53aGV0c3RvbmUudHJhaW5pbmcudjEuSm9iU3RhdHVzIr0BCgpDaGVja3BvaW50EgwKBHV1aWQYASABKAkSFQoNY2hlY2twb2ludF9pZBgCIAEoCRI+Cg9jaGVja3BvaW50X3R5cGUYAyABKA4yJS53aGV0c3RvbmUudHJhaW5pbmcudjEuQ2hlY2twb2ludFR5cGUSKAoEdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKc2l6ZV9ieXRlcxgFIAEoAxIMCgRzdGVwGAYgASgDIlUKFkxpc3RDaGVja3BvaW50c1JlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISDgoGam9iX2lkGAIgASgJIlEKF0xpc3RDaGVja3BvaW50c1Jlc3BvbnNlEjYKC2NoZWNrcG9pbnRzGAEgAygLMiEud2hldHN0b25lLnRyYWluaW5nLnYxLkNoZWNrcG9pbnQiaAoSR2V0RG93bmxvYWRSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEg4KBmpvYl9pZBgCIAEoCRIVCg1jaGVja3BvaW50X2lkGAMgASgJIm4KE0dldERvd25sb2FkUmVzcG9uc2USFAoMZG93bmxvYWRfdXJsGAEgASgJEhoKEmV4cGlyZXNfaW5fc2Vjb25kcxgCIAEoBRIRCglmaWxlX25hbWUYAyABKAkSEgoKc2l6ZV9ieXRlcxgEIAEoAyJHChhMaXN0VHJhaW5lZE1vZGVsc1JlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXIiRQoZTGlzdFRyYWluZWRNb2RlbHNSZXNwb25zZRIoCgRqb2JzGAEgAygLMhoud2hldHN0b25lLnRyYWluaW5nLnYxLkpvYiLgAQoKRXZhbHVhdGlvbhIKCgJpZBgBIAEoCRIOCgZqb2JfaWQYAiABKAkSFAoMZGF0YXNldF9uYW1lGAMgASgJEjcKBnN0YXR1cxgEIAEoDjInLndoZXRzdG9uZS50cmFpbmluZy52MS5FdmFsdWF0aW9uU3RhdHVzEigKB21ldHJpY3MYBSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg0KBWVycm9yGAYgASgJEi4KCmNyZWF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wImwKF0NyZWF0ZUV2YWx1YXRpb25SZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEg4KBmpvYl9pZBgCIAEoCRIUCgxkYXRhc2V0X25hbWUYAyABKAkiUQoYQ3JlYXRlRXZhbHVhdGlvblJlc3BvbnNlEjUKCmV2YWx1YXRpb24YASABKAsyIS53aGV0c3RvbmUudHJhaW5pbmcudjEuRXZhbHVhdGlvbiJaChRHZXRFdmFsdWF0aW9uUmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchIVCg1ldmFsdWF0aW9uX2lkGAIgASgJIk4KFUdldEV2YWx1YXRpb25SZXNwb25zZRI1CgpldmFsdWF0aW9uGAEgASgLMiEud2hldHN0b25lLnRyYWluaW5nLnYxLkV2YWx1YXRpb24ihAEKEFB1c2hUb0h1YlJlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISDgoGam9iX2lkGAIgASgJEg8KB3JlcG9faWQYAyABKAkSEQoJaHViX3Rva2VuGAQgASgJEg8KB3ByaXZhdGUYBSABKAgiUAoRUHVzaFRvSHViUmVzcG9uc2USDwoHcmVwb19pZBgBIAEoCRILCgN1cmwYAiABKAkSDgoGY29tbWl0GAMgASgJEg0KBWZpbGVzGAQgAygJIjcKEExlYXNlV29ya1JlcXVlc3QSEgoKdHJhaW5lcl9pZBgBIAEoCRIPCgd3YWl0X21zGAIgASgFIosBChFMZWFzZVdvcmtSZXNwb25zZRIvCgNqb2IYASABKAsyIC53aGV0c3RvbmUudHJhaW5pbmcudjEuTGVhc2VkSm9iSAASPQoKZXZhbHVhdGlvbhgCIAEoCzInLndoZXRzdG9uZS50cmFpbmluZy52MS5MZWFzZWRFdmFsdWF0aW9uSABCBgoEd29yayLjAgoJTGVhc2VkSm9iEg4KBmpvYl9pZBgBIAEoCRITCgtsZWFzZV90b2tlbhgCIAEoCRIQCghsZWFzZV9tcxgDIAEoBRISCgpiYXNlX21vZGVsGAQgASgJEjoKDXRyYWluaW5nX3R5cGUYBSABKA4yIy53aGV0c3RvbmUudHJhaW5pbmcudjEuVHJhaW5pbmdUeXBlEhEKCW5yX2Vwb2NocxgGIAEoBRIVCg1sZWFybmluZ19yYXRlGAcgASgBEgwKBHNlZWQYCCABKAMSFgoOZGF0YXNldF9idWNrZXQYCSABKAkSEgoKdHJhaW5fa2V5cxgKIAMoCRIUCgxoZWxkb3V0X2tleXMYCyADKAkSFwoPYXJ0aWZhY3RfYnVja2V0GAwgASgJEhcKD2FydGlmYWN0X3ByZWZpeBgNIAEoCRISCgpyZXN1bWVfa2V5GA4gASgJEg8KB2F0dGVtcHQYDyABKAUi0QEKEExlYXNlZEV2YWx1YXRpb24SFQoNZXZhbHVhdGlvbl9pZBgBIAEoCRITCgtsZWFzZV90b2tlbhgCIAEoCRIQCghsZWFzZV9tcxgDIAEoBRISCgpiYXNlX21vZGVsGAQgASgJEhcKD2FydGlmYWN0X2J1Y2tldBgFIAEoCRIUCgxhcnRpZmFjdF9rZXkYBiABKAkSFgoOZGF0YXNldF9idWNrZXQYByABKAkSEwoLaGVsZG91dF9rZXkYCCABKAkSDwoHYXR0ZW1wdBgJIAEoBSI3ChBIZWFydGJlYXRSZXF1ZXN0Eg4KBmpvYl9pZBgBIAEoCRITCgtsZWFzZV90b2tlbhgCIAEoCSIjChFIZWFydGJlYXRSZXNwb25zZRIOCgZjYW5jZWwYASABKAgixQEKFVJlcG9ydFByb2dyZXNzUmVxdWVzdBIOCgZqb2JfaWQYASABKAkSEwoLbGVhc2VfdG9rZW4YAiABKAkSDAoEc3RlcBgDIAEoAxITCgt0b3RhbF9zdGVwcxgEIAEoAxINCgVlcG9jaBgFIAEoBRIMCgRsb3NzGAYgASgBEhUKDWxlYXJuaW5nX3JhdGUYByABKAESGwoTZXhhbXBsZXNfcGVyX3NlY29uZBgIIAEoARITCgtldGFfc2Vjb25kcxgJIAEoASIoChZSZXBvcnRQcm9ncmVzc1Jlc3BvbnNlEg4KBmNhbmNlbBgBIAEoCCIpCgdMb2dMaW5lEg0KBWxldmVsGAEgASgJEg8KB21lc3NhZ2UYAiABKAkidwoRQXBwZW5kTG9nc1JlcXVlc3QSDgoGam9iX2lkGAEgASgJEhMKC2xlYXNlX3Rva2VuGAIgASgJEg4KBnNvdXJjZRgDIAEoCRItCgVsaW5lcxgEIAMoCzIeLndoZXRzdG9uZS50cmFpbmluZy52MS5Mb2dMaW5lIiQKEkFwcGVuZExvZ3NSZXNwb25zZRIOCgZjYW5jZWwYASABKAgiwQEKFFB1dENoZWNrcG9pbnRSZXF1ZXN0Eg4KBmpvYl9pZBgBIAEoCRITCgtsZWFzZV90b2tlbhgCIAEoCRIVCg1jaGVja3BvaW50X2lkGAMgASgJEj4KD2NoZWNrcG9pbnRfdHlwZRgEIAEoDjIlLndoZXRzdG9uZS50cmFpbmluZy52MS5DaGVja3BvaW50VHlwZRIMCgRzdGVwGAUgASgDEgsKA2tleRgGIAEoCRISCgpzaXplX2J5dGVzGAcgASgDIicKFVB1dENoZWNrcG9pbnRSZXNwb25zZRIOCgZjYW5jZWwYASABKAgivgEKEkNvbXBsZXRlSm9iUmVxdWVzdBIOCgZqb2JfaWQYASABKAkSEwoLbGVhc2VfdG9rZW4YAiABKAkSFAoMYXJ0aWZhY3Rfa2V5GAMgASgJEhUKDWFydGlmYWN0X3NpemUYBCABKAMSKAoHbWV0cmljcxgFIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSFgoOZXhhbXBsZV9lcG9jaHMYBiABKAMSFAoMbWFuaWZlc3Rfa2V5GAcgASgJIhUKE0NvbXBsZXRlSm9iUmVzcG9uc2UiZgoORmFpbEpvYlJlcXVlc3QSDgoGam9iX2lkGAEgASgJEhMKC2xlYXNlX3Rva2VuGAIgASgJEg4KBnJlYXNvbhgDIAEoCRIRCglyZXRyeWFibGUYBCABKAgSDAoEY29kZRgFIAEoCSIRCg9GYWlsSm9iUmVzcG9uc2UiSAoaSGVhcnRiZWF0RXZhbHVhdGlvblJlcXVlc3QSFQoNZXZhbHVhdGlvbl9pZBgBIAEoCRITCgtsZWFzZV90b2tlbhgCIAEoCSItChtIZWFydGJlYXRFdmFsdWF0aW9uUmVzcG9uc2USDgoGY2FuY2VsGAEgASgIInEKGUNvbXBsZXRlRXZhbHVhdGlvblJlcXVlc3QSFQoNZXZhbHVhdGlvbl9pZBgBIAEoCRITCgtsZWFzZV90b2tlbhgCIAEoCRIoCgdtZXRyaWNzGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCIcChpDb21wbGV0ZUV2YWx1YXRpb25SZXNwb25zZSJ0ChVGYWlsRXZhbHVhdGlvblJlcXVlc3QSFQoNZXZhbHVhdGlvbl9pZBgBIAEoCRITCgtsZWFzZV90b2tlbhgCIAEoCRIOCgZyZWFzb24YAyABKAkSEQoJcmV0cnlhYmxlGAQgASgIEgwKBGNvZGUYBSABKAkiGAoWRmFpbEV2YWx1YXRpb25SZXNwb25zZSpdCgxUcmFpbmluZ1R5cGUSHQoZVFJBSU5JTkdfVFlQRV9VTlNQRUNJRklFRBAAEhYKElRSQUlOSU5HX1RZUEVfTE9SQRABEhYKElRSQUlOSU5HX1RZUEVfRlVMTBACKmwKDkNoZWNrcG9pbnRUeXBlEh8KG0NIRUNLUE9JTlRfVFlQRV9VTlNQRUNJRklFRBAAEhwKGENIRUNLUE9JTlRfVFlQRV9UUkFJTklORxABEhsKF0NIRUNLUE9JTlRfVFlQRV9TQU1QTEVSEAIqkgEKEEV2YWx1YXRpb25TdGF0dXMSIQodRVZBTFVBVElPTl9TVEFUVVNfVU5TUEVDSUZJRUQQABIdChlFVkFMVUFUSU9OX1NUQVRVU19SVU5OSU5HEAESHgoaRVZBTFVBVElPTl9TVEFUVVNfQ09NUExFVEUQAhIcChhFVkFMVUFUSU9OX1NUQVRVU19GQUlMRUQQAzKyCgoPVHJhaW5pbmdTZXJ2aWNlEl4KCUNyZWF0ZUpvYhInLndoZXRzdG9uZS50cmFpbmluZy52MS5DcmVhdGVKb2JSZXF1ZXN0Gigud2hldHN0b25lLnRyYWluaW5nLnYxLkNyZWF0ZUpvYlJlc3BvbnNlElsKCExpc3RKb2JzEiYud2hldHN0b25lLnRyYWluaW5nLnYxLkxpc3RKb2JzUmVxdWVzdBonLndoZXRzdG9uZS50cmFpbmluZy52MS5MaXN0Sm9ic1Jlc3BvbnNlElUKBkdldEpvYhIkLndoZXRzdG9uZS50cmFpbmluZy52MS5HZXRKb2JSZXF1ZXN0GiUud2hldHN0b25lLnRyYWluaW5nLnYxLkdldEpvYlJlc3BvbnNlElgKB1N0b3BKb2ISJS53aGV0c3RvbmUudHJhaW5pbmcudjEuU3RvcEpvYlJlcXVlc3QaJi53aGV0c3RvbmUudHJhaW5pbmcudjEuU3RvcEpvYlJlc3BvbnNlEl4KCURlbGV0ZUpvYhInLndoZXRzdG9uZS50cmFpbmluZy52MS5EZWxldGVKb2JSZXF1ZXN0Gigud2hldHN0b25lLnRyYWluaW5nLnYxLkRlbGV0ZUpvYlJlc3BvbnNlElsKCExpc3RMb2dzEiYud2hldHN0b25lLnRyYWluaW5nLnYxLkxpc3RMb2dzUmVxdWVzdBonLndoZXRzdG9uZS50cmFpbmluZy52MS5MaXN0TG9nc1Jlc3BvbnNlEmMKClN0cmVhbUxvZ3MSKC53aGV0c3RvbmUudHJhaW5pbmcudjEuU3RyZWFtTG9nc1JlcXVlc3QaKS53aGV0c3RvbmUudHJhaW5pbmcudjEuU3RyZWFtTG9nc1Jlc3BvbnNlMAEScAoPTGlzdENoZWNrcG9pbnRzEi0ud2hldHN0b25lLnRyYWluaW5nLnYxLkxpc3RDaGVja3BvaW50c1JlcXVlc3QaLi53aGV0c3RvbmUudHJhaW5pbmcudjEuTGlzdENoZWNrcG9pbnRzUmVzcG9uc2USZAoLR2V0RG93bmxvYWQSKS53aGV0c3RvbmUudHJhaW5pbmcudjEuR2V0RG93bmxvYWRSZXF1ZXN0Gioud2hldHN0b25lLnRyYWluaW5nLnYxLkdldERvd25sb2FkUmVzcG9uc2USdgoRTGlzdFRyYWluZWRNb2RlbHMSLy53aGV0c3RvbmUudHJhaW5pbmcudjEuTGlzdFRyYWluZWRNb2RlbHNSZXF1ZXN0GjAud2hldHN0b25lLnRyYWluaW5nLnYxLkxpc3RUcmFpbmVkTW9kZWxzUmVzcG9uc2UScwoQQ3JlYXRlRXZhbHVhdGlvbhIuLndoZXRzdG9uZS50cmFpbmluZy52MS5DcmVhdGVFdmFsdWF0aW9uUmVxdWVzdBovLndoZXRzdG9uZS50cmFpbmluZy52MS5DcmVhdGVFdmFsdWF0aW9uUmVzcG9uc2USagoNR2V0RXZhbHVhdGlvbhIrLndoZXRzdG9uZS50cmFpbmluZy52MS5HZXRFdmFsdWF0aW9uUmVxdWVzdBosLndoZXRzdG9uZS50cmFpbmluZy52MS5HZXRFdmFsdWF0aW9uUmVzcG9uc2USXgoJUHVzaFRvSHViEicud2hldHN0b25lLnRyYWluaW5nLnYxLlB1c2hUb0h1YlJlcXVlc3QaKC53aGV0c3RvbmUudHJhaW5pbmcudjEuUHVzaFRvSHViUmVzcG9uc2UytggKDlRyYWluZXJTZXJ2aWNlEl4KCUxlYXNlV29yaxInLndoZXRzdG9uZS50cmFpbmluZy52MS5MZWFzZVdvcmtSZXF1ZXN0Gigud2hldHN0b25lLnRyYWluaW5nLnYxLkxlYXNlV29ya1Jlc3BvbnNlEl4KCUhlYXJ0YmVhdBInLndoZXRzdG9uZS50cmFpbmluZy52MS5IZWFydGJlYXRSZXF1ZXN0Gigud2hldHN0b25lLnRyYWluaW5nLnYxLkhlYXJ0YmVhdFJlc3BvbnNlEm0KDlJlcG9ydFByb2dyZXNzEiwud2hldHN0b25lLnRyYWluaW5nLnYxLlJlcG9ydFByb2dyZXNzUmVxdWVzdBotLndoZXRzdG9uZS50cmFpbmluZy52MS5SZXBvcnRQcm9ncmVzc1Jlc3BvbnNlEmEKCkFwcGVuZExvZ3MSKC53aGV0c3RvbmUudHJhaW5pbmcudjEuQXBwZW5kTG9nc1JlcXVlc3QaKS53aGV0c3RvbmUudHJhaW5pbmcudjEuQXBwZW5kTG9nc1Jlc3BvbnNlEmoKDVB1dENoZWNrcG9pbnQSKy53aGV0c3RvbmUudHJhaW5pbmcudjEuUHV0Q2hlY2twb2ludFJlcXVlc3QaLC53aGV0c3RvbmUudHJhaW5pbmcudjEuUHV0Q2hlY2twb2ludFJlc3BvbnNlEmQKC0NvbXBsZXRlSm9iEikud2hldHN0b25lLnRyYWluaW5nLnYxLkNvbXBsZXRlSm9iUmVxdWVzdBoqLndoZXRzdG9uZS50cmFpbmluZy52MS5Db21wbGV0ZUpvYlJlc3BvbnNlElgKB0ZhaWxKb2ISJS53aGV0c3RvbmUudHJhaW5pbmcudjEuRmFpbEpvYlJlcXVlc3QaJi53aGV0c3RvbmUudHJhaW5pbmcudjEuRmFpbEpvYlJlc3BvbnNlEnwKE0hlYXJ0YmVhdEV2YWx1YXRpb24SMS53aGV0c3RvbmUudHJhaW5pbmcudjEuSGVhcnRiZWF0RXZhbHVhdGlvblJlcXVlc3QaMi53aGV0c3RvbmUudHJhaW5pbmcudjEuSGVhcnRiZWF0RXZhbHVhdGlvblJlc3BvbnNlEnkKEkNvbXBsZXRlRXZhbHVhdGlvbhIwLndoZXRzdG9uZS50cmFpbmluZy52MS5Db21wbGV0ZUV2YWx1YXRpb25SZXF1ZXN0GjEud2hldHN0b25lLnRyYWluaW5nLnYxLkNvbXBsZXRlRXZhbHVhdGlvblJlc3BvbnNlEm0KDkZhaWxFdmFsdWF0aW9uEiwud2hldHN0b25lLnRyYWluaW5nLnYxLkZhaWxFdmFsdWF0aW9uUmVxdWVzdBotLndoZXRzdG9uZS50cmFpbmluZy52MS5GYWlsRXZhbHVhdGlvblJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_whetstone_common_v1_caller, file_whetstone_training_v1_job_status]);
 
 /**
- * Caller identifies who is calling.
- *
- * @generated from message whetstone.training.v1.Caller
- */
-export type Caller = Message<"whetstone.training.v1.Caller"> & {
-  /**
-   * Team.
-   *
-   * @generated from field: string team_id = 1;
-   */
-  teamId: string;
-
-  /**
-   * API key id; empty for session calls.
-   *
-   * @generated from field: string key_id = 2;
-   */
-  keyId: string;
-
-  /**
-   * User.
-   *
-   * @generated from field: string user_id = 3;
-   */
-  userId: string;
-};
-
-/**
- * Describes the message whetstone.training.v1.Caller.
- * Use `create(CallerSchema)` to create a new message.
- */
-export const CallerSchema: GenMessage<Caller> = /*@__PURE__*/
-  messageDesc(file_whetstone_training_v1_training, 0);
-
-/**
- * DatasetRef is a dataset a job trains on, resolved to a ready version.
+ * DatasetRef is a dataset a job trains on, resolved to a ready version at creation.
  *
  * @generated from message whetstone.training.v1.DatasetRef
  */
 export type DatasetRef = Message<"whetstone.training.v1.DatasetRef"> & {
   /**
-   * Dataset name.
+   * Dataset name, unique within the team.
    *
    * @generated from field: string name = 1;
    */
   name: string;
 
   /**
-   * Version used.
+   * Ready version the job trains on, from 1.
    *
    * @generated from field: int32 version_number = 2;
    */
   versionNumber: number;
 
   /**
-   * Examples in the version.
+   * Examples (rows) in that version's training split.
    *
    * @generated from field: int32 size = 3;
    */
@@ -82,156 +51,156 @@ export type DatasetRef = Message<"whetstone.training.v1.DatasetRef"> & {
  * Use `create(DatasetRefSchema)` to create a new message.
  */
 export const DatasetRefSchema: GenMessage<DatasetRef> = /*@__PURE__*/
-  messageDesc(file_whetstone_training_v1_training, 1);
+  messageDesc(file_whetstone_training_v1_training, 0);
 
 /**
- * Job is one training job.
+ * Job is one training job as the team sees it.
  *
  * @generated from message whetstone.training.v1.Job
  */
 export type Job = Message<"whetstone.training.v1.Job"> & {
   /**
-   * Id (UUID).
+   * UUID of the job.
    *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
-   * requested, running, complete, failed, deployed or cancelled.
+   * Where the job is in its life.
    *
-   * @generated from field: string status = 2;
+   * @generated from field: whetstone.training.v1.JobStatus status = 2;
    */
-  status: string;
+  status: JobStatus;
 
   /**
-   * Base model id, or the job or checkpoint it continues from.
+   * What the team asked to train from: a built-in model id, or the job or checkpoint UUID it continues from.
    *
    * @generated from field: string base_model = 3;
    */
   baseModel: string;
 
   /**
-   * The built-in base model underneath.
+   * The built-in model id underneath base_model, e.g. whetstone-extract-base.
    *
    * @generated from field: string root_base_model = 4;
    */
   rootBaseModel: string;
 
   /**
-   * Datasets.
+   * Datasets trained on, in the order given.
    *
    * @generated from field: repeated whetstone.training.v1.DatasetRef datasets = 5;
    */
   datasets: DatasetRef[];
 
   /**
-   * Model name.
+   * Display name chosen at creation, or generated from the base model and the creation time.
    *
    * @generated from field: string model_name = 6;
    */
   modelName: string;
 
   /**
-   * lora or full.
+   * LoRA or full training.
    *
-   * @generated from field: string training_type = 7;
+   * @generated from field: whetstone.training.v1.TrainingType training_type = 7;
    */
-  trainingType: string;
+  trainingType: TrainingType;
 
   /**
-   * Epochs.
+   * Passes over the training rows.
    *
    * @generated from field: int32 nr_epochs = 8;
    */
   nrEpochs: number;
 
   /**
-   * Learning rate.
+   * Peak learning rate of the optimizer.
    *
    * @generated from field: double learning_rate = 9;
    */
   learningRate: number;
 
   /**
-   * Project, when given.
+   * Project the job was created in; empty when none was given.
    *
    * @generated from field: string project_id = 10;
    */
   projectId: string;
 
   /**
-   * f1, precision, recall, per_label, loss; set when complete.
+   * Held-out figures, set by the trainer at completion: f1, precision, recall, per_label, loss (decoders: loss, base_loss, perplexity).
    *
    * @generated from field: google.protobuf.Struct metrics = 11;
    */
   metrics?: JsonObject | undefined;
 
   /**
-   * Latest progress: step, total_steps, epoch, loss, examples_per_second, eta_seconds.
+   * Latest progress reported by the trainer: step, total_steps, epoch, loss, learning_rate, examples_per_second, eta_seconds; absent before the first report.
    *
    * @generated from field: google.protobuf.Struct progress = 12;
    */
   progress?: JsonObject | undefined;
 
   /**
-   * Why it failed.
+   * Safe, user-facing reason the job failed; empty unless status is JOB_STATUS_FAILED.
    *
    * @generated from field: string failure_reason = 13;
    */
   failureReason: string;
 
   /**
-   * Attempts so far (a lease that expired counts).
+   * Leases so far; a lease that expired or a retryable failure counts.
    *
    * @generated from field: int32 attempts = 14;
    */
   attempts: number;
 
   /**
-   * Bucket of the servable bundle (when complete).
+   * Bucket of the servable bundle; empty until the job is complete.
    *
    * @generated from field: string artifact_bucket = 15;
    */
   artifactBucket: string;
 
   /**
-   * Key of the servable bundle (when complete).
+   * Object key of the servable bundle in artifact_bucket; empty until the job is complete.
    *
    * @generated from field: string artifact_key = 16;
    */
   artifactKey: string;
 
   /**
-   * Size of the bundle.
+   * Size of the bundle in bytes; 0 until the job is complete.
    *
    * @generated from field: int64 artifact_size = 17;
    */
   artifactSize: bigint;
 
   /**
-   * Created.
+   * When the job was created.
    *
    * @generated from field: google.protobuf.Timestamp created_at = 18;
    */
   createdAt?: Timestamp | undefined;
 
   /**
-   * Started running.
+   * When a trainer first leased it; absent while requested.
    *
    * @generated from field: google.protobuf.Timestamp started_at = 19;
    */
   startedAt?: Timestamp | undefined;
 
   /**
-   * Finished.
+   * When it reached complete, failed or cancelled; absent before.
    *
    * @generated from field: google.protobuf.Timestamp finished_at = 20;
    */
   finishedAt?: Timestamp | undefined;
 
   /**
-   * Training cost in micro-credits.
+   * Training cost in micro-credits (1 credit = 1,000,000), set at completion; 0 before.
    *
    * @generated from field: int64 cost_micro_credits = 21;
    */
@@ -243,65 +212,65 @@ export type Job = Message<"whetstone.training.v1.Job"> & {
  * Use `create(JobSchema)` to create a new message.
  */
 export const JobSchema: GenMessage<Job> = /*@__PURE__*/
-  messageDesc(file_whetstone_training_v1_training, 2);
+  messageDesc(file_whetstone_training_v1_training, 1);
 
 /**
- * CreateJobRequest describes the job.
+ * CreateJobRequest describes the job to queue.
  *
  * @generated from message whetstone.training.v1.CreateJobRequest
  */
 export type CreateJobRequest = Message<"whetstone.training.v1.CreateJobRequest"> & {
   /**
-   * Caller.
+   * Who creates the job; the job belongs to caller.team_id.
    *
-   * @generated from field: whetstone.training.v1.Caller caller = 1;
+   * @generated from field: whetstone.common.v1.Caller caller = 1;
    */
   caller?: Caller | undefined;
 
   /**
-   * Base model id, or a job or checkpoint id to continue from.
+   * A trainable built-in model id, or the UUID of a job or training checkpoint of this team to continue from.
    *
    * @generated from field: string base_model = 2;
    */
   baseModel: string;
 
   /**
-   * Dataset names.
+   * Names of ready datasets; at least one.
    *
    * @generated from field: repeated string datasets = 3;
    */
   datasets: string[];
 
   /**
-   * Model name; generated when empty.
+   * Display name; generated when empty.
    *
    * @generated from field: string model_name = 4;
    */
   modelName: string;
 
   /**
-   * lora or full; empty means lora.
+   * LoRA or full; TRAINING_TYPE_UNSPECIFIED means LoRA.
    *
-   * @generated from field: string training_type = 5;
+   * @generated from field: whetstone.training.v1.TrainingType training_type = 5;
    */
-  trainingType: string;
+  trainingType: TrainingType;
 
   /**
-   * Epochs; 0 means the base model's default.
+   * Passes over the data; 0 means the base model's default.
    *
    * @generated from field: int32 nr_epochs = 6;
    */
   nrEpochs: number;
 
   /**
-   * Learning rate; 0 means the base model's default.
+   * Peak learning rate; 0 means the base model's default.
    *
    * @generated from field: double learning_rate = 7;
    */
   learningRate: number;
 
   /**
-   * Optional project.
+   * Project to file the job under; empty for none.
    *
    * @generated from field: string project_id = 8;
    */
@@ -313,7 +282,7 @@ export type CreateJobRequest = Message<"whetstone.training.v1.CreateJobRequest">
  * Use `create(CreateJobRequestSchema)` to create a new message.
  */
 export const CreateJobRequestSchema: GenMessage<CreateJobRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_training_v1_training, 3);
+  messageDesc(file_whetstone_training_v1_training, 2);
 
 /**
  * CreateJobResponse returns the queued job.
@@ -322,7 +291,7 @@ export const CreateJobRequestSchema: GenMessage<CreateJobRequest> = /*@__PURE__*
  */
 export type CreateJobResponse = Message<"whetstone.training.v1.CreateJobResponse"> & {
   /**
-   * Job.
+   * The job, status JOB_STATUS_REQUESTED.
    *
    * @generated from field: whetstone.training.v1.Job job = 1;
    */
@@ -334,44 +303,44 @@ export type CreateJobResponse = Message<"whetstone.training.v1.CreateJobResponse
  * Use `create(CreateJobResponseSchema)` to create a new message.
  */
 export const CreateJobResponseSchema: GenMessage<CreateJobResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_training_v1_training, 4);
+  messageDesc(file_whetstone_training_v1_training, 3);
 
 /**
- * ListJobsRequest filters jobs.
+ * ListJobsRequest filters the team's jobs.
  *
  * @generated from message whetstone.training.v1.ListJobsRequest
  */
 export type ListJobsRequest = Message<"whetstone.training.v1.ListJobsRequest"> & {
   /**
-   * Caller.
+   * Whose jobs to list.
    *
-   * @generated from field: whetstone.training.v1.Caller caller = 1;
+   * @generated from field: whetstone.common.v1.Caller caller = 1;
    */
   caller?: Caller | undefined;
 
   /**
-   * Status filter.
+   * Only jobs in this status; JOB_STATUS_UNSPECIFIED for all.
    *
-   * @generated from field: string status = 2;
+   * @generated from field: whetstone.training.v1.JobStatus status = 2;
    */
-  status: string;
+  status: JobStatus;
 
   /**
-   * Project filter.
+   * Only jobs of this project; empty for all.
    *
    * @generated from field: string project_id = 3;
    */
   projectId: string;
 
   /**
-   * 1..200.
+   * Page size from 1 to 200; 0 means 200.
    *
    * @generated from field: int32 limit = 4;
    */
   limit: number;
 
   /**
-   * Offset.
+   * Jobs to skip, newest first; at least 0.
    *
    * @generated from field: int32 offset = 5;
    */
@@ -383,23 +352,23 @@ export type ListJobsRequest = Message<"whetstone.training.v1.ListJobsRequest"> &
  * Use `create(ListJobsRequestSchema)` to create a new message.
  */
 export const ListJobsRequestSchema: GenMessage<ListJobsRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_training_v1_training, 5);
+  messageDesc(file_whetstone_training_v1_training, 4);
 
 /**
- * ListJobsResponse lists jobs.
+ * ListJobsResponse is one page of jobs.
  *
  * @generated from message whetstone.training.v1.ListJobsResponse
  */
 export type ListJobsResponse = Message<"whetstone.training.v1.ListJobsResponse"> & {
   /**
-   * Jobs.
+   * Jobs on this page, newest first.
    *
    * @generated from field: repeated whetstone.training.v1.Job jobs = 1;
    */
   jobs: Job[];
 
   /**
-   * Jobs matching the filter.
+   * Jobs matching the filter on all pages.
    *
    * @generated from field: int32 total = 2;
    */
@@ -411,7 +380,7 @@ export type ListJobsResponse = Message<"whetstone.training.v1.ListJobsResponse">
  * Use `create(ListJobsResponseSchema)` to create a new message.
  */
 export const ListJobsResponseSchema: GenMessage<ListJobsResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_training_v1_training, 6);
+  messageDesc(file_whetstone_training_v1_training, 5);
 
 /**
  * GetJobRequest names a job.
@@ -420,14 +389,14 @@ export const ListJobsResponseSchema: GenMessage<ListJobsResponse> = /*@__PURE__*
  */
 export type GetJobRequest = Message<"whetstone.training.v1.GetJobRequest"> & {
   /**
-   * Caller.
+   * Whose job it must be.
    *
-   * @generated from field: whetstone.training.v1.Caller caller = 1;
+   * @generated from field: whetstone.common.v1.Caller caller = 1;
    */
   caller?: Caller | undefined;
 
   /**
-   * Job id.
+   * UUID of the job.
    *
    * @generated from field: string job_id = 2;
    */
@@ -439,16 +408,16 @@ export type GetJobRequest = Message<"whetstone.training.v1.GetJobRequest"> & {
  * Use `create(GetJobRequestSchema)` to create a new message.
  */
 export const GetJobRequestSchema: GenMessage<GetJobRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_training_v1_training, 7);
+  messageDesc(file_whetstone_training_v1_training, 6);
 
 /**
- * GetJobResponse returns it.
+ * GetJobResponse returns the job.
  *
  * @generated from message whetstone.training.v1.GetJobResponse
  */
 export type GetJobResponse = Message<"whetstone.training.v1.GetJobResponse"> & {
   /**
-   * Job.
+   * The job as it is now.
    *
    * @generated from field: whetstone.training.v1.Job job = 1;
    */
@@ -460,23 +429,23 @@ export type GetJobResponse = Message<"whetstone.training.v1.GetJobResponse"> & {
  * Use `create(GetJobResponseSchema)` to create a new message.
  */
 export const GetJobResponseSchema: GenMessage<GetJobResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_training_v1_training, 8);
+  messageDesc(file_whetstone_training_v1_training, 7);
 
 /**
- * StopJobRequest names a job.
+ * StopJobRequest names the job to cancel.
  *
  * @generated from message whetstone.training.v1.StopJobRequest
  */
 export type StopJobRequest = Message<"whetstone.training.v1.StopJobRequest"> & {
   /**
-   * Caller.
+   * Whose job it must be.
    *
-   * @generated from field: whetstone.training.v1.Caller caller = 1;
+   * @generated from field: whetstone.common.v1.Caller caller = 1;
    */
   caller?: Caller | undefined;
 
   /**
-   * Job id.
+   * UUID of the job.
    *
    * @generated from field: string job_id = 2;
    */
@@ -488,16 +457,16 @@ export type StopJobRequest = Message<"whetstone.training.v1.StopJobRequest"> & {
  * Use `create(StopJobRequestSchema)` to create a new message.
  */
 export const StopJobRequestSchema: GenMessage<StopJobRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_training_v1_training, 9);
+  messageDesc(file_whetstone_training_v1_training, 8);
 
 /**
- * StopJobResponse returns the job, now cancelled.
+ * StopJobResponse returns the job after the stop.
  *
  * @generated from message whetstone.training.v1.StopJobResponse
  */
 export type StopJobResponse = Message<"whetstone.training.v1.StopJobResponse"> & {
   /**
-   * Job.
+   * The job, status JOB_STATUS_CANCELLED.
    *
    * @generated from field: whetstone.training.v1.Job job = 1;
    */
@@ -509,23 +478,23 @@ export type StopJobResponse = Message<"whetstone.training.v1.StopJobResponse"> &
  * Use `create(StopJobResponseSchema)` to create a new message.
  */
 export const StopJobResponseSchema: GenMessage<StopJobResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_training_v1_training, 10);
+  messageDesc(file_whetstone_training_v1_training, 9);
 
 /**
- * DeleteJobRequest names a job.
+ * DeleteJobRequest names the job to delete.
  *
  * @generated from message whetstone.training.v1.DeleteJobRequest
  */
 export type DeleteJobRequest = Message<"whetstone.training.v1.DeleteJobRequest"> & {
   /**
-   * Caller.
+   * Whose job it must be.
    *
-   * @generated from field: whetstone.training.v1.Caller caller = 1;
+   * @generated from field: whetstone.common.v1.Caller caller = 1;
    */
   caller?: Caller | undefined;
 
   /**
-   * Job id.
+   * UUID of the job.
    *
    * @generated from field: string job_id = 2;
    */
@@ -537,10 +506,10 @@ export type DeleteJobRequest = Message<"whetstone.training.v1.DeleteJobRequest">
  * Use `create(DeleteJobRequestSchema)` to create a new message.
  */
 export const DeleteJobRequestSchema: GenMessage<DeleteJobRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_training_v1_training, 11);
+  messageDesc(file_whetstone_training_v1_training, 10);
 
 /**
- * DeleteJobResponse is empty.
+ * DeleteJobResponse is empty: the job is gone.
  *
  * @generated from message whetstone.training.v1.DeleteJobResponse
  */
@@ -552,7 +521,7 @@ export type DeleteJobResponse = Message<"whetstone.training.v1.DeleteJobResponse
  * Use `create(DeleteJobResponseSchema)` to create a new message.
  */
 export const DeleteJobResponseSchema: GenMessage<DeleteJobResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_training_v1_training, 12);
+  messageDesc(file_whetstone_training_v1_training, 11);
 
 /**
  * LogEntry is one log line of a job.
@@ -561,42 +530,42 @@ export const DeleteJobResponseSchema: GenMessage<DeleteJobResponse> = /*@__PURE_
  */
 export type LogEntry = Message<"whetstone.training.v1.LogEntry"> & {
   /**
-   * Sequence id, increasing per job.
+   * Sequence number as a decimal string, increasing per job; pass it as after_id to resume a stream.
    *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
-   * Job.
+   * UUID of the job.
    *
    * @generated from field: string job_id = 2;
    */
   jobId: string;
 
   /**
-   * When.
+   * When the line was written.
    *
    * @generated from field: google.protobuf.Timestamp timestamp = 3;
    */
   timestamp?: Timestamp | undefined;
 
   /**
-   * info, warn or error.
+   * Severity: info, warn or error (anything else is stored as info).
    *
    * @generated from field: string level = 4;
    */
   level: string;
 
   /**
-   * Text.
+   * The line, at most 4,000 characters; never a raw internal error.
    *
    * @generated from field: string message = 5;
    */
   message: string;
 
   /**
-   * orchestrator or trainer/<id>.
+   * Who wrote it: orchestrator, or trainer/<trainer id>.
    *
    * @generated from field: string source = 6;
    */
@@ -608,7 +577,7 @@ export type LogEntry = Message<"whetstone.training.v1.LogEntry"> & {
  * Use `create(LogEntrySchema)` to create a new message.
  */
 export const LogEntrySchema: GenMessage<LogEntry> = /*@__PURE__*/
-  messageDesc(file_whetstone_training_v1_training, 13);
+  messageDesc(file_whetstone_training_v1_training, 12);
 
 /**
  * ListLogsRequest names a job.
@@ -617,14 +586,14 @@ export const LogEntrySchema: GenMessage<LogEntry> = /*@__PURE__*/
  */
 export type ListLogsRequest = Message<"whetstone.training.v1.ListLogsRequest"> & {
   /**
-   * Caller.
+   * Whose job it must be.
    *
-   * @generated from field: whetstone.training.v1.Caller caller = 1;
+   * @generated from field: whetstone.common.v1.Caller caller = 1;
    */
   caller?: Caller | undefined;
 
   /**
-   * Job id.
+   * UUID of the job.
    *
    * @generated from field: string job_id = 2;
    */
@@ -636,7 +605,7 @@ export type ListLogsRequest = Message<"whetstone.training.v1.ListLogsRequest"> &
  * Use `create(ListLogsRequestSchema)` to create a new message.
  */
 export const ListLogsRequestSchema: GenMessage<ListLogsRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_training_v1_training, 14);
+  messageDesc(file_whetstone_training_v1_training, 13);
 
 /**
  * ListLogsResponse returns every entry so far.
@@ -657,30 +626,30 @@ export type ListLogsResponse = Message<"whetstone.training.v1.ListLogsResponse">
  * Use `create(ListLogsResponseSchema)` to create a new message.
  */
 export const ListLogsResponseSchema: GenMessage<ListLogsResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_training_v1_training, 15);
+  messageDesc(file_whetstone_training_v1_training, 14);
 
 /**
- * StreamLogsRequest names a job.
+ * StreamLogsRequest names a job and where to start.
  *
  * @generated from message whetstone.training.v1.StreamLogsRequest
  */
 export type StreamLogsRequest = Message<"whetstone.training.v1.StreamLogsRequest"> & {
   /**
-   * Caller.
+   * Whose job it must be.
    *
-   * @generated from field: whetstone.training.v1.Caller caller = 1;
+   * @generated from field: whetstone.common.v1.Caller caller = 1;
    */
   caller?: Caller | undefined;
 
   /**
-   * Job id.
+   * UUID of the job.
    *
    * @generated from field: string job_id = 2;
    */
   jobId: string;
 
   /**
-   * Send entries after this id only.
+   * Send only entries after this LogEntry.id; empty for all.
    *
    * @generated from field: string after_id = 3;
    */
@@ -692,51 +661,79 @@ export type StreamLogsRequest = Message<"whetstone.training.v1.StreamLogsRequest
  * Use `create(StreamLogsRequestSchema)` to create a new message.
  */
 export const StreamLogsRequestSchema: GenMessage<StreamLogsRequest> = /*@__PURE__*/
+  messageDesc(file_whetstone_training_v1_training, 15);
+
+/**
+ * StreamLogsResponse carries entries as they are written.
+ *
+ * @generated from message whetstone.training.v1.StreamLogsResponse
+ */
+export type StreamLogsResponse = Message<"whetstone.training.v1.StreamLogsResponse"> & {
+  /**
+   * New entries, oldest first; empty in the last message when nothing new was written.
+   *
+   * @generated from field: repeated whetstone.training.v1.LogEntry logs = 1;
+   */
+  logs: LogEntry[];
+
+  /**
+   * The job's status now; the stream ends after a terminal status.
+   *
+   * @generated from field: whetstone.training.v1.JobStatus status = 2;
+   */
+  status: JobStatus;
+};
+
+/**
+ * Describes the message whetstone.training.v1.StreamLogsResponse.
+ * Use `create(StreamLogsResponseSchema)` to create a new message.
+ */
+export const StreamLogsResponseSchema: GenMessage<StreamLogsResponse> = /*@__PURE__*/
   messageDesc(file_whetstone_training_v1_training, 16);
 
 /**
- * Checkpoint is one saved state.
+ * Checkpoint is one saved state of a job.
  *
  * @generated from message whetstone.training.v1.Checkpoint
  */
 export type Checkpoint = Message<"whetstone.training.v1.Checkpoint"> & {
   /**
-   * Checkpoint UUID (usable as base_model).
+   * UUID of the checkpoint; usable as CreateJobRequest.base_model when it is a training checkpoint.
    *
    * @generated from field: string uuid = 1;
    */
   uuid: string;
 
   /**
-   * weights/<step> or sampler_weights/<step>.
+   * Name within the job: weights/<step> or sampler_weights/<step>.
    *
    * @generated from field: string checkpoint_id = 2;
    */
   checkpointId: string;
 
   /**
-   * training or sampler.
+   * Resumable training state or servable bundle.
    *
-   * @generated from field: string checkpoint_type = 3;
+   * @generated from field: whetstone.training.v1.CheckpointType checkpoint_type = 3;
    */
-  checkpointType: string;
+  checkpointType: CheckpointType;
 
   /**
-   * Saved.
+   * When it was stored.
    *
    * @generated from field: google.protobuf.Timestamp time = 4;
    */
   time?: Timestamp | undefined;
 
   /**
-   * Size.
+   * Size of the stored object in bytes.
    *
    * @generated from field: int64 size_bytes = 5;
    */
   sizeBytes: bigint;
 
   /**
-   * Step.
+   * Optimizer step it was taken at.
    *
    * @generated from field: int64 step = 6;
    */
@@ -757,14 +754,14 @@ export const CheckpointSchema: GenMessage<Checkpoint> = /*@__PURE__*/
  */
 export type ListCheckpointsRequest = Message<"whetstone.training.v1.ListCheckpointsRequest"> & {
   /**
-   * Caller.
+   * Whose job it must be.
    *
-   * @generated from field: whetstone.training.v1.Caller caller = 1;
+   * @generated from field: whetstone.common.v1.Caller caller = 1;
    */
   caller?: Caller | undefined;
 
   /**
-   * Job id.
+   * UUID of the job.
    *
    * @generated from field: string job_id = 2;
    */
@@ -779,13 +776,13 @@ export const ListCheckpointsRequestSchema: GenMessage<ListCheckpointsRequest> = 
   messageDesc(file_whetstone_training_v1_training, 18);
 
 /**
- * ListCheckpointsResponse lists checkpoints newest first.
+ * ListCheckpointsResponse lists checkpoints, highest step first.
  *
  * @generated from message whetstone.training.v1.ListCheckpointsResponse
  */
 export type ListCheckpointsResponse = Message<"whetstone.training.v1.ListCheckpointsResponse"> & {
   /**
-   * Checkpoints.
+   * The job's checkpoints.
    *
    * @generated from field: repeated whetstone.training.v1.Checkpoint checkpoints = 1;
    */
@@ -806,21 +803,21 @@ export const ListCheckpointsResponseSchema: GenMessage<ListCheckpointsResponse> 
  */
 export type GetDownloadRequest = Message<"whetstone.training.v1.GetDownloadRequest"> & {
   /**
-   * Caller.
+   * Whose job it must be.
    *
-   * @generated from field: whetstone.training.v1.Caller caller = 1;
+   * @generated from field: whetstone.common.v1.Caller caller = 1;
    */
   caller?: Caller | undefined;
 
   /**
-   * Job id.
+   * UUID of the job.
    *
    * @generated from field: string job_id = 2;
    */
   jobId: string;
 
   /**
-   * A checkpoint id (weights/<step> or sampler_weights/<step>); empty for the final model.
+   * A checkpoint's checkpoint_id or uuid; empty for the final model.
    *
    * @generated from field: string checkpoint_id = 3;
    */
@@ -841,28 +838,28 @@ export const GetDownloadRequestSchema: GenMessage<GetDownloadRequest> = /*@__PUR
  */
 export type GetDownloadResponse = Message<"whetstone.training.v1.GetDownloadResponse"> & {
   /**
-   * URL.
+   * Presigned GET URL of the object.
    *
    * @generated from field: string download_url = 1;
    */
   downloadUrl: string;
 
   /**
-   * Lifetime.
+   * Seconds the URL stays valid.
    *
    * @generated from field: int32 expires_in_seconds = 2;
    */
   expiresInSeconds: number;
 
   /**
-   * Suggested file name.
+   * File name the URL asks the client to save as.
    *
    * @generated from field: string file_name = 3;
    */
   fileName: string;
 
   /**
-   * Size.
+   * Size of the object in bytes.
    *
    * @generated from field: int64 size_bytes = 4;
    */
@@ -877,15 +874,15 @@ export const GetDownloadResponseSchema: GenMessage<GetDownloadResponse> = /*@__P
   messageDesc(file_whetstone_training_v1_training, 21);
 
 /**
- * ListTrainedModelsRequest names the caller.
+ * ListTrainedModelsRequest names the team.
  *
  * @generated from message whetstone.training.v1.ListTrainedModelsRequest
  */
 export type ListTrainedModelsRequest = Message<"whetstone.training.v1.ListTrainedModelsRequest"> & {
   /**
-   * Caller.
+   * Whose models to list.
    *
-   * @generated from field: whetstone.training.v1.Caller caller = 1;
+   * @generated from field: whetstone.common.v1.Caller caller = 1;
    */
   caller?: Caller | undefined;
 };
@@ -898,13 +895,13 @@ export const ListTrainedModelsRequestSchema: GenMessage<ListTrainedModelsRequest
   messageDesc(file_whetstone_training_v1_training, 22);
 
 /**
- * ListTrainedModelsResponse lists complete jobs.
+ * ListTrainedModelsResponse lists complete and deployed jobs.
  *
  * @generated from message whetstone.training.v1.ListTrainedModelsResponse
  */
 export type ListTrainedModelsResponse = Message<"whetstone.training.v1.ListTrainedModelsResponse"> & {
   /**
-   * Jobs.
+   * Servable jobs, newest first (at most 200 per status).
    *
    * @generated from field: repeated whetstone.training.v1.Job jobs = 1;
    */
@@ -919,55 +916,55 @@ export const ListTrainedModelsResponseSchema: GenMessage<ListTrainedModelsRespon
   messageDesc(file_whetstone_training_v1_training, 23);
 
 /**
- * Evaluation scores a job's model on a held-out split.
+ * Evaluation scores a job's model on a dataset's held-out split.
  *
  * @generated from message whetstone.training.v1.Evaluation
  */
 export type Evaluation = Message<"whetstone.training.v1.Evaluation"> & {
   /**
-   * Id.
+   * UUID of the evaluation.
    *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
-   * Job.
+   * UUID of the job whose model is scored.
    *
    * @generated from field: string job_id = 2;
    */
   jobId: string;
 
   /**
-   * Dataset.
+   * Dataset whose held-out split is scored.
    *
    * @generated from field: string dataset_name = 3;
    */
   datasetName: string;
 
   /**
-   * running, complete or failed.
+   * Where the evaluation is in its life.
    *
-   * @generated from field: string status = 4;
+   * @generated from field: whetstone.training.v1.EvaluationStatus status = 4;
    */
-  status: string;
+  status: EvaluationStatus;
 
   /**
-   * f1, precision, recall, per_label, examples.
+   * f1, precision, recall, per_label and examples; set once status is EVALUATION_STATUS_COMPLETE.
    *
    * @generated from field: google.protobuf.Struct metrics = 5;
    */
   metrics?: JsonObject | undefined;
 
   /**
-   * Why it failed.
+   * Safe, user-facing reason it failed; empty unless status is EVALUATION_STATUS_FAILED.
    *
    * @generated from field: string error = 6;
    */
   error: string;
 
   /**
-   * Created.
+   * When it was created.
    *
    * @generated from field: google.protobuf.Timestamp created_at = 7;
    */
@@ -982,27 +979,27 @@ export const EvaluationSchema: GenMessage<Evaluation> = /*@__PURE__*/
   messageDesc(file_whetstone_training_v1_training, 24);
 
 /**
- * CreateEvaluationRequest names the job and dataset.
+ * CreateEvaluationRequest names the job and the dataset.
  *
  * @generated from message whetstone.training.v1.CreateEvaluationRequest
  */
 export type CreateEvaluationRequest = Message<"whetstone.training.v1.CreateEvaluationRequest"> & {
   /**
-   * Caller.
+   * Whose job it must be.
    *
-   * @generated from field: whetstone.training.v1.Caller caller = 1;
+   * @generated from field: whetstone.common.v1.Caller caller = 1;
    */
   caller?: Caller | undefined;
 
   /**
-   * Job id.
+   * UUID of a complete or deployed extraction job.
    *
    * @generated from field: string job_id = 2;
    */
   jobId: string;
 
   /**
-   * Dataset whose held-out split is scored.
+   * Ready dataset of the team whose held-out split is scored.
    *
    * @generated from field: string dataset_name = 3;
    */
@@ -1017,13 +1014,13 @@ export const CreateEvaluationRequestSchema: GenMessage<CreateEvaluationRequest> 
   messageDesc(file_whetstone_training_v1_training, 25);
 
 /**
- * CreateEvaluationResponse returns it.
+ * CreateEvaluationResponse returns the queued evaluation.
  *
  * @generated from message whetstone.training.v1.CreateEvaluationResponse
  */
 export type CreateEvaluationResponse = Message<"whetstone.training.v1.CreateEvaluationResponse"> & {
   /**
-   * Evaluation.
+   * The evaluation, status EVALUATION_STATUS_RUNNING.
    *
    * @generated from field: whetstone.training.v1.Evaluation evaluation = 1;
    */
@@ -1038,20 +1035,20 @@ export const CreateEvaluationResponseSchema: GenMessage<CreateEvaluationResponse
   messageDesc(file_whetstone_training_v1_training, 26);
 
 /**
- * GetEvaluationRequest names it.
+ * GetEvaluationRequest names an evaluation.
  *
  * @generated from message whetstone.training.v1.GetEvaluationRequest
  */
 export type GetEvaluationRequest = Message<"whetstone.training.v1.GetEvaluationRequest"> & {
   /**
-   * Caller.
+   * Whose evaluation it must be.
    *
-   * @generated from field: whetstone.training.v1.Caller caller = 1;
+   * @generated from field: whetstone.common.v1.Caller caller = 1;
    */
   caller?: Caller | undefined;
 
   /**
-   * Evaluation id.
+   * UUID of the evaluation.
    *
    * @generated from field: string evaluation_id = 2;
    */
@@ -1066,13 +1063,13 @@ export const GetEvaluationRequestSchema: GenMessage<GetEvaluationRequest> = /*@_
   messageDesc(file_whetstone_training_v1_training, 27);
 
 /**
- * GetEvaluationResponse returns it.
+ * GetEvaluationResponse returns the evaluation.
  *
  * @generated from message whetstone.training.v1.GetEvaluationResponse
  */
 export type GetEvaluationResponse = Message<"whetstone.training.v1.GetEvaluationResponse"> & {
   /**
-   * Evaluation.
+   * The evaluation as it is now.
    *
    * @generated from field: whetstone.training.v1.Evaluation evaluation = 1;
    */
@@ -1087,666 +1084,20 @@ export const GetEvaluationResponseSchema: GenMessage<GetEvaluationResponse> = /*
   messageDesc(file_whetstone_training_v1_training, 28);
 
 /**
- * LeaseJobRequest asks for work.
- *
- * @generated from message whetstone.training.v1.LeaseJobRequest
- */
-export type LeaseJobRequest = Message<"whetstone.training.v1.LeaseJobRequest"> & {
-  /**
-   * Trainer id (stable per process).
-   *
-   * @generated from field: string trainer_id = 1;
-   */
-  trainerId: string;
-
-  /**
-   * How long to wait for a job, in milliseconds (at most 10,000).
-   *
-   * @generated from field: int32 wait_ms = 2;
-   */
-  waitMs: number;
-};
-
-/**
- * Describes the message whetstone.training.v1.LeaseJobRequest.
- * Use `create(LeaseJobRequestSchema)` to create a new message.
- */
-export const LeaseJobRequestSchema: GenMessage<LeaseJobRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_training_v1_training, 29);
-
-/**
- * LeasedJob is everything a trainer needs.
- *
- * @generated from message whetstone.training.v1.LeasedJob
- */
-export type LeasedJob = Message<"whetstone.training.v1.LeasedJob"> & {
-  /**
-   * Job id.
-   *
-   * @generated from field: string job_id = 1;
-   */
-  jobId: string;
-
-  /**
-   * Lease token; every later call carries it.
-   *
-   * @generated from field: string lease_token = 2;
-   */
-  leaseToken: string;
-
-  /**
-   * Lease length; heartbeat well within it.
-   *
-   * @generated from field: int32 lease_ms = 3;
-   */
-  leaseMs: number;
-
-  /**
-   * The built-in base model.
-   *
-   * @generated from field: string base_model = 4;
-   */
-  baseModel: string;
-
-  /**
-   * lora or full.
-   *
-   * @generated from field: string training_type = 5;
-   */
-  trainingType: string;
-
-  /**
-   * Epochs.
-   *
-   * @generated from field: int32 nr_epochs = 6;
-   */
-  nrEpochs: number;
-
-  /**
-   * Learning rate.
-   *
-   * @generated from field: double learning_rate = 7;
-   */
-  learningRate: number;
-
-  /**
-   * Seed.
-   *
-   * @generated from field: int64 seed = 8;
-   */
-  seed: bigint;
-
-  /**
-   * Bucket of the splits.
-   *
-   * @generated from field: string dataset_bucket = 9;
-   */
-  datasetBucket: string;
-
-  /**
-   * Train split keys, one per dataset.
-   *
-   * @generated from field: repeated string train_keys = 10;
-   */
-  trainKeys: string[];
-
-  /**
-   * Held-out split keys, one per dataset.
-   *
-   * @generated from field: repeated string heldout_keys = 11;
-   */
-  heldoutKeys: string[];
-
-  /**
-   * Artifacts bucket.
-   *
-   * @generated from field: string artifact_bucket = 12;
-   */
-  artifactBucket: string;
-
-  /**
-   * Prefix for this job's checkpoints and artifact.
-   *
-   * @generated from field: string artifact_prefix = 13;
-   */
-  artifactPrefix: string;
-
-  /**
-   * A weights/<step> checkpoint to resume from (bucket artifacts); empty to start fresh.
-   *
-   * @generated from field: string resume_key = 14;
-   */
-  resumeKey: string;
-
-  /**
-   * Attempt number, from 1.
-   *
-   * @generated from field: int32 attempt = 15;
-   */
-  attempt: number;
-};
-
-/**
- * Describes the message whetstone.training.v1.LeasedJob.
- * Use `create(LeasedJobSchema)` to create a new message.
- */
-export const LeasedJobSchema: GenMessage<LeasedJob> = /*@__PURE__*/
-  messageDesc(file_whetstone_training_v1_training, 30);
-
-/**
- * LeaseJobResponse has a job or not.
- *
- * @generated from message whetstone.training.v1.LeaseJobResponse
- */
-export type LeaseJobResponse = Message<"whetstone.training.v1.LeaseJobResponse"> & {
-  /**
-   * The job; absent when none is waiting.
-   *
-   * @generated from field: whetstone.training.v1.LeasedJob job = 1;
-   */
-  job?: LeasedJob | undefined;
-};
-
-/**
- * Describes the message whetstone.training.v1.LeaseJobResponse.
- * Use `create(LeaseJobResponseSchema)` to create a new message.
- */
-export const LeaseJobResponseSchema: GenMessage<LeaseJobResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_training_v1_training, 31);
-
-/**
- * HeartbeatRequest extends a lease.
- *
- * @generated from message whetstone.training.v1.HeartbeatRequest
- */
-export type HeartbeatRequest = Message<"whetstone.training.v1.HeartbeatRequest"> & {
-  /**
-   * Job.
-   *
-   * @generated from field: string job_id = 1;
-   */
-  jobId: string;
-
-  /**
-   * Lease token.
-   *
-   * @generated from field: string lease_token = 2;
-   */
-  leaseToken: string;
-};
-
-/**
- * Describes the message whetstone.training.v1.HeartbeatRequest.
- * Use `create(HeartbeatRequestSchema)` to create a new message.
- */
-export const HeartbeatRequestSchema: GenMessage<HeartbeatRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_training_v1_training, 32);
-
-/**
- * HeartbeatResponse tells the trainer whether to go on.
- *
- * @generated from message whetstone.training.v1.HeartbeatResponse
- */
-export type HeartbeatResponse = Message<"whetstone.training.v1.HeartbeatResponse"> & {
-  /**
-   * Stop now: the job was cancelled, deleted or leased to another trainer.
-   *
-   * @generated from field: bool cancel = 1;
-   */
-  cancel: boolean;
-};
-
-/**
- * Describes the message whetstone.training.v1.HeartbeatResponse.
- * Use `create(HeartbeatResponseSchema)` to create a new message.
- */
-export const HeartbeatResponseSchema: GenMessage<HeartbeatResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_training_v1_training, 33);
-
-/**
- * ReportProgressRequest records progress.
- *
- * @generated from message whetstone.training.v1.ReportProgressRequest
- */
-export type ReportProgressRequest = Message<"whetstone.training.v1.ReportProgressRequest"> & {
-  /**
-   * Job.
-   *
-   * @generated from field: string job_id = 1;
-   */
-  jobId: string;
-
-  /**
-   * Lease token.
-   *
-   * @generated from field: string lease_token = 2;
-   */
-  leaseToken: string;
-
-  /**
-   * Step.
-   *
-   * @generated from field: int64 step = 3;
-   */
-  step: bigint;
-
-  /**
-   * Total steps.
-   *
-   * @generated from field: int64 total_steps = 4;
-   */
-  totalSteps: bigint;
-
-  /**
-   * Epoch.
-   *
-   * @generated from field: int32 epoch = 5;
-   */
-  epoch: number;
-
-  /**
-   * Loss.
-   *
-   * @generated from field: double loss = 6;
-   */
-  loss: number;
-
-  /**
-   * Learning rate.
-   *
-   * @generated from field: double learning_rate = 7;
-   */
-  learningRate: number;
-
-  /**
-   * Examples per second.
-   *
-   * @generated from field: double examples_per_second = 8;
-   */
-  examplesPerSecond: number;
-
-  /**
-   * Seconds left.
-   *
-   * @generated from field: double eta_seconds = 9;
-   */
-  etaSeconds: number;
-};
-
-/**
- * Describes the message whetstone.training.v1.ReportProgressRequest.
- * Use `create(ReportProgressRequestSchema)` to create a new message.
- */
-export const ReportProgressRequestSchema: GenMessage<ReportProgressRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_training_v1_training, 34);
-
-/**
- * LogLine is a trainer's log line.
- *
- * @generated from message whetstone.training.v1.LogLine
- */
-export type LogLine = Message<"whetstone.training.v1.LogLine"> & {
-  /**
-   * Level.
-   *
-   * @generated from field: string level = 1;
-   */
-  level: string;
-
-  /**
-   * Text.
-   *
-   * @generated from field: string message = 2;
-   */
-  message: string;
-};
-
-/**
- * Describes the message whetstone.training.v1.LogLine.
- * Use `create(LogLineSchema)` to create a new message.
- */
-export const LogLineSchema: GenMessage<LogLine> = /*@__PURE__*/
-  messageDesc(file_whetstone_training_v1_training, 35);
-
-/**
- * AppendLogsRequest adds lines.
- *
- * @generated from message whetstone.training.v1.AppendLogsRequest
- */
-export type AppendLogsRequest = Message<"whetstone.training.v1.AppendLogsRequest"> & {
-  /**
-   * Job.
-   *
-   * @generated from field: string job_id = 1;
-   */
-  jobId: string;
-
-  /**
-   * Lease token.
-   *
-   * @generated from field: string lease_token = 2;
-   */
-  leaseToken: string;
-
-  /**
-   * Source, e.g. trainer/<id>.
-   *
-   * @generated from field: string source = 3;
-   */
-  source: string;
-
-  /**
-   * Lines.
-   *
-   * @generated from field: repeated whetstone.training.v1.LogLine lines = 4;
-   */
-  lines: LogLine[];
-};
-
-/**
- * Describes the message whetstone.training.v1.AppendLogsRequest.
- * Use `create(AppendLogsRequestSchema)` to create a new message.
- */
-export const AppendLogsRequestSchema: GenMessage<AppendLogsRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_training_v1_training, 36);
-
-/**
- * PutCheckpointRequest registers a stored checkpoint.
- *
- * @generated from message whetstone.training.v1.PutCheckpointRequest
- */
-export type PutCheckpointRequest = Message<"whetstone.training.v1.PutCheckpointRequest"> & {
-  /**
-   * Job.
-   *
-   * @generated from field: string job_id = 1;
-   */
-  jobId: string;
-
-  /**
-   * Lease token.
-   *
-   * @generated from field: string lease_token = 2;
-   */
-  leaseToken: string;
-
-  /**
-   * weights/<step> or sampler_weights/<step>.
-   *
-   * @generated from field: string checkpoint_id = 3;
-   */
-  checkpointId: string;
-
-  /**
-   * training or sampler.
-   *
-   * @generated from field: string checkpoint_type = 4;
-   */
-  checkpointType: string;
-
-  /**
-   * Step.
-   *
-   * @generated from field: int64 step = 5;
-   */
-  step: bigint;
-
-  /**
-   * Key in the artifacts bucket.
-   *
-   * @generated from field: string key = 6;
-   */
-  key: string;
-
-  /**
-   * Size.
-   *
-   * @generated from field: int64 size_bytes = 7;
-   */
-  sizeBytes: bigint;
-};
-
-/**
- * Describes the message whetstone.training.v1.PutCheckpointRequest.
- * Use `create(PutCheckpointRequestSchema)` to create a new message.
- */
-export const PutCheckpointRequestSchema: GenMessage<PutCheckpointRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_training_v1_training, 37);
-
-/**
- * CompleteJobRequest records the result.
- *
- * @generated from message whetstone.training.v1.CompleteJobRequest
- */
-export type CompleteJobRequest = Message<"whetstone.training.v1.CompleteJobRequest"> & {
-  /**
-   * Job.
-   *
-   * @generated from field: string job_id = 1;
-   */
-  jobId: string;
-
-  /**
-   * Lease token.
-   *
-   * @generated from field: string lease_token = 2;
-   */
-  leaseToken: string;
-
-  /**
-   * Bundle key in the artifacts bucket.
-   *
-   * @generated from field: string artifact_key = 3;
-   */
-  artifactKey: string;
-
-  /**
-   * Bundle size.
-   *
-   * @generated from field: int64 artifact_size = 4;
-   */
-  artifactSize: bigint;
-
-  /**
-   * Metrics.
-   *
-   * @generated from field: google.protobuf.Struct metrics = 5;
-   */
-  metrics?: JsonObject | undefined;
-
-  /**
-   * Example-epochs trained (metered).
-   *
-   * @generated from field: int64 example_epochs = 6;
-   */
-  exampleEpochs: bigint;
-};
-
-/**
- * Describes the message whetstone.training.v1.CompleteJobRequest.
- * Use `create(CompleteJobRequestSchema)` to create a new message.
- */
-export const CompleteJobRequestSchema: GenMessage<CompleteJobRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_training_v1_training, 38);
-
-/**
- * CompleteJobResponse is empty.
- *
- * @generated from message whetstone.training.v1.CompleteJobResponse
- */
-export type CompleteJobResponse = Message<"whetstone.training.v1.CompleteJobResponse"> & {
-};
-
-/**
- * Describes the message whetstone.training.v1.CompleteJobResponse.
- * Use `create(CompleteJobResponseSchema)` to create a new message.
- */
-export const CompleteJobResponseSchema: GenMessage<CompleteJobResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_training_v1_training, 39);
-
-/**
- * FailJobRequest records a failure.
- *
- * @generated from message whetstone.training.v1.FailJobRequest
- */
-export type FailJobRequest = Message<"whetstone.training.v1.FailJobRequest"> & {
-  /**
-   * Job.
-   *
-   * @generated from field: string job_id = 1;
-   */
-  jobId: string;
-
-  /**
-   * Lease token.
-   *
-   * @generated from field: string lease_token = 2;
-   */
-  leaseToken: string;
-
-  /**
-   * Why.
-   *
-   * @generated from field: string reason = 3;
-   */
-  reason: string;
-
-  /**
-   * Whether another attempt may succeed.
-   *
-   * @generated from field: bool retryable = 4;
-   */
-  retryable: boolean;
-};
-
-/**
- * Describes the message whetstone.training.v1.FailJobRequest.
- * Use `create(FailJobRequestSchema)` to create a new message.
- */
-export const FailJobRequestSchema: GenMessage<FailJobRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_training_v1_training, 40);
-
-/**
- * FailJobResponse is empty.
- *
- * @generated from message whetstone.training.v1.FailJobResponse
- */
-export type FailJobResponse = Message<"whetstone.training.v1.FailJobResponse"> & {
-};
-
-/**
- * Describes the message whetstone.training.v1.FailJobResponse.
- * Use `create(FailJobResponseSchema)` to create a new message.
- */
-export const FailJobResponseSchema: GenMessage<FailJobResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_training_v1_training, 41);
-
-/**
- * ReportProgressResponse tells the trainer whether to go on.
- *
- * @generated from message whetstone.training.v1.ReportProgressResponse
- */
-export type ReportProgressResponse = Message<"whetstone.training.v1.ReportProgressResponse"> & {
-  /**
-   * Stop now.
-   *
-   * @generated from field: bool cancel = 1;
-   */
-  cancel: boolean;
-};
-
-/**
- * Describes the message whetstone.training.v1.ReportProgressResponse.
- * Use `create(ReportProgressResponseSchema)` to create a new message.
- */
-export const ReportProgressResponseSchema: GenMessage<ReportProgressResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_training_v1_training, 42);
-
-/**
- * AppendLogsResponse tells the trainer whether to go on.
- *
- * @generated from message whetstone.training.v1.AppendLogsResponse
- */
-export type AppendLogsResponse = Message<"whetstone.training.v1.AppendLogsResponse"> & {
-  /**
-   * Stop now.
-   *
-   * @generated from field: bool cancel = 1;
-   */
-  cancel: boolean;
-};
-
-/**
- * Describes the message whetstone.training.v1.AppendLogsResponse.
- * Use `create(AppendLogsResponseSchema)` to create a new message.
- */
-export const AppendLogsResponseSchema: GenMessage<AppendLogsResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_training_v1_training, 43);
-
-/**
- * PutCheckpointResponse tells the trainer whether to go on.
- *
- * @generated from message whetstone.training.v1.PutCheckpointResponse
- */
-export type PutCheckpointResponse = Message<"whetstone.training.v1.PutCheckpointResponse"> & {
-  /**
-   * Stop now.
-   *
-   * @generated from field: bool cancel = 1;
-   */
-  cancel: boolean;
-};
-
-/**
- * Describes the message whetstone.training.v1.PutCheckpointResponse.
- * Use `create(PutCheckpointResponseSchema)` to create a new message.
- */
-export const PutCheckpointResponseSchema: GenMessage<PutCheckpointResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_training_v1_training, 44);
-
-/**
- * StreamLogsResponse carries entries as they are written.
- *
- * @generated from message whetstone.training.v1.StreamLogsResponse
- */
-export type StreamLogsResponse = Message<"whetstone.training.v1.StreamLogsResponse"> & {
-  /**
-   * New entries, oldest first.
-   *
-   * @generated from field: repeated whetstone.training.v1.LogEntry logs = 1;
-   */
-  logs: LogEntry[];
-
-  /**
-   * The job's status now; the stream ends after a terminal status.
-   *
-   * @generated from field: string status = 2;
-   */
-  status: string;
-};
-
-/**
- * Describes the message whetstone.training.v1.StreamLogsResponse.
- * Use `create(StreamLogsResponseSchema)` to create a new message.
- */
-export const StreamLogsResponseSchema: GenMessage<StreamLogsResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_training_v1_training, 45);
-
-/**
  * PushToHubRequest names the job and the target repository.
  *
  * @generated from message whetstone.training.v1.PushToHubRequest
  */
 export type PushToHubRequest = Message<"whetstone.training.v1.PushToHubRequest"> & {
   /**
-   * Caller.
+   * Whose job it must be.
    *
-   * @generated from field: whetstone.training.v1.Caller caller = 1;
+   * @generated from field: whetstone.common.v1.Caller caller = 1;
    */
   caller?: Caller | undefined;
 
   /**
-   * Job id.
+   * UUID of a complete or deployed job.
    *
    * @generated from field: string job_id = 2;
    */
@@ -1767,7 +1118,7 @@ export type PushToHubRequest = Message<"whetstone.training.v1.PushToHubRequest">
   hubToken: string;
 
   /**
-   * Create the repository as private.
+   * Create the repository as private when it does not exist yet.
    *
    * @generated from field: bool private = 5;
    */
@@ -1779,7 +1130,7 @@ export type PushToHubRequest = Message<"whetstone.training.v1.PushToHubRequest">
  * Use `create(PushToHubRequestSchema)` to create a new message.
  */
 export const PushToHubRequestSchema: GenMessage<PushToHubRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_training_v1_training, 46);
+  messageDesc(file_whetstone_training_v1_training, 29);
 
 /**
  * PushToHubResponse says where the model went.
@@ -1788,28 +1139,28 @@ export const PushToHubRequestSchema: GenMessage<PushToHubRequest> = /*@__PURE__*
  */
 export type PushToHubResponse = Message<"whetstone.training.v1.PushToHubResponse"> & {
   /**
-   * Repository.
+   * The repository pushed to, "owner/name".
    *
    * @generated from field: string repo_id = 1;
    */
   repoId: string;
 
   /**
-   * Repository URL on the hub.
+   * The repository's web URL on the hub.
    *
    * @generated from field: string url = 2;
    */
   url: string;
 
   /**
-   * Commit id, when the hub returns one.
+   * Commit id; empty when the hub returns none.
    *
    * @generated from field: string commit = 3;
    */
   commit: string;
 
   /**
-   * Files uploaded.
+   * Paths uploaded, in upload order.
    *
    * @generated from field: repeated string files = 4;
    */
@@ -1821,7 +1172,1004 @@ export type PushToHubResponse = Message<"whetstone.training.v1.PushToHubResponse
  * Use `create(PushToHubResponseSchema)` to create a new message.
  */
 export const PushToHubResponseSchema: GenMessage<PushToHubResponse> = /*@__PURE__*/
+  messageDesc(file_whetstone_training_v1_training, 30);
+
+/**
+ * LeaseWorkRequest asks for work.
+ *
+ * @generated from message whetstone.training.v1.LeaseWorkRequest
+ */
+export type LeaseWorkRequest = Message<"whetstone.training.v1.LeaseWorkRequest"> & {
+  /**
+   * Names the trainer in leases and logs; stable per process.
+   *
+   * @generated from field: string trainer_id = 1;
+   */
+  trainerId: string;
+
+  /**
+   * How long to wait for work, in milliseconds (0 to 10,000).
+   *
+   * @generated from field: int32 wait_ms = 2;
+   */
+  waitMs: number;
+};
+
+/**
+ * Describes the message whetstone.training.v1.LeaseWorkRequest.
+ * Use `create(LeaseWorkRequestSchema)` to create a new message.
+ */
+export const LeaseWorkRequestSchema: GenMessage<LeaseWorkRequest> = /*@__PURE__*/
+  messageDesc(file_whetstone_training_v1_training, 31);
+
+/**
+ * LeaseWorkResponse carries the leased work, if any.
+ *
+ * @generated from message whetstone.training.v1.LeaseWorkResponse
+ */
+export type LeaseWorkResponse = Message<"whetstone.training.v1.LeaseWorkResponse"> & {
+  /**
+   * What was leased; unset when nothing was waiting.
+   *
+   * @generated from oneof whetstone.training.v1.LeaseWorkResponse.work
+   */
+  work: {
+    /**
+     * A training job, now JOB_STATUS_RUNNING.
+     *
+     * @generated from field: whetstone.training.v1.LeasedJob job = 1;
+     */
+    value: LeasedJob;
+    case: "job";
+  } | {
+    /**
+     * An evaluation to score.
+     *
+     * @generated from field: whetstone.training.v1.LeasedEvaluation evaluation = 2;
+     */
+    value: LeasedEvaluation;
+    case: "evaluation";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message whetstone.training.v1.LeaseWorkResponse.
+ * Use `create(LeaseWorkResponseSchema)` to create a new message.
+ */
+export const LeaseWorkResponseSchema: GenMessage<LeaseWorkResponse> = /*@__PURE__*/
+  messageDesc(file_whetstone_training_v1_training, 32);
+
+/**
+ * LeasedJob is everything a trainer needs to run a training job.
+ *
+ * @generated from message whetstone.training.v1.LeasedJob
+ */
+export type LeasedJob = Message<"whetstone.training.v1.LeasedJob"> & {
+  /**
+   * UUID of the job.
+   *
+   * @generated from field: string job_id = 1;
+   */
+  jobId: string;
+
+  /**
+   * Secret of this lease; every later call for the job carries it.
+   *
+   * @generated from field: string lease_token = 2;
+   */
+  leaseToken: string;
+
+  /**
+   * Lease length in milliseconds; heartbeat well within it or the job is taken back.
+   *
+   * @generated from field: int32 lease_ms = 3;
+   */
+  leaseMs: number;
+
+  /**
+   * The built-in model id to train from.
+   *
+   * @generated from field: string base_model = 4;
+   */
+  baseModel: string;
+
+  /**
+   * LoRA or full training.
+   *
+   * @generated from field: whetstone.training.v1.TrainingType training_type = 5;
+   */
+  trainingType: TrainingType;
+
+  /**
+   * Passes over the training rows.
+   *
+   * @generated from field: int32 nr_epochs = 6;
+   */
+  nrEpochs: number;
+
+  /**
+   * Peak learning rate.
+   *
+   * @generated from field: double learning_rate = 7;
+   */
+  learningRate: number;
+
+  /**
+   * Random seed, fixed at creation so a resumed attempt continues the same run.
+   *
+   * @generated from field: int64 seed = 8;
+   */
+  seed: bigint;
+
+  /**
+   * Bucket holding the dataset splits.
+   *
+   * @generated from field: string dataset_bucket = 9;
+   */
+  datasetBucket: string;
+
+  /**
+   * JSONL training split keys in dataset_bucket, one per dataset.
+   *
+   * @generated from field: repeated string train_keys = 10;
+   */
+  trainKeys: string[];
+
+  /**
+   * JSONL held-out split keys in dataset_bucket, one per dataset.
+   *
+   * @generated from field: repeated string heldout_keys = 11;
+   */
+  heldoutKeys: string[];
+
+  /**
+   * Bucket for checkpoints, the bundle and its manifest.
+   *
+   * @generated from field: string artifact_bucket = 12;
+   */
+  artifactBucket: string;
+
+  /**
+   * Prefix every key this job writes must start with (ends with "/").
+   *
+   * @generated from field: string artifact_prefix = 13;
+   */
+  artifactPrefix: string;
+
+  /**
+   * Key in artifact_bucket of a weights/<step> checkpoint to resume from; empty to start fresh.
+   *
+   * @generated from field: string resume_key = 14;
+   */
+  resumeKey: string;
+
+  /**
+   * Attempt number, from 1.
+   *
+   * @generated from field: int32 attempt = 15;
+   */
+  attempt: number;
+};
+
+/**
+ * Describes the message whetstone.training.v1.LeasedJob.
+ * Use `create(LeasedJobSchema)` to create a new message.
+ */
+export const LeasedJobSchema: GenMessage<LeasedJob> = /*@__PURE__*/
+  messageDesc(file_whetstone_training_v1_training, 33);
+
+/**
+ * LeasedEvaluation is everything a trainer needs to score a model.
+ *
+ * @generated from message whetstone.training.v1.LeasedEvaluation
+ */
+export type LeasedEvaluation = Message<"whetstone.training.v1.LeasedEvaluation"> & {
+  /**
+   * UUID of the evaluation.
+   *
+   * @generated from field: string evaluation_id = 1;
+   */
+  evaluationId: string;
+
+  /**
+   * Secret of this lease; every later call for the evaluation carries it.
+   *
+   * @generated from field: string lease_token = 2;
+   */
+  leaseToken: string;
+
+  /**
+   * Lease length in milliseconds; heartbeat well within it or the evaluation is taken back.
+   *
+   * @generated from field: int32 lease_ms = 3;
+   */
+  leaseMs: number;
+
+  /**
+   * Built-in model id the scored job was trained from.
+   *
+   * @generated from field: string base_model = 4;
+   */
+  baseModel: string;
+
+  /**
+   * Bucket of the servable bundle to score.
+   *
+   * @generated from field: string artifact_bucket = 5;
+   */
+  artifactBucket: string;
+
+  /**
+   * Key of the servable bundle in artifact_bucket.
+   *
+   * @generated from field: string artifact_key = 6;
+   */
+  artifactKey: string;
+
+  /**
+   * Bucket of the held-out split.
+   *
+   * @generated from field: string dataset_bucket = 7;
+   */
+  datasetBucket: string;
+
+  /**
+   * JSONL held-out split key in dataset_bucket.
+   *
+   * @generated from field: string heldout_key = 8;
+   */
+  heldoutKey: string;
+
+  /**
+   * Attempt number, from 1.
+   *
+   * @generated from field: int32 attempt = 9;
+   */
+  attempt: number;
+};
+
+/**
+ * Describes the message whetstone.training.v1.LeasedEvaluation.
+ * Use `create(LeasedEvaluationSchema)` to create a new message.
+ */
+export const LeasedEvaluationSchema: GenMessage<LeasedEvaluation> = /*@__PURE__*/
+  messageDesc(file_whetstone_training_v1_training, 34);
+
+/**
+ * HeartbeatRequest extends a training job's lease.
+ *
+ * @generated from message whetstone.training.v1.HeartbeatRequest
+ */
+export type HeartbeatRequest = Message<"whetstone.training.v1.HeartbeatRequest"> & {
+  /**
+   * UUID of the job.
+   *
+   * @generated from field: string job_id = 1;
+   */
+  jobId: string;
+
+  /**
+   * Token from LeasedJob.
+   *
+   * @generated from field: string lease_token = 2;
+   */
+  leaseToken: string;
+};
+
+/**
+ * Describes the message whetstone.training.v1.HeartbeatRequest.
+ * Use `create(HeartbeatRequestSchema)` to create a new message.
+ */
+export const HeartbeatRequestSchema: GenMessage<HeartbeatRequest> = /*@__PURE__*/
+  messageDesc(file_whetstone_training_v1_training, 35);
+
+/**
+ * HeartbeatResponse tells the trainer whether to go on.
+ *
+ * @generated from message whetstone.training.v1.HeartbeatResponse
+ */
+export type HeartbeatResponse = Message<"whetstone.training.v1.HeartbeatResponse"> & {
+  /**
+   * Stop now: the job was cancelled, deleted or leased to another trainer.
+   *
+   * @generated from field: bool cancel = 1;
+   */
+  cancel: boolean;
+};
+
+/**
+ * Describes the message whetstone.training.v1.HeartbeatResponse.
+ * Use `create(HeartbeatResponseSchema)` to create a new message.
+ */
+export const HeartbeatResponseSchema: GenMessage<HeartbeatResponse> = /*@__PURE__*/
+  messageDesc(file_whetstone_training_v1_training, 36);
+
+/**
+ * ReportProgressRequest records progress.
+ *
+ * @generated from message whetstone.training.v1.ReportProgressRequest
+ */
+export type ReportProgressRequest = Message<"whetstone.training.v1.ReportProgressRequest"> & {
+  /**
+   * UUID of the job.
+   *
+   * @generated from field: string job_id = 1;
+   */
+  jobId: string;
+
+  /**
+   * Token from LeasedJob.
+   *
+   * @generated from field: string lease_token = 2;
+   */
+  leaseToken: string;
+
+  /**
+   * Optimizer steps done.
+   *
+   * @generated from field: int64 step = 3;
+   */
+  step: bigint;
+
+  /**
+   * Optimizer steps the whole run takes.
+   *
+   * @generated from field: int64 total_steps = 4;
+   */
+  totalSteps: bigint;
+
+  /**
+   * Current epoch, from 1.
+   *
+   * @generated from field: int32 epoch = 5;
+   */
+  epoch: number;
+
+  /**
+   * Training loss of the latest batch.
+   *
+   * @generated from field: double loss = 6;
+   */
+  loss: number;
+
+  /**
+   * Learning rate at this step (after schedule).
+   *
+   * @generated from field: double learning_rate = 7;
+   */
+  learningRate: number;
+
+  /**
+   * Recent throughput in training rows per second.
+   *
+   * @generated from field: double examples_per_second = 8;
+   */
+  examplesPerSecond: number;
+
+  /**
+   * Estimated seconds until training ends.
+   *
+   * @generated from field: double eta_seconds = 9;
+   */
+  etaSeconds: number;
+};
+
+/**
+ * Describes the message whetstone.training.v1.ReportProgressRequest.
+ * Use `create(ReportProgressRequestSchema)` to create a new message.
+ */
+export const ReportProgressRequestSchema: GenMessage<ReportProgressRequest> = /*@__PURE__*/
+  messageDesc(file_whetstone_training_v1_training, 37);
+
+/**
+ * ReportProgressResponse tells the trainer whether to go on.
+ *
+ * @generated from message whetstone.training.v1.ReportProgressResponse
+ */
+export type ReportProgressResponse = Message<"whetstone.training.v1.ReportProgressResponse"> & {
+  /**
+   * Stop now: the job was cancelled, deleted or leased to another trainer.
+   *
+   * @generated from field: bool cancel = 1;
+   */
+  cancel: boolean;
+};
+
+/**
+ * Describes the message whetstone.training.v1.ReportProgressResponse.
+ * Use `create(ReportProgressResponseSchema)` to create a new message.
+ */
+export const ReportProgressResponseSchema: GenMessage<ReportProgressResponse> = /*@__PURE__*/
+  messageDesc(file_whetstone_training_v1_training, 38);
+
+/**
+ * LogLine is a trainer's log line.
+ *
+ * @generated from message whetstone.training.v1.LogLine
+ */
+export type LogLine = Message<"whetstone.training.v1.LogLine"> & {
+  /**
+   * Severity: info, warn or error.
+   *
+   * @generated from field: string level = 1;
+   */
+  level: string;
+
+  /**
+   * The line; longer than 4,000 characters is cut. Never a raw internal error.
+   *
+   * @generated from field: string message = 2;
+   */
+  message: string;
+};
+
+/**
+ * Describes the message whetstone.training.v1.LogLine.
+ * Use `create(LogLineSchema)` to create a new message.
+ */
+export const LogLineSchema: GenMessage<LogLine> = /*@__PURE__*/
+  messageDesc(file_whetstone_training_v1_training, 39);
+
+/**
+ * AppendLogsRequest adds lines to a job's log.
+ *
+ * @generated from message whetstone.training.v1.AppendLogsRequest
+ */
+export type AppendLogsRequest = Message<"whetstone.training.v1.AppendLogsRequest"> & {
+  /**
+   * UUID of the job.
+   *
+   * @generated from field: string job_id = 1;
+   */
+  jobId: string;
+
+  /**
+   * Token from LeasedJob.
+   *
+   * @generated from field: string lease_token = 2;
+   */
+  leaseToken: string;
+
+  /**
+   * Who writes, e.g. trainer/<trainer id>; empty means trainer.
+   *
+   * @generated from field: string source = 3;
+   */
+  source: string;
+
+  /**
+   * Lines in the order written.
+   *
+   * @generated from field: repeated whetstone.training.v1.LogLine lines = 4;
+   */
+  lines: LogLine[];
+};
+
+/**
+ * Describes the message whetstone.training.v1.AppendLogsRequest.
+ * Use `create(AppendLogsRequestSchema)` to create a new message.
+ */
+export const AppendLogsRequestSchema: GenMessage<AppendLogsRequest> = /*@__PURE__*/
+  messageDesc(file_whetstone_training_v1_training, 40);
+
+/**
+ * AppendLogsResponse tells the trainer whether to go on.
+ *
+ * @generated from message whetstone.training.v1.AppendLogsResponse
+ */
+export type AppendLogsResponse = Message<"whetstone.training.v1.AppendLogsResponse"> & {
+  /**
+   * Stop now: the job was cancelled, deleted or leased to another trainer.
+   *
+   * @generated from field: bool cancel = 1;
+   */
+  cancel: boolean;
+};
+
+/**
+ * Describes the message whetstone.training.v1.AppendLogsResponse.
+ * Use `create(AppendLogsResponseSchema)` to create a new message.
+ */
+export const AppendLogsResponseSchema: GenMessage<AppendLogsResponse> = /*@__PURE__*/
+  messageDesc(file_whetstone_training_v1_training, 41);
+
+/**
+ * PutCheckpointRequest registers a stored checkpoint.
+ *
+ * @generated from message whetstone.training.v1.PutCheckpointRequest
+ */
+export type PutCheckpointRequest = Message<"whetstone.training.v1.PutCheckpointRequest"> & {
+  /**
+   * UUID of the job.
+   *
+   * @generated from field: string job_id = 1;
+   */
+  jobId: string;
+
+  /**
+   * Token from LeasedJob.
+   *
+   * @generated from field: string lease_token = 2;
+   */
+  leaseToken: string;
+
+  /**
+   * Name within the job: weights/<step> or sampler_weights/<step>.
+   *
+   * @generated from field: string checkpoint_id = 3;
+   */
+  checkpointId: string;
+
+  /**
+   * Resumable training state or servable bundle.
+   *
+   * @generated from field: whetstone.training.v1.CheckpointType checkpoint_type = 4;
+   */
+  checkpointType: CheckpointType;
+
+  /**
+   * Optimizer step it was taken at.
+   *
+   * @generated from field: int64 step = 5;
+   */
+  step: bigint;
+
+  /**
+   * Key in the artifacts bucket; must start with the job's artifact_prefix.
+   *
+   * @generated from field: string key = 6;
+   */
+  key: string;
+
+  /**
+   * Size of the stored object in bytes.
+   *
+   * @generated from field: int64 size_bytes = 7;
+   */
+  sizeBytes: bigint;
+};
+
+/**
+ * Describes the message whetstone.training.v1.PutCheckpointRequest.
+ * Use `create(PutCheckpointRequestSchema)` to create a new message.
+ */
+export const PutCheckpointRequestSchema: GenMessage<PutCheckpointRequest> = /*@__PURE__*/
+  messageDesc(file_whetstone_training_v1_training, 42);
+
+/**
+ * PutCheckpointResponse tells the trainer whether to go on.
+ *
+ * @generated from message whetstone.training.v1.PutCheckpointResponse
+ */
+export type PutCheckpointResponse = Message<"whetstone.training.v1.PutCheckpointResponse"> & {
+  /**
+   * Stop now: the job was cancelled, deleted or leased to another trainer.
+   *
+   * @generated from field: bool cancel = 1;
+   */
+  cancel: boolean;
+};
+
+/**
+ * Describes the message whetstone.training.v1.PutCheckpointResponse.
+ * Use `create(PutCheckpointResponseSchema)` to create a new message.
+ */
+export const PutCheckpointResponseSchema: GenMessage<PutCheckpointResponse> = /*@__PURE__*/
+  messageDesc(file_whetstone_training_v1_training, 43);
+
+/**
+ * CompleteJobRequest records the result of a training job.
+ *
+ * @generated from message whetstone.training.v1.CompleteJobRequest
+ */
+export type CompleteJobRequest = Message<"whetstone.training.v1.CompleteJobRequest"> & {
+  /**
+   * UUID of the job.
+   *
+   * @generated from field: string job_id = 1;
+   */
+  jobId: string;
+
+  /**
+   * Token from LeasedJob.
+   *
+   * @generated from field: string lease_token = 2;
+   */
+  leaseToken: string;
+
+  /**
+   * Key of the servable bundle in the artifacts bucket.
+   *
+   * @generated from field: string artifact_key = 3;
+   */
+  artifactKey: string;
+
+  /**
+   * Size of the bundle in bytes.
+   *
+   * @generated from field: int64 artifact_size = 4;
+   */
+  artifactSize: bigint;
+
+  /**
+   * Held-out figures the trainer measured (see Job.metrics).
+   *
+   * @generated from field: google.protobuf.Struct metrics = 5;
+   */
+  metrics?: JsonObject | undefined;
+
+  /**
+   * Training rows times epochs trained: the billed quantity.
+   *
+   * @generated from field: int64 example_epochs = 6;
+   */
+  exampleEpochs: bigint;
+
+  /**
+   * Key in the artifacts bucket of the bundle's manifest as JSON, so the orchestrator never opens the bundle.
+   *
+   * @generated from field: string manifest_key = 7;
+   */
+  manifestKey: string;
+};
+
+/**
+ * Describes the message whetstone.training.v1.CompleteJobRequest.
+ * Use `create(CompleteJobRequestSchema)` to create a new message.
+ */
+export const CompleteJobRequestSchema: GenMessage<CompleteJobRequest> = /*@__PURE__*/
+  messageDesc(file_whetstone_training_v1_training, 44);
+
+/**
+ * CompleteJobResponse is empty: the job is complete and billed.
+ *
+ * @generated from message whetstone.training.v1.CompleteJobResponse
+ */
+export type CompleteJobResponse = Message<"whetstone.training.v1.CompleteJobResponse"> & {
+};
+
+/**
+ * Describes the message whetstone.training.v1.CompleteJobResponse.
+ * Use `create(CompleteJobResponseSchema)` to create a new message.
+ */
+export const CompleteJobResponseSchema: GenMessage<CompleteJobResponse> = /*@__PURE__*/
+  messageDesc(file_whetstone_training_v1_training, 45);
+
+/**
+ * FailJobRequest records a failure of a training job.
+ *
+ * @generated from message whetstone.training.v1.FailJobRequest
+ */
+export type FailJobRequest = Message<"whetstone.training.v1.FailJobRequest"> & {
+  /**
+   * UUID of the job.
+   *
+   * @generated from field: string job_id = 1;
+   */
+  jobId: string;
+
+  /**
+   * Token from LeasedJob.
+   *
+   * @generated from field: string lease_token = 2;
+   */
+  leaseToken: string;
+
+  /**
+   * Safe, user-facing reason; stored and shown as is, so never a raw internal error.
+   *
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+
+  /**
+   * Whether another attempt may succeed (from the error's type).
+   *
+   * @generated from field: bool retryable = 4;
+   */
+  retryable: boolean;
+
+  /**
+   * Stable UPPER_SNAKE code of the failure, e.g. DATASET_ROWS_INVALID or INTERNAL.
+   *
+   * @generated from field: string code = 5;
+   */
+  code: string;
+};
+
+/**
+ * Describes the message whetstone.training.v1.FailJobRequest.
+ * Use `create(FailJobRequestSchema)` to create a new message.
+ */
+export const FailJobRequestSchema: GenMessage<FailJobRequest> = /*@__PURE__*/
+  messageDesc(file_whetstone_training_v1_training, 46);
+
+/**
+ * FailJobResponse is empty.
+ *
+ * @generated from message whetstone.training.v1.FailJobResponse
+ */
+export type FailJobResponse = Message<"whetstone.training.v1.FailJobResponse"> & {
+};
+
+/**
+ * Describes the message whetstone.training.v1.FailJobResponse.
+ * Use `create(FailJobResponseSchema)` to create a new message.
+ */
+export const FailJobResponseSchema: GenMessage<FailJobResponse> = /*@__PURE__*/
   messageDesc(file_whetstone_training_v1_training, 47);
+
+/**
+ * HeartbeatEvaluationRequest extends an evaluation's lease.
+ *
+ * @generated from message whetstone.training.v1.HeartbeatEvaluationRequest
+ */
+export type HeartbeatEvaluationRequest = Message<"whetstone.training.v1.HeartbeatEvaluationRequest"> & {
+  /**
+   * UUID of the evaluation.
+   *
+   * @generated from field: string evaluation_id = 1;
+   */
+  evaluationId: string;
+
+  /**
+   * Token from LeasedEvaluation.
+   *
+   * @generated from field: string lease_token = 2;
+   */
+  leaseToken: string;
+};
+
+/**
+ * Describes the message whetstone.training.v1.HeartbeatEvaluationRequest.
+ * Use `create(HeartbeatEvaluationRequestSchema)` to create a new message.
+ */
+export const HeartbeatEvaluationRequestSchema: GenMessage<HeartbeatEvaluationRequest> = /*@__PURE__*/
+  messageDesc(file_whetstone_training_v1_training, 48);
+
+/**
+ * HeartbeatEvaluationResponse tells the trainer whether to go on.
+ *
+ * @generated from message whetstone.training.v1.HeartbeatEvaluationResponse
+ */
+export type HeartbeatEvaluationResponse = Message<"whetstone.training.v1.HeartbeatEvaluationResponse"> & {
+  /**
+   * Stop now: the evaluation was deleted or leased to another trainer.
+   *
+   * @generated from field: bool cancel = 1;
+   */
+  cancel: boolean;
+};
+
+/**
+ * Describes the message whetstone.training.v1.HeartbeatEvaluationResponse.
+ * Use `create(HeartbeatEvaluationResponseSchema)` to create a new message.
+ */
+export const HeartbeatEvaluationResponseSchema: GenMessage<HeartbeatEvaluationResponse> = /*@__PURE__*/
+  messageDesc(file_whetstone_training_v1_training, 49);
+
+/**
+ * CompleteEvaluationRequest records an evaluation's figures.
+ *
+ * @generated from message whetstone.training.v1.CompleteEvaluationRequest
+ */
+export type CompleteEvaluationRequest = Message<"whetstone.training.v1.CompleteEvaluationRequest"> & {
+  /**
+   * UUID of the evaluation.
+   *
+   * @generated from field: string evaluation_id = 1;
+   */
+  evaluationId: string;
+
+  /**
+   * Token from LeasedEvaluation.
+   *
+   * @generated from field: string lease_token = 2;
+   */
+  leaseToken: string;
+
+  /**
+   * f1, precision, recall, per_label and examples (held-out rows scored).
+   *
+   * @generated from field: google.protobuf.Struct metrics = 3;
+   */
+  metrics?: JsonObject | undefined;
+};
+
+/**
+ * Describes the message whetstone.training.v1.CompleteEvaluationRequest.
+ * Use `create(CompleteEvaluationRequestSchema)` to create a new message.
+ */
+export const CompleteEvaluationRequestSchema: GenMessage<CompleteEvaluationRequest> = /*@__PURE__*/
+  messageDesc(file_whetstone_training_v1_training, 50);
+
+/**
+ * CompleteEvaluationResponse is empty.
+ *
+ * @generated from message whetstone.training.v1.CompleteEvaluationResponse
+ */
+export type CompleteEvaluationResponse = Message<"whetstone.training.v1.CompleteEvaluationResponse"> & {
+};
+
+/**
+ * Describes the message whetstone.training.v1.CompleteEvaluationResponse.
+ * Use `create(CompleteEvaluationResponseSchema)` to create a new message.
+ */
+export const CompleteEvaluationResponseSchema: GenMessage<CompleteEvaluationResponse> = /*@__PURE__*/
+  messageDesc(file_whetstone_training_v1_training, 51);
+
+/**
+ * FailEvaluationRequest records an evaluation's failure.
+ *
+ * @generated from message whetstone.training.v1.FailEvaluationRequest
+ */
+export type FailEvaluationRequest = Message<"whetstone.training.v1.FailEvaluationRequest"> & {
+  /**
+   * UUID of the evaluation.
+   *
+   * @generated from field: string evaluation_id = 1;
+   */
+  evaluationId: string;
+
+  /**
+   * Token from LeasedEvaluation.
+   *
+   * @generated from field: string lease_token = 2;
+   */
+  leaseToken: string;
+
+  /**
+   * Safe, user-facing reason; stored and shown as is, so never a raw internal error.
+   *
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+
+  /**
+   * Whether another attempt may succeed (from the error's type).
+   *
+   * @generated from field: bool retryable = 4;
+   */
+  retryable: boolean;
+
+  /**
+   * Stable UPPER_SNAKE code of the failure.
+   *
+   * @generated from field: string code = 5;
+   */
+  code: string;
+};
+
+/**
+ * Describes the message whetstone.training.v1.FailEvaluationRequest.
+ * Use `create(FailEvaluationRequestSchema)` to create a new message.
+ */
+export const FailEvaluationRequestSchema: GenMessage<FailEvaluationRequest> = /*@__PURE__*/
+  messageDesc(file_whetstone_training_v1_training, 52);
+
+/**
+ * FailEvaluationResponse is empty.
+ *
+ * @generated from message whetstone.training.v1.FailEvaluationResponse
+ */
+export type FailEvaluationResponse = Message<"whetstone.training.v1.FailEvaluationResponse"> & {
+};
+
+/**
+ * Describes the message whetstone.training.v1.FailEvaluationResponse.
+ * Use `create(FailEvaluationResponseSchema)` to create a new message.
+ */
+export const FailEvaluationResponseSchema: GenMessage<FailEvaluationResponse> = /*@__PURE__*/
+  messageDesc(file_whetstone_training_v1_training, 53);
+
+/**
+ * TrainingType is how much of the base model a job trains.
+ *
+ * @generated from enum whetstone.training.v1.TrainingType
+ */
+export enum TrainingType {
+  /**
+   * Not given; CreateJob treats it as TRAINING_TYPE_LORA.
+   *
+   * @generated from enum value: TRAINING_TYPE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Low-rank adapters on a frozen base: a small bundle.
+   *
+   * @generated from enum value: TRAINING_TYPE_LORA = 1;
+   */
+  LORA = 1,
+
+  /**
+   * Every weight trains: a bundle as large as the base.
+   *
+   * @generated from enum value: TRAINING_TYPE_FULL = 2;
+   */
+  FULL = 2,
+}
+
+/**
+ * Describes the enum whetstone.training.v1.TrainingType.
+ */
+export const TrainingTypeSchema: GenEnum<TrainingType> = /*@__PURE__*/
+  enumDesc(file_whetstone_training_v1_training, 0);
+
+/**
+ * CheckpointType says what a checkpoint can be used for.
+ *
+ * @generated from enum whetstone.training.v1.CheckpointType
+ */
+export enum CheckpointType {
+  /**
+   * Never sent by the orchestrator.
+   *
+   * @generated from enum value: CHECKPOINT_TYPE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Optimizer and weights (weights/<step>): a job can resume or continue from it.
+   *
+   * @generated from enum value: CHECKPOINT_TYPE_TRAINING = 1;
+   */
+  TRAINING = 1,
+
+  /**
+   * A servable bundle (sampler_weights/<step>): downloadable, not resumable.
+   *
+   * @generated from enum value: CHECKPOINT_TYPE_SAMPLER = 2;
+   */
+  SAMPLER = 2,
+}
+
+/**
+ * Describes the enum whetstone.training.v1.CheckpointType.
+ */
+export const CheckpointTypeSchema: GenEnum<CheckpointType> = /*@__PURE__*/
+  enumDesc(file_whetstone_training_v1_training, 1);
+
+/**
+ * EvaluationStatus is where an evaluation is in its life.
+ *
+ * @generated from enum whetstone.training.v1.EvaluationStatus
+ */
+export enum EvaluationStatus {
+  /**
+   * Never sent by the orchestrator.
+   *
+   * @generated from enum value: EVALUATION_STATUS_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Queued or being scored by a trainer.
+   *
+   * @generated from enum value: EVALUATION_STATUS_RUNNING = 1;
+   */
+  RUNNING = 1,
+
+  /**
+   * Scored; metrics are set.
+   *
+   * @generated from enum value: EVALUATION_STATUS_COMPLETE = 2;
+   */
+  COMPLETE = 2,
+
+  /**
+   * Ended without figures; error says why.
+   *
+   * @generated from enum value: EVALUATION_STATUS_FAILED = 3;
+   */
+  FAILED = 3,
+}
+
+/**
+ * Describes the enum whetstone.training.v1.EvaluationStatus.
+ */
+export const EvaluationStatusSchema: GenEnum<EvaluationStatus> = /*@__PURE__*/
+  enumDesc(file_whetstone_training_v1_training, 2);
 
 /**
  * TrainingService is the public side of training: jobs, logs, checkpoints, downloads and evaluations.
@@ -1831,7 +2179,7 @@ export const PushToHubResponseSchema: GenMessage<PushToHubResponse> = /*@__PURE_
  */
 export const TrainingService: GenService<{
   /**
-   * CreateJob validates the request and the datasets, and queues the job (status requested).
+   * CreateJob validates the request and the datasets, checks the team can pay for it, and queues the job (JOB_STATUS_REQUESTED).
    *
    * @generated from rpc whetstone.training.v1.TrainingService.CreateJob
    */
@@ -1851,7 +2199,7 @@ export const TrainingService: GenService<{
     output: typeof ListJobsResponseSchema;
   },
   /**
-   * GetJob returns one job.
+   * GetJob returns one job; NotFound for another team's job or a malformed id.
    *
    * @generated from rpc whetstone.training.v1.TrainingService.GetJob
    */
@@ -1861,7 +2209,7 @@ export const TrainingService: GenService<{
     output: typeof GetJobResponseSchema;
   },
   /**
-   * StopJob cancels a requested or running job.
+   * StopJob cancels a requested or running job; FailedPrecondition for any other status.
    *
    * @generated from rpc whetstone.training.v1.TrainingService.StopJob
    */
@@ -1871,7 +2219,7 @@ export const TrainingService: GenService<{
     output: typeof StopJobResponseSchema;
   },
   /**
-   * DeleteJob stops the job if active, then removes its logs, checkpoints and artifacts.
+   * DeleteJob stops the job if active, then removes its logs, checkpoints, evaluations and artifacts.
    *
    * @generated from rpc whetstone.training.v1.TrainingService.DeleteJob
    */
@@ -1881,7 +2229,7 @@ export const TrainingService: GenService<{
     output: typeof DeleteJobResponseSchema;
   },
   /**
-   * ListLogs returns a snapshot of a job's log entries.
+   * ListLogs returns a snapshot of a job's log entries (at most 5,000, oldest first).
    *
    * @generated from rpc whetstone.training.v1.TrainingService.ListLogs
    */
@@ -1891,7 +2239,7 @@ export const TrainingService: GenService<{
     output: typeof ListLogsResponseSchema;
   },
   /**
-   * StreamLogs sends log entries as they are written until the job ends.
+   * StreamLogs sends log entries as they are written until the job reaches a terminal status.
    *
    * @generated from rpc whetstone.training.v1.TrainingService.StreamLogs
    */
@@ -1901,7 +2249,7 @@ export const TrainingService: GenService<{
     output: typeof StreamLogsResponseSchema;
   },
   /**
-   * ListCheckpoints lists a job's checkpoints, newest first.
+   * ListCheckpoints lists a job's checkpoints, highest step first.
    *
    * @generated from rpc whetstone.training.v1.TrainingService.ListCheckpoints
    */
@@ -1911,7 +2259,7 @@ export const TrainingService: GenService<{
     output: typeof ListCheckpointsResponseSchema;
   },
   /**
-   * GetDownload presigns a download of the final model or of one checkpoint.
+   * GetDownload presigns a download of the final model (once complete) or of one checkpoint.
    *
    * @generated from rpc whetstone.training.v1.TrainingService.GetDownload
    */
@@ -1921,7 +2269,7 @@ export const TrainingService: GenService<{
     output: typeof GetDownloadResponseSchema;
   },
   /**
-   * ListTrainedModels lists complete (or deployed) jobs.
+   * ListTrainedModels lists the team's complete and deployed jobs, newest first.
    *
    * @generated from rpc whetstone.training.v1.TrainingService.ListTrainedModels
    */
@@ -1931,7 +2279,7 @@ export const TrainingService: GenService<{
     output: typeof ListTrainedModelsResponseSchema;
   },
   /**
-   * CreateEvaluation scores a job's model on a dataset's held-out split.
+   * CreateEvaluation queues the scoring of a complete job's model on a dataset's held-out split; a trainer runs it.
    *
    * @generated from rpc whetstone.training.v1.TrainingService.CreateEvaluation
    */
@@ -1941,7 +2289,7 @@ export const TrainingService: GenService<{
     output: typeof CreateEvaluationResponseSchema;
   },
   /**
-   * GetEvaluation returns an evaluation and, when complete, its figures.
+   * GetEvaluation returns an evaluation and, once complete, its figures.
    *
    * @generated from rpc whetstone.training.v1.TrainingService.GetEvaluation
    */
@@ -1964,23 +2312,24 @@ export const TrainingService: GenService<{
   serviceDesc(file_whetstone_training_v1_training, 0);
 
 /**
- * TrainerService is how trainer workers lease jobs and report on them.
+ * TrainerService is how trainer workers lease work (training jobs and evaluations) and report on it.
+ * Every call after LeaseWork carries the lease token; a call whose token no longer holds the work is told to stop.
  *
  * @generated from service whetstone.training.v1.TrainerService
  */
 export const TrainerService: GenService<{
   /**
-   * LeaseJob waits briefly for a job and leases it; an empty job_id means none is waiting.
+   * LeaseWork waits up to wait_ms for a queued training job or evaluation and leases it; an empty response means none.
    *
-   * @generated from rpc whetstone.training.v1.TrainerService.LeaseJob
+   * @generated from rpc whetstone.training.v1.TrainerService.LeaseWork
    */
-  leaseJob: {
+  leaseWork: {
     methodKind: "unary";
-    input: typeof LeaseJobRequestSchema;
-    output: typeof LeaseJobResponseSchema;
+    input: typeof LeaseWorkRequestSchema;
+    output: typeof LeaseWorkResponseSchema;
   },
   /**
-   * Heartbeat extends the lease; cancel tells the trainer to stop.
+   * Heartbeat extends a training job's lease; cancel tells the trainer to stop.
    *
    * @generated from rpc whetstone.training.v1.TrainerService.Heartbeat
    */
@@ -1990,7 +2339,7 @@ export const TrainerService: GenService<{
     output: typeof HeartbeatResponseSchema;
   },
   /**
-   * ReportProgress records progress and extends the lease.
+   * ReportProgress records a training job's progress and extends its lease.
    *
    * @generated from rpc whetstone.training.v1.TrainerService.ReportProgress
    */
@@ -2000,7 +2349,7 @@ export const TrainerService: GenService<{
     output: typeof ReportProgressResponseSchema;
   },
   /**
-   * AppendLogs adds log entries.
+   * AppendLogs adds log entries to a training job and extends its lease.
    *
    * @generated from rpc whetstone.training.v1.TrainerService.AppendLogs
    */
@@ -2020,7 +2369,7 @@ export const TrainerService: GenService<{
     output: typeof PutCheckpointResponseSchema;
   },
   /**
-   * CompleteJob records the final artifact and metrics.
+   * CompleteJob records the final artifact, metrics and cost; the usage event commits with it.
    *
    * @generated from rpc whetstone.training.v1.TrainerService.CompleteJob
    */
@@ -2030,7 +2379,7 @@ export const TrainerService: GenService<{
     output: typeof CompleteJobResponseSchema;
   },
   /**
-   * FailJob records a failure; retryable failures are retried up to the limit.
+   * FailJob records a failure; retryable failures are queued again until the attempt limit.
    *
    * @generated from rpc whetstone.training.v1.TrainerService.FailJob
    */
@@ -2038,6 +2387,36 @@ export const TrainerService: GenService<{
     methodKind: "unary";
     input: typeof FailJobRequestSchema;
     output: typeof FailJobResponseSchema;
+  },
+  /**
+   * HeartbeatEvaluation extends an evaluation's lease; cancel tells the trainer to stop.
+   *
+   * @generated from rpc whetstone.training.v1.TrainerService.HeartbeatEvaluation
+   */
+  heartbeatEvaluation: {
+    methodKind: "unary";
+    input: typeof HeartbeatEvaluationRequestSchema;
+    output: typeof HeartbeatEvaluationResponseSchema;
+  },
+  /**
+   * CompleteEvaluation records an evaluation's figures.
+   *
+   * @generated from rpc whetstone.training.v1.TrainerService.CompleteEvaluation
+   */
+  completeEvaluation: {
+    methodKind: "unary";
+    input: typeof CompleteEvaluationRequestSchema;
+    output: typeof CompleteEvaluationResponseSchema;
+  },
+  /**
+   * FailEvaluation records an evaluation's failure; retryable failures are queued again until the attempt limit.
+   *
+   * @generated from rpc whetstone.training.v1.TrainerService.FailEvaluation
+   */
+  failEvaluation: {
+    methodKind: "unary";
+    input: typeof FailEvaluationRequestSchema;
+    output: typeof FailEvaluationResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_whetstone_training_v1_training, 1);

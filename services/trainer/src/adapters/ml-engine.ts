@@ -1,0 +1,52 @@
+import { AppError, Reasons } from '@whetstone/errors';
+import {
+  DECODER_BASE,
+  SchemaError,
+  evaluateBundle,
+  trainDecoderLora,
+  trainModel,
+  type CanonicalRow,
+} from '@whetstone/ml';
+import type { TrainingEngine } from '../application/ports';
+
+/** Decoder fine-tuning batch and adapter size (the decoder base is small). */
+const DECODER = { batchSize: 4, loraRank: 4 };
+
+/** The engine's typed data errors become AppErrors the trainer can classify (not retryable). */
+function typed<T>(work: () => Promise<T> | T): Promise<T> {
+  return Promise.resolve()
+    .then(work)
+    .catch((err: unknown) => {
+      if (err instanceof SchemaError)
+        throw new AppError('InvalidArgument', Reasons.VALIDATION_FAILED, err.message, { cause: err, retryable: false });
+      throw err;
+    });
+}
+
+/** packages/ml: decoders fine-tune with LoRA on chat rows, extraction models on canonical rows. */
+export const mlEngine: TrainingEngine = {
+  async train(input, hooks) {
+    const train = input.train as CanonicalRow[];
+    const heldout = input.heldout as CanonicalRow[];
+    const result = await typed<{ bundle: Uint8Array; manifest: unknown; metrics: unknown }>(() =>
+      input.baseModel === DECODER_BASE
+        ? trainDecoderLora({ train, heldout, hyperparameters: { ...input.hyperparameters, ...DECODER }, ...hooks })
+        : trainModel({
+            baseModel: input.baseModel,
+            trainingType: input.trainingType,
+            train,
+            heldout,
+            hyperparameters: input.hyperparameters,
+            ...hooks,
+          }),
+    );
+    return {
+      bundle: result.bundle,
+      manifest: result.manifest,
+      metrics: result.metrics as Record<string, unknown>,
+    };
+  },
+  evaluate(bundle, rows) {
+    return evaluateBundle(bundle, rows as CanonicalRow[]) as unknown as Record<string, unknown>;
+  },
+};

@@ -1,0 +1,11 @@
+import type { Artifacts, Logger, Orchestrator, TrainingEngine } from './ports';
+
+/** What every use case may use: ports only. */
+export interface UseCaseDeps {
+  orchestrator: Orchestrator;
+  artifacts: Artifacts;
+  engine: TrainingEngine;
+  logger: Logger;
+  /** Names this worker in leases and logs. */
+  trainerId: string;
+}

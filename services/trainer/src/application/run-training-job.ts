@@ -1,0 +1,104 @@
+import { bundleKey, checkpointKey, manifestKey, shortKey } from '../domain/artifacts';
+import { classifyFailure } from '../domain/failure';
+import { progressLine, shouldReport, type Progress } from '../domain/progress';
+import type { UseCaseDeps } from './deps';
+import { JobSession } from './job-session';
+import type { Row, TrainHooks, TrainingWork } from './ports';
+
+async function loadData(deps: UseCaseDeps, job: TrainingWork, session: JobSession) {
+  const { artifacts } = deps;
+  session.log('info', `loading ${job.trainKeys.length} dataset(s)`);
+  const read = (keys: string[]) => Promise.all(keys.map((k) => artifacts.readRows(job.datasetBucket, k)));
+  const train: Row[] = (await read(job.trainKeys)).flat();
+  const heldout: Row[] = (await read(job.heldoutKeys)).flat();
+  const resumeFrom = job.resumeKey ? await artifacts.readBytes(job.artifactBucket, job.resumeKey) : undefined;
+  const resuming = resumeFrom ? `; resuming from ${shortKey(job.resumeKey)}` : '';
+  session.log('info', `${train.length} training rows, ${heldout.length} held-out rows${resuming}`);
+  return { train, heldout, resumeFrom };
+}
+
+function hooksFor(deps: UseCaseDeps, job: TrainingWork, session: JobSession): Omit<TrainHooks, 'resumeFrom'> {
+  let lastReport = 0;
+  return {
+    signal: session.signal,
+    onLog: (level, message) => session.log(level, message),
+    onProgress: (p: Progress) => {
+      const now = Date.now();
+      if (!shouldReport(p, now, lastReport)) return;
+      lastReport = now;
+      session.log('info', progressLine(p));
+      void deps.orchestrator.reportProgress(session.lease, p).then(
+        (goOn) => session.obey(goOn),
+        () => undefined,
+      );
+    },
+    onCheckpoint: async (c) => {
+      const key = checkpointKey(job.artifactPrefix, c.id);
+      const sizeBytes = await deps.artifacts.put(job.artifactBucket, key, c.bytes);
+      const goOn = await deps.orchestrator.putCheckpoint(session.lease, {
+        checkpointId: c.id,
+        type: c.type,
+        step: c.step,
+        key,
+        sizeBytes,
+      });
+      session.obey(goOn);
+    },
+  };
+}
+
+async function train(deps: UseCaseDeps, job: TrainingWork, session: JobSession): Promise<void> {
+  const { train: rows, heldout, resumeFrom } = await loadData(deps, job, session);
+  const result = await deps.engine.train(
+    {
+      baseModel: job.baseModel,
+      trainingType: job.trainingType,
+      train: rows,
+      heldout,
+      hyperparameters: { nrEpochs: job.nrEpochs, learningRate: job.learningRate, seed: job.seed },
+    },
+    { ...hooksFor(deps, job, session), ...(resumeFrom ? { resumeFrom } : {}) },
+  );
+  await session.flush();
+  const artifactKey = bundleKey(job.artifactPrefix);
+  const manifest = manifestKey(job.artifactPrefix);
+  const artifactSize = await deps.artifacts.put(job.artifactBucket, artifactKey, result.bundle);
+  await deps.artifacts.put(job.artifactBucket, manifest, Buffer.from(JSON.stringify(result.manifest, null, 2)));
+  await deps.orchestrator.completeJob(session.lease, {
+    artifactKey,
+    artifactSize,
+    manifestKey: manifest,
+    metrics: result.metrics,
+    exampleEpochs: rows.length * job.nrEpochs,
+  });
+  deps.logger.info({ jobId: job.jobId, metrics: result.metrics }, 'training job complete');
+}
+
+/**
+ * Trains one leased job with the engine, streaming progress, logs and
+ * checkpoints back, and stops within a second when told. A failure is
+ * reported with a safe reason and a retryable flag decided by its type; its
+ * cause goes to this service's log only.
+ */
+export async function runTrainingJob(deps: UseCaseDeps, job: TrainingWork, stop: AbortSignal): Promise<void> {
+  const session = new JobSession(deps, { jobId: job.jobId, leaseToken: job.leaseToken }, job.leaseMs);
+  const onStop = () => session.controller.abort();
+  stop.addEventListener('abort', onStop, { once: true });
+  deps.logger.info({ jobId: job.jobId, attempt: job.attempt }, 'training job leased');
+  try {
+    await train(deps, job, session);
+  } catch (err) {
+    if (session.signal.aborted) {
+      deps.logger.info({ jobId: job.jobId }, 'training job stopped');
+      return;
+    }
+    const failure = classifyFailure(err);
+    deps.logger.warn({ jobId: job.jobId, err, code: failure.code }, 'training job failed');
+    session.log('error', `training failed: ${failure.message}`);
+    await session.flush();
+    await deps.orchestrator.failJob(session.lease, failure).catch(() => undefined);
+  } finally {
+    stop.removeEventListener('abort', onStop);
+    session.close();
+  }
+}

@@ -1,0 +1,123 @@
+import { AppError } from '@whetstone/errors';
+import { inMemoryDeps } from '../../test/fakes/in-memory';
+import { createJob } from './create-job';
+import type { Caller } from './ports';
+
+const caller: Caller = { teamId: 'team-a', keyId: 'key-1', userId: 'user-1' };
+const request = (over: Partial<Parameters<typeof createJob>[2]> = {}) => ({
+  baseModel: 'whetstone-extract-base',
+  datasets: ['wikigold'],
+  modelName: '',
+  nrEpochs: 0,
+  learningRate: 0,
+  projectId: '',
+  ...over,
+});
+const failure = (p: Promise<unknown>) =>
+  p.then(
+    () => {
+      throw new Error('expected a failure');
+    },
+    (e: unknown) => e as AppError,
+  );
+
+describe('createJob', () => {
+  it('when a built-in model is trained on a ready dataset, then the job is queued with defaults, logged and trainers woken', async () => {
+    const { deps, jobs, logs, wakeups } = inMemoryDeps();
+    const job = await createJob(deps, caller, request());
+    expect(job).toMatchObject({
+      status: 'requested',
+      rootBaseModel: 'whetstone-extract-base',
+      trainingType: 'lora',
+      nrEpochs: 6,
+      learningRate: 0.002,
+      resumeKey: null,
+      keyId: 'key-1',
+    });
+    expect(job.modelName).toMatch(/^extract-base-\d{14}$/);
+    expect(jobs.events).toEqual([{ jobId: job.id, from: null, to: 'requested' }]);
+    expect(logs.messages(job.id)[0]).toMatch(/^job requested: lora training of whetstone-extract-base on wikigold v1/);
+    expect(wakeups()).toBe(1);
+  });
+
+  it('when the cost is checked, then it is the example-epochs times the training price', async () => {
+    const seen: bigint[] = [];
+    const { deps } = inMemoryDeps({ billing: { checkSpendable: async (_t, cost) => void seen.push(cost) } });
+    await createJob(deps, caller, request({ nrEpochs: 2 }));
+    expect(seen).toEqual([100n * 2n * 10n]);
+  });
+
+  it('when base_model and datasets are missing, then both fields are named at once', async () => {
+    const { deps } = inMemoryDeps();
+    const err = await failure(createJob(deps, caller, request({ baseModel: '', datasets: [] })));
+    expect(err).toMatchObject({ kind: 'InvalidArgument', reason: 'VALIDATION_FAILED' });
+    expect(err.fieldErrors.map((f) => f.field)).toEqual(['base_model', 'datasets']);
+  });
+
+  it('when hyperparameters are out of bounds, then every bad field is named', async () => {
+    const { deps } = inMemoryDeps();
+    const err = await failure(createJob(deps, caller, request({ nrEpochs: 500, learningRate: 5 })));
+    expect(err.fieldErrors.map((f) => f.field)).toEqual(['nr_epochs', 'learning_rate']);
+  });
+
+  it('when the decoder is asked for full training, then training_type is refused', async () => {
+    const { deps } = inMemoryDeps();
+    const err = await failure(
+      createJob(deps, caller, request({ baseModel: 'whetstone-decoder-base', trainingType: 'full' })),
+    );
+    expect(err.fieldErrors).toEqual([{ field: 'training_type', message: "must be 'lora' for whetstone-decoder-base" }]);
+  });
+
+  it('when base_model is neither a model nor an id, then it is InvalidArgument; an unknown id is NotFound', async () => {
+    const { deps } = inMemoryDeps();
+    expect(await failure(createJob(deps, caller, request({ baseModel: 'gpt-9' })))).toMatchObject({
+      kind: 'InvalidArgument',
+    });
+    expect(
+      await failure(createJob(deps, caller, request({ baseModel: '00000000-0000-4000-8000-000000000000' }))),
+    ).toMatchObject({ kind: 'NotFound', reason: 'BASE_MODEL_NOT_FOUND' });
+  });
+
+  it('when continuing a job without a training checkpoint, then it is FailedPrecondition NO_CHECKPOINT', async () => {
+    const { deps } = inMemoryDeps();
+    const parent = await createJob(deps, caller, request());
+    expect(await failure(createJob(deps, caller, request({ baseModel: parent.id })))).toMatchObject({
+      kind: 'FailedPrecondition',
+      reason: 'NO_CHECKPOINT',
+    });
+  });
+
+  it("when continuing a job or a checkpoint, then it resumes from that job's newest training checkpoint", async () => {
+    const { deps, checkpoints } = inMemoryDeps();
+    const parent = await createJob(deps, caller, request());
+    const at = (step: number, type: 'training' | 'sampler') => ({
+      id: `00000000-0000-4000-8000-00000000000${step}`,
+      jobId: parent.id,
+      checkpointId: `${type === 'training' ? 'weights' : 'sampler_weights'}/${step}`,
+      type,
+      step,
+      key: `jobs/${parent.id}/checkpoints/${type}-${step}.ckpt`,
+      sizeBytes: 10,
+      createdAt: new Date(),
+    });
+    await checkpoints.put(at(1, 'training'));
+    await checkpoints.put(at(2, 'training'));
+    await checkpoints.put(at(3, 'sampler'));
+    const fromJob = await createJob(deps, caller, request({ baseModel: parent.id }));
+    expect(fromJob).toMatchObject({ rootBaseModel: 'whetstone-extract-base', resumeKey: at(2, 'training').key });
+    const fromCheckpoint = await createJob(deps, caller, request({ baseModel: at(1, 'training').id }));
+    expect(fromCheckpoint.resumeKey).toBe(at(1, 'training').key);
+    expect(await failure(createJob(deps, caller, request({ baseModel: at(3, 'sampler').id })))).toMatchObject({
+      kind: 'InvalidArgument',
+    });
+  });
+
+  it("when another team names this team's job, then it is NotFound", async () => {
+    const { deps } = inMemoryDeps();
+    const parent = await createJob(deps, caller, request());
+    const other = { ...caller, teamId: 'team-b' };
+    expect(await failure(createJob(deps, other, request({ baseModel: parent.id })))).toMatchObject({
+      reason: 'BASE_MODEL_NOT_FOUND',
+    });
+  });
+});

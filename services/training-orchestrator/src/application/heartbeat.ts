@@ -1,0 +1,36 @@
+import { leaseUntil, type UseCaseDeps } from './deps';
+
+/** Progress reports within this window are kept in memory; the lease is renewed in Postgres once per window. */
+export const RENEW_EVERY_MS = 1_000;
+/** Entries kept for progress coalescing before the map is reset (one per running job). */
+const MAX_TRACKED = 10_000;
+
+/** Lease renewals from a trainer: heartbeats and progress reports. */
+export interface LeaseKeeper {
+  /** Extends the lease, storing progress when given; false (stop) when the token no longer holds the job. */
+  renew(lease: { jobId: string; token: string }, progress?: Record<string, unknown>): Promise<boolean>;
+}
+
+/**
+ * Frequent progress reports are answered from memory and written at most once
+ * a second per job (the lease is far longer), so a report costs microseconds;
+ * a stop is still noticed within a second.
+ */
+export function leaseKeeper(deps: UseCaseDeps): LeaseKeeper {
+  const renewals = new Map<string, { token: string; at: number; progress?: Record<string, unknown> }>();
+  return {
+    async renew({ jobId, token }, progress) {
+      const now = deps.clock.now().getTime();
+      const last = renewals.get(jobId);
+      if (progress && last && last.token === token && now - last.at < RENEW_EVERY_MS) {
+        last.progress = progress;
+        return true;
+      }
+      const ok = await deps.jobs.renew(jobId, token, leaseUntil(deps), progress ?? last?.progress);
+      if (ok) renewals.set(jobId, { token, at: now });
+      else renewals.delete(jobId);
+      if (renewals.size > MAX_TRACKED) renewals.clear();
+      return ok;
+    },
+  };
+}

@@ -1,0 +1,25 @@
+import { MAX_LOG_LINE, logLevelOf, type LogEntry } from '../domain/job';
+import { leaseUntil, type UseCaseDeps } from './deps';
+import { requireJob } from './get-job';
+import type { Caller } from './ports';
+
+export async function listLogs(deps: UseCaseDeps, caller: Caller, id: string, afterId?: string): Promise<LogEntry[]> {
+  const job = await requireJob(deps, caller, id);
+  return deps.logs.list(job.id, afterId);
+}
+
+/** A trainer's lines; false (stop) when its lease no longer holds the job. Appending renews the lease. */
+export async function appendTrainerLogs(
+  deps: UseCaseDeps,
+  lease: { jobId: string; token: string },
+  source: string,
+  lines: { level: string; message: string }[],
+): Promise<boolean> {
+  if (!(await deps.jobs.renew(lease.jobId, lease.token, leaseUntil(deps)))) return false;
+  await deps.logs.append(
+    lease.jobId,
+    source || 'trainer',
+    lines.map((l) => ({ level: logLevelOf(l.level), message: l.message.slice(0, MAX_LOG_LINE) })),
+  );
+  return true;
+}

@@ -1,0 +1,143 @@
+/** What the use cases need from the outside world; adapters implement these, tests fake them. */
+import type { BlobStore } from '@whetstone/blobs';
+import type { Logger } from '@whetstone/telemetry';
+import type { Evaluation } from '../domain/evaluation';
+import type { Checkpoint, DatasetSplit, Job, LogEntry, LogLine } from '../domain/job';
+import type { JobStatus } from '../domain/job-status';
+
+export type { BlobStore, Logger };
+
+/** Fields a status change may set besides the status. */
+export interface JobPatch {
+  metrics?: Record<string, unknown>;
+  failureReason?: string;
+  artifactKey?: string;
+  artifactSize?: number;
+  manifestKey?: string;
+  costMicroCredits?: bigint;
+  resumeKey?: string | null;
+  finishedAt?: Date;
+  /** Forget the lease (owner, token, expiry). */
+  clearLease?: boolean;
+}
+
+/** The training usage a completion bills; written with the completion, in the same transaction. */
+export interface TrainingUsage {
+  usageId: string;
+  teamId: string;
+  keyId: string;
+  jobId: string;
+  baseModel: string;
+  exampleEpochs: number;
+  costMicroCredits: bigint;
+  occurredAt: Date;
+}
+
+/** One status change. */
+export interface JobTransition {
+  /** The move applies only while the job is in one of these (see domain/job-status sourcesOf). */
+  from: JobStatus[];
+  to: JobStatus;
+  /** When given, the lease token must still hold the job. */
+  token?: string;
+  patch?: JobPatch;
+  /** Billed in the same transaction as the change. */
+  usage?: TrainingUsage;
+}
+
+/** Jobs. Every status change commits with its JobStatusChanged event (and usage, when given) in one transaction. */
+export interface JobRepository {
+  create(job: Job): Promise<void>;
+  get(teamId: string, id: string): Promise<Job | null>;
+  getById(id: string): Promise<Job | null>;
+  list(
+    teamId: string,
+    filter: { status?: JobStatus; projectId?: string; limit: number; offset: number },
+  ): Promise<{ rows: Job[]; total: number }>;
+  /** Leases the oldest requested job (status → running, attempts + 1), or returns null. */
+  leaseNext(owner: string, token: string, leaseUntil: Date): Promise<Job | null>;
+  /** Extends a lease; false when the token no longer holds a running job. */
+  renew(id: string, token: string, leaseUntil: Date, progress?: Record<string, unknown>): Promise<boolean>;
+  /** Applies a move; the job after it, or null when it did not apply. */
+  transition(id: string, change: JobTransition): Promise<Job | null>;
+  /** Running jobs whose lease ended before `now`. */
+  expired(now: Date): Promise<Job[]>;
+  /** Deletes the job (and its logs, checkpoints and evaluations) with a JobDeleted event; false when absent. */
+  delete(teamId: string, id: string): Promise<boolean>;
+}
+
+export interface JobLogRepository {
+  append(jobId: string, source: string, lines: LogLine[]): Promise<void>;
+  /** Entries oldest first, after `afterId` when given; at most 5,000. */
+  list(jobId: string, afterId?: string): Promise<LogEntry[]>;
+}
+
+export interface CheckpointRepository {
+  /** Inserts, or replaces the one with the same checkpoint id. */
+  put(checkpoint: Checkpoint): Promise<void>;
+  /** Highest step first. */
+  listByJob(jobId: string): Promise<Checkpoint[]>;
+  findByUuid(teamId: string, uuid: string): Promise<(Checkpoint & { job: Job }) | null>;
+}
+
+export interface EvaluationRepository {
+  create(evaluation: Evaluation): Promise<void>;
+  get(teamId: string, id: string): Promise<Evaluation | null>;
+  getById(id: string): Promise<Evaluation | null>;
+  /** Leases the oldest queued evaluation (attempts + 1), or returns null. */
+  leaseNext(owner: string, token: string, leaseUntil: Date): Promise<Evaluation | null>;
+  renew(id: string, token: string, leaseUntil: Date): Promise<boolean>;
+  /** Ends a leased evaluation; false when the token no longer holds it. */
+  finish(
+    id: string,
+    token: string,
+    result: { status: 'complete'; metrics: Record<string, unknown> } | { status: 'failed'; error: string },
+  ): Promise<boolean>;
+  /** Back to the queue (lease forgotten); false when the token (if given) no longer holds it. */
+  release(id: string, token?: string): Promise<boolean>;
+  /** Running evaluations whose lease ended before `now`. */
+  expired(now: Date): Promise<Evaluation[]>;
+}
+
+export interface DatasetResolver {
+  /** The newest ready version's splits; NotFound or FailedPrecondition otherwise. */
+  resolve(teamId: string, name: string): Promise<DatasetSplit>;
+}
+
+export interface SpendCheck {
+  /** Throws the billing denial (402/403) when the team cannot start work of this cost. */
+  checkSpendable(teamId: string, costMicroCredits: bigint): Promise<void>;
+}
+
+/** A Hugging Face-compatible model hub. */
+export interface ModelHub {
+  push(input: {
+    repoId: string;
+    token: string;
+    private: boolean;
+    files: { path: string; bytes: Uint8Array }[];
+    message: string;
+  }): Promise<{ url: string; commit: string }>;
+}
+
+export interface Clock {
+  now(): Date;
+}
+
+/**
+ * Wakes trainers waiting for work in this process when work is queued here;
+ * waiters also wake on a coarse timer, for work queued by another replica.
+ */
+export interface WorkSignal {
+  notify(): void;
+  /** Resolves on notify, after `ms`, or when `signal` aborts, whichever comes first. */
+  wait(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+/** The principal a public request acts for; every read and write is scoped to its team. */
+export interface Caller {
+  teamId: string;
+  /** Empty for dashboard-session calls. */
+  keyId: string;
+  userId: string;
+}
