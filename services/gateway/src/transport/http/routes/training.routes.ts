@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AppError } from '@whetstone/errors';
+import { AppError, isUuid } from '@whetstone/errors';
 import type { TrainingPort } from '../../../application/ports';
 import type { Api } from '../api';
 import { authOf } from '../auth';
@@ -41,15 +41,26 @@ const PushBody = z
   .openapi('PushToHubRequest');
 
 const id = (value: unknown, _name: string): string => {
-  if (typeof value !== 'string' || !/^[0-9a-f-]{36}$/i.test(value))
+  if (typeof value !== 'string' || !isUuid(value))
     throw new AppError('NotFound', 'JOB_NOT_FOUND', `Training job '${String(value)}' was not found.`);
   return value;
 };
 
+/** The authenticated principal of a request (set by the auth middleware). */
+type Me = (res: Parameters<typeof authOf>[0]) => ReturnType<typeof authOf>['principal'];
+
 /** Training jobs, logs, checkpoints, downloads and evaluations, as the spec's Training jobs section. */
 export function registerTrainingRoutes(api: Api, training: TrainingPort): void {
-  const me = (res: Parameters<typeof authOf>[0]) => authOf(res).principal;
+  const me: Me = (res) => authOf(res).principal;
+  lifecycleRoutes(api, training, me);
+  queryRoutes(api, training, me);
+  logsRoutes(api, training, me);
+  artifactsRoutes(api, training, me);
+  hubAndEvaluationRoutes(api, training, me);
+}
 
+/** Creating, stopping and deleting jobs. */
+function lifecycleRoutes(api: Api, training: TrainingPort, me: Me): void {
   api.route(
     {
       method: 'post',
@@ -73,6 +84,39 @@ export function registerTrainingRoutes(api: Api, training: TrainingPort): void {
     },
   );
 
+  api.route(
+    {
+      method: 'post',
+      path: '/core/training-jobs/:id/stop',
+      summary: 'Stop a running job (→ cancelled)',
+      tag: 'Training',
+      auth: 'key-or-session',
+    },
+    async ({ req, res }) => {
+      const job = await training.stop(me(res), id(req.params.id, 'id'));
+      return { success: true, id: job.id, status: job.status, message: 'Job cancelled.' };
+    },
+  );
+
+  for (const path of ['/core/training-jobs/:id', '/v1/training-jobs/:id']) {
+    api.route(
+      {
+        method: 'delete',
+        path,
+        summary: 'Delete a job: stops it if active, removes logs, checkpoints, weights and files, releases deployments',
+        tag: 'Training',
+        auth: 'key-or-session',
+      },
+      async ({ req, res }) => {
+        await training.remove(me(res), id(req.params.id, 'id'));
+        return { success: true, message: 'Training job deleted with its logs, checkpoints and artifacts.' };
+      },
+    );
+  }
+}
+
+/** Listing and reading jobs, and the trained models. */
+function queryRoutes(api: Api, training: TrainingPort, me: Me): void {
   for (const path of ['/core/training-jobs', '/v1/training-jobs']) {
     api.route(
       {
@@ -142,7 +186,10 @@ export function registerTrainingRoutes(api: Api, training: TrainingPort): void {
       };
     },
   );
+}
 
+/** Job logs: a snapshot, or a server-sent stream while the job runs. */
+function logsRoutes(api: Api, training: TrainingPort, me: Me): void {
   // Streams Server-Sent Events while the job runs: `event: log` per entry, then `event: end` with the final status.
   api.route(
     {
@@ -200,7 +247,10 @@ export function registerTrainingRoutes(api: Api, training: TrainingPort): void {
       return { job_id: jobId, logs, total_logs: logs.length };
     },
   );
+}
 
+/** Checkpoints and downloads of the model and of checkpoints, through presigned URLs. */
+function artifactsRoutes(api: Api, training: TrainingPort, me: Me): void {
   const checkpoints = async (principal: ReturnType<typeof me>, jobId: string) => {
     const list = await training.checkpoints(principal, jobId);
     return { success: true, run_id: jobId, checkpoints: list, count: list.length };
@@ -276,37 +326,10 @@ export function registerTrainingRoutes(api: Api, training: TrainingPort): void {
       },
     );
   }
+}
 
-  api.route(
-    {
-      method: 'post',
-      path: '/core/training-jobs/:id/stop',
-      summary: 'Stop a running job (→ cancelled)',
-      tag: 'Training',
-      auth: 'key-or-session',
-    },
-    async ({ req, res }) => {
-      const job = await training.stop(me(res), id(req.params.id, 'id'));
-      return { success: true, id: job.id, status: job.status, message: 'Job cancelled.' };
-    },
-  );
-
-  for (const path of ['/core/training-jobs/:id', '/v1/training-jobs/:id']) {
-    api.route(
-      {
-        method: 'delete',
-        path,
-        summary: 'Delete a job: stops it if active, removes logs, checkpoints, weights and files, releases deployments',
-        tag: 'Training',
-        auth: 'key-or-session',
-      },
-      async ({ req, res }) => {
-        await training.remove(me(res), id(req.params.id, 'id'));
-        return { success: true, message: 'Training job deleted with its logs, checkpoints and artifacts.' };
-      },
-    );
-  }
-
+/** Push-to-hub and held-out evaluations. */
+function hubAndEvaluationRoutes(api: Api, training: TrainingPort, me: Me): void {
   api.route(
     {
       method: 'post',
@@ -353,7 +376,7 @@ export function registerTrainingRoutes(api: Api, training: TrainingPort): void {
     },
     async ({ req, res }) => {
       const evaluationId = String(req.params.id);
-      if (!/^[0-9a-f-]{36}$/i.test(evaluationId))
+      if (!isUuid(evaluationId))
         throw new AppError('NotFound', 'EVALUATION_NOT_FOUND', `Evaluation '${evaluationId}' was not found.`);
       return training.getEvaluation(me(res), evaluationId);
     },
