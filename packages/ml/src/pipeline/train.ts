@@ -6,6 +6,7 @@ import { evaluate } from './evaluate';
 import { prepare } from './rows';
 import { decodeState, encodeState } from './train-state';
 import type { Checkpoint, TrainRequest, TrainResult, TrainingType } from './types';
+import { AppError } from '@whetstone/errors';
 
 /** Encoder defaults; `learning_rate` is AdamW's peak rate. The classifiers' AdaGrad step is 250× it. */
 export const ENCODER_DEFAULTS = { batchSize: 16, loraRank: 8, loraAlphaPerRank: 2 } as const;
@@ -20,12 +21,21 @@ const CLASSIFIER_LR_SCALE = 250;
 export async function trainModel(req: TrainRequest): Promise<TrainResult> {
   const hp = req.hyperparameters;
   const resumed = req.resumeFrom ? decodeState(req.resumeFrom) : null;
-  if (req.resumeFrom && !resumed) throw new Error('resumeFrom is not a training checkpoint (weights/<step>)');
+  if (req.resumeFrom && !resumed)
+    throw new AppError(
+      'InvalidArgument',
+      'CHECKPOINT_INVALID',
+      'resumeFrom is not a training checkpoint (weights/<step>)',
+    );
   const trainingType: TrainingType = resumed?.trainingType ?? req.trainingType;
   const buckets = BUCKETS[trainingType];
   const data = prepare(req.train);
   if (!data.hasEntities && !data.tasks.length)
-    throw new Error('the training rows have neither entities nor classifications');
+    throw new AppError(
+      'InvalidArgument',
+      'TRAINING_DATA_INVALID',
+      'the training rows have neither entities nor classifications',
+    );
   const glove = loadGlove();
   const log = req.onLog ?? (() => undefined);
 
