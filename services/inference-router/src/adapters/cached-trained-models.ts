@@ -1,5 +1,5 @@
 import type { TrainedModels } from '../application/ports';
-import type { TrainedModel } from '../domain/trained-model';
+import { isNewer, type TrainedModel } from '../domain/trained-model';
 
 /**
  * An in-memory cache in front of the read model, so a warm /inference on a
@@ -32,8 +32,9 @@ export function cachedTrainedModels(
     listServable: (teamId) => inner.listServable(teamId),
     async upsert(model) {
       const applied = await inner.upsert(model);
-      if (applied) remember(model);
-      else cache.delete(model.jobId);
+      // Two events applied concurrently: keep the newer in memory too.
+      if (applied && isNewer(cache.get(model.jobId)?.model ?? null, model.updatedAt)) remember(model);
+      else if (!applied) cache.delete(model.jobId);
       return applied;
     },
     async markDeleted(jobId, teamId, at) {
