@@ -8,6 +8,8 @@ const schema = z.object({
   LOG_LEVEL: env.logLevel(),
   DATABASE_URL: env.url(),
   KEY_BILLING_ADDR: env.addr().default('127.0.0.1:50051'),
+  /** Asked only about a job the read model does not yet hold as servable (its events are in flight). */
+  TRAINING_ORCHESTRATOR_ADDR: env.addr().default('127.0.0.1:50053'),
   /** One or more model-servers, comma-separated; MODEL_SERVER_ADDR is the single-server form. */
   MODEL_SERVER_ADDRS: z.string().optional(),
   MODEL_SERVER_ADDR: env.addr().default('127.0.0.1:50055'),

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { startServiceEvents } from '@whetstone/events';
 import { ModelServerService } from '@whetstone/proto/inference/v1';
 import { KeyBillingService } from '@whetstone/proto/keybilling/v1';
+import { TrainingService } from '@whetstone/proto/training/v1';
 import { createRpcClient, createRpcServer } from '@whetstone/rpc';
 import {
   createLogger,
@@ -20,6 +21,7 @@ import { OutboxMetering } from './adapters/outbox-metering';
 import { createPrismaClient } from './adapters/prisma-client';
 import { prismaProjectStore } from './adapters/prisma-store';
 import { prismaTrainedModels } from './adapters/prisma-trained-models';
+import { withOrchestratorFallback } from './adapters/training.client';
 import { buildApp } from './app';
 import { loadRouterConfig } from './config';
 import { BUILTIN_MODELS, Catalog, Restrictions, upstreamEntry, type UpstreamSpec } from './domain/catalog';
@@ -43,11 +45,13 @@ async function main(): Promise<void> {
   const metering = new OutboxMetering(events.own.pool, events.own.schema, logger);
   const upstreams = JSON.parse(config.CATALOG_UPSTREAMS) as UpstreamSpec[];
   const keyBilling = createRpcClient(KeyBillingService, { ...rpc, addr: config.KEY_BILLING_ADDR });
+  const orchestrator = createRpcClient(TrainingService, { ...rpc, addr: config.TRAINING_ORCHESTRATOR_ADDR });
+  const readModel = withOrchestratorFallback(prismaTrainedModels(prisma), orchestrator, logger);
 
   const app = buildApp({
     catalog: new Catalog([...BUILTIN_MODELS, ...upstreams.map(upstreamEntry)]),
     restrictions: new Restrictions(config.RESTRICTED_MODELS),
-    trained: cachedTrainedModels(prismaTrainedModels(prisma), config.TRAINED_MODEL_CACHE_MS),
+    trained: cachedTrainedModels(readModel, config.TRAINED_MODEL_CACHE_MS),
     billing: cachedBilling(billingOverRpc(keyBilling), config.SPENDABLE_CACHE_MS),
     fleet,
     metering,
