@@ -38,8 +38,8 @@ async function timed(n: number, call: () => Promise<unknown>): Promise<number[]>
   return out;
 }
 
-/** Background RPCs that are not part of a call: the router's placement poll and health checks. */
-const BACKGROUND = new Set(['ListModelStates', 'Check', 'Watch']);
+/** Background RPCs that are not part of a call: the router's placement poll, health checks, the trainers' long-poll. */
+const BACKGROUND = new Set(['ListModelStates', 'Check', 'Watch', 'LeaseJob', 'Heartbeat']);
 
 /** Every service's `<service>_rpc_handled_total`, summed over outcomes, by `service.method`. */
 async function rpcCounts(portOffset: number): Promise<Map<string, number>> {
