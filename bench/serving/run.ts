@@ -4,7 +4,8 @@
  *   - native extraction through the gateway vs the same call straight to the
  *     model-server's gRPC (added p50 at c=1; throughput at c=50),
  *   - extraction p50 of a trained model on a 30-word text, in process (1 core),
- *   - cold adapter load to `active` for a new deployment.
+ *   - cold adapter load to `active` for a new deployment,
+ *   - gRPC hops per warm /inference call, from every service's RPC counters.
  *
  *   pnpm --filter @whetstone/bench bench:serving
  */
@@ -15,6 +16,7 @@ import autocannon from 'autocannon';
 import { loadModel } from '@whetstone/ml';
 import { ModelServerService } from '@whetstone/proto/inference/v1';
 import { createRpcClient } from '@whetstone/rpc';
+import { DEPLOYABLES } from '../../scripts/lib/deployables';
 import { signUpWithKey, startSystem } from '../../test/e2e/system';
 
 const DATA = datasetsDir();
@@ -36,8 +38,188 @@ async function timed(n: number, call: () => Promise<unknown>): Promise<number[]>
   return out;
 }
 
+/** Background RPCs that are not part of a call: the router's placement poll, health checks, the trainers' long-poll. */
+const BACKGROUND = new Set(['ListModelStates', 'Check', 'Watch', 'LeaseJob', 'Heartbeat']);
+
+/** Every service's `<service>_rpc_handled_total`, summed over outcomes, by `service.method`. */
+async function rpcCounts(portOffset: number): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  for (const d of DEPLOYABLES) {
+    if (!d.metricsPort || !d.port) continue;
+    const text = await fetch(`http://127.0.0.1:${d.metricsPort + portOffset}/metrics`).then(
+      (r) => r.text(),
+      () => '',
+    );
+    for (const m of text.matchAll(/^\w+_rpc_handled_total\{method="([^"]+)",outcome="[^"]*"\} (\d+)/gm)) {
+      const method = m[1]!.split('/').pop()!;
+      if (BACKGROUND.has(method)) continue;
+      const key = `${d.name}.${method}`;
+      counts.set(key, (counts.get(key) ?? 0) + Number(m[2]));
+    }
+  }
+  return counts;
+}
+
+/** RPCs each service handled per call while `calls` ran, largest first. */
+async function hopsPerCall(portOffset: number, calls: number, run: () => Promise<unknown>) {
+  const before = await rpcCounts(portOffset);
+  for (let i = 0; i < calls; i++) await run();
+  const after = await rpcCounts(portOffset);
+  return [...after]
+    .map(([key, n]) => [key, (n - (before.get(key) ?? 0)) / calls] as const)
+    .filter(([, perCall]) => perCall > 0)
+    .sort((a, b) => b[1] - a[1]);
+}
+
+type Api = ReturnType<typeof apiOf>;
+
+function apiOf(base: string, key: string) {
+  const headers = { 'content-type': 'application/json', 'x-api-key': key };
+  const post = async (p: string, body: unknown) =>
+    (await fetch(`${base}${p}`, { method: 'POST', headers, body: JSON.stringify(body) })).json() as Promise<
+      Record<string, unknown>
+    >;
+  const get = async (p: string) => (await fetch(`${base}${p}`, { headers })).json() as Promise<Record<string, unknown>>;
+  return { base, headers, post, get };
+}
+
+/** Uploads wikigold and trains a 3-epoch job; returns it and how long it waited to start running. */
+async function trainJob(api: Api): Promise<{ jobId: string; runningAfter: number }> {
+  process.stderr.write('uploading wikigold and training a job (3 epochs)…\n');
+  const url = (
+    await api.post('/core/datasets/upload/url', {
+      dataset_name: 'wikigold',
+      dataset_type: 'extraction',
+      format: 'jsonl',
+      filename: 'train.jsonl',
+    })
+  ).upload_url as string;
+  await fetch(url, { method: 'PUT', body: readFileSync(path.join(DATA, 'wikigold/train.jsonl')) });
+  await api.post('/core/datasets/upload/process', { dataset_name: 'wikigold' });
+  while ((await api.get('/core/datasets/wikigold/1')).status !== 'ready') await new Promise((r) => setTimeout(r, 100));
+  const requestedAt = performance.now();
+  const jobId = (
+    await api.post('/core/training-jobs', {
+      base_model: 'whetstone-extract-base',
+      datasets: [{ name: 'wikigold' }],
+      training_type: 'lora',
+      nr_epochs: 3,
+    })
+  ).id as string;
+  let runningAfter = 0;
+  for (;;) {
+    const status = (await api.get(`/core/training-jobs/${jobId}`)).status;
+    if (status !== 'requested' && !runningAfter) runningAfter = performance.now() - requestedAt;
+    if (status === 'complete') return { jobId, runningAfter };
+    if (status === 'failed') throw new Error('training failed');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/**
+ * Direct gRPC to the model-server vs through the gateway (auth, rate limit, router, credit check), c=1, and the
+ * RPCs every service handles per warm call. The trained job is the model here: it is fast, so the figures show the
+ * serving path, not the model.
+ */
+async function measureServing(api: Api, jobId: string, portOffset: number) {
+  const direct = createRpcClient(ModelServerService, { addr: `127.0.0.1:${50055 + portOffset}`, caller: 'bench' });
+  const directCall = () =>
+    direct.extract({
+      model: { modelId: jobId, bucket: 'artifacts', key: `jobs/${jobId}/model.bundle` },
+      texts: [TEXT],
+      schema: SCHEMA,
+    });
+  while (
+    await directCall().then(
+      () => false,
+      () => true,
+    )
+  )
+    await new Promise((r) => setTimeout(r, 50));
+  const directMs = await timed(500, directCall);
+  const body = JSON.stringify({ model_id: jobId, text: TEXT, schema: SCHEMA });
+  const viaGatewayCall = () =>
+    fetch(`${api.base}/inference`, { method: 'POST', headers: api.headers, body }).then((r) => r.arrayBuffer());
+  const viaGateway = await timed(500, viaGatewayCall);
+  const hops = await hopsPerCall(portOffset, 200, viaGatewayCall);
+  const load = await autocannon({
+    url: `${api.base}/inference`,
+    method: 'POST',
+    headers: api.headers,
+    body,
+    connections: 50,
+    duration: 10,
+  });
+  const baseDirect = await timed(300, () =>
+    direct.extract({
+      model: { modelId: 'whetstone-extract-base', bucket: '', key: '' },
+      texts: [TEXT],
+      schema: SCHEMA,
+    }),
+  );
+  const baseBody = JSON.stringify({ model_id: 'whetstone-extract-base', text: TEXT, schema: SCHEMA });
+  const baseGateway = await timed(300, () =>
+    fetch(`${api.base}/inference`, { method: 'POST', headers: api.headers, body: baseBody }).then((r) =>
+      r.arrayBuffer(),
+    ),
+  );
+  return { directMs, viaGateway, hops, load, baseDirect, baseGateway };
+}
+
+/** Trained model on a 30-word text, in process, one core. */
+async function measureInProcess(api: Api, jobId: string): Promise<number[]> {
+  const bundleUrl = (await api.get(`/v1/training-jobs/${jobId}/download`)).download_url as string;
+  const model = loadModel(new Uint8Array(await (await fetch(bundleUrl)).arrayBuffer()));
+  return timed(2000, async () => model.extract(TEXT, SCHEMA));
+}
+
+/** Cold adapter load to active. */
+async function coldDeploy(api: Api, jobId: string): Promise<number> {
+  const project = (await api.post('/projects', { name: 'bench' })).id as string;
+  const t0 = performance.now();
+  await api.post(`/projects/${project}/deployments`, { training_job_id: jobId });
+  for (;;) {
+    const d = ((await api.get(`/projects/${project}/deployments`)).deployments as { status: string }[])[0];
+    if (d?.status === 'active') return performance.now() - t0;
+    if (d?.status === 'failed') throw new Error('deployment failed');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+function report(
+  s: Awaited<ReturnType<typeof measureServing>>,
+  trainedMs: number[],
+  coldMs: number,
+  runningAfter: number,
+): void {
+  const words = TEXT.split(/\s+/).length;
+  const f = (x: number) => x.toFixed(2);
+  console.log(`serving benchmark (${words}-word text, schema of 3 entity types, 2 cores shared by all processes)`);
+  console.log(
+    `  trained job, straight to model-server gRPC, c=1: p50 ${f(pct(s.directMs, 50))} ms, p99 ${f(pct(s.directMs, 99))} ms`,
+  );
+  console.log(
+    `  trained job, through the gateway /inference, c=1: p50 ${f(pct(s.viaGateway, 50))} ms, p99 ${f(pct(s.viaGateway, 99))} ms`,
+  );
+  console.log(`  added by gateway + router: p50 ${f(pct(s.viaGateway, 50) - pct(s.directMs, 50))} ms (target ≤1.5)`);
+  console.log(
+    `  trained job through the gateway, c=50 for 10 s: ${Math.round(s.load.requests.average)} req/s, p50 ${s.load.latency.p50} ms, non-2xx ${s.load.non2xx} (target ≥1.5k req/s)`,
+  );
+  console.log(
+    `  zero-shot base: model-server p50 ${f(pct(s.baseDirect, 50))} ms, through the gateway p50 ${f(pct(s.baseGateway, 50))} ms`,
+  );
+  console.log(
+    `  trained model in process (1 core): p50 ${f(pct(trainedMs, 50))} ms, p99 ${f(pct(trainedMs, 99))} ms (target ≤5)`,
+  );
+  console.log(`  cold adapter load to active: ${Math.round(coldMs)} ms (target ≤2000)`);
+  console.log(`  training: requested → running ${Math.round(runningAfter)} ms (polled every 20 ms; target ≤1000)`);
+  console.log(
+    `  gRPC calls per warm /inference on the trained job (200 calls): ${s.hops.map(([k, n]) => `${k} ${n.toFixed(2)}`).join(', ')}`,
+  );
+  console.log(`  gRPC hops per warm /inference: ${s.hops.reduce((n, [, x]) => n + x, 0).toFixed(2)} (target ≤2)`);
+}
+
 async function main(): Promise<void> {
-  const offset = Number(process.env.BENCH_PORT_OFFSET ?? 700);
   process.stderr.write('starting the system…\n');
   const system = await startSystem({
     env: {
@@ -48,129 +230,13 @@ async function main(): Promise<void> {
     },
   });
   try {
-    const base = system.baseUrl;
-    const port = Number(new URL(base).port);
-    const modelServerAddr = `127.0.0.1:${50055 + (port - 8080)}`;
-    void offset;
-    const { key } = await signUpWithKey(base, 'bench');
-    const headers = { 'content-type': 'application/json', 'x-api-key': key };
-    const post = async (p: string, body: unknown) =>
-      (await fetch(`${base}${p}`, { method: 'POST', headers, body: JSON.stringify(body) })).json() as Promise<
-        Record<string, unknown>
-      >;
-    const get = async (p: string) =>
-      (await fetch(`${base}${p}`, { headers })).json() as Promise<Record<string, unknown>>;
-
-    process.stderr.write('uploading wikigold and training a job (3 epochs)…\n');
-    const url = (
-      await post('/core/datasets/upload/url', {
-        dataset_name: 'wikigold',
-        dataset_type: 'extraction',
-        format: 'jsonl',
-        filename: 'train.jsonl',
-      })
-    ).upload_url as string;
-    await fetch(url, { method: 'PUT', body: readFileSync(path.join(DATA, 'wikigold/train.jsonl')) });
-    await post('/core/datasets/upload/process', { dataset_name: 'wikigold' });
-    while ((await get('/core/datasets/wikigold/1')).status !== 'ready') await new Promise((r) => setTimeout(r, 100));
-    const requestedAt = performance.now();
-    const jobId = (
-      await post('/core/training-jobs', {
-        base_model: 'whetstone-extract-base',
-        datasets: [{ name: 'wikigold' }],
-        training_type: 'lora',
-        nr_epochs: 3,
-      })
-    ).id as string;
-    let runningAfter = 0;
-    for (;;) {
-      const status = (await get(`/core/training-jobs/${jobId}`)).status;
-      if (status !== 'requested' && !runningAfter) runningAfter = performance.now() - requestedAt;
-      if (status === 'complete') break;
-      if (status === 'failed') throw new Error('training failed');
-      await new Promise((r) => setTimeout(r, 20));
-    }
-
-    // Direct gRPC to the model-server vs through the gateway (auth, rate limit, router, credit check), c=1.
-    // The trained job is the model here: it is fast, so the figures show the serving path, not the model.
-    const direct = createRpcClient(ModelServerService, { addr: modelServerAddr, caller: 'bench' });
-    const artifactKey = `jobs/${jobId}/model.bundle`;
-    const directCall = () =>
-      direct.extract({
-        model: { modelId: jobId, bucket: 'artifacts', key: artifactKey },
-        texts: [TEXT],
-        schema: SCHEMA,
-      });
-    while (
-      await directCall().then(
-        () => false,
-        () => true,
-      )
-    )
-      await new Promise((r) => setTimeout(r, 50));
-    const directMs = await timed(500, directCall);
-    const body = JSON.stringify({ model_id: jobId, text: TEXT, schema: SCHEMA });
-    const viaGateway = await timed(500, () =>
-      fetch(`${base}/inference`, { method: 'POST', headers, body }).then((r) => r.arrayBuffer()),
-    );
-    const result = await autocannon({
-      url: `${base}/inference`,
-      method: 'POST',
-      headers,
-      body,
-      connections: 50,
-      duration: 10,
-    });
-    const baseDirect = await timed(300, () =>
-      direct.extract({
-        model: { modelId: 'whetstone-extract-base', bucket: '', key: '' },
-        texts: [TEXT],
-        schema: SCHEMA,
-      }),
-    );
-    const baseBody = JSON.stringify({ model_id: 'whetstone-extract-base', text: TEXT, schema: SCHEMA });
-    const baseGateway = await timed(300, () =>
-      fetch(`${base}/inference`, { method: 'POST', headers, body: baseBody }).then((r) => r.arrayBuffer()),
-    );
-
-    // Trained model on a 30-word text, in process, one core.
-    const bundleUrl = (await get(`/v1/training-jobs/${jobId}/download`)).download_url as string;
-    const model = loadModel(new Uint8Array(await (await fetch(bundleUrl)).arrayBuffer()));
-    const trainedMs = await timed(2000, async () => model.extract(TEXT, SCHEMA));
-
-    // Cold adapter load to active.
-    const project = (await post('/projects', { name: 'bench' })).id as string;
-    const t0 = performance.now();
-    await post(`/projects/${project}/deployments`, { training_job_id: jobId });
-    for (;;) {
-      const d = ((await get(`/projects/${project}/deployments`)).deployments as { status: string }[])[0];
-      if (d?.status === 'active') break;
-      if (d?.status === 'failed') throw new Error('deployment failed');
-      await new Promise((r) => setTimeout(r, 5));
-    }
-    const coldMs = performance.now() - t0;
-
-    const words = TEXT.split(/\s+/).length;
-    const f = (x: number) => x.toFixed(2);
-    console.log(`serving benchmark (${words}-word text, schema of 3 entity types, 2 cores shared by all processes)`);
-    console.log(
-      `  trained job, straight to model-server gRPC, c=1: p50 ${f(pct(directMs, 50))} ms, p99 ${f(pct(directMs, 99))} ms`,
-    );
-    console.log(
-      `  trained job, through the gateway /inference, c=1: p50 ${f(pct(viaGateway, 50))} ms, p99 ${f(pct(viaGateway, 99))} ms`,
-    );
-    console.log(`  added by gateway + router: p50 ${f(pct(viaGateway, 50) - pct(directMs, 50))} ms (target ≤1.5)`);
-    console.log(
-      `  trained job through the gateway, c=50 for 10 s: ${Math.round(result.requests.average)} req/s, p50 ${result.latency.p50} ms, non-2xx ${result.non2xx} (target ≥1.5k req/s)`,
-    );
-    console.log(
-      `  zero-shot base: model-server p50 ${f(pct(baseDirect, 50))} ms, through the gateway p50 ${f(pct(baseGateway, 50))} ms`,
-    );
-    console.log(
-      `  trained model in process (1 core): p50 ${f(pct(trainedMs, 50))} ms, p99 ${f(pct(trainedMs, 99))} ms (target ≤5)`,
-    );
-    console.log(`  cold adapter load to active: ${Math.round(coldMs)} ms (target ≤2000)`);
-    console.log(`  training: requested → running ${Math.round(runningAfter)} ms (polled every 20 ms; target ≤1000)`);
+    const portOffset = Number(new URL(system.baseUrl).port) - 8080;
+    const api = apiOf(system.baseUrl, (await signUpWithKey(system.baseUrl, 'bench')).key);
+    const { jobId, runningAfter } = await trainJob(api);
+    const serving = await measureServing(api, jobId, portOffset);
+    const trainedMs = await measureInProcess(api, jobId);
+    const coldMs = await coldDeploy(api, jobId);
+    report(serving, trainedMs, coldMs, runningAfter);
   } finally {
     await system.stop();
   }

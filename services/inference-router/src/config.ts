@@ -8,6 +8,7 @@ const schema = z.object({
   LOG_LEVEL: env.logLevel(),
   DATABASE_URL: env.url(),
   KEY_BILLING_ADDR: env.addr().default('127.0.0.1:50051'),
+  /** Asked only about a job the read model does not yet hold as servable (its events are in flight). */
   TRAINING_ORCHESTRATOR_ADDR: env.addr().default('127.0.0.1:50053'),
   /** One or more model-servers, comma-separated; MODEL_SERVER_ADDR is the single-server form. */
   MODEL_SERVER_ADDRS: z.string().optional(),
@@ -16,9 +17,11 @@ const schema = z.object({
   CATALOG_UPSTREAMS: z.string().default('[]'),
   /** Models restricted per account (451): comma-separated `team_id:model_id` or `*:model_id`. */
   RESTRICTED_MODELS: z.string().default(''),
-  /** How long a deployment may take to warm before it is failed. */
   /** How long a team's "spendable" answer is reused (0 asks key-billing on every call). */
   SPENDABLE_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
+  /** How long a servable trained job is served from memory before the read model is asked again. */
+  TRAINED_MODEL_CACHE_MS: z.coerce.number().int().min(0).max(600_000).default(5000),
+  /** How long a deployment may take to warm before it is failed. */
   DEPLOY_WARM_TIMEOUT_SECONDS: z.coerce.number().int().positive().default(60),
 });
 

@@ -1,9 +1,8 @@
-/** Composition root: config → adapters → use cases → gRPC server and event consumers; drains on SIGTERM. */
+/** Composition root: config → adapters → buildApp → gRPC server and event consumers; drains on SIGTERM. */
 import { randomUUID } from 'node:crypto';
 import { startServiceEvents } from '@whetstone/events';
-import { KeyBillingService } from '@whetstone/proto/keybilling/v1';
 import { ModelServerService } from '@whetstone/proto/inference/v1';
-import { InferenceRouterService } from '@whetstone/proto/inference/v1';
+import { KeyBillingService } from '@whetstone/proto/keybilling/v1';
 import { TrainingService } from '@whetstone/proto/training/v1';
 import { createRpcClient, createRpcServer } from '@whetstone/rpc';
 import {
@@ -15,15 +14,17 @@ import {
   startMetricsServer,
 } from '@whetstone/telemetry';
 import { cachedBilling } from './adapters/cached-billing';
+import { cachedTrainedModels } from './adapters/cached-trained-models';
+import { billingOverRpc } from './adapters/key-billing.client';
 import { GrpcModelFleet } from './adapters/model-fleet';
 import { OutboxMetering } from './adapters/outbox-metering';
 import { createPrismaClient } from './adapters/prisma-client';
 import { prismaProjectStore } from './adapters/prisma-store';
-import { trainedModelsOverRpc } from './adapters/training.client';
-import { InferenceRouter } from './application/router';
+import { prismaTrainedModels } from './adapters/prisma-trained-models';
+import { withOrchestratorFallback } from './adapters/training.client';
+import { buildApp } from './app';
 import { loadRouterConfig } from './config';
-import { Catalog, BUILTIN_MODELS, Restrictions, upstreamEntry, type UpstreamSpec } from './domain/catalog';
-import { routerHandler } from './transport/rpc/router.handler';
+import { BUILTIN_MODELS, Catalog, Restrictions, upstreamEntry, type UpstreamSpec } from './domain/catalog';
 import { startTrainingConsumer } from './transport/events/training.consumer';
 
 async function main(): Promise<void> {
@@ -32,45 +33,36 @@ async function main(): Promise<void> {
   const logger = createLogger({ service: 'inference-router', level: config.LOG_LEVEL });
   const prisma = createPrismaClient(config.DATABASE_URL);
   const events = startServiceEvents(config, { clientId: 'inference-router', defaultSchema: 'inference', logger });
+  const rpc = { caller: 'inference-router', logger };
 
-  const keyBilling = createRpcClient(KeyBillingService, {
-    addr: config.KEY_BILLING_ADDR,
-    caller: 'inference-router',
-    logger,
-  });
   const fleet = new GrpcModelFleet(
     config.modelServers.map((addr) => ({
       addr,
-      client: createRpcClient(ModelServerService, { addr, caller: 'inference-router', logger, timeoutMs: 30_000 }),
+      client: createRpcClient(ModelServerService, { ...rpc, addr, timeoutMs: 30_000 }),
     })),
   );
   fleet.startPolling();
   const metering = new OutboxMetering(events.own.pool, events.own.schema, logger);
   const upstreams = JSON.parse(config.CATALOG_UPSTREAMS) as UpstreamSpec[];
+  const keyBilling = createRpcClient(KeyBillingService, { ...rpc, addr: config.KEY_BILLING_ADDR });
+  const orchestrator = createRpcClient(TrainingService, { ...rpc, addr: config.TRAINING_ORCHESTRATOR_ADDR });
+  const readModel = withOrchestratorFallback(prismaTrainedModels(prisma), orchestrator, logger);
 
-  const router = new InferenceRouter({
+  const app = buildApp({
     catalog: new Catalog([...BUILTIN_MODELS, ...upstreams.map(upstreamEntry)]),
     restrictions: new Restrictions(config.RESTRICTED_MODELS),
-    trained: trainedModelsOverRpc(
-      createRpcClient(TrainingService, { addr: config.TRAINING_ORCHESTRATOR_ADDR, caller: 'inference-router', logger }),
-    ),
-    billing: cachedBilling(
-      {
-        checkSpendable: async (teamId, cost, directModel) =>
-          void (await keyBilling.checkSpendable({ teamId, estimatedCostMicroCredits: cost, directModel })),
-      },
-      config.SPENDABLE_CACHE_MS,
-    ),
+    trained: cachedTrainedModels(readModel, config.TRAINED_MODEL_CACHE_MS),
+    billing: cachedBilling(billingOverRpc(keyBilling), config.SPENDABLE_CACHE_MS),
     fleet,
     metering,
     store: prismaProjectStore(prisma),
     ids: { uuid: randomUUID },
     logger,
+    now: () => new Date(),
     warmTimeoutMs: config.DEPLOY_WARM_TIMEOUT_SECONDS * 1000,
   });
 
-  const training = await startTrainingConsumer(events.transport, router, logger);
-
+  const training = await startTrainingConsumer(events.transport, app, logger);
   const metrics = createServiceMetrics('inference-router');
   const server = await createRpcServer({
     name: 'inference-router',
@@ -78,17 +70,12 @@ async function main(): Promise<void> {
     logger,
     metrics: metrics.registry,
     onCall: metrics.onCall,
-    register: (r) => r.service(InferenceRouterService, routerHandler(router)),
+    register: (r) => app.registerRoutes(r),
   });
   const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
-  const resumed = await router.resumePendingDeployments();
+  const resumed = await app.resumePendingDeployments();
   logger.info(
-    {
-      port: server.port,
-      metricsPort: metricsServer.port,
-      modelServers: config.modelServers.length,
-      resumedDeployments: resumed,
-    },
+    { port: server.port, metricsPort: metricsServer.port, modelServers: config.modelServers.length, resumed },
     'inference-router listening',
   );
 

@@ -12,8 +12,12 @@ const schema = z.object({
   PRELOAD_MODELS: z.string().default('whetstone-extract-base'),
 });
 
-export type ModelServerConfig = z.infer<typeof schema>;
+export type ModelServerConfig = z.infer<typeof schema> & { preloadModels: string[] };
 
 export function loadModelServerConfig(source: NodeJS.ProcessEnv = process.env): ModelServerConfig {
-  return loadConfig(schema, source);
+  const config = loadConfig(schema, source);
+  const preloadModels = config.PRELOAD_MODELS.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  return { ...config, preloadModels };
 }

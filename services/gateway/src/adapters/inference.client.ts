@@ -1,111 +1,67 @@
 import { timestampDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import type { Client } from '@connectrpc/connect';
-import { InferenceRouterService, type Deployment, type Project } from '@whetstone/proto/inference/v1';
-import type { DeploymentView, Inference, Principal, ProjectView } from '../application/ports';
+import { FinishReason, type InferenceRouterService } from '@whetstone/proto/inference/v1';
+import type { BaseModelView, GeneratePiece, Inference, Principal } from '../application/ports';
+import {
+  baseModelView,
+  chatRoleToPb,
+  deploymentView,
+  finishReasonOf,
+  inferenceTaskToPb,
+  projectView,
+  usageView,
+} from './inference.mapper';
 
-const MICRO_PER_CREDIT = 1_000_000;
-const iso = (ts: Timestamp | undefined): string | null => (ts ? timestampDate(ts).toISOString() : null);
-const credits = (micro: bigint): number => Number(micro) / MICRO_PER_CREDIT;
 const caller = (p: Principal) => ({ teamId: p.teamId, keyId: p.keyId, userId: p.userId });
+const unixSeconds = (ts: Timestamp | undefined) => (ts ? Math.floor(timestampDate(ts).getTime() / 1000) : 0);
 
-const projectView = (p: Project | undefined): ProjectView => ({
-  id: p?.id ?? '',
-  name: p?.name ?? '',
-  created_at: iso(p?.createdAt),
-  active_training_job_id: p?.activeTrainingJobId || null,
-});
-const deploymentView = (d: Deployment | undefined): DeploymentView => ({
-  deployment_id: d?.deploymentId ?? '',
-  project_id: d?.projectId ?? '',
-  training_job_id: d?.trainingJobId ?? '',
-  status: d?.status ?? '',
-  reason: d?.reason || null,
-  created_at: iso(d?.createdAt),
-  activated_at: iso(d?.activatedAt),
-  ended_at: iso(d?.endedAt),
-});
+type Router = Client<typeof InferenceRouterService>;
 
-/** The inference-router over gRPC, in the gateway's plain shapes. */
-export function inferenceOverRpc(
-  client: Client<typeof InferenceRouterService>,
-  ready: () => Promise<boolean>,
-): Inference {
-  return {
-    ready,
-    async listBaseModels(principal) {
-      const res = await client.listBaseModels({ caller: caller(principal) });
-      return res.models.map((m) => ({
-        id: m.id,
-        object: 'base_model' as const,
-        name: m.name,
-        task: m.task,
-        provider: m.provider,
-        description: m.description,
-        supports_inference: m.supportsInference,
-        supports_on_demand_inference: m.supportsOnDemandInference,
-        supports_training: m.supportsTraining,
-        training_types: m.trainingTypes,
-        default_hyperparameters: m.supportsTraining
-          ? { nr_epochs: m.nrEpochs?.default ?? 0, learning_rate: m.learningRate?.default ?? 0 }
-          : null,
-        hyperparameter_bounds: m.supportsTraining
-          ? {
-              nr_epochs: { min: m.nrEpochs?.min ?? 0, max: m.nrEpochs?.max ?? 0 },
-              learning_rate: { min: m.learningRate?.min ?? 0, max: m.learningRate?.max ?? 0 },
-            }
-          : null,
-        pricing: {
-          per_request_credits: credits(m.price?.perRequestMicroCredits ?? 0n),
-          per_1k_input_tokens_credits: credits(m.price?.per1kInputTokensMicroCredits ?? 0n),
-          per_1k_output_tokens_credits: credits(m.price?.per1kOutputTokensMicroCredits ?? 0n),
+async function* generatePieces(stream: ReturnType<Router['generateText']>): AsyncGenerator<GeneratePiece> {
+  for await (const piece of stream) {
+    if (piece.text) yield { text: piece.text };
+    // Only the last piece says why generation ended; it carries the metering.
+    if (piece.finishReason !== FinishReason.UNSPECIFIED)
+      yield {
+        done: {
+          inference_id: piece.inferenceId,
+          model: piece.model,
+          finish_reason: finishReasonOf(piece.finishReason),
+          latency_ms: piece.latencyMs,
+          usage: usageView(piece.usage),
         },
-      }));
+      };
+  }
+}
+
+/** The inference-router's catalog, extraction and generation over gRPC, in the gateway's plain shapes. */
+function servingOverRpc(client: Router) {
+  return {
+    async listBaseModels(principal: Principal): Promise<BaseModelView[]> {
+      return (await client.listBaseModels({ caller: caller(principal) })).models.map(baseModelView);
     },
-    async listModels(principal) {
+    async listModels(principal: Principal) {
       const res = await client.listModels({ caller: caller(principal) });
       return res.models.map((m) => ({
         id: m.id,
         object: 'model' as const,
-        created: m.createdAt ? Math.floor(timestampDate(m.createdAt).getTime() / 1000) : 0,
+        created: unixSeconds(m.createdAt),
         owned_by: m.ownedBy,
       }));
     },
-    async *generate(principal, input, signal) {
+    generate(principal, input, signal) {
+      const { modelId, projectId, messages, ...sampling } = input;
       const stream = client.generateText(
         {
           caller: caller(principal),
-          modelId: input.modelId,
-          projectId: input.projectId,
-          messages: input.messages,
-          temperature: input.temperature,
-          topP: input.topP,
-          maxTokens: input.maxTokens,
-          stop: input.stop,
-          seed: BigInt(input.seed),
+          modelId,
+          projectId,
+          messages: messages.map((m) => ({ role: chatRoleToPb(m.role), content: m.content })),
+          sampling: { ...sampling, seed: BigInt(sampling.seed) },
         },
         { signal, timeoutMs: 120_000 },
       );
-      for await (const piece of stream) {
-        if (piece.text) yield { text: piece.text };
-        if (piece.finishReason) {
-          const input_tokens = Number(piece.usage?.inputTokens ?? 0n);
-          const output_tokens = Number(piece.usage?.outputTokens ?? 0n);
-          yield {
-            done: {
-              inference_id: piece.inferenceId,
-              model: piece.model,
-              finish_reason: piece.finishReason,
-              latency_ms: piece.latencyMs,
-              usage: {
-                input_tokens,
-                output_tokens,
-                total_tokens: input_tokens + output_tokens,
-                cost_credits: credits(piece.usage?.costMicroCredits ?? 0n),
-              },
-            },
-          };
-        }
-      }
+      return generatePieces(stream);
     },
     async infer(principal, r) {
       const res = await client.infer({
@@ -117,23 +73,22 @@ export function inferenceOverRpc(
         threshold: r.threshold,
         includeConfidence: r.includeConfidence,
         includeSpans: r.includeSpans,
-        task: r.task,
+        task: inferenceTaskToPb(r.task),
       });
-      const input = Number(res.usage?.inputTokens ?? 0n);
-      const output = Number(res.usage?.outputTokens ?? 0n);
       return {
         inferenceId: res.inferenceId,
         model: res.model,
         results: res.results as Record<string, unknown>[],
-        usage: {
-          input_tokens: input,
-          output_tokens: output,
-          total_tokens: input + output,
-          cost_credits: credits(res.usage?.costMicroCredits ?? 0n),
-        },
+        usage: usageView(res.usage),
         latencyMs: res.latencyMs,
       };
     },
+  } satisfies Partial<Inference>;
+}
+
+/** The inference-router's projects and deployments over gRPC. */
+function projectsOverRpc(client: Router) {
+  return {
     async createProject(principal, name) {
       return projectView((await client.createProject({ caller: caller(principal), name })).project);
     },
@@ -144,17 +99,20 @@ export function inferenceOverRpc(
       await client.deleteProject({ caller: caller(principal), projectId });
     },
     async createDeployment(principal, projectId, trainingJobId) {
-      return deploymentView(
-        (await client.createDeployment({ caller: caller(principal), projectId, trainingJobId })).deployment,
-      );
+      const res = await client.createDeployment({ caller: caller(principal), projectId, trainingJobId });
+      return deploymentView(res.deployment);
     },
     async listJobDeployments(principal, trainingJobId) {
-      return (await client.listJobDeployments({ caller: caller(principal), trainingJobId })).deployments.map(
-        deploymentView,
-      );
+      const res = await client.listJobDeployments({ caller: caller(principal), trainingJobId });
+      return res.deployments.map(deploymentView);
     },
     async listDeployments(principal, projectId) {
       return (await client.listDeployments({ caller: caller(principal), projectId })).deployments.map(deploymentView);
     },
-  };
+  } satisfies Partial<Inference>;
+}
+
+/** The inference-router over gRPC, in the gateway's plain shapes. */
+export function inferenceOverRpc(client: Router, ready: () => Promise<boolean>): Inference {
+  return { ready, ...servingOverRpc(client), ...projectsOverRpc(client) };
 }

@@ -83,6 +83,11 @@ export interface BaseModelView {
   pricing: { per_request_credits: number; per_1k_input_tokens_credits: number; per_1k_output_tokens_credits: number };
 }
 
+/** Which public surface asked for an inference; recorded with it. */
+export type InferenceTask =
+  'extract' | 'ner' | 'classification' | 'json' | 'relations' | 'schema' | 'systemone' | 'project';
+
+/** One extraction call, validated and with the public defaults applied. */
 export interface InferRequest {
   modelId: string;
   projectId: string;
@@ -91,7 +96,7 @@ export interface InferRequest {
   threshold: number;
   includeConfidence: boolean;
   includeSpans: boolean;
-  task: string;
+  task: InferenceTask;
 }
 
 export interface InferResult {
@@ -120,10 +125,11 @@ export interface DeploymentView {
   ended_at: string | null;
 }
 
+/** One decoder call, validated and with the public defaults applied. */
 export interface GenerateInput {
   modelId: string;
   projectId: string;
-  messages: { role: string; content: string }[];
+  messages: { role: 'system' | 'user' | 'assistant'; content: string }[];
   temperature: number;
   topP: number;
   maxTokens: number;
@@ -137,7 +143,7 @@ export type GeneratePiece =
       done: {
         inference_id: string;
         model: string;
-        finish_reason: string;
+        finish_reason: 'stop' | 'length';
         latency_ms: number;
         usage: InferResult['usage'];
       };

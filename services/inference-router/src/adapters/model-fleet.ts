@@ -1,8 +1,10 @@
 import type { Client } from '@connectrpc/connect';
-import { AppError, Reasons } from '@whetstone/errors';
+import { AppError, Reasons, errors } from '@whetstone/errors';
 import { fnv1a } from '@whetstone/ml';
-import { ModelServerService, ModelState } from '@whetstone/proto/inference/v1';
-import type { ModelFleet } from '../application/ports';
+import { FinishReason as PbFinishReason, ModelServerService, ModelState } from '@whetstone/proto/inference/v1';
+import type { ExtractOptions, GenerateStream, ModelFleet } from '../application/ports';
+import type { ChatTurn, GenerateOptions, ModelRef } from '../domain/model';
+import { chatRoleToPb, finishReasonOf } from './proto-kinds';
 
 export interface FleetMember {
   addr: string;
@@ -49,12 +51,7 @@ export class GrpcModelFleet implements ModelFleet {
     if (this.poller) clearInterval(this.poller);
   }
 
-  async extract(
-    ref: { modelId: string; bucket: string; key: string },
-    texts: string[],
-    schema: Record<string, unknown> | undefined,
-    options: { threshold: number; includeConfidence: boolean; includeSpans: boolean },
-  ) {
+  async extract(ref: ModelRef, texts: string[], schema: Record<string, unknown> | undefined, options: ExtractOptions) {
     const member = this.choose(ref);
     try {
       const res = await member.client.extract({
@@ -73,54 +70,45 @@ export class GrpcModelFleet implements ModelFleet {
     }
   }
 
-  async warm(ref: { modelId: string; bucket: string; key: string }, timeoutMs: number): Promise<void> {
+  /** Rejects with a reason safe to show users: the model-server's own, or a timeout. */
+  async warm(ref: ModelRef, timeoutMs: number): Promise<void> {
     const member = this.owner(ref.modelId);
     const deadline = Date.now() + timeoutMs;
     let res: { state: ModelState; reason: string } = await member.client.loadModel({ model: ref });
     while (res.state === ModelState.WARMING) {
       if (Date.now() > deadline)
-        throw new Error(`model ${ref.modelId} did not become ready within ${Math.round(timeoutMs / 1000)} s`);
+        throw errors.precondition(
+          Reasons.MODEL_NOT_SERVABLE,
+          `model ${ref.modelId} did not become ready within ${Math.round(timeoutMs / 1000)} s`,
+        );
       await new Promise((r) => setTimeout(r, 50));
       res = await member.client.getModelState({ modelId: ref.modelId });
       // The server restarted and lost it: ask again.
       if (res.state === ModelState.UNSPECIFIED) res = await member.client.loadModel({ model: ref });
     }
-    if (res.state !== ModelState.READY) throw new Error(res.reason || `model ${ref.modelId} failed to load`);
+    if (res.state !== ModelState.READY)
+      throw errors.precondition(Reasons.MODEL_NOT_SERVABLE, res.reason || `model ${ref.modelId} failed to load`);
     this.mark(ref.modelId, member.addr, true);
   }
 
-  generate(
-    ref: { modelId: string; bucket: string; key: string },
-    messages: { role: string; content: string }[],
-    options: {
-      temperature: number;
-      topP: number;
-      maxTokens: number;
-      stop: string[];
-      seed: number;
-      signal?: AbortSignal;
-    },
-  ) {
+  generate(ref: ModelRef, messages: ChatTurn[], options: GenerateOptions): GenerateStream {
     const member = ref.key ? this.owner(ref.modelId) : this.members[this.next++ % this.members.length]!;
-    let end = { finishReason: 'length', inputTokens: 0, outputTokens: 0 };
+    let end: ReturnType<GenerateStream['done']> = { finishReason: 'length', inputTokens: 0, outputTokens: 0 };
+    const { signal, ...sampling } = options;
     const stream = member.client.generate(
       {
         model: ref,
-        messages,
-        temperature: options.temperature,
-        topP: options.topP,
-        maxTokens: options.maxTokens,
-        stop: options.stop,
-        seed: BigInt(options.seed),
+        messages: messages.map((m) => ({ role: chatRoleToPb(m.role), content: m.content })),
+        sampling: { ...sampling, seed: BigInt(sampling.seed) },
       },
-      { timeoutMs: 120_000, ...(options.signal ? { signal: options.signal } : {}) },
+      { timeoutMs: 120_000, ...(signal ? { signal } : {}) },
     );
     return {
       chunks: (async function* () {
         for await (const piece of stream) {
-          if (piece.finishReason)
+          if (piece.finishReason !== PbFinishReason.UNSPECIFIED)
             end = {
-              finishReason: piece.finishReason,
+              finishReason: finishReasonOf(piece.finishReason),
               inputTokens: Number(piece.inputTokens),
               outputTokens: Number(piece.outputTokens),
             };

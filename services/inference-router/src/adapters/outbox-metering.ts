@@ -2,16 +2,13 @@ import { create } from '@bufbuild/protobuf';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { appendOutbox, encodeEvent, type OutboxRow, Topics } from '@whetstone/events';
 import { InferenceCompletedSchema, UsageRecordedSchema } from '@whetstone/proto/inference/v1';
+import type { Logger } from '@whetstone/telemetry';
 import type { Pool } from 'pg';
 import type { InferenceRecord, Metering } from '../application/ports';
+import { inferenceTaskToPb } from './proto-kinds';
 
 export const USAGE_TOPIC = Topics.billingUsage;
 export const INFERENCES_TOPIC = Topics.inferences;
-
-export interface Logger {
-  warn(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
-}
 
 /** UsageRecorded (keyed by team, so one team's debits stay ordered) and InferenceCompleted (keyed by inference). */
 export function meteringRows(r: InferenceRecord): OutboxRow[] {
@@ -40,7 +37,7 @@ export function meteringRows(r: InferenceRecord): OutboxRow[] {
         keyId: r.caller.keyId,
         model: r.model,
         projectId: r.projectId,
-        task: r.task,
+        task: inferenceTaskToPb(r.task),
         inputs: r.inputs,
         ...(r.schema ? { schema: r.schema as never } : {}),
         outputs: r.outputs as never,
@@ -69,7 +66,7 @@ export class OutboxMetering implements Metering {
   constructor(
     private readonly pool: Pick<Pool, 'query'>,
     private readonly schema: string,
-    private readonly logger: Logger,
+    private readonly logger: Pick<Logger, 'warn' | 'error'>,
     private readonly options: { intervalMs?: number; maxBatch?: number; maxQueued?: number } = {},
   ) {}
 

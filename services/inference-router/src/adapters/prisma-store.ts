@@ -2,7 +2,8 @@ import { create } from '@bufbuild/protobuf';
 import { errors } from '@whetstone/errors';
 import { encodeEvent, Topics } from '@whetstone/events';
 import { DeploymentActivatedSchema, DeploymentFailedSchema } from '@whetstone/proto/inference/v1';
-import type { DeploymentRow, ProjectStore } from '../application/ports';
+import type { ProjectStore } from '../application/ports';
+import type { DeploymentRow } from '../domain/deployment';
 import { Prisma, type PrismaClient } from '../generated/prisma/client';
 
 export const DEPLOYMENTS_TOPIC = Topics.deployments;
@@ -29,8 +30,15 @@ async function outbox(tx: Tx, row: ReturnType<typeof encodeEvent>): Promise<void
   });
 }
 
+type Projects = Pick<ProjectStore, 'createProject' | 'listProjects' | 'getProject' | 'deleteProject'>;
+type Deployments = Omit<ProjectStore, keyof Projects>;
+
 /** Projects and deployments in the router's schema; state changes and their events commit together. */
 export function prismaProjectStore(prisma: PrismaClient): ProjectStore {
+  return { ...projects(prisma), ...deploymentReads(prisma), ...deploymentChanges(prisma) };
+}
+
+function projects(prisma: PrismaClient): Projects {
   return {
     async createProject(row) {
       try {
@@ -66,6 +74,11 @@ export function prismaProjectStore(prisma: PrismaClient): ProjectStore {
       const { count } = await prisma.project.deleteMany({ where: { id: projectId, teamId } });
       return count > 0;
     },
+  };
+}
+
+function deploymentReads(prisma: PrismaClient): Omit<Deployments, 'activate' | 'fail' | 'releaseJob'> {
+  return {
     async createDeployment(row) {
       return toRow(await prisma.deployment.create({ data: row }));
     },
@@ -92,6 +105,11 @@ export function prismaProjectStore(prisma: PrismaClient): ProjectStore {
     async pendingDeployments() {
       return (await prisma.deployment.findMany({ where: { status: 'deploying' } })).map(toRow);
     },
+  };
+}
+
+function deploymentChanges(prisma: PrismaClient): Pick<Deployments, 'activate' | 'fail' | 'releaseJob'> {
+  return {
     async activate(deploymentId, at) {
       return prisma.$transaction(async (tx) => {
         // Lock the project's deployments so two activations cannot interleave.

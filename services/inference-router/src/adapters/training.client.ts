@@ -1,55 +1,62 @@
 import { timestampDate } from '@bufbuild/protobuf/wkt';
 import type { Client } from '@connectrpc/connect';
 import { AppError } from '@whetstone/errors';
-import { JobStatus as PbJobStatus, TrainingService, type Job } from '@whetstone/proto/training/v1';
-import type { JobStatus, TrainedModel, TrainedModels } from '../application/ports';
+import { JobStatus, type Job, type TrainingService } from '@whetstone/proto/training/v1';
+import type { Logger } from '@whetstone/telemetry';
+import type { TrainedModels } from '../application/ports';
+import type { TrainedModel } from '../domain/trained-model';
 
-const STATUS: Partial<Record<PbJobStatus, JobStatus>> = {
-  [PbJobStatus.REQUESTED]: 'requested',
-  [PbJobStatus.RUNNING]: 'running',
-  [PbJobStatus.COMPLETE]: 'complete',
-  [PbJobStatus.FAILED]: 'failed',
-  [PbJobStatus.DEPLOYED]: 'deployed',
-  [PbJobStatus.CANCELLED]: 'cancelled',
-};
+/** Statuses whose bundle may serve; the orchestrator owns the state machine. */
+const SERVABLE = new Set(['complete', 'deployed']);
 
-const toModel = (j: Job): TrainedModel => ({
-  jobId: j.id,
-  teamId: '',
-  // UNSPECIFIED is never sent by the orchestrator; a job in it is not servable.
-  status: STATUS[j.status] ?? 'failed',
-  baseModel: j.rootBaseModel || j.baseModel,
-  modelName: j.modelName,
-  bundle: j.artifactKey ? { bucket: j.artifactBucket, key: j.artifactKey } : null,
-  completedAt: j.finishedAt ? timestampDate(j.finishedAt) : null,
-});
+/** The status as users know it, whether the contract carries it as the JobStatus enum or as its lower-case name. */
+const labelOf = (status: JobStatus | string): string =>
+  (typeof status === 'number' ? (JobStatus[status] ?? 'unknown') : status).toLowerCase();
+
+function modelOf(j: Job, teamId: string): TrainedModel {
+  const statusLabel = labelOf(j.status as JobStatus | string);
+  const servable = SERVABLE.has(statusLabel) && !!j.artifactKey;
+  const finishedAt = j.finishedAt ? timestampDate(j.finishedAt) : null;
+  return {
+    jobId: j.id,
+    teamId,
+    servable,
+    statusLabel,
+    baseModel: j.rootBaseModel || j.baseModel,
+    modelName: j.modelName,
+    bundle: servable ? { bucket: j.artifactBucket, key: j.artifactKey } : null,
+    completedAt: finishedAt,
+    updatedAt: finishedAt ?? new Date(0),
+  };
+}
 
 /**
- * Training jobs from the orchestrator over gRPC. A complete job's bundle never
- * changes, so servable answers are cached briefly; anything else is asked again.
+ * The read model, and the orchestrator only for the moment its events have not
+ * arrived yet: a job the read model does not hold as servable (unknown, or
+ * still running in its copy) is asked once of the orchestrator, so a client that
+ * saw a job complete can deploy or call it at once. A servable job never costs
+ * a hop: the cache in front of this keeps it, and the hot path is
+ * gateway → router → model-server. Nothing read here is written to the read
+ * model; only events move it.
  */
-export function trainedModelsOverRpc(client: Client<typeof TrainingService>, cacheMs = 5_000): TrainedModels {
-  const cache = new Map<string, { model: TrainedModel; until: number }>();
+export function withOrchestratorFallback(
+  readModel: TrainedModels,
+  client: Client<typeof TrainingService>,
+  logger: Logger,
+): TrainedModels {
   return {
+    ...readModel,
     async get(teamId, jobId) {
-      const key = `${teamId}/${jobId}`;
-      const hit = cache.get(key);
-      if (hit && hit.until > Date.now()) return hit.model;
+      const held = await readModel.get(teamId, jobId);
+      if (held?.servable) return held;
       try {
         const res = await client.getJob({ caller: { teamId, keyId: '', userId: '' }, jobId });
-        if (!res.job) return null;
-        const model = { ...toModel(res.job), teamId };
-        if (model.status === 'complete' || model.status === 'deployed')
-          cache.set(key, { model, until: Date.now() + cacheMs });
-        return model;
+        return res.job ? modelOf(res.job, teamId) : held;
       } catch (err) {
         if (err instanceof AppError && err.kind === 'NotFound') return null;
-        throw err;
+        logger.warn({ err, jobId }, 'the orchestrator did not answer; using the read model alone');
+        return held;
       }
-    },
-    async listServable(teamId) {
-      const res = await client.listTrainedModels({ caller: { teamId, keyId: '', userId: '' } });
-      return res.jobs.map((j) => ({ ...toModel(j), teamId }));
     },
   };
 }

@@ -1,40 +1,22 @@
 /**
  * What the router's use cases need from the outside, in plain shapes. Adapters
- * implement them over gRPC (model-servers, key-billing, the orchestrator),
- * Prisma (projects, deployments) and the outbox (metering).
+ * implement them over gRPC (model-servers, key-billing), Prisma (projects,
+ * deployments, the trained-model read model) and the outbox (metering).
  */
+import type { DeploymentRow, ProjectRow } from '../domain/deployment';
+import type { Caller, ChatTurn, FinishReason, GenerateOptions, InferenceTask, ModelRef } from '../domain/model';
+import type { TrainedModel } from '../domain/trained-model';
 
-export interface Caller {
-  teamId: string;
-  keyId: string;
-  userId: string;
-}
-
-export interface ModelRef {
-  modelId: string;
-  bucket: string;
-  key: string;
-}
-
-export type JobStatus = 'requested' | 'running' | 'complete' | 'failed' | 'deployed' | 'cancelled';
-
-/** A training job as the router needs it: visible to one team, servable once complete. */
-export interface TrainedModel {
-  jobId: string;
-  teamId: string;
-  status: JobStatus;
-  baseModel: string;
-  modelName: string;
-  /** The servable bundle; null until the job completes. */
-  bundle: { bucket: string; key: string } | null;
-  completedAt: Date | null;
-}
-
+/** The read model of training jobs, fed by the orchestrator's job events. */
 export interface TrainedModels {
   /** The job if it exists and belongs to the team; null otherwise. */
   get(teamId: string, jobId: string): Promise<TrainedModel | null>;
   /** The team's servable jobs, for /v1/models. */
   listServable(teamId: string): Promise<TrainedModel[]>;
+  /** Stores a job's state unless a newer one is held; false when it was older (or the job was deleted). */
+  upsert(model: TrainedModel): Promise<boolean>;
+  /** Forgets a deleted job for good: later (replayed) status events do not bring it back. */
+  markDeleted(jobId: string, teamId: string, at: Date): Promise<void>;
 }
 
 export interface Billing {
@@ -48,6 +30,12 @@ export interface ExtractOptions {
   includeSpans: boolean;
 }
 
+export interface GenerateStream {
+  chunks: AsyncIterable<string>;
+  /** After the stream: why it ended and the token counts. */
+  done(): { finishReason: FinishReason; inputTokens: number; outputTokens: number };
+}
+
 export interface ModelFleet {
   /** Runs on a server that holds the model, or starts a load (rejects MODEL_WARMING, 425). */
   extract(
@@ -58,26 +46,8 @@ export interface ModelFleet {
   ): Promise<{ results: Record<string, unknown>[]; inputTokens: number }>;
   /** Loads the model and resolves once it is ready; rejects with the reason it failed. */
   warm(ref: ModelRef, timeoutMs: number): Promise<void>;
-  /** Streams a decoder's reply; `done()` (after the stream) gives the finish reason and token counts. */
-  generate(
-    ref: ModelRef,
-    messages: ChatTurn[],
-    options: GenerateOptions,
-  ): { chunks: AsyncIterable<string>; done(): { finishReason: string; inputTokens: number; outputTokens: number } };
-}
-
-export interface ChatTurn {
-  role: string;
-  content: string;
-}
-
-export interface GenerateOptions {
-  temperature: number;
-  topP: number;
-  maxTokens: number;
-  stop: string[];
-  seed: number;
-  signal?: AbortSignal;
+  /** Streams a decoder's reply. */
+  generate(ref: ModelRef, messages: ChatTurn[], options: GenerateOptions): GenerateStream;
 }
 
 export interface InferenceRecord {
@@ -85,7 +55,7 @@ export interface InferenceRecord {
   caller: Caller;
   model: string;
   projectId: string;
-  task: string;
+  task: InferenceTask;
   inputs: string[];
   schema: Record<string, unknown> | undefined;
   outputs: Record<string, unknown>[];
@@ -100,29 +70,6 @@ export interface InferenceRecord {
 /** Records usage and the inference off the response path (UsageRecorded + InferenceCompleted). */
 export interface Metering {
   record(inference: InferenceRecord): void;
-}
-
-export interface ProjectRow {
-  id: string;
-  teamId: string;
-  name: string;
-  createdAt: Date;
-}
-
-export type DeploymentStatus = 'deploying' | 'active' | 'failed' | 'replaced' | 'released';
-
-export interface DeploymentRow {
-  id: string;
-  projectId: string;
-  teamId: string;
-  trainingJobId: string;
-  bundleBucket: string;
-  bundleKey: string;
-  status: DeploymentStatus;
-  reason: string | null;
-  createdAt: Date;
-  activatedAt: Date | null;
-  endedAt: Date | null;
 }
 
 export interface ProjectStore {

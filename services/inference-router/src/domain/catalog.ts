@@ -63,6 +63,11 @@ export class Catalog {
   get(id: string): CatalogEntry | undefined {
     return this.byId.get(id);
   }
+
+  /** A trained job's base entry (its price and task); the first built-in when the id is unknown. */
+  baseOf(id: string | undefined): CatalogEntry {
+    return (id ? this.byId.get(id) : undefined) ?? this.entries[0]!;
+  }
 }
 
 /** The operator's restriction list: `team:model` or `*:model` pairs (RESTRICTED_MODELS). */

@@ -1,5 +1,5 @@
 import { EXTRACT_BASE_ID, extractBaseModel, loadDecoder, loadModel } from '@whetstone/ml';
-import type { ModelLoader } from '../application/serving';
+import type { ModelLoader } from '../application/ports';
 
 /** Built-in base models, trained extraction bundles and decoder adapters, all from packages/ml. */
 export const mlLoader: ModelLoader = {

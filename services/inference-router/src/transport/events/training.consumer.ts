@@ -1,29 +1,31 @@
 import { decodeEvent, type EventTransport, Topics } from '@whetstone/events';
-import { JobDeletedSchema } from '@whetstone/proto/training/v1';
-import type { InferenceRouter } from '../../application/router';
+import { JobDeletedSchema, JobStatusChangedSchema } from '@whetstone/proto/training/v1';
+import type { Logger } from '@whetstone/telemetry';
+import type { RouterApp } from '../../app';
+import { trainedModelOf } from './job-event.mapper';
 
-export const TRAINING_TOPIC = Topics.trainingJobs;
-export const TRAINING_CONSUMER = 'inference-router.training';
+/**
+ * The consumer group that builds the trained-model read model. It replays the
+ * topic from its beginning when first started, so the read model also holds
+ * jobs that completed before the router kept one.
+ */
+export const TRAINING_CONSUMER = 'inference-router.trained-models';
 
-export interface Logger {
-  info(obj: object, msg: string): void;
-}
-
-/** training.jobs.v1 → a deleted job's deployments are released at once (idempotent). */
-export async function startTrainingConsumer(
+/** training.jobs.v1 → the read model of jobs; a deleted job's deployments are released at once (idempotent). */
+export function startTrainingConsumer(
   transport: EventTransport,
-  router: InferenceRouter,
-  logger: Logger & Parameters<EventTransport['subscribe']>[0]['logger'],
+  app: Pick<RouterApp, 'onJobChanged' | 'onJobDeleted'>,
+  logger: Logger,
 ): Promise<{ stop(): Promise<void> }> {
   return transport.subscribe({
     group: TRAINING_CONSUMER,
-    topics: [TRAINING_TOPIC],
+    topics: [Topics.trainingJobs],
     logger,
     handler: async (event) => {
+      const changed = decodeEvent(event, JobStatusChangedSchema);
+      if (changed) return void (await app.onJobChanged(trainedModelOf(changed, new Date())));
       const deleted = decodeEvent(event, JobDeletedSchema);
-      if (!deleted) return;
-      const released = await router.releaseJob(deleted.jobId);
-      if (released) logger.info({ jobId: deleted.jobId, released }, 'released deployments of a deleted job');
+      if (deleted) await app.onJobDeleted(deleted.jobId, deleted.teamId);
     },
   });
 }

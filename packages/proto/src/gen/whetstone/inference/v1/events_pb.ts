@@ -6,13 +6,15 @@ import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { InferenceTask } from "./kinds_pb";
+import { file_whetstone_inference_v1_kinds } from "./kinds_pb";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file whetstone/inference/v1/events.proto.
  */
 export const file_whetstone_inference_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("CiN3aGV0c3RvbmUvaW5mZXJlbmNlL3YxL2V2ZW50cy5wcm90bxIWd2hldHN0b25lLmluZmVyZW5jZS52MSLLAQoNVXNhZ2VSZWNvcmRlZBIQCgh1c2FnZV9pZBgBIAEoCRIPCgd0ZWFtX2lkGAIgASgJEg4KBmtleV9pZBgDIAEoCRINCgVtb2RlbBgEIAEoCRIUCgxpbnB1dF90b2tlbnMYBSABKAMSFQoNb3V0cHV0X3Rva2VucxgGIAEoAxIaChJjb3N0X21pY3JvX2NyZWRpdHMYByABKAMSLwoLb2NjdXJyZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIoIDChJJbmZlcmVuY2VDb21wbGV0ZWQSFAoMaW5mZXJlbmNlX2lkGAEgASgJEg8KB3RlYW1faWQYAiABKAkSDgoGa2V5X2lkGAMgASgJEg0KBW1vZGVsGAQgASgJEhIKCnByb2plY3RfaWQYBSABKAkSDAoEdGFzaxgGIAEoCRIOCgZpbnB1dHMYByADKAkSJwoGc2NoZW1hGAggASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIoCgdvdXRwdXRzGAkgAygLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBISCgpsYXRlbmN5X21zGAogASgBEhQKDGlucHV0X3Rva2VucxgLIAEoAxIVCg1vdXRwdXRfdG9rZW5zGAwgASgDEi4KCnN0YXJ0ZWRfYXQYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbXBsZXRlZF9hdBgOIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAijAEKE0RlcGxveW1lbnRBY3RpdmF0ZWQSFQoNZGVwbG95bWVudF9pZBgBIAEoCRISCgpwcm9qZWN0X2lkGAIgASgJEg8KB3RlYW1faWQYAyABKAkSFwoPdHJhaW5pbmdfam9iX2lkGAQgASgJEiAKGHJlcGxhY2VkX3RyYWluaW5nX2pvYl9pZBgFIAEoCSJ3ChBEZXBsb3ltZW50RmFpbGVkEhUKDWRlcGxveW1lbnRfaWQYASABKAkSEgoKcHJvamVjdF9pZBgCIAEoCRIPCgd0ZWFtX2lkGAMgASgJEhcKD3RyYWluaW5nX2pvYl9pZBgEIAEoCRIOCgZyZWFzb24YBSABKAliBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("CiN3aGV0c3RvbmUvaW5mZXJlbmNlL3YxL2V2ZW50cy5wcm90bxIWd2hldHN0b25lLmluZmVyZW5jZS52MSLLAQoNVXNhZ2VSZWNvcmRlZBIQCgh1c2FnZV9pZBgBIAEoCRIPCgd0ZWFtX2lkGAIgASgJEg4KBmtleV9pZBgDIAEoCRINCgVtb2RlbBgEIAEoCRIUCgxpbnB1dF90b2tlbnMYBSABKAMSFQoNb3V0cHV0X3Rva2VucxgGIAEoAxIaChJjb3N0X21pY3JvX2NyZWRpdHMYByABKAMSLwoLb2NjdXJyZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIqkDChJJbmZlcmVuY2VDb21wbGV0ZWQSFAoMaW5mZXJlbmNlX2lkGAEgASgJEg8KB3RlYW1faWQYAiABKAkSDgoGa2V5X2lkGAMgASgJEg0KBW1vZGVsGAQgASgJEhIKCnByb2plY3RfaWQYBSABKAkSMwoEdGFzaxgGIAEoDjIlLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuSW5mZXJlbmNlVGFzaxIOCgZpbnB1dHMYByADKAkSJwoGc2NoZW1hGAggASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIoCgdvdXRwdXRzGAkgAygLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBISCgpsYXRlbmN5X21zGAogASgBEhQKDGlucHV0X3Rva2VucxgLIAEoAxIVCg1vdXRwdXRfdG9rZW5zGAwgASgDEi4KCnN0YXJ0ZWRfYXQYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbXBsZXRlZF9hdBgOIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAijAEKE0RlcGxveW1lbnRBY3RpdmF0ZWQSFQoNZGVwbG95bWVudF9pZBgBIAEoCRISCgpwcm9qZWN0X2lkGAIgASgJEg8KB3RlYW1faWQYAyABKAkSFwoPdHJhaW5pbmdfam9iX2lkGAQgASgJEiAKGHJlcGxhY2VkX3RyYWluaW5nX2pvYl9pZBgFIAEoCSJ3ChBEZXBsb3ltZW50RmFpbGVkEhUKDWRlcGxveW1lbnRfaWQYASABKAkSEgoKcHJvamVjdF9pZBgCIAEoCRIPCgd0ZWFtX2lkGAMgASgJEhcKD3RyYWluaW5nX2pvYl9pZBgEIAEoCRIOCgZyZWFzb24YBSABKAliBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_whetstone_inference_v1_kinds]);
 
 /**
  * UsageRecorded is published on billing.usage.v1 once per metered request; key-billing debits it exactly once.
@@ -21,42 +23,42 @@ export const file_whetstone_inference_v1_events: GenFile = /*@__PURE__*/
  */
 export type UsageRecorded = Message<"whetstone.inference.v1.UsageRecorded"> & {
   /**
-   * Unique id of the metered request (the inference id); the idempotency key.
+   * UUID of the metered request (the inference id); key-billing's idempotency key.
    *
    * @generated from field: string usage_id = 1;
    */
   usageId: string;
 
   /**
-   * Team billed.
+   * UUID of the team billed; also the event key, so one team's debits stay ordered.
    *
    * @generated from field: string team_id = 2;
    */
   teamId: string;
 
   /**
-   * API key used; empty for dashboard-session requests.
+   * UUID of the API key used; empty for dashboard-session requests.
    *
    * @generated from field: string key_id = 3;
    */
   keyId: string;
 
   /**
-   * Model that served the request.
+   * Base model id or training job UUID that served the request.
    *
    * @generated from field: string model = 4;
    */
   model: string;
 
   /**
-   * Input tokens metered.
+   * Input tokens metered (extraction: words and punctuation; decoders: bytes).
    *
    * @generated from field: int64 input_tokens = 5;
    */
   inputTokens: bigint;
 
   /**
-   * Output tokens metered.
+   * Output tokens metered; 0 for extraction.
    *
    * @generated from field: int64 output_tokens = 6;
    */
@@ -70,7 +72,7 @@ export type UsageRecorded = Message<"whetstone.inference.v1.UsageRecorded"> & {
   costMicroCredits: bigint;
 
   /**
-   * When the request completed.
+   * When the request completed; the debit is dated by it.
    *
    * @generated from field: google.protobuf.Timestamp occurred_at = 8;
    */
@@ -85,104 +87,105 @@ export const UsageRecordedSchema: GenMessage<UsageRecorded> = /*@__PURE__*/
   messageDesc(file_whetstone_inference_v1_events, 0);
 
 /**
- * InferenceCompleted is published on inferences.v1 once per stored inference; history consumes it.
+ * InferenceCompleted is published on inferences.v1 once per metered inference, off the response path;
+ * inference history stores it.
  *
  * @generated from message whetstone.inference.v1.InferenceCompleted
  */
 export type InferenceCompleted = Message<"whetstone.inference.v1.InferenceCompleted"> & {
   /**
-   * Inference id.
+   * UUID of the inference; also the event key and the usage idempotency key.
    *
    * @generated from field: string inference_id = 1;
    */
   inferenceId: string;
 
   /**
-   * Team.
+   * UUID of the team that called.
    *
    * @generated from field: string team_id = 2;
    */
   teamId: string;
 
   /**
-   * API key; empty for session calls.
+   * UUID of the API key used; empty for dashboard-session calls.
    *
    * @generated from field: string key_id = 3;
    */
   keyId: string;
 
   /**
-   * Model id that served it (base model id or training job id).
+   * Base model id or training job UUID that served it.
    *
    * @generated from field: string model = 4;
    */
   model: string;
 
   /**
-   * Project, when called through a project endpoint.
+   * UUID of the project, when called through a project endpoint; empty otherwise.
    *
    * @generated from field: string project_id = 5;
    */
   projectId: string;
 
   /**
-   * Task: ner, classification, json, relations, systemone, generate.
+   * Which public surface asked.
    *
-   * @generated from field: string task = 6;
+   * @generated from field: whetstone.inference.v1.InferenceTask task = 6;
    */
-  task: string;
+  task: InferenceTask;
 
   /**
-   * Input texts.
+   * Input texts, or "role: content" lines for a decoder conversation.
    *
    * @generated from field: repeated string inputs = 7;
    */
   inputs: string[];
 
   /**
-   * Schema used.
+   * Extraction schema as given; unset for decoder calls and project calls without one.
    *
    * @generated from field: google.protobuf.Struct schema = 8;
    */
   schema?: JsonObject | undefined;
 
   /**
-   * Results, one per input.
+   * One result per input for extraction; one {text, finish_reason} for a decoder reply.
    *
    * @generated from field: repeated google.protobuf.Struct outputs = 9;
    */
   outputs: JsonObject[];
 
   /**
-   * Router plus model-server latency.
+   * Milliseconds spent in the router and the model-server.
    *
    * @generated from field: double latency_ms = 10;
    */
   latencyMs: number;
 
   /**
-   * Input tokens.
+   * Input tokens metered.
    *
    * @generated from field: int64 input_tokens = 11;
    */
   inputTokens: bigint;
 
   /**
-   * Output tokens.
+   * Output tokens metered; 0 for extraction.
    *
    * @generated from field: int64 output_tokens = 12;
    */
   outputTokens: bigint;
 
   /**
-   * Started.
+   * When the router received the call.
    *
    * @generated from field: google.protobuf.Timestamp started_at = 13;
    */
   startedAt?: Timestamp | undefined;
 
   /**
-   * Completed.
+   * When the result was ready.
    *
    * @generated from field: google.protobuf.Timestamp completed_at = 14;
    */
@@ -197,41 +200,41 @@ export const InferenceCompletedSchema: GenMessage<InferenceCompleted> = /*@__PUR
   messageDesc(file_whetstone_inference_v1_events, 1);
 
 /**
- * DeploymentActivated is published on deployments.v1 when a deployment starts serving.
+ * DeploymentActivated is published on deployments.v1 when a deployment starts serving its project.
  *
  * @generated from message whetstone.inference.v1.DeploymentActivated
  */
 export type DeploymentActivated = Message<"whetstone.inference.v1.DeploymentActivated"> & {
   /**
-   * Deployment.
+   * UUID of the deployment.
    *
    * @generated from field: string deployment_id = 1;
    */
   deploymentId: string;
 
   /**
-   * Project.
+   * UUID of its project; also the event key.
    *
    * @generated from field: string project_id = 2;
    */
   projectId: string;
 
   /**
-   * Team.
+   * UUID of the team that owns the project.
    *
    * @generated from field: string team_id = 3;
    */
   teamId: string;
 
   /**
-   * Job now deployed.
+   * UUID of the training job now serving.
    *
    * @generated from field: string training_job_id = 4;
    */
   trainingJobId: string;
 
   /**
-   * Job it replaced, if any.
+   * UUID of the training job it replaced; empty when nothing was active.
    *
    * @generated from field: string replaced_training_job_id = 5;
    */
@@ -252,35 +255,35 @@ export const DeploymentActivatedSchema: GenMessage<DeploymentActivated> = /*@__P
  */
 export type DeploymentFailed = Message<"whetstone.inference.v1.DeploymentFailed"> & {
   /**
-   * Deployment.
+   * UUID of the deployment.
    *
    * @generated from field: string deployment_id = 1;
    */
   deploymentId: string;
 
   /**
-   * Project.
+   * UUID of its project; also the event key.
    *
    * @generated from field: string project_id = 2;
    */
   projectId: string;
 
   /**
-   * Team.
+   * UUID of the team that owns the project.
    *
    * @generated from field: string team_id = 3;
    */
   teamId: string;
 
   /**
-   * Job.
+   * UUID of the training job that failed to deploy.
    *
    * @generated from field: string training_job_id = 4;
    */
   trainingJobId: string;
 
   /**
-   * Why.
+   * Why, safe to show users (never a raw internal error text).
    *
    * @generated from field: string reason = 5;
    */

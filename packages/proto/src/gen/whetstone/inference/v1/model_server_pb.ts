@@ -5,13 +5,17 @@
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_google_protobuf_struct } from "@bufbuild/protobuf/wkt";
+import type { SamplingOptions } from "../../common/v1/sampling_pb";
+import { file_whetstone_common_v1_sampling } from "../../common/v1/sampling_pb";
+import type { ChatRole, FinishReason } from "./kinds_pb";
+import { file_whetstone_inference_v1_kinds } from "./kinds_pb";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file whetstone/inference/v1/model_server.proto.
  */
 export const file_whetstone_inference_v1_model_server: GenFile = /*@__PURE__*/
-  fileDesc("Cil3aGV0c3RvbmUvaW5mZXJlbmNlL3YxL21vZGVsX3NlcnZlci5wcm90bxIWd2hldHN0b25lLmluZmVyZW5jZS52MSI5CghNb2RlbFJlZhIQCghtb2RlbF9pZBgBIAEoCRIOCgZidWNrZXQYAiABKAkSCwoDa2V5GAMgASgJIkMKEExvYWRNb2RlbFJlcXVlc3QSLwoFbW9kZWwYASABKAsyIC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLk1vZGVsUmVmIlYKEUxvYWRNb2RlbFJlc3BvbnNlEjEKBXN0YXRlGAEgASgOMiIud2hldHN0b25lLmluZmVyZW5jZS52MS5Nb2RlbFN0YXRlEg4KBnJlYXNvbhgCIAEoCSIoChRHZXRNb2RlbFN0YXRlUmVxdWVzdBIQCghtb2RlbF9pZBgBIAEoCSJaChVHZXRNb2RlbFN0YXRlUmVzcG9uc2USMQoFc3RhdGUYASABKA4yIi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLk1vZGVsU3RhdGUSDgoGcmVhc29uGAIgASgJIhgKFkxpc3RNb2RlbFN0YXRlc1JlcXVlc3QicQoLTG9hZGVkTW9kZWwSEAoIbW9kZWxfaWQYASABKAkSMQoFc3RhdGUYAiABKA4yIi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLk1vZGVsU3RhdGUSDQoFYnl0ZXMYAyABKAMSDgoGcmVhc29uGAQgASgJImQKF0xpc3RNb2RlbFN0YXRlc1Jlc3BvbnNlEjMKBm1vZGVscxgBIAMoCzIjLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTG9hZGVkTW9kZWwSFAoMYnVkZ2V0X2J5dGVzGAIgASgDIr8BCg5FeHRyYWN0UmVxdWVzdBIvCgVtb2RlbBgBIAEoCzIgLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTW9kZWxSZWYSDQoFdGV4dHMYAiADKAkSJwoGc2NoZW1hGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIRCgl0aHJlc2hvbGQYBCABKAESGgoSaW5jbHVkZV9jb25maWRlbmNlGAUgASgIEhUKDWluY2x1ZGVfc3BhbnMYBiABKAgiUQoPRXh0cmFjdFJlc3BvbnNlEigKB3Jlc3VsdHMYASADKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhQKDGlucHV0X3Rva2VucxgCIAEoAyIpCghDaGF0VHVybhIMCgRyb2xlGAEgASgJEg8KB2NvbnRlbnQYAiABKAkiygEKD0dlbmVyYXRlUmVxdWVzdBIvCgVtb2RlbBgBIAEoCzIgLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTW9kZWxSZWYSMgoIbWVzc2FnZXMYAiADKAsyIC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNoYXRUdXJuEhMKC3RlbXBlcmF0dXJlGAMgASgBEg0KBXRvcF9wGAQgASgBEhIKCm1heF90b2tlbnMYBSABKAUSDAoEc3RvcBgGIAMoCRIMCgRzZWVkGAcgASgDImQKEEdlbmVyYXRlUmVzcG9uc2USDAoEdGV4dBgBIAEoCRIVCg1maW5pc2hfcmVhc29uGAIgASgJEhQKDGlucHV0X3Rva2VucxgDIAEoAxIVCg1vdXRwdXRfdG9rZW5zGAQgASgDKnEKCk1vZGVsU3RhdGUSGwoXTU9ERUxfU1RBVEVfVU5TUEVDSUZJRUQQABIXChNNT0RFTF9TVEFURV9XQVJNSU5HEAESFQoRTU9ERUxfU1RBVEVfUkVBRFkQAhIWChJNT0RFTF9TVEFURV9GQUlMRUQQAzKVBAoSTW9kZWxTZXJ2ZXJTZXJ2aWNlEmAKCUxvYWRNb2RlbBIoLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTG9hZE1vZGVsUmVxdWVzdBopLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTG9hZE1vZGVsUmVzcG9uc2USbAoNR2V0TW9kZWxTdGF0ZRIsLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuR2V0TW9kZWxTdGF0ZVJlcXVlc3QaLS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkdldE1vZGVsU3RhdGVSZXNwb25zZRJyCg9MaXN0TW9kZWxTdGF0ZXMSLi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RNb2RlbFN0YXRlc1JlcXVlc3QaLy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RNb2RlbFN0YXRlc1Jlc3BvbnNlEloKB0V4dHJhY3QSJi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkV4dHJhY3RSZXF1ZXN0Gicud2hldHN0b25lLmluZmVyZW5jZS52MS5FeHRyYWN0UmVzcG9uc2USXwoIR2VuZXJhdGUSJy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkdlbmVyYXRlUmVxdWVzdBooLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuR2VuZXJhdGVSZXNwb25zZTABYgZwcm90bzM", [file_google_protobuf_struct]);
+  fileDesc("Cil3aGV0c3RvbmUvaW5mZXJlbmNlL3YxL21vZGVsX3NlcnZlci5wcm90bxIWd2hldHN0b25lLmluZmVyZW5jZS52MSI5CghNb2RlbFJlZhIQCghtb2RlbF9pZBgBIAEoCRIOCgZidWNrZXQYAiABKAkSCwoDa2V5GAMgASgJIkMKEExvYWRNb2RlbFJlcXVlc3QSLwoFbW9kZWwYASABKAsyIC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLk1vZGVsUmVmIlYKEUxvYWRNb2RlbFJlc3BvbnNlEjEKBXN0YXRlGAEgASgOMiIud2hldHN0b25lLmluZmVyZW5jZS52MS5Nb2RlbFN0YXRlEg4KBnJlYXNvbhgCIAEoCSIoChRHZXRNb2RlbFN0YXRlUmVxdWVzdBIQCghtb2RlbF9pZBgBIAEoCSJaChVHZXRNb2RlbFN0YXRlUmVzcG9uc2USMQoFc3RhdGUYASABKA4yIi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLk1vZGVsU3RhdGUSDgoGcmVhc29uGAIgASgJIhgKFkxpc3RNb2RlbFN0YXRlc1JlcXVlc3QicQoLTG9hZGVkTW9kZWwSEAoIbW9kZWxfaWQYASABKAkSMQoFc3RhdGUYAiABKA4yIi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLk1vZGVsU3RhdGUSDQoFYnl0ZXMYAyABKAMSDgoGcmVhc29uGAQgASgJImQKF0xpc3RNb2RlbFN0YXRlc1Jlc3BvbnNlEjMKBm1vZGVscxgBIAMoCzIjLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTG9hZGVkTW9kZWwSFAoMYnVkZ2V0X2J5dGVzGAIgASgDIr8BCg5FeHRyYWN0UmVxdWVzdBIvCgVtb2RlbBgBIAEoCzIgLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTW9kZWxSZWYSDQoFdGV4dHMYAiADKAkSJwoGc2NoZW1hGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIRCgl0aHJlc2hvbGQYBCABKAESGgoSaW5jbHVkZV9jb25maWRlbmNlGAUgASgIEhUKDWluY2x1ZGVfc3BhbnMYBiABKAgiUQoPRXh0cmFjdFJlc3BvbnNlEigKB3Jlc3VsdHMYASADKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhQKDGlucHV0X3Rva2VucxgCIAEoAyJLCghDaGF0VHVybhIuCgRyb2xlGAEgASgOMiAud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0Um9sZRIPCgdjb250ZW50GAIgASgJIq4BCg9HZW5lcmF0ZVJlcXVlc3QSLwoFbW9kZWwYASABKAsyIC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLk1vZGVsUmVmEjIKCG1lc3NhZ2VzGAIgAygLMiAud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0VHVybhI2CghzYW1wbGluZxgDIAEoCzIkLndoZXRzdG9uZS5jb21tb24udjEuU2FtcGxpbmdPcHRpb25zIooBChBHZW5lcmF0ZVJlc3BvbnNlEgwKBHRleHQYASABKAkSOwoNZmluaXNoX3JlYXNvbhgCIAEoDjIkLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRmluaXNoUmVhc29uEhQKDGlucHV0X3Rva2VucxgDIAEoAxIVCg1vdXRwdXRfdG9rZW5zGAQgASgDKnEKCk1vZGVsU3RhdGUSGwoXTU9ERUxfU1RBVEVfVU5TUEVDSUZJRUQQABIXChNNT0RFTF9TVEFURV9XQVJNSU5HEAESFQoRTU9ERUxfU1RBVEVfUkVBRFkQAhIWChJNT0RFTF9TVEFURV9GQUlMRUQQAzKVBAoSTW9kZWxTZXJ2ZXJTZXJ2aWNlEmAKCUxvYWRNb2RlbBIoLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTG9hZE1vZGVsUmVxdWVzdBopLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTG9hZE1vZGVsUmVzcG9uc2USbAoNR2V0TW9kZWxTdGF0ZRIsLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuR2V0TW9kZWxTdGF0ZVJlcXVlc3QaLS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkdldE1vZGVsU3RhdGVSZXNwb25zZRJyCg9MaXN0TW9kZWxTdGF0ZXMSLi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RNb2RlbFN0YXRlc1JlcXVlc3QaLy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RNb2RlbFN0YXRlc1Jlc3BvbnNlEloKB0V4dHJhY3QSJi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkV4dHJhY3RSZXF1ZXN0Gicud2hldHN0b25lLmluZmVyZW5jZS52MS5FeHRyYWN0UmVzcG9uc2USXwoIR2VuZXJhdGUSJy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkdlbmVyYXRlUmVxdWVzdBooLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuR2VuZXJhdGVSZXNwb25zZTABYgZwcm90bzM", [file_google_protobuf_struct, file_whetstone_common_v1_sampling, file_whetstone_inference_v1_kinds]);
 
 /**
  * ModelRef says which model and where its bundle lives.
@@ -20,21 +24,21 @@ export const file_whetstone_inference_v1_model_server: GenFile = /*@__PURE__*/
  */
 export type ModelRef = Message<"whetstone.inference.v1.ModelRef"> & {
   /**
-   * Model id: a base model id or a training job id.
+   * A built-in base model id (e.g. whetstone-extract-base) or a training job UUID.
    *
    * @generated from field: string model_id = 1;
    */
   modelId: string;
 
   /**
-   * Blob bucket of the bundle; empty for built-in base models.
+   * Blob bucket of the trained bundle; empty for built-in base models.
    *
    * @generated from field: string bucket = 2;
    */
   bucket: string;
 
   /**
-   * Blob key of the bundle; empty for built-in base models.
+   * Object key of the trained bundle in bucket; empty for built-in base models.
    *
    * @generated from field: string key = 3;
    */
@@ -55,7 +59,7 @@ export const ModelRefSchema: GenMessage<ModelRef> = /*@__PURE__*/
  */
 export type LoadModelRequest = Message<"whetstone.inference.v1.LoadModelRequest"> & {
   /**
-   * The model.
+   * The model; a trained one needs its bundle location.
    *
    * @generated from field: whetstone.inference.v1.ModelRef model = 1;
    */
@@ -76,14 +80,14 @@ export const LoadModelRequestSchema: GenMessage<LoadModelRequest> = /*@__PURE__*
  */
 export type LoadModelResponse = Message<"whetstone.inference.v1.LoadModelResponse"> & {
   /**
-   * State.
+   * WARMING while the load runs; READY at once for built-in models.
    *
    * @generated from field: whetstone.inference.v1.ModelState state = 1;
    */
   state: ModelState;
 
   /**
-   * Why loading failed.
+   * Why loading failed, safe to show users; empty unless state is FAILED.
    *
    * @generated from field: string reason = 2;
    */
@@ -104,7 +108,7 @@ export const LoadModelResponseSchema: GenMessage<LoadModelResponse> = /*@__PURE_
  */
 export type GetModelStateRequest = Message<"whetstone.inference.v1.GetModelStateRequest"> & {
   /**
-   * Model id.
+   * A built-in base model id or a training job UUID.
    *
    * @generated from field: string model_id = 1;
    */
@@ -125,14 +129,14 @@ export const GetModelStateRequestSchema: GenMessage<GetModelStateRequest> = /*@_
  */
 export type GetModelStateResponse = Message<"whetstone.inference.v1.GetModelStateResponse"> & {
   /**
-   * State.
+   * UNSPECIFIED when this server does not hold the model.
    *
    * @generated from field: whetstone.inference.v1.ModelState state = 1;
    */
   state: ModelState;
 
   /**
-   * Why loading failed.
+   * Why loading failed, safe to show users; empty unless state is FAILED.
    *
    * @generated from field: string reason = 2;
    */
@@ -147,7 +151,7 @@ export const GetModelStateResponseSchema: GenMessage<GetModelStateResponse> = /*
   messageDesc(file_whetstone_inference_v1_model_server, 4);
 
 /**
- * ListModelStatesRequest is empty.
+ * ListModelStatesRequest has no fields: the server reports everything it holds.
  *
  * @generated from message whetstone.inference.v1.ListModelStatesRequest
  */
@@ -168,28 +172,28 @@ export const ListModelStatesRequestSchema: GenMessage<ListModelStatesRequest> = 
  */
 export type LoadedModel = Message<"whetstone.inference.v1.LoadedModel"> & {
   /**
-   * Model id.
+   * A built-in base model id or a training job UUID.
    *
    * @generated from field: string model_id = 1;
    */
   modelId: string;
 
   /**
-   * State.
+   * Never UNSPECIFIED here: only held models are listed.
    *
    * @generated from field: whetstone.inference.v1.ModelState state = 2;
    */
   state: ModelState;
 
   /**
-   * Approximate bytes held.
+   * Approximate memory held, in bytes, counted against the server's budget.
    *
    * @generated from field: int64 bytes = 3;
    */
   bytes: bigint;
 
   /**
-   * Why loading failed.
+   * Why loading failed, safe to show users; empty unless state is FAILED.
    *
    * @generated from field: string reason = 4;
    */
@@ -210,14 +214,14 @@ export const LoadedModelSchema: GenMessage<LoadedModel> = /*@__PURE__*/
  */
 export type ListModelStatesResponse = Message<"whetstone.inference.v1.ListModelStatesResponse"> & {
   /**
-   * Models.
+   * Every extraction model and decoder the server holds, in no particular order.
    *
    * @generated from field: repeated whetstone.inference.v1.LoadedModel models = 1;
    */
   models: LoadedModel[];
 
   /**
-   * Memory budget in bytes.
+   * Memory budget in bytes; least recently used models are evicted beyond it.
    *
    * @generated from field: int64 budget_bytes = 2;
    */
@@ -232,7 +236,7 @@ export const ListModelStatesResponseSchema: GenMessage<ListModelStatesResponse> 
   messageDesc(file_whetstone_inference_v1_model_server, 7);
 
 /**
- * ExtractRequest runs extraction on one or more texts.
+ * ExtractRequest runs extraction on one or more texts. The router sends what the gateway validated.
  *
  * @generated from message whetstone.inference.v1.ExtractRequest
  */
@@ -245,35 +249,36 @@ export type ExtractRequest = Message<"whetstone.inference.v1.ExtractRequest"> & 
   model?: ModelRef | undefined;
 
   /**
-   * Texts to run, in order.
+   * Texts to run, in order; the public surface allows 1 to 1,000.
    *
    * @generated from field: repeated string texts = 2;
    */
   texts: string[];
 
   /**
-   * Extraction schema (entities, classifications, relations, structures).
+   * Extraction schema (entities, classifications, relations, structures); empty for a project call that uses the
+   * trained schema.
    *
    * @generated from field: google.protobuf.Struct schema = 3;
    */
   schema?: JsonObject | undefined;
 
   /**
-   * Confidence threshold (0..1); 0 means the model's default.
+   * Confidence threshold from 0 to 1; 0 means the model's default.
    *
    * @generated from field: double threshold = 4;
    */
   threshold: number;
 
   /**
-   * Return confidences.
+   * Whether results carry a confidence per prediction.
    *
    * @generated from field: bool include_confidence = 5;
    */
   includeConfidence: boolean;
 
   /**
-   * Return char offsets.
+   * Whether results carry character offsets (UTF-16 code units) per prediction.
    *
    * @generated from field: bool include_spans = 6;
    */
@@ -294,14 +299,14 @@ export const ExtractRequestSchema: GenMessage<ExtractRequest> = /*@__PURE__*/
  */
 export type ExtractResponse = Message<"whetstone.inference.v1.ExtractResponse"> & {
   /**
-   * Results, one per text.
+   * One result per text, in the order of the request's texts.
    *
    * @generated from field: repeated google.protobuf.Struct results = 1;
    */
   results: JsonObject[];
 
   /**
-   * Tokens read, summed over texts.
+   * Word-and-punctuation tokens read, summed over texts; the unit extraction is priced in.
    *
    * @generated from field: int64 input_tokens = 2;
    */
@@ -316,20 +321,20 @@ export const ExtractResponseSchema: GenMessage<ExtractResponse> = /*@__PURE__*/
   messageDesc(file_whetstone_inference_v1_model_server, 9);
 
 /**
- * ChatTurn is one chat message, content already flattened to text.
+ * ChatTurn is one chat message, its content blocks already joined into one text.
  *
  * @generated from message whetstone.inference.v1.ChatTurn
  */
 export type ChatTurn = Message<"whetstone.inference.v1.ChatTurn"> & {
   /**
-   * system, user or assistant.
+   * Who wrote the turn.
    *
-   * @generated from field: string role = 1;
+   * @generated from field: whetstone.inference.v1.ChatRole role = 1;
    */
-  role: string;
+  role: ChatRole;
 
   /**
-   * Text.
+   * The turn's text.
    *
    * @generated from field: string content = 2;
    */
@@ -350,53 +355,25 @@ export const ChatTurnSchema: GenMessage<ChatTurn> = /*@__PURE__*/
  */
 export type GenerateRequest = Message<"whetstone.inference.v1.GenerateRequest"> & {
   /**
-   * The decoder: whetstone-decoder-base or a job's adapter bundle.
+   * The decoder: whetstone-decoder-base (no bundle) or a job's adapter bundle.
    *
    * @generated from field: whetstone.inference.v1.ModelRef model = 1;
    */
   model?: ModelRef | undefined;
 
   /**
-   * The conversation so far.
+   * The conversation so far, oldest first; never empty.
    *
    * @generated from field: repeated whetstone.inference.v1.ChatTurn messages = 2;
    */
   messages: ChatTurn[];
 
   /**
-   * 0 is greedy.
+   * How tokens are picked.
    *
-   * @generated from field: double temperature = 3;
+   * @generated from field: whetstone.common.v1.SamplingOptions sampling = 3;
    */
-  temperature: number;
-
-  /**
-   * Nucleus mass; 0 means 1.
-   *
-   * @generated from field: double top_p = 4;
-   */
-  topP: number;
-
-  /**
-   * Most tokens to generate; 0 means the default.
-   *
-   * @generated from field: int32 max_tokens = 5;
-   */
-  maxTokens: number;
-
-  /**
-   * Stop sequences (not returned).
-   *
-   * @generated from field: repeated string stop = 6;
-   */
-  stop: string[];
-
-  /**
-   * Seed for sampling.
-   *
-   * @generated from field: int64 seed = 7;
-   */
-  seed: bigint;
+  sampling?: SamplingOptions | undefined;
 };
 
 /**
@@ -413,28 +390,28 @@ export const GenerateRequestSchema: GenMessage<GenerateRequest> = /*@__PURE__*/
  */
 export type GenerateResponse = Message<"whetstone.inference.v1.GenerateResponse"> & {
   /**
-   * Text of this piece.
+   * Text of this piece; empty on the last message.
    *
    * @generated from field: string text = 1;
    */
   text: string;
 
   /**
-   * Set on the last message: stop or length.
+   * UNSPECIFIED on every piece but the last, which says why generation ended.
    *
-   * @generated from field: string finish_reason = 2;
+   * @generated from field: whetstone.inference.v1.FinishReason finish_reason = 2;
    */
-  finishReason: string;
+  finishReason: FinishReason;
 
   /**
-   * Prompt tokens (last message only).
+   * Prompt tokens (bytes of every turn's content); set on the last message only.
    *
    * @generated from field: int64 input_tokens = 3;
    */
   inputTokens: bigint;
 
   /**
-   * Generated tokens (last message only).
+   * Generated tokens (bytes of the reply); set on the last message only.
    *
    * @generated from field: int64 output_tokens = 4;
    */
@@ -455,28 +432,28 @@ export const GenerateResponseSchema: GenMessage<GenerateResponse> = /*@__PURE__*
  */
 export enum ModelState {
   /**
-   * MODEL_STATE_UNSPECIFIED: the server does not hold the model.
+   * MODEL_STATE_UNSPECIFIED: the server does not hold the model (never loaded, evicted, or lost in a restart).
    *
    * @generated from enum value: MODEL_STATE_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,
 
   /**
-   * MODEL_STATE_WARMING: loading.
+   * MODEL_STATE_WARMING: the bundle is being read and the model built; Extract answers MODEL_WARMING meanwhile.
    *
    * @generated from enum value: MODEL_STATE_WARMING = 1;
    */
   WARMING = 1,
 
   /**
-   * MODEL_STATE_READY: serving.
+   * MODEL_STATE_READY: loaded and serving.
    *
    * @generated from enum value: MODEL_STATE_READY = 2;
    */
   READY = 2,
 
   /**
-   * MODEL_STATE_FAILED: loading failed; see reason.
+   * MODEL_STATE_FAILED: loading failed; the reason says why in a message safe to show users.
    *
    * @generated from enum value: MODEL_STATE_FAILED = 3;
    */
@@ -506,7 +483,7 @@ export const ModelServerService: GenService<{
     output: typeof LoadModelResponseSchema;
   },
   /**
-   * GetModelState reports one model's state on this server.
+   * GetModelState reports one model's state on this server; UNSPECIFIED when it does not hold the model.
    *
    * @generated from rpc whetstone.inference.v1.ModelServerService.GetModelState
    */
@@ -516,7 +493,7 @@ export const ModelServerService: GenService<{
     output: typeof GetModelStateResponseSchema;
   },
   /**
-   * ListModelStates reports every model this server holds, with its memory use.
+   * ListModelStates reports every model this server holds, with its memory use; the router polls it for placement.
    *
    * @generated from rpc whetstone.inference.v1.ModelServerService.ListModelStates
    */
@@ -526,7 +503,7 @@ export const ModelServerService: GenService<{
     output: typeof ListModelStatesResponseSchema;
   },
   /**
-   * Extract runs a loaded extraction model; FailedPrecondition MODEL_WARMING while it loads, NotFound when never loaded.
+   * Extract runs an extraction model; TooEarly MODEL_WARMING while it loads (the first call starts the load).
    *
    * @generated from rpc whetstone.inference.v1.ModelServerService.Extract
    */

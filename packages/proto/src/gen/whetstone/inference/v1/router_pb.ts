@@ -6,6 +6,12 @@ import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegen
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { Caller } from "../../common/v1/caller_pb";
+import { file_whetstone_common_v1_caller } from "../../common/v1/caller_pb";
+import type { SamplingOptions } from "../../common/v1/sampling_pb";
+import { file_whetstone_common_v1_sampling } from "../../common/v1/sampling_pb";
+import type { DeploymentStatus, FinishReason, InferenceTask, ModelProvider, ModelTask } from "./kinds_pb";
+import { file_whetstone_inference_v1_kinds } from "./kinds_pb";
 import type { ChatTurn } from "./model_server_pb";
 import { file_whetstone_inference_v1_model_server } from "./model_server_pb";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
@@ -14,65 +20,30 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file whetstone/inference/v1/router.proto.
  */
 export const file_whetstone_inference_v1_router: GenFile = /*@__PURE__*/
-  fileDesc("CiN3aGV0c3RvbmUvaW5mZXJlbmNlL3YxL3JvdXRlci5wcm90bxIWd2hldHN0b25lLmluZmVyZW5jZS52MSI6CgZDYWxsZXISDwoHdGVhbV9pZBgBIAEoCRIOCgZrZXlfaWQYAiABKAkSDwoHdXNlcl9pZBgDIAEoCSKBAQoFUHJpY2USIQoZcGVyX3JlcXVlc3RfbWljcm9fY3JlZGl0cxgBIAEoAxIpCiFwZXJfMWtfaW5wdXRfdG9rZW5zX21pY3JvX2NyZWRpdHMYAiABKAMSKgoicGVyXzFrX291dHB1dF90b2tlbnNfbWljcm9fY3JlZGl0cxgDIAEoAyIzCgZCb3VuZHMSDwoHZGVmYXVsdBgBIAEoARILCgNtaW4YAiABKAESCwoDbWF4GAMgASgBIucCCglCYXNlTW9kZWwSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIMCgR0YXNrGAMgASgJEhoKEnN1cHBvcnRzX2luZmVyZW5jZRgEIAEoCBIkChxzdXBwb3J0c19vbl9kZW1hbmRfaW5mZXJlbmNlGAUgASgIEhkKEXN1cHBvcnRzX3RyYWluaW5nGAYgASgIEhYKDnRyYWluaW5nX3R5cGVzGAcgAygJEjEKCW5yX2Vwb2NocxgIIAEoCzIeLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQm91bmRzEjUKDWxlYXJuaW5nX3JhdGUYCSABKAsyHi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkJvdW5kcxIsCgVwcmljZRgKIAEoCzIdLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuUHJpY2USEAoIcHJvdmlkZXIYCyABKAkSEwoLZGVzY3JpcHRpb24YDCABKAkiRwoVTGlzdEJhc2VNb2RlbHNSZXF1ZXN0Ei4KBmNhbGxlchgBIAEoCzIeLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2FsbGVyIksKFkxpc3RCYXNlTW9kZWxzUmVzcG9uc2USMQoGbW9kZWxzGAEgAygLMiEud2hldHN0b25lLmluZmVyZW5jZS52MS5CYXNlTW9kZWwiQwoRTGlzdE1vZGVsc1JlcXVlc3QSLgoGY2FsbGVyGAEgASgLMh4ud2hldHN0b25lLmluZmVyZW5jZS52MS5DYWxsZXIiXQoNQ2FsbGFibGVNb2RlbBIKCgJpZBgBIAEoCRIQCghvd25lZF9ieRgCIAEoCRIuCgpjcmVhdGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJLChJMaXN0TW9kZWxzUmVzcG9uc2USNQoGbW9kZWxzGAEgAygLMiUud2hldHN0b25lLmluZmVyZW5jZS52MS5DYWxsYWJsZU1vZGVsIvABCgxJbmZlclJlcXVlc3QSLgoGY2FsbGVyGAEgASgLMh4ud2hldHN0b25lLmluZmVyZW5jZS52MS5DYWxsZXISEAoIbW9kZWxfaWQYAiABKAkSEgoKcHJvamVjdF9pZBgDIAEoCRINCgV0ZXh0cxgEIAMoCRInCgZzY2hlbWEYBSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhEKCXRocmVzaG9sZBgGIAEoARIaChJpbmNsdWRlX2NvbmZpZGVuY2UYByABKAgSFQoNaW5jbHVkZV9zcGFucxgIIAEoCBIMCgR0YXNrGAkgASgJIlAKBVVzYWdlEhQKDGlucHV0X3Rva2VucxgBIAEoAxIVCg1vdXRwdXRfdG9rZW5zGAIgASgDEhoKEmNvc3RfbWljcm9fY3JlZGl0cxgDIAEoAyKgAQoNSW5mZXJSZXNwb25zZRIUCgxpbmZlcmVuY2VfaWQYASABKAkSDQoFbW9kZWwYAiABKAkSKAoHcmVzdWx0cxgDIAMoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSLAoFdXNhZ2UYBCABKAsyHS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlVzYWdlEhIKCmxhdGVuY3lfbXMYBSABKAEicwoHUHJvamVjdBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEi4KCmNyZWF0ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEh4KFmFjdGl2ZV90cmFpbmluZ19qb2JfaWQYBCABKAkiVAoUQ3JlYXRlUHJvamVjdFJlcXVlc3QSLgoGY2FsbGVyGAEgASgLMh4ud2hldHN0b25lLmluZmVyZW5jZS52MS5DYWxsZXISDAoEbmFtZRgCIAEoCSJJChVDcmVhdGVQcm9qZWN0UmVzcG9uc2USMAoHcHJvamVjdBgBIAEoCzIfLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuUHJvamVjdCJFChNMaXN0UHJvamVjdHNSZXF1ZXN0Ei4KBmNhbGxlchgBIAEoCzIeLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2FsbGVyIkkKFExpc3RQcm9qZWN0c1Jlc3BvbnNlEjEKCHByb2plY3RzGAEgAygLMh8ud2hldHN0b25lLmluZmVyZW5jZS52MS5Qcm9qZWN0IloKFERlbGV0ZVByb2plY3RSZXF1ZXN0Ei4KBmNhbGxlchgBIAEoCzIeLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2FsbGVyEhIKCnByb2plY3RfaWQYAiABKAkiFwoVRGVsZXRlUHJvamVjdFJlc3BvbnNlIoACCgpEZXBsb3ltZW50EhUKDWRlcGxveW1lbnRfaWQYASABKAkSEgoKcHJvamVjdF9pZBgCIAEoCRIXCg90cmFpbmluZ19qb2JfaWQYAyABKAkSDgoGc3RhdHVzGAQgASgJEg4KBnJlYXNvbhgFIAEoCRIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxhY3RpdmF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCGVuZGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJ2ChdDcmVhdGVEZXBsb3ltZW50UmVxdWVzdBIuCgZjYWxsZXIYASABKAsyHi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNhbGxlchISCgpwcm9qZWN0X2lkGAIgASgJEhcKD3RyYWluaW5nX2pvYl9pZBgDIAEoCSJSChhDcmVhdGVEZXBsb3ltZW50UmVzcG9uc2USNgoKZGVwbG95bWVudBgBIAEoCzIiLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRGVwbG95bWVudCJcChZMaXN0RGVwbG95bWVudHNSZXF1ZXN0Ei4KBmNhbGxlchgBIAEoCzIeLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2FsbGVyEhIKCnByb2plY3RfaWQYAiABKAkiUgoXTGlzdERlcGxveW1lbnRzUmVzcG9uc2USNwoLZGVwbG95bWVudHMYASADKAsyIi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkRlcGxveW1lbnQiZAoZTGlzdEpvYkRlcGxveW1lbnRzUmVxdWVzdBIuCgZjYWxsZXIYASABKAsyHi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNhbGxlchIXCg90cmFpbmluZ19qb2JfaWQYAiABKAkiVQoaTGlzdEpvYkRlcGxveW1lbnRzUmVzcG9uc2USNwoLZGVwbG95bWVudHMYASADKAsyIi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkRlcGxveW1lbnQi8wEKE0dlbmVyYXRlVGV4dFJlcXVlc3QSLgoGY2FsbGVyGAEgASgLMh4ud2hldHN0b25lLmluZmVyZW5jZS52MS5DYWxsZXISEAoIbW9kZWxfaWQYAiABKAkSEgoKcHJvamVjdF9pZBgDIAEoCRIyCghtZXNzYWdlcxgEIAMoCzIgLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdFR1cm4SEwoLdGVtcGVyYXR1cmUYBSABKAESDQoFdG9wX3AYBiABKAESEgoKbWF4X3Rva2VucxgHIAEoBRIMCgRzdG9wGAggAygJEgwKBHNlZWQYCSABKAMiogEKFEdlbmVyYXRlVGV4dFJlc3BvbnNlEgwKBHRleHQYASABKAkSFQoNZmluaXNoX3JlYXNvbhgCIAEoCRIUCgxpbmZlcmVuY2VfaWQYAyABKAkSDQoFbW9kZWwYBCABKAkSLAoFdXNhZ2UYBSABKAsyHS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlVzYWdlEhIKCmxhdGVuY3lfbXMYBiABKAEy4AgKFkluZmVyZW5jZVJvdXRlclNlcnZpY2USbwoOTGlzdEJhc2VNb2RlbHMSLS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RCYXNlTW9kZWxzUmVxdWVzdBouLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdEJhc2VNb2RlbHNSZXNwb25zZRJjCgpMaXN0TW9kZWxzEikud2hldHN0b25lLmluZmVyZW5jZS52MS5MaXN0TW9kZWxzUmVxdWVzdBoqLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdE1vZGVsc1Jlc3BvbnNlElQKBUluZmVyEiQud2hldHN0b25lLmluZmVyZW5jZS52MS5JbmZlclJlcXVlc3QaJS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkluZmVyUmVzcG9uc2USbAoNQ3JlYXRlUHJvamVjdBIsLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ3JlYXRlUHJvamVjdFJlcXVlc3QaLS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNyZWF0ZVByb2plY3RSZXNwb25zZRJpCgxMaXN0UHJvamVjdHMSKy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RQcm9qZWN0c1JlcXVlc3QaLC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RQcm9qZWN0c1Jlc3BvbnNlEmwKDURlbGV0ZVByb2plY3QSLC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkRlbGV0ZVByb2plY3RSZXF1ZXN0Gi0ud2hldHN0b25lLmluZmVyZW5jZS52MS5EZWxldGVQcm9qZWN0UmVzcG9uc2USdQoQQ3JlYXRlRGVwbG95bWVudBIvLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ3JlYXRlRGVwbG95bWVudFJlcXVlc3QaMC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNyZWF0ZURlcGxveW1lbnRSZXNwb25zZRJyCg9MaXN0RGVwbG95bWVudHMSLi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3REZXBsb3ltZW50c1JlcXVlc3QaLy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3REZXBsb3ltZW50c1Jlc3BvbnNlEmsKDEdlbmVyYXRlVGV4dBIrLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuR2VuZXJhdGVUZXh0UmVxdWVzdBosLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuR2VuZXJhdGVUZXh0UmVzcG9uc2UwARJ7ChJMaXN0Sm9iRGVwbG95bWVudHMSMS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RKb2JEZXBsb3ltZW50c1JlcXVlc3QaMi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RKb2JEZXBsb3ltZW50c1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_whetstone_inference_v1_model_server]);
+  fileDesc("CiN3aGV0c3RvbmUvaW5mZXJlbmNlL3YxL3JvdXRlci5wcm90bxIWd2hldHN0b25lLmluZmVyZW5jZS52MSKBAQoFUHJpY2USIQoZcGVyX3JlcXVlc3RfbWljcm9fY3JlZGl0cxgBIAEoAxIpCiFwZXJfMWtfaW5wdXRfdG9rZW5zX21pY3JvX2NyZWRpdHMYAiABKAMSKgoicGVyXzFrX291dHB1dF90b2tlbnNfbWljcm9fY3JlZGl0cxgDIAEoAyIzCgZCb3VuZHMSDwoHZGVmYXVsdBgBIAEoARILCgNtaW4YAiABKAESCwoDbWF4GAMgASgBIrEDCglCYXNlTW9kZWwSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIvCgR0YXNrGAMgASgOMiEud2hldHN0b25lLmluZmVyZW5jZS52MS5Nb2RlbFRhc2sSGgoSc3VwcG9ydHNfaW5mZXJlbmNlGAQgASgIEiQKHHN1cHBvcnRzX29uX2RlbWFuZF9pbmZlcmVuY2UYBSABKAgSGQoRc3VwcG9ydHNfdHJhaW5pbmcYBiABKAgSFgoOdHJhaW5pbmdfdHlwZXMYByADKAkSMQoJbnJfZXBvY2hzGAggASgLMh4ud2hldHN0b25lLmluZmVyZW5jZS52MS5Cb3VuZHMSNQoNbGVhcm5pbmdfcmF0ZRgJIAEoCzIeLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQm91bmRzEiwKBXByaWNlGAogASgLMh0ud2hldHN0b25lLmluZmVyZW5jZS52MS5QcmljZRI3Cghwcm92aWRlchgLIAEoDjIlLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTW9kZWxQcm92aWRlchITCgtkZXNjcmlwdGlvbhgMIAEoCSJEChVMaXN0QmFzZU1vZGVsc1JlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXIiSwoWTGlzdEJhc2VNb2RlbHNSZXNwb25zZRIxCgZtb2RlbHMYASADKAsyIS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkJhc2VNb2RlbCJAChFMaXN0TW9kZWxzUmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlciJdCg1DYWxsYWJsZU1vZGVsEgoKAmlkGAEgASgJEhAKCG93bmVkX2J5GAIgASgJEi4KCmNyZWF0ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIksKEkxpc3RNb2RlbHNSZXNwb25zZRI1CgZtb2RlbHMYASADKAsyJS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNhbGxhYmxlTW9kZWwilAIKDEluZmVyUmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchIQCghtb2RlbF9pZBgCIAEoCRISCgpwcm9qZWN0X2lkGAMgASgJEg0KBXRleHRzGAQgAygJEicKBnNjaGVtYRgFIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEQoJdGhyZXNob2xkGAYgASgBEhoKEmluY2x1ZGVfY29uZmlkZW5jZRgHIAEoCBIVCg1pbmNsdWRlX3NwYW5zGAggASgIEjMKBHRhc2sYCSABKA4yJS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkluZmVyZW5jZVRhc2siUAoFVXNhZ2USFAoMaW5wdXRfdG9rZW5zGAEgASgDEhUKDW91dHB1dF90b2tlbnMYAiABKAMSGgoSY29zdF9taWNyb19jcmVkaXRzGAMgASgDIqABCg1JbmZlclJlc3BvbnNlEhQKDGluZmVyZW5jZV9pZBgBIAEoCRINCgVtb2RlbBgCIAEoCRIoCgdyZXN1bHRzGAMgAygLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIsCgV1c2FnZRgEIAEoCzIdLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuVXNhZ2USEgoKbGF0ZW5jeV9tcxgFIAEoASJzCgdQcm9qZWN0EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASHgoWYWN0aXZlX3RyYWluaW5nX2pvYl9pZBgEIAEoCSJRChRDcmVhdGVQcm9qZWN0UmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchIMCgRuYW1lGAIgASgJIkkKFUNyZWF0ZVByb2plY3RSZXNwb25zZRIwCgdwcm9qZWN0GAEgASgLMh8ud2hldHN0b25lLmluZmVyZW5jZS52MS5Qcm9qZWN0IkIKE0xpc3RQcm9qZWN0c1JlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXIiSQoUTGlzdFByb2plY3RzUmVzcG9uc2USMQoIcHJvamVjdHMYASADKAsyHy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlByb2plY3QiVwoURGVsZXRlUHJvamVjdFJlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISEgoKcHJvamVjdF9pZBgCIAEoCSIXChVEZWxldGVQcm9qZWN0UmVzcG9uc2UiqgIKCkRlcGxveW1lbnQSFQoNZGVwbG95bWVudF9pZBgBIAEoCRISCgpwcm9qZWN0X2lkGAIgASgJEhcKD3RyYWluaW5nX2pvYl9pZBgDIAEoCRI4CgZzdGF0dXMYBCABKA4yKC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkRlcGxveW1lbnRTdGF0dXMSDgoGcmVhc29uGAUgASgJEi4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGFjdGl2YXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZW5kZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wInMKF0NyZWF0ZURlcGxveW1lbnRSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEhIKCnByb2plY3RfaWQYAiABKAkSFwoPdHJhaW5pbmdfam9iX2lkGAMgASgJIlIKGENyZWF0ZURlcGxveW1lbnRSZXNwb25zZRI2CgpkZXBsb3ltZW50GAEgASgLMiIud2hldHN0b25lLmluZmVyZW5jZS52MS5EZXBsb3ltZW50IlkKFkxpc3REZXBsb3ltZW50c1JlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISEgoKcHJvamVjdF9pZBgCIAEoCSJSChdMaXN0RGVwbG95bWVudHNSZXNwb25zZRI3CgtkZXBsb3ltZW50cxgBIAMoCzIiLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRGVwbG95bWVudCJhChlMaXN0Sm9iRGVwbG95bWVudHNSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEhcKD3RyYWluaW5nX2pvYl9pZBgCIAEoCSJVChpMaXN0Sm9iRGVwbG95bWVudHNSZXNwb25zZRI3CgtkZXBsb3ltZW50cxgBIAMoCzIiLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRGVwbG95bWVudCLUAQoTR2VuZXJhdGVUZXh0UmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchIQCghtb2RlbF9pZBgCIAEoCRISCgpwcm9qZWN0X2lkGAMgASgJEjIKCG1lc3NhZ2VzGAQgAygLMiAud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0VHVybhI2CghzYW1wbGluZxgFIAEoCzIkLndoZXRzdG9uZS5jb21tb24udjEuU2FtcGxpbmdPcHRpb25zIsgBChRHZW5lcmF0ZVRleHRSZXNwb25zZRIMCgR0ZXh0GAEgASgJEjsKDWZpbmlzaF9yZWFzb24YAiABKA4yJC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkZpbmlzaFJlYXNvbhIUCgxpbmZlcmVuY2VfaWQYAyABKAkSDQoFbW9kZWwYBCABKAkSLAoFdXNhZ2UYBSABKAsyHS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlVzYWdlEhIKCmxhdGVuY3lfbXMYBiABKAEy4AgKFkluZmVyZW5jZVJvdXRlclNlcnZpY2USbwoOTGlzdEJhc2VNb2RlbHMSLS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RCYXNlTW9kZWxzUmVxdWVzdBouLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdEJhc2VNb2RlbHNSZXNwb25zZRJjCgpMaXN0TW9kZWxzEikud2hldHN0b25lLmluZmVyZW5jZS52MS5MaXN0TW9kZWxzUmVxdWVzdBoqLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdE1vZGVsc1Jlc3BvbnNlElQKBUluZmVyEiQud2hldHN0b25lLmluZmVyZW5jZS52MS5JbmZlclJlcXVlc3QaJS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkluZmVyUmVzcG9uc2USbAoNQ3JlYXRlUHJvamVjdBIsLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ3JlYXRlUHJvamVjdFJlcXVlc3QaLS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNyZWF0ZVByb2plY3RSZXNwb25zZRJpCgxMaXN0UHJvamVjdHMSKy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RQcm9qZWN0c1JlcXVlc3QaLC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RQcm9qZWN0c1Jlc3BvbnNlEmwKDURlbGV0ZVByb2plY3QSLC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkRlbGV0ZVByb2plY3RSZXF1ZXN0Gi0ud2hldHN0b25lLmluZmVyZW5jZS52MS5EZWxldGVQcm9qZWN0UmVzcG9uc2USdQoQQ3JlYXRlRGVwbG95bWVudBIvLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ3JlYXRlRGVwbG95bWVudFJlcXVlc3QaMC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNyZWF0ZURlcGxveW1lbnRSZXNwb25zZRJyCg9MaXN0RGVwbG95bWVudHMSLi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3REZXBsb3ltZW50c1JlcXVlc3QaLy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3REZXBsb3ltZW50c1Jlc3BvbnNlEmsKDEdlbmVyYXRlVGV4dBIrLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuR2VuZXJhdGVUZXh0UmVxdWVzdBosLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuR2VuZXJhdGVUZXh0UmVzcG9uc2UwARJ7ChJMaXN0Sm9iRGVwbG95bWVudHMSMS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RKb2JEZXBsb3ltZW50c1JlcXVlc3QaMi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RKb2JEZXBsb3ltZW50c1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_whetstone_common_v1_caller, file_whetstone_common_v1_sampling, file_whetstone_inference_v1_kinds, file_whetstone_inference_v1_model_server]);
 
 /**
- * Caller identifies who is calling, for scoping and metering.
- *
- * @generated from message whetstone.inference.v1.Caller
- */
-export type Caller = Message<"whetstone.inference.v1.Caller"> & {
-  /**
-   * Team.
-   *
-   * @generated from field: string team_id = 1;
-   */
-  teamId: string;
-
-  /**
-   * API key id; empty for session calls.
-   *
-   * @generated from field: string key_id = 2;
-   */
-  keyId: string;
-
-  /**
-   * User.
-   *
-   * @generated from field: string user_id = 3;
-   */
-  userId: string;
-};
-
-/**
- * Describes the message whetstone.inference.v1.Caller.
- * Use `create(CallerSchema)` to create a new message.
- */
-export const CallerSchema: GenMessage<Caller> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 0);
-
-/**
- * Price is what a model costs, in micro-credits.
+ * Price is what a model costs, in micro-credits (1 credit = 1,000,000 micro-credits).
  *
  * @generated from message whetstone.inference.v1.Price
  */
 export type Price = Message<"whetstone.inference.v1.Price"> & {
   /**
-   * Per request.
+   * Charged once per call, whatever its size.
    *
    * @generated from field: int64 per_request_micro_credits = 1;
    */
   perRequestMicroCredits: bigint;
 
   /**
-   * Per 1,000 input tokens.
+   * Charged per started 1,000 input tokens.
    *
    * @generated from field: int64 per_1k_input_tokens_micro_credits = 2;
    */
   per1kInputTokensMicroCredits: bigint;
 
   /**
-   * Per 1,000 output tokens.
+   * Charged per started 1,000 output tokens; 0 for extraction models.
    *
    * @generated from field: int64 per_1k_output_tokens_micro_credits = 3;
    */
@@ -84,30 +55,30 @@ export type Price = Message<"whetstone.inference.v1.Price"> & {
  * Use `create(PriceSchema)` to create a new message.
  */
 export const PriceSchema: GenMessage<Price> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 1);
+  messageDesc(file_whetstone_inference_v1_router, 0);
 
 /**
- * Bounds are a hyperparameter's default and range.
+ * Bounds are a training hyperparameter's default and inclusive range; all 0 for models that cannot be trained.
  *
  * @generated from message whetstone.inference.v1.Bounds
  */
 export type Bounds = Message<"whetstone.inference.v1.Bounds"> & {
   /**
-   * Default.
+   * Value used when a training request leaves it out.
    *
    * @generated from field: double default = 1;
    */
   default: number;
 
   /**
-   * Minimum, inclusive.
+   * Smallest accepted value.
    *
    * @generated from field: double min = 2;
    */
   min: number;
 
   /**
-   * Maximum, inclusive.
+   * Largest accepted value.
    *
    * @generated from field: double max = 3;
    */
@@ -119,37 +90,37 @@ export type Bounds = Message<"whetstone.inference.v1.Bounds"> & {
  * Use `create(BoundsSchema)` to create a new message.
  */
 export const BoundsSchema: GenMessage<Bounds> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 2);
+  messageDesc(file_whetstone_inference_v1_router, 1);
 
 /**
- * BaseModel is one catalog entry.
+ * BaseModel is one catalog entry: a built-in model or an operator-configured upstream.
  *
  * @generated from message whetstone.inference.v1.BaseModel
  */
 export type BaseModel = Message<"whetstone.inference.v1.BaseModel"> & {
   /**
-   * Id, e.g. whetstone-extract-base.
+   * Stable id used in requests, e.g. whetstone-extract-base.
    *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
-   * Human-readable name.
+   * Display name.
    *
    * @generated from field: string name = 2;
    */
   name: string;
 
   /**
-   * "extraction" or "decoder".
+   * Which call serves it.
    *
-   * @generated from field: string task = 3;
+   * @generated from field: whetstone.inference.v1.ModelTask task = 3;
    */
-  task: string;
+  task: ModelTask;
 
   /**
-   * Whether it can be called at all.
+   * Whether it can be called at all (directly or once trained).
    *
    * @generated from field: bool supports_inference = 4;
    */
@@ -170,42 +141,42 @@ export type BaseModel = Message<"whetstone.inference.v1.BaseModel"> & {
   supportsTraining: boolean;
 
   /**
-   * Allowed training types.
+   * Training methods accepted for it ("lora", "full"); empty when supports_training is false.
    *
    * @generated from field: repeated string training_types = 7;
    */
   trainingTypes: string[];
 
   /**
-   * Epoch bounds.
+   * Epoch count bounds for training.
    *
    * @generated from field: whetstone.inference.v1.Bounds nr_epochs = 8;
    */
   nrEpochs?: Bounds | undefined;
 
   /**
-   * Learning-rate bounds.
+   * Learning-rate bounds for training.
    *
    * @generated from field: whetstone.inference.v1.Bounds learning_rate = 9;
    */
   learningRate?: Bounds | undefined;
 
   /**
-   * Price.
+   * What calling it costs.
    *
    * @generated from field: whetstone.inference.v1.Price price = 10;
    */
   price?: Price | undefined;
 
   /**
-   * "builtin", "openai" or "anthropic".
+   * Who runs it.
    *
-   * @generated from field: string provider = 11;
+   * @generated from field: whetstone.inference.v1.ModelProvider provider = 11;
    */
-  provider: string;
+  provider: ModelProvider;
 
   /**
-   * Short description.
+   * One-line description for the catalog listing.
    *
    * @generated from field: string description = 12;
    */
@@ -217,18 +188,18 @@ export type BaseModel = Message<"whetstone.inference.v1.BaseModel"> & {
  * Use `create(BaseModelSchema)` to create a new message.
  */
 export const BaseModelSchema: GenMessage<BaseModel> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 3);
+  messageDesc(file_whetstone_inference_v1_router, 2);
 
 /**
- * ListBaseModelsRequest is empty apart from the caller.
+ * ListBaseModelsRequest asks for the whole catalog; it is the same for every team.
  *
  * @generated from message whetstone.inference.v1.ListBaseModelsRequest
  */
 export type ListBaseModelsRequest = Message<"whetstone.inference.v1.ListBaseModelsRequest"> & {
   /**
-   * Caller.
+   * Who asks; the catalog does not depend on it.
    *
-   * @generated from field: whetstone.inference.v1.Caller caller = 1;
+   * @generated from field: whetstone.common.v1.Caller caller = 1;
    */
   caller?: Caller | undefined;
 };
@@ -238,7 +209,7 @@ export type ListBaseModelsRequest = Message<"whetstone.inference.v1.ListBaseMode
  * Use `create(ListBaseModelsRequestSchema)` to create a new message.
  */
 export const ListBaseModelsRequestSchema: GenMessage<ListBaseModelsRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 4);
+  messageDesc(file_whetstone_inference_v1_router, 3);
 
 /**
  * ListBaseModelsResponse lists the catalog.
@@ -247,7 +218,7 @@ export const ListBaseModelsRequestSchema: GenMessage<ListBaseModelsRequest> = /*
  */
 export type ListBaseModelsResponse = Message<"whetstone.inference.v1.ListBaseModelsResponse"> & {
   /**
-   * Base models.
+   * Built-in models first, then upstream entries in configuration order.
    *
    * @generated from field: repeated whetstone.inference.v1.BaseModel models = 1;
    */
@@ -259,18 +230,18 @@ export type ListBaseModelsResponse = Message<"whetstone.inference.v1.ListBaseMod
  * Use `create(ListBaseModelsResponseSchema)` to create a new message.
  */
 export const ListBaseModelsResponseSchema: GenMessage<ListBaseModelsResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 5);
+  messageDesc(file_whetstone_inference_v1_router, 4);
 
 /**
- * ListModelsRequest names the caller.
+ * ListModelsRequest asks for the model ids one team can call.
  *
  * @generated from message whetstone.inference.v1.ListModelsRequest
  */
 export type ListModelsRequest = Message<"whetstone.inference.v1.ListModelsRequest"> & {
   /**
-   * Caller.
+   * Whose callable models; restricted base models are left out for that team.
    *
-   * @generated from field: whetstone.inference.v1.Caller caller = 1;
+   * @generated from field: whetstone.common.v1.Caller caller = 1;
    */
   caller?: Caller | undefined;
 };
@@ -280,7 +251,7 @@ export type ListModelsRequest = Message<"whetstone.inference.v1.ListModelsReques
  * Use `create(ListModelsRequestSchema)` to create a new message.
  */
 export const ListModelsRequestSchema: GenMessage<ListModelsRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 6);
+  messageDesc(file_whetstone_inference_v1_router, 5);
 
 /**
  * CallableModel is a model id the team can call.
@@ -289,21 +260,21 @@ export const ListModelsRequestSchema: GenMessage<ListModelsRequest> = /*@__PURE_
  */
 export type CallableModel = Message<"whetstone.inference.v1.CallableModel"> & {
   /**
-   * Id.
+   * A base model id or a training job UUID.
    *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
-   * "whetstone" for built-in and trained models, or the upstream provider.
+   * "whetstone" for built-in and trained models, or the upstream provider's name.
    *
    * @generated from field: string owned_by = 2;
    */
   ownedBy: string;
 
   /**
-   * When it became callable.
+   * When a trained model completed; unset for base models.
    *
    * @generated from field: google.protobuf.Timestamp created_at = 3;
    */
@@ -315,7 +286,7 @@ export type CallableModel = Message<"whetstone.inference.v1.CallableModel"> & {
  * Use `create(CallableModelSchema)` to create a new message.
  */
 export const CallableModelSchema: GenMessage<CallableModel> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 7);
+  messageDesc(file_whetstone_inference_v1_router, 6);
 
 /**
  * ListModelsResponse lists callable models.
@@ -324,7 +295,7 @@ export const CallableModelSchema: GenMessage<CallableModel> = /*@__PURE__*/
  */
 export type ListModelsResponse = Message<"whetstone.inference.v1.ListModelsResponse"> & {
   /**
-   * Models.
+   * Callable base models first, then the team's servable trained models.
    *
    * @generated from field: repeated whetstone.inference.v1.CallableModel models = 1;
    */
@@ -336,76 +307,76 @@ export type ListModelsResponse = Message<"whetstone.inference.v1.ListModelsRespo
  * Use `create(ListModelsResponseSchema)` to create a new message.
  */
 export const ListModelsResponseSchema: GenMessage<ListModelsResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 8);
+  messageDesc(file_whetstone_inference_v1_router, 7);
 
 /**
- * InferRequest is one native extraction call.
+ * InferRequest is one native extraction call, already validated by the gateway.
  *
  * @generated from message whetstone.inference.v1.InferRequest
  */
 export type InferRequest = Message<"whetstone.inference.v1.InferRequest"> & {
   /**
-   * Caller.
+   * Who calls: scopes the job or project and is billed.
    *
-   * @generated from field: whetstone.inference.v1.Caller caller = 1;
+   * @generated from field: whetstone.common.v1.Caller caller = 1;
    */
   caller?: Caller | undefined;
 
   /**
-   * Base model id or training job id; empty when project_id is set.
+   * Base model id or training job UUID; empty when project_id is set.
    *
    * @generated from field: string model_id = 2;
    */
   modelId: string;
 
   /**
-   * Project whose active deployment serves the call.
+   * Project whose active deployment serves the call; empty when model_id is set.
    *
    * @generated from field: string project_id = 3;
    */
   projectId: string;
 
   /**
-   * Texts.
+   * Texts to run, 1 to 1,000, in order.
    *
    * @generated from field: repeated string texts = 4;
    */
   texts: string[];
 
   /**
-   * Extraction schema; optional for project calls (the trained schema is used).
+   * Extraction schema; unset for project calls that use the trained schema.
    *
    * @generated from field: google.protobuf.Struct schema = 5;
    */
   schema?: JsonObject | undefined;
 
   /**
-   * Confidence threshold; 0 means default.
+   * Confidence threshold from 0 to 1; 0 means the model's default.
    *
    * @generated from field: double threshold = 6;
    */
   threshold: number;
 
   /**
-   * Return confidences.
+   * Whether results carry a confidence per prediction.
    *
    * @generated from field: bool include_confidence = 7;
    */
   includeConfidence: boolean;
 
   /**
-   * Return char offsets.
+   * Whether results carry character offsets per prediction.
    *
    * @generated from field: bool include_spans = 8;
    */
   includeSpans: boolean;
 
   /**
-   * Task label recorded with the inference (ner, classification, json, relations, systemone).
+   * Label recorded with the inference: which public surface asked.
    *
-   * @generated from field: string task = 9;
+   * @generated from field: whetstone.inference.v1.InferenceTask task = 9;
    */
-  task: string;
+  task: InferenceTask;
 };
 
 /**
@@ -413,30 +384,30 @@ export type InferRequest = Message<"whetstone.inference.v1.InferRequest"> & {
  * Use `create(InferRequestSchema)` to create a new message.
  */
 export const InferRequestSchema: GenMessage<InferRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 9);
+  messageDesc(file_whetstone_inference_v1_router, 8);
 
 /**
- * Usage is what was metered.
+ * Usage is what was metered for one call.
  *
  * @generated from message whetstone.inference.v1.Usage
  */
 export type Usage = Message<"whetstone.inference.v1.Usage"> & {
   /**
-   * Input tokens.
+   * Input tokens metered (extraction: words and punctuation; decoders: bytes).
    *
    * @generated from field: int64 input_tokens = 1;
    */
   inputTokens: bigint;
 
   /**
-   * Output tokens.
+   * Output tokens metered; 0 for extraction.
    *
    * @generated from field: int64 output_tokens = 2;
    */
   outputTokens: bigint;
 
   /**
-   * Cost in micro-credits.
+   * Cost in micro-credits, debited asynchronously through UsageRecorded.
    *
    * @generated from field: int64 cost_micro_credits = 3;
    */
@@ -448,7 +419,7 @@ export type Usage = Message<"whetstone.inference.v1.Usage"> & {
  * Use `create(UsageSchema)` to create a new message.
  */
 export const UsageSchema: GenMessage<Usage> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 10);
+  messageDesc(file_whetstone_inference_v1_router, 9);
 
 /**
  * InferResponse carries results and metering.
@@ -457,35 +428,35 @@ export const UsageSchema: GenMessage<Usage> = /*@__PURE__*/
  */
 export type InferResponse = Message<"whetstone.inference.v1.InferResponse"> & {
   /**
-   * Inference id (the usage idempotency key).
+   * UUID of the inference; also the usage idempotency key.
    *
    * @generated from field: string inference_id = 1;
    */
   inferenceId: string;
 
   /**
-   * Model that served the call.
+   * Base model id or training job UUID that served the call.
    *
    * @generated from field: string model = 2;
    */
   model: string;
 
   /**
-   * One result per text.
+   * One GLiNER2-shaped result per text, in order.
    *
    * @generated from field: repeated google.protobuf.Struct results = 3;
    */
   results: JsonObject[];
 
   /**
-   * Usage.
+   * What was metered.
    *
    * @generated from field: whetstone.inference.v1.Usage usage = 4;
    */
   usage?: Usage | undefined;
 
   /**
-   * Time spent in the router and model-server.
+   * Milliseconds spent in the router and the model-server.
    *
    * @generated from field: double latency_ms = 5;
    */
@@ -497,7 +468,7 @@ export type InferResponse = Message<"whetstone.inference.v1.InferResponse"> & {
  * Use `create(InferResponseSchema)` to create a new message.
  */
 export const InferResponseSchema: GenMessage<InferResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 11);
+  messageDesc(file_whetstone_inference_v1_router, 10);
 
 /**
  * Project groups deployments behind one endpoint.
@@ -506,28 +477,28 @@ export const InferResponseSchema: GenMessage<InferResponse> = /*@__PURE__*/
  */
 export type Project = Message<"whetstone.inference.v1.Project"> & {
   /**
-   * Id.
+   * UUID of the project.
    *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
-   * Name, unique per team.
+   * Display name, unique within the team.
    *
    * @generated from field: string name = 2;
    */
   name: string;
 
   /**
-   * Created.
+   * When it was created.
    *
    * @generated from field: google.protobuf.Timestamp created_at = 3;
    */
   createdAt?: Timestamp | undefined;
 
   /**
-   * Active deployment's job, if any.
+   * Training job UUID of the active deployment; empty when nothing is active.
    *
    * @generated from field: string active_training_job_id = 4;
    */
@@ -539,7 +510,7 @@ export type Project = Message<"whetstone.inference.v1.Project"> & {
  * Use `create(ProjectSchema)` to create a new message.
  */
 export const ProjectSchema: GenMessage<Project> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 12);
+  messageDesc(file_whetstone_inference_v1_router, 11);
 
 /**
  * CreateProjectRequest names the project.
@@ -548,14 +519,14 @@ export const ProjectSchema: GenMessage<Project> = /*@__PURE__*/
  */
 export type CreateProjectRequest = Message<"whetstone.inference.v1.CreateProjectRequest"> & {
   /**
-   * Caller.
+   * Whose project.
    *
-   * @generated from field: whetstone.inference.v1.Caller caller = 1;
+   * @generated from field: whetstone.common.v1.Caller caller = 1;
    */
   caller?: Caller | undefined;
 
   /**
-   * Name.
+   * Display name, 1 to 100 characters, already trimmed by the gateway.
    *
    * @generated from field: string name = 2;
    */
@@ -567,16 +538,16 @@ export type CreateProjectRequest = Message<"whetstone.inference.v1.CreateProject
  * Use `create(CreateProjectRequestSchema)` to create a new message.
  */
 export const CreateProjectRequestSchema: GenMessage<CreateProjectRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 13);
+  messageDesc(file_whetstone_inference_v1_router, 12);
 
 /**
- * CreateProjectResponse returns it.
+ * CreateProjectResponse returns the new project.
  *
  * @generated from message whetstone.inference.v1.CreateProjectResponse
  */
 export type CreateProjectResponse = Message<"whetstone.inference.v1.CreateProjectResponse"> & {
   /**
-   * Project.
+   * The project, with no active deployment yet.
    *
    * @generated from field: whetstone.inference.v1.Project project = 1;
    */
@@ -588,18 +559,18 @@ export type CreateProjectResponse = Message<"whetstone.inference.v1.CreateProjec
  * Use `create(CreateProjectResponseSchema)` to create a new message.
  */
 export const CreateProjectResponseSchema: GenMessage<CreateProjectResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 14);
+  messageDesc(file_whetstone_inference_v1_router, 13);
 
 /**
- * ListProjectsRequest names the caller.
+ * ListProjectsRequest asks for one team's projects.
  *
  * @generated from message whetstone.inference.v1.ListProjectsRequest
  */
 export type ListProjectsRequest = Message<"whetstone.inference.v1.ListProjectsRequest"> & {
   /**
-   * Caller.
+   * Whose projects.
    *
-   * @generated from field: whetstone.inference.v1.Caller caller = 1;
+   * @generated from field: whetstone.common.v1.Caller caller = 1;
    */
   caller?: Caller | undefined;
 };
@@ -609,7 +580,7 @@ export type ListProjectsRequest = Message<"whetstone.inference.v1.ListProjectsRe
  * Use `create(ListProjectsRequestSchema)` to create a new message.
  */
 export const ListProjectsRequestSchema: GenMessage<ListProjectsRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 15);
+  messageDesc(file_whetstone_inference_v1_router, 14);
 
 /**
  * ListProjectsResponse lists projects, newest first.
@@ -618,7 +589,7 @@ export const ListProjectsRequestSchema: GenMessage<ListProjectsRequest> = /*@__P
  */
 export type ListProjectsResponse = Message<"whetstone.inference.v1.ListProjectsResponse"> & {
   /**
-   * Projects.
+   * The team's projects, newest first.
    *
    * @generated from field: repeated whetstone.inference.v1.Project projects = 1;
    */
@@ -630,7 +601,7 @@ export type ListProjectsResponse = Message<"whetstone.inference.v1.ListProjectsR
  * Use `create(ListProjectsResponseSchema)` to create a new message.
  */
 export const ListProjectsResponseSchema: GenMessage<ListProjectsResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 16);
+  messageDesc(file_whetstone_inference_v1_router, 15);
 
 /**
  * DeleteProjectRequest names the project.
@@ -639,14 +610,14 @@ export const ListProjectsResponseSchema: GenMessage<ListProjectsResponse> = /*@_
  */
 export type DeleteProjectRequest = Message<"whetstone.inference.v1.DeleteProjectRequest"> & {
   /**
-   * Caller.
+   * Whose project; another team's project is NotFound.
    *
-   * @generated from field: whetstone.inference.v1.Caller caller = 1;
+   * @generated from field: whetstone.common.v1.Caller caller = 1;
    */
   caller?: Caller | undefined;
 
   /**
-   * Project id.
+   * UUID of the project.
    *
    * @generated from field: string project_id = 2;
    */
@@ -658,10 +629,10 @@ export type DeleteProjectRequest = Message<"whetstone.inference.v1.DeleteProject
  * Use `create(DeleteProjectRequestSchema)` to create a new message.
  */
 export const DeleteProjectRequestSchema: GenMessage<DeleteProjectRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 17);
+  messageDesc(file_whetstone_inference_v1_router, 16);
 
 /**
- * DeleteProjectResponse is empty.
+ * DeleteProjectResponse has no fields: success is the answer.
  *
  * @generated from message whetstone.inference.v1.DeleteProjectResponse
  */
@@ -673,7 +644,7 @@ export type DeleteProjectResponse = Message<"whetstone.inference.v1.DeleteProjec
  * Use `create(DeleteProjectResponseSchema)` to create a new message.
  */
 export const DeleteProjectResponseSchema: GenMessage<DeleteProjectResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 18);
+  messageDesc(file_whetstone_inference_v1_router, 17);
 
 /**
  * Deployment is one entry of a project's history.
@@ -682,56 +653,56 @@ export const DeleteProjectResponseSchema: GenMessage<DeleteProjectResponse> = /*
  */
 export type Deployment = Message<"whetstone.inference.v1.Deployment"> & {
   /**
-   * Id.
+   * UUID of the deployment.
    *
    * @generated from field: string deployment_id = 1;
    */
   deploymentId: string;
 
   /**
-   * Project.
+   * UUID of its project.
    *
    * @generated from field: string project_id = 2;
    */
   projectId: string;
 
   /**
-   * Job deployed.
+   * UUID of the training job deployed.
    *
    * @generated from field: string training_job_id = 3;
    */
   trainingJobId: string;
 
   /**
-   * "deploying", "active", "failed", "replaced" or "released".
+   * Where it is in its life.
    *
-   * @generated from field: string status = 4;
+   * @generated from field: whetstone.inference.v1.DeploymentStatus status = 4;
    */
-  status: string;
+  status: DeploymentStatus;
 
   /**
-   * Why it failed or was released.
+   * Why it failed or was released, safe to show users; empty otherwise.
    *
    * @generated from field: string reason = 5;
    */
   reason: string;
 
   /**
-   * Created.
+   * When it was created.
    *
    * @generated from field: google.protobuf.Timestamp created_at = 6;
    */
   createdAt?: Timestamp | undefined;
 
   /**
-   * Became active.
+   * When it became active; unset until then.
    *
    * @generated from field: google.protobuf.Timestamp activated_at = 7;
    */
   activatedAt?: Timestamp | undefined;
 
   /**
-   * Stopped serving (replaced or released).
+   * When it stopped serving (failed, replaced or released); unset while deploying or active.
    *
    * @generated from field: google.protobuf.Timestamp ended_at = 8;
    */
@@ -743,30 +714,30 @@ export type Deployment = Message<"whetstone.inference.v1.Deployment"> & {
  * Use `create(DeploymentSchema)` to create a new message.
  */
 export const DeploymentSchema: GenMessage<Deployment> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 19);
+  messageDesc(file_whetstone_inference_v1_router, 18);
 
 /**
- * CreateDeploymentRequest deploys a job.
+ * CreateDeploymentRequest deploys a job to a project.
  *
  * @generated from message whetstone.inference.v1.CreateDeploymentRequest
  */
 export type CreateDeploymentRequest = Message<"whetstone.inference.v1.CreateDeploymentRequest"> & {
   /**
-   * Caller.
+   * Whose project and job.
    *
-   * @generated from field: whetstone.inference.v1.Caller caller = 1;
+   * @generated from field: whetstone.common.v1.Caller caller = 1;
    */
   caller?: Caller | undefined;
 
   /**
-   * Project id.
+   * UUID of the project.
    *
    * @generated from field: string project_id = 2;
    */
   projectId: string;
 
   /**
-   * Job to deploy; must be complete.
+   * UUID of the job to deploy; it must be complete.
    *
    * @generated from field: string training_job_id = 3;
    */
@@ -778,7 +749,7 @@ export type CreateDeploymentRequest = Message<"whetstone.inference.v1.CreateDepl
  * Use `create(CreateDeploymentRequestSchema)` to create a new message.
  */
 export const CreateDeploymentRequestSchema: GenMessage<CreateDeploymentRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 20);
+  messageDesc(file_whetstone_inference_v1_router, 19);
 
 /**
  * CreateDeploymentResponse returns the new deployment.
@@ -787,7 +758,7 @@ export const CreateDeploymentRequestSchema: GenMessage<CreateDeploymentRequest> 
  */
 export type CreateDeploymentResponse = Message<"whetstone.inference.v1.CreateDeploymentResponse"> & {
   /**
-   * Deployment.
+   * The deployment, DEPLOYING until its model is warm.
    *
    * @generated from field: whetstone.inference.v1.Deployment deployment = 1;
    */
@@ -799,7 +770,7 @@ export type CreateDeploymentResponse = Message<"whetstone.inference.v1.CreateDep
  * Use `create(CreateDeploymentResponseSchema)` to create a new message.
  */
 export const CreateDeploymentResponseSchema: GenMessage<CreateDeploymentResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 21);
+  messageDesc(file_whetstone_inference_v1_router, 20);
 
 /**
  * ListDeploymentsRequest names the project.
@@ -808,14 +779,14 @@ export const CreateDeploymentResponseSchema: GenMessage<CreateDeploymentResponse
  */
 export type ListDeploymentsRequest = Message<"whetstone.inference.v1.ListDeploymentsRequest"> & {
   /**
-   * Caller.
+   * Whose project.
    *
-   * @generated from field: whetstone.inference.v1.Caller caller = 1;
+   * @generated from field: whetstone.common.v1.Caller caller = 1;
    */
   caller?: Caller | undefined;
 
   /**
-   * Project id.
+   * UUID of the project.
    *
    * @generated from field: string project_id = 2;
    */
@@ -827,16 +798,16 @@ export type ListDeploymentsRequest = Message<"whetstone.inference.v1.ListDeploym
  * Use `create(ListDeploymentsRequestSchema)` to create a new message.
  */
 export const ListDeploymentsRequestSchema: GenMessage<ListDeploymentsRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 22);
+  messageDesc(file_whetstone_inference_v1_router, 21);
 
 /**
- * ListDeploymentsResponse lists history newest first.
+ * ListDeploymentsResponse lists a project's history.
  *
  * @generated from message whetstone.inference.v1.ListDeploymentsResponse
  */
 export type ListDeploymentsResponse = Message<"whetstone.inference.v1.ListDeploymentsResponse"> & {
   /**
-   * Deployments.
+   * Newest first.
    *
    * @generated from field: repeated whetstone.inference.v1.Deployment deployments = 1;
    */
@@ -848,7 +819,7 @@ export type ListDeploymentsResponse = Message<"whetstone.inference.v1.ListDeploy
  * Use `create(ListDeploymentsResponseSchema)` to create a new message.
  */
 export const ListDeploymentsResponseSchema: GenMessage<ListDeploymentsResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 23);
+  messageDesc(file_whetstone_inference_v1_router, 22);
 
 /**
  * ListJobDeploymentsRequest names the job.
@@ -857,14 +828,14 @@ export const ListDeploymentsResponseSchema: GenMessage<ListDeploymentsResponse> 
  */
 export type ListJobDeploymentsRequest = Message<"whetstone.inference.v1.ListJobDeploymentsRequest"> & {
   /**
-   * Caller.
+   * Whose job; another team's job is NotFound.
    *
-   * @generated from field: whetstone.inference.v1.Caller caller = 1;
+   * @generated from field: whetstone.common.v1.Caller caller = 1;
    */
   caller?: Caller | undefined;
 
   /**
-   * Training job id.
+   * UUID of the training job.
    *
    * @generated from field: string training_job_id = 2;
    */
@@ -876,16 +847,16 @@ export type ListJobDeploymentsRequest = Message<"whetstone.inference.v1.ListJobD
  * Use `create(ListJobDeploymentsRequestSchema)` to create a new message.
  */
 export const ListJobDeploymentsRequestSchema: GenMessage<ListJobDeploymentsRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 24);
+  messageDesc(file_whetstone_inference_v1_router, 23);
 
 /**
- * ListJobDeploymentsResponse lists deployments newest first.
+ * ListJobDeploymentsResponse lists every deployment of the job.
  *
  * @generated from message whetstone.inference.v1.ListJobDeploymentsResponse
  */
 export type ListJobDeploymentsResponse = Message<"whetstone.inference.v1.ListJobDeploymentsResponse"> & {
   /**
-   * Deployments.
+   * Across the team's projects, newest first.
    *
    * @generated from field: repeated whetstone.inference.v1.Deployment deployments = 1;
    */
@@ -897,7 +868,7 @@ export type ListJobDeploymentsResponse = Message<"whetstone.inference.v1.ListJob
  * Use `create(ListJobDeploymentsResponseSchema)` to create a new message.
  */
 export const ListJobDeploymentsResponseSchema: GenMessage<ListJobDeploymentsResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 25);
+  messageDesc(file_whetstone_inference_v1_router, 24);
 
 /**
  * GenerateTextRequest asks a decoder (a trained job or a project's deployment) for a reply.
@@ -906,67 +877,39 @@ export const ListJobDeploymentsResponseSchema: GenMessage<ListJobDeploymentsResp
  */
 export type GenerateTextRequest = Message<"whetstone.inference.v1.GenerateTextRequest"> & {
   /**
-   * Caller.
+   * Who calls: scopes the job or project and is billed.
    *
-   * @generated from field: whetstone.inference.v1.Caller caller = 1;
+   * @generated from field: whetstone.common.v1.Caller caller = 1;
    */
   caller?: Caller | undefined;
 
   /**
-   * Training job id of a decoder; empty when project_id is set.
+   * Training job UUID of a decoder; empty when project_id is set.
    *
    * @generated from field: string model_id = 2;
    */
   modelId: string;
 
   /**
-   * Project whose active deployment serves the call.
+   * Project whose active deployment serves the call; empty when model_id is set.
    *
    * @generated from field: string project_id = 3;
    */
   projectId: string;
 
   /**
-   * The conversation.
+   * The conversation so far, oldest first; never empty.
    *
    * @generated from field: repeated whetstone.inference.v1.ChatTurn messages = 4;
    */
   messages: ChatTurn[];
 
   /**
-   * 0 is greedy.
+   * How tokens are picked.
    *
-   * @generated from field: double temperature = 5;
+   * @generated from field: whetstone.common.v1.SamplingOptions sampling = 5;
    */
-  temperature: number;
-
-  /**
-   * Nucleus mass; 0 means 1.
-   *
-   * @generated from field: double top_p = 6;
-   */
-  topP: number;
-
-  /**
-   * Most tokens; 0 means the default.
-   *
-   * @generated from field: int32 max_tokens = 7;
-   */
-  maxTokens: number;
-
-  /**
-   * Stop sequences.
-   *
-   * @generated from field: repeated string stop = 8;
-   */
-  stop: string[];
-
-  /**
-   * Seed.
-   *
-   * @generated from field: int64 seed = 9;
-   */
-  seed: bigint;
+  sampling?: SamplingOptions | undefined;
 };
 
 /**
@@ -974,7 +917,7 @@ export type GenerateTextRequest = Message<"whetstone.inference.v1.GenerateTextRe
  * Use `create(GenerateTextRequestSchema)` to create a new message.
  */
 export const GenerateTextRequestSchema: GenMessage<GenerateTextRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 26);
+  messageDesc(file_whetstone_inference_v1_router, 25);
 
 /**
  * GenerateTextResponse is one streamed piece; the last one has the finish reason, usage and ids.
@@ -983,42 +926,42 @@ export const GenerateTextRequestSchema: GenMessage<GenerateTextRequest> = /*@__P
  */
 export type GenerateTextResponse = Message<"whetstone.inference.v1.GenerateTextResponse"> & {
   /**
-   * Text of this piece.
+   * Text of this piece; empty on the last message.
    *
    * @generated from field: string text = 1;
    */
   text: string;
 
   /**
-   * stop or length, on the last message.
+   * UNSPECIFIED on every piece but the last, which says why generation ended.
    *
-   * @generated from field: string finish_reason = 2;
+   * @generated from field: whetstone.inference.v1.FinishReason finish_reason = 2;
    */
-  finishReason: string;
+  finishReason: FinishReason;
 
   /**
-   * Inference id (last message).
+   * UUID of the inference; set on the last message only.
    *
    * @generated from field: string inference_id = 3;
    */
   inferenceId: string;
 
   /**
-   * Model that served it (last message).
+   * Training job UUID that served the call; set on the last message only.
    *
    * @generated from field: string model = 4;
    */
   model: string;
 
   /**
-   * Usage (last message).
+   * What was metered; set on the last message only.
    *
    * @generated from field: whetstone.inference.v1.Usage usage = 5;
    */
   usage?: Usage | undefined;
 
   /**
-   * Latency (last message).
+   * Milliseconds spent in the router and the model-server; set on the last message only.
    *
    * @generated from field: double latency_ms = 6;
    */
@@ -1030,7 +973,7 @@ export type GenerateTextResponse = Message<"whetstone.inference.v1.GenerateTextR
  * Use `create(GenerateTextResponseSchema)` to create a new message.
  */
 export const GenerateTextResponseSchema: GenMessage<GenerateTextResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 27);
+  messageDesc(file_whetstone_inference_v1_router, 26);
 
 /**
  * InferenceRouterService owns the catalog, projects and deployments, and routes inference to model-servers.
@@ -1040,7 +983,7 @@ export const GenerateTextResponseSchema: GenMessage<GenerateTextResponse> = /*@_
  */
 export const InferenceRouterService: GenService<{
   /**
-   * ListBaseModels lists the catalog's base models.
+   * ListBaseModels returns the whole catalog with flags, training bounds and prices; the same for every team.
    *
    * @generated from rpc whetstone.inference.v1.InferenceRouterService.ListBaseModels
    */
@@ -1050,7 +993,7 @@ export const InferenceRouterService: GenService<{
     output: typeof ListBaseModelsResponseSchema;
   },
   /**
-   * ListModels lists model ids the team can call.
+   * ListModels returns the ids the team can call: unrestricted base models and its servable trained jobs.
    *
    * @generated from rpc whetstone.inference.v1.InferenceRouterService.ListModels
    */
@@ -1060,7 +1003,8 @@ export const InferenceRouterService: GenService<{
     output: typeof ListModelsResponseSchema;
   },
   /**
-   * Infer runs native extraction on a base model, a trained job or a project's active deployment.
+   * Infer runs extraction on a base model, a trained job or a project's active deployment; TooEarly MODEL_WARMING
+   * while a trained model loads.
    *
    * @generated from rpc whetstone.inference.v1.InferenceRouterService.Infer
    */
@@ -1080,7 +1024,7 @@ export const InferenceRouterService: GenService<{
     output: typeof CreateProjectResponseSchema;
   },
   /**
-   * ListProjects lists the team's projects.
+   * ListProjects returns the team's projects, newest first, each with its active job.
    *
    * @generated from rpc whetstone.inference.v1.InferenceRouterService.ListProjects
    */

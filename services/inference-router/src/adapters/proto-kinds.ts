@@ -1,0 +1,64 @@
+import {
+  ChatRole as PbChatRole,
+  DeploymentStatus as PbDeploymentStatus,
+  FinishReason as PbFinishReason,
+  InferenceTask as PbInferenceTask,
+  ModelProvider as PbModelProvider,
+  ModelTask as PbModelTask,
+} from '@whetstone/proto/inference/v1';
+import type { CatalogEntry } from '../domain/catalog';
+import type { DeploymentStatus } from '../domain/deployment';
+import type { ChatRole, FinishReason, InferenceTask } from '../domain/model';
+
+/** The router's words ⇄ the inference contract's enums, in one place for the RPC mappers and the event encoders. */
+
+const INFERENCE_TASK: Record<InferenceTask, PbInferenceTask> = {
+  extract: PbInferenceTask.EXTRACT,
+  ner: PbInferenceTask.NER,
+  classification: PbInferenceTask.CLASSIFICATION,
+  json: PbInferenceTask.JSON,
+  relations: PbInferenceTask.RELATIONS,
+  schema: PbInferenceTask.SCHEMA,
+  systemone: PbInferenceTask.SYSTEMONE,
+  project: PbInferenceTask.PROJECT,
+  generate: PbInferenceTask.GENERATE,
+};
+const INFERENCE_TASK_OF = new Map(Object.entries(INFERENCE_TASK).map(([k, v]) => [v, k as InferenceTask]));
+
+export const inferenceTaskToPb = (t: InferenceTask): PbInferenceTask => INFERENCE_TASK[t];
+/** UNSPECIFIED is recorded as plain extraction. */
+export const inferenceTaskOf = (t: PbInferenceTask): InferenceTask => INFERENCE_TASK_OF.get(t) ?? 'extract';
+
+const DEPLOYMENT_STATUS: Record<DeploymentStatus, PbDeploymentStatus> = {
+  deploying: PbDeploymentStatus.DEPLOYING,
+  active: PbDeploymentStatus.ACTIVE,
+  failed: PbDeploymentStatus.FAILED,
+  replaced: PbDeploymentStatus.REPLACED,
+  released: PbDeploymentStatus.RELEASED,
+};
+export const deploymentStatusToPb = (s: DeploymentStatus): PbDeploymentStatus => DEPLOYMENT_STATUS[s];
+
+export const modelTaskToPb = (t: CatalogEntry['task']): PbModelTask =>
+  t === 'decoder' ? PbModelTask.DECODER : PbModelTask.EXTRACTION;
+
+const PROVIDER: Record<CatalogEntry['provider'], PbModelProvider> = {
+  builtin: PbModelProvider.BUILTIN,
+  openai: PbModelProvider.OPENAI,
+  anthropic: PbModelProvider.ANTHROPIC,
+};
+export const providerToPb = (p: CatalogEntry['provider']): PbModelProvider => PROVIDER[p];
+
+const ROLE: Record<ChatRole, PbChatRole> = {
+  system: PbChatRole.SYSTEM,
+  user: PbChatRole.USER,
+  assistant: PbChatRole.ASSISTANT,
+};
+export const chatRoleToPb = (r: ChatRole): PbChatRole => ROLE[r];
+/** UNSPECIFIED is read as a user turn. */
+export const chatRoleOf = (r: PbChatRole): ChatRole =>
+  r === PbChatRole.SYSTEM ? 'system' : r === PbChatRole.ASSISTANT ? 'assistant' : 'user';
+
+export const finishReasonToPb = (r: FinishReason): PbFinishReason =>
+  r === 'stop' ? PbFinishReason.STOP : PbFinishReason.LENGTH;
+/** A stream that ended without saying why ran out of tokens. */
+export const finishReasonOf = (r: PbFinishReason): FinishReason => (r === PbFinishReason.STOP ? 'stop' : 'length');

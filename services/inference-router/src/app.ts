@@ -1,0 +1,39 @@
+import { InferenceRouterService } from '@whetstone/proto/inference/v1';
+import type { ServiceRouter } from '@whetstone/rpc';
+import { releaseJob, resumePendingDeployments } from './application/deployments';
+import type { RouterDeps } from './application/deps';
+import { recordJobChanged, recordJobDeleted } from './application/record-job';
+import { DeploymentWarmer } from './application/warm-deployment';
+import type { TrainedModel } from './domain/trained-model';
+import { routerHandler } from './transport/rpc/router.handler';
+
+export type { RouterDeps };
+
+/** The wired service: its RPC routes and its event handlers. No I/O happens here. */
+export interface RouterApp {
+  registerRoutes(router: ServiceRouter): void;
+  /** JobStatusChanged, mapped: keep the read model's copy of the job. */
+  onJobChanged(model: TrainedModel): Promise<boolean>;
+  /** JobDeleted: forget the job and release its deployments. */
+  onJobDeleted(jobId: string, teamId: string): Promise<number>;
+  /** Finishes deployments left `deploying` by a restart; returns how many. */
+  resumePendingDeployments(): Promise<number>;
+  /** Releases a job's deployments (what JobDeleted does, without touching the read model). */
+  releaseJob(trainingJobId: string): Promise<number>;
+  /** Deployments still warming. */
+  readonly deploymentsInFlight: number;
+}
+
+export function buildApp(deps: RouterDeps): RouterApp {
+  const warmer = new DeploymentWarmer(deps);
+  return {
+    registerRoutes: (router) => router.service(InferenceRouterService, routerHandler(deps, warmer)),
+    onJobChanged: (model) => recordJobChanged(deps, model),
+    onJobDeleted: (jobId, teamId) => recordJobDeleted(deps, jobId, teamId),
+    resumePendingDeployments: () => resumePendingDeployments(deps, warmer),
+    releaseJob: (jobId) => releaseJob(deps, jobId),
+    get deploymentsInFlight() {
+      return warmer.inFlight;
+    },
+  };
+}

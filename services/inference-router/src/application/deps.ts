@@ -1,0 +1,19 @@
+import type { Logger } from '@whetstone/telemetry';
+import type { Catalog, Restrictions } from '../domain/catalog';
+import type { Billing, Ids, Metering, ModelFleet, ProjectStore, TrainedModels } from './ports';
+
+/** Everything the use cases share; built once in main.ts (or a test) and handed to buildApp. */
+export interface RouterDeps {
+  catalog: Catalog;
+  restrictions: Restrictions;
+  trained: TrainedModels;
+  billing: Billing;
+  fleet: ModelFleet;
+  metering: Metering;
+  store: ProjectStore;
+  ids: Ids;
+  logger: Logger;
+  now: () => Date;
+  /** How long a deployment may take to warm before it fails. */
+  warmTimeoutMs: number;
+}

@@ -1,0 +1,133 @@
+import { BUILTIN_MODELS, Catalog, Restrictions } from '../domain/catalog';
+import type { DeploymentRow } from '../domain/deployment';
+import type { TrainedModel } from '../domain/trained-model';
+import { createDeployment } from './deployments';
+import type { RouterDeps } from './deps';
+import { extract } from './extract';
+import type { InferenceRecord, ModelFleet, ProjectStore } from './ports';
+import { DeploymentWarmer } from './warm-deployment';
+
+const TEAM = { teamId: 't1', keyId: 'k1', userId: 'u1' };
+const JOB = '6f1d2b3c-0000-4000-8000-000000000001';
+const PROJECT = '6f1d2b3c-0000-4000-8000-000000000002';
+
+const job = (over: Partial<TrainedModel> = {}): TrainedModel => ({
+  jobId: JOB,
+  teamId: 't1',
+  servable: true,
+  statusLabel: 'complete',
+  baseModel: 'whetstone-extract-base',
+  modelName: 'm',
+  bundle: { bucket: 'artifacts', key: 'jobs/1' },
+  completedAt: new Date(0),
+  updatedAt: new Date(0),
+  ...over,
+});
+
+/** In-memory ports: a fleet that answers or fails as told, a store that keeps rows in a list. */
+function fakes(trained: TrainedModel | null, fleet: Partial<ModelFleet> = {}) {
+  const recorded: InferenceRecord[] = [];
+  const failed: { id: string; reason: string }[] = [];
+  const rows: DeploymentRow[] = [];
+  const store = {
+    getProject: async (teamId: string, id: string) =>
+      teamId === 't1' && id === PROJECT ? { id, teamId, name: 'p', createdAt: new Date(0) } : null,
+    createDeployment: async (row: DeploymentRow) => (rows.push(row), row),
+    activate: async () => true,
+    fail: async (id: string, reason: string) => void failed.push({ id, reason }),
+  } as unknown as ProjectStore;
+  const deps: RouterDeps = {
+    catalog: new Catalog(BUILTIN_MODELS),
+    restrictions: new Restrictions(''),
+    trained: {
+      get: async (teamId) => (trained?.teamId === teamId ? trained : null),
+      listServable: async () => [],
+      upsert: async () => true,
+      markDeleted: async () => undefined,
+    },
+    billing: { checkSpendable: async () => undefined },
+    fleet: {
+      extract: async () => ({ results: [{ entities: {} }], inputTokens: 3 }),
+      warm: async () => undefined,
+      generate: () => ({
+        chunks: (async function* () {})(),
+        done: () => ({ finishReason: 'stop', inputTokens: 0, outputTokens: 0 }),
+      }),
+      ...fleet,
+    },
+    metering: { record: (r) => void recorded.push(r) },
+    store,
+    ids: { uuid: () => 'id-1' },
+    logger: {
+      debug() {},
+      info() {},
+      warn() {},
+      error() {},
+      child() {
+        return this;
+      },
+    } as never,
+    now: () => new Date(0),
+    warmTimeoutMs: 1000,
+  };
+  return { deps, recorded, failed, rows };
+}
+
+const input = (modelId: string) => ({
+  caller: TEAM,
+  modelId,
+  projectId: '',
+  texts: ['Ada'],
+  schema: { entities: ['person'] },
+  threshold: 0,
+  includeConfidence: false,
+  includeSpans: false,
+  task: 'ner' as const,
+});
+
+describe('extract', () => {
+  it('when a complete job of the team is called, then it runs on its bundle and is metered with the task label', async () => {
+    const { deps, recorded } = fakes(job());
+    const out = await extract(deps, input(JOB));
+    expect(out.model).toBe(JOB);
+    expect(recorded.map((r) => [r.model, r.task, r.inputTokens])).toEqual([[JOB, 'ner', 3]]);
+  });
+
+  it('when the job is still running, then the call names its status', async () => {
+    const { deps } = fakes(job({ servable: false, bundle: null, statusLabel: 'running' }));
+    await expect(extract(deps, input(JOB))).rejects.toMatchObject({
+      kind: 'FailedPrecondition',
+      message: expect.stringContaining('is running'),
+    });
+  });
+
+  it('when the job belongs to another team, then it is not found', async () => {
+    const { deps } = fakes(job({ teamId: 't2' }));
+    await expect(extract(deps, input(JOB))).rejects.toMatchObject({ kind: 'NotFound' });
+  });
+});
+
+describe('createDeployment', () => {
+  it('when warming fails with an unknown error, then the stored reason is the stable public message, not the raw text', async () => {
+    const { deps, failed } = fakes(job(), {
+      warm: async () => {
+        throw new Error('ECONNRESET 10.0.0.7:50055 secret-ish detail');
+      },
+    });
+    const warmer = new DeploymentWarmer(deps);
+    const row = await createDeployment(deps, warmer, TEAM, PROJECT, JOB);
+    expect(row.status).toBe('deploying');
+    while (warmer.inFlight) await new Promise((r) => setTimeout(r, 1));
+    expect(failed).toHaveLength(1);
+    expect(failed[0]!.reason).not.toContain('ECONNRESET');
+    expect(failed[0]!.reason).toBe('An internal error occurred; it has been logged.');
+  });
+
+  it('when the job is not complete, then nothing is deployed', async () => {
+    const { deps, rows } = fakes(job({ servable: false, bundle: null, statusLabel: 'failed' }));
+    await expect(createDeployment(deps, new DeploymentWarmer(deps), TEAM, PROJECT, JOB)).rejects.toMatchObject({
+      reason: 'JOB_NOT_COMPLETE',
+    });
+    expect(rows).toHaveLength(0);
+  });
+});

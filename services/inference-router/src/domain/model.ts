@@ -1,0 +1,58 @@
+/**
+ * The router's own words for what it serves: plain types, no I/O. Sampling
+ * options and chat turns are declared here once; the model-server fleet adapter
+ * and the RPC mappers translate them to and from the contracts.
+ */
+
+/** Who is calling; every read and write is scoped to the team. */
+export interface Caller {
+  teamId: string;
+  keyId: string;
+  userId: string;
+}
+
+/** Which model and, for a trained one, where its bundle lives (empty for built-in models). */
+export interface ModelRef {
+  modelId: string;
+  bucket: string;
+  key: string;
+}
+
+export type ChatRole = 'system' | 'user' | 'assistant';
+
+/** One chat message, its content blocks already joined into one text. */
+export interface ChatTurn {
+  role: ChatRole;
+  content: string;
+}
+
+/** How a decoder picks tokens; the gateway applies the public defaults before they reach the router. */
+export interface GenerateOptions {
+  temperature: number;
+  topP: number;
+  /** 0 means the model-server's default. */
+  maxTokens: number;
+  stop: string[];
+  seed: number;
+  signal?: AbortSignal;
+}
+
+export type FinishReason = 'stop' | 'length';
+
+/** Which public surface asked for an inference; recorded with it. */
+export type InferenceTask =
+  'extract' | 'ner' | 'classification' | 'json' | 'relations' | 'schema' | 'systemone' | 'project' | 'generate';
+
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  costMicroCredits: bigint;
+}
+
+/** What one metered call returns besides its results. */
+export interface InferenceReceipt {
+  inferenceId: string;
+  model: string;
+  usage: Usage;
+  latencyMs: number;
+}

@@ -1,0 +1,223 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { create } from '@bufbuild/protobuf';
+import { timestampFromDate } from '@bufbuild/protobuf/wkt';
+import type { Client } from '@connectrpc/connect';
+import { FsBlobStore } from '@whetstone/blobs';
+import type { AppError } from '@whetstone/errors';
+import { encodeEvent, PgEventLog, pgPoolFromUrl, Topics } from '@whetstone/events';
+import { extractBaseModel, loadDecoder, type ExtractionModel } from '@whetstone/ml';
+import { InferenceRouterService, ModelServerService } from '@whetstone/proto/inference/v1';
+import { JobDeletedSchema, JobStatus, JobStatusChangedSchema } from '@whetstone/proto/training/v1';
+import { createRpcClient, createRpcServer, type RpcServer } from '@whetstone/rpc';
+import { createLogger } from '@whetstone/telemetry';
+import { applyMigrations, createTestSchema, eventually } from '@whetstone/testing';
+import { blobBundles } from '@whetstone/model-server/src/adapters/blob-bundles';
+import { buildApp as buildModelServer, type ModelServerApp } from '@whetstone/model-server/src/app';
+import type { BundleSource } from '@whetstone/model-server/src/application/ports';
+import { cachedTrainedModels } from '../../src/adapters/cached-trained-models';
+import { GrpcModelFleet } from '../../src/adapters/model-fleet';
+import { OutboxMetering } from '../../src/adapters/outbox-metering';
+import { createPrismaClient } from '../../src/adapters/prisma-client';
+import { prismaProjectStore } from '../../src/adapters/prisma-store';
+import { prismaTrainedModels } from '../../src/adapters/prisma-trained-models';
+import { buildApp } from '../../src/app';
+import { BUILTIN_MODELS, Catalog, Restrictions } from '../../src/domain/catalog';
+import { startTrainingConsumer } from '../../src/transport/events/training.consumer';
+
+/**
+ * The router and two model-servers as real gRPC servers, on a real Postgres
+ * schema, a real Postgres event log and a real filesystem blob store. Training
+ * jobs reach the router only as the orchestrator's events, published here on
+ * the log; billing is a recorder. Bundles are tiny word lists, loaded by a test
+ * loader: the model-server's own loader is tested with real bundles in the e2e suite.
+ */
+const logger = createLogger({ service: 'router-test', level: 'silent' });
+export const RESTRICTED_JOB = '0b7e2c1a-0000-4000-8000-00000000a451';
+export const team = { teamId: 'team-a', keyId: 'key-a', userId: 'user-a' };
+
+/** A bundle that tags exact words: `{ label: [words] }`. */
+function wordListModel(bytes: Uint8Array): ExtractionModel {
+  const lists = JSON.parse(Buffer.from(bytes).toString('utf8')) as Record<string, string[]>;
+  return {
+    manifest: extractBaseModel.manifest,
+    extract(text, schema) {
+      const labels =
+        Array.isArray(schema.entities) && schema.entities.length ? (schema.entities as string[]) : Object.keys(lists);
+      return { entities: Object.fromEntries(labels.map((l) => [l, (lists[l] ?? []).filter((w) => text.includes(w))])) };
+    },
+  };
+}
+
+/** The rejection of a call that must fail. */
+export async function rpcError(p: Promise<unknown>): Promise<AppError> {
+  try {
+    await p;
+  } catch (err) {
+    return err as AppError;
+  }
+  throw new Error('expected the call to fail');
+}
+
+async function startModelServers(gated: BundleSource) {
+  const newServing = () =>
+    buildModelServer({
+      bundles: gated,
+      loader: {
+        builtin: (id) => (id === 'whetstone-extract-base' ? extractBaseModel : undefined),
+        fromBundle: wordListModel,
+        decoder: (bytes) => loadDecoder(bytes),
+      },
+      logger,
+      budgetBytes: 64 * 1024 * 1024,
+    });
+  // Two model-servers: the router spreads base-model calls and places each trained model on one of them.
+  const servings: ModelServerApp[] = [newServing(), newServing()];
+  const servers: RpcServer[] = [];
+  for (const [i, serving] of servings.entries())
+    servers.push(
+      await createRpcServer({
+        name: `model-server-${i}`,
+        port: 0,
+        host: '127.0.0.1',
+        logger,
+        register: (r) => serving.registerRoutes(r),
+      }),
+    );
+  const fleet = new GrpcModelFleet(
+    servers.map((srv) => {
+      const addr = `127.0.0.1:${srv.port}`;
+      return { addr, client: createRpcClient(ModelServerService, { addr, caller: 'router-test' }) };
+    }),
+  );
+  return { servings, servers, fleet };
+}
+
+export type Harness = Awaited<ReturnType<typeof startHarness>>;
+
+/** Starts everything; `close()` stops it and drops what it created. */
+export async function startHarness() {
+  const schema = await createTestSchema('router');
+  await applyMigrations(schema.url, path.resolve(__dirname, '../../prisma/migrations'));
+  const prisma = createPrismaClient(schema.url, { maxConnections: 4 });
+  const pool = pgPoolFromUrl(schema.url, 3);
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'router-test-'));
+  const store = new FsBlobStore({
+    root: dir,
+    publicBaseUrl: 'http://localhost:1',
+    signingSecret: 'router-test-secret-0123',
+  });
+  const real = blobBundles(store);
+  const state = { gate: Promise.resolve() as Promise<void> };
+  const gated: BundleSource = { read: async (b, k) => (await state.gate, real.read(b, k)) };
+  const { servings, servers, fleet } = await startModelServers(gated);
+  const metering = new OutboxMetering(pool.pool, schema.name, logger);
+  const spend: bigint[] = [];
+  const router = buildApp({
+    catalog: new Catalog(BUILTIN_MODELS),
+    restrictions: new Restrictions(`*:${RESTRICTED_JOB}`),
+    trained: cachedTrainedModels(prismaTrainedModels(prisma), 5_000),
+    billing: { checkSpendable: async (_t, cost) => void spend.push(cost) },
+    fleet,
+    metering,
+    store: prismaProjectStore(prisma),
+    ids: { uuid: randomUUID },
+    logger,
+    now: () => new Date(),
+    warmTimeoutMs: 10_000,
+  });
+  const log = new PgEventLog(pool.pool, `${schema.name}_log`);
+  const consumer = await startTrainingConsumer(log, router, logger);
+  const routerServer = await createRpcServer({
+    name: 'inference-router',
+    port: 0,
+    host: '127.0.0.1',
+    logger,
+    register: (r) => router.registerRoutes(r),
+  });
+  const client: Client<typeof InferenceRouterService> = createRpcClient(InferenceRouterService, {
+    addr: `127.0.0.1:${routerServer.port}`,
+    caller: 'router-test',
+    timeoutMs: 10_000,
+  });
+
+  const events = jobEvents(log, prisma, store);
+  return {
+    ...events,
+    schema,
+    prisma,
+    pool,
+    store,
+    servings,
+    client,
+    router,
+    metering,
+    spend,
+    /** Holds every bundle read until the promise resolves. */
+    setGate: (gate: Promise<void>) => void (state.gate = gate),
+    async close() {
+      await consumer.stop();
+      await log.close();
+      await pool.pool.query(`DROP SCHEMA IF EXISTS "${schema.name}_log" CASCADE`);
+      await routerServer.close();
+      for (const s of servers) await s.close();
+      await metering.close();
+      await prisma.$disconnect();
+      await pool.pool.end();
+      await schema.drop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** What the orchestrator publishes, on the real event log, and a way to wait until the router has read it. */
+function jobEvents(log: PgEventLog, prisma: ReturnType<typeof createPrismaClient>, store: FsBlobStore) {
+  const publish = <T extends Parameters<typeof encodeEvent>[1]>(
+    schema: T,
+    message: Parameters<typeof encodeEvent<T>>[2],
+    key: string,
+  ) =>
+    log.publish([
+      { id: randomUUID(), occurredAt: new Date(), ...encodeEvent(Topics.trainingJobs, schema, message, key) },
+    ]);
+
+  const publishStatus = (jobId: string, to: JobStatus, opts: { teamId?: string; key?: string; at?: Date } = {}) =>
+    publish(
+      JobStatusChangedSchema,
+      create(JobStatusChangedSchema, {
+        jobId,
+        teamId: opts.teamId ?? team.teamId,
+        toStatus: to,
+        artifactBucket: opts.key ? 'artifacts' : '',
+        artifactKey: opts.key ?? '',
+        rootBaseModel: 'whetstone-extract-base',
+        modelName: 'm',
+        occurredAt: timestampFromDate(opts.at ?? new Date()),
+      }),
+      jobId,
+    );
+  const publishDeleted = (jobId: string, teamId = team.teamId) =>
+    publish(JobDeletedSchema, create(JobDeletedSchema, { jobId, teamId }), jobId);
+
+  /** Resolves once the read model holds the job at this status label. */
+  const seen = (jobId: string, label: string) =>
+    eventually(async () => (await prisma.trainedModel.findUnique({ where: { jobId } }))?.statusLabel === label);
+
+  /** Stores a bundle (word lists, or raw text) and publishes the job at a status; resolves once the router has it. */
+  const addJob = async (
+    lists: Record<string, string[]> | string,
+    status: JobStatus = JobStatus.COMPLETE,
+    teamId = team.teamId,
+    jobId: string = randomUUID(),
+  ) => {
+    const key = `jobs/${jobId}/bundle.json`;
+    await store.put('artifacts', key, Buffer.from(typeof lists === 'string' ? lists : JSON.stringify(lists)));
+    const complete = status === JobStatus.COMPLETE;
+    await publishStatus(jobId, status, { teamId, ...(complete ? { key } : {}) });
+    await seen(jobId, complete ? 'complete' : 'running');
+    return jobId;
+  };
+  return { publishStatus, publishDeleted, seen, addJob };
+}

@@ -1,0 +1,44 @@
+import { ModelServerService } from '@whetstone/proto/inference/v1';
+import type { ServiceRouter } from '@whetstone/rpc';
+import type { Logger } from '@whetstone/telemetry';
+import { Decoders } from './application/decoders';
+import { extract } from './application/extract';
+import { ExtractionModels } from './application/extraction-models';
+import type { BundleSource, ModelLoader } from './application/ports';
+import { modelServerHandler } from './transport/rpc/model-server.handler';
+
+export interface AppDeps {
+  bundles: BundleSource;
+  loader: ModelLoader;
+  logger: Logger;
+  /** Memory budget for extraction models, and separately for decoders; least recently used are evicted beyond it. */
+  budgetBytes: number;
+}
+
+/** The wired service: its RPC routes, and the model states tests and start-up read. No I/O happens here. */
+export interface ModelServerApp {
+  registerRoutes(router: ServiceRouter): void;
+  /** Loads built-in models and runs each once, so the first real call pays for nothing. */
+  preload(modelIds: string[]): void;
+  /** A model's state on this server ('absent' when not held). */
+  state(modelId: string): ReturnType<ExtractionModels['state']>;
+  /** Resolves once an in-flight load finished. */
+  settled(modelId: string): Promise<void>;
+}
+
+export function buildApp(deps: AppDeps): ModelServerApp {
+  const models = new ExtractionModels(deps);
+  const decoders = new Decoders(deps);
+  return {
+    registerRoutes: (router) => router.service(ModelServerService, modelServerHandler(models, decoders)),
+    preload(modelIds) {
+      for (const modelId of modelIds) {
+        const ref = { modelId, bucket: '', key: '' };
+        models.load(ref);
+        extract(models, ref, ['Warm up with Ada Lovelace in London.'], { entities: ['person'] }, {});
+      }
+    },
+    state: (modelId) => models.state(modelId),
+    settled: (modelId) => models.settled(modelId),
+  };
+}

@@ -1,0 +1,42 @@
+import type { Decoder, GenerateOptions } from '@whetstone/ml';
+import { byteTokens } from '../domain/tokens';
+import type { Decoders } from './decoders';
+import type { ModelRef } from './ports';
+
+export type ChatTurn = Parameters<Decoder['generate']>[0][number];
+
+export interface GenerateStream {
+  chunks: AsyncIterable<{ text: string }>;
+  finish(): { reason: 'stop' | 'length'; inputTokens: number; outputTokens: number };
+}
+
+/** Tokens generated when the call sets no limit, and the most any call may ask for. */
+const DEFAULT_MAX_TOKENS = 128;
+const MAX_TOKENS = 2048;
+
+/** Streams a decoder's reply; prompt and reply are counted in bytes, the decoder's tokens. */
+export async function generate(
+  decoders: Decoders,
+  ref: ModelRef,
+  messages: ChatTurn[],
+  options: GenerateOptions,
+): Promise<GenerateStream> {
+  const decoder = await decoders.get(ref);
+  const stream = decoder.generate(messages, {
+    ...options,
+    top_p: options.top_p && options.top_p > 0 ? options.top_p : 1,
+    max_tokens:
+      options.max_tokens && options.max_tokens > 0 ? Math.min(options.max_tokens, MAX_TOKENS) : DEFAULT_MAX_TOKENS,
+  });
+  let output = 0;
+  const inputTokens = messages.reduce((n, m) => n + byteTokens(m.content), 0);
+  return {
+    chunks: (async function* () {
+      for await (const chunk of stream) {
+        output += byteTokens(chunk.text);
+        yield chunk;
+      }
+    })(),
+    finish: () => ({ reason: stream.finishReason() ?? 'length', inputTokens, outputTokens: output }),
+  };
+}

@@ -1,0 +1,52 @@
+import type { JsonObject } from '@bufbuild/protobuf';
+import type { SamplingOptions } from '@whetstone/proto/common/v1';
+import { ChatRole, FinishReason, ModelState, type ChatTurn as PbChatTurn } from '@whetstone/proto/inference/v1';
+import type { GenerateOptions } from '@whetstone/ml';
+import type { ChatTurn } from '../../application/generate';
+import type { ModelRef } from '../../application/ports';
+import type { ModelStatus } from '../../domain/model-cache';
+
+/** Proto ⇄ the model-server's plain shapes; no rules live here. */
+
+const STATE: Record<ModelStatus | 'absent', ModelState> = {
+  absent: ModelState.UNSPECIFIED,
+  warming: ModelState.WARMING,
+  ready: ModelState.READY,
+  failed: ModelState.FAILED,
+};
+
+export const stateToPb = (s: { status: ModelStatus | 'absent'; reason?: string }) => ({
+  state: STATE[s.status],
+  reason: s.reason ?? '',
+});
+
+export const refOf = (m: { modelId: string; bucket: string; key: string } | undefined): ModelRef => ({
+  modelId: m?.modelId ?? '',
+  bucket: m?.bucket ?? '',
+  key: m?.key ?? '',
+});
+
+/** UNSPECIFIED is read as a user turn. */
+export const chatTurnsOf = (turns: PbChatTurn[]): ChatTurn[] =>
+  turns.map((m) => ({
+    role: m.role === ChatRole.SYSTEM ? 'system' : m.role === ChatRole.ASSISTANT ? 'assistant' : 'user',
+    content: m.content,
+  }));
+
+export const generateOptionsOf = (s: SamplingOptions | undefined, signal: AbortSignal): GenerateOptions => ({
+  temperature: s?.temperature ?? 0,
+  top_p: s?.topP ?? 0,
+  max_tokens: s?.maxTokens ?? 0,
+  stop: s?.stop ?? [],
+  seed: Number(s?.seed ?? 0n),
+  signal,
+});
+
+export const finishToPb = (end: { reason: 'stop' | 'length'; inputTokens: number; outputTokens: number }) => ({
+  text: '',
+  finishReason: end.reason === 'stop' ? FinishReason.STOP : FinishReason.LENGTH,
+  inputTokens: BigInt(end.inputTokens),
+  outputTokens: BigInt(end.outputTokens),
+});
+
+export const resultsToPb = (results: Record<string, unknown>[]) => results as JsonObject[];
