@@ -63,14 +63,14 @@ export default tseslint.config(
     files: ['**/*.ts'],
     ignores: ['packages/ml/**', '**/*.test.ts'],
     rules: {
-      'max-lines': ['warn', { max: 400 }],
-      'max-lines-per-function': ['warn', { max: 80 }],
+      'max-lines': ['error', { max: 400 }],
+      'max-lines-per-function': ['error', { max: 80 }],
     },
   },
   {
     files: ['**/*.test.ts'],
     ignores: ['packages/ml/**'],
-    rules: { 'max-lines': ['warn', { max: 400 }] },
+    rules: { 'max-lines': ['error', { max: 400 }] },
   },
   // Only a service's config.ts reads the environment (typed, validated at boot; STYLE.md).
   {

@@ -11,115 +11,121 @@ import path from 'node:path';
 import { datasetsDir } from '@whetstone/testing';
 import { TrainerService } from '@whetstone/proto/training/v1';
 import { createRpcClient } from '@whetstone/rpc';
-import { signUpWithKey, startSystem } from '../../test/e2e/system';
+import { signUpWithKey, startSystem, type RunningSystem } from '../../test/e2e/system';
 
 const DATA = datasetsDir();
 const pct = (xs: number[], p: number) =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
+type Api = ReturnType<typeof apiOf>;
+
+function apiOf(base: string, key: string) {
+  const headers = { 'content-type': 'application/json', 'x-api-key': key };
+  const post = async (p: string, body: unknown) =>
+    (await fetch(`${base}${p}`, { method: 'POST', headers, body: JSON.stringify(body) })).json() as Promise<
+      Record<string, unknown>
+    >;
+  const get = async (p: string) => (await fetch(`${base}${p}`, { headers })).json() as Promise<Record<string, unknown>>;
+  const waitFor = async (id: string, statuses: string[]) => {
+    for (;;) {
+      const s = (await get(`/core/training-jobs/${id}`)).status as string;
+      if (statuses.includes(s)) return s;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  };
+  const createJob = async (body: Record<string, unknown>) =>
+    (
+      await post('/core/training-jobs', {
+        base_model: 'whetstone-extract-base',
+        datasets: [{ name: 'wikigold' }],
+        ...body,
+      })
+    ).id as string;
+  return { post, get, waitFor, createJob };
+}
+
+async function uploadWikigold(api: Api): Promise<void> {
+  const url = (
+    await api.post('/core/datasets/upload/url', {
+      dataset_name: 'wikigold',
+      dataset_type: 'extraction',
+      format: 'jsonl',
+      filename: 'train.jsonl',
+    })
+  ).upload_url as string;
+  await fetch(url, { method: 'PUT', body: readFileSync(path.join(DATA, 'wikigold/train.jsonl')) });
+  await api.post('/core/datasets/upload/process', { dataset_name: 'wikigold' });
+  while ((await api.get('/core/datasets/wikigold/1')).status !== 'ready') await new Promise((r) => setTimeout(r, 100));
+}
+
+/** requested → running with an idle trainer, five times. */
+async function timeToRunning(api: Api): Promise<number[]> {
+  const toRunning: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const t = performance.now();
+    const id = await api.createJob({ nr_epochs: 1 });
+    await api.waitFor(id, ['running', 'complete']);
+    toRunning.push(performance.now() - t);
+    await api.waitFor(id, ['complete', 'failed']);
+  }
+  return toRunning;
+}
+
+/** ReportProgress round trips on a real lease: the trainer is paused so this process wins the next job. */
+async function progressReports(api: Api, system: RunningSystem): Promise<number[]> {
+  const orchestratorAddr = `127.0.0.1:${50053 + (Number(new URL(system.baseUrl).port) - 8080)}`;
+  const [trainer] = system.pids('trainer');
+  process.kill(trainer!, 'SIGSTOP');
+  const orchestrator = createRpcClient(TrainerService, { addr: orchestratorAddr, caller: 'bench' });
+  await api.createJob({ nr_epochs: 1 });
+  const leased = (await orchestrator.leaseWork({ trainerId: 'bench', waitMs: 5_000 })).work;
+  if (leased.case !== 'job') throw new Error('expected a training job to lease');
+  const lease = leased.value;
+  const report = () =>
+    orchestrator.reportProgress({
+      jobId: lease.jobId,
+      leaseToken: lease.leaseToken,
+      step: 10n,
+      totalSteps: 100n,
+      epoch: 1,
+      loss: 0.5,
+      learningRate: 0.05,
+      examplesPerSecond: 1000,
+      etaSeconds: 3,
+    });
+  for (let i = 0; i < 50; i++) await report();
+  const reports: number[] = [];
+  for (let i = 0; i < 500; i++) {
+    const t = performance.now();
+    await report();
+    reports.push(performance.now() - t);
+  }
+  await orchestrator.failJob({
+    jobId: lease.jobId,
+    leaseToken: lease.leaseToken,
+    reason: 'benchmark lease released',
+    code: 'BENCHMARK',
+    retryable: false,
+  });
+  process.kill(trainer!, 'SIGCONT');
+  return reports;
+}
+
 async function main(): Promise<void> {
   process.stderr.write('starting the system…\n');
   const system = await startSystem({ env: { RATE_LIMIT_TRAINING_JOBS_PER_MINUTE: '1000' } });
   try {
-    const base = system.baseUrl;
-    const orchestratorAddr = `127.0.0.1:${50053 + (Number(new URL(base).port) - 8080)}`;
-    const { key } = await signUpWithKey(base, 'bench');
-    const headers = { 'content-type': 'application/json', 'x-api-key': key };
-    const post = async (p: string, body: unknown) =>
-      (await fetch(`${base}${p}`, { method: 'POST', headers, body: JSON.stringify(body) })).json() as Promise<
-        Record<string, unknown>
-      >;
-    const get = async (p: string) =>
-      (await fetch(`${base}${p}`, { headers })).json() as Promise<Record<string, unknown>>;
-    const url = (
-      await post('/core/datasets/upload/url', {
-        dataset_name: 'wikigold',
-        dataset_type: 'extraction',
-        format: 'jsonl',
-        filename: 'train.jsonl',
-      })
-    ).upload_url as string;
-    await fetch(url, { method: 'PUT', body: readFileSync(path.join(DATA, 'wikigold/train.jsonl')) });
-    await post('/core/datasets/upload/process', { dataset_name: 'wikigold' });
-    while ((await get('/core/datasets/wikigold/1')).status !== 'ready') await new Promise((r) => setTimeout(r, 100));
-
-    const waitFor = async (id: string, statuses: string[]) => {
-      for (;;) {
-        const s = (await get(`/core/training-jobs/${id}`)).status as string;
-        if (statuses.includes(s)) return s;
-        await new Promise((r) => setTimeout(r, 5));
-      }
-    };
-    const toRunning: number[] = [];
-    for (let i = 0; i < 5; i++) {
-      const t = performance.now();
-      const id = (
-        await post('/core/training-jobs', {
-          base_model: 'whetstone-extract-base',
-          datasets: [{ name: 'wikigold' }],
-          nr_epochs: 1,
-        })
-      ).id as string;
-      await waitFor(id, ['running', 'complete']);
-      toRunning.push(performance.now() - t);
-      await waitFor(id, ['complete', 'failed']);
-    }
-
-    // A real lease for the benchmark: pause the trainer so this process wins the next job.
-    const [trainer] = system.pids('trainer');
-    process.kill(trainer!, 'SIGSTOP');
-    const orchestrator = createRpcClient(TrainerService, { addr: orchestratorAddr, caller: 'bench' });
-    const held = (
-      await post('/core/training-jobs', {
-        base_model: 'whetstone-extract-base',
-        datasets: [{ name: 'wikigold' }],
-        nr_epochs: 1,
-      })
-    ).id as string;
-    const leased = (await orchestrator.leaseWork({ trainerId: 'bench', waitMs: 5_000 })).work;
-    if (leased.case !== 'job') throw new Error('expected a training job to lease');
-    const lease = leased.value;
-    const report = () =>
-      orchestrator.reportProgress({
-        jobId: lease.jobId,
-        leaseToken: lease.leaseToken,
-        step: 10n,
-        totalSteps: 100n,
-        epoch: 1,
-        loss: 0.5,
-        learningRate: 0.05,
-        examplesPerSecond: 1000,
-        etaSeconds: 3,
-      });
-    for (let i = 0; i < 50; i++) await report();
-    const reports: number[] = [];
-    for (let i = 0; i < 500; i++) {
-      const t = performance.now();
-      await report();
-      reports.push(performance.now() - t);
-    }
-    await orchestrator.failJob({
-      jobId: lease.jobId,
-      leaseToken: lease.leaseToken,
-      reason: 'benchmark lease released',
-      code: 'BENCHMARK',
-      retryable: false,
-    });
-    process.kill(trainer!, 'SIGCONT');
-    void held;
+    const { key } = await signUpWithKey(system.baseUrl, 'bench');
+    const api = apiOf(system.baseUrl, key);
+    await uploadWikigold(api);
+    const toRunning = await timeToRunning(api);
+    const reports = await progressReports(api, system);
 
     const t0 = performance.now();
-    const ner = (
-      await post('/core/training-jobs', {
-        base_model: 'whetstone-extract-base',
-        datasets: [{ name: 'wikigold' }],
-        training_type: 'full',
-        nr_epochs: 6,
-      })
-    ).id as string;
-    await waitFor(ner, ['complete', 'failed']);
+    const ner = await api.createJob({ training_type: 'full', nr_epochs: 6 });
+    await api.waitFor(ner, ['complete', 'failed']);
     const seconds = (performance.now() - t0) / 1000;
-    const job = (await get(`/core/training-jobs/${ner}`)) as {
+    const job = (await api.get(`/core/training-jobs/${ner}`)) as {
       status: string;
       metrics: { f1: number; precision: number; recall: number };
     };
