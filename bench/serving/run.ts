@@ -39,7 +39,7 @@ async function timed(n: number, call: () => Promise<unknown>): Promise<number[]>
 }
 
 /** Background RPCs that are not part of a call: the router's placement poll, health checks, the trainers' long-poll. */
-const BACKGROUND = new Set(['ListModelStates', 'Check', 'Watch', 'LeaseJob', 'Heartbeat']);
+const BACKGROUND = new Set(['ListModelStates', 'Check', 'Watch', 'LeaseWork', 'Heartbeat']);
 
 /** Every service's `<service>_rpc_handled_total`, summed over outcomes, by `service.method`. */
 async function rpcCounts(portOffset: number): Promise<Map<string, number>> {
