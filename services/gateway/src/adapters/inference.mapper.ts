@@ -1,5 +1,6 @@
 import { timestampDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import { microToCredits } from '@whetstone/catalog';
+import { TrainingType } from '@whetstone/proto/training/v1';
 import {
   ChatRole,
   DeploymentStatus,
@@ -35,6 +36,11 @@ const PROVIDER: Record<ModelProvider, string> = {
   [ModelProvider.BUILTIN]: 'builtin',
   [ModelProvider.OPENAI]: 'openai',
   [ModelProvider.ANTHROPIC]: 'anthropic',
+};
+const TRAINING_TYPE: Record<TrainingType, string> = {
+  [TrainingType.UNSPECIFIED]: '',
+  [TrainingType.LORA]: 'lora',
+  [TrainingType.FULL]: 'full',
 };
 const DEPLOYMENT_STATUS: Record<DeploymentStatus, string> = {
   [DeploymentStatus.UNSPECIFIED]: '',
@@ -87,7 +93,7 @@ export function baseModelView(m: BaseModel): BaseModelView {
     supports_inference: m.supportsInference,
     supports_on_demand_inference: m.supportsOnDemandInference,
     supports_training: m.supportsTraining,
-    training_types: m.trainingTypes,
+    training_types: m.trainingTypes.map((t) => TRAINING_TYPE[t]).filter(Boolean),
     default_hyperparameters: m.supportsTraining
       ? { nr_epochs: m.nrEpochs?.default ?? 0, learning_rate: m.learningRate?.default ?? 0 }
       : null,

@@ -6,6 +6,7 @@ import {
   ModelProvider as PbModelProvider,
   ModelTask as PbModelTask,
 } from '@whetstone/proto/inference/v1';
+import { TrainingType as PbTrainingType } from '@whetstone/proto/training/v1';
 import type { CatalogEntry } from '../domain/catalog';
 import type { DeploymentStatus } from '../domain/deployment';
 import type { ChatRole, FinishReason, InferenceTask } from '../domain/model';
@@ -62,3 +63,9 @@ export const finishReasonToPb = (r: FinishReason): PbFinishReason =>
   r === 'stop' ? PbFinishReason.STOP : PbFinishReason.LENGTH;
 /** A stream that ended without saying why ran out of tokens. */
 export const finishReasonOf = (r: PbFinishReason): FinishReason => (r === PbFinishReason.STOP ? 'stop' : 'length');
+
+const TRAINING_TYPE: Record<CatalogEntry['trainingTypes'][number], PbTrainingType> = {
+  lora: PbTrainingType.LORA,
+  full: PbTrainingType.FULL,
+};
+export const trainingTypeToPb = (t: CatalogEntry['trainingTypes'][number]): PbTrainingType => TRAINING_TYPE[t];

@@ -15,6 +15,7 @@ import {
   inferenceTaskOf,
   modelTaskToPb,
   providerToPb,
+  trainingTypeToPb,
 } from '../../adapters/proto-kinds';
 
 /** Proto ⇄ the router's plain shapes; no rules live here. */
@@ -29,7 +30,7 @@ export function baseModelToPb(e: CatalogEntry) {
     supportsInference: e.supportsInference,
     supportsOnDemandInference: e.supportsOnDemandInference,
     supportsTraining: e.supportsTraining,
-    trainingTypes: e.trainingTypes,
+    trainingTypes: e.trainingTypes.map(trainingTypeToPb),
     nrEpochs: e.nrEpochs,
     learningRate: e.learningRate,
     price: {
