@@ -93,3 +93,32 @@ export async function applyMigrations(url: string, migrationsDir: string): Promi
   });
 }
 export * from './datasets';
+
+/** A fresh schema with a service's migrations applied, and a client on it, closed together. */
+export interface MigratedDatabase<C> {
+  schema: TestSchema;
+  prisma: C;
+  close(): Promise<void>;
+}
+
+/**
+ * Creates a uniquely named schema, applies `migrationsDir` to it and opens a
+ * client with `connect` (a service's own Prisma client factory).
+ */
+export async function createMigratedDatabase<C extends { $disconnect(): Promise<void> }>(
+  prefix: string,
+  migrationsDir: string,
+  connect: (url: string) => C,
+): Promise<MigratedDatabase<C>> {
+  const schema = await createTestSchema(prefix);
+  await applyMigrations(schema.url, migrationsDir);
+  const prisma = connect(schema.url);
+  return {
+    schema,
+    prisma,
+    async close() {
+      await prisma.$disconnect();
+      await schema.drop();
+    },
+  };
+}
