@@ -9,17 +9,14 @@
  *
  *   pnpm --filter @whetstone/bench bench:serving
  */
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { datasetsDir } from '@whetstone/testing';
 import autocannon from 'autocannon';
 import { loadModel } from '@whetstone/ml';
 import { ModelServerService } from '@whetstone/proto/inference/v1';
 import { createRpcClient } from '@whetstone/rpc';
 import { DEPLOYABLES } from '../../scripts/lib/deployables';
+import { apiOf, uploadWikigold, type Api } from '../lib/api';
 import { signUpWithKey, startSystem } from '../../test/e2e/system';
 
-const DATA = datasetsDir();
 const TEXT =
   'Ada Lovelace and Charles Babbage met at the Royal Society in London on a cold morning, and later wrote to the Analytical Engine committee in Cambridge about funding and tables.';
 const SCHEMA = { entities: ['person', 'organization', 'location'] };
@@ -71,32 +68,10 @@ async function hopsPerCall(portOffset: number, calls: number, run: () => Promise
     .sort((a, b) => b[1] - a[1]);
 }
 
-type Api = ReturnType<typeof apiOf>;
-
-function apiOf(base: string, key: string) {
-  const headers = { 'content-type': 'application/json', 'x-api-key': key };
-  const post = async (p: string, body: unknown) =>
-    (await fetch(`${base}${p}`, { method: 'POST', headers, body: JSON.stringify(body) })).json() as Promise<
-      Record<string, unknown>
-    >;
-  const get = async (p: string) => (await fetch(`${base}${p}`, { headers })).json() as Promise<Record<string, unknown>>;
-  return { base, headers, post, get };
-}
-
 /** Uploads wikigold and trains a 3-epoch job; returns it and how long it waited to start running. */
 async function trainJob(api: Api): Promise<{ jobId: string; runningAfter: number }> {
   process.stderr.write('uploading wikigold and training a job (3 epochs)…\n');
-  const url = (
-    await api.post('/core/datasets/upload/url', {
-      dataset_name: 'wikigold',
-      dataset_type: 'extraction',
-      format: 'jsonl',
-      filename: 'train.jsonl',
-    })
-  ).upload_url as string;
-  await fetch(url, { method: 'PUT', body: readFileSync(path.join(DATA, 'wikigold/train.jsonl')) });
-  await api.post('/core/datasets/upload/process', { dataset_name: 'wikigold' });
-  while ((await api.get('/core/datasets/wikigold/1')).status !== 'ready') await new Promise((r) => setTimeout(r, 100));
+  await uploadWikigold(api);
   const requestedAt = performance.now();
   const jobId = (
     await api.post('/core/training-jobs', {

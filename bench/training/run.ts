@@ -6,26 +6,20 @@
  *
  *   pnpm --filter @whetstone/bench bench:training
  */
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { datasetsDir } from '@whetstone/testing';
 import { TrainerService } from '@whetstone/proto/training/v1';
 import { createRpcClient } from '@whetstone/rpc';
+import { apiOf, uploadWikigold } from '../lib/api';
 import { signUpWithKey, startSystem, type RunningSystem } from '../../test/e2e/system';
 
-const DATA = datasetsDir();
 const pct = (xs: number[], p: number) =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
-type Api = ReturnType<typeof apiOf>;
+type Api = ReturnType<typeof trainingApi>;
 
-function apiOf(base: string, key: string) {
-  const headers = { 'content-type': 'application/json', 'x-api-key': key };
-  const post = async (p: string, body: unknown) =>
-    (await fetch(`${base}${p}`, { method: 'POST', headers, body: JSON.stringify(body) })).json() as Promise<
-      Record<string, unknown>
-    >;
-  const get = async (p: string) => (await fetch(`${base}${p}`, { headers })).json() as Promise<Record<string, unknown>>;
+/** The benchmarks' API client, plus waiting on and creating jobs. */
+function trainingApi(base: string, key: string) {
+  const api = apiOf(base, key);
+  const { post, get } = api;
   const waitFor = async (id: string, statuses: string[]) => {
     for (;;) {
       const s = (await get(`/core/training-jobs/${id}`)).status as string;
@@ -41,21 +35,7 @@ function apiOf(base: string, key: string) {
         ...body,
       })
     ).id as string;
-  return { post, get, waitFor, createJob };
-}
-
-async function uploadWikigold(api: Api): Promise<void> {
-  const url = (
-    await api.post('/core/datasets/upload/url', {
-      dataset_name: 'wikigold',
-      dataset_type: 'extraction',
-      format: 'jsonl',
-      filename: 'train.jsonl',
-    })
-  ).upload_url as string;
-  await fetch(url, { method: 'PUT', body: readFileSync(path.join(DATA, 'wikigold/train.jsonl')) });
-  await api.post('/core/datasets/upload/process', { dataset_name: 'wikigold' });
-  while ((await api.get('/core/datasets/wikigold/1')).status !== 'ready') await new Promise((r) => setTimeout(r, 100));
+  return { ...api, waitFor, createJob };
 }
 
 /** requested → running with an idle trainer, five times. */
@@ -78,7 +58,11 @@ async function progressReports(api: Api, system: RunningSystem): Promise<number[
   process.kill(trainer!, 'SIGSTOP');
   const orchestrator = createRpcClient(TrainerService, { addr: orchestratorAddr, caller: 'bench' });
   await api.createJob({ nr_epochs: 1 });
-  const leased = (await orchestrator.leaseWork({ trainerId: 'bench', waitMs: 5_000 })).work;
+  // The paused trainer may have had a long-poll in flight that takes the job first; its lease then expires
+  // (TRAINER_LEASE_SECONDS=5 below) and the job is queued again for this process.
+  let leased = (await orchestrator.leaseWork({ trainerId: 'bench', waitMs: 4_000 }, { timeoutMs: 10_000 })).work;
+  for (let tries = 0; leased.case !== 'job' && tries < 10; tries++)
+    leased = (await orchestrator.leaseWork({ trainerId: 'bench', waitMs: 4_000 }, { timeoutMs: 10_000 })).work;
   if (leased.case !== 'job') throw new Error('expected a training job to lease');
   const lease = leased.value;
   const report = () =>
@@ -113,10 +97,12 @@ async function progressReports(api: Api, system: RunningSystem): Promise<number[
 
 async function main(): Promise<void> {
   process.stderr.write('starting the system…\n');
-  const system = await startSystem({ env: { RATE_LIMIT_TRAINING_JOBS_PER_MINUTE: '1000' } });
+  const system = await startSystem({
+    env: { RATE_LIMIT_TRAINING_JOBS_PER_MINUTE: '1000', TRAINER_LEASE_SECONDS: '5' },
+  });
   try {
     const { key } = await signUpWithKey(system.baseUrl, 'bench');
-    const api = apiOf(system.baseUrl, key);
+    const api = trainingApi(system.baseUrl, key);
     await uploadWikigold(api);
     const toRunning = await timeToRunning(api);
     const reports = await progressReports(api, system);

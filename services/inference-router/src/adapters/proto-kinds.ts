@@ -6,7 +6,7 @@ import {
   ModelProvider as PbModelProvider,
   ModelTask as PbModelTask,
 } from '@whetstone/proto/inference/v1';
-import { TrainingType as PbTrainingType } from '@whetstone/proto/training/v1';
+import { JobStatus, TrainingType as PbTrainingType } from '@whetstone/proto/training/v1';
 import type { CatalogEntry } from '../domain/catalog';
 import type { DeploymentStatus } from '../domain/deployment';
 import type { ChatRole, FinishReason, InferenceTask } from '../domain/model';
@@ -69,3 +69,22 @@ const TRAINING_TYPE: Record<CatalogEntry['trainingTypes'][number], PbTrainingTyp
   full: PbTrainingType.FULL,
 };
 export const trainingTypeToPb = (t: CatalogEntry['trainingTypes'][number]): PbTrainingType => TRAINING_TYPE[t];
+
+/** Statuses whose bundle may serve and be deployed. The orchestrator owns the state machine; this is all the router reads of it. */
+const SERVABLE = new Set([JobStatus.COMPLETE, JobStatus.DEPLOYED]);
+
+/** The label users know a status by, for messages ("Training job … is running"). */
+const LABEL: Record<JobStatus, string> = {
+  [JobStatus.UNSPECIFIED]: 'unknown',
+  [JobStatus.REQUESTED]: 'requested',
+  [JobStatus.RUNNING]: 'running',
+  [JobStatus.COMPLETE]: 'complete',
+  [JobStatus.FAILED]: 'failed',
+  [JobStatus.DEPLOYED]: 'deployed',
+  [JobStatus.CANCELLED]: 'cancelled',
+};
+
+/** What the router reads of a job's status: whether its bundle may serve, and the word users know it by. */
+export function jobStatusView(status: JobStatus, artifactKey: string): { servable: boolean; statusLabel: string } {
+  return { servable: SERVABLE.has(status) && !!artifactKey, statusLabel: LABEL[status] ?? 'unknown' };
+}

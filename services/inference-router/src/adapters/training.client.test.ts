@@ -1,6 +1,6 @@
 import { create } from '@bufbuild/protobuf';
 import { errors } from '@whetstone/errors';
-import { GetJobResponseSchema, JobSchema } from '@whetstone/proto/training/v1';
+import { GetJobResponseSchema, JobSchema, JobStatus } from '@whetstone/proto/training/v1';
 import type { TrainedModels } from '../application/ports';
 import type { TrainedModel } from '../domain/trained-model';
 import { withOrchestratorFallback } from './training.client';
@@ -61,11 +61,11 @@ describe('withOrchestratorFallback', () => {
   it('when the completion event is still in flight, then the orchestrator’s answer serves', async () => {
     const job = create(JobSchema, {
       id: 'j1',
-      status: 'complete',
+      status: JobStatus.COMPLETE,
       rootBaseModel: 'whetstone-extract-base',
       artifactBucket: 'artifacts',
       artifactKey: 'jobs/j1/model.bundle',
-    } as never);
+    });
     const { client } = orchestrator(() => create(GetJobResponseSchema, { job }));
     const got = await withOrchestratorFallback(readModel(held({})), client, logger).get('t1', 'j1');
     expect([got?.servable, got?.bundle]).toEqual([true, { bucket: 'artifacts', key: 'jobs/j1/model.bundle' }]);

@@ -1,21 +1,14 @@
 import { timestampDate } from '@bufbuild/protobuf/wkt';
 import type { Client } from '@connectrpc/connect';
 import { AppError } from '@whetstone/errors';
-import { JobStatus, type Job, type TrainingService } from '@whetstone/proto/training/v1';
+import type { Job, TrainingService } from '@whetstone/proto/training/v1';
 import type { Logger } from '@whetstone/telemetry';
 import type { TrainedModels } from '../application/ports';
 import type { TrainedModel } from '../domain/trained-model';
-
-/** Statuses whose bundle may serve; the orchestrator owns the state machine. */
-const SERVABLE = new Set(['complete', 'deployed']);
-
-/** The status as users know it, whether the contract carries it as the JobStatus enum or as its lower-case name. */
-const labelOf = (status: JobStatus | string): string =>
-  (typeof status === 'number' ? (JobStatus[status] ?? 'unknown') : status).toLowerCase();
+import { jobStatusView } from './proto-kinds';
 
 function modelOf(j: Job, teamId: string): TrainedModel {
-  const statusLabel = labelOf(j.status as JobStatus | string);
-  const servable = SERVABLE.has(statusLabel) && !!j.artifactKey;
+  const { servable, statusLabel } = jobStatusView(j.status, j.artifactKey);
   const finishedAt = j.finishedAt ? timestampDate(j.finishedAt) : null;
   return {
     jobId: j.id,
