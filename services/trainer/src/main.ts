@@ -5,8 +5,9 @@ import { TrainerService } from '@whetstone/proto/training/v1';
 import { createRpcClient } from '@whetstone/rpc';
 import { createLogger, createServiceMetrics, initTelemetry, runMain, startMetricsServer } from '@whetstone/telemetry';
 import { blobArtifacts } from './adapters/blob-artifacts';
-import { mlEngine } from './adapters/ml-engine';
+import { failpointFile } from './adapters/failpoint-file';
 import { orchestratorOverRpc } from './adapters/orchestrator.client';
+import { ThreadedEngine } from './adapters/threaded-engine';
 import { buildApp } from './app';
 import { loadTrainerConfig } from './config';
 
@@ -24,12 +25,14 @@ async function main(): Promise<void> {
     logger,
     timeoutMs: 30_000,
   });
+  const engine = new ThreadedEngine(logger);
   const app = buildApp({
     orchestrator: orchestratorOverRpc(client),
     artifacts: blobArtifacts(blobStoreFromEnv(config)),
-    engine: mlEngine,
+    engine,
     logger,
     trainerId,
+    ...(config.TRAINER_FAILPOINT_FILE ? { failpoints: failpointFile(config.TRAINER_FAILPOINT_FILE, logger) } : {}),
   });
   const metrics = createServiceMetrics('trainer');
   const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
@@ -40,6 +43,7 @@ async function main(): Promise<void> {
     logger.info({ signal }, 'stopping');
     app.stop();
     await Promise.race([running, new Promise((r) => setTimeout(r, STOP_GRACE_MS))]);
+    await engine.close();
     await metricsServer.close();
     await telemetry.shutdown().catch(() => undefined);
     process.exit(0);

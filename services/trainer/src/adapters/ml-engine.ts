@@ -46,7 +46,7 @@ export const mlEngine: TrainingEngine = {
       metrics: result.metrics as Record<string, unknown>,
     };
   },
-  evaluate(bundle, rows) {
+  async evaluate(bundle, rows) {
     return evaluateBundle(bundle, rows as CanonicalRow[]) as unknown as Record<string, unknown>;
   },
 };

@@ -1,4 +1,4 @@
-import type { Artifacts, Logger, Orchestrator, TrainingEngine } from './ports';
+import type { Artifacts, Failpoints, Logger, Orchestrator, TrainingEngine } from './ports';
 
 /** What every use case may use: ports only. */
 export interface UseCaseDeps {
@@ -8,4 +8,6 @@ export interface UseCaseDeps {
   logger: Logger;
   /** Names this worker in leases and logs. */
   trainerId: string;
+  /** Where tests make the process die on purpose; none in production. */
+  failpoints?: Failpoints;
 }

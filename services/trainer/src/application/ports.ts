@@ -108,5 +108,13 @@ export interface TrainingEngine {
     hooks: TrainHooks,
   ): Promise<{ bundle: Uint8Array; manifest: unknown; metrics: Record<string, unknown> }>;
   /** Scores a bundle on held-out rows: f1, precision, recall, per_label. */
-  evaluate(bundle: Uint8Array, rows: Row[]): Record<string, unknown>;
+  evaluate(bundle: Uint8Array, rows: Row[]): Promise<Record<string, unknown>>;
+}
+
+/** The points in a training run where a test can make the trainer die (see TRAINER_FAILPOINT_FILE). */
+export type FailpointName = 'mid-epoch' | 'checkpoint-write' | 'final-evaluation';
+
+/** Fault injection: `hit` returns at once unless a test armed that point, in which case the process dies there. */
+export interface Failpoints {
+  hit(name: FailpointName): void;
 }

@@ -19,10 +19,14 @@ async function loadData(deps: UseCaseDeps, job: TrainingWork, session: JobSessio
 
 function hooksFor(deps: UseCaseDeps, job: TrainingWork, session: JobSession): Omit<TrainHooks, 'resumeFrom'> {
   let lastReport = 0;
+  let trainingCheckpoints = 0;
+  let totalSteps = Infinity;
   return {
     signal: session.signal,
     onLog: (level, message) => session.log(level, message),
     onProgress: (p: Progress) => {
+      totalSteps = p.totalSteps;
+      if (trainingCheckpoints > 0 && p.step < p.totalSteps) deps.failpoints?.hit('mid-epoch');
       const now = Date.now();
       if (!shouldReport(p, now, lastReport)) return;
       lastReport = now;
@@ -34,7 +38,9 @@ function hooksFor(deps: UseCaseDeps, job: TrainingWork, session: JobSession): Om
     },
     onCheckpoint: async (c) => {
       const key = checkpointKey(job.artifactPrefix, c.id);
-      const sizeBytes = await deps.artifacts.put(job.artifactBucket, key, c.bytes);
+      const storing = deps.artifacts.put(job.artifactBucket, key, c.bytes);
+      if (c.type === 'training' && ++trainingCheckpoints === 2) deps.failpoints?.hit('checkpoint-write');
+      const sizeBytes = await storing;
       const goOn = await deps.orchestrator.putCheckpoint(session.lease, {
         checkpointId: c.id,
         type: c.type,
@@ -43,6 +49,8 @@ function hooksFor(deps: UseCaseDeps, job: TrainingWork, session: JobSession): Om
         sizeBytes,
       });
       session.obey(goOn);
+      // The last sampler checkpoint is followed by the final evaluation and the bundle.
+      if (c.type === 'sampler' && c.step >= totalSteps) deps.failpoints?.hit('final-evaluation');
     },
   };
 }

@@ -88,7 +88,7 @@ export function fakeEngine(behaviour: { fail?: unknown } = {}): TrainingEngine {
       await hooks.onCheckpoint({ id: 'weights/1', type: 'training', step: 1, bytes: new Uint8Array([1]) });
       return { bundle: new Uint8Array([7, 7]), manifest: { rows: input.train.length }, metrics: { f1: 0.5 } };
     },
-    evaluate(_bundle, rows) {
+    async evaluate(_bundle, rows) {
       if (behaviour.fail) throw behaviour.fail;
       return { f1: rows.length / 10 };
     },

@@ -37,12 +37,13 @@ export const toJob = (j: JobModel): Job => ({
 });
 
 function patchData(patch: JobPatch): Prisma.JobUpdateInput {
-  const { clearLease, metrics, artifactSize, ...rest } = patch;
+  const { clearLease, expireLease, metrics, artifactSize, ...rest } = patch;
   return {
     ...rest,
     ...(metrics ? { metrics: metrics as Prisma.InputJsonValue } : {}),
     ...(artifactSize !== undefined ? { artifactSize: BigInt(artifactSize) } : {}),
     ...(clearLease ? { leaseOwner: null, leaseToken: null, leaseUntil: null } : {}),
+    ...(expireLease ? { leaseUntil: null } : {}),
   };
 }
 
@@ -127,6 +128,17 @@ export class PrismaJobRepository implements JobRepository {
       data: { leaseUntil, ...(progress ? { progress: progress as Prisma.InputJsonValue } : {}) },
     });
     return count > 0;
+  }
+
+  async reclaim(id: string, token: string, leaseUntil: Date): Promise<boolean> {
+    return this.prisma.$transaction(async (tx) => {
+      const [row] = await tx.$queryRaw<{ status: JobStatus }[]>`
+        SELECT status FROM jobs WHERE id = ${id}::uuid AND lease_token = ${token} FOR UPDATE`;
+      if (row?.status !== 'requested') return false;
+      const job = await tx.job.update({ where: { id }, data: { status: 'running', leaseUntil } });
+      await appendOutbox(tx, statusChangedRow(job, 'requested', 'running', new Date()));
+      return true;
+    });
   }
 
   async transition(id: string, change: JobTransition): Promise<Job | null> {

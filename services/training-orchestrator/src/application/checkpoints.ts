@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { artifactPrefix, type Checkpoint, type CheckpointType } from '../domain/job';
 import { invalid } from '../domain/job-spec';
-import { leaseUntil, type UseCaseDeps } from './deps';
+import type { UseCaseDeps } from './deps';
+import { holdLease } from './heartbeat';
 import { requireJob } from './get-job';
 import type { Caller } from './ports';
 
@@ -16,7 +17,7 @@ export async function putCheckpoint(
   lease: { jobId: string; token: string },
   c: { checkpointId: string; type: CheckpointType; step: number; key: string; sizeBytes: number },
 ): Promise<boolean> {
-  if (!(await deps.jobs.renew(lease.jobId, lease.token, leaseUntil(deps)))) return false;
+  if (!(await holdLease(deps, lease))) return false;
   const prefix = artifactPrefix(lease.jobId);
   if (!c.key.startsWith(prefix))
     throw invalid('checkpoint key outside the job', [{ field: 'key', message: `must start with ${prefix}` }]);

@@ -4,14 +4,24 @@ import { sourcesOf } from '../domain/job-status';
 import type { UseCaseDeps } from './deps';
 import { note } from './get-job';
 
-/** Queues a running job again, resuming from its newest training checkpoint (or where it started). */
-export async function requeue(deps: UseCaseDeps, job: Job, token?: string): Promise<{ from: string } | null> {
+/**
+ * Queues a running job again, resuming from its newest training checkpoint
+ * (or where it started). A failed attempt forgets its lease; an expired one
+ * (`expired`) keeps its token so that a trainer that was only slow can take
+ * the job back before anyone else leases it.
+ */
+export async function requeue(
+  deps: UseCaseDeps,
+  job: Job,
+  token?: string,
+  expired = false,
+): Promise<{ from: string } | null> {
   const last = lastTrainingCheckpoint(await deps.checkpoints.listByJob(job.id));
   const moved = await deps.jobs.transition(job.id, {
     from: sourcesOf('requested'),
     to: 'requested',
     ...(token ? { token } : {}),
-    patch: { resumeKey: last?.key ?? job.resumeKey, clearLease: true },
+    patch: { resumeKey: last?.key ?? job.resumeKey, ...(expired ? { expireLease: true } : { clearLease: true }) },
   });
   if (!moved) return null;
   deps.work.notify();

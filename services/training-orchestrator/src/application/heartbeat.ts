@@ -1,4 +1,5 @@
 import { leaseUntil, type UseCaseDeps } from './deps';
+import { note } from './get-job';
 
 /** Progress reports within this window are kept in memory; the lease is renewed in Postgres once per window. */
 export const RENEW_EVERY_MS = 1_000;
@@ -9,6 +10,28 @@ const MAX_TRACKED = 10_000;
 export interface LeaseKeeper {
   /** Extends the lease, storing progress when given; false (stop) when the token no longer holds the job. */
   renew(lease: { jobId: string; token: string }, progress?: Record<string, unknown>): Promise<boolean>;
+}
+
+/**
+ * Holds a job's lease for the trainer that calls: renews it, or, when it
+ * expired only because the trainer was slow (the job was queued again and
+ * nobody has leased it since), gives the job back. That expiry is not counted
+ * as an attempt. False when the job is someone else's or finished.
+ */
+export async function holdLease(
+  deps: UseCaseDeps,
+  lease: { jobId: string; token: string },
+  progress?: Record<string, unknown>,
+): Promise<boolean> {
+  if (await deps.jobs.renew(lease.jobId, lease.token, leaseUntil(deps), progress)) return true;
+  if (!(await deps.jobs.reclaim(lease.jobId, lease.token, leaseUntil(deps)))) return false;
+  await note(
+    deps,
+    lease.jobId,
+    'warn',
+    'the trainer answered again after its lease expired and keeps the job; the expiry does not count as an attempt',
+  );
+  return true;
 }
 
 /**
@@ -26,7 +49,7 @@ export function leaseKeeper(deps: UseCaseDeps): LeaseKeeper {
         last.progress = progress;
         return true;
       }
-      const ok = await deps.jobs.renew(jobId, token, leaseUntil(deps), progress ?? last?.progress);
+      const ok = await holdLease(deps, { jobId, token }, progress ?? last?.progress);
       if (ok) renewals.set(jobId, { token, at: now });
       else renewals.delete(jobId);
       if (renewals.size > MAX_TRACKED) renewals.clear();

@@ -1,5 +1,6 @@
 import { MAX_LOG_LINE, logLevelOf, type LogEntry } from '../domain/job';
-import { leaseUntil, type UseCaseDeps } from './deps';
+import type { UseCaseDeps } from './deps';
+import { holdLease } from './heartbeat';
 import { requireJob } from './get-job';
 import type { Caller } from './ports';
 
@@ -15,7 +16,7 @@ export async function appendTrainerLogs(
   source: string,
   lines: { level: string; message: string }[],
 ): Promise<boolean> {
-  if (!(await deps.jobs.renew(lease.jobId, lease.token, leaseUntil(deps)))) return false;
+  if (!(await holdLease(deps, lease))) return false;
   await deps.logs.append(
     lease.jobId,
     source || 'trainer',

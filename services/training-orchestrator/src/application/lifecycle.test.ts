@@ -132,6 +132,32 @@ describe('the job lifecycle on in-memory ports', () => {
     expect(await ctx.jobs.getById(job.id)).toMatchObject({ status: 'failed', failureReason: UNRESPONSIVE });
   });
 
+  it('when a slow trainer answers after its lease expired and nobody leased the job since, then it keeps the job and the expiry is not an attempt', async () => {
+    const ctx = inMemoryDeps();
+    const { job, lease } = await leased(ctx);
+    const keeper = leaseKeeper(ctx.deps);
+    for (let i = 0; i < 3; i++) {
+      ctx.clock.advance(31_000);
+      expect(await sweepLeases(ctx.deps)).toBe(1);
+      expect(await ctx.jobs.getById(job.id)).toMatchObject({ status: 'requested' });
+      expect(await keeper.renew(lease)).toBe(true);
+      expect(await ctx.jobs.getById(job.id)).toMatchObject({ status: 'running', attempts: 1 });
+    }
+    expect(ctx.logs.messages(job.id).at(-1)).toMatch(/keeps the job; the expiry does not count as an attempt/);
+    expect(await completeJob(ctx.deps, lease, result(job.id))).toBeUndefined();
+    expect(await ctx.jobs.getById(job.id)).toMatchObject({ status: 'complete' });
+  });
+
+  it('when another trainer leased the job after the expiry, then the slow trainer is told to stop', async () => {
+    const ctx = inMemoryDeps();
+    const { job, lease } = await leased(ctx);
+    ctx.clock.advance(31_000);
+    await sweepLeases(ctx.deps);
+    await leaseWork(ctx.deps, { trainerId: 't2', waitMs: 0 });
+    expect(await leaseKeeper(ctx.deps).renew(lease)).toBe(false);
+    expect(await ctx.jobs.getById(job.id)).toMatchObject({ status: 'running', attempts: 2 });
+  });
+
   it('when progress is reported often, then the lease is written at most once a second, and a stopped job says cancel', async () => {
     const ctx = inMemoryDeps();
     const { job, lease } = await leased(ctx);

@@ -19,6 +19,11 @@ export interface JobPatch {
   finishedAt?: Date;
   /** Forget the lease (owner, token, expiry). */
   clearLease?: boolean;
+  /**
+   * End the lease but remember its token: a trainer that was only slow may
+   * take the job back with it (reclaim) until another trainer leases it.
+   */
+  expireLease?: boolean;
 }
 
 /** The training usage a completion bills; written with the completion, in the same transaction. */
@@ -58,6 +63,11 @@ export interface JobRepository {
   leaseNext(owner: string, token: string, leaseUntil: Date): Promise<Job | null>;
   /** Extends a lease; false when the token no longer holds a running job. */
   renew(id: string, token: string, leaseUntil: Date, progress?: Record<string, unknown>): Promise<boolean>;
+  /**
+   * Gives a job whose lease expired back to the trainer that held it (status
+   * requested → running, attempts unchanged), if nobody leased it since; false otherwise.
+   */
+  reclaim(id: string, token: string, leaseUntil: Date): Promise<boolean>;
   /** Applies a move; the job after it, or null when it did not apply. */
   transition(id: string, change: JobTransition): Promise<Job | null>;
   /** Running jobs whose lease ended before `now`. */

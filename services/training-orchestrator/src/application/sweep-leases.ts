@@ -20,7 +20,7 @@ export async function sweepLeases(deps: UseCaseDeps): Promise<number> {
       await failForGood(deps, job, UNRESPONSIVE);
       continue;
     }
-    const requeued = await requeue(deps, job);
+    const requeued = await requeue(deps, job, undefined, true);
     if (requeued)
       await note(
         deps,

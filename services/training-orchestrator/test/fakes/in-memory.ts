@@ -66,14 +66,22 @@ export class InMemoryJobs implements JobRepository {
     if (progress) j.progress = progress;
     return true;
   }
+  async reclaim(id: string, token: string, until: Date) {
+    const j = this.rows.get(id);
+    if (!j || j.status !== 'requested' || j.leaseToken !== token) return false;
+    j.status = 'running';
+    this.leaseUntil.set(id, until);
+    this.events.push({ jobId: id, from: 'requested', to: 'running' });
+    return true;
+  }
   async transition(id: string, change: JobTransition) {
     const j = this.rows.get(id);
     if (!j || !change.from.includes(j.status)) return null;
     if (change.token !== undefined && j.leaseToken !== change.token) return null;
-    const { clearLease, ...patch } = change.patch ?? {};
+    const { clearLease, expireLease, ...patch } = change.patch ?? {};
     this.events.push({ jobId: id, from: j.status, to: change.to });
     Object.assign(j, patch, { status: change.to }, clearLease ? { leaseToken: null } : {});
-    if (clearLease) this.leaseUntil.delete(id);
+    if (clearLease || expireLease) this.leaseUntil.delete(id);
     if (change.usage) this.usage.push(change.usage);
     return { ...j };
   }

@@ -139,6 +139,22 @@ describe('training-orchestrator over gRPC (real Postgres, service on port 0)', (
     expect((await h.trainer.heartbeat({ jobId: second.jobId, leaseToken: second.leaseToken })).cancel).toBe(false);
   });
 
+  it('when a slow trainer heartbeats after the sweep requeued its job, then it gets the job back, running, still attempt 1', async () => {
+    const { job } = await create(h);
+    const first = await lease(h);
+    await new Promise((r) => setTimeout(r, 2_100));
+    expect(await h.app.sweepLeases()).toBe(1);
+    expect((await h.trainer.heartbeat({ jobId: first.jobId, leaseToken: first.leaseToken })).cancel).toBe(false);
+    expect(await h.db.prisma.job.findUnique({ where: { id: job!.id } })).toMatchObject({
+      status: 'running',
+      attempts: 1,
+    });
+    const moves = (await outbox(h, job!.id))
+      .filter((e) => e.type === JobStatusChangedSchema.typeName)
+      .map((e) => fromBinary(JobStatusChangedSchema, e.payload).toStatus);
+    expect(moves).toEqual([JobStatus.REQUESTED, JobStatus.RUNNING, JobStatus.REQUESTED, JobStatus.RUNNING]);
+  });
+
   it('when an evaluation is created, then a trainer leases it, heartbeats it and reports its figures', async () => {
     const { job } = await create(h);
     const leased = await lease(h);
