@@ -1,3 +1,4 @@
+import { AppError } from '@whetstone/errors';
 import { bundleKey, checkpointKey, manifestKey, shortKey } from '../domain/artifacts';
 import { classifyFailure } from '../domain/failure';
 import { progressLine, shouldReport, type Progress } from '../domain/progress';
@@ -5,13 +6,24 @@ import type { UseCaseDeps } from './deps';
 import { JobSession } from './job-session';
 import type { Row, TrainHooks, TrainingWork } from './ports';
 
+/** The checkpoint to resume from, or undefined (start over, said in the job's log) when it cannot be read. */
+async function readCheckpoint(deps: UseCaseDeps, job: TrainingWork, session: JobSession) {
+  try {
+    return await deps.artifacts.readBytes(job.artifactBucket, job.resumeKey);
+  } catch (err) {
+    deps.logger.warn({ jobId: job.jobId, err }, 'resume checkpoint unreadable');
+    session.log('warn', `checkpoint ${shortKey(job.resumeKey)} could not be read; training starts over`);
+    return undefined;
+  }
+}
+
 async function loadData(deps: UseCaseDeps, job: TrainingWork, session: JobSession) {
   const { artifacts } = deps;
   session.log('info', `loading ${job.trainKeys.length} dataset(s)`);
   const read = (keys: string[]) => Promise.all(keys.map((k) => artifacts.readRows(job.datasetBucket, k)));
   const train: Row[] = (await read(job.trainKeys)).flat();
   const heldout: Row[] = (await read(job.heldoutKeys)).flat();
-  const resumeFrom = job.resumeKey ? await artifacts.readBytes(job.artifactBucket, job.resumeKey) : undefined;
+  const resumeFrom = job.resumeKey ? await readCheckpoint(deps, job, session) : undefined;
   const resuming = resumeFrom ? `; resuming from ${shortKey(job.resumeKey)}` : '';
   session.log('info', `${train.length} training rows, ${heldout.length} held-out rows${resuming}`);
   return { train, heldout, resumeFrom };
@@ -55,18 +67,24 @@ function hooksFor(deps: UseCaseDeps, job: TrainingWork, session: JobSession): Om
   };
 }
 
+/** A checkpoint the engine cannot resume from (damaged, or of another kind) is skipped: training starts over. */
+const unusableCheckpoint = (err: unknown) => err instanceof AppError && err.reason === 'CHECKPOINT_INVALID';
+
 async function train(deps: UseCaseDeps, job: TrainingWork, session: JobSession): Promise<void> {
   const { train: rows, heldout, resumeFrom } = await loadData(deps, job, session);
-  const result = await deps.engine.train(
-    {
-      baseModel: job.baseModel,
-      trainingType: job.trainingType,
-      train: rows,
-      heldout,
-      hyperparameters: { nrEpochs: job.nrEpochs, learningRate: job.learningRate, seed: job.seed },
-    },
-    { ...hooksFor(deps, job, session), ...(resumeFrom ? { resumeFrom } : {}) },
-  );
+  const input = {
+    baseModel: job.baseModel,
+    trainingType: job.trainingType,
+    train: rows,
+    heldout,
+    hyperparameters: { nrEpochs: job.nrEpochs, learningRate: job.learningRate, seed: job.seed },
+  };
+  const hooks = hooksFor(deps, job, session);
+  const result = await deps.engine.train(input, { ...hooks, ...(resumeFrom ? { resumeFrom } : {}) }).catch((err) => {
+    if (!resumeFrom || !unusableCheckpoint(err)) throw err;
+    session.log('warn', `checkpoint ${shortKey(job.resumeKey)} cannot be resumed from; training starts over`);
+    return deps.engine.train(input, hooks);
+  });
   await session.flush();
   const artifactKey = bundleKey(job.artifactPrefix);
   const manifest = manifestKey(job.artifactPrefix);

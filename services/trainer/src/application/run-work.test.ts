@@ -62,6 +62,27 @@ describe('runTrainingJob', () => {
     expect(ctx.orchestrator.logs).toContain('2 training rows, 1 held-out rows');
   });
 
+  it('when the checkpoint to resume from cannot be read, then training starts over, says so, and completes', async () => {
+    const ctx = withData(trainerDeps());
+    await runTrainingJob(ctx.deps, { ...job, resumeKey: 'jobs/j1/checkpoints/weights-9.ckpt' }, never);
+    expect(ctx.orchestrator.completed).not.toBeNull();
+    expect(ctx.orchestrator.logs).toContain(
+      'checkpoint checkpoints/weights-9.ckpt could not be read; training starts over',
+    );
+  });
+
+  it('when the engine cannot resume from the checkpoint, then training starts over without it and completes', async () => {
+    const invalid = new AppError('InvalidArgument', 'CHECKPOINT_INVALID', 'resumeFrom is not a training checkpoint');
+    const ctx = withData(trainerDeps(fakeEngine({ rejectResume: invalid })));
+    ctx.artifacts.objects.set('artifacts/jobs/j1/checkpoints/weights-9.ckpt', new Uint8Array([1, 2]));
+    await runTrainingJob(ctx.deps, { ...job, resumeKey: 'jobs/j1/checkpoints/weights-9.ckpt' }, never);
+    expect(ctx.orchestrator.failed).toBeNull();
+    expect(ctx.orchestrator.completed).not.toBeNull();
+    expect(ctx.orchestrator.logs).toContain(
+      'checkpoint checkpoints/weights-9.ckpt cannot be resumed from; training starts over',
+    );
+  });
+
   it('when the engine fails with an unknown error, then the job fails as INTERNAL, retryable, and the raw text is not reported', async () => {
     const ctx = withData(trainerDeps(fakeEngine({ fail: new Error('segfault at 0xdeadbeef') })));
     await runTrainingJob(ctx.deps, job, never);

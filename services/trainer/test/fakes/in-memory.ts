@@ -72,10 +72,11 @@ export class FakeArtifacts implements Artifacts {
 }
 
 /** An engine that "trains" by counting rows, with one checkpoint and one progress report. */
-export function fakeEngine(behaviour: { fail?: unknown } = {}): TrainingEngine {
+export function fakeEngine(behaviour: { fail?: unknown; rejectResume?: unknown } = {}): TrainingEngine {
   return {
     async train(input, hooks) {
       if (behaviour.fail) throw behaviour.fail;
+      if (behaviour.rejectResume && hooks.resumeFrom) throw behaviour.rejectResume;
       hooks.onProgress({
         step: 1,
         totalSteps: 1,
