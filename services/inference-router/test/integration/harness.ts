@@ -89,7 +89,7 @@ async function startModelServers(gated: BundleSource) {
   const fleet = new GrpcModelFleet(
     servers.map((srv) => {
       const addr = `127.0.0.1:${srv.port}`;
-      return { addr, client: createRpcClient(ModelServerService, { addr, caller: 'router-test' }) };
+      return { addr, client: createRpcClient(ModelServerService, { addr, caller: 'router-test', timeoutMs: 30_000 }) };
     }),
   );
   return { servings, servers, fleet };
