@@ -382,16 +382,16 @@ describe('training and serving trained models, end to end through pnpm start', (
     await eventually(
       async () =>
         ((await (await get(`/core/training-jobs/${survivor}/checkpoints`)).json()) as { count: number }).count >= 2,
-      60_000,
+      240_000,
       100,
     );
     const [pid] = system.pids('trainer');
     expect(pid).toBeGreaterThan(0);
     process.kill(pid!, 'SIGKILL');
-    const done = await until(survivor, ['complete', 'failed'], 150_000);
+    const done = await until(survivor, ['complete', 'failed'], 300_000);
     expect(done.status).toBe('complete');
     const logs = (await (await get(`/v1/training-jobs/${survivor}/logs`)).json()) as { logs: { message: string }[] };
     expect(logs.logs.some((l) => /lease expired/.test(l.message))).toBe(true);
     expect(logs.logs.some((l) => /resuming from/.test(l.message))).toBe(true);
-  }, 300_000);
+  }, 600_000);
 });
