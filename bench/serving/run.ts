@@ -1,28 +1,35 @@
 /**
- * Serving benchmark (issue 6): starts the whole system exactly as `pnpm start`
- * does, trains a small job through the API, then measures
- *   - native extraction through the gateway vs the same call straight to the
- *     model-server's gRPC (added p50 at c=1; throughput at c=50),
- *   - extraction p50 of a trained model on a 30-word text, in process (1 core),
- *   - cold adapter load to `active` for a new deployment,
- *   - gRPC hops per warm /inference call, from every service's RPC counters.
+ * Serving benchmark (issues 6 and 14): starts the whole system exactly as
+ * `pnpm start` does, trains two small jobs through the API, then measures
+ *   - native extraction straight to the model-server's gRPC and through the
+ *     gateway, side by side at c=1 and c=50 (one closed-loop load generator),
+ *   - extraction of a trained model on a 30-word text in process (1 core),
+ *     one text at a time and 50 texts in one extractMany batch,
+ *   - cold adapter loads: a deployment of a job never called before, and
+ *     LoadModel of its bundle under fresh model ids straight to the model-server,
+ *   - gRPC calls per warm /inference, from every service's RPC counters.
  *
  *   pnpm --filter @whetstone/bench bench:serving
  */
-import autocannon from 'autocannon';
 import { loadModel } from '@whetstone/ml';
-import { ModelServerService } from '@whetstone/proto/inference/v1';
+import { ModelServerService, ModelState } from '@whetstone/proto/inference/v1';
 import { createRpcClient } from '@whetstone/rpc';
 import { DEPLOYABLES } from '../../scripts/lib/deployables';
 import { apiOf, uploadWikigold, type Api } from '../lib/api';
 import { signUpWithKey, startSystem } from '../../test/e2e/system';
+import { closedLoop, httpPoster } from './load';
+import { report } from './report';
 
 const TEXT =
   'Ada Lovelace and Charles Babbage met at the Royal Society in London on a cold morning, and later wrote to the Analytical Engine committee in Cambridge about funding and tables.';
 const SCHEMA = { entities: ['person', 'organization', 'location'] };
 
-const pct = (xs: number[], p: number) =>
-  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+/** Seconds of each closed-loop run (c=1 and c=50, direct and through the gateway). */
+const LOAD_SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+
+export type Serving = Awaited<ReturnType<typeof measureServing>>;
+export type InProcess = Awaited<ReturnType<typeof measureInProcess>>;
+export type ColdLoads = Awaited<ReturnType<typeof coldLoads>>;
 
 async function timed(n: number, call: () => Promise<unknown>): Promise<number[]> {
   for (let i = 0; i < 50; i++) await call();
@@ -68,42 +75,59 @@ async function hopsPerCall(portOffset: number, calls: number, run: () => Promise
     .sort((a, b) => b[1] - a[1]);
 }
 
-/** Uploads wikigold and trains a 3-epoch job; returns it and how long it waited to start running. */
-async function trainJob(api: Api): Promise<{ jobId: string; runningAfter: number }> {
-  process.stderr.write('uploading wikigold and training a job (3 epochs)…\n');
-  await uploadWikigold(api);
-  const requestedAt = performance.now();
-  const jobId = (
-    await api.post('/core/training-jobs', {
-      base_model: 'whetstone-extract-base',
-      datasets: [{ name: 'wikigold' }],
-      training_type: 'lora',
-      nr_epochs: 3,
-    })
-  ).id as string;
+/** Submits a LoRA job on wikigold and returns its id. */
+async function submitJob(api: Api, epochs: number): Promise<string> {
+  const job = await api.post('/core/training-jobs', {
+    base_model: 'whetstone-extract-base',
+    datasets: [{ name: 'wikigold' }],
+    training_type: 'lora',
+    nr_epochs: epochs,
+  });
+  return job.id as string;
+}
+
+/** Waits until a job completes; returns how long it waited to start running. */
+async function untilComplete(api: Api, jobId: string, requestedAt: number): Promise<number> {
   let runningAfter = 0;
   for (;;) {
     const status = (await api.get(`/core/training-jobs/${jobId}`)).status;
     if (status !== 'requested' && !runningAfter) runningAfter = performance.now() - requestedAt;
-    if (status === 'complete') return { jobId, runningAfter };
+    if (status === 'complete') return runningAfter;
     if (status === 'failed') throw new Error('training failed');
     await new Promise((r) => setTimeout(r, 20));
   }
 }
 
 /**
- * Direct gRPC to the model-server vs through the gateway (auth, rate limit, router, credit check), c=1, and the
- * RPCs every service handles per warm call. The trained job is the model here: it is fast, so the figures show the
- * serving path, not the model.
+ * Uploads wikigold and trains two jobs: the 3-epoch job every serving figure uses, and a 1-epoch job that nothing
+ * calls before the cold deployment, so that deployment really loads its adapter for the first time.
+ */
+async function trainJobs(api: Api): Promise<{ jobId: string; coldJobId: string; runningAfter: number }> {
+  process.stderr.write('uploading wikigold and training two jobs (3 epochs, and 1 epoch for the cold load)…\n');
+  await uploadWikigold(api);
+  const requestedAt = performance.now();
+  const jobId = await submitJob(api, 3);
+  const runningAfter = await untilComplete(api, jobId, requestedAt);
+  const coldJobId = await submitJob(api, 1);
+  await untilComplete(api, coldJobId, performance.now());
+  return { jobId, coldJobId, runningAfter };
+}
+
+const json = (value: unknown) => Buffer.from(JSON.stringify(value));
+
+/**
+ * The same trained-job call straight to the model-server's gRPC and through the gateway (auth, rate limit, router,
+ * credit check), at c=1 and c=50 with one load generator, and the RPCs every service handles per warm call. The
+ * trained job is the model here: it is fast, so the figures show the serving path, not the model.
  */
 async function measureServing(api: Api, jobId: string, portOffset: number) {
   const direct = createRpcClient(ModelServerService, { addr: `127.0.0.1:${50055 + portOffset}`, caller: 'bench' });
-  const directCall = () =>
-    direct.extract({
-      model: { modelId: jobId, bucket: 'artifacts', key: `jobs/${jobId}/model.bundle` },
-      texts: [TEXT],
-      schema: SCHEMA,
-    });
+  const request = {
+    model: { modelId: jobId, bucket: 'artifacts', key: `jobs/${jobId}/model.bundle` },
+    texts: [TEXT],
+    schemaJson: json(SCHEMA),
+  };
+  const directCall = () => direct.extract(request);
   while (
     await directCall().then(
       () => false,
@@ -111,87 +135,64 @@ async function measureServing(api: Api, jobId: string, portOffset: number) {
     )
   )
     await new Promise((r) => setTimeout(r, 50));
+  const inference = (modelId: string) =>
+    httpPoster(`${api.base}/inference`, api.headers, JSON.stringify({ model_id: modelId, text: TEXT, schema: SCHEMA }));
+  const viaGatewayCall = inference(jobId);
   const directMs = await timed(500, directCall);
-  const body = JSON.stringify({ model_id: jobId, text: TEXT, schema: SCHEMA });
-  const viaGatewayCall = () =>
-    fetch(`${api.base}/inference`, { method: 'POST', headers: api.headers, body }).then((r) => r.arrayBuffer());
   const viaGateway = await timed(500, viaGatewayCall);
   const hops = await hopsPerCall(portOffset, 200, viaGatewayCall);
-  const load = await autocannon({
-    url: `${api.base}/inference`,
-    method: 'POST',
-    headers: api.headers,
-    body,
-    connections: 50,
-    duration: 10,
-  });
-  const baseDirect = await timed(300, () =>
-    direct.extract({
-      model: { modelId: 'whetstone-extract-base', bucket: '', key: '' },
-      texts: [TEXT],
-      schema: SCHEMA,
-    }),
-  );
-  const baseBody = JSON.stringify({ model_id: 'whetstone-extract-base', text: TEXT, schema: SCHEMA });
-  const baseGateway = await timed(300, () =>
-    fetch(`${api.base}/inference`, { method: 'POST', headers: api.headers, body: baseBody }).then((r) =>
-      r.arrayBuffer(),
-    ),
-  );
+  const load = {
+    direct1: await closedLoop(1, LOAD_SECONDS, directCall),
+    gateway1: await closedLoop(1, LOAD_SECONDS, viaGatewayCall),
+    direct50: await closedLoop(50, LOAD_SECONDS, directCall),
+    gateway50: await closedLoop(50, LOAD_SECONDS, viaGatewayCall),
+  };
+  const baseRequest = { ...request, model: { modelId: 'whetstone-extract-base', bucket: '', key: '' } };
+  const baseDirect = await timed(300, () => direct.extract(baseRequest));
+  const baseGateway = await timed(300, inference('whetstone-extract-base'));
   return { directMs, viaGateway, hops, load, baseDirect, baseGateway };
 }
 
-/** Trained model on a 30-word text, in process, one core. */
-async function measureInProcess(api: Api, jobId: string): Promise<number[]> {
+/** Trained model in process, one core: one text at a time, and 50 texts through extractMany (one forward pass). */
+async function measureInProcess(api: Api, jobId: string) {
   const bundleUrl = (await api.get(`/v1/training-jobs/${jobId}/download`)).download_url as string;
   const model = loadModel(new Uint8Array(await (await fetch(bundleUrl)).arrayBuffer()));
-  return timed(2000, async () => model.extract(TEXT, SCHEMA));
+  const one = await timed(1000, async () => model.extract(TEXT, SCHEMA));
+  const texts = Array.from({ length: 50 }, () => TEXT);
+  const batch = await timed(40, async () => model.extractMany(texts, SCHEMA));
+  return { one, perTextInBatch: batch.map((ms) => ms / texts.length) };
 }
 
-/** Cold adapter load to active. */
-async function coldDeploy(api: Api, jobId: string): Promise<number> {
+/**
+ * Cold loads. Through the API: a deployment of the job nothing has called yet, to `active`. Straight to the
+ * model-server: LoadModel of the same bundle under a fresh model id each time (never held before), to READY.
+ */
+async function coldLoads(api: Api, coldJobId: string, portOffset: number) {
   const project = (await api.post('/projects', { name: 'bench' })).id as string;
   const t0 = performance.now();
-  await api.post(`/projects/${project}/deployments`, { training_job_id: jobId });
-  for (;;) {
+  await api.post(`/projects/${project}/deployments`, { training_job_id: coldJobId });
+  let deployMs = 0;
+  while (!deployMs) {
     const d = ((await api.get(`/projects/${project}/deployments`)).deployments as { status: string }[])[0];
-    if (d?.status === 'active') return performance.now() - t0;
-    if (d?.status === 'failed') throw new Error('deployment failed');
-    await new Promise((r) => setTimeout(r, 5));
+    if (d?.status === 'active') deployMs = performance.now() - t0;
+    else if (d?.status === 'failed') throw new Error('deployment failed');
+    else await new Promise((r) => setTimeout(r, 5));
   }
-}
-
-function report(
-  s: Awaited<ReturnType<typeof measureServing>>,
-  trainedMs: number[],
-  coldMs: number,
-  runningAfter: number,
-): void {
-  const words = TEXT.split(/\s+/).length;
-  const f = (x: number) => x.toFixed(2);
-  console.log(`serving benchmark (${words}-word text, schema of 3 entity types, 2 cores shared by all processes)`);
-  console.log(
-    `  trained job, straight to model-server gRPC, c=1: p50 ${f(pct(s.directMs, 50))} ms, p99 ${f(pct(s.directMs, 99))} ms`,
-  );
-  console.log(
-    `  trained job, through the gateway /inference, c=1: p50 ${f(pct(s.viaGateway, 50))} ms, p99 ${f(pct(s.viaGateway, 99))} ms`,
-  );
-  console.log(`  added by gateway + router: p50 ${f(pct(s.viaGateway, 50) - pct(s.directMs, 50))} ms (target ≤1.5)`);
-  console.log(
-    `  trained job through the gateway, c=50 for 10 s: ${Math.round(s.load.requests.average)} req/s, p50 ${s.load.latency.p50} ms, non-2xx ${s.load.non2xx} (target ≥1.5k req/s)`,
-  );
-  console.log(
-    `  zero-shot base: model-server p50 ${f(pct(s.baseDirect, 50))} ms, through the gateway p50 ${f(pct(s.baseGateway, 50))} ms`,
-  );
-  console.log(
-    `  trained model in process (1 core): p50 ${f(pct(trainedMs, 50))} ms, p99 ${f(pct(trainedMs, 99))} ms (target ≤5)`,
-  );
-  console.log(`  cold adapter load to active: ${Math.round(coldMs)} ms (target ≤2000)`);
-  console.log(`  training: requested → running ${Math.round(runningAfter)} ms (polled every 20 ms; target ≤1000)`);
-  console.log(
-    `  gRPC calls per warm /inference on the trained job (200 calls): ${s.hops.map(([k, n]) => `${k} ${n.toFixed(2)}`).join(', ')}`,
-  );
-  console.log(`  gRPC hops per warm /inference: ${s.hops.reduce((n, [, x]) => n + x, 0).toFixed(2)} (target ≤2)`);
+  const direct = createRpcClient(ModelServerService, { addr: `127.0.0.1:${50055 + portOffset}`, caller: 'bench' });
+  const samples: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const modelId = `cold-${i}-${Date.now()}`;
+    const t = performance.now();
+    const model = { modelId, bucket: 'artifacts', key: `jobs/${coldJobId}/model.bundle` };
+    let state = (await direct.loadModel({ model })).state;
+    while (state === ModelState.WARMING) {
+      await new Promise((r) => setTimeout(r, 2));
+      state = (await direct.getModelState({ modelId })).state;
+    }
+    if (state !== ModelState.READY) throw new Error('cold load failed');
+    samples.push(performance.now() - t);
+  }
+  return { deployMs, samples };
 }
 
 async function main(): Promise<void> {
@@ -207,11 +208,11 @@ async function main(): Promise<void> {
   try {
     const portOffset = Number(new URL(system.baseUrl).port) - 8080;
     const api = apiOf(system.baseUrl, (await signUpWithKey(system.baseUrl, 'bench')).key);
-    const { jobId, runningAfter } = await trainJob(api);
+    const { jobId, coldJobId, runningAfter } = await trainJobs(api);
     const serving = await measureServing(api, jobId, portOffset);
-    const trainedMs = await measureInProcess(api, jobId);
-    const coldMs = await coldDeploy(api, jobId);
-    report(serving, trainedMs, coldMs, runningAfter);
+    const inProcess = await measureInProcess(api, jobId);
+    const cold = await coldLoads(api, coldJobId, portOffset);
+    report(serving, inProcess, cold, runningAfter);
   } finally {
     await system.stop();
   }

@@ -1,12 +1,12 @@
 import path from 'node:path';
-import express, { type Express, type RequestHandler } from 'express';
+import express, { type Express, type Request, type RequestHandler } from 'express';
 import type { Logger } from '@whetstone/telemetry';
 import type { Registry } from 'prom-client';
 import { AuthCache, type Invalidation } from './application/auth-cache';
 import type { DatasetsPort, Inference, KeyBilling, TrainingPort } from './application/ports';
 import type { RateLimiter, RateLimitSettings } from './domain/rate-limit';
 import { Api, type AuthMode } from './transport/http/api';
-import { authenticate } from './transport/http/auth';
+import { authenticate, presentedKey } from './transport/http/auth';
 import { errorHandler, notFound } from './transport/http/errors';
 import { httpMetrics } from './transport/http/metrics';
 import { endpointLimit, preAuthLimit } from './transport/http/rate-limit';
@@ -57,7 +57,7 @@ export function buildApp(deps: GatewayDeps): { app: Express; api: Api } {
     res.type(deps.metrics.contentType).send(await deps.metrics.metrics());
   });
 
-  app.use(preAuthLimit(deps.rateLimiter, deps.rateLimits, now));
+  app.use(preAuthLimit(deps.rateLimiter, deps.rateLimits, now, (req) => keyIsCached(deps.authCache, req, now())));
   // Signed blob URLs stream straight to storage: mounted before any body parser.
   if (deps.blobHandler) {
     const blobs = deps.blobHandler;
@@ -96,6 +96,12 @@ export function buildApp(deps: GatewayDeps): { app: Express; api: Api } {
   app.use(notFound);
   app.use(errorHandler(deps.logger));
   return { app, api };
+}
+
+/** Whether the request's API key is in the auth cache, so authenticating it costs no I/O. */
+function keyIsCached(cache: AuthCache, req: Request, now: number): boolean {
+  const secret = presentedKey(req);
+  return secret !== undefined && cache.get(AuthCache.fingerprint(secret), now) !== undefined;
 }
 
 /** 200 when every configured back end answers its health check, else 503 naming the ones that do not. */

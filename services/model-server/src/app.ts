@@ -3,6 +3,7 @@ import type { ServiceRouter } from '@whetstone/rpc';
 import type { Logger } from '@whetstone/telemetry';
 import { Decoders } from './application/decoders';
 import { extract } from './application/extract';
+import { ExtractBatcher, type BatchingOptions } from './application/extract-batcher';
 import { ExtractionModels } from './application/extraction-models';
 import type { BundleSource, ModelLoader } from './application/ports';
 import { modelServerHandler } from './transport/rpc/model-server.handler';
@@ -13,6 +14,8 @@ export interface AppDeps {
   logger: Logger;
   /** Memory budget for extraction models, and separately for decoders; least recently used are evicted beyond it. */
   budgetBytes: number;
+  /** Micro-batching of concurrent extraction calls. */
+  batching: BatchingOptions;
 }
 
 /** The wired service: its RPC routes, and the model states tests and start-up read. No I/O happens here. */
@@ -29,8 +32,9 @@ export interface ModelServerApp {
 export function buildApp(deps: AppDeps): ModelServerApp {
   const models = new ExtractionModels(deps);
   const decoders = new Decoders(deps);
+  const batcher = new ExtractBatcher(models, deps.batching);
   return {
-    registerRoutes: (router) => router.service(ModelServerService, modelServerHandler(models, decoders)),
+    registerRoutes: (router) => router.service(ModelServerService, modelServerHandler(models, batcher, decoders)),
     preload(modelIds) {
       for (const modelId of modelIds) {
         const ref = { modelId, bucket: '', key: '' };

@@ -10,6 +10,10 @@ const schema = z.object({
   MODEL_MEMORY_BUDGET_MB: z.coerce.number().int().positive().default(512),
   /** Base models loaded at start, so the first call does not wait. */
   PRELOAD_MODELS: z.string().default('whetstone-extract-base'),
+  /** Once extraction calls for a model arrive concurrently, how long a batch waits for more (a lone call never waits). */
+  BATCH_WINDOW_MS: z.coerce.number().min(0).max(50).default(1),
+  /** A batch closes once it holds this many texts. */
+  BATCH_MAX_TEXTS: z.coerce.number().int().positive().default(256),
 });
 
 export type ModelServerConfig = z.infer<typeof schema> & { preloadModels: string[] };

@@ -23,6 +23,7 @@ async function main(): Promise<void> {
     loader: mlLoader,
     logger,
     budgetBytes: config.MODEL_MEMORY_BUDGET_MB * 1024 * 1024,
+    batching: { windowMs: config.BATCH_WINDOW_MS, maxTexts: config.BATCH_MAX_TEXTS },
   });
   const metrics = createServiceMetrics('model-server');
   const server = await createRpcServer({

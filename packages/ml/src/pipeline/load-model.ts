@@ -1,10 +1,11 @@
-import { normalizeSchema } from '../schema/normalize';
+import type { EntityMention } from '../encoder';
+import { normalizeSchema, type NormalizedSchema } from '../schema/normalize';
 import { extractWith, zeroShotLabelScores, zeroShotRelations } from '../zeroshot/base-model';
 import { zeroShotSpans } from '../zeroshot/entities';
 import { classifiersOf, encoderOf, readBundle } from './bundle';
 import { structureLabel } from './rows';
 import { taskScores } from './task-scores';
-import type { ExtractionModel, ExtractionSchema, ModelManifest } from './types';
+import type { ExtractionModel, ExtractionSchema, ModelManifest, PredictOptions } from './types';
 
 /** The manifest's trained schema as a request schema (used when a project call sends none). */
 function manifestSchema(m: ModelManifest): ExtractionSchema {
@@ -50,52 +51,63 @@ export function loadModel(bundle: Uint8Array): ExtractionModel {
   const classifiers = classifiersOf(meta);
   const trainedTypes = new Set(encoder?.trainedLabels ?? []);
   const manifest = meta.manifest;
+  const normalized = (schema: ExtractionSchema) =>
+    normalizeSchema(schema && Object.keys(schema).length ? schema : manifestSchema(manifest));
+  const explicitOf = (options: PredictOptions) => (options.threshold && options.threshold > 0 ? options.threshold : 0);
+  /** One text's result; `encoded` holds its trained-label mentions when a batch computed them already. */
+  const run = (text: string, schema: NormalizedSchema, options: PredictOptions, encoded?: EntityMention[]) => {
+    const explicit = explicitOf(options);
+    return extractWith(text, schema, options, {
+      entities: (t, labels, threshold) => {
+        const known = labels.filter((l) => trainedTypes.has(l));
+        const mine = encoder && known.length ? (encoded ?? encoder.extract(t, known, explicit)) : [];
+        const others = labels.filter((l) => !trainedTypes.has(l));
+        const zero = others.length
+          ? zeroShotSpans(t, others, threshold).filter((z) => !mine.some((m) => z.start < m.end && z.end > m.start))
+          : [];
+        return [...mine, ...zero].sort((a, b) => a.start - b.start);
+      },
+      classify: (t, task) => {
+        const clf = classifiers.get(task.task);
+        if (!clf || !task.labels.every((l) => clf.labels.includes(l)))
+          return zeroShotLabelScores(t, task.labels, task.multi_label);
+        const picked = taskScores(encoder, clf, t, task.task, task.labels);
+        if (clf.multiLabel || task.multi_label) return picked;
+        const sum = picked.reduce((n, s) => n + s.confidence, 0) || 1;
+        return picked.map((s) => ({ label: s.label, confidence: s.confidence / sum }));
+      },
+      // Trained structure fields: spans of `structure.field` from the encoder, choices from its classifier.
+      structureField: (t, structure, field) => {
+        const label = structureLabel(structure, field.name);
+        const clf = classifiers.get(label);
+        if (field.choices.length && clf && field.choices.every((c) => clf.labels.includes(c)))
+          return { scores: taskScores(encoder, clf, t, label, field.choices) };
+        if (!field.choices.length && encoder && trainedTypes.has(label))
+          return { spans: encoder.extract(t, [label], explicit) };
+        return null;
+      },
+      // Trained relation names from the encoder, any other from the zero-shot base.
+      relations: (t, names, threshold) => {
+        const known = encoder ? names.filter((r) => encoder.relationLabels.includes(r)) : [];
+        const others = names.filter((r) => !known.includes(r));
+        const mine = known.length
+          ? encoder!
+              .extractRelations(t, known, encoder!.trainedLabels, explicit)
+              .map((r) => ({ relation: r.label, head: r.head, tail: r.tail, confidence: r.confidence }))
+          : [];
+        return [...mine, ...(others.length ? zeroShotRelations(t, others, threshold) : [])];
+      },
+    });
+  };
   return {
     manifest,
-    extract(text, schema, options = {}) {
-      const given = schema && Object.keys(schema).length ? schema : manifestSchema(manifest);
-      const explicit = options.threshold && options.threshold > 0 ? options.threshold : 0;
-      return extractWith(text, normalizeSchema(given), options, {
-        entities: (t, labels, threshold) => {
-          const known = labels.filter((l) => trainedTypes.has(l));
-          const mine = encoder && known.length ? encoder.extract(t, known, explicit) : [];
-          const others = labels.filter((l) => !trainedTypes.has(l));
-          const zero = others.length
-            ? zeroShotSpans(t, others, threshold).filter((z) => !mine.some((m) => z.start < m.end && z.end > m.start))
-            : [];
-          return [...mine, ...zero].sort((a, b) => a.start - b.start);
-        },
-        classify: (t, task) => {
-          const clf = classifiers.get(task.task);
-          if (!clf || !task.labels.every((l) => clf.labels.includes(l)))
-            return zeroShotLabelScores(t, task.labels, task.multi_label);
-          const picked = taskScores(encoder, clf, t, task.task, task.labels);
-          if (clf.multiLabel || task.multi_label) return picked;
-          const sum = picked.reduce((n, s) => n + s.confidence, 0) || 1;
-          return picked.map((s) => ({ label: s.label, confidence: s.confidence / sum }));
-        },
-        // Trained structure fields: spans of `structure.field` from the encoder, choices from its classifier.
-        structureField: (t, structure, field) => {
-          const label = structureLabel(structure, field.name);
-          const clf = classifiers.get(label);
-          if (field.choices.length && clf && field.choices.every((c) => clf.labels.includes(c)))
-            return { scores: taskScores(encoder, clf, t, label, field.choices) };
-          if (!field.choices.length && encoder && trainedTypes.has(label))
-            return { spans: encoder.extract(t, [label], explicit) };
-          return null;
-        },
-        // Trained relation names from the encoder, any other from the zero-shot base.
-        relations: (t, names, threshold) => {
-          const known = encoder ? names.filter((r) => encoder.relationLabels.includes(r)) : [];
-          const others = names.filter((r) => !known.includes(r));
-          const mine = known.length
-            ? encoder!
-                .extractRelations(t, known, encoder!.trainedLabels, explicit)
-                .map((r) => ({ relation: r.label, head: r.head, tail: r.tail, confidence: r.confidence }))
-            : [];
-          return [...mine, ...(others.length ? zeroShotRelations(t, others, threshold) : [])];
-        },
-      });
+    extract: (text, schema, options = {}) => run(text, normalized(schema), options),
+    extractMany(texts, schema, options = {}) {
+      const norm = normalized(schema);
+      const known = norm.entities.filter((l) => trainedTypes.has(l));
+      // The trained labels' mentions of every text in batched forward passes; the rest runs per text as before.
+      const encoded = encoder && known.length ? encoder.extractMany(texts, known, explicitOf(options)) : undefined;
+      return texts.map((text, i) => run(text, norm, options, encoded?.[i]));
     },
   };
 }

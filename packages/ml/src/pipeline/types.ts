@@ -150,4 +150,9 @@ export type ExtractionResult = Record<string, unknown>;
 export interface ExtractionModel {
   readonly manifest: ModelManifest;
   extract(text: string, schema: ExtractionSchema, options?: PredictOptions): ExtractionResult;
+  /**
+   * The results of {@link extract} on each text, in order, computed together where the model can batch (a
+   * trained encoder runs its texts through one forward pass): the same results as one text at a time.
+   */
+  extractMany(texts: readonly string[], schema: ExtractionSchema, options?: PredictOptions): ExtractionResult[];
 }

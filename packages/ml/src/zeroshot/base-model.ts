@@ -312,4 +312,8 @@ export const extractBaseModel: ExtractionModel = {
       classify: (t, task) => zeroShotLabelScores(t, task.labels, task.multi_label),
     });
   },
+  // Rules and lookups per text: nothing to batch.
+  extractMany(texts, schema, options = {}) {
+    return texts.map((t) => this.extract(t, schema, options));
+  },
 };

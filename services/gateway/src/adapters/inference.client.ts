@@ -13,6 +13,8 @@ import {
 } from './inference.mapper';
 
 const caller = (p: Principal) => ({ teamId: p.teamId, keyId: p.keyId, userId: p.userId });
+const NO_BYTES = new Uint8Array(0);
+const utf8 = new TextDecoder();
 const unixSeconds = (ts: Timestamp | undefined) => (ts ? Math.floor(timestampDate(ts).getTime() / 1000) : 0);
 
 type Router = Client<typeof InferenceRouterService>;
@@ -69,7 +71,7 @@ function servingOverRpc(client: Router) {
         modelId: r.modelId,
         projectId: r.projectId,
         texts: r.texts,
-        ...(r.schema ? { schema: r.schema as never } : {}),
+        schemaJson: r.schema ? Buffer.from(JSON.stringify(r.schema)) : NO_BYTES,
         threshold: r.threshold,
         includeConfidence: r.includeConfidence,
         includeSpans: r.includeSpans,
@@ -78,7 +80,7 @@ function servingOverRpc(client: Router) {
       return {
         inferenceId: res.inferenceId,
         model: res.model,
-        results: res.results as Record<string, unknown>[],
+        results: JSON.parse(utf8.decode(res.resultsJson)) as Record<string, unknown>[],
         usage: usageView(res.usage),
         latencyMs: res.latencyMs,
       };

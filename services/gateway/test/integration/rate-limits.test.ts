@@ -48,6 +48,35 @@ describe('rate limits and revocation across two gateway replicas sharing Redis',
     });
   });
 
+  it('when a cached key calls a route with its own limit, then the edge limit still counts every request', async () => {
+    // The edge counter of a warm call is consumed with the endpoint's, after authentication (one Redis call).
+    const edge = await startGateway(kb, {
+      redis: true,
+      redisPrefix: `rl-edge:${Date.now()}:`,
+      rateLimits: { edgePerMinute: 3, trainingJobsPerMinute: 100 },
+      extraRoutes: (app, _api, chain) => {
+        app.post('/core/training-jobs', ...chain('key'), (_req, res) => void res.status(202).json({ accepted: true }));
+      },
+    });
+    try {
+      const user = await signUp(a.url);
+      const key = await createKey(a.url, user);
+      const post = () =>
+        fetch(`${edge.url}/core/training-jobs`, {
+          method: 'POST',
+          headers: { 'x-api-key': key.secret_key, 'content-type': 'application/json' },
+          body: '{}',
+        });
+      const statuses: number[] = [];
+      for (let i = 0; i < 4; i++) statuses.push((await post()).status);
+      expect(statuses).toEqual([202, 202, 202, 429]);
+      const limited = await post();
+      expect(limited.headers.get('x-ratelimit-scope')).toBe('edge');
+    } finally {
+      await edge.close();
+    }
+  });
+
   it('when a key is revoked through one replica, then the other replica refuses it on the next request', async () => {
     const user = await signUp(a.url);
     const key = await createKey(a.url, user);

@@ -51,19 +51,19 @@ export class GrpcModelFleet implements ModelFleet {
     if (this.poller) clearInterval(this.poller);
   }
 
-  async extract(ref: ModelRef, texts: string[], schema: Record<string, unknown> | undefined, options: ExtractOptions) {
+  async extract(ref: ModelRef, texts: string[], schemaJson: Uint8Array, options: ExtractOptions) {
     const member = this.choose(ref);
     try {
       const res = await member.client.extract({
         model: ref,
         texts,
-        ...(schema ? { schema: schema as never } : {}),
+        schemaJson,
         threshold: options.threshold,
         includeConfidence: options.includeConfidence,
         includeSpans: options.includeSpans,
       });
       if (ref.key) this.mark(ref.modelId, member.addr, true);
-      return { results: res.results as Record<string, unknown>[], inputTokens: Number(res.inputTokens) };
+      return { resultsJson: res.resultsJson, inputTokens: Number(res.inputTokens) };
     } catch (err) {
       if (err instanceof AppError && err.reason === Reasons.MODEL_WARMING) this.mark(ref.modelId, member.addr, false);
       throw err;

@@ -9,6 +9,9 @@ export interface ExtractInput {
   modelId: string;
   projectId: string;
   texts: string[];
+  /** The schema as JSON bytes, forwarded to the model-server as they came; empty when none was given. */
+  schemaJson: Uint8Array;
+  /** The same schema parsed, for the inference record. */
   schema: Record<string, unknown> | undefined;
   threshold: number;
   includeConfidence: boolean;
@@ -17,8 +20,11 @@ export interface ExtractInput {
 }
 
 export interface ExtractOutput extends InferenceReceipt {
-  results: Record<string, unknown>[];
+  /** A JSON array of one result per text: the model-server's bytes, passed on unparsed. */
+  resultsJson: Uint8Array;
 }
+
+const utf8 = new TextDecoder();
 
 /** Rough token count for the pre-flight credit check (the model-server reports the real one). */
 const estimateTokens = (texts: string[]) => texts.reduce((n, t) => n + Math.ceil(t.length / 4), 0);
@@ -39,7 +45,7 @@ export async function extract(deps: RouterDeps, input: ExtractInput): Promise<Ex
     false,
   );
 
-  const out = await deps.fleet.extract(target.ref, input.texts, input.schema, {
+  const out = await deps.fleet.extract(target.ref, input.texts, input.schemaJson, {
     threshold: input.threshold,
     includeConfidence: input.includeConfidence,
     includeSpans: input.includeSpans,
@@ -59,11 +65,11 @@ export async function extract(deps: RouterDeps, input: ExtractInput): Promise<Ex
     task: input.task,
     inputs: input.texts,
     schema: input.schema,
-    outputs: out.results,
+    outputs: JSON.parse(utf8.decode(out.resultsJson)) as Record<string, unknown>[],
     latencyMs,
     ...usage,
     startedAt,
     completedAt: deps.now(),
   });
-  return { inferenceId, model: target.ref.modelId, results: out.results, usage, latencyMs };
+  return { inferenceId, model: target.ref.modelId, resultsJson: out.resultsJson, usage, latencyMs };
 }

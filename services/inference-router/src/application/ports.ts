@@ -37,13 +37,16 @@ export interface GenerateStream {
 }
 
 export interface ModelFleet {
-  /** Runs on a server that holds the model, or starts a load (rejects MODEL_WARMING, 425). */
+  /**
+   * Runs on a server that holds the model, or starts a load (rejects MODEL_WARMING, 425). The schema (empty: the
+   * trained one) and the results (a JSON array, one per text) stay JSON bytes: the router does not look inside.
+   */
   extract(
     ref: ModelRef,
     texts: string[],
-    schema: Record<string, unknown> | undefined,
+    schemaJson: Uint8Array,
     options: ExtractOptions,
-  ): Promise<{ results: Record<string, unknown>[]; inputTokens: number }>;
+  ): Promise<{ resultsJson: Uint8Array; inputTokens: number }>;
   /** Loads the model and resolves once it is ready; rejects with the reason it failed. */
   warm(ref: ModelRef, timeoutMs: number): Promise<void>;
   /** Streams a decoder's reply. */

@@ -47,7 +47,7 @@ function fakes(trained: TrainedModel | null, fleet: Partial<ModelFleet> = {}) {
     },
     billing: { checkSpendable: async () => undefined },
     fleet: {
-      extract: async () => ({ results: [{ entities: {} }], inputTokens: 3 }),
+      extract: async () => ({ resultsJson: Buffer.from('[{"entities":{}}]'), inputTokens: 3 }),
       warm: async () => undefined,
       generate: () => ({
         chunks: (async function* () {})(),
@@ -78,6 +78,7 @@ const input = (modelId: string) => ({
   modelId,
   projectId: '',
   texts: ['Ada'],
+  schemaJson: Buffer.from('{"entities":["person"]}'),
   schema: { entities: ['person'] },
   threshold: 0,
   includeConfidence: false,
@@ -91,6 +92,8 @@ describe('extract', () => {
     const out = await extract(deps, input(JOB));
     expect(out.model).toBe(JOB);
     expect(recorded.map((r) => [r.model, r.task, r.inputTokens])).toEqual([[JOB, 'ner', 3]]);
+    expect(recorded[0]!.outputs).toEqual([{ entities: {} }]);
+    expect(Buffer.from(out.resultsJson).toString()).toBe('[{"entities":{}}]');
   });
 
   it('when the job is still running, then the call names its status', async () => {

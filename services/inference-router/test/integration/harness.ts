@@ -48,8 +48,18 @@ function wordListModel(bytes: Uint8Array): ExtractionModel {
         Array.isArray(schema.entities) && schema.entities.length ? (schema.entities as string[]) : Object.keys(lists);
       return { entities: Object.fromEntries(labels.map((l) => [l, (lists[l] ?? []).filter((w) => text.includes(w))])) };
     },
+    extractMany(texts, schema) {
+      return texts.map((t) => this.extract(t, schema));
+    },
   };
 }
+
+/** A schema as the router's callers send it: JSON bytes. */
+export const json = (value: unknown): Uint8Array => Buffer.from(JSON.stringify(value));
+
+/** An InferResponse's results, parsed from its JSON bytes. */
+export const resultsOf = (res: { resultsJson: Uint8Array }): Record<string, unknown>[] =>
+  JSON.parse(Buffer.from(res.resultsJson).toString('utf8')) as Record<string, unknown>[];
 
 /** The rejection of a call that must fail. */
 export async function rpcError(p: Promise<unknown>): Promise<AppError> {
@@ -72,6 +82,7 @@ async function startModelServers(gated: BundleSource) {
       },
       logger,
       budgetBytes: 64 * 1024 * 1024,
+      batching: { windowMs: 1, maxTexts: 256 },
     });
   // Two model-servers: the router spreads base-model calls and places each trained model on one of them.
   const servings: ModelServerApp[] = [newServing(), newServing()];

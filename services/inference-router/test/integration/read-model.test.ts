@@ -3,7 +3,7 @@ import type { Client } from '@connectrpc/connect';
 import type { InferenceRouterService } from '@whetstone/proto/inference/v1';
 import { JobStatus } from '@whetstone/proto/training/v1';
 import { eventually } from '@whetstone/testing';
-import { rpcError, startHarness, team, type Harness } from './harness';
+import { json, resultsOf, rpcError, startHarness, team, type Harness } from './harness';
 
 /** The router's read model of training jobs, fed only by the orchestrator's events on the real event log. */
 describe('inference-router trained-model read model', () => {
@@ -25,7 +25,7 @@ describe('inference-router trained-model read model', () => {
     await h.publishStatus(jobId, JobStatus.RUNNING, { at: new Date(t0) });
     await h.seen(jobId, 'running');
     const notYet = await rpcError(
-      client.infer({ caller: team, modelId: jobId, texts: ['x'], schema: { entities: ['person'] } }),
+      client.infer({ caller: team, modelId: jobId, texts: ['x'], schemaJson: json({ entities: ['person'] }) }),
     );
     expect(notYet.message).toContain('is running');
     await h.publishStatus(jobId, JobStatus.COMPLETE, { key, at: new Date(t0 + 2_000) });
@@ -35,9 +35,16 @@ describe('inference-router trained-model read model', () => {
     await h.seen(jobId, 'complete');
     await eventually(async () => {
       const res = await client
-        .infer({ caller: team, modelId: jobId, texts: ['Wintermute spoke'], schema: { entities: ['person'] } })
+        .infer({
+          caller: team,
+          modelId: jobId,
+          texts: ['Wintermute spoke'],
+          schemaJson: json({ entities: ['person'] }),
+        })
         .catch(() => null);
-      return res?.results[0] ? JSON.stringify(res.results[0]) === '{"entities":{"person":["Wintermute"]}}' : false;
+      return res && resultsOf(res)[0]
+        ? JSON.stringify(resultsOf(res)[0]) === '{"entities":{"person":["Wintermute"]}}'
+        : false;
     });
     expect((await h.prisma.trainedModel.findUnique({ where: { jobId } }))?.statusLabel).toBe('complete');
     const listed = (await client.listModels({ caller: team })).models.filter((m) => m.id === jobId);

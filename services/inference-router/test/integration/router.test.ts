@@ -2,7 +2,7 @@ import type { Client } from '@connectrpc/connect';
 import { DeploymentStatus, InferenceTask, type InferenceRouterService } from '@whetstone/proto/inference/v1';
 import { JobStatus } from '@whetstone/proto/training/v1';
 import { eventually } from '@whetstone/testing';
-import { RESTRICTED_JOB, rpcError, startHarness, team, type Harness } from './harness';
+import { RESTRICTED_JOB, json, resultsOf, rpcError, startHarness, team, type Harness } from './harness';
 
 describe('inference-router with a model-server over gRPC', () => {
   let h: Harness;
@@ -23,10 +23,10 @@ describe('inference-router with a model-server over gRPC', () => {
       caller: team,
       modelId: 'whetstone-extract-base',
       texts: ['Ada Lovelace lived in London.'],
-      schema: { entities: ['person', 'city'] },
+      schemaJson: json({ entities: ['person', 'city'] }),
       task: InferenceTask.NER,
     });
-    expect(res.results[0]).toEqual({ entities: { person: ['Ada Lovelace'], city: ['London'] } });
+    expect(resultsOf(res)[0]).toEqual({ entities: { person: ['Ada Lovelace'], city: ['London'] } });
     expect(res.usage?.costMicroCredits).toBe(1_001n);
     expect(h.spend.length).toBeGreaterThan(0);
     await h.metering.flush();
@@ -45,49 +45,72 @@ describe('inference-router with a model-server over gRPC', () => {
         caller: team,
         modelId: 'whetstone-extract-base',
         texts: ['Ada Lovelace'],
-        schema: { entities: ['person'] },
+        schemaJson: json({ entities: ['person'] }),
       });
     expect(h.servings.map((sv) => sv.state('whetstone-extract-base').status)).toEqual(['ready', 'ready']);
     const jobId = await addJob({ person: ['Quorra'] });
     await eventually(() =>
       client
-        .infer({ caller: team, modelId: jobId, texts: ['Quorra'], schema: { entities: ['person'] } })
+        .infer({ caller: team, modelId: jobId, texts: ['Quorra'], schemaJson: json({ entities: ['person'] }) })
         .catch(() => null),
     );
     for (let i = 0; i < 4; i++)
-      await client.infer({ caller: team, modelId: jobId, texts: ['Quorra'], schema: { entities: ['person'] } });
+      await client.infer({
+        caller: team,
+        modelId: jobId,
+        texts: ['Quorra'],
+        schemaJson: json({ entities: ['person'] }),
+      });
     expect(h.servings.filter((sv) => sv.state(jobId).status === 'ready')).toHaveLength(1);
   });
 
   it('names what is wrong: empty schema, unknown model, training-only base, another team’s job, a restricted model (451), a job still running', async () => {
     expect(
-      (await rpcError(client.infer({ caller: team, modelId: 'whetstone-extract-base', texts: ['x'], schema: {} })))
-        .reason,
+      (
+        await rpcError(
+          client.infer({ caller: team, modelId: 'whetstone-extract-base', texts: ['x'], schemaJson: json({}) }),
+        )
+      ).reason,
     ).toBe('VALIDATION_FAILED');
     expect(
-      (await rpcError(client.infer({ caller: team, modelId: 'nope', texts: ['x'], schema: { entities: ['a'] } }))).kind,
+      (
+        await rpcError(
+          client.infer({ caller: team, modelId: 'nope', texts: ['x'], schemaJson: json({ entities: ['a'] }) }),
+        )
+      ).kind,
     ).toBe('NotFound');
     expect(
       (
         await rpcError(
-          client.infer({ caller: team, modelId: 'whetstone-decoder-base', texts: ['x'], schema: { entities: ['a'] } }),
+          client.infer({
+            caller: team,
+            modelId: 'whetstone-decoder-base',
+            texts: ['x'],
+            schemaJson: json({ entities: ['a'] }),
+          }),
         )
       ).kind,
     ).toBe('FailedPrecondition');
     const foreign = await addJob({ person: ['Ada'] }, JobStatus.COMPLETE, 'team-b');
     expect(
-      (await rpcError(client.infer({ caller: team, modelId: foreign, texts: ['x'], schema: { entities: ['a'] } })))
-        .kind,
+      (
+        await rpcError(
+          client.infer({ caller: team, modelId: foreign, texts: ['x'], schemaJson: json({ entities: ['a'] }) }),
+        )
+      ).kind,
     ).toBe('NotFound');
     await addJob({ person: ['Ada'] }, JobStatus.COMPLETE, team.teamId, RESTRICTED_JOB);
     const restricted = await rpcError(
-      client.infer({ caller: team, modelId: RESTRICTED_JOB, texts: ['x'], schema: { entities: ['a'] } }),
+      client.infer({ caller: team, modelId: RESTRICTED_JOB, texts: ['x'], schemaJson: json({ entities: ['a'] }) }),
     );
     expect(restricted).toMatchObject({ kind: 'PermissionDenied', reason: 'MODEL_RESTRICTED' });
     const running = await addJob({ person: ['Ada'] }, JobStatus.RUNNING);
     expect(
-      (await rpcError(client.infer({ caller: team, modelId: running, texts: ['x'], schema: { entities: ['a'] } })))
-        .kind,
+      (
+        await rpcError(
+          client.infer({ caller: team, modelId: running, texts: ['x'], schemaJson: json({ entities: ['a'] }) }),
+        )
+      ).kind,
     ).toBe('FailedPrecondition');
   });
 
@@ -96,7 +119,12 @@ describe('inference-router with a model-server over gRPC', () => {
     h.setGate(new Promise((r) => (open = r)));
     const jobId = await addJob({ person: ['Zorblax'] });
     const warming = await rpcError(
-      client.infer({ caller: team, modelId: jobId, texts: ['Zorblax waved'], schema: { entities: ['person'] } }),
+      client.infer({
+        caller: team,
+        modelId: jobId,
+        texts: ['Zorblax waved'],
+        schemaJson: json({ entities: ['person'] }),
+      }),
     );
     expect(warming).toMatchObject({ kind: 'TooEarly', reason: 'MODEL_WARMING' });
     expect(warming.retryAfterSeconds).toBeGreaterThan(0);
@@ -104,11 +132,11 @@ describe('inference-router with a model-server over gRPC', () => {
     h.setGate(Promise.resolve());
     const res = await eventually(() =>
       client
-        .infer({ caller: team, modelId: jobId, texts: ['Zorblax waved'], schema: { entities: ['person'] } })
+        .infer({ caller: team, modelId: jobId, texts: ['Zorblax waved'], schemaJson: json({ entities: ['person'] }) })
         .catch(() => null),
     );
     // The trained model knows a name the base model does not.
-    expect(res.results[0]).toEqual({ entities: { person: ['Zorblax'] } });
+    expect(resultsOf(res)[0]).toEqual({ entities: { person: ['Zorblax'] } });
   });
 
   it('deploys, replaces the active deployment with no failed call in between, and releases a deleted job', async () => {
@@ -128,7 +156,7 @@ describe('inference-router with a model-server over gRPC', () => {
         DeploymentStatus.ACTIVE,
     );
     const call = () => client.infer({ caller: team, projectId: project.id, texts: ['alpha and beta'] });
-    expect((await call()).results[0]).toEqual({ entities: { thing: ['alpha'] } });
+    expect(resultsOf(await call())[0]).toEqual({ entities: { thing: ['alpha'] } });
 
     // Redeploy under load: every call succeeds, and the answers switch to the new model.
     const second = await addJob({ thing: ['beta'] });
@@ -144,7 +172,7 @@ describe('inference-router with a model-server over gRPC', () => {
     })();
     await client.createDeployment({ caller: team, projectId: project.id, trainingJobId: second });
     await eventually(
-      async () => ((await call()).results[0] as { entities: { thing: string[] } }).entities.thing[0] === 'beta',
+      async () => (resultsOf(await call())[0] as { entities: { thing: string[] } }).entities.thing[0] === 'beta',
     );
     stop = true;
     await load;
@@ -166,7 +194,7 @@ describe('inference-router with a model-server over gRPC', () => {
     const released = (await client.listDeployments({ caller: team, projectId: project.id })).deployments[0];
     expect([released?.status, released?.reason]).toEqual([DeploymentStatus.RELEASED, 'the training job was deleted']);
     const byId = await rpcError(
-      client.infer({ caller: team, modelId: second, texts: ['beta'], schema: { entities: ['thing'] } }),
+      client.infer({ caller: team, modelId: second, texts: ['beta'], schemaJson: json({ entities: ['thing'] }) }),
     );
     expect(byId.kind).toBe('NotFound');
     // A replayed status event does not bring a deleted job back.

@@ -1,25 +1,27 @@
 import { Reasons, errors } from '@whetstone/errors';
-import { SchemaError, type ExtractionResult, type PredictOptions } from '@whetstone/ml';
+import { SchemaError, type ExtractionModel, type ExtractionResult, type PredictOptions } from '@whetstone/ml';
 import { countTokens } from '../domain/tokens';
 import type { ExtractionModels } from './extraction-models';
 import type { ModelRef } from './ports';
 
+export interface ExtractOutput {
+  results: ExtractionResult[];
+  inputTokens: number;
+}
+
 /**
- * Runs extraction on a ready model. The texts arrive validated (the gateway
- * checks the batch limit); the schema is normalised by the model itself, and a
- * schema it cannot read is the caller's error.
+ * Runs texts through a ready model in one batch. The texts arrive validated
+ * (the gateway checks the batch limit); the schema is normalised by the model
+ * itself, and a schema it cannot read is the caller's error.
  */
-export function extract(
-  models: ExtractionModels,
-  ref: ModelRef,
-  texts: string[],
+export function runExtraction(
+  model: ExtractionModel,
+  texts: readonly string[],
   schema: unknown,
   options: PredictOptions,
-): { results: ExtractionResult[]; inputTokens: number } {
-  const model = models.ready(ref);
+): ExtractionResult[] {
   try {
-    const results = texts.map((t) => model.extract(t, schema as never, options));
-    return { results, inputTokens: texts.reduce((n, t) => n + countTokens(t), 0) };
+    return model.extractMany(texts, schema as never, options);
   } catch (err) {
     if (!(err instanceof SchemaError)) throw err;
     throw errors.invalid(
@@ -28,4 +30,28 @@ export function extract(
       err.issues.map((i) => ({ field: i.field, message: i.message })),
     );
   }
+}
+
+/** The schema as the call sent it: JSON text, empty for "use the trained schema". */
+export function parseSchema(json: string): unknown {
+  if (!json) return {};
+  try {
+    return JSON.parse(json) as unknown;
+  } catch {
+    throw errors.invalid(Reasons.VALIDATION_FAILED, 'Invalid schema: not valid JSON.', [
+      { field: 'schema', message: 'must be a JSON object' },
+    ]);
+  }
+}
+
+/** Runs one call on its own, synchronously (warm-up at start). */
+export function extract(
+  models: ExtractionModels,
+  ref: ModelRef,
+  texts: string[],
+  schema: unknown,
+  options: PredictOptions,
+): ExtractOutput {
+  const results = runExtraction(models.ready(ref), texts, schema, options);
+  return { results, inputTokens: texts.reduce((n, t) => n + countTokens(t), 0) };
 }

@@ -1,5 +1,5 @@
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
-import type { JsonObject } from '@bufbuild/protobuf';
+import { Reasons, errors } from '@whetstone/errors';
 import type { SamplingOptions } from '@whetstone/proto/common/v1';
 import type { ChatTurn as PbChatTurn, InferRequest } from '@whetstone/proto/inference/v1';
 import type { ExtractInput, ExtractOutput } from '../../application/extract';
@@ -71,13 +71,31 @@ const usageToPb = (u: Usage) => ({
   costMicroCredits: u.costMicroCredits,
 });
 
+const utf8 = new TextDecoder();
+
+/** The schema bytes as an object for the record; bytes that are not a JSON object are the caller's error. */
+function schemaOf(bytes: Uint8Array): Record<string, unknown> | undefined {
+  if (!bytes.length) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(utf8.decode(bytes));
+  } catch {
+    value = undefined;
+  }
+  if (value && typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
+  throw errors.invalid(Reasons.VALIDATION_FAILED, 'Invalid schema: it must be a JSON object.', [
+    { field: 'schema', message: 'must be a JSON object' },
+  ]);
+}
+
 export function extractInputOf(caller: Caller, req: InferRequest): ExtractInput {
   return {
     caller,
     modelId: req.modelId,
     projectId: req.projectId,
     texts: req.texts,
-    schema: req.schema as Record<string, unknown> | undefined,
+    schemaJson: req.schemaJson,
+    schema: schemaOf(req.schemaJson),
     threshold: req.threshold,
     includeConfidence: req.includeConfidence,
     includeSpans: req.includeSpans,
@@ -88,7 +106,7 @@ export function extractInputOf(caller: Caller, req: InferRequest): ExtractInput 
 export const extractOutputToPb = (out: ExtractOutput) => ({
   inferenceId: out.inferenceId,
   model: out.model,
-  results: out.results as JsonObject[],
+  resultsJson: out.resultsJson,
   usage: usageToPb(out.usage),
   latencyMs: out.latencyMs,
 });

@@ -1,14 +1,23 @@
 import type { ServiceImpl } from '@connectrpc/connect';
 import type { ModelServerService } from '@whetstone/proto/inference/v1';
 import type { Decoders } from '../../application/decoders';
-import { extract } from '../../application/extract';
+import type { ExtractBatcher } from '../../application/extract-batcher';
 import type { ExtractionModels } from '../../application/extraction-models';
 import { generate } from '../../application/generate';
-import { chatTurnsOf, finishToPb, generateOptionsOf, refOf, resultsToPb, stateToPb } from './model-server.mapper';
+import {
+  chatTurnsOf,
+  finishToPb,
+  generateOptionsOf,
+  refOf,
+  resultsToPb,
+  schemaTextOf,
+  stateToPb,
+} from './model-server.mapper';
 
 /** ModelServerService: proto in, use case, proto out. */
 export function modelServerHandler(
   models: ExtractionModels,
+  batcher: ExtractBatcher,
   decoders: Decoders,
 ): ServiceImpl<typeof ModelServerService> {
   return {
@@ -22,13 +31,13 @@ export function modelServerHandler(
       })),
       budgetBytes: BigInt(models.budgetBytes),
     }),
-    extract(req) {
-      const out = extract(models, refOf(req.model), req.texts, req.schema ?? {}, {
+    async extract(req) {
+      const out = await batcher.extract(refOf(req.model), req.texts, schemaTextOf(req.schemaJson), {
         threshold: req.threshold,
         includeConfidence: req.includeConfidence,
         includeSpans: req.includeSpans,
       });
-      return { results: resultsToPb(out.results), inputTokens: BigInt(out.inputTokens) };
+      return { resultsJson: resultsToPb(out.results), inputTokens: BigInt(out.inputTokens) };
     },
     async *generate(req, ctx) {
       const out = await generate(

@@ -1,4 +1,3 @@
-import type { JsonObject } from '@bufbuild/protobuf';
 import type { SamplingOptions } from '@whetstone/proto/common/v1';
 import { ChatRole, FinishReason, ModelState, type ChatTurn as PbChatTurn } from '@whetstone/proto/inference/v1';
 import type { GenerateOptions } from '@whetstone/ml';
@@ -49,4 +48,9 @@ export const finishToPb = (end: { reason: 'stop' | 'length'; inputTokens: number
   outputTokens: BigInt(end.outputTokens),
 });
 
-export const resultsToPb = (results: Record<string, unknown>[]) => results as JsonObject[];
+/** The schema's JSON text; empty bytes stay empty ("use the trained schema"). */
+export const schemaTextOf = (bytes: Uint8Array): string =>
+  bytes.length ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8') : '';
+
+/** One JSON array of the call's results, as the router passes it on. */
+export const resultsToPb = (results: Record<string, unknown>[]): Uint8Array => Buffer.from(JSON.stringify(results));

@@ -4,18 +4,17 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import { file_google_protobuf_struct } from "@bufbuild/protobuf/wkt";
 import type { SamplingOptions } from "../../common/v1/sampling_pb";
 import { file_whetstone_common_v1_sampling } from "../../common/v1/sampling_pb";
 import type { ChatRole, FinishReason } from "./kinds_pb";
 import { file_whetstone_inference_v1_kinds } from "./kinds_pb";
-import type { JsonObject, Message } from "@bufbuild/protobuf";
+import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file whetstone/inference/v1/model_server.proto.
  */
 export const file_whetstone_inference_v1_model_server: GenFile = /*@__PURE__*/
-  fileDesc("Cil3aGV0c3RvbmUvaW5mZXJlbmNlL3YxL21vZGVsX3NlcnZlci5wcm90bxIWd2hldHN0b25lLmluZmVyZW5jZS52MSI5CghNb2RlbFJlZhIQCghtb2RlbF9pZBgBIAEoCRIOCgZidWNrZXQYAiABKAkSCwoDa2V5GAMgASgJIkMKEExvYWRNb2RlbFJlcXVlc3QSLwoFbW9kZWwYASABKAsyIC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLk1vZGVsUmVmIlYKEUxvYWRNb2RlbFJlc3BvbnNlEjEKBXN0YXRlGAEgASgOMiIud2hldHN0b25lLmluZmVyZW5jZS52MS5Nb2RlbFN0YXRlEg4KBnJlYXNvbhgCIAEoCSIoChRHZXRNb2RlbFN0YXRlUmVxdWVzdBIQCghtb2RlbF9pZBgBIAEoCSJaChVHZXRNb2RlbFN0YXRlUmVzcG9uc2USMQoFc3RhdGUYASABKA4yIi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLk1vZGVsU3RhdGUSDgoGcmVhc29uGAIgASgJIhgKFkxpc3RNb2RlbFN0YXRlc1JlcXVlc3QicQoLTG9hZGVkTW9kZWwSEAoIbW9kZWxfaWQYASABKAkSMQoFc3RhdGUYAiABKA4yIi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLk1vZGVsU3RhdGUSDQoFYnl0ZXMYAyABKAMSDgoGcmVhc29uGAQgASgJImQKF0xpc3RNb2RlbFN0YXRlc1Jlc3BvbnNlEjMKBm1vZGVscxgBIAMoCzIjLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTG9hZGVkTW9kZWwSFAoMYnVkZ2V0X2J5dGVzGAIgASgDIr8BCg5FeHRyYWN0UmVxdWVzdBIvCgVtb2RlbBgBIAEoCzIgLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTW9kZWxSZWYSDQoFdGV4dHMYAiADKAkSJwoGc2NoZW1hGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIRCgl0aHJlc2hvbGQYBCABKAESGgoSaW5jbHVkZV9jb25maWRlbmNlGAUgASgIEhUKDWluY2x1ZGVfc3BhbnMYBiABKAgiUQoPRXh0cmFjdFJlc3BvbnNlEigKB3Jlc3VsdHMYASADKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhQKDGlucHV0X3Rva2VucxgCIAEoAyJLCghDaGF0VHVybhIuCgRyb2xlGAEgASgOMiAud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0Um9sZRIPCgdjb250ZW50GAIgASgJIq4BCg9HZW5lcmF0ZVJlcXVlc3QSLwoFbW9kZWwYASABKAsyIC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLk1vZGVsUmVmEjIKCG1lc3NhZ2VzGAIgAygLMiAud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0VHVybhI2CghzYW1wbGluZxgDIAEoCzIkLndoZXRzdG9uZS5jb21tb24udjEuU2FtcGxpbmdPcHRpb25zIooBChBHZW5lcmF0ZVJlc3BvbnNlEgwKBHRleHQYASABKAkSOwoNZmluaXNoX3JlYXNvbhgCIAEoDjIkLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRmluaXNoUmVhc29uEhQKDGlucHV0X3Rva2VucxgDIAEoAxIVCg1vdXRwdXRfdG9rZW5zGAQgASgDKnEKCk1vZGVsU3RhdGUSGwoXTU9ERUxfU1RBVEVfVU5TUEVDSUZJRUQQABIXChNNT0RFTF9TVEFURV9XQVJNSU5HEAESFQoRTU9ERUxfU1RBVEVfUkVBRFkQAhIWChJNT0RFTF9TVEFURV9GQUlMRUQQAzKVBAoSTW9kZWxTZXJ2ZXJTZXJ2aWNlEmAKCUxvYWRNb2RlbBIoLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTG9hZE1vZGVsUmVxdWVzdBopLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTG9hZE1vZGVsUmVzcG9uc2USbAoNR2V0TW9kZWxTdGF0ZRIsLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuR2V0TW9kZWxTdGF0ZVJlcXVlc3QaLS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkdldE1vZGVsU3RhdGVSZXNwb25zZRJyCg9MaXN0TW9kZWxTdGF0ZXMSLi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RNb2RlbFN0YXRlc1JlcXVlc3QaLy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RNb2RlbFN0YXRlc1Jlc3BvbnNlEloKB0V4dHJhY3QSJi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkV4dHJhY3RSZXF1ZXN0Gicud2hldHN0b25lLmluZmVyZW5jZS52MS5FeHRyYWN0UmVzcG9uc2USXwoIR2VuZXJhdGUSJy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkdlbmVyYXRlUmVxdWVzdBooLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuR2VuZXJhdGVSZXNwb25zZTABYgZwcm90bzM", [file_google_protobuf_struct, file_whetstone_common_v1_sampling, file_whetstone_inference_v1_kinds]);
+  fileDesc("Cil3aGV0c3RvbmUvaW5mZXJlbmNlL3YxL21vZGVsX3NlcnZlci5wcm90bxIWd2hldHN0b25lLmluZmVyZW5jZS52MSI5CghNb2RlbFJlZhIQCghtb2RlbF9pZBgBIAEoCRIOCgZidWNrZXQYAiABKAkSCwoDa2V5GAMgASgJIkMKEExvYWRNb2RlbFJlcXVlc3QSLwoFbW9kZWwYASABKAsyIC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLk1vZGVsUmVmIlYKEUxvYWRNb2RlbFJlc3BvbnNlEjEKBXN0YXRlGAEgASgOMiIud2hldHN0b25lLmluZmVyZW5jZS52MS5Nb2RlbFN0YXRlEg4KBnJlYXNvbhgCIAEoCSIoChRHZXRNb2RlbFN0YXRlUmVxdWVzdBIQCghtb2RlbF9pZBgBIAEoCSJaChVHZXRNb2RlbFN0YXRlUmVzcG9uc2USMQoFc3RhdGUYASABKA4yIi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLk1vZGVsU3RhdGUSDgoGcmVhc29uGAIgASgJIhgKFkxpc3RNb2RlbFN0YXRlc1JlcXVlc3QicQoLTG9hZGVkTW9kZWwSEAoIbW9kZWxfaWQYASABKAkSMQoFc3RhdGUYAiABKA4yIi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLk1vZGVsU3RhdGUSDQoFYnl0ZXMYAyABKAMSDgoGcmVhc29uGAQgASgJImQKF0xpc3RNb2RlbFN0YXRlc1Jlc3BvbnNlEjMKBm1vZGVscxgBIAMoCzIjLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTG9hZGVkTW9kZWwSFAoMYnVkZ2V0X2J5dGVzGAIgASgDIrkBCg5FeHRyYWN0UmVxdWVzdBIvCgVtb2RlbBgBIAEoCzIgLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTW9kZWxSZWYSDQoFdGV4dHMYAiADKAkSEQoJdGhyZXNob2xkGAQgASgBEhoKEmluY2x1ZGVfY29uZmlkZW5jZRgFIAEoCBIVCg1pbmNsdWRlX3NwYW5zGAYgASgIEhMKC3NjaGVtYV9qc29uGAcgASgMSgQIAxAEUgZzY2hlbWEiTAoPRXh0cmFjdFJlc3BvbnNlEhQKDGlucHV0X3Rva2VucxgCIAEoAxIUCgxyZXN1bHRzX2pzb24YAyABKAxKBAgBEAJSB3Jlc3VsdHMiSwoIQ2hhdFR1cm4SLgoEcm9sZRgBIAEoDjIgLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdFJvbGUSDwoHY29udGVudBgCIAEoCSKuAQoPR2VuZXJhdGVSZXF1ZXN0Ei8KBW1vZGVsGAEgASgLMiAud2hldHN0b25lLmluZmVyZW5jZS52MS5Nb2RlbFJlZhIyCghtZXNzYWdlcxgCIAMoCzIgLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdFR1cm4SNgoIc2FtcGxpbmcYAyABKAsyJC53aGV0c3RvbmUuY29tbW9uLnYxLlNhbXBsaW5nT3B0aW9ucyKKAQoQR2VuZXJhdGVSZXNwb25zZRIMCgR0ZXh0GAEgASgJEjsKDWZpbmlzaF9yZWFzb24YAiABKA4yJC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkZpbmlzaFJlYXNvbhIUCgxpbnB1dF90b2tlbnMYAyABKAMSFQoNb3V0cHV0X3Rva2VucxgEIAEoAypxCgpNb2RlbFN0YXRlEhsKF01PREVMX1NUQVRFX1VOU1BFQ0lGSUVEEAASFwoTTU9ERUxfU1RBVEVfV0FSTUlORxABEhUKEU1PREVMX1NUQVRFX1JFQURZEAISFgoSTU9ERUxfU1RBVEVfRkFJTEVEEAMylQQKEk1vZGVsU2VydmVyU2VydmljZRJgCglMb2FkTW9kZWwSKC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxvYWRNb2RlbFJlcXVlc3QaKS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxvYWRNb2RlbFJlc3BvbnNlEmwKDUdldE1vZGVsU3RhdGUSLC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkdldE1vZGVsU3RhdGVSZXF1ZXN0Gi0ud2hldHN0b25lLmluZmVyZW5jZS52MS5HZXRNb2RlbFN0YXRlUmVzcG9uc2UScgoPTGlzdE1vZGVsU3RhdGVzEi4ud2hldHN0b25lLmluZmVyZW5jZS52MS5MaXN0TW9kZWxTdGF0ZXNSZXF1ZXN0Gi8ud2hldHN0b25lLmluZmVyZW5jZS52MS5MaXN0TW9kZWxTdGF0ZXNSZXNwb25zZRJaCgdFeHRyYWN0EiYud2hldHN0b25lLmluZmVyZW5jZS52MS5FeHRyYWN0UmVxdWVzdBonLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRXh0cmFjdFJlc3BvbnNlEl8KCEdlbmVyYXRlEicud2hldHN0b25lLmluZmVyZW5jZS52MS5HZW5lcmF0ZVJlcXVlc3QaKC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkdlbmVyYXRlUmVzcG9uc2UwAWIGcHJvdG8z", [file_whetstone_common_v1_sampling, file_whetstone_inference_v1_kinds]);
 
 /**
  * ModelRef says which model and where its bundle lives.
@@ -256,14 +255,6 @@ export type ExtractRequest = Message<"whetstone.inference.v1.ExtractRequest"> & 
   texts: string[];
 
   /**
-   * Extraction schema (entities, classifications, relations, structures); empty for a project call that uses the
-   * trained schema.
-   *
-   * @generated from field: google.protobuf.Struct schema = 3;
-   */
-  schema?: JsonObject | undefined;
-
-  /**
    * Confidence threshold from 0 to 1; 0 means the model's default.
    *
    * @generated from field: double threshold = 4;
@@ -283,6 +274,14 @@ export type ExtractRequest = Message<"whetstone.inference.v1.ExtractRequest"> & 
    * @generated from field: bool include_spans = 6;
    */
   includeSpans: boolean;
+
+  /**
+   * Extraction schema (entities, classifications, relations, structures) as UTF-8 JSON (an object); empty for a
+   * project call that uses the trained schema.
+   *
+   * @generated from field: bytes schema_json = 7;
+   */
+  schemaJson: Uint8Array;
 };
 
 /**
@@ -299,18 +298,19 @@ export const ExtractRequestSchema: GenMessage<ExtractRequest> = /*@__PURE__*/
  */
 export type ExtractResponse = Message<"whetstone.inference.v1.ExtractResponse"> & {
   /**
-   * One result per text, in the order of the request's texts.
-   *
-   * @generated from field: repeated google.protobuf.Struct results = 1;
-   */
-  results: JsonObject[];
-
-  /**
    * Word-and-punctuation tokens read, summed over texts; the unit extraction is priced in.
    *
    * @generated from field: int64 input_tokens = 2;
    */
   inputTokens: bigint;
+
+  /**
+   * UTF-8 JSON array with one result object per text, in the order of the request's texts; the router passes these
+   * bytes on unchanged.
+   *
+   * @generated from field: bytes results_json = 3;
+   */
+  resultsJson: Uint8Array;
 };
 
 /**
