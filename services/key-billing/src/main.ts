@@ -40,9 +40,7 @@ async function main(): Promise<void> {
     group: USAGE_CONSUMER,
     topics: [USAGE_TOPIC],
     logger,
-    handler: async (event) => {
-      await app.onUsageEvents([event]);
-    },
+    // A whole batch per ledger transaction: the event log's rows, or a Kafka eachBatch.
     handleBatch: async (events) => {
       await app.onUsageEvents(events);
     },
