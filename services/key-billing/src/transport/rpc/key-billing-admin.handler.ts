@@ -4,7 +4,9 @@ import { errors } from '@whetstone/errors';
 import { KeyBillingAdminService } from '@whetstone/proto/keybilling/v1';
 import type { Logger } from '@whetstone/telemetry';
 import { changePlan, getAccount, grantCredits, renewMonthly, setAccountBlocked } from '../../application/admin';
+import { adjustBalance } from '../../application/adjust-balance';
 import type { UseCaseDeps } from '../../application/deps';
+import { setOverageCeiling } from '../../application/set-overage-ceiling';
 import { KeyBillingReasons as R } from '../../domain/reasons';
 import { accountToPb, dateOf, ledgerEntryToPb, planChangeFromPb, selectorFromPb, userToPb } from './key-billing.mapper';
 
@@ -86,6 +88,36 @@ export function keyBillingAdminHandler(
         renewedCount: result.renewed,
         alreadyRenewedCount: result.alreadyRenewed,
       };
+    },
+    async adjustBalance(req, context) {
+      guard(context);
+      const { account, entry } = await adjustBalance(deps, {
+        account: selectorFromPb(req.account),
+        microCredits: req.microCredits,
+        reason: req.reason,
+      });
+      audit.info(
+        { teamId: account.team.id, microCredits: String(entry.amountMicroCredits), reason: entry.note },
+        'balance adjusted',
+      );
+      return { account: accountToPb(account), entry: ledgerEntryToPb(entry) };
+    },
+    async setOverageCeiling(req, context) {
+      guard(context);
+      const account = await setOverageCeiling(deps, {
+        account: selectorFromPb(req.account),
+        ceilingMicroCredits: req.overageCeilingMicroCredits,
+        ...(req.overageEnabled === undefined ? {} : { overageEnabled: req.overageEnabled }),
+      });
+      audit.info(
+        {
+          teamId: account.team.id,
+          ceiling: String(account.overageCeilingMicroCredits),
+          overage: account.overageEnabled,
+        },
+        'overage ceiling set',
+      );
+      return { account: accountToPb(account) };
     },
     async getAccount(req, context) {
       guard(context);
