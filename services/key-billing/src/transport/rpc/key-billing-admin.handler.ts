@@ -38,19 +38,7 @@ export function keyBillingAdminHandler(
   const audit = logger.child({ audit: 'admin' });
   const guard = adminGuard(adminToken);
   return {
-    async grantCredits(req, context) {
-      guard(context);
-      const { account, entry } = await grantCredits(deps, {
-        account: selectorFromPb(req.account),
-        microCredits: req.microCredits,
-        note: req.note,
-      });
-      audit.info(
-        { teamId: account.team.id, microCredits: String(entry.amountMicroCredits), note: entry.note },
-        'credits granted',
-      );
-      return { account: accountToPb(account), entry: ledgerEntryToPb(entry) };
-    },
+    ...balanceAdmin(deps, guard, audit),
     async changePlan(req, context) {
       guard(context);
       const account = await changePlan(deps, planChangeFromPb(req));
@@ -89,6 +77,40 @@ export function keyBillingAdminHandler(
         alreadyRenewedCount: result.alreadyRenewed,
       };
     },
+    async getAccount(req, context) {
+      guard(context);
+      const result = await getAccount(deps, { account: selectorFromPb(req.account) });
+      return {
+        account: accountToPb(result.account),
+        members: result.members.map(userToPb),
+        recentEntries: result.recent.map(ledgerEntryToPb),
+      };
+    },
+  };
+}
+
+type AdminImpl = ServiceImpl<typeof KeyBillingAdminService>;
+
+/** The RPCs that move a team's credits or its overage terms. */
+function balanceAdmin(
+  deps: UseCaseDeps,
+  guard: (context: HandlerContext) => void,
+  audit: Logger,
+): Pick<AdminImpl, 'grantCredits' | 'adjustBalance' | 'setOverageCeiling'> {
+  return {
+    async grantCredits(req, context) {
+      guard(context);
+      const { account, entry } = await grantCredits(deps, {
+        account: selectorFromPb(req.account),
+        microCredits: req.microCredits,
+        note: req.note,
+      });
+      audit.info(
+        { teamId: account.team.id, microCredits: String(entry.amountMicroCredits), note: entry.note },
+        'credits granted',
+      );
+      return { account: accountToPb(account), entry: ledgerEntryToPb(entry) };
+    },
     async adjustBalance(req, context) {
       guard(context);
       const { account, entry } = await adjustBalance(deps, {
@@ -118,15 +140,6 @@ export function keyBillingAdminHandler(
         'overage ceiling set',
       );
       return { account: accountToPb(account) };
-    },
-    async getAccount(req, context) {
-      guard(context);
-      const result = await getAccount(deps, { account: selectorFromPb(req.account) });
-      return {
-        account: accountToPb(result.account),
-        members: result.members.map(userToPb),
-        recentEntries: result.recent.map(ledgerEntryToPb),
-      };
     },
   };
 }
