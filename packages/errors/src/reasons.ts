@@ -26,6 +26,8 @@ export const Reasons = {
   PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
   ROUTE_NOT_FOUND: 'ROUTE_NOT_FOUND',
   DEPENDENCY_UNAVAILABLE: 'DEPENDENCY_UNAVAILABLE',
+  /** A bounded queue is full (back-pressure): 503 with Retry-After; nothing was done, so retrying is safe. */
+  OVERLOADED: 'OVERLOADED',
   INTERNAL: 'INTERNAL',
 } as const;
 

@@ -7,8 +7,9 @@ export * from './envelope';
 export * from './transport';
 export * from './pg';
 export * from './outbox-relay';
+export * from './group-commit';
 export { PgEventLog } from './pg-event-log';
-export { KafkaTransport } from './kafka';
+export { KafkaTransport, envelopeOf } from './kafka';
 
 export type EventTransportConfig =
   { kind: 'postgres'; pool: Pool; schema?: string } | { kind: 'kafka'; brokers: string[]; clientId: string };

@@ -1,4 +1,4 @@
-import { Kafka, type Consumer, type Producer } from 'kafkajs';
+import { Kafka, type Consumer, type KafkaMessage, type Producer } from 'kafkajs';
 import type { EventEnvelope } from './envelope';
 import type { EventTransport, SubscribeOptions, Subscription } from './transport';
 
@@ -12,8 +12,9 @@ export class KafkaTransport implements EventTransport {
   private producer: Producer | undefined;
   private readonly consumers = new Set<Consumer>();
 
-  constructor(brokers: string[], clientId: string) {
-    this.kafka = new Kafka({ clientId, brokers });
+  /** `kafka` is for tests that stand in for the client; production passes brokers only. */
+  constructor(brokers: string[], clientId: string, kafka?: Pick<Kafka, 'producer' | 'consumer'>) {
+    this.kafka = (kafka ?? new Kafka({ clientId, brokers })) as Kafka;
   }
 
   async publish(events: EventEnvelope[]): Promise<void> {
@@ -42,21 +43,21 @@ export class KafkaTransport implements EventTransport {
     this.consumers.add(consumer);
     await consumer.connect();
     for (const topic of options.topics) await consumer.subscribe({ topic, fromBeginning: !options.fromLatest });
-    await consumer.run({
-      eachMessage: async ({ topic, message }) => {
-        const headers = Object.fromEntries(Object.entries(message.headers ?? {}).map(([k, v]) => [k, String(v ?? '')]));
-        const { 'whetstone-id': id = '', 'whetstone-type': type = '', ...rest } = headers;
-        await options.handler({
-          id,
-          type,
-          topic,
-          key: message.key?.toString() ?? '',
-          payload: new Uint8Array(message.value ?? Buffer.alloc(0)),
-          headers: rest,
-          occurredAt: new Date(Number(message.timestamp)),
-        });
-      },
-    });
+    const batch = options.handleBatch;
+    if (batch) {
+      // One partition's fetched batch per call; kafkajs commits the offsets only after it resolves.
+      await consumer.run({
+        eachBatch: async ({ batch: fetched, resolveOffset, heartbeat }) => {
+          if (fetched.messages.length === 0) return;
+          await batch(fetched.messages.map((m) => envelopeOf(fetched.topic, m)));
+          resolveOffset(fetched.lastOffset());
+          await heartbeat();
+        },
+      });
+    } else {
+      const handler = options.handler!;
+      await consumer.run({ eachMessage: ({ topic, message }) => handler(envelopeOf(topic, message)) });
+    }
     return {
       stop: async () => {
         await consumer.disconnect();
@@ -69,4 +70,19 @@ export class KafkaTransport implements EventTransport {
     await Promise.all([...this.consumers].map((c) => c.disconnect()));
     await this.producer?.disconnect();
   }
+}
+
+/** A Kafka message back to the envelope `publish` sent: id and type ride in headers. */
+export function envelopeOf(topic: string, message: KafkaMessage): EventEnvelope {
+  const headers = Object.fromEntries(Object.entries(message.headers ?? {}).map(([k, v]) => [k, String(v ?? '')]));
+  const { 'whetstone-id': id = '', 'whetstone-type': type = '', ...rest } = headers;
+  return {
+    id,
+    type,
+    topic,
+    key: message.key?.toString() ?? '',
+    payload: new Uint8Array(message.value ?? Buffer.alloc(0)),
+    headers: rest,
+    occurredAt: new Date(Number(message.timestamp)),
+  };
 }

@@ -170,20 +170,25 @@ export class PgEventLog implements EventTransport {
         headers: row.headers,
         occurredAt: row.occurred_at,
       });
-      if (options.handleBatch && rows.rows.length && !isStopped()) {
-        await options.handleBatch(rows.rows.map(envelope));
-        const lastSeq = rows.rows[rows.rows.length - 1]!.seq as string;
-        await c.query(
-          `UPDATE ${this.s}.consumer_offsets SET seq = $3, updated_at = now() WHERE grp = $1 AND topic = $2`,
-          [options.group, topic, lastSeq],
-        );
+      const batch = options.handleBatch;
+      if (batch) {
+        // The whole batch, then the offset past it; or nothing, and it is redelivered.
+        if (rows.rows.length && !isStopped()) {
+          await batch(rows.rows.map(envelope));
+          await c.query(
+            `UPDATE ${this.s}.consumer_offsets SET seq = $3, updated_at = now() WHERE grp = $1 AND topic = $2`,
+            [options.group, topic, rows.rows[rows.rows.length - 1]!.seq],
+          );
+          handled = rows.rows.length;
+        }
         await c.query('COMMIT');
-        return rows.rows.length;
+        return handled;
       }
+      const handler = options.handler!;
       try {
         for (const row of rows.rows) {
           if (isStopped()) break;
-          await options.handler(envelope(row));
+          await handler(envelope(row));
           last = row.seq;
           handled++;
         }

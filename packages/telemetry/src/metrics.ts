@@ -2,6 +2,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
 
+// Shared packages that add their own metrics (the outbox's group commit) build them from these.
+export { Counter, Gauge, Histogram, Registry } from 'prom-client';
+
 /** A gRPC service's Prometheus metrics: default process metrics plus RPC outcomes. */
 export interface ServiceMetrics {
   registry: Registry;

@@ -21,6 +21,14 @@ const schema = z.object({
   SPENDABLE_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
   /** How long a servable trained job is served from memory before the read model is asked again. */
   TRAINED_MODEL_CACHE_MS: z.coerce.number().int().min(0).max(600_000).default(5000),
+  /** Metering group commit: wait this long after a call's rows arrive at an idle writer (0: commit at once). */
+  METERING_COMMIT_WINDOW_MS: z.coerce.number().int().min(0).max(50).default(0),
+  /** Metering rows queued for the next commit above which calls wait for room (back-pressure). */
+  METERING_MAX_QUEUED_ROWS: z.coerce.number().int().positive().default(10_000),
+  /** Calls waiting for room above which calls are refused at once with 503 (not metered, not answered). */
+  METERING_MAX_WAITING: z.coerce.number().int().min(0).default(1_000),
+  /** How long a call waits for room before it is refused with 503. */
+  METERING_MAX_WAIT_MS: z.coerce.number().int().positive().default(2_000),
   /** How long a deployment may take to warm before it is failed. */
   DEPLOY_WARM_TIMEOUT_SECONDS: z.coerce.number().int().positive().default(60),
 });

@@ -1,6 +1,6 @@
 /** Composition root: config → adapters → buildApp → gRPC server and event consumers; drains on SIGTERM. */
 import { randomUUID } from 'node:crypto';
-import { startServiceEvents } from '@whetstone/events';
+import { GroupCommitOutbox, startServiceEvents } from '@whetstone/events';
 import { ModelServerService } from '@whetstone/proto/inference/v1';
 import { KeyBillingService } from '@whetstone/proto/keybilling/v1';
 import { TrainingService } from '@whetstone/proto/training/v1';
@@ -42,7 +42,19 @@ async function main(): Promise<void> {
     })),
   );
   fleet.startPolling();
-  const metering = new OutboxMetering(events.own.pool, events.own.schema, logger);
+  const metrics = createServiceMetrics('inference-router');
+  const metering = new OutboxMetering(
+    new GroupCommitOutbox({
+      pool: events.own.pool,
+      schema: events.own.schema,
+      logger,
+      windowMs: config.METERING_COMMIT_WINDOW_MS,
+      maxQueuedRows: config.METERING_MAX_QUEUED_ROWS,
+      maxWaiting: config.METERING_MAX_WAITING,
+      maxWaitMs: config.METERING_MAX_WAIT_MS,
+      metrics: { registry: metrics.registry, prefix: 'inference_router_metering' },
+    }),
+  );
   const upstreams = JSON.parse(config.CATALOG_UPSTREAMS) as UpstreamSpec[];
   const keyBilling = createRpcClient(KeyBillingService, { ...rpc, addr: config.KEY_BILLING_ADDR });
   const orchestrator = createRpcClient(TrainingService, { ...rpc, addr: config.TRAINING_ORCHESTRATOR_ADDR });
@@ -63,7 +75,6 @@ async function main(): Promise<void> {
   });
 
   const training = await startTrainingConsumer(events.transport, app, logger);
-  const metrics = createServiceMetrics('inference-router');
   const server = await createRpcServer({
     name: 'inference-router',
     port: config.PORT,
@@ -84,7 +95,7 @@ async function main(): Promise<void> {
     [
       () => server.close(),
       () => fleet.stop(),
-      () => metering.close().catch((err: unknown) => logger.error({ err }, 'could not flush metering')),
+      () => metering.close(),
       () => training.stop(),
       () => events.close(),
       () => metricsServer.close(),

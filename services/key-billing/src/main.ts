@@ -17,7 +17,7 @@ import { createScryptPasswordHasher } from './adapters/scrypt-password-hasher';
 import { systemClock } from './adapters/system-clock';
 import { buildApp } from './app';
 import { loadKeyBillingConfig } from './config';
-import { USAGE_CONSUMER, USAGE_TOPIC } from './transport/events/usage-recorded.consumer';
+import { startUsageConsumer } from './transport/events/usage-recorded.consumer';
 
 async function main(): Promise<void> {
   const telemetry = initTelemetry({ service: 'key-billing' });
@@ -34,19 +34,9 @@ async function main(): Promise<void> {
     logger,
   });
 
-  // Events: our outbox → the transport (keys.v1); billing.usage.v1 → exactly-once debits.
+  // Events: our outbox → the transport (keys.v1); billing.usage.v1 → exactly-once debits, a batch per transaction.
   const events = startServiceEvents(config, { clientId: 'key-billing', defaultSchema: schema, logger });
-  const usage = await events.transport.subscribe({
-    group: USAGE_CONSUMER,
-    topics: [USAGE_TOPIC],
-    logger,
-    handler: async (event) => {
-      await app.onUsageEvents([event]);
-    },
-    handleBatch: async (events) => {
-      await app.onUsageEvents(events);
-    },
-  });
+  const usage = await startUsageConsumer(events.transport, app, logger);
 
   // Monthly renewal of paid plans: at start and hourly. Idempotent per team and billing month.
   const renew = () =>

@@ -31,7 +31,7 @@ const estimateTokens = (texts: string[]) => texts.reduce((n, t) => n + Math.ceil
 
 /**
  * Extraction on a base model, a trained job or a project's active deployment:
- * check the credits, run it on a model-server, meter it off the response path.
+ * check the credits, run it on a model-server, and answer once its metering is durable.
  * Project calls may omit the schema: the deployed model's trained schema is used.
  */
 export async function extract(deps: RouterDeps, input: ExtractInput): Promise<ExtractOutput> {
@@ -57,7 +57,7 @@ export async function extract(deps: RouterDeps, input: ExtractInput): Promise<Ex
   };
   const latencyMs = Number((performance.now() - t0).toFixed(3));
   const inferenceId = deps.ids.uuid();
-  deps.metering.record({
+  await deps.metering.record({
     inferenceId,
     caller: input.caller,
     model: target.ref.modelId,

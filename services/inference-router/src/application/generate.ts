@@ -47,7 +47,7 @@ export async function* generate(deps: RouterDeps, input: GenerateInput): AsyncGe
   };
   const latencyMs = Number((performance.now() - t0).toFixed(3));
   const inferenceId = deps.ids.uuid();
-  deps.metering.record({
+  await deps.metering.record({
     inferenceId,
     caller: input.caller,
     model: target.ref.modelId,

@@ -70,9 +70,14 @@ export interface InferenceRecord {
   completedAt: Date;
 }
 
-/** Records usage and the inference off the response path (UsageRecorded + InferenceCompleted). */
+/** Records usage and the inference (UsageRecorded + InferenceCompleted) before the call is answered. */
 export interface Metering {
-  record(inference: InferenceRecord): void;
+  /**
+   * Resolves once both events are durable, so an answered call is always billed
+   * and its record exists. Rejects (503, retryable) when they could not be
+   * written; then nothing was recorded and the call must fail, not be answered.
+   */
+  record(inference: InferenceRecord): Promise<void>;
 }
 
 export interface ProjectStore {

@@ -1,3 +1,4 @@
+import { AppError, Reasons } from '@whetstone/errors';
 import { BUILTIN_MODELS, Catalog, Restrictions } from '../domain/catalog';
 import type { DeploymentRow } from '../domain/deployment';
 import type { TrainedModel } from '../domain/trained-model';
@@ -25,7 +26,7 @@ const job = (over: Partial<TrainedModel> = {}): TrainedModel => ({
 });
 
 /** In-memory ports: a fleet that answers or fails as told, a store that keeps rows in a list. */
-function fakes(trained: TrainedModel | null, fleet: Partial<ModelFleet> = {}) {
+function fakes(trained: TrainedModel | null, fleet: Partial<ModelFleet> = {}, metering?: RouterDeps['metering']) {
   const recorded: InferenceRecord[] = [];
   const failed: { id: string; reason: string }[] = [];
   const rows: DeploymentRow[] = [];
@@ -55,7 +56,7 @@ function fakes(trained: TrainedModel | null, fleet: Partial<ModelFleet> = {}) {
       }),
       ...fleet,
     },
-    metering: { record: (r) => void recorded.push(r) },
+    metering: metering ?? { record: async (r) => void recorded.push(r) },
     store,
     ids: { uuid: () => 'id-1' },
     logger: {
@@ -94,6 +95,23 @@ describe('extract', () => {
     expect(recorded.map((r) => [r.model, r.task, r.inputTokens])).toEqual([[JOB, 'ner', 3]]);
     expect(recorded[0]!.outputs).toEqual([{ entities: {} }]);
     expect(Buffer.from(out.resultsJson).toString()).toBe('[{"entities":{}}]');
+  });
+
+  it('when metering is not yet durable, then the call is not answered until it is', async () => {
+    let durable: () => void = () => undefined;
+    const { deps } = fakes(job(), {}, { record: () => new Promise<void>((resolve) => (durable = resolve)) });
+    let answered = false;
+    const call = extract(deps, input(JOB)).then((out) => ((answered = true), out));
+    await new Promise((r) => setTimeout(r, 5));
+    expect(answered).toBe(false);
+    durable();
+    expect((await call).inferenceId).toBe('id-1');
+  });
+
+  it('when metering refuses the record (back-pressure), then the call fails with that retryable 503, not a result', async () => {
+    const busy = new AppError('Unavailable', Reasons.OVERLOADED, 'busy', { retryAfterSeconds: 1 });
+    const { deps } = fakes(job(), {}, { record: async () => Promise.reject(busy) });
+    await expect(extract(deps, input(JOB))).rejects.toBe(busy);
   });
 
   it('when the job is still running, then the call names its status', async () => {

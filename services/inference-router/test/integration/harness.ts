@@ -7,7 +7,7 @@ import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import type { Client } from '@connectrpc/connect';
 import { FsBlobStore } from '@whetstone/blobs';
 import type { AppError } from '@whetstone/errors';
-import { encodeEvent, PgEventLog, pgPoolFromUrl, Topics } from '@whetstone/events';
+import { encodeEvent, GroupCommitOutbox, PgEventLog, pgPoolFromUrl, Topics } from '@whetstone/events';
 import { extractBaseModel, loadDecoder, type ExtractionModel } from '@whetstone/ml';
 import { InferenceRouterService, ModelServerService } from '@whetstone/proto/inference/v1';
 import { JobDeletedSchema, JobStatus, JobStatusChangedSchema } from '@whetstone/proto/training/v1';
@@ -124,7 +124,7 @@ export async function startHarness() {
   const state = { gate: Promise.resolve() as Promise<void> };
   const gated: BundleSource = { read: async (b, k) => (await state.gate, real.read(b, k)) };
   const { servings, servers, fleet } = await startModelServers(gated);
-  const metering = new OutboxMetering(pool.pool, schema.name, logger);
+  const metering = new OutboxMetering(new GroupCommitOutbox({ pool: pool.pool, schema: schema.name, logger }));
   const spend: bigint[] = [];
   const router = buildApp({
     catalog: new Catalog(BUILTIN_MODELS),

@@ -82,6 +82,12 @@ function teams(db: Db, schema: string): TeamRepository {
       const row = await db.team.findUnique({ where: { id } });
       return row && toTeam(row);
     },
+    async lockMany(ids) {
+      const valid = ids.filter(isUuid).sort();
+      if (valid.length === 0) return [];
+      await db.$queryRaw`SELECT id FROM ${table} WHERE id = ANY(${valid}::uuid[]) ORDER BY id FOR UPDATE`;
+      return (await db.team.findMany({ where: { id: { in: valid } } })).map(toTeam);
+    },
     async isMember(teamId, userId) {
       if (!isUuid(teamId) || !isUuid(userId)) return false;
       return (await db.teamMember.count({ where: { teamId, userId } })) > 0;
@@ -154,26 +160,26 @@ function keys(db: Db, schema: string): ApiKeyRepository {
     async revoke(keyId, at) {
       await db.apiKey.update({ where: { id: keyId }, data: { revokedAt: at } });
     },
-    async addUsage(keyId, tokens, cost, at) {
-      if (!isUuid(keyId)) return;
-      // Usage events may arrive out of order; last_used_at only ever moves forward.
-      await db.apiKey.updateMany({
-        where: { id: keyId },
-        data: {
-          usageTokens: { increment: tokens },
-          usageCostMicroCredits: { increment: cost },
-          requestCount: { increment: 1n },
-        },
-      });
-      await db.apiKey.updateMany({
-        where: { id: keyId, OR: [{ lastUsedAt: null }, { lastUsedAt: { lt: at } }] },
-        data: { lastUsedAt: at },
-      });
+    async addUsageTotals(totals) {
+      const valid = totals.filter((t) => isUuid(t.keyId));
+      if (valid.length === 0) return;
+      // Usage events may arrive out of order; last_used_at only ever moves forward (GREATEST skips NULL).
+      await db.$executeRaw`
+        UPDATE ${apiKeys} k SET
+          usage_tokens = k.usage_tokens + d.tokens,
+          usage_cost_micro_credits = k.usage_cost_micro_credits + d.cost,
+          request_count = k.request_count + d.requests,
+          last_used_at = GREATEST(k.last_used_at, d.at)
+        FROM unnest(${valid.map((t) => t.keyId)}::uuid[], ${valid.map((t) => String(t.tokens))}::bigint[],
+                    ${valid.map((t) => String(t.costMicroCredits))}::bigint[], ${valid.map((t) => String(t.requests))}::bigint[],
+                    ${valid.map((t) => t.lastUsedAt.toISOString())}::timestamptz[]) AS d(id, tokens, cost, requests, at)
+        WHERE k.id = d.id`;
     },
   };
 }
 
-function ledger(db: Db): LedgerRepository {
+function ledger(db: Db, schema: string): LedgerRepository {
+  const teamsTable = Prisma.raw(`${quoteIdent(schema)}."teams"`);
   return {
     async append(entry: NewLedgerEntry) {
       // The UPDATE takes the team's row lock, so balance-after is exact under concurrency.
@@ -197,7 +203,21 @@ function ledger(db: Db): LedgerRepository {
       });
       return toEntry(row);
     },
-    hasUsage: async (usageId) => (await db.ledgerEntry.count({ where: { usageId } })) > 0,
+    async appendUsageDebits(debits) {
+      await db.ledgerEntry.createMany({
+        data: debits.map((d) => ({ ...d, kind: 'usage', keyId: d.keyId && isUuid(d.keyId) ? d.keyId : null })),
+      });
+      const byTeam = new Map<string, bigint>();
+      for (const d of debits) byTeam.set(d.teamId, (byTeam.get(d.teamId) ?? 0n) + d.amountMicroCredits);
+      await db.$executeRaw`
+        UPDATE ${teamsTable} t SET balance_micro_credits = t.balance_micro_credits + d.delta, updated_at = now()
+        FROM unnest(${[...byTeam.keys()]}::uuid[], ${[...byTeam.values()].map(String)}::bigint[]) AS d(id, delta)
+        WHERE t.id = d.id`;
+    },
+    async debitedAmong(usageIds) {
+      const rows = await db.ledgerEntry.findMany({ where: { usageId: { in: usageIds } }, select: { usageId: true } });
+      return new Set(rows.map((r) => r.usageId!));
+    },
     hasGrant: async (teamId) =>
       isUuid(teamId) && (await db.ledgerEntry.count({ where: { teamId, kind: 'grant' } })) > 0,
     async usageSince(teamId, since) {
@@ -237,7 +257,7 @@ export function createPrismaUnitOfWork(prisma: PrismaClient, schema: string, out
     teams: teams(db, schema),
     sessions: sessions(db),
     keys: keys(db, schema),
-    ledger: ledger(db),
+    ledger: ledger(db, schema),
     renewals: renewals(db),
     outbox: outbox(db),
   });

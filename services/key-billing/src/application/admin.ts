@@ -28,7 +28,8 @@ export async function resolveTeamId(repos: Repositories, selector: AccountSelect
   return team.id;
 }
 
-async function accountOf(deps: UseCaseDeps, teamId: string): Promise<AccountView> {
+/** The account view of a team known to exist. */
+export async function accountOf(deps: UseCaseDeps, teamId: string): Promise<AccountView> {
   const team = await deps.uow.repos.teams.findById(teamId);
   return loadAccount(deps, team!);
 }

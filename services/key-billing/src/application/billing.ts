@@ -6,6 +6,7 @@ import type { ApiKey, LedgerEntry, Team, UsageRecord } from '../domain/model';
 import type { Repositories } from '../domain/ports';
 import { KeyBillingReasons as R } from '../domain/reasons';
 import { decideSpend, type SpendDecision } from '../domain/spendability';
+import { planUsageDebits, type RecordUsageOutcome } from '../domain/usage-debits';
 import type { UseCaseDeps } from './deps';
 
 /** How many ledger entries the credits page and `admin show` include. */
@@ -51,51 +52,29 @@ export async function getUsage(
   return { account, recent, keys };
 }
 
-export type RecordUsageOutcome = 'debited' | 'duplicate' | 'unknown_team';
+export type { RecordUsageOutcome };
 
-/**
- * Debit one metered request exactly once: the team row lock serialises
- * deliveries, the usage id is checked under it (and is unique in the ledger),
- * and the key's counters move in the same transaction.
- */
+/** Debit one metered request exactly once (a batch of one; see recordUsageBatch). */
 export async function recordUsage(deps: UseCaseDeps, usage: UsageRecord): Promise<RecordUsageOutcome> {
-  return deps.uow.transaction(async (repos) => debit(repos, await repos.teams.lock(usage.teamId), usage));
+  return (await recordUsageBatch(deps, [usage]))[0]!;
 }
 
 /**
- * Debits a batch of usage records in one transaction (each exactly once, as
- * recordUsage would), each team locked once and in a fixed order. The consumer
- * of the Postgres event log hands whole batches here: one commit instead of
- * one per inference.
+ * Debits a delivered batch of usage in ONE transaction, each usage id exactly
+ * once: the teams' rows are locked (in id order), the ids already debited are
+ * read under those locks, and the new debits, the balances and the keys'
+ * counters are written with one statement each, however large the batch.
+ * The usage id is also unique in the ledger, so a racing writer cannot debit twice.
  */
 export async function recordUsageBatch(deps: UseCaseDeps, usages: UsageRecord[]): Promise<RecordUsageOutcome[]> {
   if (!usages.length) return [];
   return deps.uow.transaction(async (repos) => {
-    const teams = new Map<string, Team | null>();
-    for (const teamId of [...new Set(usages.map((u) => u.teamId))].sort())
-      teams.set(teamId, await repos.teams.lock(teamId));
-    const outcomes: RecordUsageOutcome[] = [];
-    for (const usage of usages) outcomes.push(await debit(repos, teams.get(usage.teamId) ?? null, usage));
-    return outcomes;
+    const teams = await repos.teams.lockMany([...new Set(usages.map((u) => u.teamId))]);
+    const known = usages.filter((u) => teams.some((t) => t.id === u.teamId)).map((u) => u.usageId);
+    const debited = known.length ? await repos.ledger.debitedAmong([...new Set(known)]) : new Set<string>();
+    const plan = planUsageDebits(usages, new Map(teams.map((t) => [t.id, t])), debited, randomUUID);
+    if (plan.debits.length) await repos.ledger.appendUsageDebits(plan.debits);
+    if (plan.keyTotals.length) await repos.keys.addUsageTotals(plan.keyTotals);
+    return plan.outcomes;
   });
-}
-
-/** One debit under the team's row lock: the usage id is checked under it (and is unique in the ledger). */
-async function debit(repos: Repositories, team: Team | null, usage: UsageRecord): Promise<RecordUsageOutcome> {
-  if (!team) return 'unknown_team';
-  if (await repos.ledger.hasUsage(usage.usageId)) return 'duplicate';
-  const cost = usage.costMicroCredits > 0n ? usage.costMicroCredits : 0n;
-  await repos.ledger.append({
-    id: randomUUID(),
-    teamId: team.id,
-    kind: 'usage',
-    amountMicroCredits: -cost,
-    note: usage.model,
-    usageId: usage.usageId,
-    keyId: usage.keyId || null,
-    createdAt: usage.occurredAt,
-  });
-  if (usage.keyId)
-    await repos.keys.addUsage(usage.keyId, usage.inputTokens + usage.outputTokens, cost, usage.occurredAt);
-  return 'debited';
 }

@@ -94,6 +94,7 @@ const KIND_LABEL: Record<LedgerEntryKind, string> = {
   [LedgerEntryKind.PLAN_RENEWAL]: 'plan renewal',
   [LedgerEntryKind.USAGE]: 'usage',
   [LedgerEntryKind.OVERAGE_INVOICED]: 'overage invoiced',
+  [LedgerEntryKind.ADJUSTMENT]: 'adjustment',
 };
 
 function describeAccount(account: Account | undefined): string {
@@ -173,6 +174,42 @@ const COMMANDS: Record<string, Command> = {
           : { paymentMethodVerified: yesNo(values['card-verified'], '--card-verified') }),
       });
       io.out(`Plan updated.\n${describeAccount(res.account)}`);
+    },
+  },
+  'adjust-balance': {
+    summary: "credit or debit a team's balance, with a reason kept in the ledger",
+    usage: 'adjust-balance (--team <id> | --email <address>) (--credit <n> | --debit <n>) --reason <text>',
+    options: { ...accountOptions, credit: { type: 'string' }, debit: { type: 'string' }, reason: { type: 'string' } },
+    async run(client, values, io) {
+      if ((values.credit === undefined) === (values.debit === undefined))
+        throw new UsageError('give exactly one of --credit or --debit');
+      if (!values.reason) throw new UsageError('--reason is required (it is kept in the ledger)');
+      const amount =
+        values.credit === undefined ? -credits(values.debit, '--debit') : credits(values.credit, '--credit');
+      const res = await client.adjustBalance({
+        account: selector(values),
+        microCredits: amount,
+        reason: values.reason as string,
+      });
+      const moved = res.entry?.amountMicroCredits ?? 0n;
+      io.out(
+        `${moved >= 0n ? 'Credited' : 'Debited'} ${formatCredits(moved >= 0n ? moved : -moved)} credits.\n${describeAccount(res.account)}`,
+      );
+    },
+  },
+  'set-ceiling': {
+    summary: "set a paid team's monthly overage ceiling (turns overage on unless --overage no)",
+    usage: 'set-ceiling (--team <id> | --email <address>) --ceiling-credits <n> [--overage yes|no]',
+    options: { ...accountOptions, 'ceiling-credits': { type: 'string' }, overage: { type: 'string' } },
+    async run(client, values, io) {
+      if (values['ceiling-credits'] === undefined) throw new UsageError('--ceiling-credits is required');
+      const overage = yesNo(values.overage, '--overage');
+      const res = await client.setOverageCeiling({
+        account: selector(values),
+        overageCeilingMicroCredits: credits(values['ceiling-credits'], '--ceiling-credits'),
+        ...(overage === undefined ? {} : { overageEnabled: overage }),
+      });
+      io.out(`Overage ceiling set.\n${describeAccount(res.account)}`);
     },
   },
   block: {

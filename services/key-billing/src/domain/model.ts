@@ -2,7 +2,8 @@
 
 export type Plan = 'free' | 'paid';
 
-export type LedgerEntryKind = 'signup_allowance' | 'grant' | 'plan_renewal' | 'usage' | 'overage_invoiced';
+export type LedgerEntryKind =
+  'signup_allowance' | 'grant' | 'plan_renewal' | 'usage' | 'overage_invoiced' | 'adjustment';
 
 export interface User {
   id: string;

@@ -1,4 +1,5 @@
 import type { ApiKey, KeyBillingEvent, LedgerEntry, LedgerEntryKind, PlanTerms, Session, Team, User } from './model';
+import type { KeyUsageTotal, UsageDebit } from './usage-debits';
 
 /** The time source; tests pass a fixed clock. */
 export interface Clock {
@@ -29,6 +30,8 @@ export interface TeamRepository {
   findByUserId(userId: string): Promise<Team | null>;
   /** Locks the team row until the transaction ends and returns it; serialises balance changes. */
   lock(id: string): Promise<Team | null>;
+  /** Locks several teams' rows in id order (so batches never deadlock) and returns those that exist. */
+  lockMany(ids: string[]): Promise<Team[]>;
   isMember(teamId: string, userId: string): Promise<boolean>;
   updateTerms(id: string, terms: PlanTerms): Promise<void>;
   setBlocked(id: string, blocked: boolean, reason: string): Promise<void>;
@@ -57,8 +60,8 @@ export interface ApiKeyRepository {
   /** Active keys of the team, newest first. */
   listActive(teamId: string): Promise<ApiKey[]>;
   revoke(keyId: string, at: Date): Promise<void>;
-  /** Adds one metered request to the key's counters; no-op for an unknown key. */
-  addUsage(keyId: string, tokens: bigint, costMicroCredits: bigint, at: Date): Promise<void>;
+  /** Adds a batch's metered requests to each key's counters in one statement; unknown keys are skipped. */
+  addUsageTotals(totals: KeyUsageTotal[]): Promise<void>;
 }
 
 export interface NewLedgerEntry {
@@ -78,7 +81,14 @@ export interface LedgerRepository {
    * same transaction; returns the entry with its balance-after.
    */
   append(entry: NewLedgerEntry): Promise<LedgerEntry>;
-  hasUsage(usageId: string): Promise<boolean>;
+  /**
+   * Inserts a batch's usage debits in one statement and moves each team's
+   * cached balance once, by the sum of its debits. The caller holds the teams'
+   * row locks, which is what makes the precomputed balance-after exact.
+   */
+  appendUsageDebits(debits: UsageDebit[]): Promise<void>;
+  /** Which of these usage ids already have a debit. */
+  debitedAmong(usageIds: string[]): Promise<Set<string>>;
   hasGrant(teamId: string): Promise<boolean>;
   /** Sum of usage debits since `since`, as a positive number. */
   usageSince(teamId: string, since: Date): Promise<bigint>;

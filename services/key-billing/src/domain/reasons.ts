@@ -11,6 +11,7 @@ export const KeyBillingReasons = {
   USER_NOT_FOUND: 'USER_NOT_FOUND',
   NOT_A_TEAM_MEMBER: 'NOT_A_TEAM_MEMBER',
   ADMIN_TOKEN_INVALID: 'ADMIN_TOKEN_INVALID',
+  PLAN_HAS_NO_OVERAGE: 'PLAN_HAS_NO_OVERAGE',
 } as const;
 
 /** Where a billing denial sends the user; the gateway renders it as `resolution_url`. */

@@ -81,6 +81,11 @@ function memoryTeams(s: () => MemoryState): TeamRepository {
     findById: async (id) => clone(s().teams.get(id)),
     findByUserId: async (userId) => clone(s().teams.get(s().members.find((m) => m.userId === userId)?.teamId ?? '')),
     lock: async (id) => clone(s().teams.get(id)),
+    lockMany: async (ids) =>
+      [...ids]
+        .sort()
+        .map((id) => clone(s().teams.get(id)))
+        .filter((t): t is Team => t !== null),
     isMember: async (teamId, userId) => s().members.some((m) => m.teamId === teamId && m.userId === userId),
     async updateTerms(id, terms) {
       Object.assign(s().teams.get(id)!, terms);
@@ -130,13 +135,15 @@ function memoryKeys(s: () => MemoryState): ApiKeyRepository {
     async revoke(keyId, at) {
       s().keys.get(keyId)!.revokedAt = at;
     },
-    async addUsage(keyId, tokens, cost, at) {
-      const key = s().keys.get(keyId);
-      if (!key) return;
-      key.usageTokens += tokens;
-      key.usageCostMicroCredits += cost;
-      key.requestCount += 1n;
-      if (!key.lastUsedAt || key.lastUsedAt < at) key.lastUsedAt = at;
+    async addUsageTotals(totals) {
+      for (const t of totals) {
+        const key = s().keys.get(t.keyId);
+        if (!key) continue;
+        key.usageTokens += t.tokens;
+        key.usageCostMicroCredits += t.costMicroCredits;
+        key.requestCount += t.requests;
+        if (!key.lastUsedAt || key.lastUsedAt < t.lastUsedAt) key.lastUsedAt = t.lastUsedAt;
+      }
     },
   };
 }
@@ -155,7 +162,15 @@ function memoryLedger(s: () => MemoryState): LedgerRepository {
       s().ledger.push(row);
       return { ...row };
     },
-    hasUsage: async (usageId) => s().ledger.some((e) => e.usageId === usageId),
+    async appendUsageDebits(debits) {
+      for (const d of debits) {
+        if (s().ledger.some((e) => e.usageId === d.usageId)) throw new Error(`unique violation: usage_id ${d.usageId}`);
+        s().teams.get(d.teamId)!.balanceMicroCredits += d.amountMicroCredits;
+        s().ledger.push({ ...d, kind: 'usage' });
+      }
+    },
+    debitedAmong: async (ids) =>
+      new Set(s().ledger.flatMap((e) => (e.usageId && ids.includes(e.usageId) ? [e.usageId] : []))),
     hasGrant: async (teamId) => s().ledger.some((e) => e.teamId === teamId && e.kind === 'grant'),
     usageSince: async (teamId, since) =>
       -s()

@@ -1,4 +1,6 @@
-import { decodeEvent, Topics, type EventEnvelope } from '@whetstone/events';
+import { decodeEvent, Topics, type EventEnvelope, type EventTransport, type Subscription } from '@whetstone/events';
+import type { Logger } from '@whetstone/telemetry';
+import type { KeyBillingApp } from '../../app';
 import { timestampDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import { UsageRecordedSchema, type UsageRecorded } from '@whetstone/proto/inference/v1';
 import { TrainingUsageRecordedSchema, type TrainingUsageRecorded } from '@whetstone/proto/training/v1';
@@ -72,4 +74,24 @@ export function handleUsageEvents(deps: UseCaseDeps, envelopes: EventEnvelope[])
     deps,
     envelopes.map((e) => usageOf(deps, e)).filter((u): u is UsageRecord => u !== null),
   );
+}
+
+/**
+ * billing.usage.v1 → the ledger, one transaction per delivered batch (the
+ * event log's rows, or a Kafka eachBatch); a failed batch is delivered again
+ * whole, and each usage id is debited once however often it arrives.
+ */
+export function startUsageConsumer(
+  transport: EventTransport,
+  app: Pick<KeyBillingApp, 'onUsageEvents'>,
+  logger: Logger,
+): Promise<Subscription> {
+  return transport.subscribe({
+    group: USAGE_CONSUMER,
+    topics: [USAGE_TOPIC],
+    logger,
+    handleBatch: async (events) => {
+      await app.onUsageEvents(events);
+    },
+  });
 }

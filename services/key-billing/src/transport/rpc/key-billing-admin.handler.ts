@@ -4,7 +4,9 @@ import { errors } from '@whetstone/errors';
 import { KeyBillingAdminService } from '@whetstone/proto/keybilling/v1';
 import type { Logger } from '@whetstone/telemetry';
 import { changePlan, getAccount, grantCredits, renewMonthly, setAccountBlocked } from '../../application/admin';
+import { adjustBalance } from '../../application/adjust-balance';
 import type { UseCaseDeps } from '../../application/deps';
+import { setOverageCeiling } from '../../application/set-overage-ceiling';
 import { KeyBillingReasons as R } from '../../domain/reasons';
 import { accountToPb, dateOf, ledgerEntryToPb, planChangeFromPb, selectorFromPb, userToPb } from './key-billing.mapper';
 
@@ -36,19 +38,7 @@ export function keyBillingAdminHandler(
   const audit = logger.child({ audit: 'admin' });
   const guard = adminGuard(adminToken);
   return {
-    async grantCredits(req, context) {
-      guard(context);
-      const { account, entry } = await grantCredits(deps, {
-        account: selectorFromPb(req.account),
-        microCredits: req.microCredits,
-        note: req.note,
-      });
-      audit.info(
-        { teamId: account.team.id, microCredits: String(entry.amountMicroCredits), note: entry.note },
-        'credits granted',
-      );
-      return { account: accountToPb(account), entry: ledgerEntryToPb(entry) };
-    },
+    ...balanceAdmin(deps, guard, audit),
     async changePlan(req, context) {
       guard(context);
       const account = await changePlan(deps, planChangeFromPb(req));
@@ -95,6 +85,61 @@ export function keyBillingAdminHandler(
         members: result.members.map(userToPb),
         recentEntries: result.recent.map(ledgerEntryToPb),
       };
+    },
+  };
+}
+
+type AdminImpl = ServiceImpl<typeof KeyBillingAdminService>;
+
+/** The RPCs that move a team's credits or its overage terms. */
+function balanceAdmin(
+  deps: UseCaseDeps,
+  guard: (context: HandlerContext) => void,
+  audit: Logger,
+): Pick<AdminImpl, 'grantCredits' | 'adjustBalance' | 'setOverageCeiling'> {
+  return {
+    async grantCredits(req, context) {
+      guard(context);
+      const { account, entry } = await grantCredits(deps, {
+        account: selectorFromPb(req.account),
+        microCredits: req.microCredits,
+        note: req.note,
+      });
+      audit.info(
+        { teamId: account.team.id, microCredits: String(entry.amountMicroCredits), note: entry.note },
+        'credits granted',
+      );
+      return { account: accountToPb(account), entry: ledgerEntryToPb(entry) };
+    },
+    async adjustBalance(req, context) {
+      guard(context);
+      const { account, entry } = await adjustBalance(deps, {
+        account: selectorFromPb(req.account),
+        microCredits: req.microCredits,
+        reason: req.reason,
+      });
+      audit.info(
+        { teamId: account.team.id, microCredits: String(entry.amountMicroCredits), reason: entry.note },
+        'balance adjusted',
+      );
+      return { account: accountToPb(account), entry: ledgerEntryToPb(entry) };
+    },
+    async setOverageCeiling(req, context) {
+      guard(context);
+      const account = await setOverageCeiling(deps, {
+        account: selectorFromPb(req.account),
+        ceilingMicroCredits: req.overageCeilingMicroCredits,
+        ...(req.overageEnabled === undefined ? {} : { overageEnabled: req.overageEnabled }),
+      });
+      audit.info(
+        {
+          teamId: account.team.id,
+          ceiling: String(account.overageCeilingMicroCredits),
+          overage: account.overageEnabled,
+        },
+        'overage ceiling set',
+      );
+      return { account: accountToPb(account) };
     },
   };
 }

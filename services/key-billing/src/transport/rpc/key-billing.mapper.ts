@@ -34,6 +34,7 @@ const KIND_TO_PB: Record<LedgerEntryKind, PbLedgerEntryKind> = {
   plan_renewal: PbLedgerEntryKind.PLAN_RENEWAL,
   usage: PbLedgerEntryKind.USAGE,
   overage_invoiced: PbLedgerEntryKind.OVERAGE_INVOICED,
+  adjustment: PbLedgerEntryKind.ADJUSTMENT,
 };
 
 export function planFromPb(plan: PbPlan): Plan {
