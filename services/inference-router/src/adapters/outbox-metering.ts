@@ -1,56 +1,10 @@
-import { create } from '@bufbuild/protobuf';
-import { timestampFromDate } from '@bufbuild/protobuf/wkt';
-import { appendOutbox, encodeEvent, type OutboxRow, Topics } from '@whetstone/events';
-import { InferenceCompletedSchema, UsageRecordedSchema } from '@whetstone/proto/inference/v1';
+import { appendOutbox, type OutboxRow } from '@whetstone/events';
 import type { Logger } from '@whetstone/telemetry';
 import type { Pool } from 'pg';
 import type { InferenceRecord, Metering } from '../application/ports';
-import { inferenceTaskToPb } from './proto-kinds';
+import { meteringRows } from './metering-events';
 
-export const USAGE_TOPIC = Topics.billingUsage;
-export const INFERENCES_TOPIC = Topics.inferences;
-
-/** UsageRecorded (keyed by team, so one team's debits stay ordered) and InferenceCompleted (keyed by inference). */
-export function meteringRows(r: InferenceRecord): OutboxRow[] {
-  return [
-    encodeEvent(
-      USAGE_TOPIC,
-      UsageRecordedSchema,
-      create(UsageRecordedSchema, {
-        usageId: r.inferenceId,
-        teamId: r.caller.teamId,
-        keyId: r.caller.keyId,
-        model: r.model,
-        inputTokens: BigInt(r.inputTokens),
-        outputTokens: BigInt(r.outputTokens),
-        costMicroCredits: r.costMicroCredits,
-        occurredAt: timestampFromDate(r.completedAt),
-      }),
-      r.caller.teamId,
-    ),
-    encodeEvent(
-      INFERENCES_TOPIC,
-      InferenceCompletedSchema,
-      create(InferenceCompletedSchema, {
-        inferenceId: r.inferenceId,
-        teamId: r.caller.teamId,
-        keyId: r.caller.keyId,
-        model: r.model,
-        projectId: r.projectId,
-        task: inferenceTaskToPb(r.task),
-        inputs: r.inputs,
-        ...(r.schema ? { schema: r.schema as never } : {}),
-        outputs: r.outputs as never,
-        latencyMs: r.latencyMs,
-        inputTokens: BigInt(r.inputTokens),
-        outputTokens: BigInt(r.outputTokens),
-        startedAt: timestampFromDate(r.startedAt),
-        completedAt: timestampFromDate(r.completedAt),
-      }),
-      r.inferenceId,
-    ),
-  ];
-}
+export { INFERENCES_TOPIC, meteringRows, USAGE_TOPIC } from './metering-events';
 
 /**
  * Writes metering events to the outbox off the response path: records are

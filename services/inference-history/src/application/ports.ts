@@ -1,0 +1,26 @@
+/**
+ * What history's use cases need from the outside, in plain shapes: the record
+ * store (Prisma), the in-process ingest signal, and the feedback event outbox.
+ */
+import type { Feedback, InferenceRecord, ListFilter } from '../domain/record';
+
+export interface HistoryStore {
+  /** Stores each record unless its id is already held (redelivery is a no-op); returns how many were new. */
+  ingest(records: InferenceRecord[]): Promise<number>;
+  /** The team's record, or null (another team's id reads as absent). */
+  get(teamId: string, inferenceId: string): Promise<InferenceRecord | null>;
+  /** One page, newest first, and how many match in all. */
+  list(teamId: string, filter: ListFilter): Promise<{ records: InferenceRecord[]; total: number }>;
+  /** Stores the verdict on the record and appends FeedbackSubmitted to the outbox, in one transaction. */
+  saveFeedback(record: InferenceRecord, feedback: Feedback): Promise<void>;
+}
+
+/**
+ * Wakes readers waiting for an inference id when the consumer has stored it.
+ * `expect` is called before the store is read, so an ingest that lands between
+ * the read and the wait is never missed.
+ */
+export interface IngestSignal {
+  expect(inferenceId: string): { arrived: (timeoutMs: number) => Promise<boolean>; cancel: () => void };
+  ingested(inferenceIds: string[]): void;
+}
