@@ -45,7 +45,6 @@ const GLINER_TASK_LABEL: Record<GlinerTask, InferenceTask> = {
   schema: 'schema',
 };
 
-
 export function meta(out: InferResult) {
   return { inference_id: out.inferenceId, model: out.model, latency_ms: out.latencyMs, usage: out.usage };
 }
