@@ -110,8 +110,8 @@ export function prismaHistoryStore(prisma: PrismaClient): HistoryStore {
       const { count } = await prisma.inferenceRecord.createMany({ data: records.map(toRow), skipDuplicates: true });
       return count;
     },
-    async get(teamId, inferenceId) {
-      const row = await prisma.inferenceRecord.findFirst({ where: { id: inferenceId, teamId } });
+    async get(inferenceId) {
+      const row = await prisma.inferenceRecord.findUnique({ where: { id: inferenceId } });
       return row ? fromRow(row) : null;
     },
     async list(teamId, filter) {

@@ -15,12 +15,17 @@ export async function findRecord(deps: HistoryDeps, teamId: string, inferenceId:
   if (!isUuid(id)) throw notFound(inferenceId);
   const inFlight = mayBeInFlight(uuidTimeMs(id), deps.now().getTime(), deps.inFlightWindowMs);
   const waiter = inFlight ? deps.signal.expect(id) : null;
+  // Another team's record is NotFound, at once: it is not in flight for this caller.
+  const ours = (r: InferenceRecord | null) => {
+    if (r && r.teamId !== teamId) throw notFound(inferenceId);
+    return r;
+  };
   try {
-    const held = await deps.store.get(teamId, id);
+    const held = ours(await deps.store.get(id));
     if (held) return held;
     if (!waiter) throw notFound(inferenceId);
     await waiter.arrived(deps.readWaitMs);
-    const late = await deps.store.get(teamId, id);
+    const late = ours(await deps.store.get(id));
     if (late) return late;
     throw notFound(inferenceId);
   } finally {

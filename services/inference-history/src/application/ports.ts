@@ -7,8 +7,8 @@ import type { Feedback, InferenceRecord, ListFilter } from '../domain/record';
 export interface HistoryStore {
   /** Stores each record unless its id is already held (redelivery is a no-op); returns how many were new. */
   ingest(records: InferenceRecord[]): Promise<number>;
-  /** The team's record, or null (another team's id reads as absent). */
-  get(teamId: string, inferenceId: string): Promise<InferenceRecord | null>;
+  /** The record of that id, whatever its team (use cases scope it), or null. */
+  get(inferenceId: string): Promise<InferenceRecord | null>;
   /** One page, newest first, and how many match in all. */
   list(teamId: string, filter: ListFilter): Promise<{ records: InferenceRecord[]; total: number }>;
   /** Stores the verdict on the record and appends FeedbackSubmitted to the outbox, in one transaction. */
