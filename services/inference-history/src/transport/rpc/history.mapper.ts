@@ -62,7 +62,7 @@ export function recordToPb(r: InferenceRecord): PbInferenceRecord {
 
 export function filterOf(req: ListInferencesRequest): ListFilter {
   return {
-    limit: req.limit || 50,
+    limit: req.limit,
     offset: req.offset,
     modelId: req.modelId || undefined,
     task: req.task || undefined,
