@@ -1,7 +1,7 @@
 /**
  * Inference-history benchmark (issue 14), on a fresh database of the test server:
  *   - ingest: N InferenceCompleted events (default 100,000) sit in the Postgres event log; the real consumer path
- *     (PgEventLog subscription → handleBatch → the history app → Prisma createMany … ON CONFLICT DO NOTHING) drains
+ *     (PgEventLog subscription → handleBatch → the history app → one jsonb_to_recordset INSERT … ON CONFLICT DO NOTHING) drains
  *     them; sustained records/s, then a check that every id landed once (0 lost, 0 duplicated after a redelivery);
  *   - list: the table is grown to 1,000,000 records (generated in SQL), analysed, and filtered ListInferences
  *     (the use case on the Prisma store, as the gRPC handler calls it) is timed per filter: p50 and p95.
@@ -135,7 +135,7 @@ async function grow(pool: Pool, have: number) {
       `INSERT INTO history.inference_records (id, team_id, model_id, training_job_id, base_model, task, surface, project_id,
          inputs, schema, outputs, input_tokens, cost_micro_credits, latency_ms, llmaj_score, created_at, completed_at)
        SELECT gen_random_uuid(), CASE WHEN g % 10 = 0 THEN gen_random_uuid() ELSE $1::uuid END,
-         $2::text[] [1 + g % 20], NULL, 'whetstone-extract-base',
+         ($2::text[])[1 + g % 20], NULL, 'whetstone-extract-base',
          (ARRAY['ner','classification','relations','structures','decision','generate'])[1 + g % 6], 'native',
          CASE WHEN g % 7 = 0 THEN 'project-' || (g % 50) END,
          '["Ada Lovelace met Charles Babbage in London."]', '{"entities":["person","city"]}',
@@ -208,7 +208,7 @@ async function main() {
     await applyMigrations(url.toString(), `${__dirname}/../../services/inference-history/prisma/migrations`);
     log(`bench:history on a fresh database (${db}); a shared 2-core machine, so figures vary run to run`);
     const ingest = await ingestBench(url.toString(), pool);
-    log(`\ningest through the consumer (event log → batch → Prisma createMany … ON CONFLICT DO NOTHING):`);
+    log(`\ningest through the consumer (event log → batch → one INSERT … ON CONFLICT DO NOTHING per batch):`);
     log(
       `  ${EVENTS.toLocaleString('en-US')} events in ${ingest.seconds.toFixed(1)} s = ${Math.round(ingest.rate).toLocaleString('en-US')} records/s`,
     );

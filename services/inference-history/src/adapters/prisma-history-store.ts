@@ -8,33 +8,48 @@ type Json = Prisma.InputJsonValue;
 
 const json = (v: unknown): Json => v as Json;
 
-function toRow(r: InferenceRecord): Prisma.InferenceRecordCreateManyInput {
+const COLUMNS = `id uuid, team_id uuid, key_id text, user_id text, project_id text, model_id text, training_job_id text,
+  base_model text, task text, surface text, inputs jsonb, messages jsonb, schema jsonb, outputs jsonb, input_tokens bigint,
+  output_tokens bigint, cache_read_tokens bigint, cache_write_tokens bigint, reasoning_tokens bigint,
+  cost_micro_credits bigint, latency_ms double precision, status text, error_code text, created_at timestamptz,
+  completed_at timestamptz`;
+const NAMES = COLUMNS.split(',')
+  .map((c) => c.trim().split(' ')[0]!)
+  .join(', ');
+
+/** Idempotent by inference id: a redelivered record is skipped, never an error. */
+const INGEST_SQL = `INSERT INTO inference_records (${NAMES})
+  SELECT ${NAMES} FROM jsonb_to_recordset($1::jsonb) AS r(${COLUMNS})
+  ON CONFLICT (id) DO NOTHING`;
+
+/** A record as one JSON row of INGEST_SQL (snake_case columns; bigints as strings). */
+function ingestRow(r: InferenceRecord): Record<string, unknown> {
   return {
     id: r.inferenceId,
-    teamId: r.teamId,
-    keyId: r.keyId,
-    userId: r.userId,
-    projectId: r.projectId,
-    modelId: r.modelId,
-    trainingJobId: r.trainingJobId,
-    baseModel: r.baseModel,
+    team_id: r.teamId,
+    key_id: r.keyId,
+    user_id: r.userId,
+    project_id: r.projectId,
+    model_id: r.modelId,
+    training_job_id: r.trainingJobId,
+    base_model: r.baseModel,
     task: r.task,
     surface: r.surface,
-    inputs: json(r.inputs),
-    messages: json(r.messages),
-    ...(r.schema ? { schema: json(r.schema) } : {}),
-    outputs: json(r.outputs),
-    inputTokens: BigInt(r.usage.inputTokens),
-    outputTokens: BigInt(r.usage.outputTokens),
-    cacheReadTokens: BigInt(r.usage.cacheReadTokens),
-    cacheWriteTokens: BigInt(r.usage.cacheWriteTokens),
-    reasoningTokens: BigInt(r.usage.reasoningTokens),
-    costMicroCredits: r.usage.costMicroCredits,
-    latencyMs: r.latencyMs,
+    inputs: r.inputs,
+    messages: r.messages,
+    schema: r.schema,
+    outputs: r.outputs,
+    input_tokens: String(r.usage.inputTokens),
+    output_tokens: String(r.usage.outputTokens),
+    cache_read_tokens: String(r.usage.cacheReadTokens),
+    cache_write_tokens: String(r.usage.cacheWriteTokens),
+    reasoning_tokens: String(r.usage.reasoningTokens),
+    cost_micro_credits: r.usage.costMicroCredits.toString(),
+    latency_ms: r.latencyMs,
     status: r.status,
-    errorCode: r.errorCode,
-    createdAt: r.createdAt,
-    completedAt: r.completedAt,
+    error_code: r.errorCode,
+    created_at: r.createdAt.toISOString(),
+    completed_at: r.completedAt.toISOString(),
   };
 }
 
@@ -107,8 +122,9 @@ function whereOf(teamId: string, f: ListFilter): Prisma.InferenceRecordWhereInpu
 export function prismaHistoryStore(prisma: PrismaClient): HistoryStore {
   return {
     async ingest(records) {
-      const { count } = await prisma.inferenceRecord.createMany({ data: records.map(toRow), skipDuplicates: true });
-      return count;
+      // One statement and one parameter for the whole batch: Postgres unpacks the JSON rows itself, which is several
+      // times faster than a parameter per column per row.
+      return prisma.$executeRawUnsafe(INGEST_SQL, JSON.stringify(records.map(ingestRow)));
     },
     async get(inferenceId) {
       const row = await prisma.inferenceRecord.findUnique({ where: { id: inferenceId } });
