@@ -146,7 +146,8 @@ async function grow(pool: Pool, have: number) {
       [TEAM, MODELS, have + done, have + done + n - 1],
     );
   }
-  await pool.query('ANALYZE history.inference_records');
+  // What autovacuum does to a table of this size soon after: statistics, and the visibility map index-only scans use.
+  await pool.query('VACUUM ANALYZE history.inference_records');
 }
 
 async function listBench(url: string) {
@@ -175,7 +176,7 @@ async function listBench(url: string) {
   log('|---|---|---|---|');
   for (const [name, make] of filters) {
     const times: number[] = [];
-    let total = 0;
+    let total = '';
     for (let i = 0; i < 60; i++) {
       const t = performance.now();
       const page = await listInferences(deps, TEAM, {
@@ -184,10 +185,10 @@ async function listBench(url: string) {
         ...make(),
       });
       if (i >= 10) times.push(performance.now() - t);
-      total = page.total;
+      total = page.totalCapped ? `> ${page.total.toLocaleString('en-US')}` : page.total.toLocaleString('en-US');
     }
     all.push(...times);
-    log(`| ${name} | ${total.toLocaleString('en-US')} | ${pct(times, 50).toFixed(1)} | ${pct(times, 95).toFixed(1)} |`);
+    log(`| ${name} | ${total} | ${pct(times, 50).toFixed(1)} | ${pct(times, 95).toFixed(1)} |`);
   }
   log(`| all filters | | ${pct(all, 50).toFixed(1)} | ${pct(all, 95).toFixed(1)} |`);
   await prisma.$disconnect();

@@ -106,7 +106,7 @@ export function historyOverRpc(
         ...(f.since ? { since: timestampFromDate(f.since) } : {}),
         ...(f.until ? { until: timestampFromDate(f.until) } : {}),
       });
-      return { records: res.records.map(recordView), total: Number(res.total) };
+      return { records: res.records.map(recordView), total: Number(res.total), totalCapped: res.totalCapped };
     },
     async get(principal, inferenceId) {
       return recordView((await client.getInference({ caller: caller(principal), inferenceId })).record);

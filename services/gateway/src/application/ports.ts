@@ -389,7 +389,10 @@ export interface InferenceFilter {
 /** What the gateway needs from inference-history. */
 export interface HistoryPort {
   ready(): Promise<boolean>;
-  list(principal: Principal, filter: InferenceFilter): Promise<{ records: InferenceRecordView[]; total: number }>;
+  list(
+    principal: Principal,
+    filter: InferenceFilter,
+  ): Promise<{ records: InferenceRecordView[]; total: number; totalCapped: boolean }>;
   get(principal: Principal, inferenceId: string): Promise<InferenceRecordView>;
   submitFeedback(
     principal: Principal,

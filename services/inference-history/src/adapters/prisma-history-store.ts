@@ -1,4 +1,4 @@
-import type { HistoryStore } from '../application/ports';
+import { TOTAL_CAP, type HistoryStore } from '../application/ports';
 import type { Feedback, InferenceRecord, ListFilter, Status, Surface, Verdict } from '../domain/record';
 import { Prisma, type PrismaClient } from '../generated/prisma/client';
 import { feedbackOutboxRow } from './feedback-outbox';
@@ -139,9 +139,9 @@ export function prismaHistoryStore(prisma: PrismaClient): HistoryStore {
           skip: filter.offset,
           take: filter.limit,
         }),
-        prisma.inferenceRecord.count({ where }),
+        prisma.inferenceRecord.count({ where, take: TOTAL_CAP + 1 }),
       ]);
-      return { records: rows.map(fromRow), total };
+      return { records: rows.map(fromRow), total: Math.min(total, TOTAL_CAP), totalCapped: total > TOTAL_CAP };
     },
     async saveFeedback(record, feedback: Feedback) {
       const row = feedbackOutboxRow(record, feedback);

@@ -1,6 +1,7 @@
 import { errors, Reasons, type FieldError } from '@whetstone/errors';
-import type { InferenceRecord, ListFilter } from '../domain/record';
+import type { ListFilter } from '../domain/record';
 import type { HistoryDeps } from './deps';
+import type { Page } from './ports';
 
 export const MAX_PAGE = 200;
 
@@ -30,11 +31,7 @@ export function filterProblems(f: ListFilter): FieldError[] {
 }
 
 /** A page of the caller's team's records, newest first; InvalidArgument (422) naming every bad filter. */
-export async function listInferences(
-  deps: HistoryDeps,
-  teamId: string,
-  filter: ListFilter,
-): Promise<{ records: InferenceRecord[]; total: number }> {
+export async function listInferences(deps: HistoryDeps, teamId: string, filter: ListFilter): Promise<Page> {
   const issues = filterProblems(filter);
   if (issues.length) throw errors.invalid(Reasons.VALIDATION_FAILED, 'Invalid inference filters', issues);
   return deps.store.list(teamId, filter);

@@ -13,7 +13,7 @@ export function historyHandler(deps: HistoryDeps): ServiceImpl<typeof InferenceH
   return {
     async listInferences(req) {
       const page = await listInferences(deps, requireCaller(req.caller).teamId, filterOf(req));
-      return { records: page.records.map(recordToPb), total: BigInt(page.total) };
+      return { records: page.records.map(recordToPb), total: BigInt(page.total), totalCapped: page.totalCapped };
     },
     async getInference(req) {
       return { record: recordToPb(await getInference(deps, requireCaller(req.caller).teamId, req.inferenceId)) };

@@ -86,7 +86,7 @@ export function registerHistoryRoutes(api: Api, history: HistoryPort): void {
       method: 'get',
       path: '/inferences',
       summary:
-        'List stored inferences, newest first: {object: "list", data, total, limit, offset, has_more}. Filters: model_id, task, project_id, training_job_id, latency_min/max, llmaj_score_min/max, since (inclusive), until (exclusive); limit 1–200 (default 50)',
+        'List stored inferences, newest first: {object: "list", data, total, total_capped, limit, offset, has_more}. Filters: model_id, task, project_id, training_job_id, latency_min/max, llmaj_score_min/max, since (inclusive), until (exclusive); limit 1–200 (default 50)',
       tag: 'Inference history',
       auth: 'key-or-session',
     },
@@ -97,9 +97,10 @@ export function registerHistoryRoutes(api: Api, history: HistoryPort): void {
         object: 'list',
         data: page.records,
         total: page.total,
+        total_capped: page.totalCapped,
         limit: filter.limit,
         offset: filter.offset,
-        has_more: filter.offset + page.records.length < page.total,
+        has_more: page.totalCapped || filter.offset + page.records.length < page.total,
       };
     },
   );

@@ -53,16 +53,16 @@ CREATE TABLE "outbox_events" (
 CREATE INDEX "inference_records_team_id_created_at_id_idx" ON "inference_records"("team_id", "created_at" DESC, "id" DESC);
 
 -- CreateIndex
-CREATE INDEX "inference_records_team_id_model_id_created_at_idx" ON "inference_records"("team_id", "model_id", "created_at" DESC);
+CREATE INDEX "inference_records_team_id_model_id_created_at_id_idx" ON "inference_records"("team_id", "model_id", "created_at" DESC, "id" DESC);
 
 -- CreateIndex
-CREATE INDEX "inference_records_team_id_task_created_at_idx" ON "inference_records"("team_id", "task", "created_at" DESC);
+CREATE INDEX "inference_records_team_id_task_created_at_id_idx" ON "inference_records"("team_id", "task", "created_at" DESC, "id" DESC);
 
 -- CreateIndex
-CREATE INDEX "inference_records_team_id_project_id_created_at_idx" ON "inference_records"("team_id", "project_id", "created_at" DESC);
+CREATE INDEX "inference_records_team_id_project_id_created_at_id_idx" ON "inference_records"("team_id", "project_id", "created_at" DESC, "id" DESC);
 
 -- CreateIndex
-CREATE INDEX "inference_records_team_id_training_job_id_created_at_idx" ON "inference_records"("team_id", "training_job_id", "created_at" DESC);
+CREATE INDEX "inference_records_team_id_training_job_id_created_at_id_idx" ON "inference_records"("team_id", "training_job_id", "created_at" DESC, "id" DESC);
 
 -- CreateIndex
 CREATE INDEX "inference_records_team_id_latency_ms_idx" ON "inference_records"("team_id", "latency_ms");
