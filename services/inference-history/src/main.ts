@@ -11,6 +11,7 @@ import {
 } from '@whetstone/telemetry';
 import { Counter } from 'prom-client';
 import { inProcessIngestSignal } from './adapters/ingest-signal';
+import { pgIngestSignal } from './adapters/pg-ingest-signal';
 import { createPrismaClient } from './adapters/prisma-client';
 import { prismaHistoryStore } from './adapters/prisma-history-store';
 import { buildApp } from './app';
@@ -23,9 +24,12 @@ async function main(): Promise<void> {
   const logger = createLogger({ service: 'inference-history', level: config.LOG_LEVEL });
   const prisma = createPrismaClient(config.DATABASE_URL);
   const schema = new URL(config.DATABASE_URL).searchParams.get('schema') ?? 'history';
+  // Events: our outbox → the transport (feedback.v1); inferences.v1 → one record per inference id.
+  const events = startServiceEvents(config, { clientId: 'inference-history', defaultSchema: schema, logger });
+  const signal = await pgIngestSignal(events.own.pool, inProcessIngestSignal(), logger);
   const app = buildApp({
     store: prismaHistoryStore(prisma),
-    signal: inProcessIngestSignal(),
+    signal,
     now: () => new Date(),
     readWaitMs: config.HISTORY_READ_WAIT_MS,
     inFlightWindowMs: config.HISTORY_IN_FLIGHT_WINDOW_SECONDS * 1000,
@@ -39,8 +43,6 @@ async function main(): Promise<void> {
     registers: [metrics.registry],
   });
 
-  // Events: our outbox → the transport (feedback.v1); inferences.v1 → one record per inference id.
-  const events = startServiceEvents(config, { clientId: 'inference-history', defaultSchema: schema, logger });
   const ingest = async (batch: Parameters<typeof app.onInferenceEvents>[0]) => {
     ingested.inc(await app.onInferenceEvents(batch));
   };
@@ -71,6 +73,7 @@ async function main(): Promise<void> {
     [
       () => server.close(),
       () => inferences.stop(),
+      () => signal.stop(),
       () => events.close(),
       () => metricsServer.close(),
       () => prisma.$disconnect(),

@@ -2,9 +2,8 @@ import type { IngestSignal } from '../application/ports';
 
 /**
  * Readers waiting for an inference id, woken by this process's own consumer
- * the moment it stores the id: no polling. With several replicas, the event
- * log lets one replica consume at a time, so a reader on another replica
- * waits out its bound and then reads once more (see the service README).
+ * the moment it stores the id: no polling. pgIngestSignal wraps it to hear
+ * about ids other replicas stored.
  */
 export function inProcessIngestSignal(): IngestSignal & { waiting(): number } {
   const waiters = new Map<string, Set<() => void>>();
