@@ -132,16 +132,27 @@ export function prismaHistoryStore(prisma: PrismaClient): HistoryStore {
     },
     async list(teamId, filter) {
       const where = whereOf(teamId, filter);
-      const [rows, total] = await Promise.all([
+      // A deferred join: the page's ids come from the filter's index alone (it ends with created_at and id), so
+      // only the 50 rows shown are read from the table, not every row the offset skips.
+      const [ids, total] = await Promise.all([
         prisma.inferenceRecord.findMany({
           where,
+          select: { id: true },
           orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
           skip: filter.offset,
           take: filter.limit,
         }),
         prisma.inferenceRecord.count({ where, take: TOTAL_CAP + 1 }),
       ]);
-      return { records: rows.map(fromRow), total: Math.min(total, TOTAL_CAP), totalCapped: total > TOTAL_CAP };
+      const rows = ids.length
+        ? await prisma.inferenceRecord.findMany({ where: { id: { in: ids.map((r) => r.id) } } })
+        : [];
+      const byId = new Map(rows.map((r) => [r.id, r]));
+      const records = ids.flatMap(({ id }) => {
+        const row = byId.get(id);
+        return row ? [fromRow(row)] : [];
+      });
+      return { records, total: Math.min(total, TOTAL_CAP), totalCapped: total > TOTAL_CAP };
     },
     async saveFeedback(record, feedback: Feedback) {
       const row = feedbackOutboxRow(record, feedback);

@@ -5,7 +5,7 @@
 import type { Feedback, InferenceRecord, ListFilter } from '../domain/record';
 
 /** Counting every match of a broad filter over millions of rows costs more than the page itself: totals stop here. */
-export const TOTAL_CAP = 10_000;
+export const TOTAL_CAP = 1_000;
 
 export interface Page {
   records: InferenceRecord[];

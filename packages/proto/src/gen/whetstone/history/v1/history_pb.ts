@@ -410,14 +410,14 @@ export type ListInferencesResponse = Message<"whetstone.history.v1.ListInference
   records: InferenceRecord[];
 
   /**
-   * How many records match the filters in all, counted up to 10,000.
+   * How many records match the filters in all, counted up to 1,000.
    *
    * @generated from field: int64 total = 2;
    */
   total: bigint;
 
   /**
-   * True when more than 10,000 match: total is then 10,000, a lower bound.
+   * True when more than 1,000 match: total is then 1,000, a lower bound.
    *
    * @generated from field: bool total_capped = 3;
    */
