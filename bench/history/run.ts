@@ -9,6 +9,7 @@
  *   pnpm --filter @whetstone/bench bench:history [--events 100000] [--rows 1000000]
  */
 import { randomBytes } from 'node:crypto';
+import os from 'node:os';
 import { Pool } from 'pg';
 import { applyMigrations, testDatabaseUrl, withClient } from '@whetstone/testing';
 import { PgEventLog, appendOutbox } from '@whetstone/events';
@@ -91,18 +92,27 @@ async function ingestBench(url: string, pool: Pool) {
   let done!: () => void;
   const finished = new Promise<void>((r) => (done = r));
   const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
+  let inHandler = 0;
   const sub = await eventLog.subscribe({
     group: INFERENCES_CONSUMER,
     topics: [INFERENCES_TOPIC],
     logger,
     handler: async (e) => void (stored += await app.onInferenceEvents([e])),
     handleBatch: async (batch) => {
+      const h = performance.now();
       stored += await app.onInferenceEvents(batch);
+      inHandler += performance.now() - h;
       if (stored >= EVENTS) done();
     },
   });
   await finished;
   const seconds = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  const profile = {
+    nodeCpuMsPer1k: (cpu.user + cpu.system) / EVENTS,
+    handlerShare: inHandler / 1000 / seconds,
+  };
   await sub.stop();
   // A redelivery of the first 10,000 events: nothing new, nothing duplicated.
   const again = await app.onInferenceEvents(
@@ -118,6 +128,7 @@ async function ingestBench(url: string, pool: Pool) {
   );
   await prisma.$disconnect();
   return {
+    profile,
     seconds,
     rate: EVENTS / seconds,
     lost: EVENTS - Number(held.rows[0]!.distinct_ids),
@@ -208,10 +219,19 @@ async function main() {
   try {
     await applyMigrations(url.toString(), `${__dirname}/../../services/inference-history/prisma/migrations`);
     log(`bench:history on a fresh database (${db}); a shared 2-core machine, so figures vary run to run`);
+    const load = () =>
+      os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' / ');
+    log(`load average at start (1/5/15 min): ${load()} on ${os.cpus().length} cores`);
     const ingest = await ingestBench(url.toString(), pool);
     log(`\ningest through the consumer (event log → batch → one INSERT … ON CONFLICT DO NOTHING per batch):`);
     log(
       `  ${EVENTS.toLocaleString('en-US')} events in ${ingest.seconds.toFixed(1)} s = ${Math.round(ingest.rate).toLocaleString('en-US')} records/s`,
+    );
+    log(
+      `  profile: the consumer's process used ${ingest.profile.nodeCpuMsPer1k.toFixed(0)} ms of CPU per 1,000 records; ${Math.round(ingest.profile.handlerShare * 100)}% of the wall time was in the batch handler (decode + one INSERT), the rest in the event log (read, offset commit)`,
     );
     log(
       `  lost: ${ingest.lost}; rows held for them: ${ingest.rows}; new rows from a 10,000-event redelivery: ${ingest.again}`,
@@ -221,6 +241,7 @@ async function main() {
     log(
       `\ngenerated the table up to ${ROWS.toLocaleString('en-US')} rows in ${((performance.now() - t) / 1000).toFixed(0)} s`,
     );
+    log(`load average before the list timings: ${load()}`);
     await listBench(url.toString());
   } finally {
     await pool.end();
