@@ -9,7 +9,8 @@ import {
   type InferenceRecord,
 } from '@whetstone/proto/history/v1';
 import { InferenceStatus, InferenceSurface } from '@whetstone/proto/inference/v1';
-import type { FeedbackView, HistoryPort, InferenceRecordView, Principal } from '../application/ports';
+import type { FeedbackView, HistoryPort, InferenceRecordView } from '../application/history-ports';
+import type { Principal } from '../application/ports';
 
 /** The history contract ⇄ the public JSON of GET /inferences and the feedback routes. */
 

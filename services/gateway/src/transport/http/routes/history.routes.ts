@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AppError, isUuid } from '@whetstone/errors';
-import type { HistoryPort, InferenceFilter } from '../../../application/ports';
+import type { HistoryPort, InferenceFilter } from '../../../application/history-ports';
 import type { Api } from '../api';
 import { authOf } from '../auth';
 import { parseParams } from '../validate';
