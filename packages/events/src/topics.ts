@@ -16,6 +16,8 @@ export const Topics = {
   deployments: 'deployments.v1',
   /** InferenceCompleted: router → inference history. */
   inferences: 'inferences.v1',
+  /** FeedbackSubmitted: inference history → orchestrator (adaptive retraining). */
+  feedback: 'feedback.v1',
 } as const;
 
 export type Topic = (typeof Topics)[keyof typeof Topics];

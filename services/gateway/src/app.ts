@@ -3,6 +3,7 @@ import express, { type Express, type Request, type RequestHandler } from 'expres
 import type { Logger } from '@whetstone/telemetry';
 import type { Registry } from 'prom-client';
 import { AuthCache, type Invalidation } from './application/auth-cache';
+import type { HistoryPort } from './application/history-ports';
 import type { DatasetsPort, Inference, KeyBilling, TrainingPort } from './application/ports';
 import type { RateLimiter, RateLimitSettings } from './domain/rate-limit';
 import { Api, type AuthMode } from './transport/http/api';
@@ -13,6 +14,7 @@ import { endpointLimit, preAuthLimit } from './transport/http/rate-limit';
 import { registerAccountRoutes } from './transport/http/routes/account.routes';
 import { registerInferenceRoutes } from './transport/http/routes/inference.routes';
 import { registerDatasetRoutes } from './transport/http/routes/datasets.routes';
+import { registerHistoryRoutes } from './transport/http/routes/history.routes';
 import { registerTrainingRoutes } from './transport/http/routes/training.routes';
 
 export interface GatewayDeps {
@@ -24,6 +26,8 @@ export interface GatewayDeps {
   datasets?: DatasetsPort;
   /** The training-orchestrator; training routes are mounted only when it is configured. */
   training?: TrainingPort;
+  /** inference-history; the inference history and feedback routes are mounted only when it is configured. */
+  history?: HistoryPort;
   rateLimiter: RateLimiter;
   rateLimits: RateLimitSettings;
   authCache: AuthCache;
@@ -84,6 +88,7 @@ export function buildApp(deps: GatewayDeps): { app: Express; api: Api } {
   if (deps.inference) registerInferenceRoutes(api, deps.inference);
   if (deps.datasets) registerDatasetRoutes(api, deps.datasets);
   if (deps.training) registerTrainingRoutes(api, deps.training);
+  if (deps.history) registerHistoryRoutes(api, deps.history);
   deps.extraRoutes?.(app, api, chain);
 
   const openapi = api.openApiDocument();
@@ -111,6 +116,7 @@ function readiness(deps: GatewayDeps): RequestHandler {
     ['inference-router', deps.inference],
     ['dataset', deps.datasets],
     ['training-orchestrator', deps.training],
+    ['inference-history', deps.history],
   ];
   return async (_req, res) => {
     const checks = await Promise.all(

@@ -13,6 +13,8 @@ const schema = z.object({
   DATASET_ADDR: env.addr().optional(),
   /** The training-orchestrator; training routes are mounted when set. */
   TRAINING_ORCHESTRATOR_ADDR: env.addr().optional(),
+  /** inference-history; the inference history and feedback routes are mounted when set. */
+  INFERENCE_HISTORY_ADDR: env.addr().optional(),
   REDIS_URL: z.string().url().optional(),
   EVENTS_TRANSPORT: z.enum(['postgres', 'kafka']).default('postgres'),
   /** Server holding the shared event log (embedded default); the gateway owns no schema of its own. */

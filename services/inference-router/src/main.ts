@@ -1,5 +1,5 @@
 /** Composition root: config → adapters → buildApp → gRPC server and event consumers; drains on SIGTERM. */
-import { randomUUID } from 'node:crypto';
+import { uuidv7 } from '@whetstone/errors';
 import { GroupCommitOutbox, startServiceEvents } from '@whetstone/events';
 import { ModelServerService } from '@whetstone/proto/inference/v1';
 import { KeyBillingService } from '@whetstone/proto/keybilling/v1';
@@ -68,7 +68,8 @@ async function main(): Promise<void> {
     fleet,
     metering,
     store: prismaProjectStore(prisma),
-    ids: { uuid: randomUUID },
+    // Time-ordered ids: an inference id says when it was minted, which history's read-your-writes relies on.
+    ids: { uuid: () => uuidv7() },
     logger,
     now: () => new Date(),
     warmTimeoutMs: config.DEPLOY_WARM_TIMEOUT_SECONDS * 1000,

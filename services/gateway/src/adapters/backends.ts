@@ -1,14 +1,17 @@
 /** The gRPC services behind the gateway, each as its port with a readiness probe. */
 import type { DescService } from '@bufbuild/protobuf';
 import { DatasetService } from '@whetstone/proto/dataset/v1';
+import { InferenceHistoryService } from '@whetstone/proto/history/v1';
 import { InferenceRouterService } from '@whetstone/proto/inference/v1';
 import { KeyBillingService } from '@whetstone/proto/keybilling/v1';
 import { TrainingService } from '@whetstone/proto/training/v1';
 import { createHealthChecker, createRpcClient } from '@whetstone/rpc';
 import type { Logger } from '@whetstone/telemetry';
+import type { HistoryPort } from '../application/history-ports';
 import type { DatasetsPort, Inference, KeyBilling, TrainingPort } from '../application/ports';
 import type { GatewayConfig } from '../config';
 import { datasetsOverRpc } from './dataset.client';
+import { historyOverRpc } from './history.client';
 import { inferenceOverRpc } from './inference.client';
 import { keyBillingOverRpc } from './key-billing.client';
 import { trainingOverRpc } from './training.client';
@@ -19,6 +22,7 @@ export interface Backends {
   inference?: Inference;
   datasets?: DatasetsPort;
   training?: TrainingPort;
+  history?: HistoryPort;
 }
 
 /** Clients only: connections open lazily on the first call. */
@@ -40,5 +44,9 @@ export function connectBackends(config: GatewayConfig, logger: Logger): Backends
   const trainingAddr = config.TRAINING_ORCHESTRATOR_ADDR;
   if (trainingAddr)
     backends.training = trainingOverRpc(client(TrainingService, trainingAddr, 30_000), ready(trainingAddr));
+  const historyAddr = config.INFERENCE_HISTORY_ADDR;
+  // Reads of a just-returned inference id may wait a few seconds for ingestion (read your writes).
+  if (historyAddr)
+    backends.history = historyOverRpc(client(InferenceHistoryService, historyAddr, 20_000), ready(historyAddr));
   return backends;
 }

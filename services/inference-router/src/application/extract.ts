@@ -1,7 +1,7 @@
 import { priceOf } from '../domain/catalog';
 import type { Caller, InferenceReceipt, InferenceTask } from '../domain/model';
 import type { RouterDeps } from './deps';
-import { resolveTarget, requireTask } from './resolve-target';
+import { resolveTarget, requireTask, servedBy } from './resolve-target';
 
 /** One extraction call as the gateway validated it: 1 to 1,000 texts, a schema unless a project is named. */
 export interface ExtractInput {
@@ -60,10 +60,11 @@ export async function extract(deps: RouterDeps, input: ExtractInput): Promise<Ex
   await deps.metering.record({
     inferenceId,
     caller: input.caller,
-    model: target.ref.modelId,
+    ...servedBy(target),
     projectId: input.projectId,
     task: input.task,
     inputs: input.texts,
+    messages: [],
     schema: input.schema,
     outputs: JSON.parse(utf8.decode(out.resultsJson)) as Record<string, unknown>[],
     latencyMs,

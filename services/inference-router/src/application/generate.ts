@@ -1,7 +1,7 @@
 import { priceOf } from '../domain/catalog';
 import type { Caller, ChatTurn, FinishReason, GenerateOptions, InferenceReceipt } from '../domain/model';
 import type { RouterDeps } from './deps';
-import { resolveTarget, requireTask } from './resolve-target';
+import { resolveTarget, requireTask, servedBy } from './resolve-target';
 
 /** A decoder call as the gateway validated it: at least one message, sampling options with defaults applied. */
 export interface GenerateInput {
@@ -50,10 +50,11 @@ export async function* generate(deps: RouterDeps, input: GenerateInput): AsyncGe
   await deps.metering.record({
     inferenceId,
     caller: input.caller,
-    model: target.ref.modelId,
+    ...servedBy(target),
     projectId: input.projectId,
     task: 'generate',
     inputs: input.messages.map((m) => `${m.role}: ${m.content}`),
+    messages: input.messages.map((m) => ({ role: m.role, content: m.content })),
     schema: undefined,
     outputs: [{ text, finish_reason: end.finishReason }],
     latencyMs,

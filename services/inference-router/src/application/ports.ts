@@ -56,10 +56,18 @@ export interface ModelFleet {
 export interface InferenceRecord {
   inferenceId: string;
   caller: Caller;
+  /** Base model id or training job id that served it. */
   model: string;
+  /** The built-in base: the model itself, or the job's base model. */
+  baseModel: string;
+  /** The training job that served it; empty for a base model. */
+  trainingJobId: string;
   projectId: string;
   task: InferenceTask;
+  /** Extraction texts; for a decoder, its turns as "role: content" lines (the turns themselves are in messages). */
   inputs: string[];
+  /** A decoder's conversation; empty for extraction. */
+  messages: ChatTurn[];
   schema: Record<string, unknown> | undefined;
   outputs: Record<string, unknown>[];
   latencyMs: number;

@@ -101,3 +101,13 @@ export function requireTask(target: Target, kind: Kind): void {
       : `Model '${target.ref.modelId}' is a decoder: call it with task "generate" and messages.`,
   );
 }
+
+/** Who served a call, as history records it: the model called, its built-in base, and the job when it is one. */
+export function servedBy(target: Target): { model: string; baseModel: string; trainingJobId: string } {
+  const trained = target.ref.modelId !== target.entry.id;
+  return {
+    model: target.ref.modelId,
+    baseModel: target.entry.id,
+    trainingJobId: trained ? target.ref.modelId : '',
+  };
+}

@@ -2,8 +2,8 @@
 // @generated from file whetstone/inference/v1/events.proto (package whetstone.inference.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { InferenceTask } from "./kinds_pb";
@@ -14,7 +14,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file whetstone/inference/v1/events.proto.
  */
 export const file_whetstone_inference_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("CiN3aGV0c3RvbmUvaW5mZXJlbmNlL3YxL2V2ZW50cy5wcm90bxIWd2hldHN0b25lLmluZmVyZW5jZS52MSLLAQoNVXNhZ2VSZWNvcmRlZBIQCgh1c2FnZV9pZBgBIAEoCRIPCgd0ZWFtX2lkGAIgASgJEg4KBmtleV9pZBgDIAEoCRINCgVtb2RlbBgEIAEoCRIUCgxpbnB1dF90b2tlbnMYBSABKAMSFQoNb3V0cHV0X3Rva2VucxgGIAEoAxIaChJjb3N0X21pY3JvX2NyZWRpdHMYByABKAMSLwoLb2NjdXJyZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIqkDChJJbmZlcmVuY2VDb21wbGV0ZWQSFAoMaW5mZXJlbmNlX2lkGAEgASgJEg8KB3RlYW1faWQYAiABKAkSDgoGa2V5X2lkGAMgASgJEg0KBW1vZGVsGAQgASgJEhIKCnByb2plY3RfaWQYBSABKAkSMwoEdGFzaxgGIAEoDjIlLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuSW5mZXJlbmNlVGFzaxIOCgZpbnB1dHMYByADKAkSJwoGc2NoZW1hGAggASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIoCgdvdXRwdXRzGAkgAygLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBISCgpsYXRlbmN5X21zGAogASgBEhQKDGlucHV0X3Rva2VucxgLIAEoAxIVCg1vdXRwdXRfdG9rZW5zGAwgASgDEi4KCnN0YXJ0ZWRfYXQYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbXBsZXRlZF9hdBgOIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAijAEKE0RlcGxveW1lbnRBY3RpdmF0ZWQSFQoNZGVwbG95bWVudF9pZBgBIAEoCRISCgpwcm9qZWN0X2lkGAIgASgJEg8KB3RlYW1faWQYAyABKAkSFwoPdHJhaW5pbmdfam9iX2lkGAQgASgJEiAKGHJlcGxhY2VkX3RyYWluaW5nX2pvYl9pZBgFIAEoCSJ3ChBEZXBsb3ltZW50RmFpbGVkEhUKDWRlcGxveW1lbnRfaWQYASABKAkSEgoKcHJvamVjdF9pZBgCIAEoCRIPCgd0ZWFtX2lkGAMgASgJEhcKD3RyYWluaW5nX2pvYl9pZBgEIAEoCRIOCgZyZWFzb24YBSABKAliBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_whetstone_inference_v1_kinds]);
+  fileDesc("CiN3aGV0c3RvbmUvaW5mZXJlbmNlL3YxL2V2ZW50cy5wcm90bxIWd2hldHN0b25lLmluZmVyZW5jZS52MSLLAQoNVXNhZ2VSZWNvcmRlZBIQCgh1c2FnZV9pZBgBIAEoCRIPCgd0ZWFtX2lkGAIgASgJEg4KBmtleV9pZBgDIAEoCRINCgVtb2RlbBgEIAEoCRIUCgxpbnB1dF90b2tlbnMYBSABKAMSFQoNb3V0cHV0X3Rva2VucxgGIAEoAxIaChJjb3N0X21pY3JvX2NyZWRpdHMYByABKAMSLwoLb2NjdXJyZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIpcGChJJbmZlcmVuY2VDb21wbGV0ZWQSFAoMaW5mZXJlbmNlX2lkGAEgASgJEg8KB3RlYW1faWQYAiABKAkSDgoGa2V5X2lkGAMgASgJEg0KBW1vZGVsGAQgASgJEhIKCnByb2plY3RfaWQYBSABKAkSMwoEdGFzaxgGIAEoDjIlLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuSW5mZXJlbmNlVGFzaxIOCgZpbnB1dHMYByADKAkSJwoGc2NoZW1hGAggASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIoCgdvdXRwdXRzGAkgAygLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBISCgpsYXRlbmN5X21zGAogASgBEhQKDGlucHV0X3Rva2VucxgLIAEoAxIVCg1vdXRwdXRfdG9rZW5zGAwgASgDEi4KCnN0YXJ0ZWRfYXQYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbXBsZXRlZF9hdBgOIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHdXNlcl9pZBgPIAEoCRI5CgdzdXJmYWNlGBAgASgOMigud2hldHN0b25lLmluZmVyZW5jZS52MS5JbmZlcmVuY2VTdXJmYWNlEhIKCmJhc2VfbW9kZWwYESABKAkSFwoPdHJhaW5pbmdfam9iX2lkGBIgASgJEjcKBnN0YXR1cxgTIAEoDjInLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuSW5mZXJlbmNlU3RhdHVzEhIKCmVycm9yX2NvZGUYFCABKAkSGgoSY29zdF9taWNyb19jcmVkaXRzGBUgASgDEhkKEWNhY2hlX3JlYWRfdG9rZW5zGBYgASgDEhoKEmNhY2hlX3dyaXRlX3Rva2VucxgXIAEoAxIYChByZWFzb25pbmdfdG9rZW5zGBggASgDEjkKCG1lc3NhZ2VzGBkgAygLMicud2hldHN0b25lLmluZmVyZW5jZS52MS5SZWNvcmRlZE1lc3NhZ2UiMAoPUmVjb3JkZWRNZXNzYWdlEgwKBHJvbGUYASABKAkSDwoHY29udGVudBgCIAEoCSKMAQoTRGVwbG95bWVudEFjdGl2YXRlZBIVCg1kZXBsb3ltZW50X2lkGAEgASgJEhIKCnByb2plY3RfaWQYAiABKAkSDwoHdGVhbV9pZBgDIAEoCRIXCg90cmFpbmluZ19qb2JfaWQYBCABKAkSIAoYcmVwbGFjZWRfdHJhaW5pbmdfam9iX2lkGAUgASgJIncKEERlcGxveW1lbnRGYWlsZWQSFQoNZGVwbG95bWVudF9pZBgBIAEoCRISCgpwcm9qZWN0X2lkGAIgASgJEg8KB3RlYW1faWQYAyABKAkSFwoPdHJhaW5pbmdfam9iX2lkGAQgASgJEg4KBnJlYXNvbhgFIAEoCSq+AgoQSW5mZXJlbmNlU3VyZmFjZRIhCh1JTkZFUkVOQ0VfU1VSRkFDRV9VTlNQRUNJRklFRBAAEhwKGElORkVSRU5DRV9TVVJGQUNFX05BVElWRRABEh0KGUlORkVSRU5DRV9TVVJGQUNFX0dMSU5FUjIQAhIfChtJTkZFUkVOQ0VfU1VSRkFDRV9TWVNURU1PTkUQAxIdChlJTkZFUkVOQ0VfU1VSRkFDRV9QUk9KRUNUEAQSJgoiSU5GRVJFTkNFX1NVUkZBQ0VfQ0hBVF9DT01QTEVUSU9OUxAFEh4KGklORkVSRU5DRV9TVVJGQUNFX01FU1NBR0VTEAYSIQodSU5GRVJFTkNFX1NVUkZBQ0VfQ09NUExFVElPTlMQBxIfChtJTkZFUkVOQ0VfU1VSRkFDRV9SRVNQT05TRVMQCCpwCg9JbmZlcmVuY2VTdGF0dXMSIAocSU5GRVJFTkNFX1NUQVRVU19VTlNQRUNJRklFRBAAEh4KGklORkVSRU5DRV9TVEFUVVNfU1VDQ0VFREVEEAESGwoXSU5GRVJFTkNFX1NUQVRVU19GQUlMRUQQAmIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_whetstone_inference_v1_kinds]);
 
 /**
  * UsageRecorded is published on billing.usage.v1 once per metered request; key-billing debits it exactly once.
@@ -190,6 +190,83 @@ export type InferenceCompleted = Message<"whetstone.inference.v1.InferenceComple
    * @generated from field: google.protobuf.Timestamp completed_at = 14;
    */
   completedAt?: Timestamp | undefined;
+
+  /**
+   * UUID of the user who owns the key or the dashboard session.
+   *
+   * @generated from field: string user_id = 15;
+   */
+  userId: string;
+
+  /**
+   * Which public surface the call came through.
+   *
+   * @generated from field: whetstone.inference.v1.InferenceSurface surface = 16;
+   */
+  surface: InferenceSurface;
+
+  /**
+   * Built-in base model id: the model itself for base-model calls, the job's base for trained jobs.
+   *
+   * @generated from field: string base_model = 17;
+   */
+  baseModel: string;
+
+  /**
+   * UUID of the training job that served it; empty when a base model served it directly.
+   *
+   * @generated from field: string training_job_id = 18;
+   */
+  trainingJobId: string;
+
+  /**
+   * Whether the inference produced its result.
+   *
+   * @generated from field: whetstone.inference.v1.InferenceStatus status = 19;
+   */
+  status: InferenceStatus;
+
+  /**
+   * Stable upper-snake reason of a failed inference (for example MODEL_UNAVAILABLE); empty when it succeeded.
+   *
+   * @generated from field: string error_code = 20;
+   */
+  errorCode: string;
+
+  /**
+   * Credits charged for it in micro-credits (1 credit = 1,000,000); equals UsageRecorded.cost_micro_credits.
+   *
+   * @generated from field: int64 cost_micro_credits = 21;
+   */
+  costMicroCredits: bigint;
+
+  /**
+   * Input tokens served from a prompt cache; a subset of input_tokens.
+   *
+   * @generated from field: int64 cache_read_tokens = 22;
+   */
+  cacheReadTokens: bigint;
+
+  /**
+   * Input tokens written to a prompt cache; a subset of input_tokens.
+   *
+   * @generated from field: int64 cache_write_tokens = 23;
+   */
+  cacheWriteTokens: bigint;
+
+  /**
+   * Output tokens spent on reasoning; a subset of output_tokens.
+   *
+   * @generated from field: int64 reasoning_tokens = 24;
+   */
+  reasoningTokens: bigint;
+
+  /**
+   * The conversation of a decoder call, turn by turn; empty for extraction (whose texts are in inputs).
+   *
+   * @generated from field: repeated whetstone.inference.v1.RecordedMessage messages = 25;
+   */
+  messages: RecordedMessage[];
 };
 
 /**
@@ -198,6 +275,34 @@ export type InferenceCompleted = Message<"whetstone.inference.v1.InferenceComple
  */
 export const InferenceCompletedSchema: GenMessage<InferenceCompleted> = /*@__PURE__*/
   messageDesc(file_whetstone_inference_v1_events, 1);
+
+/**
+ * RecordedMessage is one turn of a decoder conversation as history stores it.
+ *
+ * @generated from message whetstone.inference.v1.RecordedMessage
+ */
+export type RecordedMessage = Message<"whetstone.inference.v1.RecordedMessage"> & {
+  /**
+   * system, user or assistant.
+   *
+   * @generated from field: string role = 1;
+   */
+  role: string;
+
+  /**
+   * The turn's text, its content blocks joined.
+   *
+   * @generated from field: string content = 2;
+   */
+  content: string;
+};
+
+/**
+ * Describes the message whetstone.inference.v1.RecordedMessage.
+ * Use `create(RecordedMessageSchema)` to create a new message.
+ */
+export const RecordedMessageSchema: GenMessage<RecordedMessage> = /*@__PURE__*/
+  messageDesc(file_whetstone_inference_v1_events, 2);
 
 /**
  * DeploymentActivated is published on deployments.v1 when a deployment starts serving its project.
@@ -246,7 +351,7 @@ export type DeploymentActivated = Message<"whetstone.inference.v1.DeploymentActi
  * Use `create(DeploymentActivatedSchema)` to create a new message.
  */
 export const DeploymentActivatedSchema: GenMessage<DeploymentActivated> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_events, 2);
+  messageDesc(file_whetstone_inference_v1_events, 3);
 
 /**
  * DeploymentFailed is published on deployments.v1 when a deployment cannot become active.
@@ -295,5 +400,115 @@ export type DeploymentFailed = Message<"whetstone.inference.v1.DeploymentFailed"
  * Use `create(DeploymentFailedSchema)` to create a new message.
  */
 export const DeploymentFailedSchema: GenMessage<DeploymentFailed> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_events, 3);
+  messageDesc(file_whetstone_inference_v1_events, 4);
+
+/**
+ * InferenceSurface names the public route family an inference came through; history filters and shows it.
+ *
+ * @generated from enum whetstone.inference.v1.InferenceSurface
+ */
+export enum InferenceSurface {
+  /**
+   * INFERENCE_SURFACE_UNSPECIFIED is recorded as native.
+   *
+   * @generated from enum value: INFERENCE_SURFACE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * INFERENCE_SURFACE_NATIVE is POST /inference (extraction, or a decoder with task "generate").
+   *
+   * @generated from enum value: INFERENCE_SURFACE_NATIVE = 1;
+   */
+  NATIVE = 1,
+
+  /**
+   * INFERENCE_SURFACE_GLINER2 is POST /gliner-2 and its per-task sub-paths.
+   *
+   * @generated from enum value: INFERENCE_SURFACE_GLINER2 = 2;
+   */
+  GLINER2 = 2,
+
+  /**
+   * INFERENCE_SURFACE_SYSTEMONE is the decision route, POST /v1/systemone.
+   *
+   * @generated from enum value: INFERENCE_SURFACE_SYSTEMONE = 3;
+   */
+  SYSTEMONE = 3,
+
+  /**
+   * INFERENCE_SURFACE_PROJECT is POST /projects/:project_id/inference.
+   *
+   * @generated from enum value: INFERENCE_SURFACE_PROJECT = 4;
+   */
+  PROJECT = 4,
+
+  /**
+   * INFERENCE_SURFACE_CHAT_COMPLETIONS is the chat-completions-compatible POST /v1/chat/completions.
+   *
+   * @generated from enum value: INFERENCE_SURFACE_CHAT_COMPLETIONS = 5;
+   */
+  CHAT_COMPLETIONS = 5,
+
+  /**
+   * INFERENCE_SURFACE_MESSAGES is the messages-compatible POST /v1/messages.
+   *
+   * @generated from enum value: INFERENCE_SURFACE_MESSAGES = 6;
+   */
+  MESSAGES = 6,
+
+  /**
+   * INFERENCE_SURFACE_COMPLETIONS is the legacy POST /v1/completions.
+   *
+   * @generated from enum value: INFERENCE_SURFACE_COMPLETIONS = 7;
+   */
+  COMPLETIONS = 7,
+
+  /**
+   * INFERENCE_SURFACE_RESPONSES is POST /v1/responses.
+   *
+   * @generated from enum value: INFERENCE_SURFACE_RESPONSES = 8;
+   */
+  RESPONSES = 8,
+}
+
+/**
+ * Describes the enum whetstone.inference.v1.InferenceSurface.
+ */
+export const InferenceSurfaceSchema: GenEnum<InferenceSurface> = /*@__PURE__*/
+  enumDesc(file_whetstone_inference_v1_events, 0);
+
+/**
+ * InferenceStatus says how an inference ended.
+ *
+ * @generated from enum whetstone.inference.v1.InferenceStatus
+ */
+export enum InferenceStatus {
+  /**
+   * INFERENCE_STATUS_UNSPECIFIED is recorded as succeeded.
+   *
+   * @generated from enum value: INFERENCE_STATUS_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * INFERENCE_STATUS_SUCCEEDED: the result was returned to the caller.
+   *
+   * @generated from enum value: INFERENCE_STATUS_SUCCEEDED = 1;
+   */
+  SUCCEEDED = 1,
+
+  /**
+   * INFERENCE_STATUS_FAILED: the call failed after it was metered; error_code says why.
+   *
+   * @generated from enum value: INFERENCE_STATUS_FAILED = 2;
+   */
+  FAILED = 2,
+}
+
+/**
+ * Describes the enum whetstone.inference.v1.InferenceStatus.
+ */
+export const InferenceStatusSchema: GenEnum<InferenceStatus> = /*@__PURE__*/
+  enumDesc(file_whetstone_inference_v1_events, 1);
 

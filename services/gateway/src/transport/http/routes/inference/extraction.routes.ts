@@ -45,11 +45,6 @@ const GLINER_TASK_LABEL: Record<GlinerTask, InferenceTask> = {
   schema: 'schema',
 };
 
-/** /inference's free-form `task` is a label; the ones history knows are kept, anything else is plain extraction. */
-const KNOWN_LABELS = new Set<string>(['ner', 'classification', 'json', 'relations', 'schema', 'systemone']);
-const inferenceTaskOf = (label: string | undefined): InferenceTask =>
-  label && KNOWN_LABELS.has(label) ? (label as InferenceTask) : 'extract';
-
 export function meta(out: InferResult) {
   return { inference_id: out.inferenceId, model: out.model, latency_ms: out.latencyMs, usage: out.usage };
 }
@@ -100,7 +95,8 @@ function registerNativeRoute(api: Api, inference: Inference): void {
         texts: body.inputs ?? [body.text!],
         schema: body.schema,
         ...defaults(body),
-        task: inferenceTaskOf(body.task),
+        // History files a native call under what its schema asks for; the surface stays native.
+        task: 'extract',
       });
       return { ...(body.inputs ? { results: out.results } : { result: out.results[0] }), ...meta(out) };
     },

@@ -1,0 +1,131 @@
+import { fromJson, toJson, type JsonValue } from '@bufbuild/protobuf';
+import { ValueSchema, timestampDate, timestampFromDate, type Timestamp } from '@bufbuild/protobuf/wkt';
+import type { Client } from '@connectrpc/connect';
+import { microToCredits } from '@whetstone/catalog';
+import {
+  Verdict,
+  type Feedback,
+  type InferenceHistoryService,
+  type InferenceRecord,
+} from '@whetstone/proto/history/v1';
+import { InferenceStatus, InferenceSurface } from '@whetstone/proto/inference/v1';
+import type { FeedbackView, HistoryPort, InferenceRecordView } from '../application/history-ports';
+import type { Principal } from '../application/ports';
+
+/** The history contract ⇄ the public JSON of GET /inferences and the feedback routes. */
+
+const iso = (ts: Timestamp | undefined): string | null => (ts ? timestampDate(ts).toISOString() : null);
+const caller = (p: Principal) => ({ teamId: p.teamId, keyId: p.keyId, userId: p.userId });
+
+const SURFACE: Record<InferenceSurface, string> = {
+  [InferenceSurface.UNSPECIFIED]: 'native',
+  [InferenceSurface.NATIVE]: 'native',
+  [InferenceSurface.GLINER2]: 'gliner-2',
+  [InferenceSurface.SYSTEMONE]: 'systemone',
+  [InferenceSurface.PROJECT]: 'project',
+  [InferenceSurface.CHAT_COMPLETIONS]: 'chat-completions',
+  [InferenceSurface.MESSAGES]: 'messages',
+  [InferenceSurface.COMPLETIONS]: 'completions',
+  [InferenceSurface.RESPONSES]: 'responses',
+};
+
+export function feedbackView(f: Feedback | undefined, inferenceId: string): FeedbackView {
+  return {
+    inference_id: f?.inferenceId || inferenceId,
+    human_verdict: f?.verdict === Verdict.INCORRECT ? 'incorrect' : 'correct',
+    human_feedback_at: iso(f?.submittedAt),
+    corrected_output: f?.correctedOutput ? toJson(ValueSchema, f.correctedOutput) : null,
+    notes: f?.notes || null,
+  };
+}
+
+export function recordView(r: InferenceRecord | undefined): InferenceRecordView {
+  if (!r) throw new Error('inference-history answered without a record');
+  const u = r.usage;
+  const input = Number(u?.inputTokens ?? 0n);
+  const output = Number(u?.outputTokens ?? 0n);
+  const single = r.outputs.length === 1;
+  const decoder = r.messages.length > 0;
+  return {
+    id: r.inferenceId,
+    object: 'inference',
+    inference_id: r.inferenceId,
+    created_at: iso(r.createdAt),
+    completed_at: iso(r.completedAt),
+    team_id: r.teamId,
+    key_id: r.keyId || null,
+    user_id: r.userId || null,
+    project_id: r.projectId || null,
+    model_id: r.modelId,
+    training_job_id: r.trainingJobId || null,
+    base_model: r.baseModel,
+    task: r.task,
+    surface: SURFACE[r.surface] ?? 'native',
+    text: !decoder && r.inputs.length === 1 ? r.inputs[0]! : null,
+    inputs: decoder ? [] : r.inputs,
+    messages: decoder ? r.messages.map((m) => ({ role: m.role, content: m.content })) : null,
+    schema: r.schema ?? null,
+    output: single ? r.outputs[0]! : null,
+    outputs: r.outputs,
+    usage: {
+      input_tokens: input,
+      output_tokens: output,
+      cache_read_tokens: Number(u?.cacheReadTokens ?? 0n),
+      cache_write_tokens: Number(u?.cacheWriteTokens ?? 0n),
+      reasoning_tokens: Number(u?.reasoningTokens ?? 0n),
+      total_tokens: input + output,
+      cost_credits: microToCredits(u?.costMicroCredits ?? 0n),
+    },
+    latency_ms: r.latencyMs,
+    status: r.status === InferenceStatus.FAILED ? 'failed' : 'succeeded',
+    error_code: r.errorCode || null,
+    llmaj_score: r.llmajScore ?? null,
+    feedback: r.feedback ? feedbackView(r.feedback, r.inferenceId) : null,
+  };
+}
+
+/** inference-history over gRPC, in the gateway's plain shapes. */
+export function historyOverRpc(
+  client: Client<typeof InferenceHistoryService>,
+  ready: () => Promise<boolean>,
+): HistoryPort {
+  return {
+    ready,
+    async list(principal, f) {
+      const res = await client.listInferences({
+        caller: caller(principal),
+        limit: f.limit,
+        offset: f.offset,
+        modelId: f.modelId ?? '',
+        task: f.task ?? '',
+        projectId: f.projectId ?? '',
+        trainingJobId: f.trainingJobId ?? '',
+        latencyMin: f.latencyMin,
+        latencyMax: f.latencyMax,
+        llmajScoreMin: f.llmajScoreMin,
+        llmajScoreMax: f.llmajScoreMax,
+        ...(f.since ? { since: timestampFromDate(f.since) } : {}),
+        ...(f.until ? { until: timestampFromDate(f.until) } : {}),
+      });
+      return { records: res.records.map(recordView), total: Number(res.total), totalCapped: res.totalCapped };
+    },
+    async get(principal, inferenceId) {
+      return recordView((await client.getInference({ caller: caller(principal), inferenceId })).record);
+    },
+    async submitFeedback(principal, inferenceId, input) {
+      const res = await client.submitFeedback({
+        caller: caller(principal),
+        inferenceId,
+        verdict: input.verdict === 'correct' ? Verdict.CORRECT : Verdict.INCORRECT,
+        ...(input.correctedOutput === null || input.correctedOutput === undefined
+          ? {}
+          : { correctedOutput: fromJson(ValueSchema, input.correctedOutput as JsonValue) }),
+        notes: input.notes,
+      });
+      return feedbackView(res.feedback, inferenceId);
+    },
+    async getFeedback(principal, inferenceId) {
+      return feedbackView((await client.getFeedback({ caller: caller(principal), inferenceId })).feedback, inferenceId);
+    },
+  };
+}

@@ -1,0 +1,82 @@
+/** What the gateway needs from inference-history, in the public JSON's shapes. */
+import type { Principal } from './ports';
+
+/** One stored inference as GET /inferences and GET /inferences/:id show it (docs/api.md). */
+export interface InferenceRecordView {
+  id: string;
+  object: 'inference';
+  inference_id: string;
+  created_at: string | null;
+  completed_at: string | null;
+  team_id: string;
+  key_id: string | null;
+  user_id: string | null;
+  project_id: string | null;
+  model_id: string;
+  training_job_id: string | null;
+  base_model: string;
+  task: string;
+  surface: string;
+  /** The input text of a single-text call; null for batches and decoder calls. */
+  text: string | null;
+  inputs: string[];
+  messages: { role: string; content: string }[] | null;
+  schema: Record<string, unknown> | null;
+  /** The result of a single-text call (or a decoder's reply); null for batches, which use outputs. */
+  output: Record<string, unknown> | null;
+  outputs: Record<string, unknown>[];
+  usage: {
+    input_tokens: number;
+    output_tokens: number;
+    cache_read_tokens: number;
+    cache_write_tokens: number;
+    reasoning_tokens: number;
+    total_tokens: number;
+    cost_credits: number;
+  };
+  latency_ms: number;
+  status: string;
+  error_code: string | null;
+  llmaj_score: number | null;
+  feedback: FeedbackView | null;
+}
+
+export interface FeedbackView {
+  inference_id: string;
+  human_verdict: 'correct' | 'incorrect';
+  human_feedback_at: string | null;
+  corrected_output: unknown;
+  notes: string | null;
+}
+
+/** GET /inferences filters, parsed; undefined means "not given". */
+export interface InferenceFilter {
+  limit: number;
+  offset: number;
+  modelId?: string | undefined;
+  task?: string | undefined;
+  projectId?: string | undefined;
+  trainingJobId?: string | undefined;
+  latencyMin?: number | undefined;
+  latencyMax?: number | undefined;
+  llmajScoreMin?: number | undefined;
+  llmajScoreMax?: number | undefined;
+  since?: Date | undefined;
+  until?: Date | undefined;
+}
+
+/** What the gateway needs from inference-history. */
+export interface HistoryPort {
+  ready(): Promise<boolean>;
+  list(
+    principal: Principal,
+    filter: InferenceFilter,
+  ): Promise<{ records: InferenceRecordView[]; total: number; totalCapped: boolean }>;
+  get(principal: Principal, inferenceId: string): Promise<InferenceRecordView>;
+  submitFeedback(
+    principal: Principal,
+    inferenceId: string,
+    input: { verdict: 'correct' | 'incorrect'; correctedOutput: unknown; notes: string },
+  ): Promise<FeedbackView>;
+  getFeedback(principal: Principal, inferenceId: string): Promise<FeedbackView>;
+}

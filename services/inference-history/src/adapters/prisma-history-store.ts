@@ -1,0 +1,173 @@
+import { TOTAL_CAP, type HistoryStore } from '../application/ports';
+import type { Feedback, InferenceRecord, ListFilter, Status, Surface, Verdict } from '../domain/record';
+import { Prisma, type PrismaClient } from '../generated/prisma/client';
+import { feedbackOutboxRow } from './feedback-outbox';
+
+type Row = Prisma.InferenceRecordGetPayload<object>;
+type Json = Prisma.InputJsonValue;
+
+const json = (v: unknown): Json => v as Json;
+
+const COLUMNS = `id uuid, team_id uuid, key_id text, user_id text, project_id text, model_id text, training_job_id text,
+  base_model text, task text, surface text, inputs jsonb, messages jsonb, schema jsonb, outputs jsonb, input_tokens bigint,
+  output_tokens bigint, cache_read_tokens bigint, cache_write_tokens bigint, reasoning_tokens bigint,
+  cost_micro_credits bigint, latency_ms double precision, status text, error_code text, created_at timestamptz,
+  completed_at timestamptz`;
+const NAMES = COLUMNS.split(',')
+  .map((c) => c.trim().split(' ')[0]!)
+  .join(', ');
+
+/** Idempotent by inference id: a redelivered record is skipped, never an error. */
+const INGEST_SQL = `INSERT INTO inference_records (${NAMES})
+  SELECT ${NAMES} FROM jsonb_to_recordset($1::jsonb) AS r(${COLUMNS})
+  ON CONFLICT (id) DO NOTHING`;
+
+/** A record as one JSON row of INGEST_SQL (snake_case columns; bigints as strings). */
+function ingestRow(r: InferenceRecord): Record<string, unknown> {
+  return {
+    id: r.inferenceId,
+    team_id: r.teamId,
+    key_id: r.keyId,
+    user_id: r.userId,
+    project_id: r.projectId,
+    model_id: r.modelId,
+    training_job_id: r.trainingJobId,
+    base_model: r.baseModel,
+    task: r.task,
+    surface: r.surface,
+    inputs: r.inputs,
+    messages: r.messages,
+    schema: r.schema,
+    outputs: r.outputs,
+    input_tokens: String(r.usage.inputTokens),
+    output_tokens: String(r.usage.outputTokens),
+    cache_read_tokens: String(r.usage.cacheReadTokens),
+    cache_write_tokens: String(r.usage.cacheWriteTokens),
+    reasoning_tokens: String(r.usage.reasoningTokens),
+    cost_micro_credits: r.usage.costMicroCredits.toString(),
+    latency_ms: r.latencyMs,
+    status: r.status,
+    error_code: r.errorCode,
+    created_at: r.createdAt.toISOString(),
+    completed_at: r.completedAt.toISOString(),
+  };
+}
+
+function fromRow(row: Row): InferenceRecord {
+  return {
+    inferenceId: row.id,
+    teamId: row.teamId,
+    keyId: row.keyId,
+    userId: row.userId,
+    projectId: row.projectId,
+    modelId: row.modelId,
+    trainingJobId: row.trainingJobId,
+    baseModel: row.baseModel,
+    task: row.task,
+    surface: row.surface as Surface,
+    inputs: row.inputs as string[],
+    messages: row.messages as InferenceRecord['messages'],
+    schema: (row.schema as Record<string, unknown> | null) ?? null,
+    outputs: row.outputs as Record<string, unknown>[],
+    usage: {
+      inputTokens: Number(row.inputTokens),
+      outputTokens: Number(row.outputTokens),
+      cacheReadTokens: Number(row.cacheReadTokens),
+      cacheWriteTokens: Number(row.cacheWriteTokens),
+      reasoningTokens: Number(row.reasoningTokens),
+      costMicroCredits: row.costMicroCredits,
+    },
+    latencyMs: row.latencyMs,
+    status: row.status as Status,
+    errorCode: row.errorCode,
+    createdAt: row.createdAt,
+    completedAt: row.completedAt,
+    llmajScore: row.llmajScore,
+    feedback:
+      row.humanVerdict && row.humanFeedbackAt
+        ? {
+            inferenceId: row.id,
+            verdict: row.humanVerdict as Verdict,
+            correctedOutput: row.correctedOutput ?? null,
+            notes: row.notes ?? '',
+            submittedAt: row.humanFeedbackAt,
+          }
+        : null,
+  };
+}
+
+/** The filters as a Prisma where clause; each one is served by an index that starts with team_id. */
+function whereOf(teamId: string, f: ListFilter): Prisma.InferenceRecordWhereInput {
+  const range = (min: number | undefined, max: number | undefined) =>
+    min === undefined && max === undefined
+      ? undefined
+      : { ...(min === undefined ? {} : { gte: min }), ...(max === undefined ? {} : { lte: max }) };
+  const latency = range(f.latencyMin, f.latencyMax);
+  const score = range(f.llmajScoreMin, f.llmajScoreMax);
+  const created =
+    f.since || f.until ? { ...(f.since ? { gte: f.since } : {}), ...(f.until ? { lt: f.until } : {}) } : null;
+  return {
+    teamId,
+    ...(f.modelId ? { modelId: f.modelId } : {}),
+    ...(f.task ? { task: f.task } : {}),
+    ...(f.projectId ? { projectId: f.projectId } : {}),
+    ...(f.trainingJobId ? { trainingJobId: f.trainingJobId } : {}),
+    ...(latency ? { latencyMs: latency } : {}),
+    ...(score ? { llmajScore: score } : {}),
+    ...(created ? { createdAt: created } : {}),
+  };
+}
+
+/** History's records in its own schema, through Prisma. */
+export function prismaHistoryStore(prisma: PrismaClient): HistoryStore {
+  return {
+    async ingest(records) {
+      // One statement and one parameter for the whole batch: Postgres unpacks the JSON rows itself, which is several
+      // times faster than a parameter per column per row.
+      return prisma.$executeRawUnsafe(INGEST_SQL, JSON.stringify(records.map(ingestRow)));
+    },
+    async get(inferenceId) {
+      const row = await prisma.inferenceRecord.findUnique({ where: { id: inferenceId } });
+      return row ? fromRow(row) : null;
+    },
+    async list(teamId, filter) {
+      const where = whereOf(teamId, filter);
+      // A deferred join: the page's ids come from the filter's index alone (it ends with created_at and id), so
+      // only the 50 rows shown are read from the table, not every row the offset skips.
+      const [ids, total] = await Promise.all([
+        prisma.inferenceRecord.findMany({
+          where,
+          select: { id: true },
+          orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+          skip: filter.offset,
+          take: filter.limit,
+        }),
+        prisma.inferenceRecord.count({ where, take: TOTAL_CAP + 1 }),
+      ]);
+      const rows = ids.length
+        ? await prisma.inferenceRecord.findMany({ where: { id: { in: ids.map((r) => r.id) } } })
+        : [];
+      const byId = new Map(rows.map((r) => [r.id, r]));
+      const records = ids.flatMap(({ id }) => {
+        const row = byId.get(id);
+        return row ? [fromRow(row)] : [];
+      });
+      return { records, total: Math.min(total, TOTAL_CAP), totalCapped: total > TOTAL_CAP };
+    },
+    async saveFeedback(record, feedback: Feedback) {
+      const row = feedbackOutboxRow(record, feedback);
+      await prisma.$transaction([
+        prisma.inferenceRecord.update({
+          where: { id: record.inferenceId },
+          data: {
+            humanVerdict: feedback.verdict,
+            correctedOutput: feedback.correctedOutput === null ? Prisma.DbNull : json(feedback.correctedOutput),
+            notes: feedback.notes,
+            humanFeedbackAt: feedback.submittedAt,
+          },
+        }),
+        prisma.outboxEvent.create({ data: { ...row, payload: Buffer.from(row.payload) } }),
+      ]);
+    },
+  };
+}

@@ -1,0 +1,33 @@
+import type { ServiceImpl } from '@connectrpc/connect';
+import type { InferenceHistoryService } from '@whetstone/proto/history/v1';
+import { requireCaller } from '@whetstone/rpc';
+import type { HistoryDeps } from '../../application/deps';
+import { getFeedback } from '../../application/get-feedback';
+import { getInference } from '../../application/get-inference';
+import { listInferences } from '../../application/list-inferences';
+import { submitFeedback } from '../../application/submit-feedback';
+import { correctionOf, feedbackToPb, filterOf, recordToPb, verdictOf } from './history.mapper';
+
+/** InferenceHistoryService: proto in, use case, proto out. The caller's team scopes every call. */
+export function historyHandler(deps: HistoryDeps): ServiceImpl<typeof InferenceHistoryService> {
+  return {
+    async listInferences(req) {
+      const page = await listInferences(deps, requireCaller(req.caller).teamId, filterOf(req));
+      return { records: page.records.map(recordToPb), total: BigInt(page.total), totalCapped: page.totalCapped };
+    },
+    async getInference(req) {
+      return { record: recordToPb(await getInference(deps, requireCaller(req.caller).teamId, req.inferenceId)) };
+    },
+    async submitFeedback(req) {
+      const feedback = await submitFeedback(deps, requireCaller(req.caller).teamId, req.inferenceId, {
+        verdict: verdictOf(req.verdict),
+        correctedOutput: correctionOf(req.correctedOutput),
+        notes: req.notes,
+      });
+      return { feedback: feedbackToPb(feedback) };
+    },
+    async getFeedback(req) {
+      return { feedback: feedbackToPb(await getFeedback(deps, requireCaller(req.caller).teamId, req.inferenceId)) };
+    },
+  };
+}
