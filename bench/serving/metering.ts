@@ -87,6 +87,7 @@ async function main(): Promise<void> {
         schemaJson: Buffer.from(JSON.stringify(SCHEMA)),
       }),
     );
+    const atStart = await meteringSeries(portOffset);
     const gatewayMs = await timed(500, () =>
       fetch(url, { method: 'POST', headers, body }).then((r) => r.arrayBuffer()),
     );
@@ -103,6 +104,13 @@ async function main(): Promise<void> {
     console.log(
       `  /inference through the gateway, c=50 for 10 s: ${Math.round(load.requests.average)} req/s, p50 ${load.latency.p50} ms, p99 ${load.latency.p99} ms, non-2xx ${load.non2xx}`,
     );
+    if (before.size > 0) {
+      const d = (name: string) => (before.get(name) ?? 0) - (atStart.get(name) ?? 0);
+      const commits = Math.max(1, d(`${METRIC}_commit_batch_rows_count`));
+      console.log(
+        `  metering at c=1: ${d(`${METRIC}_commit_batch_rows_sum`) / commits} rows per commit, commit latency mean ${f((d(`${METRIC}_commit_seconds_sum`) / commits) * 1000)} ms (what each call waits for)`,
+      );
+    }
     console.log(commitReport(before, after));
   } finally {
     await system.stop();
