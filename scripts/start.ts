@@ -26,6 +26,8 @@ Options:
   --port-offset <n>     add n to every port (run a second copy side by side)    (default: 0)
                         every port must stay at most 65535
   --trainers <n>        trainer processes to run                                 (default: 1)
+  --cpu-prof <dir>      write a V8 CPU profile of each service to <dir>/<service> when it stops
+                        (default: WHETSTONE_CPU_PROF_DIR; summarise with bench:profile)
   --raw-logs            print child logs as raw JSON lines
   --no-color            no ANSI colours in log prefixes
   -h, --help            show this help
@@ -45,6 +47,8 @@ interface StartOptions {
   dataDir: string;
   rawLogs: boolean;
   noColor: boolean;
+  /** Directory for each service's CPU profile; undefined: no profiling. */
+  cpuProf: string | undefined;
 }
 
 /** The command line, checked; a number is the exit code to return at once (help or a usage error). */
@@ -54,6 +58,7 @@ function parseOptions(): StartOptions | number {
       'data-dir': { type: 'string', default: '.data' },
       'port-offset': { type: 'string', default: process.env.WHETSTONE_PORT_OFFSET ?? '0' },
       trainers: { type: 'string', default: '1' },
+      'cpu-prof': { type: 'string', default: process.env.WHETSTONE_CPU_PROF_DIR },
       'raw-logs': { type: 'boolean', default: false },
       'no-color': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
@@ -74,6 +79,7 @@ function parseOptions(): StartOptions | number {
     dataDir: path.resolve(ROOT, values['data-dir']!),
     rawLogs: values['raw-logs']!,
     noColor: values['no-color']!,
+    cpuProf: values['cpu-prof'] ? path.resolve(values['cpu-prof']) : undefined,
   };
   const basePorts = DEPLOYABLES.flatMap((d) => [
     d.port,
@@ -130,7 +136,12 @@ async function main(): Promise<number> {
       supervisor.start({
         label: copies > 1 ? `${d.name}-${i + 1}` : d.name,
         command: process.execPath,
-        args: ['--require', 'tsx/cjs', path.join('services', d.name, 'src', 'main.ts')],
+        args: [
+          ...(options.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', path.join(options.cpuProf, d.name)] : []),
+          '--require',
+          'tsx/cjs',
+          path.join('services', d.name, 'src', 'main.ts'),
+        ],
         cwd: ROOT,
         env: { ...process.env, ...addrs, ...serviceEnv(d, i, { offset, serverUrl, dataDir, secrets, publicUrl }) },
       });
