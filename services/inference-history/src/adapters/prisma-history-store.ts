@@ -118,6 +118,9 @@ function whereOf(teamId: string, f: ListFilter): Prisma.InferenceRecordWhereInpu
   };
 }
 
+/** Newest first; every filter's index ends with these two columns, so pages and the capped count need no sort. */
+const PAGE_ORDER: Prisma.InferenceRecordOrderByWithRelationInput[] = [{ createdAt: 'desc' }, { id: 'desc' }];
+
 /** History's records in its own schema, through Prisma. */
 export function prismaHistoryStore(prisma: PrismaClient): HistoryStore {
   return {
@@ -138,11 +141,13 @@ export function prismaHistoryStore(prisma: PrismaClient): HistoryStore {
         prisma.inferenceRecord.findMany({
           where,
           select: { id: true },
-          orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+          orderBy: PAGE_ORDER,
           skip: filter.offset,
           take: filter.limit,
         }),
-        prisma.inferenceRecord.count({ where, take: TOTAL_CAP + 1 }),
+        // Ordered like the page: Prisma's capped count otherwise orders by id, which walks the primary key (or sorts
+        // every match) instead of stopping after TOTAL_CAP + 1 entries of the filter's index.
+        prisma.inferenceRecord.count({ where, orderBy: PAGE_ORDER, take: TOTAL_CAP + 1 }),
       ]);
       const rows = ids.length
         ? await prisma.inferenceRecord.findMany({ where: { id: { in: ids.map((r) => r.id) } } })
