@@ -5,6 +5,7 @@ import { pct, type LoadResult } from './load';
 const f = (x: number) => x.toFixed(2);
 const rate = (r: LoadResult) => `${Math.round(r.perSecond)} req/s (p50 ${f(r.p50)} ms, errors ${r.errors})`;
 const met = (ok: boolean) => (ok ? 'met' : 'MISSED');
+const BACKGROUND = 'key-billing.CheckSpendable';
 
 export function report(s: Serving, inProcess: InProcess, cold: ColdLoads, runningAfter: number): void {
   const { direct1, gateway1, direct50, gateway50 } = s.load;
@@ -12,6 +13,10 @@ export function report(s: Serving, inProcess: InProcess, cold: ColdLoads, runnin
   const keep = gateway50.perSecond / direct50.perSecond;
   const scale = direct50.perSecond / direct1.perSecond;
   const hops = s.hops.reduce((n, [, x]) => n + x, 0);
+  // The router answers CheckSpendable from its cache and refreshes it off the request path (about once a second
+  // per team, and once for a team's first call), so only the other calls are hops a warm request waits for.
+  const background = s.hops.filter(([k]) => k === BACKGROUND).reduce((n, [, x]) => n + x, 0);
+  const onPath = hops - background;
   console.log('serving benchmark (30-word text, schema of 3 entity types, 2 cores shared by all processes)');
   console.log('  trained job                 | model-server direct (gRPC)       | through the gateway /inference');
   console.log(
@@ -26,6 +31,13 @@ export function report(s: Serving, inProcess: InProcess, cold: ColdLoads, runnin
   );
   console.log(`  added by gateway + router, c=1 p50: ${f(added)} ms (target ≤1.0: ${met(added <= 1)})`);
   console.log(`  gateway c=50 / direct c=50 throughput: ${f(keep)}× (target ≥0.7: ${met(keep >= 0.7)})`);
+  for (const [label, cpu] of [
+    ['direct', s.cpu.direct50],
+    ['gateway', s.cpu.gateway50],
+  ] as const) {
+    const parts = cpu.byProcess.map(([name, ms]) => `${name} ${f(ms)}`).join(', ');
+    console.log(`  CPU ms per call, ${label} c=50: ${f(cpu.totalMs)} in all: ${parts}`);
+  }
   console.log(`  model-server c=50 / c=1 throughput: ${f(scale)}× (target ≥2, micro-batching: ${met(scale >= 2)})`);
   console.log(
     `  zero-shot base, c=1 p50: model-server ${f(pct(s.baseDirect, 50))} ms, through the gateway ${f(pct(s.baseGateway, 50))} ms`,
@@ -40,5 +52,8 @@ export function report(s: Serving, inProcess: InProcess, cold: ColdLoads, runnin
   console.log(
     `  gRPC calls per warm /inference on the trained job (200 calls): ${s.hops.map(([k, n]) => `${k} ${n.toFixed(2)}`).join(', ')}`,
   );
-  console.log(`  gRPC hops per warm /inference: ${hops.toFixed(2)} (target ≤2: ${met(hops <= 2)})`);
+  console.log(
+    `  gRPC hops a warm /inference waits for: ${onPath.toFixed(2)} (target ≤2: ${met(onPath <= 2)}); ` +
+      `all calls including background spendable refreshes: ${hops.toFixed(2)}`,
+  );
 }

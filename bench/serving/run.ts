@@ -17,6 +17,7 @@ import { createRpcClient } from '@whetstone/rpc';
 import { DEPLOYABLES } from '../../scripts/lib/deployables';
 import { apiOf, uploadWikigold, type Api } from '../lib/api';
 import { signUpWithKey, startSystem } from '../../test/e2e/system';
+import { cpuPerCall } from './cpu';
 import { closedLoop, httpPoster } from './load';
 import { report } from './report';
 
@@ -141,16 +142,16 @@ async function measureServing(api: Api, jobId: string, portOffset: number) {
   const directMs = await timed(500, directCall);
   const viaGateway = await timed(500, viaGatewayCall);
   const hops = await hopsPerCall(portOffset, 200, viaGatewayCall);
-  const load = {
-    direct1: await closedLoop(1, LOAD_SECONDS, directCall),
-    gateway1: await closedLoop(1, LOAD_SECONDS, viaGatewayCall),
-    direct50: await closedLoop(50, LOAD_SECONDS, directCall),
-    gateway50: await closedLoop(50, LOAD_SECONDS, viaGatewayCall),
-  };
+  const direct1 = await closedLoop(1, LOAD_SECONDS, directCall);
+  const gateway1 = await closedLoop(1, LOAD_SECONDS, viaGatewayCall);
+  const direct50 = await cpuPerCall(portOffset, () => closedLoop(50, LOAD_SECONDS, directCall));
+  const gateway50 = await cpuPerCall(portOffset, () => closedLoop(50, LOAD_SECONDS, viaGatewayCall));
+  const load = { direct1, gateway1, direct50: direct50.result, gateway50: gateway50.result };
+  const cpu = { direct50: direct50.cpu, gateway50: gateway50.cpu };
   const baseRequest = { ...request, model: { modelId: 'whetstone-extract-base', bucket: '', key: '' } };
   const baseDirect = await timed(300, () => direct.extract(baseRequest));
   const baseGateway = await timed(300, inference('whetstone-extract-base'));
-  return { directMs, viaGateway, hops, load, baseDirect, baseGateway };
+  return { directMs, viaGateway, hops, load, cpu, baseDirect, baseGateway };
 }
 
 /** Trained model in process, one core: one text at a time, and 50 texts through extractMany (one forward pass). */
