@@ -1,4 +1,4 @@
-import type { Pool, PoolClient } from 'pg';
+import type { Notification, Pool, PoolClient } from 'pg';
 import type { EventEnvelope } from './envelope';
 import { ident } from './pg';
 import type { EventTransport, SubscribeOptions, Subscription } from './transport';
@@ -68,7 +68,8 @@ export class PgEventLog implements EventTransport {
           [e.id, e.topic, e.key, e.type, Buffer.from(e.payload), JSON.stringify(e.headers), e.occurredAt],
         );
       }
-      await c.query(`SELECT pg_notify($1, '')`, [CHANNEL]);
+      // The payload names the topics written, so only their subscribers wake (every process LISTENs on one channel).
+      await c.query(`SELECT pg_notify($1, $2)`, [CHANNEL, [...new Set(events.map((e) => e.topic))].join(',')]);
       await c.query('COMMIT');
     } catch (err) {
       await c.query('ROLLBACK').catch(() => undefined);
@@ -92,7 +93,12 @@ export class PgEventLog implements EventTransport {
     let stopped = false;
     let wake: (() => void) | undefined;
     const nudge = () => wake?.();
-    listener.on('notification', nudge);
+    const ours = new Set(options.topics);
+    // An empty payload (an older publisher) wakes everyone; otherwise only a subscriber of a topic written.
+    const onNotification = (n: Notification) => {
+      if (!n.payload || n.payload.split(',').some((t) => ours.has(t))) nudge();
+    };
+    listener.on('notification', onNotification);
     // A cut LISTEN connection must not crash the process; the fallback poll keeps delivering.
     listener.on('error', (err) => options.logger.warn({ err }, 'event log listener connection lost'));
     await listener.query(`LISTEN ${CHANNEL}`);
@@ -127,7 +133,7 @@ export class PgEventLog implements EventTransport {
         stopped = true;
         nudge();
         await loop;
-        listener.off('notification', nudge);
+        listener.off('notification', onNotification);
         await listener.query(`UNLISTEN ${CHANNEL}`).catch(() => undefined);
         listener.release();
         if (options.fromLatest) {
