@@ -1,5 +1,6 @@
 import type { ServiceImpl } from '@connectrpc/connect';
 import type { InferenceRouterService } from '@whetstone/proto/inference/v1';
+import { AppError } from '@whetstone/errors';
 import { requireCaller } from '@whetstone/rpc';
 import { createDeployment, listDeployments, listJobDeployments } from '../../application/deployments';
 import type { RouterDeps } from '../../application/deps';
@@ -60,6 +61,11 @@ export function routerHandler(deps: RouterDeps, warmer: DeploymentWarmer): Servi
       return {
         deployments: (await listDeployments(deps, requireCaller(req.caller), req.projectId)).map(deploymentToPb),
       };
+    },
+    // eslint-disable-next-line require-yield
+    async *chat() {
+      // The contract lands first; the chat core (decoders, extraction, upstream providers) follows (issue 15).
+      throw new AppError('FailedPrecondition', 'CHAT_NOT_AVAILABLE', 'The chat surfaces are not available yet.');
     },
     async listJobDeployments(req) {
       const rows = await listJobDeployments(deps, requireCaller(req.caller), req.trainingJobId);

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file whetstone/inference/v1/model_server.proto.
  */
 export const file_whetstone_inference_v1_model_server: GenFile = /*@__PURE__*/
-  fileDesc("Cil3aGV0c3RvbmUvaW5mZXJlbmNlL3YxL21vZGVsX3NlcnZlci5wcm90bxIWd2hldHN0b25lLmluZmVyZW5jZS52MSI5CghNb2RlbFJlZhIQCghtb2RlbF9pZBgBIAEoCRIOCgZidWNrZXQYAiABKAkSCwoDa2V5GAMgASgJIkMKEExvYWRNb2RlbFJlcXVlc3QSLwoFbW9kZWwYASABKAsyIC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLk1vZGVsUmVmIlYKEUxvYWRNb2RlbFJlc3BvbnNlEjEKBXN0YXRlGAEgASgOMiIud2hldHN0b25lLmluZmVyZW5jZS52MS5Nb2RlbFN0YXRlEg4KBnJlYXNvbhgCIAEoCSIoChRHZXRNb2RlbFN0YXRlUmVxdWVzdBIQCghtb2RlbF9pZBgBIAEoCSJaChVHZXRNb2RlbFN0YXRlUmVzcG9uc2USMQoFc3RhdGUYASABKA4yIi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLk1vZGVsU3RhdGUSDgoGcmVhc29uGAIgASgJIhgKFkxpc3RNb2RlbFN0YXRlc1JlcXVlc3QicQoLTG9hZGVkTW9kZWwSEAoIbW9kZWxfaWQYASABKAkSMQoFc3RhdGUYAiABKA4yIi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLk1vZGVsU3RhdGUSDQoFYnl0ZXMYAyABKAMSDgoGcmVhc29uGAQgASgJImQKF0xpc3RNb2RlbFN0YXRlc1Jlc3BvbnNlEjMKBm1vZGVscxgBIAMoCzIjLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTG9hZGVkTW9kZWwSFAoMYnVkZ2V0X2J5dGVzGAIgASgDIrkBCg5FeHRyYWN0UmVxdWVzdBIvCgVtb2RlbBgBIAEoCzIgLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTW9kZWxSZWYSDQoFdGV4dHMYAiADKAkSEQoJdGhyZXNob2xkGAQgASgBEhoKEmluY2x1ZGVfY29uZmlkZW5jZRgFIAEoCBIVCg1pbmNsdWRlX3NwYW5zGAYgASgIEhMKC3NjaGVtYV9qc29uGAcgASgMSgQIAxAEUgZzY2hlbWEiTAoPRXh0cmFjdFJlc3BvbnNlEhQKDGlucHV0X3Rva2VucxgCIAEoAxIUCgxyZXN1bHRzX2pzb24YAyABKAxKBAgBEAJSB3Jlc3VsdHMiSwoIQ2hhdFR1cm4SLgoEcm9sZRgBIAEoDjIgLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdFJvbGUSDwoHY29udGVudBgCIAEoCSKuAQoPR2VuZXJhdGVSZXF1ZXN0Ei8KBW1vZGVsGAEgASgLMiAud2hldHN0b25lLmluZmVyZW5jZS52MS5Nb2RlbFJlZhIyCghtZXNzYWdlcxgCIAMoCzIgLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdFR1cm4SNgoIc2FtcGxpbmcYAyABKAsyJC53aGV0c3RvbmUuY29tbW9uLnYxLlNhbXBsaW5nT3B0aW9ucyKKAQoQR2VuZXJhdGVSZXNwb25zZRIMCgR0ZXh0GAEgASgJEjsKDWZpbmlzaF9yZWFzb24YAiABKA4yJC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkZpbmlzaFJlYXNvbhIUCgxpbnB1dF90b2tlbnMYAyABKAMSFQoNb3V0cHV0X3Rva2VucxgEIAEoAypxCgpNb2RlbFN0YXRlEhsKF01PREVMX1NUQVRFX1VOU1BFQ0lGSUVEEAASFwoTTU9ERUxfU1RBVEVfV0FSTUlORxABEhUKEU1PREVMX1NUQVRFX1JFQURZEAISFgoSTU9ERUxfU1RBVEVfRkFJTEVEEAMylQQKEk1vZGVsU2VydmVyU2VydmljZRJgCglMb2FkTW9kZWwSKC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxvYWRNb2RlbFJlcXVlc3QaKS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxvYWRNb2RlbFJlc3BvbnNlEmwKDUdldE1vZGVsU3RhdGUSLC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkdldE1vZGVsU3RhdGVSZXF1ZXN0Gi0ud2hldHN0b25lLmluZmVyZW5jZS52MS5HZXRNb2RlbFN0YXRlUmVzcG9uc2UScgoPTGlzdE1vZGVsU3RhdGVzEi4ud2hldHN0b25lLmluZmVyZW5jZS52MS5MaXN0TW9kZWxTdGF0ZXNSZXF1ZXN0Gi8ud2hldHN0b25lLmluZmVyZW5jZS52MS5MaXN0TW9kZWxTdGF0ZXNSZXNwb25zZRJaCgdFeHRyYWN0EiYud2hldHN0b25lLmluZmVyZW5jZS52MS5FeHRyYWN0UmVxdWVzdBonLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRXh0cmFjdFJlc3BvbnNlEl8KCEdlbmVyYXRlEicud2hldHN0b25lLmluZmVyZW5jZS52MS5HZW5lcmF0ZVJlcXVlc3QaKC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkdlbmVyYXRlUmVzcG9uc2UwAWIGcHJvdG8z", [file_whetstone_common_v1_sampling, file_whetstone_inference_v1_kinds]);
+  fileDesc("Cil3aGV0c3RvbmUvaW5mZXJlbmNlL3YxL21vZGVsX3NlcnZlci5wcm90bxIWd2hldHN0b25lLmluZmVyZW5jZS52MSI5CghNb2RlbFJlZhIQCghtb2RlbF9pZBgBIAEoCRIOCgZidWNrZXQYAiABKAkSCwoDa2V5GAMgASgJIkMKEExvYWRNb2RlbFJlcXVlc3QSLwoFbW9kZWwYASABKAsyIC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLk1vZGVsUmVmIlYKEUxvYWRNb2RlbFJlc3BvbnNlEjEKBXN0YXRlGAEgASgOMiIud2hldHN0b25lLmluZmVyZW5jZS52MS5Nb2RlbFN0YXRlEg4KBnJlYXNvbhgCIAEoCSIoChRHZXRNb2RlbFN0YXRlUmVxdWVzdBIQCghtb2RlbF9pZBgBIAEoCSJaChVHZXRNb2RlbFN0YXRlUmVzcG9uc2USMQoFc3RhdGUYASABKA4yIi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLk1vZGVsU3RhdGUSDgoGcmVhc29uGAIgASgJIhgKFkxpc3RNb2RlbFN0YXRlc1JlcXVlc3QicQoLTG9hZGVkTW9kZWwSEAoIbW9kZWxfaWQYASABKAkSMQoFc3RhdGUYAiABKA4yIi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLk1vZGVsU3RhdGUSDQoFYnl0ZXMYAyABKAMSDgoGcmVhc29uGAQgASgJImQKF0xpc3RNb2RlbFN0YXRlc1Jlc3BvbnNlEjMKBm1vZGVscxgBIAMoCzIjLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTG9hZGVkTW9kZWwSFAoMYnVkZ2V0X2J5dGVzGAIgASgDIrkBCg5FeHRyYWN0UmVxdWVzdBIvCgVtb2RlbBgBIAEoCzIgLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTW9kZWxSZWYSDQoFdGV4dHMYAiADKAkSEQoJdGhyZXNob2xkGAQgASgBEhoKEmluY2x1ZGVfY29uZmlkZW5jZRgFIAEoCBIVCg1pbmNsdWRlX3NwYW5zGAYgASgIEhMKC3NjaGVtYV9qc29uGAcgASgMSgQIAxAEUgZzY2hlbWEiTAoPRXh0cmFjdFJlc3BvbnNlEhQKDGlucHV0X3Rva2VucxgCIAEoAxIUCgxyZXN1bHRzX2pzb24YAyABKAxKBAgBEAJSB3Jlc3VsdHMiSwoIQ2hhdFR1cm4SLgoEcm9sZRgBIAEoDjIgLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdFJvbGUSDwoHY29udGVudBgCIAEoCSLyAQoPR2VuZXJhdGVSZXF1ZXN0Ei8KBW1vZGVsGAEgASgLMiAud2hldHN0b25lLmluZmVyZW5jZS52MS5Nb2RlbFJlZhIyCghtZXNzYWdlcxgCIAMoCzIgLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdFR1cm4SNgoIc2FtcGxpbmcYAyABKAsyJC53aGV0c3RvbmUuY29tbW9uLnYxLlNhbXBsaW5nT3B0aW9ucxJCChFjYWNoZV9icmVha3BvaW50cxgEIAMoCzInLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2FjaGVCcmVha3BvaW50IkMKD0NhY2hlQnJlYWtwb2ludBIMCgR0dXJuGAEgASgFEg0KBWNoYXJzGAIgASgFEhMKC3R0bF9zZWNvbmRzGAMgASgFIsEBChBHZW5lcmF0ZVJlc3BvbnNlEgwKBHRleHQYASABKAkSOwoNZmluaXNoX3JlYXNvbhgCIAEoDjIkLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRmluaXNoUmVhc29uEhQKDGlucHV0X3Rva2VucxgDIAEoAxIVCg1vdXRwdXRfdG9rZW5zGAQgASgDEhkKEWNhY2hlX3JlYWRfdG9rZW5zGAUgASgDEhoKEmNhY2hlX3dyaXRlX3Rva2VucxgGIAEoAypxCgpNb2RlbFN0YXRlEhsKF01PREVMX1NUQVRFX1VOU1BFQ0lGSUVEEAASFwoTTU9ERUxfU1RBVEVfV0FSTUlORxABEhUKEU1PREVMX1NUQVRFX1JFQURZEAISFgoSTU9ERUxfU1RBVEVfRkFJTEVEEAMylQQKEk1vZGVsU2VydmVyU2VydmljZRJgCglMb2FkTW9kZWwSKC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxvYWRNb2RlbFJlcXVlc3QaKS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxvYWRNb2RlbFJlc3BvbnNlEmwKDUdldE1vZGVsU3RhdGUSLC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkdldE1vZGVsU3RhdGVSZXF1ZXN0Gi0ud2hldHN0b25lLmluZmVyZW5jZS52MS5HZXRNb2RlbFN0YXRlUmVzcG9uc2UScgoPTGlzdE1vZGVsU3RhdGVzEi4ud2hldHN0b25lLmluZmVyZW5jZS52MS5MaXN0TW9kZWxTdGF0ZXNSZXF1ZXN0Gi8ud2hldHN0b25lLmluZmVyZW5jZS52MS5MaXN0TW9kZWxTdGF0ZXNSZXNwb25zZRJaCgdFeHRyYWN0EiYud2hldHN0b25lLmluZmVyZW5jZS52MS5FeHRyYWN0UmVxdWVzdBonLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRXh0cmFjdFJlc3BvbnNlEl8KCEdlbmVyYXRlEicud2hldHN0b25lLmluZmVyZW5jZS52MS5HZW5lcmF0ZVJlcXVlc3QaKC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkdlbmVyYXRlUmVzcG9uc2UwAWIGcHJvdG8z", [file_whetstone_common_v1_sampling, file_whetstone_inference_v1_kinds]);
 
 /**
  * ModelRef says which model and where its bundle lives.
@@ -374,6 +374,14 @@ export type GenerateRequest = Message<"whetstone.inference.v1.GenerateRequest"> 
    * @generated from field: whetstone.common.v1.SamplingOptions sampling = 3;
    */
   sampling?: SamplingOptions | undefined;
+
+  /**
+   * Prompt-cache breakpoints, in prompt order, at most 4: the prompt up to each one may be served from, or written
+   * to, the model-server's prefix cache (the decoder's attention state for that prefix). Empty: no caching.
+   *
+   * @generated from field: repeated whetstone.inference.v1.CacheBreakpoint cache_breakpoints = 4;
+   */
+  cacheBreakpoints: CacheBreakpoint[];
 };
 
 /**
@@ -382,6 +390,42 @@ export type GenerateRequest = Message<"whetstone.inference.v1.GenerateRequest"> 
  */
 export const GenerateRequestSchema: GenMessage<GenerateRequest> = /*@__PURE__*/
   messageDesc(file_whetstone_inference_v1_model_server, 11);
+
+/**
+ * CacheBreakpoint ends a cacheable prompt prefix: every turn before `turn`, and the first `chars` UTF-16 code units of
+ * turn `turn`'s content (the content blocks up to and including the one that carried the marker).
+ *
+ * @generated from message whetstone.inference.v1.CacheBreakpoint
+ */
+export type CacheBreakpoint = Message<"whetstone.inference.v1.CacheBreakpoint"> & {
+  /**
+   * Index of the turn in GenerateRequest.messages.
+   *
+   * @generated from field: int32 turn = 1;
+   */
+  turn: number;
+
+  /**
+   * UTF-16 code units of that turn's content inside the prefix.
+   *
+   * @generated from field: int32 chars = 2;
+   */
+  chars: number;
+
+  /**
+   * Seconds the entry lives after its last use; 0 means the default of 300.
+   *
+   * @generated from field: int32 ttl_seconds = 3;
+   */
+  ttlSeconds: number;
+};
+
+/**
+ * Describes the message whetstone.inference.v1.CacheBreakpoint.
+ * Use `create(CacheBreakpointSchema)` to create a new message.
+ */
+export const CacheBreakpointSchema: GenMessage<CacheBreakpoint> = /*@__PURE__*/
+  messageDesc(file_whetstone_inference_v1_model_server, 12);
 
 /**
  * GenerateResponse is one streamed piece of the reply.
@@ -416,6 +460,20 @@ export type GenerateResponse = Message<"whetstone.inference.v1.GenerateResponse"
    * @generated from field: int64 output_tokens = 4;
    */
   outputTokens: bigint;
+
+  /**
+   * Of input_tokens, those whose attention state came from the prefix cache; set on the last message only.
+   *
+   * @generated from field: int64 cache_read_tokens = 5;
+   */
+  cacheReadTokens: bigint;
+
+  /**
+   * Of input_tokens, those written to the prefix cache by this call; set on the last message only.
+   *
+   * @generated from field: int64 cache_write_tokens = 6;
+   */
+  cacheWriteTokens: bigint;
 };
 
 /**
@@ -423,7 +481,7 @@ export type GenerateResponse = Message<"whetstone.inference.v1.GenerateResponse"
  * Use `create(GenerateResponseSchema)` to create a new message.
  */
 export const GenerateResponseSchema: GenMessage<GenerateResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_model_server, 12);
+  messageDesc(file_whetstone_inference_v1_model_server, 13);
 
 /**
  * ModelState is a model's readiness on one model-server.

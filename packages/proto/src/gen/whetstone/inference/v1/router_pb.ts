@@ -10,7 +10,9 @@ import type { Caller } from "../../common/v1/caller_pb";
 import { file_whetstone_common_v1_caller } from "../../common/v1/caller_pb";
 import type { SamplingOptions } from "../../common/v1/sampling_pb";
 import { file_whetstone_common_v1_sampling } from "../../common/v1/sampling_pb";
-import type { DeploymentStatus, FinishReason, InferenceTask, ModelProvider, ModelTask } from "./kinds_pb";
+import type { InferenceSurface } from "./events_pb";
+import { file_whetstone_inference_v1_events } from "./events_pb";
+import type { ChatRole, DeploymentStatus, FinishReason, InferenceTask, ModelProvider, ModelTask } from "./kinds_pb";
 import { file_whetstone_inference_v1_kinds } from "./kinds_pb";
 import type { ChatTurn } from "./model_server_pb";
 import { file_whetstone_inference_v1_model_server } from "./model_server_pb";
@@ -22,7 +24,367 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file whetstone/inference/v1/router.proto.
  */
 export const file_whetstone_inference_v1_router: GenFile = /*@__PURE__*/
-  fileDesc("CiN3aGV0c3RvbmUvaW5mZXJlbmNlL3YxL3JvdXRlci5wcm90bxIWd2hldHN0b25lLmluZmVyZW5jZS52MSKBAQoFUHJpY2USIQoZcGVyX3JlcXVlc3RfbWljcm9fY3JlZGl0cxgBIAEoAxIpCiFwZXJfMWtfaW5wdXRfdG9rZW5zX21pY3JvX2NyZWRpdHMYAiABKAMSKgoicGVyXzFrX291dHB1dF90b2tlbnNfbWljcm9fY3JlZGl0cxgDIAEoAyIzCgZCb3VuZHMSDwoHZGVmYXVsdBgBIAEoARILCgNtaW4YAiABKAESCwoDbWF4GAMgASgBItYDCglCYXNlTW9kZWwSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIvCgR0YXNrGAMgASgOMiEud2hldHN0b25lLmluZmVyZW5jZS52MS5Nb2RlbFRhc2sSGgoSc3VwcG9ydHNfaW5mZXJlbmNlGAQgASgIEiQKHHN1cHBvcnRzX29uX2RlbWFuZF9pbmZlcmVuY2UYBSABKAgSGQoRc3VwcG9ydHNfdHJhaW5pbmcYBiABKAgSOwoOdHJhaW5pbmdfdHlwZXMYByADKA4yIy53aGV0c3RvbmUudHJhaW5pbmcudjEuVHJhaW5pbmdUeXBlEjEKCW5yX2Vwb2NocxgIIAEoCzIeLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQm91bmRzEjUKDWxlYXJuaW5nX3JhdGUYCSABKAsyHi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkJvdW5kcxIsCgVwcmljZRgKIAEoCzIdLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuUHJpY2USNwoIcHJvdmlkZXIYCyABKA4yJS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLk1vZGVsUHJvdmlkZXISEwoLZGVzY3JpcHRpb24YDCABKAkiRAoVTGlzdEJhc2VNb2RlbHNSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyIksKFkxpc3RCYXNlTW9kZWxzUmVzcG9uc2USMQoGbW9kZWxzGAEgAygLMiEud2hldHN0b25lLmluZmVyZW5jZS52MS5CYXNlTW9kZWwiQAoRTGlzdE1vZGVsc1JlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXIiXQoNQ2FsbGFibGVNb2RlbBIKCgJpZBgBIAEoCRIQCghvd25lZF9ieRgCIAEoCRIuCgpjcmVhdGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJLChJMaXN0TW9kZWxzUmVzcG9uc2USNQoGbW9kZWxzGAEgAygLMiUud2hldHN0b25lLmluZmVyZW5jZS52MS5DYWxsYWJsZU1vZGVsIo4CCgxJbmZlclJlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISEAoIbW9kZWxfaWQYAiABKAkSEgoKcHJvamVjdF9pZBgDIAEoCRINCgV0ZXh0cxgEIAMoCRIRCgl0aHJlc2hvbGQYBiABKAESGgoSaW5jbHVkZV9jb25maWRlbmNlGAcgASgIEhUKDWluY2x1ZGVfc3BhbnMYCCABKAgSMwoEdGFzaxgJIAEoDjIlLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuSW5mZXJlbmNlVGFzaxITCgtzY2hlbWFfanNvbhgKIAEoDEoECAUQBlIGc2NoZW1hIlAKBVVzYWdlEhQKDGlucHV0X3Rva2VucxgBIAEoAxIVCg1vdXRwdXRfdG9rZW5zGAIgASgDEhoKEmNvc3RfbWljcm9fY3JlZGl0cxgDIAEoAyKbAQoNSW5mZXJSZXNwb25zZRIUCgxpbmZlcmVuY2VfaWQYASABKAkSDQoFbW9kZWwYAiABKAkSLAoFdXNhZ2UYBCABKAsyHS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlVzYWdlEhIKCmxhdGVuY3lfbXMYBSABKAESFAoMcmVzdWx0c19qc29uGAYgASgMSgQIAxAEUgdyZXN1bHRzInMKB1Byb2plY3QSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIuCgpjcmVhdGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIeChZhY3RpdmVfdHJhaW5pbmdfam9iX2lkGAQgASgJIlEKFENyZWF0ZVByb2plY3RSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEgwKBG5hbWUYAiABKAkiSQoVQ3JlYXRlUHJvamVjdFJlc3BvbnNlEjAKB3Byb2plY3QYASABKAsyHy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlByb2plY3QiQgoTTGlzdFByb2plY3RzUmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlciJJChRMaXN0UHJvamVjdHNSZXNwb25zZRIxCghwcm9qZWN0cxgBIAMoCzIfLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuUHJvamVjdCJXChREZWxldGVQcm9qZWN0UmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchISCgpwcm9qZWN0X2lkGAIgASgJIhcKFURlbGV0ZVByb2plY3RSZXNwb25zZSKqAgoKRGVwbG95bWVudBIVCg1kZXBsb3ltZW50X2lkGAEgASgJEhIKCnByb2plY3RfaWQYAiABKAkSFwoPdHJhaW5pbmdfam9iX2lkGAMgASgJEjgKBnN0YXR1cxgEIAEoDjIoLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRGVwbG95bWVudFN0YXR1cxIOCgZyZWFzb24YBSABKAkSLgoKY3JlYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMYWN0aXZhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIsCghlbmRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAicwoXQ3JlYXRlRGVwbG95bWVudFJlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISEgoKcHJvamVjdF9pZBgCIAEoCRIXCg90cmFpbmluZ19qb2JfaWQYAyABKAkiUgoYQ3JlYXRlRGVwbG95bWVudFJlc3BvbnNlEjYKCmRlcGxveW1lbnQYASABKAsyIi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkRlcGxveW1lbnQiWQoWTGlzdERlcGxveW1lbnRzUmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchISCgpwcm9qZWN0X2lkGAIgASgJIlIKF0xpc3REZXBsb3ltZW50c1Jlc3BvbnNlEjcKC2RlcGxveW1lbnRzGAEgAygLMiIud2hldHN0b25lLmluZmVyZW5jZS52MS5EZXBsb3ltZW50ImEKGUxpc3RKb2JEZXBsb3ltZW50c1JlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISFwoPdHJhaW5pbmdfam9iX2lkGAIgASgJIlUKGkxpc3RKb2JEZXBsb3ltZW50c1Jlc3BvbnNlEjcKC2RlcGxveW1lbnRzGAEgAygLMiIud2hldHN0b25lLmluZmVyZW5jZS52MS5EZXBsb3ltZW50ItQBChNHZW5lcmF0ZVRleHRSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEhAKCG1vZGVsX2lkGAIgASgJEhIKCnByb2plY3RfaWQYAyABKAkSMgoIbWVzc2FnZXMYBCADKAsyIC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNoYXRUdXJuEjYKCHNhbXBsaW5nGAUgASgLMiQud2hldHN0b25lLmNvbW1vbi52MS5TYW1wbGluZ09wdGlvbnMiyAEKFEdlbmVyYXRlVGV4dFJlc3BvbnNlEgwKBHRleHQYASABKAkSOwoNZmluaXNoX3JlYXNvbhgCIAEoDjIkLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRmluaXNoUmVhc29uEhQKDGluZmVyZW5jZV9pZBgDIAEoCRINCgVtb2RlbBgEIAEoCRIsCgV1c2FnZRgFIAEoCzIdLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuVXNhZ2USEgoKbGF0ZW5jeV9tcxgGIAEoATLgCAoWSW5mZXJlbmNlUm91dGVyU2VydmljZRJvCg5MaXN0QmFzZU1vZGVscxItLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdEJhc2VNb2RlbHNSZXF1ZXN0Gi4ud2hldHN0b25lLmluZmVyZW5jZS52MS5MaXN0QmFzZU1vZGVsc1Jlc3BvbnNlEmMKCkxpc3RNb2RlbHMSKS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RNb2RlbHNSZXF1ZXN0Gioud2hldHN0b25lLmluZmVyZW5jZS52MS5MaXN0TW9kZWxzUmVzcG9uc2USVAoFSW5mZXISJC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkluZmVyUmVxdWVzdBolLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuSW5mZXJSZXNwb25zZRJsCg1DcmVhdGVQcm9qZWN0Eiwud2hldHN0b25lLmluZmVyZW5jZS52MS5DcmVhdGVQcm9qZWN0UmVxdWVzdBotLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ3JlYXRlUHJvamVjdFJlc3BvbnNlEmkKDExpc3RQcm9qZWN0cxIrLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdFByb2plY3RzUmVxdWVzdBosLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdFByb2plY3RzUmVzcG9uc2USbAoNRGVsZXRlUHJvamVjdBIsLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRGVsZXRlUHJvamVjdFJlcXVlc3QaLS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkRlbGV0ZVByb2plY3RSZXNwb25zZRJ1ChBDcmVhdGVEZXBsb3ltZW50Ei8ud2hldHN0b25lLmluZmVyZW5jZS52MS5DcmVhdGVEZXBsb3ltZW50UmVxdWVzdBowLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ3JlYXRlRGVwbG95bWVudFJlc3BvbnNlEnIKD0xpc3REZXBsb3ltZW50cxIuLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdERlcGxveW1lbnRzUmVxdWVzdBovLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdERlcGxveW1lbnRzUmVzcG9uc2USawoMR2VuZXJhdGVUZXh0Eisud2hldHN0b25lLmluZmVyZW5jZS52MS5HZW5lcmF0ZVRleHRSZXF1ZXN0Giwud2hldHN0b25lLmluZmVyZW5jZS52MS5HZW5lcmF0ZVRleHRSZXNwb25zZTABEnsKEkxpc3RKb2JEZXBsb3ltZW50cxIxLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdEpvYkRlcGxveW1lbnRzUmVxdWVzdBoyLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdEpvYkRlcGxveW1lbnRzUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_whetstone_common_v1_caller, file_whetstone_common_v1_sampling, file_whetstone_inference_v1_kinds, file_whetstone_inference_v1_model_server, file_whetstone_training_v1_training]);
+  fileDesc("CiN3aGV0c3RvbmUvaW5mZXJlbmNlL3YxL3JvdXRlci5wcm90bxIWd2hldHN0b25lLmluZmVyZW5jZS52MSIjCgxDYWNoZUNvbnRyb2wSEwoLdHRsX3NlY29uZHMYASABKAUiWQoMQ29udGVudEJsb2NrEgwKBHRleHQYASABKAkSOwoNY2FjaGVfY29udHJvbBgCIAEoCzIkLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2FjaGVDb250cm9sIqMBCgtDaGF0TWVzc2FnZRIuCgRyb2xlGAEgASgOMiAud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0Um9sZRI1Cgdjb250ZW50GAIgAygLMiQud2hldHN0b25lLmluZmVyZW5jZS52MS5Db250ZW50QmxvY2sSFwoPdG9vbF9jYWxsc19qc29uGAMgASgMEhQKDHRvb2xfY2FsbF9pZBgEIAEoCSK/AwoLQ2hhdFJlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISDQoFbW9kZWwYAiABKAkSNAoGc3lzdGVtGAMgAygLMiQud2hldHN0b25lLmluZmVyZW5jZS52MS5Db250ZW50QmxvY2sSNQoIbWVzc2FnZXMYBCADKAsyIy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNoYXRNZXNzYWdlEjYKCHNhbXBsaW5nGAUgASgLMiQud2hldHN0b25lLmNvbW1vbi52MS5TYW1wbGluZ09wdGlvbnMSEgoKdG9vbHNfanNvbhgGIAEoDBJBChN0b29sc19jYWNoZV9jb250cm9sGAcgASgLMiQud2hldHN0b25lLmluZmVyZW5jZS52MS5DYWNoZUNvbnRyb2wSEwoLc2NoZW1hX2pzb24YCCABKAwSOQoHc3VyZmFjZRgJIAEoDjIoLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuSW5mZXJlbmNlU3VyZmFjZRINCgVzdG9yZRgKIAEoCBIZChFpbmNsdWRlX3JlYXNvbmluZxgLIAEoCCKlAQoJQ2hhdFVzYWdlEhQKDGlucHV0X3Rva2VucxgBIAEoAxIZChFjYWNoZV9yZWFkX3Rva2VucxgCIAEoAxIaChJjYWNoZV93cml0ZV90b2tlbnMYAyABKAMSFQoNb3V0cHV0X3Rva2VucxgEIAEoAxIYChByZWFzb25pbmdfdG9rZW5zGAUgASgDEhoKEmNvc3RfbWljcm9fY3JlZGl0cxgGIAEoAyJACgdTYXZpbmdzEhkKEWlucHV0X3Blcl9taWxsaW9uGAEgASgBEhoKEm91dHB1dF9wZXJfbWlsbGlvbhgCIAEoASLNAgoMQ2hhdFJlc3BvbnNlEgwKBHRleHQYASABKAkSEQoJcmVhc29uaW5nGAIgASgJEhcKD3Rvb2xfY2FsbHNfanNvbhgDIAEoDBI7Cg1maW5pc2hfcmVhc29uGAQgASgOMiQud2hldHN0b25lLmluZmVyZW5jZS52MS5GaW5pc2hSZWFzb24SFAoMaW5mZXJlbmNlX2lkGAUgASgJEg0KBW1vZGVsGAYgASgJEjAKBXVzYWdlGAcgASgLMiEud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0VXNhZ2USFAoMcm91dGVkX21vZGVsGAggASgJEjAKB3NhdmluZ3MYCSABKAsyHy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlNhdmluZ3MSEgoKbGF0ZW5jeV9tcxgKIAEoARITCgtyZXNwb25zZV9pZBgLIAEoCSKBAQoFUHJpY2USIQoZcGVyX3JlcXVlc3RfbWljcm9fY3JlZGl0cxgBIAEoAxIpCiFwZXJfMWtfaW5wdXRfdG9rZW5zX21pY3JvX2NyZWRpdHMYAiABKAMSKgoicGVyXzFrX291dHB1dF90b2tlbnNfbWljcm9fY3JlZGl0cxgDIAEoAyIzCgZCb3VuZHMSDwoHZGVmYXVsdBgBIAEoARILCgNtaW4YAiABKAESCwoDbWF4GAMgASgBItYDCglCYXNlTW9kZWwSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIvCgR0YXNrGAMgASgOMiEud2hldHN0b25lLmluZmVyZW5jZS52MS5Nb2RlbFRhc2sSGgoSc3VwcG9ydHNfaW5mZXJlbmNlGAQgASgIEiQKHHN1cHBvcnRzX29uX2RlbWFuZF9pbmZlcmVuY2UYBSABKAgSGQoRc3VwcG9ydHNfdHJhaW5pbmcYBiABKAgSOwoOdHJhaW5pbmdfdHlwZXMYByADKA4yIy53aGV0c3RvbmUudHJhaW5pbmcudjEuVHJhaW5pbmdUeXBlEjEKCW5yX2Vwb2NocxgIIAEoCzIeLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQm91bmRzEjUKDWxlYXJuaW5nX3JhdGUYCSABKAsyHi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkJvdW5kcxIsCgVwcmljZRgKIAEoCzIdLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuUHJpY2USNwoIcHJvdmlkZXIYCyABKA4yJS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLk1vZGVsUHJvdmlkZXISEwoLZGVzY3JpcHRpb24YDCABKAkiRAoVTGlzdEJhc2VNb2RlbHNSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyIksKFkxpc3RCYXNlTW9kZWxzUmVzcG9uc2USMQoGbW9kZWxzGAEgAygLMiEud2hldHN0b25lLmluZmVyZW5jZS52MS5CYXNlTW9kZWwiQAoRTGlzdE1vZGVsc1JlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXIiXQoNQ2FsbGFibGVNb2RlbBIKCgJpZBgBIAEoCRIQCghvd25lZF9ieRgCIAEoCRIuCgpjcmVhdGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJLChJMaXN0TW9kZWxzUmVzcG9uc2USNQoGbW9kZWxzGAEgAygLMiUud2hldHN0b25lLmluZmVyZW5jZS52MS5DYWxsYWJsZU1vZGVsIo4CCgxJbmZlclJlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISEAoIbW9kZWxfaWQYAiABKAkSEgoKcHJvamVjdF9pZBgDIAEoCRINCgV0ZXh0cxgEIAMoCRIRCgl0aHJlc2hvbGQYBiABKAESGgoSaW5jbHVkZV9jb25maWRlbmNlGAcgASgIEhUKDWluY2x1ZGVfc3BhbnMYCCABKAgSMwoEdGFzaxgJIAEoDjIlLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuSW5mZXJlbmNlVGFzaxITCgtzY2hlbWFfanNvbhgKIAEoDEoECAUQBlIGc2NoZW1hIlAKBVVzYWdlEhQKDGlucHV0X3Rva2VucxgBIAEoAxIVCg1vdXRwdXRfdG9rZW5zGAIgASgDEhoKEmNvc3RfbWljcm9fY3JlZGl0cxgDIAEoAyKbAQoNSW5mZXJSZXNwb25zZRIUCgxpbmZlcmVuY2VfaWQYASABKAkSDQoFbW9kZWwYAiABKAkSLAoFdXNhZ2UYBCABKAsyHS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlVzYWdlEhIKCmxhdGVuY3lfbXMYBSABKAESFAoMcmVzdWx0c19qc29uGAYgASgMSgQIAxAEUgdyZXN1bHRzInMKB1Byb2plY3QSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIuCgpjcmVhdGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIeChZhY3RpdmVfdHJhaW5pbmdfam9iX2lkGAQgASgJIlEKFENyZWF0ZVByb2plY3RSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEgwKBG5hbWUYAiABKAkiSQoVQ3JlYXRlUHJvamVjdFJlc3BvbnNlEjAKB3Byb2plY3QYASABKAsyHy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlByb2plY3QiQgoTTGlzdFByb2plY3RzUmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlciJJChRMaXN0UHJvamVjdHNSZXNwb25zZRIxCghwcm9qZWN0cxgBIAMoCzIfLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuUHJvamVjdCJXChREZWxldGVQcm9qZWN0UmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchISCgpwcm9qZWN0X2lkGAIgASgJIhcKFURlbGV0ZVByb2plY3RSZXNwb25zZSKqAgoKRGVwbG95bWVudBIVCg1kZXBsb3ltZW50X2lkGAEgASgJEhIKCnByb2plY3RfaWQYAiABKAkSFwoPdHJhaW5pbmdfam9iX2lkGAMgASgJEjgKBnN0YXR1cxgEIAEoDjIoLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRGVwbG95bWVudFN0YXR1cxIOCgZyZWFzb24YBSABKAkSLgoKY3JlYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMYWN0aXZhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIsCghlbmRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAicwoXQ3JlYXRlRGVwbG95bWVudFJlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISEgoKcHJvamVjdF9pZBgCIAEoCRIXCg90cmFpbmluZ19qb2JfaWQYAyABKAkiUgoYQ3JlYXRlRGVwbG95bWVudFJlc3BvbnNlEjYKCmRlcGxveW1lbnQYASABKAsyIi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkRlcGxveW1lbnQiWQoWTGlzdERlcGxveW1lbnRzUmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchISCgpwcm9qZWN0X2lkGAIgASgJIlIKF0xpc3REZXBsb3ltZW50c1Jlc3BvbnNlEjcKC2RlcGxveW1lbnRzGAEgAygLMiIud2hldHN0b25lLmluZmVyZW5jZS52MS5EZXBsb3ltZW50ImEKGUxpc3RKb2JEZXBsb3ltZW50c1JlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISFwoPdHJhaW5pbmdfam9iX2lkGAIgASgJIlUKGkxpc3RKb2JEZXBsb3ltZW50c1Jlc3BvbnNlEjcKC2RlcGxveW1lbnRzGAEgAygLMiIud2hldHN0b25lLmluZmVyZW5jZS52MS5EZXBsb3ltZW50ItQBChNHZW5lcmF0ZVRleHRSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEhAKCG1vZGVsX2lkGAIgASgJEhIKCnByb2plY3RfaWQYAyABKAkSMgoIbWVzc2FnZXMYBCADKAsyIC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNoYXRUdXJuEjYKCHNhbXBsaW5nGAUgASgLMiQud2hldHN0b25lLmNvbW1vbi52MS5TYW1wbGluZ09wdGlvbnMiyAEKFEdlbmVyYXRlVGV4dFJlc3BvbnNlEgwKBHRleHQYASABKAkSOwoNZmluaXNoX3JlYXNvbhgCIAEoDjIkLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRmluaXNoUmVhc29uEhQKDGluZmVyZW5jZV9pZBgDIAEoCRINCgVtb2RlbBgEIAEoCRIsCgV1c2FnZRgFIAEoCzIdLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuVXNhZ2USEgoKbGF0ZW5jeV9tcxgGIAEoATK1CQoWSW5mZXJlbmNlUm91dGVyU2VydmljZRJvCg5MaXN0QmFzZU1vZGVscxItLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdEJhc2VNb2RlbHNSZXF1ZXN0Gi4ud2hldHN0b25lLmluZmVyZW5jZS52MS5MaXN0QmFzZU1vZGVsc1Jlc3BvbnNlEmMKCkxpc3RNb2RlbHMSKS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RNb2RlbHNSZXF1ZXN0Gioud2hldHN0b25lLmluZmVyZW5jZS52MS5MaXN0TW9kZWxzUmVzcG9uc2USVAoFSW5mZXISJC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkluZmVyUmVxdWVzdBolLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuSW5mZXJSZXNwb25zZRJsCg1DcmVhdGVQcm9qZWN0Eiwud2hldHN0b25lLmluZmVyZW5jZS52MS5DcmVhdGVQcm9qZWN0UmVxdWVzdBotLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ3JlYXRlUHJvamVjdFJlc3BvbnNlEmkKDExpc3RQcm9qZWN0cxIrLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdFByb2plY3RzUmVxdWVzdBosLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdFByb2plY3RzUmVzcG9uc2USbAoNRGVsZXRlUHJvamVjdBIsLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRGVsZXRlUHJvamVjdFJlcXVlc3QaLS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkRlbGV0ZVByb2plY3RSZXNwb25zZRJ1ChBDcmVhdGVEZXBsb3ltZW50Ei8ud2hldHN0b25lLmluZmVyZW5jZS52MS5DcmVhdGVEZXBsb3ltZW50UmVxdWVzdBowLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ3JlYXRlRGVwbG95bWVudFJlc3BvbnNlEnIKD0xpc3REZXBsb3ltZW50cxIuLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdERlcGxveW1lbnRzUmVxdWVzdBovLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdERlcGxveW1lbnRzUmVzcG9uc2USawoMR2VuZXJhdGVUZXh0Eisud2hldHN0b25lLmluZmVyZW5jZS52MS5HZW5lcmF0ZVRleHRSZXF1ZXN0Giwud2hldHN0b25lLmluZmVyZW5jZS52MS5HZW5lcmF0ZVRleHRSZXNwb25zZTABEnsKEkxpc3RKb2JEZXBsb3ltZW50cxIxLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdEpvYkRlcGxveW1lbnRzUmVxdWVzdBoyLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdEpvYkRlcGxveW1lbnRzUmVzcG9uc2USUwoEQ2hhdBIjLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdFJlcXVlc3QaJC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNoYXRSZXNwb25zZTABYgZwcm90bzM", [file_google_protobuf_timestamp, file_whetstone_common_v1_caller, file_whetstone_common_v1_sampling, file_whetstone_inference_v1_events, file_whetstone_inference_v1_kinds, file_whetstone_inference_v1_model_server, file_whetstone_training_v1_training]);
+
+/**
+ * CacheControl marks a prompt-cache breakpoint after the block that carries it.
+ *
+ * @generated from message whetstone.inference.v1.CacheControl
+ */
+export type CacheControl = Message<"whetstone.inference.v1.CacheControl"> & {
+  /**
+   * Seconds the entry lives after its last use; 0 means the default of 300.
+   *
+   * @generated from field: int32 ttl_seconds = 1;
+   */
+  ttlSeconds: number;
+};
+
+/**
+ * Describes the message whetstone.inference.v1.CacheControl.
+ * Use `create(CacheControlSchema)` to create a new message.
+ */
+export const CacheControlSchema: GenMessage<CacheControl> = /*@__PURE__*/
+  messageDesc(file_whetstone_inference_v1_router, 0);
+
+/**
+ * ContentBlock is one text block of a chat turn or of the system prompt.
+ *
+ * @generated from message whetstone.inference.v1.ContentBlock
+ */
+export type ContentBlock = Message<"whetstone.inference.v1.ContentBlock"> & {
+  /**
+   * The block's text.
+   *
+   * @generated from field: string text = 1;
+   */
+  text: string;
+
+  /**
+   * Set when a cache_control marker ends the cacheable prefix at this block.
+   *
+   * @generated from field: whetstone.inference.v1.CacheControl cache_control = 2;
+   */
+  cacheControl?: CacheControl | undefined;
+};
+
+/**
+ * Describes the message whetstone.inference.v1.ContentBlock.
+ * Use `create(ContentBlockSchema)` to create a new message.
+ */
+export const ContentBlockSchema: GenMessage<ContentBlock> = /*@__PURE__*/
+  messageDesc(file_whetstone_inference_v1_router, 1);
+
+/**
+ * ChatMessage is one turn of a conversation with its content blocks kept, so cache markers survive the hop.
+ *
+ * @generated from message whetstone.inference.v1.ChatMessage
+ */
+export type ChatMessage = Message<"whetstone.inference.v1.ChatMessage"> & {
+  /**
+   * Who wrote the turn.
+   *
+   * @generated from field: whetstone.inference.v1.ChatRole role = 1;
+   */
+  role: ChatRole;
+
+  /**
+   * The turn's text blocks, in order; may be empty for an assistant turn that only called tools.
+   *
+   * @generated from field: repeated whetstone.inference.v1.ContentBlock content = 2;
+   */
+  content: ContentBlock[];
+
+  /**
+   * Tool calls an assistant turn made, UTF-8 JSON `[{"id", "name", "arguments"}]` (arguments a JSON string); empty
+   * when none.
+   *
+   * @generated from field: bytes tool_calls_json = 3;
+   */
+  toolCallsJson: Uint8Array;
+
+  /**
+   * For a tool turn: the id of the call it answers.
+   *
+   * @generated from field: string tool_call_id = 4;
+   */
+  toolCallId: string;
+};
+
+/**
+ * Describes the message whetstone.inference.v1.ChatMessage.
+ * Use `create(ChatMessageSchema)` to create a new message.
+ */
+export const ChatMessageSchema: GenMessage<ChatMessage> = /*@__PURE__*/
+  messageDesc(file_whetstone_inference_v1_router, 2);
+
+/**
+ * ChatRequest is a conversation for one model, already validated and translated by the gateway.
+ *
+ * @generated from message whetstone.inference.v1.ChatRequest
+ */
+export type ChatRequest = Message<"whetstone.inference.v1.ChatRequest"> & {
+  /**
+   * Who calls: scopes jobs and projects and is billed.
+   *
+   * @generated from field: whetstone.common.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * A base model id, a training job UUID, a project id (its active deployment) or an upstream model id.
+   *
+   * @generated from field: string model = 2;
+   */
+  model: string;
+
+  /**
+   * System instructions before the conversation; their blocks keep cache markers.
+   *
+   * @generated from field: repeated whetstone.inference.v1.ContentBlock system = 3;
+   */
+  system: ContentBlock[];
+
+  /**
+   * The conversation, oldest first; never empty.
+   *
+   * @generated from field: repeated whetstone.inference.v1.ChatMessage messages = 4;
+   */
+  messages: ChatMessage[];
+
+  /**
+   * How tokens are picked.
+   *
+   * @generated from field: whetstone.common.v1.SamplingOptions sampling = 5;
+   */
+  sampling?: SamplingOptions | undefined;
+
+  /**
+   * Tool definitions, UTF-8 JSON `[{"name", "description", "parameters"}]` (parameters a JSON schema); empty when
+   * none. Only upstream models call tools.
+   *
+   * @generated from field: bytes tools_json = 6;
+   */
+  toolsJson: Uint8Array;
+
+  /**
+   * Set when a cache_control marker ends the cacheable prefix after the tool definitions (messages surface).
+   *
+   * @generated from field: whetstone.inference.v1.CacheControl tools_cache_control = 7;
+   */
+  toolsCacheControl?: CacheControl | undefined;
+
+  /**
+   * Extraction extension: the schema as UTF-8 JSON; required when the model is an extraction model.
+   *
+   * @generated from field: bytes schema_json = 8;
+   */
+  schemaJson: Uint8Array;
+
+  /**
+   * The public surface that asked; history records it.
+   *
+   * @generated from field: whetstone.inference.v1.InferenceSurface surface = 9;
+   */
+  surface: InferenceSurface;
+
+  /**
+   * Whether the inference is stored in history (`store: true`); the last piece then carries inference_id.
+   *
+   * @generated from field: bool store = 10;
+   */
+  store: boolean;
+
+  /**
+   * Whether reasoning text is returned (the caller opted in); otherwise it is dropped.
+   *
+   * @generated from field: bool include_reasoning = 11;
+   */
+  includeReasoning: boolean;
+};
+
+/**
+ * Describes the message whetstone.inference.v1.ChatRequest.
+ * Use `create(ChatRequestSchema)` to create a new message.
+ */
+export const ChatRequestSchema: GenMessage<ChatRequest> = /*@__PURE__*/
+  messageDesc(file_whetstone_inference_v1_router, 3);
+
+/**
+ * ChatUsage splits a call's tokens into the classes it is priced by; the surfaces render it in their own shapes.
+ *
+ * @generated from message whetstone.inference.v1.ChatUsage
+ */
+export type ChatUsage = Message<"whetstone.inference.v1.ChatUsage"> & {
+  /**
+   * Input tokens neither read from nor written to a prompt cache.
+   *
+   * @generated from field: int64 input_tokens = 1;
+   */
+  inputTokens: bigint;
+
+  /**
+   * Input tokens served from a prompt cache.
+   *
+   * @generated from field: int64 cache_read_tokens = 2;
+   */
+  cacheReadTokens: bigint;
+
+  /**
+   * Input tokens written to a prompt cache by this call.
+   *
+   * @generated from field: int64 cache_write_tokens = 3;
+   */
+  cacheWriteTokens: bigint;
+
+  /**
+   * Output tokens, reasoning included.
+   *
+   * @generated from field: int64 output_tokens = 4;
+   */
+  outputTokens: bigint;
+
+  /**
+   * Of output_tokens, those spent on reasoning.
+   *
+   * @generated from field: int64 reasoning_tokens = 5;
+   */
+  reasoningTokens: bigint;
+
+  /**
+   * Cost in micro-credits, from the model's rates per class.
+   *
+   * @generated from field: int64 cost_micro_credits = 6;
+   */
+  costMicroCredits: bigint;
+};
+
+/**
+ * Describes the message whetstone.inference.v1.ChatUsage.
+ * Use `create(ChatUsageSchema)` to create a new message.
+ */
+export const ChatUsageSchema: GenMessage<ChatUsage> = /*@__PURE__*/
+  messageDesc(file_whetstone_inference_v1_router, 4);
+
+/**
+ * Savings compares a router project's routed model with its reference model, in credits per million tokens.
+ *
+ * @generated from message whetstone.inference.v1.Savings
+ */
+export type Savings = Message<"whetstone.inference.v1.Savings"> & {
+  /**
+   * Reference minus routed input rate.
+   *
+   * @generated from field: double input_per_million = 1;
+   */
+  inputPerMillion: number;
+
+  /**
+   * Reference minus routed output rate.
+   *
+   * @generated from field: double output_per_million = 2;
+   */
+  outputPerMillion: number;
+};
+
+/**
+ * Describes the message whetstone.inference.v1.Savings.
+ * Use `create(SavingsSchema)` to create a new message.
+ */
+export const SavingsSchema: GenMessage<Savings> = /*@__PURE__*/
+  messageDesc(file_whetstone_inference_v1_router, 5);
+
+/**
+ * ChatResponse is one streamed piece of a reply; the last one has finish_reason set and the usage and ids.
+ *
+ * @generated from message whetstone.inference.v1.ChatResponse
+ */
+export type ChatResponse = Message<"whetstone.inference.v1.ChatResponse"> & {
+  /**
+   * Reply text of this piece; may be empty.
+   *
+   * @generated from field: string text = 1;
+   */
+  text: string;
+
+  /**
+   * Reasoning text of this piece; only when the request asked for it.
+   *
+   * @generated from field: string reasoning = 2;
+   */
+  reasoning: string;
+
+  /**
+   * Tool-call deltas of this piece, UTF-8 JSON `[{"index", "id", "name", "arguments"}]` with id and name on a call's
+   * first delta and argument text appended; empty when none.
+   *
+   * @generated from field: bytes tool_calls_json = 3;
+   */
+  toolCallsJson: Uint8Array;
+
+  /**
+   * UNSPECIFIED on every piece but the last.
+   *
+   * @generated from field: whetstone.inference.v1.FinishReason finish_reason = 4;
+   */
+  finishReason: FinishReason;
+
+  /**
+   * UUID of the inference; on the last piece, and only when it was stored.
+   *
+   * @generated from field: string inference_id = 5;
+   */
+  inferenceId: string;
+
+  /**
+   * The model that answered: base model id, training job UUID or upstream model id; on the last piece.
+   *
+   * @generated from field: string model = 6;
+   */
+  model: string;
+
+  /**
+   * What was metered; on the last piece.
+   *
+   * @generated from field: whetstone.inference.v1.ChatUsage usage = 7;
+   */
+  usage?: ChatUsage | undefined;
+
+  /**
+   * The model a router project picked; empty when not routed or when it is the model asked for.
+   *
+   * @generated from field: string routed_model = 8;
+   */
+  routedModel: string;
+
+  /**
+   * Routed-versus-reference savings; unset when not routed below the reference.
+   *
+   * @generated from field: whetstone.inference.v1.Savings savings = 9;
+   */
+  savings?: Savings | undefined;
+
+  /**
+   * Milliseconds from the call's arrival to its last piece; on the last piece.
+   *
+   * @generated from field: double latency_ms = 10;
+   */
+  latencyMs: number;
+
+  /**
+   * Id of the response (also the usage idempotency key); the same on every piece.
+   *
+   * @generated from field: string response_id = 11;
+   */
+  responseId: string;
+};
+
+/**
+ * Describes the message whetstone.inference.v1.ChatResponse.
+ * Use `create(ChatResponseSchema)` to create a new message.
+ */
+export const ChatResponseSchema: GenMessage<ChatResponse> = /*@__PURE__*/
+  messageDesc(file_whetstone_inference_v1_router, 6);
 
 /**
  * Price is what a model costs, in micro-credits (1 credit = 1,000,000 micro-credits).
@@ -57,7 +419,7 @@ export type Price = Message<"whetstone.inference.v1.Price"> & {
  * Use `create(PriceSchema)` to create a new message.
  */
 export const PriceSchema: GenMessage<Price> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 0);
+  messageDesc(file_whetstone_inference_v1_router, 7);
 
 /**
  * Bounds are a training hyperparameter's default and inclusive range; all 0 for models that cannot be trained.
@@ -92,7 +454,7 @@ export type Bounds = Message<"whetstone.inference.v1.Bounds"> & {
  * Use `create(BoundsSchema)` to create a new message.
  */
 export const BoundsSchema: GenMessage<Bounds> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 1);
+  messageDesc(file_whetstone_inference_v1_router, 8);
 
 /**
  * BaseModel is one catalog entry: a built-in model or an operator-configured upstream.
@@ -190,7 +552,7 @@ export type BaseModel = Message<"whetstone.inference.v1.BaseModel"> & {
  * Use `create(BaseModelSchema)` to create a new message.
  */
 export const BaseModelSchema: GenMessage<BaseModel> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 2);
+  messageDesc(file_whetstone_inference_v1_router, 9);
 
 /**
  * ListBaseModelsRequest asks for the whole catalog; it is the same for every team.
@@ -211,7 +573,7 @@ export type ListBaseModelsRequest = Message<"whetstone.inference.v1.ListBaseMode
  * Use `create(ListBaseModelsRequestSchema)` to create a new message.
  */
 export const ListBaseModelsRequestSchema: GenMessage<ListBaseModelsRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 3);
+  messageDesc(file_whetstone_inference_v1_router, 10);
 
 /**
  * ListBaseModelsResponse lists the catalog.
@@ -232,7 +594,7 @@ export type ListBaseModelsResponse = Message<"whetstone.inference.v1.ListBaseMod
  * Use `create(ListBaseModelsResponseSchema)` to create a new message.
  */
 export const ListBaseModelsResponseSchema: GenMessage<ListBaseModelsResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 4);
+  messageDesc(file_whetstone_inference_v1_router, 11);
 
 /**
  * ListModelsRequest asks for the model ids one team can call.
@@ -253,7 +615,7 @@ export type ListModelsRequest = Message<"whetstone.inference.v1.ListModelsReques
  * Use `create(ListModelsRequestSchema)` to create a new message.
  */
 export const ListModelsRequestSchema: GenMessage<ListModelsRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 5);
+  messageDesc(file_whetstone_inference_v1_router, 12);
 
 /**
  * CallableModel is a model id the team can call.
@@ -288,7 +650,7 @@ export type CallableModel = Message<"whetstone.inference.v1.CallableModel"> & {
  * Use `create(CallableModelSchema)` to create a new message.
  */
 export const CallableModelSchema: GenMessage<CallableModel> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 6);
+  messageDesc(file_whetstone_inference_v1_router, 13);
 
 /**
  * ListModelsResponse lists callable models.
@@ -309,7 +671,7 @@ export type ListModelsResponse = Message<"whetstone.inference.v1.ListModelsRespo
  * Use `create(ListModelsResponseSchema)` to create a new message.
  */
 export const ListModelsResponseSchema: GenMessage<ListModelsResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 7);
+  messageDesc(file_whetstone_inference_v1_router, 14);
 
 /**
  * InferRequest is one native extraction call, already validated by the gateway.
@@ -387,7 +749,7 @@ export type InferRequest = Message<"whetstone.inference.v1.InferRequest"> & {
  * Use `create(InferRequestSchema)` to create a new message.
  */
 export const InferRequestSchema: GenMessage<InferRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 8);
+  messageDesc(file_whetstone_inference_v1_router, 15);
 
 /**
  * Usage is what was metered for one call.
@@ -422,7 +784,7 @@ export type Usage = Message<"whetstone.inference.v1.Usage"> & {
  * Use `create(UsageSchema)` to create a new message.
  */
 export const UsageSchema: GenMessage<Usage> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 9);
+  messageDesc(file_whetstone_inference_v1_router, 16);
 
 /**
  * InferResponse carries results and metering.
@@ -471,7 +833,7 @@ export type InferResponse = Message<"whetstone.inference.v1.InferResponse"> & {
  * Use `create(InferResponseSchema)` to create a new message.
  */
 export const InferResponseSchema: GenMessage<InferResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 10);
+  messageDesc(file_whetstone_inference_v1_router, 17);
 
 /**
  * Project groups deployments behind one endpoint.
@@ -513,7 +875,7 @@ export type Project = Message<"whetstone.inference.v1.Project"> & {
  * Use `create(ProjectSchema)` to create a new message.
  */
 export const ProjectSchema: GenMessage<Project> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 11);
+  messageDesc(file_whetstone_inference_v1_router, 18);
 
 /**
  * CreateProjectRequest names the project.
@@ -541,7 +903,7 @@ export type CreateProjectRequest = Message<"whetstone.inference.v1.CreateProject
  * Use `create(CreateProjectRequestSchema)` to create a new message.
  */
 export const CreateProjectRequestSchema: GenMessage<CreateProjectRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 12);
+  messageDesc(file_whetstone_inference_v1_router, 19);
 
 /**
  * CreateProjectResponse returns the new project.
@@ -562,7 +924,7 @@ export type CreateProjectResponse = Message<"whetstone.inference.v1.CreateProjec
  * Use `create(CreateProjectResponseSchema)` to create a new message.
  */
 export const CreateProjectResponseSchema: GenMessage<CreateProjectResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 13);
+  messageDesc(file_whetstone_inference_v1_router, 20);
 
 /**
  * ListProjectsRequest asks for one team's projects.
@@ -583,7 +945,7 @@ export type ListProjectsRequest = Message<"whetstone.inference.v1.ListProjectsRe
  * Use `create(ListProjectsRequestSchema)` to create a new message.
  */
 export const ListProjectsRequestSchema: GenMessage<ListProjectsRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 14);
+  messageDesc(file_whetstone_inference_v1_router, 21);
 
 /**
  * ListProjectsResponse lists projects, newest first.
@@ -604,7 +966,7 @@ export type ListProjectsResponse = Message<"whetstone.inference.v1.ListProjectsR
  * Use `create(ListProjectsResponseSchema)` to create a new message.
  */
 export const ListProjectsResponseSchema: GenMessage<ListProjectsResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 15);
+  messageDesc(file_whetstone_inference_v1_router, 22);
 
 /**
  * DeleteProjectRequest names the project.
@@ -632,7 +994,7 @@ export type DeleteProjectRequest = Message<"whetstone.inference.v1.DeleteProject
  * Use `create(DeleteProjectRequestSchema)` to create a new message.
  */
 export const DeleteProjectRequestSchema: GenMessage<DeleteProjectRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 16);
+  messageDesc(file_whetstone_inference_v1_router, 23);
 
 /**
  * DeleteProjectResponse has no fields: success is the answer.
@@ -647,7 +1009,7 @@ export type DeleteProjectResponse = Message<"whetstone.inference.v1.DeleteProjec
  * Use `create(DeleteProjectResponseSchema)` to create a new message.
  */
 export const DeleteProjectResponseSchema: GenMessage<DeleteProjectResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 17);
+  messageDesc(file_whetstone_inference_v1_router, 24);
 
 /**
  * Deployment is one entry of a project's history.
@@ -717,7 +1079,7 @@ export type Deployment = Message<"whetstone.inference.v1.Deployment"> & {
  * Use `create(DeploymentSchema)` to create a new message.
  */
 export const DeploymentSchema: GenMessage<Deployment> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 18);
+  messageDesc(file_whetstone_inference_v1_router, 25);
 
 /**
  * CreateDeploymentRequest deploys a job to a project.
@@ -752,7 +1114,7 @@ export type CreateDeploymentRequest = Message<"whetstone.inference.v1.CreateDepl
  * Use `create(CreateDeploymentRequestSchema)` to create a new message.
  */
 export const CreateDeploymentRequestSchema: GenMessage<CreateDeploymentRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 19);
+  messageDesc(file_whetstone_inference_v1_router, 26);
 
 /**
  * CreateDeploymentResponse returns the new deployment.
@@ -773,7 +1135,7 @@ export type CreateDeploymentResponse = Message<"whetstone.inference.v1.CreateDep
  * Use `create(CreateDeploymentResponseSchema)` to create a new message.
  */
 export const CreateDeploymentResponseSchema: GenMessage<CreateDeploymentResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 20);
+  messageDesc(file_whetstone_inference_v1_router, 27);
 
 /**
  * ListDeploymentsRequest names the project.
@@ -801,7 +1163,7 @@ export type ListDeploymentsRequest = Message<"whetstone.inference.v1.ListDeploym
  * Use `create(ListDeploymentsRequestSchema)` to create a new message.
  */
 export const ListDeploymentsRequestSchema: GenMessage<ListDeploymentsRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 21);
+  messageDesc(file_whetstone_inference_v1_router, 28);
 
 /**
  * ListDeploymentsResponse lists a project's history.
@@ -822,7 +1184,7 @@ export type ListDeploymentsResponse = Message<"whetstone.inference.v1.ListDeploy
  * Use `create(ListDeploymentsResponseSchema)` to create a new message.
  */
 export const ListDeploymentsResponseSchema: GenMessage<ListDeploymentsResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 22);
+  messageDesc(file_whetstone_inference_v1_router, 29);
 
 /**
  * ListJobDeploymentsRequest names the job.
@@ -850,7 +1212,7 @@ export type ListJobDeploymentsRequest = Message<"whetstone.inference.v1.ListJobD
  * Use `create(ListJobDeploymentsRequestSchema)` to create a new message.
  */
 export const ListJobDeploymentsRequestSchema: GenMessage<ListJobDeploymentsRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 23);
+  messageDesc(file_whetstone_inference_v1_router, 30);
 
 /**
  * ListJobDeploymentsResponse lists every deployment of the job.
@@ -871,7 +1233,7 @@ export type ListJobDeploymentsResponse = Message<"whetstone.inference.v1.ListJob
  * Use `create(ListJobDeploymentsResponseSchema)` to create a new message.
  */
 export const ListJobDeploymentsResponseSchema: GenMessage<ListJobDeploymentsResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 24);
+  messageDesc(file_whetstone_inference_v1_router, 31);
 
 /**
  * GenerateTextRequest asks a decoder (a trained job or a project's deployment) for a reply.
@@ -920,7 +1282,7 @@ export type GenerateTextRequest = Message<"whetstone.inference.v1.GenerateTextRe
  * Use `create(GenerateTextRequestSchema)` to create a new message.
  */
 export const GenerateTextRequestSchema: GenMessage<GenerateTextRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 25);
+  messageDesc(file_whetstone_inference_v1_router, 32);
 
 /**
  * GenerateTextResponse is one streamed piece; the last one has the finish reason, usage and ids.
@@ -976,7 +1338,7 @@ export type GenerateTextResponse = Message<"whetstone.inference.v1.GenerateTextR
  * Use `create(GenerateTextResponseSchema)` to create a new message.
  */
 export const GenerateTextResponseSchema: GenMessage<GenerateTextResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 26);
+  messageDesc(file_whetstone_inference_v1_router, 33);
 
 /**
  * InferenceRouterService owns the catalog, projects and deployments, and routes inference to model-servers.
@@ -1085,6 +1447,22 @@ export const InferenceRouterService: GenService<{
     methodKind: "unary";
     input: typeof ListJobDeploymentsRequestSchema;
     output: typeof ListJobDeploymentsResponseSchema;
+  },
+  /**
+   * Chat is the one inference core behind the compatible surfaces (chat completions, completions, responses,
+   * messages): a decoder (a trained job or a project's deployment), an extraction model with a schema (the reply is
+   * the JSON result) or an upstream provider's model answers a conversation as a stream of pieces; the last piece
+   * carries the finish reason, usage and ids. Cancelling the call cancels the upstream request. Errors: NotFound for
+   * an unknown model, FailedPrecondition MODEL_NOT_SERVABLE (409) for a training-only base, TooEarly MODEL_WARMING,
+   * PaymentRequired DIRECT_MODEL_REQUIRES_CREDITS for an upstream model without a paid balance, Unavailable
+   * UPSTREAM_OVERLOADED (529 on messages) or DEPENDENCY_UNAVAILABLE when an upstream is saturated or down.
+   *
+   * @generated from rpc whetstone.inference.v1.InferenceRouterService.Chat
+   */
+  chat: {
+    methodKind: "server_streaming";
+    input: typeof ChatRequestSchema;
+    output: typeof ChatResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_whetstone_inference_v1_router, 0);
