@@ -1,3 +1,7 @@
+import type { ChatInput, ChatPiece } from './chat-ports';
+
+export type * from './chat-ports';
+
 /**
  * What the gateway needs from key-billing, in plain shapes. The gateway holds
  * no business rules: every decision here is key-billing's, reached over gRPC.
@@ -152,6 +156,8 @@ export type GeneratePiece =
 /** What the gateway needs from the inference-router. */
 export interface Inference {
   generate(principal: Principal, input: GenerateInput, signal: AbortSignal): AsyncIterable<GeneratePiece>;
+  /** The compatible surfaces' one core; aborting `signal` cancels the call and the upstream request. */
+  chat(principal: Principal, input: ChatInput, signal: AbortSignal): AsyncIterable<ChatPiece>;
   ready(): Promise<boolean>;
   listBaseModels(principal: Principal): Promise<BaseModelView[]>;
   listModels(principal: Principal): Promise<{ id: string; object: 'model'; created: number; owned_by: string }[]>;
