@@ -88,6 +88,11 @@ export function registerChatCompletionsRoute(api: Api, inference: Inference): vo
       summary: 'OpenAI-compatible chat completion (JSON, or SSE chunks with stream: true)',
       tag: 'Compatible surfaces',
       auth: 'key',
+      response: {
+        status: 200,
+        description:
+          '`chat.completion` JSON, or with stream: true a text/event-stream of `chat.completion.chunk` events ending with `data: [DONE]`; errors use the OpenAI envelope',
+      },
       body: ChatCompletionsBody,
     },
     async ({ res, body }) => {

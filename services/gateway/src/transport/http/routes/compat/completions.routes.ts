@@ -82,6 +82,11 @@ export function registerCompletionsRoute(api: Api, inference: Inference): void {
       summary: 'OpenAI-compatible legacy text completion of one prompt (JSON, or SSE with stream: true)',
       tag: 'Compatible surfaces',
       auth: 'key',
+      response: {
+        status: 200,
+        description:
+          '`text_completion` JSON, or with stream: true a text/event-stream of `text_completion` chunks ending with `data: [DONE]`; errors use the OpenAI envelope',
+      },
       body: CompletionsBody,
     },
     async ({ res, body }) => {

@@ -131,6 +131,11 @@ export function registerMessagesRoute(api: Api, inference: Inference): void {
       summary: 'Anthropic-compatible Messages call (JSON, or SSE events with stream: true)',
       tag: 'Compatible surfaces',
       auth: 'key',
+      response: {
+        status: 200,
+        description:
+          'The `message` object, or with stream: true its named events (message_start … message_stop); errors use the Anthropic envelope',
+      },
       body: MessagesBody,
     },
     async ({ res, body }) => {

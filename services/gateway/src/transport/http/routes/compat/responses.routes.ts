@@ -176,6 +176,11 @@ export function registerResponsesRoute(api: Api, inference: Inference): void {
       summary: 'OpenAI-compatible Responses call (JSON, or SSE events with stream: true)',
       tag: 'Compatible surfaces',
       auth: 'key',
+      response: {
+        status: 200,
+        description:
+          'The `response` object, or with stream: true its named events (response.created … response.completed); errors use the OpenAI envelope',
+      },
       body: ResponsesBody,
     },
     async ({ res, body }) => {
