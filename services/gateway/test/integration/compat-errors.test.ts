@@ -140,6 +140,43 @@ describe("the compatible surfaces' errors, retries and cancellation through the 
       expect(chat.status).toBe(503);
     });
 
+    it('when the shared chat limit is spent across surfaces, then 429 comes in the surface envelope with Retry-After', async () => {
+      const limited = await startGateway(kb, { inference: fake.port, rateLimits: { chatPerMinute: 3 } });
+      try {
+        const at = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+          fetch(`${limited.url}${path}`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
+            body: JSON.stringify(body),
+          });
+        const ok = [
+          await at('/v1/chat/completions', { model: 'fake-text', messages: [{ role: 'user', content: 'a' }] }),
+          await at('/v1/completions', { model: 'fake-text', prompt: 'b' }),
+          await at('/v1/responses', { model: 'fake-text', input: 'c' }),
+        ];
+        expect(ok.map((r) => r.status)).toEqual([200, 200, 200]);
+        const messages = await at('/v1/messages', {
+          model: 'fake-text',
+          max_tokens: 8,
+          messages: [{ role: 'user', content: 'd' }],
+        });
+        expect(messages.status).toBe(429);
+        expect(Number(messages.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+        expect(messages.headers.get('x-ratelimit-code')).toBe('chat_rate_limit');
+        expect(await messages.json()).toEqual({
+          type: 'error',
+          error: { type: 'rate_limit_error', message: expect.stringContaining('Rate limit exceeded') },
+        });
+        const chat = await at('/v1/chat/completions', {
+          model: 'fake-text',
+          messages: [{ role: 'user', content: 'e' }],
+        });
+        expect(await chat.json()).toMatchObject({ error: { code: 'chat_rate_limit', type: 'rate_limit_error' } });
+      } finally {
+        await limited.close();
+      }
+    });
+
     it('when a stream fails after its first byte, then each surface ends with its own error event', async () => {
       const chat = openai.chat.completions.stream({ model: 'fake-broken', messages: [{ role: 'user', content: 'x' }] });
       await expect(chat.finalChatCompletion()).rejects.toMatchObject({ error: { code: 'upstream_overloaded' } });
