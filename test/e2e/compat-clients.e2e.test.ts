@@ -68,6 +68,23 @@ describe('compatible surfaces through the official clients, end to end', () => {
       expect(streamed.usage).toEqual(response.usage);
     });
 
+    it('when the same long prompt runs twice on an auto-caching upstream, then the second reads the cache, alike in stream and JSON', async () => {
+      const messages = (tag: string) => [
+        { role: 'system' as const, content: `${LONG_SYSTEM} ${tag}` },
+        { role: 'user' as const, content: 'cached question' },
+      ];
+      const first = await openai.chat.completions.create({ model: OPENAI_MODEL, messages: messages('json') });
+      expect(first.usage!.prompt_tokens_details).toMatchObject({ cached_tokens: 0, cache_write_tokens: 0 });
+      const second = await openai.chat.completions.create({ model: OPENAI_MODEL, messages: messages('json') });
+      expect(second.usage!.prompt_tokens_details!.cached_tokens).toBeGreaterThan(0);
+      expect(second.usage!.prompt_tokens).toBe(first.usage!.prompt_tokens);
+
+      const stream = (tag: string) =>
+        openai.chat.completions.stream({ model: OPENAI_MODEL, messages: messages(tag) }).finalChatCompletion();
+      expect((await stream('stream')).usage).toEqual(first.usage);
+      expect((await stream('stream')).usage).toEqual(second.usage);
+    });
+
     it('when models are listed, then the upstream catalog models are there', async () => {
       const ids: string[] = [];
       for await (const model of openai.models.list()) ids.push(model.id);
