@@ -94,6 +94,16 @@ function providers(openai: FakeUpstream, anthropic: FakeUpstream): UpstreamProvi
       apiKey: openai.apiKey,
       models: [model('gpt-private', 'gpt-4o-fake', 'gpt-4')],
     },
+    // Nothing listens on port 1: connection refused.
+    {
+      ...base,
+      name: 'gone',
+      kind: 'openai',
+      host: 'fake',
+      baseUrl: 'http://127.0.0.1:1',
+      apiKey: '',
+      models: [model('gpt-gone', 'gone', 'gpt-4')],
+    },
   ];
 }
 
