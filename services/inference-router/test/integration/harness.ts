@@ -301,7 +301,11 @@ function jobEvents(log: PgEventLog, prisma: ReturnType<typeof createPrismaClient
       { id: randomUUID(), occurredAt: new Date(), ...encodeEvent(Topics.trainingJobs, schema, message, key) },
     ]);
 
-  const publishStatus = (jobId: string, to: JobStatus, opts: { teamId?: string; key?: string; at?: Date } = {}) =>
+  const publishStatus = (
+    jobId: string,
+    to: JobStatus,
+    opts: { teamId?: string; key?: string; at?: Date; baseModel?: string } = {},
+  ) =>
     publish(
       JobStatusChangedSchema,
       create(JobStatusChangedSchema, {
@@ -310,7 +314,7 @@ function jobEvents(log: PgEventLog, prisma: ReturnType<typeof createPrismaClient
         toStatus: to,
         artifactBucket: opts.key ? 'artifacts' : '',
         artifactKey: opts.key ?? '',
-        rootBaseModel: 'whetstone-extract-base',
+        rootBaseModel: opts.baseModel ?? 'whetstone-extract-base',
         modelName: 'm',
         occurredAt: timestampFromDate(opts.at ?? new Date()),
       }),
@@ -337,5 +341,13 @@ function jobEvents(log: PgEventLog, prisma: ReturnType<typeof createPrismaClient
     await seen(jobId, complete ? 'complete' : 'running');
     return jobId;
   };
-  return { publishStatus, publishDeleted, seen, addJob };
+  /** Stores a decoder adapter bundle and publishes its job complete, on whetstone-decoder-base. */
+  const addDecoderJob = async (bundle: Uint8Array, jobId: string = randomUUID()) => {
+    const key = `jobs/${jobId}/adapter.bin`;
+    await store.put('artifacts', key, Buffer.from(bundle));
+    await publishStatus(jobId, JobStatus.COMPLETE, { key, baseModel: 'whetstone-decoder-base' });
+    await seen(jobId, 'complete');
+    return jobId;
+  };
+  return { publishStatus, publishDeleted, seen, addJob, addDecoderJob };
 }
