@@ -1,6 +1,6 @@
 import { errors } from '@whetstone/errors';
 import { BUILTIN_MODELS } from '../domain/catalog';
-import type { ChatRequest } from '../domain/chat';
+import { type ChatRequest, limitCacheMarkers } from '../domain/chat';
 import { decoderPrompt } from './chat';
 import { type ChatContext, relay } from './chat-relay';
 import type { RouterDeps } from './deps';
@@ -42,9 +42,13 @@ describe('decoderPrompt', () => {
     ]);
   });
 
-  it('when more than four markers are sent, then the first four are kept', () => {
-    const blocks = Array.from({ length: 6 }, (_, i) => ({ text: `b${i}`, cache: { ttlSeconds: 0 } }));
-    const { breakpoints } = decoderPrompt(request({ system: blocks, messages: [] }));
+  it('when more than four markers are sent, then the first four in prompt order (tools, system, turns) are kept', () => {
+    const blocks = Array.from({ length: 4 }, (_, i) => ({ text: `b${i}`, cache: { ttlSeconds: 0 } }));
+    const limited = limitCacheMarkers(request({ system: blocks, toolsCache: { ttlSeconds: 0 } }));
+    expect(limited.toolsCache).toEqual({ ttlSeconds: 0 });
+    expect(limited.system.map((b) => !!b.cache)).toEqual([true, true, true, false]);
+    expect(limited.messages.flatMap((m) => m.content).some((b) => b.cache)).toBe(false);
+    const { breakpoints } = decoderPrompt(limitCacheMarkers(request({ system: blocks, messages: [] })));
     expect(breakpoints.map((b) => b.chars)).toEqual([2, 4, 6, 8]);
   });
 });
