@@ -84,7 +84,16 @@ export interface BaseModelView {
     nr_epochs: { min: number; max: number };
     learning_rate: { min: number; max: number };
   } | null;
-  pricing: { per_request_credits: number; per_1k_input_tokens_credits: number; per_1k_output_tokens_credits: number };
+  pricing: {
+    per_request_credits: number;
+    per_1k_input_tokens_credits: number;
+    per_1k_output_tokens_credits: number;
+    /** Input served from / written to a prompt cache; 0 when the model has no cache. */
+    per_1k_cache_read_tokens_credits: number;
+    per_1k_cache_write_tokens_credits: number;
+  };
+  /** Shortest prefix (in the provider's tokens) an upstream model caches; 0 for built-in models. */
+  min_cacheable_tokens: number;
 }
 
 /** Which public surface asked for an inference; recorded with it. */

@@ -9,7 +9,15 @@
  */
 import { Reasons, errors } from '@whetstone/errors';
 import { priceOf } from '../domain/catalog';
-import { type ChatMessage, type ChatPiece, type ChatRequest, NO_TOKENS, textOf, type TokenUsage } from '../domain/chat';
+import {
+  type ChatMessage,
+  type ChatPiece,
+  type ChatRequest,
+  limitCacheMarkers,
+  NO_TOKENS,
+  textOf,
+  type TokenUsage,
+} from '../domain/chat';
 import type { Caller, ChatTurn, InferenceTask } from '../domain/model';
 import { type ChatContext, meterReply, relay } from './chat-relay';
 import type { RouterDeps } from './deps';
@@ -27,8 +35,6 @@ export interface ChatCall {
 
 /** Output tokens assumed for a built-in decoder's credit check when the call sets no limit. */
 const DEFAULT_MAX_TOKENS = 128;
-/** Cache breakpoints honoured per request (spec: further markers are ignored). */
-const MAX_BREAKPOINTS = 4;
 
 const promptText = (r: ChatRequest): string =>
   textOf(r.system) + r.messages.map((m) => textOf(m.content) + m.toolCalls.map((c) => c.arguments).join('')).join('');
@@ -44,7 +50,8 @@ function refuse(field: 'schema' | 'tools', message: string): never {
 export async function* chat(deps: RouterDeps, call: ChatCall): AsyncGenerator<ChatPiece> {
   const startedAt = deps.now();
   const t0 = performance.now();
-  const { request, caller } = call;
+  const { caller } = call;
+  const request = limitCacheMarkers(call.request);
   const { target, projectId } = call.decoderOnly
     ? {
         target: await resolveTarget(
@@ -148,7 +155,7 @@ export function decoderPrompt(request: ChatRequest): { turns: ChatTurn[]; breakp
   });
   return {
     turns: blocks.map((b) => ({ role: b.role, content: textOf(b.content) })),
-    breakpoints: breakpoints.slice(0, MAX_BREAKPOINTS),
+    breakpoints,
   };
 }
 

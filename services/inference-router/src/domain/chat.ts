@@ -141,3 +141,29 @@ export function foldToolCalls(calls: ToolCall[], deltas: ToolCallDelta[]): void 
     if (d.arguments) call.arguments += d.arguments;
   }
 }
+
+/** Cache breakpoints honoured per request (spec, "Other constants": further markers are ignored). */
+export const MAX_CACHE_MARKERS = 4;
+
+/**
+ * The request with only its first four cache markers, in prompt order (tool
+ * definitions, system blocks, then turns); later markers are dropped, as the
+ * spec says, so no provider sees more than it accepts.
+ */
+export function limitCacheMarkers(request: ChatRequest): ChatRequest {
+  let left = MAX_CACHE_MARKERS;
+  const keep = (marker: CacheMarker | undefined) => (marker && left > 0 ? (left--, marker) : undefined);
+  const blocks = (list: ContentBlock[]) =>
+    list.map((b) => {
+      const cache = keep(b.cache);
+      return cache ? { text: b.text, cache } : { text: b.text };
+    });
+  const toolsCache = keep(request.toolsCache);
+  const { toolsCache: _dropped, ...rest } = request;
+  return {
+    ...rest,
+    ...(toolsCache ? { toolsCache } : {}),
+    system: blocks(request.system),
+    messages: request.messages.map((m) => ({ ...m, content: blocks(m.content) })),
+  };
+}

@@ -94,6 +94,16 @@ function providers(openai: FakeUpstream, anthropic: FakeUpstream): UpstreamProvi
       apiKey: openai.apiKey,
       models: [model('gpt-private', 'gpt-4o-fake', 'gpt-4')],
     },
+    // Nothing listens on port 1: connection refused.
+    {
+      ...base,
+      name: 'gone',
+      kind: 'openai',
+      host: 'fake',
+      baseUrl: 'http://127.0.0.1:1',
+      apiKey: '',
+      models: [model('gpt-gone', 'gone', 'gpt-4')],
+    },
   ];
 }
 
@@ -291,7 +301,11 @@ function jobEvents(log: PgEventLog, prisma: ReturnType<typeof createPrismaClient
       { id: randomUUID(), occurredAt: new Date(), ...encodeEvent(Topics.trainingJobs, schema, message, key) },
     ]);
 
-  const publishStatus = (jobId: string, to: JobStatus, opts: { teamId?: string; key?: string; at?: Date } = {}) =>
+  const publishStatus = (
+    jobId: string,
+    to: JobStatus,
+    opts: { teamId?: string; key?: string; at?: Date; baseModel?: string } = {},
+  ) =>
     publish(
       JobStatusChangedSchema,
       create(JobStatusChangedSchema, {
@@ -300,7 +314,7 @@ function jobEvents(log: PgEventLog, prisma: ReturnType<typeof createPrismaClient
         toStatus: to,
         artifactBucket: opts.key ? 'artifacts' : '',
         artifactKey: opts.key ?? '',
-        rootBaseModel: 'whetstone-extract-base',
+        rootBaseModel: opts.baseModel ?? 'whetstone-extract-base',
         modelName: 'm',
         occurredAt: timestampFromDate(opts.at ?? new Date()),
       }),
@@ -327,5 +341,13 @@ function jobEvents(log: PgEventLog, prisma: ReturnType<typeof createPrismaClient
     await seen(jobId, complete ? 'complete' : 'running');
     return jobId;
   };
-  return { publishStatus, publishDeleted, seen, addJob };
+  /** Stores a decoder adapter bundle and publishes its job complete, on whetstone-decoder-base. */
+  const addDecoderJob = async (bundle: Uint8Array, jobId: string = randomUUID()) => {
+    const key = `jobs/${jobId}/adapter.bin`;
+    await store.put('artifacts', key, Buffer.from(bundle));
+    await publishStatus(jobId, JobStatus.COMPLETE, { key, baseModel: 'whetstone-decoder-base' });
+    await seen(jobId, 'complete');
+    return jobId;
+  };
+  return { publishStatus, publishDeleted, seen, addJob, addDecoderJob };
 }
