@@ -48,6 +48,23 @@ describe('decoder key/value cache', () => {
     expect(maxDiff).toBeLessThan(1e-4);
   });
 
+  it('when generating greedily, then the cached decoder picks the same tokens as recomputing the whole sequence per token', async () => {
+    const { config, weights } = loadDecoderBase();
+    const messages = conversation('hi');
+    const ids = encodePrompt(messages);
+    const recomputed: number[] = [];
+    for (let n = 0; n < 12; n++) {
+      const seq = Int32Array.from([...ids, ...recomputed]);
+      const logits = forward(config, weights, seq, 1, seq.length).data.slice(-config.vocab);
+      const next = logits.indexOf(Math.max(...logits));
+      if (next >= 256) break;
+      recomputed.push(next);
+    }
+    const { text } = await run(messages, {});
+    expect(recomputed.length).toBeGreaterThan(0);
+    expect(Array.from(Buffer.from(text, 'utf8'))).toEqual(recomputed);
+  });
+
   it('when a state is restored from a snapshot, then it continues with bit-identical logits', () => {
     const { config, weights } = loadDecoderBase();
     const ids = encodePrompt(conversation('hi there'));
