@@ -11,7 +11,7 @@
  * A third row, "none", is the same call without a cache: what a miss adds by
  * writing. Three cases:
  * - whetstone-decoder-base (context 64 tokens) with the longest system prompt
- *   it reads whole next to a short user turn and a 16-token reply;
+ *   it reads whole next to the user turn "hi" and a 16-token reply;
  * - the same base with a 1,500-byte system prompt: the prompt is shortened
  *   from the start to the tokens the model reads, so nothing is cacheable;
  * - a decoder of the base's shape with a 2,048-token context and seeded random
@@ -126,13 +126,13 @@ async function main(): Promise<void> {
       .join(' ')}\n\n`,
   );
   const base = loadDecoder();
-  // 1 + 36 + 1 system, 1 + 2 + 1 user, 1 assistant marker: 43 of the 48 prompt tokens a 16-token reply leaves.
-  const shortSystem = 'Answer in one line; be kind and brief';
+  // 1 + 41 + 1 system, 1 + 2 + 1 user, 1 assistant marker: all 48 prompt tokens a 16-token reply leaves.
+  const shortSystem = 'Answer in one short line; be kind, brief.';
   await compare(
-    'whetstone-decoder-base, the longest system prompt it reads whole (36 bytes), 16-token reply',
+    'whetstone-decoder-base, the longest system prompt it reads whole beside "hi" (41 bytes), 16-token reply',
     base,
     [
-      { role: 'system', content: shortSystem.slice(0, 36) },
+      { role: 'system', content: shortSystem },
       { role: 'user', content: 'hi' },
     ],
     16,
