@@ -193,6 +193,15 @@ describe('decoder prefix cache', () => {
     expect(cache.stats().entries).toBe(0);
   });
 
+  it('when two breakpoints end at the same place, then the entry lives as long as the longer ttl says', async () => {
+    let now = 0;
+    const cache = newCache({ now: () => now, defaultTtlSeconds: 300 });
+    const options = { prefix_cache: cache, cache_breakpoints: [{ ...AT_SYSTEM_END, ttl_seconds: 10 }, AT_SYSTEM_END] };
+    expect(await run(conversation('hi'), options)).toMatchObject({ write: 39 });
+    now = 200_000;
+    expect(cache.stats().entries).toBe(1);
+  });
+
   it('when entries exceed the byte limit, then the least recently used go first', async () => {
     const probe = newCache();
     await run(conversation('a'), { prefix_cache: probe, cache_breakpoints: [AT_SYSTEM_END] });

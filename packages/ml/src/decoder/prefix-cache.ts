@@ -53,6 +53,7 @@ const ENTRY_OVERHEAD_BYTES = 256;
  */
 export class PrefixCache {
   readonly minPrefixTokens: number;
+  readonly defaultTtlSeconds: number;
   private readonly entries = new Map<string, Entry>();
   private readonly now: () => number;
   private held = 0;
@@ -60,6 +61,7 @@ export class PrefixCache {
 
   constructor(private readonly options: PrefixCacheOptions) {
     this.minPrefixTokens = options.minPrefixTokens;
+    this.defaultTtlSeconds = options.defaultTtlSeconds;
     this.now = options.now ?? Date.now;
   }
 

@@ -217,7 +217,8 @@ function cachePoints(
   for (const b of breakpoints) {
     const end = prefixEnd(messages, b.turn, b.chars);
     if (!end || end.tokens < cache.minPrefixTokens || end.tokens >= promptLength) continue;
-    const ttlSeconds = Math.max(b.ttl_seconds ?? 0, byLength.get(end.tokens)?.ttlSeconds ?? 0);
+    const ttl = b.ttl_seconds && b.ttl_seconds > 0 ? b.ttl_seconds : cache.defaultTtlSeconds;
+    const ttlSeconds = Math.max(ttl, byLength.get(end.tokens)?.ttlSeconds ?? 0);
     byLength.set(end.tokens, { tokens: end.tokens, contentBytes: end.contentBytes, ttlSeconds });
   }
   return [...byLength.values()].sort((a, b) => a.tokens - b.tokens);
