@@ -54,4 +54,11 @@ export {
   type DecoderTrainResult,
   type GenerateChunk,
   type GenerateOptions,
+  type GenerateStream,
+  MAX_CACHE_BREAKPOINTS,
+  PrefixCache,
+  type CacheBreakpoint,
+  type CacheUsage,
+  type PrefixCacheOptions,
+  type PrefixCacheStats,
 } from './decoder';

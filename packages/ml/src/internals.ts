@@ -11,3 +11,5 @@ export { LinearTagger } from './extract/linear-tagger';
 export { classificationPRF, spanPRF, type Report } from './eval/metrics';
 export { validateJsonl, type ValidationReport } from './data';
 export { zeroShotSpans, type ZeroShotSpan } from './zeroshot/entities';
+/** Decoder building blocks: seeded initial weights of any shape (a base of another context length, for benchmarks). */
+export { DEFAULT_CONFIG as DECODER_DEFAULT_CONFIG, initWeights as initDecoderWeights } from './decoder';

@@ -22,7 +22,9 @@ describe('the package entries', () => {
         'isHeldOutJson',
         'loadDecoder',
         'loadModel',
+        'MAX_CACHE_BREAKPOINTS',
         'normalizeSchema',
+        'PrefixCache',
         'readManifest',
         'trainDecoderLora',
         'trainModel',
@@ -33,10 +35,12 @@ describe('the package entries', () => {
   it('when a benchmark imports @whetstone/ml/internals, then it gets the kernels and baselines', () => {
     expect(Object.keys(internals).sort()).toEqual(
       [
+        'DECODER_DEFAULT_CONFIG',
         'LinearTagger',
         'NaiveBayes',
         'NgramClassifier',
         'classificationPRF',
+        'initDecoderWeights',
         'loadGlove',
         'nn',
         'spanPRF',

@@ -27,22 +27,35 @@ function deadlineOf(call: AnyCall): number | undefined {
   return Number.isFinite(ms) ? ms : undefined;
 }
 
-function handlerContext(service: DescService, method: DescMethod, call: AnyCall): HandlerContext {
+/**
+ * The handler's context: its signal aborts when the client cancels or the deadline passes. The deadline timer is ours
+ * (not Connect's, which is only cleared by aborting the signal) so that `done()` clears it when the handler ends: a
+ * finished call must not keep its process alive until the deadline.
+ */
+function handlerContext(
+  service: DescService,
+  method: DescMethod,
+  call: AnyCall,
+): { ctx: HandlerContext; done(): void } {
   const requestHeader = headersOf(call.metadata);
   const deadlineMs = deadlineOf(call) ?? Number.NaN;
   const abort = new AbortController();
   call.once('cancelled', () => abort.abort(new Error('cancelled by the client')));
-  return createHandlerContext({
+  const timer = Number.isFinite(deadlineMs)
+    ? setTimeout(() => abort.abort(new Error('deadline exceeded')), Math.max(0, deadlineMs - Date.now()))
+    : undefined;
+  const ctx = createHandlerContext({
     service,
     method,
     protocolName: 'grpc',
     requestMethod: 'POST',
     url: `/${service.typeName}/${method.name}`,
-    ...(Number.isFinite(deadlineMs) ? { timeoutMs: Math.max(0, deadlineMs - Date.now()) } : {}),
     requestSignal: abort.signal,
     requestHeader,
     contextValues: contextValuesFor(requestHeader),
   });
+  const timeoutMs = () => (Number.isFinite(deadlineMs) ? Math.max(0, deadlineMs - Date.now()) : undefined);
+  return { ctx: Object.assign(ctx, { timeoutMs }), done: () => clearTimeout(timer) };
 }
 
 /** Runs `work` inside the call's trace context and deadline. */
@@ -62,7 +75,7 @@ export function unaryHandler(deps: HandlerDeps, service: DescService, method: De
   const labels = { service: service.typeName, method: method.name };
   return (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
     const end = deps.histogram.startTimer(labels);
-    const ctx = handlerContext(service, method, call);
+    const { ctx, done } = handlerContext(service, method, call);
     inCallContext(ctx, call, async () => {
       try {
         const res = await fn(call.request, ctx);
@@ -73,6 +86,8 @@ export function unaryHandler(deps: HandlerDeps, service: DescService, method: De
         const seconds = end({ code: codeName(err instanceof AppError ? CODE_OF[err.kind] : grpc.status.INTERNAL) });
         deps.onCall?.({ ...labels, seconds, error: err });
         callback(fail(deps, service, method, err));
+      } finally {
+        done();
       }
     });
   };
@@ -80,7 +95,7 @@ export function unaryHandler(deps: HandlerDeps, service: DescService, method: De
 
 export function serverStreamingHandler(deps: HandlerDeps, service: DescService, method: DescMethod, fn: MethodImpl) {
   return (call: grpc.ServerWritableStream<unknown, unknown>) => {
-    const ctx = handlerContext(service, method, call);
+    const { ctx, done } = handlerContext(service, method, call);
     inCallContext(ctx, call, async () => {
       try {
         for await (const res of fn(call.request, ctx) as AsyncIterable<unknown>) {
@@ -92,6 +107,8 @@ export function serverStreamingHandler(deps: HandlerDeps, service: DescService, 
         // 'error' (not destroy) lets grpc-js end the stream with this status and its details.
         if (!call.cancelled)
           call.emit('error', Object.assign(new Error('rpc failed'), fail(deps, service, method, err)));
+      } finally {
+        done();
       }
     });
   };

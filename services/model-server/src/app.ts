@@ -1,3 +1,4 @@
+import type { PrefixCache } from '@whetstone/ml';
 import { ModelServerService } from '@whetstone/proto/inference/v1';
 import type { ServiceRouter } from '@whetstone/rpc';
 import type { Logger } from '@whetstone/telemetry';
@@ -16,6 +17,8 @@ export interface AppDeps {
   budgetBytes: number;
   /** Micro-batching of concurrent extraction calls. */
   batching: BatchingOptions;
+  /** Decoder attention state of prompt prefixes that Generate's cache breakpoints read and write; absent: none. */
+  prefixCache?: PrefixCache;
 }
 
 /** The wired service: its RPC routes, and the model states tests and start-up read. No I/O happens here. */
@@ -34,7 +37,8 @@ export function buildApp(deps: AppDeps): ModelServerApp {
   const decoders = new Decoders(deps);
   const batcher = new ExtractBatcher(models, deps.batching);
   return {
-    registerRoutes: (router) => router.service(ModelServerService, modelServerHandler(models, batcher, decoders)),
+    registerRoutes: (router) =>
+      router.service(ModelServerService, modelServerHandler(models, batcher, decoders, deps.prefixCache)),
     preload(modelIds) {
       for (const modelId of modelIds) {
         const ref = { modelId, bucket: '', key: '' };

@@ -14,6 +14,15 @@ const schema = z.object({
   BATCH_WINDOW_MS: z.coerce.number().min(0).max(50).default(1),
   /** A batch closes once it holds this many texts. */
   BATCH_MAX_TEXTS: z.coerce.number().int().positive().default(256),
+  /** Decoder prefix cache: bytes of attention state held at most (least recently used evicted beyond it); 0 turns it off. */
+  PREFIX_CACHE_MB: z.coerce.number().min(0).default(64),
+  /** Seconds a prefix cache entry lives after its last use when the call's breakpoint sets none. */
+  PREFIX_CACHE_TTL_SECONDS: z.coerce.number().int().positive().default(300),
+  /**
+   * Breakpoints whose prefix has fewer prompt tokens (bytes and turn markers) are ignored. The built-in decoder reads
+   * at most 63 tokens (its context is 64, and a reply reserves up to half of it), so a larger minimum turns its cache off.
+   */
+  PREFIX_CACHE_MIN_TOKENS: z.coerce.number().int().positive().default(16),
 });
 
 export type ModelServerConfig = z.infer<typeof schema> & { preloadModels: string[] };

@@ -1,5 +1,6 @@
 /** Composition root: config → adapters → buildApp → gRPC server; drains on SIGTERM. */
 import { blobStoreFromEnv } from '@whetstone/blobs';
+import { PrefixCache } from '@whetstone/ml';
 import { createRpcServer } from '@whetstone/rpc';
 import {
   createLogger,
@@ -11,6 +12,7 @@ import {
 } from '@whetstone/telemetry';
 import { blobBundles } from './adapters/blob-bundles';
 import { mlLoader } from './adapters/ml-loader';
+import { registerPrefixCacheMetrics } from './adapters/prefix-cache-metrics';
 import { buildApp } from './app';
 import { loadModelServerConfig } from './config';
 
@@ -18,14 +20,24 @@ async function main(): Promise<void> {
   const telemetry = initTelemetry({ service: 'model-server' });
   const config = loadModelServerConfig();
   const logger = createLogger({ service: 'model-server', level: config.LOG_LEVEL });
+  const prefixCache =
+    config.PREFIX_CACHE_MB > 0
+      ? new PrefixCache({
+          maxBytes: config.PREFIX_CACHE_MB * 1024 * 1024,
+          defaultTtlSeconds: config.PREFIX_CACHE_TTL_SECONDS,
+          minPrefixTokens: config.PREFIX_CACHE_MIN_TOKENS,
+        })
+      : undefined;
   const app = buildApp({
     bundles: blobBundles(blobStoreFromEnv(config)),
     loader: mlLoader,
     logger,
     budgetBytes: config.MODEL_MEMORY_BUDGET_MB * 1024 * 1024,
     batching: { windowMs: config.BATCH_WINDOW_MS, maxTexts: config.BATCH_MAX_TEXTS },
+    prefixCache,
   });
   const metrics = createServiceMetrics('model-server');
+  if (prefixCache) registerPrefixCacheMetrics(metrics.registry, prefixCache);
   const server = await createRpcServer({
     name: 'model-server',
     port: config.PORT,

@@ -9,10 +9,22 @@ export {
   type DecoderManifest,
   type DecoderMetrics,
 } from './lora';
-export { loadDecoder, sampleToken, type Decoder, type GenerateOptions, type GenerateChunk } from './serve';
+export {
+  loadDecoder,
+  sampleToken,
+  MAX_CACHE_BREAKPOINTS,
+  type CacheBreakpoint,
+  type CacheUsage,
+  type Decoder,
+  type GenerateOptions,
+  type GenerateChunk,
+  type GenerateStream,
+} from './serve';
+export { PrefixCache, type PrefixCacheOptions, type PrefixCacheStats } from './prefix-cache';
 export { encodeChat, encodePrompt, TOKENIZER_NAME, type ChatMessage } from './tokenizer';
 export {
   forward,
+  initWeights,
   mergeAdapter,
   DEFAULT_CONFIG,
   LINEAR_MODULES,

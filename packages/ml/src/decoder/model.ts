@@ -187,6 +187,13 @@ export function makeBatch(windows: readonly Window[]): Batch {
   return b;
 }
 
+/** The attention keys and values of a decoder's first `length` positions, per layer ([length, dim] each). */
+export interface KvSnapshot {
+  length: number;
+  keys: Float32Array[];
+  values: Float32Array[];
+}
+
 /**
  * Incremental inference with a key/value cache (generation). Uses plain
  * weights, so an adapter must be merged first.
@@ -207,6 +214,27 @@ export class DecoderState {
 
   get full(): boolean {
     return this.length >= this.config.context;
+  }
+
+  /** A copy of the keys and values of every position read so far. */
+  snapshot(): KvSnapshot {
+    const n = this.length * this.config.dim;
+    return {
+      length: this.length,
+      keys: this.keys.map((k) => k.slice(0, n)),
+      values: this.values.map((v) => v.slice(0, n)),
+    };
+  }
+
+  /** A state that continues from `snapshot` exactly as the state it was taken from would (it is copied, not shared). */
+  static restore(config: DecoderConfig, w: Weights, snapshot: KvSnapshot): DecoderState {
+    if (snapshot.length > config.context || snapshot.keys.length !== config.layers)
+      throw new Error('snapshot does not fit this decoder');
+    const state = new DecoderState(config, w);
+    snapshot.keys.forEach((k, l) => state.keys[l]!.set(k));
+    snapshot.values.forEach((v, l) => state.values[l]!.set(v));
+    state.length = snapshot.length;
+    return state;
   }
 
   /** Appends one token and returns the next-token logits. */

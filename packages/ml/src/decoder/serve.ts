@@ -1,9 +1,26 @@
+import { createHash } from 'node:crypto';
+import { AppError, Reasons } from '@whetstone/errors';
 import { Rng, softmaxInPlace } from '../nn';
-import { loadDecoderBase } from './base';
+import { type DecoderBase, loadDecoderBase } from './base';
 import { validateChatRows } from './chat-data';
 import { chatLoss, DECODER_BASE, decodeAdapterBundle, type DecoderManifest } from './lora';
-import { DecoderState, type LoraAdapter, mergeAdapter, type Weights } from './model';
-import { type ChatMessage, encodePrompt, END, SYSTEM } from './tokenizer';
+import { type DecoderConfig, DecoderState, type LoraAdapter, mergeAdapter, type Weights } from './model';
+import type { CachePoint, PrefixCache } from './prefix-cache';
+import { type ChatMessage, encodePrompt, END, prefixEnd, SYSTEM } from './tokenizer';
+
+/** The most cache breakpoints one call may set. */
+export const MAX_CACHE_BREAKPOINTS = 4;
+
+/**
+ * The end of a cacheable prompt prefix: every turn before `turn`, and the
+ * first `chars` UTF-16 code units of turn `turn`'s content.
+ */
+export interface CacheBreakpoint {
+  turn: number;
+  chars: number;
+  /** Seconds the entry lives after its last use; 0 or absent: the cache's default. */
+  ttl_seconds?: number;
+}
 
 /** Sampling options of one generation. */
 export interface GenerateOptions {
@@ -17,7 +34,26 @@ export interface GenerateOptions {
   stop?: string[];
   seed?: number;
   signal?: AbortSignal;
+  /** Where prompt prefixes' attention state is read from and written to. Absent: no caching. */
+  prefix_cache?: PrefixCache;
+  /** At most 4 prefixes that may be read from or written to `prefix_cache`. */
+  cache_breakpoints?: readonly CacheBreakpoint[];
 }
+
+/** What the prefix cache did for a call, in prompt content bytes (the unit of its input tokens; markers excluded). */
+export interface CacheUsage {
+  /** Bytes of the prompt whose attention state came from the cache. */
+  readTokens: number;
+  /** Bytes of the prompt newly written to the cache (beyond those read). */
+  writeTokens: number;
+}
+
+/** A reply being generated: its pieces, then why it ended and what the prefix cache did. */
+export type GenerateStream = AsyncIterable<GenerateChunk> & {
+  finishReason: () => 'stop' | 'length' | null;
+  /** Zero until the prompt has been read (the first piece). */
+  cacheUsage: () => CacheUsage;
+};
 
 /** A piece of a streamed reply. */
 export interface GenerateChunk {
@@ -28,11 +64,13 @@ export interface GenerateChunk {
 export interface Decoder {
   readonly name: string;
   readonly manifest: DecoderManifest | null;
-  /** Streams the assistant reply to `messages`, a few bytes at a time. */
-  generate(
-    messages: readonly ChatMessage[],
-    options?: GenerateOptions,
-  ): AsyncIterable<GenerateChunk> & { finishReason: () => 'stop' | 'length' | null };
+  /** A digest of the served weights and shape: decoders with equal identities compute the same attention state. */
+  readonly identity: string;
+  /**
+   * Streams the assistant reply to `messages`, a few bytes at a time. Throws
+   * InvalidArgument for more than 4 cache breakpoints.
+   */
+  generate(messages: readonly ChatMessage[], options?: GenerateOptions): GenerateStream;
   /** Loss and perplexity of the assistant replies in chat rows. */
   perplexity(rows: readonly unknown[]): { loss: number; perplexity: number };
 }
@@ -70,31 +108,50 @@ export function sampleToken(logits: Float32Array, temperature: number, topP: num
  * `trainDecoderLora`, merged into the weights for serving (W + s·A·B: no
  * LoRA cost per token). `weights` are the merged weights, `adapter` the stored one.
  */
-export function loadDecoder(bundle?: Uint8Array): Decoder & { weights: Weights; adapter: LoraAdapter | null } {
-  const base = loadDecoderBase();
+export function loadDecoder(
+  bundle?: Uint8Array,
+  base: Pick<DecoderBase, 'config' | 'weights'> = loadDecoderBase(),
+): Decoder & { weights: Weights; adapter: LoraAdapter | null } {
   const { config } = base;
   const decoded = bundle ? decodeAdapterBundle(bundle) : null;
   const adapter = decoded?.adapter ?? null;
   const merged = adapter ? mergeAdapter(config, base.weights, adapter) : base.weights;
+  const identity = identityOf(config, merged);
 
-  function generate(
-    messages: readonly ChatMessage[],
-    opts: GenerateOptions = {},
-  ): AsyncIterable<GenerateChunk> & { finishReason: () => 'stop' | 'length' | null } {
+  function generate(messages: readonly ChatMessage[], opts: GenerateOptions = {}): GenerateStream {
+    const breakpoints = opts.cache_breakpoints ?? [];
+    if (breakpoints.length > MAX_CACHE_BREAKPOINTS)
+      throw new AppError(
+        'InvalidArgument',
+        Reasons.VALIDATION_FAILED,
+        `At most ${MAX_CACHE_BREAKPOINTS} cache breakpoints per call; got ${breakpoints.length}.`,
+      );
     let finish: 'stop' | 'length' | null = null;
+    let usage: CacheUsage = { readTokens: 0, writeTokens: 0 };
     const iterable = {
       finishReason: () => finish,
+      cacheUsage: () => usage,
       async *[Symbol.asyncIterator](): AsyncGenerator<GenerateChunk> {
-        const { temperature = 1, top_p = 1, max_tokens = 128, stop = [], seed = 0 } = opts;
+        const { temperature = 1, top_p = 1, max_tokens = 128, stop = [], seed = 0, prefix_cache: cache } = opts;
         const rng = new Rng(seed);
         // Keep the most recent context: the system turn is dropped before the reply's own tokens.
         let prompt = encodePrompt(messages);
         const budget = Math.max(1, config.context - Math.min(max_tokens, config.context / 2));
+        // A shortened prompt no longer starts at the conversation's start, so no breakpoint prefix is read whole.
+        const points = cache && prompt.length <= budget ? cachePoints(messages, breakpoints, cache, prompt.length) : [];
         if (prompt.length > budget) prompt = prompt.slice(prompt.length - budget);
         const history = [...prompt];
-        let state = new DecoderState(config, merged);
+        const hit = points.length ? cache!.find(identity, prompt, points) : undefined;
+        let state = hit ? DecoderState.restore(config, merged, hit.state) : new DecoderState(config, merged);
+        const read = hit ? points.find((p) => p.tokens === hit.tokens)!.contentBytes : 0;
+        let written = read;
         let logits: Float32Array = new Float32Array(0);
-        for (const t of prompt) logits = state.step(t);
+        for (let i = state.length; i < prompt.length; i++) {
+          logits = state.step(prompt[i]!);
+          const point = points.find((p) => p.tokens === state.length);
+          if (point && cache!.store(identity, prompt, state.snapshot(), point.ttlSeconds)) written = point.contentBytes;
+        }
+        usage = { readTokens: read, writeTokens: written - read };
         const decoder = new TextDecoder('utf-8');
         let text = '';
         let emitted = 0;
@@ -138,6 +195,7 @@ export function loadDecoder(bundle?: Uint8Array): Decoder & { weights: Weights; 
   return {
     name: DECODER_BASE,
     manifest: decoded?.manifest ?? null,
+    identity,
     weights: merged,
     adapter,
     generate,
@@ -146,4 +204,32 @@ export function loadDecoder(bundle?: Uint8Array): Decoder & { weights: Weights; 
       return { loss, perplexity: Math.exp(loss) };
     },
   };
+}
+
+/** Breakpoints as prompt prefixes long enough to cache, shortest first, one per distinct length. */
+function cachePoints(
+  messages: readonly ChatMessage[],
+  breakpoints: readonly CacheBreakpoint[],
+  cache: PrefixCache,
+  promptLength: number,
+): (CachePoint & { contentBytes: number })[] {
+  const byLength = new Map<number, CachePoint & { contentBytes: number }>();
+  for (const b of breakpoints) {
+    const end = prefixEnd(messages, b.turn, b.chars);
+    if (!end || end.tokens < cache.minPrefixTokens || end.tokens >= promptLength) continue;
+    const ttl = b.ttl_seconds && b.ttl_seconds > 0 ? b.ttl_seconds : cache.defaultTtlSeconds;
+    const ttlSeconds = Math.max(ttl, byLength.get(end.tokens)?.ttlSeconds ?? 0);
+    byLength.set(end.tokens, { tokens: end.tokens, contentBytes: end.contentBytes, ttlSeconds });
+  }
+  return [...byLength.values()].sort((a, b) => a.tokens - b.tokens);
+}
+
+/** SHA-256 of the shape and every weight served, so an adapter's state is never read for another's. */
+function identityOf(config: DecoderConfig, weights: Weights): string {
+  const hash = createHash('sha256').update(JSON.stringify(config));
+  for (const name of Object.keys(weights).sort()) {
+    const data = weights[name]!.data;
+    hash.update(name).update(Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+  }
+  return `${DECODER_BASE}/${hash.digest('hex').slice(0, 32)}`;
 }

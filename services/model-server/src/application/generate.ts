@@ -1,22 +1,36 @@
-import type { Decoder, GenerateOptions } from '@whetstone/ml';
+import type { Decoder, GenerateOptions, PrefixCache } from '@whetstone/ml';
 import { byteTokens } from '../domain/tokens';
 import type { Decoders } from './decoders';
 import type { ModelRef } from './ports';
 
 export type ChatTurn = Parameters<Decoder['generate']>[0][number];
 
+/** How a reply ended, and its token counts (bytes); cache counts are parts of `inputTokens`. */
+export interface GenerateEnd {
+  reason: 'stop' | 'length';
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+}
+
 export interface GenerateStream {
   chunks: AsyncIterable<{ text: string }>;
-  finish(): { reason: 'stop' | 'length'; inputTokens: number; outputTokens: number };
+  finish(): GenerateEnd;
 }
 
 /** Tokens generated when the call sets no limit, and the most any call may ask for. */
 const DEFAULT_MAX_TOKENS = 128;
 const MAX_TOKENS = 2048;
 
-/** Streams a decoder's reply; prompt and reply are counted in bytes, the decoder's tokens. */
+/**
+ * Streams a decoder's reply; prompt and reply are counted in bytes, the
+ * decoder's tokens. With a prefix cache, the options' breakpoints are read from
+ * and written to it; without one they are ignored.
+ */
 export async function generate(
   decoders: Decoders,
+  prefixCache: PrefixCache | undefined,
   ref: ModelRef,
   messages: ChatTurn[],
   options: GenerateOptions,
@@ -24,6 +38,7 @@ export async function generate(
   const decoder = await decoders.get(ref);
   const stream = decoder.generate(messages, {
     ...options,
+    prefix_cache: prefixCache,
     top_p: options.top_p && options.top_p > 0 ? options.top_p : 1,
     max_tokens:
       options.max_tokens && options.max_tokens > 0 ? Math.min(options.max_tokens, MAX_TOKENS) : DEFAULT_MAX_TOKENS,
@@ -37,6 +52,12 @@ export async function generate(
         yield chunk;
       }
     })(),
-    finish: () => ({ reason: stream.finishReason() ?? 'length', inputTokens, outputTokens: output }),
+    finish: () => ({
+      reason: stream.finishReason() ?? 'length',
+      inputTokens,
+      outputTokens: output,
+      cacheReadTokens: stream.cacheUsage().readTokens,
+      cacheWriteTokens: stream.cacheUsage().writeTokens,
+    }),
   };
 }

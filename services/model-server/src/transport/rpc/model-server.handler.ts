@@ -1,4 +1,5 @@
 import type { ServiceImpl } from '@connectrpc/connect';
+import type { PrefixCache } from '@whetstone/ml';
 import type { ModelServerService } from '@whetstone/proto/inference/v1';
 import type { Decoders } from '../../application/decoders';
 import type { ExtractBatcher } from '../../application/extract-batcher';
@@ -19,6 +20,7 @@ export function modelServerHandler(
   models: ExtractionModels,
   batcher: ExtractBatcher,
   decoders: Decoders,
+  prefixCache: PrefixCache | undefined,
 ): ServiceImpl<typeof ModelServerService> {
   return {
     loadModel: (req) => stateToPb(models.load(refOf(req.model))),
@@ -42,9 +44,10 @@ export function modelServerHandler(
     async *generate(req, ctx) {
       const out = await generate(
         decoders,
+        prefixCache,
         refOf(req.model),
         chatTurnsOf(req.messages),
-        generateOptionsOf(req.sampling, ctx.signal),
+        generateOptionsOf(req.sampling, req.cacheBreakpoints, ctx.signal),
       );
       for await (const chunk of out.chunks) yield { text: chunk.text };
       yield finishToPb(out.finish());

@@ -1,7 +1,13 @@
 import type { SamplingOptions } from '@whetstone/proto/common/v1';
-import { ChatRole, FinishReason, ModelState, type ChatTurn as PbChatTurn } from '@whetstone/proto/inference/v1';
+import {
+  ChatRole,
+  FinishReason,
+  ModelState,
+  type CacheBreakpoint as PbCacheBreakpoint,
+  type ChatTurn as PbChatTurn,
+} from '@whetstone/proto/inference/v1';
 import type { GenerateOptions } from '@whetstone/ml';
-import type { ChatTurn } from '../../application/generate';
+import type { ChatTurn, GenerateEnd } from '../../application/generate';
 import type { ModelRef } from '../../application/ports';
 import type { ModelStatus } from '../../domain/model-cache';
 
@@ -32,20 +38,27 @@ export const chatTurnsOf = (turns: PbChatTurn[]): ChatTurn[] =>
     content: m.content,
   }));
 
-export const generateOptionsOf = (s: SamplingOptions | undefined, signal: AbortSignal): GenerateOptions => ({
+export const generateOptionsOf = (
+  s: SamplingOptions | undefined,
+  breakpoints: PbCacheBreakpoint[],
+  signal: AbortSignal,
+): GenerateOptions => ({
   temperature: s?.temperature ?? 0,
   top_p: s?.topP ?? 0,
   max_tokens: s?.maxTokens ?? 0,
   stop: s?.stop ?? [],
   seed: Number(s?.seed ?? 0n),
+  cache_breakpoints: breakpoints.map((b) => ({ turn: b.turn, chars: b.chars, ttl_seconds: b.ttlSeconds })),
   signal,
 });
 
-export const finishToPb = (end: { reason: 'stop' | 'length'; inputTokens: number; outputTokens: number }) => ({
+export const finishToPb = (end: GenerateEnd) => ({
   text: '',
   finishReason: end.reason === 'stop' ? FinishReason.STOP : FinishReason.LENGTH,
   inputTokens: BigInt(end.inputTokens),
   outputTokens: BigInt(end.outputTokens),
+  cacheReadTokens: BigInt(end.cacheReadTokens),
+  cacheWriteTokens: BigInt(end.cacheWriteTokens),
 });
 
 /** The schema's JSON text; empty bytes stay empty ("use the trained schema"). */
