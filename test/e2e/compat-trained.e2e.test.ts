@@ -124,4 +124,43 @@ describe('trained models through the compatible surfaces, end to end', () => {
     expect(message.content).toEqual([{ type: 'text', text: chat.choices[0]!.message.content }]);
     expect(message.usage.output_tokens).toBe(chat.usage!.completion_tokens);
   });
+  it('when the decoder job gets the same cached prompt twice, then usage shows a write then a read, alike in stream and JSON', async () => {
+    const openai = new OpenAI({ apiKey: key, baseURL: `${system.baseUrl}/v1`, maxRetries: 5 });
+    // The built-in decoder reads at most its last 63 prompt bytes and caches prefixes of 16 or more: a short prompt
+    // (names of one length, so the stream's prompt is as long as the JSON's).
+    const request = (tag: string) =>
+      ({
+        model: decoder,
+        max_tokens: 8,
+        seed: 1,
+        messages: [
+          {
+            role: 'system',
+            content: [{ type: 'text', text: `Greet ${tag} warmly.`, cache_control: { type: 'ephemeral' } }],
+          },
+          { role: 'user', content: 'hi, I am Ada' },
+        ],
+      }) as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming;
+    const written = await openai.chat.completions.create(request('Ann'));
+    const read = await openai.chat.completions.create(request('Ann'));
+    expect(written.usage!.prompt_tokens_details).toMatchObject({
+      cached_tokens: 0,
+      cache_write_tokens: expect.any(Number),
+    });
+    expect(written.usage!.prompt_tokens_details!.cache_write_tokens).toBeGreaterThan(0);
+    expect(read.usage!.prompt_tokens_details).toEqual({
+      cached_tokens: written.usage!.prompt_tokens_details!.cache_write_tokens,
+      cache_write_tokens: 0,
+    });
+    expect(read.choices[0]!.message.content).toBe(written.choices[0]!.message.content);
+
+    const stream = (tag: string) =>
+      openai.chat.completions.stream({ ...request(tag), stream: true }).finalChatCompletion();
+    const input = (u: OpenAI.CompletionUsage | undefined) => ({
+      prompt_tokens: u?.prompt_tokens,
+      details: u?.prompt_tokens_details,
+    });
+    expect(input((await stream('Bob')).usage)).toEqual(input(written.usage));
+    expect(input((await stream('Bob')).usage)).toEqual(input(read.usage));
+  });
 });
