@@ -203,6 +203,24 @@ describe("the compatible surfaces' errors, retries and cancellation through the 
       expect(JSON.parse(responses.at(-1)![1])).toMatchObject({ type: 'error', code: 'upstream_overloaded' });
     });
 
+    it('when a stream breaks on an unexpected error, then the error event is generic and the response ends', async () => {
+      const all = await frames(
+        await post('/v1/chat/completions', {
+          model: 'fake-crash',
+          messages: [{ role: 'user', content: 'x' }],
+          stream: true,
+        }),
+      );
+      const last = JSON.parse(all.at(-1)![1]) as { error: Record<string, unknown> };
+      expect(last.error).toMatchObject({ code: 'internal_error', type: 'server_error' });
+      expect(JSON.stringify(all)).not.toContain('hunter2');
+      const after = await post('/v1/chat/completions', {
+        model: 'fake-text',
+        messages: [{ role: 'user', content: 'x' }],
+      });
+      expect(after.status).toBe(200);
+    });
+
     it('when the client disconnects mid-stream, then the chat call is aborted', async () => {
       const res = await post('/v1/chat/completions', {
         model: 'fake-hang',

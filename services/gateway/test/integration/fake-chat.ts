@@ -86,6 +86,9 @@ export function fakeChat(): FakeChat {
       case 'fake-broken':
         yield piece('part');
         throw new AppError('Unavailable', Reasons.UPSTREAM_OVERLOADED, 'Upstream went away');
+      case 'fake-crash':
+        yield piece('part');
+        throw new Error('db password is hunter2');
       case 'fake-hang':
         yield piece('wait');
         await waitAbort(signal);

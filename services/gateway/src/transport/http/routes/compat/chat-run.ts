@@ -111,6 +111,7 @@ export interface StreamWriter {
 /**
  * Drive a stream: every piece through the writer, an error after the first byte
  * as the surface's error event (the status is already sent), never a crash.
+ * A stream that ends without its final piece is an internal error.
  */
 export async function pumpChat({ iterator, first }: ChatStart, sse: Sse, writer: StreamWriter): Promise<undefined> {
   try {
@@ -122,6 +123,8 @@ export async function pumpChat({ iterator, first }: ChatStart, sse: Sse, writer:
     if (!done && !sse.closed) throw endedEarly();
   } catch (err) {
     if (!sse.closed) writer.fail(err);
+    // The error handler logs an unexpected cause and ends the response; the event above said nothing of it.
+    if (!(err instanceof AppError) || err.kind === 'Internal') throw err;
     sse.end();
     return undefined;
   }
