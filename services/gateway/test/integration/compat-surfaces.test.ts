@@ -46,6 +46,16 @@ describe('the four compatible surfaces through the official clients (scripted ro
     await kb?.close();
   });
 
+  it('when the OpenAPI document is read, then the four surfaces are in it with key or bearer security', async () => {
+    const doc = (await (await fetch(`${gw.url}/openapi.json`)).json()) as {
+      paths: Record<string, { post?: { security: unknown[]; requestBody?: unknown } }>;
+    };
+    for (const path of ['/v1/chat/completions', '/v1/completions', '/v1/responses', '/v1/messages']) {
+      expect(doc.paths[path]?.post?.security).toEqual([{ ApiKey: [] }, { Bearer: [] }]);
+      expect(doc.paths[path]?.post?.requestBody).toBeDefined();
+    }
+  });
+
   describe('chat completions', () => {
     it('when called for JSON, then the chat.completion carries the text, the four-class usage and x_service', async () => {
       const plain = await openai.chat.completions.create({
