@@ -3,7 +3,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { ChatOpenAI } from '@langchain/openai';
 import { generateText, streamText } from 'ai';
 import OpenAI from 'openai';
-import { startFakeAnthropicUpstream, startFakeOpenAIUpstream, type FakeUpstream } from '@whetstone/testing';
+import { eventually, startFakeAnthropicUpstream, startFakeOpenAIUpstream, type FakeUpstream } from '@whetstone/testing';
 import { ANTHROPIC_MODEL, frames, grantCredits, LONG_SYSTEM, OPENAI_MODEL, upstreamEnv } from './compat-helpers';
 import { signUpWithKey, startSystem, type RunningSystem } from './system';
 
@@ -221,5 +221,32 @@ describe('compatible surfaces through the official clients, end to end', () => {
       x_service: { inference_id: expect.any(String) },
       usage: { total_tokens: expect.any(Number) },
     });
+  });
+  it('when the client disconnects mid-stream, then the upstream request is cancelled too', async () => {
+    fakeOpenAI.behave({ kind: 'stall-after-first-piece' }, 1);
+    const before = fakeOpenAI.requests.length;
+    const controller = new AbortController();
+    const res = await fetch(`${system.baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: JSON.stringify({ model: OPENAI_MODEL, messages: user('hang on'), stream: true }),
+      signal: controller.signal,
+    });
+    const reader = res.body!.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toContain('chat.completion.chunk');
+    controller.abort();
+    const upstream = fakeOpenAI.requests[before]!;
+    await eventually(async () => upstream.closedEarly || null, 30_000);
+    expect(upstream.finished).toBe(false);
+  });
+
+  it('when a stored chat completion answers, then its x_service.inference_id is readable in history', async () => {
+    const json = (await (
+      await post('/v1/chat/completions', { model: OPENAI_MODEL, messages: user('remember me'), store: true })
+    ).json()) as { x_service: { inference_id: string } };
+    const record = await fetch(`${system.baseUrl}/inferences/${json.x_service.inference_id}`, {
+      headers: { 'x-api-key': key },
+    });
+    expect(record.status).toBe(200);
   });
 });
