@@ -165,7 +165,8 @@ export async function* relay(deps: RouterDeps, ctx: ChatContext, source: ReplySo
   } finally {
     if (!settled && relayed) await meterCut(deps, ctx, source, reported, outcome(), failure);
   }
-  const tokens = { ...NO_TOKENS, ...source.estimate(text, ''), ...reported };
+  const toolArguments = toolCalls.map((c) => c.arguments).join('');
+  const tokens = { ...NO_TOKENS, ...source.estimate(text, toolArguments), ...reported };
   yield { done: await meterReply(deps, ctx, { ...outcome(), tokens }) };
 }
 

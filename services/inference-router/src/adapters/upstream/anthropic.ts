@@ -7,6 +7,7 @@
  */
 import type { UpstreamCall, UpstreamEvent } from '../../application/ports';
 import type { CacheMarker, ChatFinishReason, ChatMessage, ContentBlock } from '../../domain/chat';
+import { sampling } from './sampling';
 
 /** The API version the adapter speaks (sent as anthropic-version). */
 export const ANTHROPIC_VERSION = '2023-06-01';
@@ -74,8 +75,7 @@ export function anthropicBody(call: UpstreamCall): Record<string, unknown> {
     stream: true,
     ...(system.length ? { system: textBlocks(system) } : {}),
     messages: messagesOf(call),
-    temperature: Math.min(1, Math.max(0, options.temperature)),
-    ...(options.topP > 0 ? { top_p: options.topP } : {}),
+    ...sampling(options, 1),
     ...(options.stop.length ? { stop_sequences: options.stop } : {}),
     ...(tools.length ? { tools } : {}),
   };

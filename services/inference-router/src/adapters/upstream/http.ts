@@ -170,7 +170,12 @@ export async function* postStream(
       throw upstreamFailure(res.status, res.headers, text, call.modelId);
     }
     if (!res.body) throw unreachable(call.modelId, new Error('empty body'));
-    yield* readEvents(res.body, arm);
+    for await (const event of readEvents(res.body, arm)) {
+      // A slow caller is not an idle provider: the clock stops while the event is being relayed.
+      clearTimeout(timer);
+      yield event;
+      arm();
+    }
   } catch (err) {
     fail(err);
   } finally {

@@ -36,13 +36,20 @@ const DIALECTS: Record<UpstreamProviderConfig['kind'], Dialect> = {
   },
 };
 
+/** How long a provider's address, once checked, is trusted before it is resolved and checked again. */
+const VERIFIED_FOR_MS = 30_000;
+
 export function httpUpstreams(providers: UpstreamProviderConfig[], options: HttpOptions): Upstreams {
   const byName = new Map(providers.map((p) => [p.name, p]));
+  const verifiedUntil = new Map<string, number>();
   return {
     async *stream(call) {
       const provider = byName.get(call.model.provider);
       if (!provider) throw new Error(`no upstream provider named ${call.model.provider}`);
-      await guardHost(provider.baseUrl, call.modelId, options);
+      if ((verifiedUntil.get(provider.name) ?? 0) < Date.now()) {
+        await guardHost(provider.baseUrl, call.modelId, options);
+        verifiedUntil.set(provider.name, Date.now() + VERIFIED_FOR_MS);
+      }
       const dialect = DIALECTS[provider.kind];
       const parse = dialect.parser();
       const events = postStream(

@@ -7,6 +7,7 @@
  */
 import type { UpstreamCall, UpstreamEvent } from '../../application/ports';
 import { type ChatFinishReason, textOf, type ToolCallDelta } from '../../domain/chat';
+import { sampling } from './sampling';
 
 interface OpenAIMessage {
   role: 'system' | 'user' | 'assistant' | 'tool';
@@ -44,8 +45,7 @@ export function openaiBody(call: UpstreamCall): Record<string, unknown> {
     stream: true,
     stream_options: { include_usage: true },
     ...(options.maxTokens > 0 ? { [maxTokensField]: options.maxTokens } : {}),
-    temperature: options.temperature,
-    ...(options.topP > 0 ? { top_p: options.topP } : {}),
+    ...sampling(options),
     ...(options.stop.length ? { stop: options.stop } : {}),
     ...(options.seed ? { seed: options.seed } : {}),
     ...(call.tools.length

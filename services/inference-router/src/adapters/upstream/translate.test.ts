@@ -119,6 +119,9 @@ describe('OpenAI translation', () => {
       call({ model: { ...call().model, family: 'gpt-5' }, options: { ...call().options, maxTokens: 5 } }),
     );
     expect(gpt5).toMatchObject({ max_completion_tokens: 5 });
+    // The providers' defaults (temperature 1, top_p 1) are left out: some models refuse them together.
+    const neutral = anthropicBody(call({ options: { ...call().options, temperature: 1, topP: 1 } }));
+    expect([neutral.temperature, neutral.top_p]).toEqual([undefined, undefined]);
   });
 
   it('when chunks are read, then prompt tokens minus cached are plain input, and reasoning and tool deltas pass', () => {
