@@ -70,6 +70,30 @@ export async function eventually<T>(
 }
 
 /**
+ * Prisma shadow databases that `work` created and left behind. Other test processes on the same server create and
+ * drop their own shadows meanwhile, so a name counts only if it appeared during `work` and is still there after
+ * `settleMs` (another run's shadow lives for the seconds its `migrate diff` takes; a leaked one stays).
+ */
+export async function shadowDatabasesLeftBy(
+  serverUrl: string,
+  work: () => unknown,
+  settleMs = 15_000,
+): Promise<string[]> {
+  const names = () =>
+    withClient(serverUrl, (c) =>
+      c.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE 'prisma_shadow_%'"),
+    ).then((r) => new Set(r.rows.map((row) => row.datname)));
+  const before = await names();
+  await work();
+  const deadline = Date.now() + settleMs;
+  for (;;) {
+    const left = [...(await names())].filter((n) => !before.has(n));
+    if (left.length === 0 || Date.now() > deadline) return left;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/**
  * Apply a Prisma migrations folder (`<dir>/<name>/migration.sql`, in name
  * order) to the schema named by `url`'s `schema` parameter. The fast path for
  * tests; one test per service should still run the real `migrate deploy`.

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { createTestSchema, withClient, type TestSchema } from '@whetstone/testing';
+import { createTestSchema, shadowDatabasesLeftBy, withClient, type TestSchema } from '@whetstone/testing';
 import { createMigration, runPrisma } from '../../../../tools/prisma/cli';
 
 const SERVICE_DIR = path.resolve(__dirname, '../..');
@@ -33,12 +33,12 @@ describe('prisma migrate deploy through tools/prisma/cli.ts', () => {
   }, 60_000);
 
   it('when the schema matches the migrations, then `migrate diff` (shadow database) writes nothing and leaves no shadow database behind', async () => {
-    const shadows = () =>
-      withClient(schema.serverUrl, (c) =>
-        c.query<{ n: string }>("SELECT count(*) AS n FROM pg_database WHERE datname LIKE 'prisma_shadow_%'"),
-      ).then((r) => Number(r.rows[0]!.n));
-    const before = await shadows();
-    expect(createMigration(SERVICE_DIR, 'unused', { ...process.env, DATABASE_URL: schema.url })).toBeNull();
-    expect(await shadows()).toBe(before);
+    let created: unknown;
+    const left = await shadowDatabasesLeftBy(
+      schema.serverUrl,
+      () => (created = createMigration(SERVICE_DIR, 'unused', { ...process.env, DATABASE_URL: schema.url })),
+    );
+    expect(created).toBeNull();
+    expect(left).toEqual([]);
   }, 60_000);
 });
