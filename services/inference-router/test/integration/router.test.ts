@@ -139,6 +139,7 @@ describe('inference-router with a model-server over gRPC', () => {
   });
 
   it('deploys, replaces the active deployment with no failed call in between, and releases a deleted job', async () => {
+    const LOADED_MACHINE_WAIT_MS = 30_000;
     const project = (await client.createProject({ caller: team, name: 'tickets' })).project!;
     expect((await rpcError(client.createProject({ caller: team, name: 'tickets' }))).kind).toBe('AlreadyExists');
     expect((await rpcError(client.infer({ caller: team, projectId: project.id, texts: ['x'] }))).kind).toBe(
@@ -172,6 +173,7 @@ describe('inference-router with a model-server over gRPC', () => {
     await client.createDeployment({ caller: team, projectId: project.id, trainingJobId: second });
     await eventually(
       async () => (resultsOf(await call())[0] as { entities: { thing: string[] } }).entities.thing[0] === 'beta',
+      LOADED_MACHINE_WAIT_MS,
     );
     stop = true;
     await load;
@@ -188,7 +190,8 @@ describe('inference-router with a model-server over gRPC', () => {
 
     // A deleted job (JobDeleted on the log) stops serving at once, and is no longer callable by id.
     await h.publishDeleted(second);
-    await eventually(async () => (await rpcError(call())).kind === 'FailedPrecondition');
+    // Waits end as soon as the state is reached; the bound is for a loaded machine (the event is relayed and consumed).
+    await eventually(async () => (await rpcError(call())).kind === 'FailedPrecondition', LOADED_MACHINE_WAIT_MS);
     const released = (await client.listDeployments({ caller: team, projectId: project.id })).deployments[0];
     expect([released?.status, released?.reason]).toEqual([DeploymentStatus.RELEASED, 'the training job was deleted']);
     const byId = await rpcError(
@@ -200,7 +203,7 @@ describe('inference-router with a model-server over gRPC', () => {
     await publishStatus(first, JobStatus.DEPLOYED, { key: `jobs/${first}/bundle.json` });
     await seen(first, 'deployed');
     expect((await h.prisma.trainedModel.findUnique({ where: { jobId: second } }))?.deletedAt).not.toBeNull();
-  });
+  }, 120_000);
 
   it('fails a deployment whose bundle cannot load, with the reason', async () => {
     const project = (await client.createProject({ caller: team, name: 'broken' })).project!;
