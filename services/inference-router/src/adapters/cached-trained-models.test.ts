@@ -53,6 +53,26 @@ describe('cachedTrainedModels', () => {
     expect(calls.get).toBe(2);
   });
 
+  it('when a read that began before a deletion ends after it, then the deleted job is not cached again', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const calls = { get: 0 };
+    const inner: TrainedModels = {
+      // The first read returns the row as it was before the deletion committed, after the deletion ran.
+      get: async () => (calls.get++ === 0 ? (await gate, job()) : null),
+      listServable: async () => [],
+      upsert: async () => true,
+      markDeleted: async () => undefined,
+    };
+    const cached = cachedTrainedModels(inner, 60_000);
+    const inFlight = cached.get('t1', 'j1');
+    await cached.markDeleted('j1', 't1', new Date());
+    release();
+    await inFlight;
+    expect(await cached.get('t1', 'j1')).toBeNull();
+    expect(calls.get).toBe(2);
+  });
+
   it('when a job is deleted through this replica, then the next read asks the read model', async () => {
     const { inner, calls } = counting(job());
     const cached = cachedTrainedModels(inner, 60_000);

@@ -16,8 +16,11 @@ export function cachedTrainedModels(
   maxEntries = 50_000,
 ): TrainedModels {
   const cache = new Map<string, { model: TrainedModel; until: number }>();
+  // Jobs this replica saw deleted: a read that began before the deletion committed must not cache the job again (a
+  // deleted job never comes back, so the tombstone is permanent; bounded like the cache).
+  const deleted = new Set<string>();
   const remember = (m: TrainedModel) => {
-    if (!m.servable || ttlMs <= 0) return void cache.delete(m.jobId);
+    if (!m.servable || ttlMs <= 0 || deleted.has(m.jobId)) return void cache.delete(m.jobId);
     if (cache.size >= maxEntries) cache.clear();
     cache.set(m.jobId, { model: m, until: now() + ttlMs });
   };
@@ -38,6 +41,8 @@ export function cachedTrainedModels(
       return applied;
     },
     async markDeleted(jobId, teamId, at) {
+      if (deleted.size >= maxEntries) deleted.clear();
+      deleted.add(jobId);
       cache.delete(jobId);
       await inner.markDeleted(jobId, teamId, at);
     },
