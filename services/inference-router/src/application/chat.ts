@@ -106,7 +106,7 @@ async function* routedReply(
       }
       return;
     } catch (err) {
-      if (started || i === attempts.length - 1 || !failsOver(err)) throw err;
+      if (started || i === attempts.length - 1 || !failsOver(err, base.request.options.signal)) throw err;
       deps.logger.warn(
         { err, projectId: router.projectId, model: target.ref.modelId, reference: reference.ref.modelId },
         'the routed model failed before its first piece; the reference answers',

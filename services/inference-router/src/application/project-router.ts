@@ -149,7 +149,11 @@ export async function routeCall(
   };
 }
 
-/** Failures of a pick before its first piece that the reference answers instead: down, overloaded or warming. */
-export function failsOver(err: unknown): boolean {
+/**
+ * Failures of a pick before its first piece that the reference answers
+ * instead: down, overloaded or warming; never once the caller has gone away.
+ */
+export function failsOver(err: unknown, signal?: AbortSignal): boolean {
+  if (signal?.aborted) return false;
   return isAppError(err) && (err.kind === 'Unavailable' || err.kind === 'TooEarly');
 }
