@@ -82,6 +82,10 @@ describe('router projects through the public API and the openai client, end to e
     const got = await call('GET', `/projects/${id}/router`);
     expect([got.status, await got.json()]).toMatchObject([200, expected]);
     expect((await call('DELETE', `/projects/${id}/router`)).status).toBe(204);
+    const doc = (await (await fetch(`${system.baseUrl}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, unknown>>;
+    };
+    expect(Object.keys(doc.paths['/projects/{project_id}/router'] ?? {}).sort()).toEqual(['delete', 'get', 'put']);
     const gone = await call('GET', `/projects/${id}/router`);
     expect(gone.status).toBe(404);
     expect(((await gone.json()) as { detail: string }).detail).toMatch(/not a router/);
@@ -133,6 +137,13 @@ describe('router projects through the public API and the openai client, end to e
       savings: { input_per_million: 70, output_per_million: 280 },
     });
     expect(chunks.filter((c) => c !== terminal).every((c) => c.x_service === null)).toBe(true);
+
+    const messagesRes = await call('POST', '/v1/messages', { model: id, max_tokens: 64, messages, store: true });
+    expect(messagesRes.status).toBe(200);
+    expect(((await messagesRes.json()) as { x_service: unknown }).x_service).toMatchObject({
+      routed_model: CHEAP_MODEL,
+      savings: { input_per_million: 70, output_per_million: 280 },
+    });
   });
 
   it('when a rule excludes the candidates, then the reference answers with routed_model and savings null', async () => {
