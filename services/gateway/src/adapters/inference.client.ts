@@ -9,6 +9,7 @@ import {
   deploymentView,
   finishReasonOf,
   inferenceTaskToPb,
+  projectRouterView,
   projectView,
   usageView,
 } from './inference.mapper';
@@ -123,7 +124,23 @@ function projectsOverRpc(client: Router) {
   } satisfies Partial<Inference>;
 }
 
+/** Router projects' configuration over gRPC. */
+function routersOverRpc(client: Router) {
+  return {
+    async setProjectRouter(principal, projectId, input) {
+      const res = await client.setProjectRouter({ caller: caller(principal), projectId, ...input });
+      return projectRouterView(res.router);
+    },
+    async getProjectRouter(principal, projectId) {
+      return projectRouterView((await client.getProjectRouter({ caller: caller(principal), projectId })).router);
+    },
+    async deleteProjectRouter(principal, projectId) {
+      await client.deleteProjectRouter({ caller: caller(principal), projectId });
+    },
+  } satisfies Partial<Inference>;
+}
+
 /** The inference-router over gRPC, in the gateway's plain shapes. */
 export function inferenceOverRpc(client: Router, ready: () => Promise<boolean>): Inference {
-  return { ready, ...servingOverRpc(client), ...projectsOverRpc(client) };
+  return { ready, ...servingOverRpc(client), ...projectsOverRpc(client), ...routersOverRpc(client) };
 }

@@ -11,12 +11,16 @@ import {
   type BaseModel,
   type Deployment,
   type Project,
+  type ProjectRouter,
+  type RouterCandidate,
   type Usage,
 } from '@whetstone/proto/inference/v1';
 import type {
   BaseModelView,
   DeploymentView,
   GenerateInput,
+  ProjectRouterView,
+  RankedModelView,
   InferenceTask as Task,
   InferResult,
   ProjectView,
@@ -119,6 +123,22 @@ export const projectView = (p: Project | undefined): ProjectView => ({
   name: p?.name ?? '',
   created_at: iso(p?.createdAt),
   active_training_job_id: p?.activeTrainingJobId || null,
+});
+
+const rankedView = (c: RouterCandidate): RankedModelView => ({
+  model: c.modelId,
+  input_per_million: c.inputPerMillion,
+  output_per_million: c.outputPerMillion,
+});
+
+export const projectRouterView = (r: ProjectRouter | undefined): ProjectRouterView => ({
+  project_id: r?.projectId ?? '',
+  candidates: r?.candidates ?? [],
+  reference_model: r?.referenceModel ?? '',
+  rules: { max_prompt_tokens: r?.maxPromptTokens || null },
+  ranking: (r?.ranking ?? []).map(rankedView),
+  reference: r?.reference ? rankedView(r.reference) : null,
+  updated_at: iso(r?.updatedAt),
 });
 
 export const deploymentView = (d: Deployment | undefined): DeploymentView => ({

@@ -138,6 +138,33 @@ export interface DeploymentView {
   ended_at: string | null;
 }
 
+/** A model of a router project with its rates in credits per million tokens. */
+export interface RankedModelView {
+  model: string;
+  input_per_million: number;
+  output_per_million: number;
+}
+
+/** A project's router as the public API shows it. */
+export interface ProjectRouterView {
+  project_id: string;
+  candidates: string[];
+  reference_model: string;
+  rules: { max_prompt_tokens: number | null };
+  /** The candidates that can serve now, cheapest first: the order the policy tries them in. */
+  ranking: RankedModelView[];
+  reference: RankedModelView | null;
+  updated_at: string | null;
+}
+
+/** What a team sets on a router project. */
+export interface ProjectRouterInput {
+  candidates: string[];
+  referenceModel: string;
+  /** 0: no limit. */
+  maxPromptTokens: number;
+}
+
 /** One decoder call, validated and with the public defaults applied. */
 export interface GenerateInput {
   modelId: string;
@@ -177,6 +204,9 @@ export interface Inference {
   createDeployment(principal: Principal, projectId: string, trainingJobId: string): Promise<DeploymentView>;
   listDeployments(principal: Principal, projectId: string): Promise<DeploymentView[]>;
   listJobDeployments(principal: Principal, trainingJobId: string): Promise<DeploymentView[]>;
+  setProjectRouter(principal: Principal, projectId: string, input: ProjectRouterInput): Promise<ProjectRouterView>;
+  getProjectRouter(principal: Principal, projectId: string): Promise<ProjectRouterView>;
+  deleteProjectRouter(principal: Principal, projectId: string): Promise<void>;
 }
 
 export interface DatasetVersionView {

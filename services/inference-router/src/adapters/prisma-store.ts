@@ -31,11 +31,28 @@ async function outbox(tx: Tx, row: ReturnType<typeof encodeEvent>): Promise<void
 }
 
 type Projects = Pick<ProjectStore, 'createProject' | 'listProjects' | 'getProject' | 'deleteProject'>;
-type Deployments = Omit<ProjectStore, keyof Projects>;
+type Routers = Pick<ProjectStore, 'getRouter' | 'putRouter' | 'deleteRouter'>;
+type Deployments = Omit<ProjectStore, keyof Projects | keyof Routers>;
 
 /** Projects and deployments in the router's schema; state changes and their events commit together. */
 export function prismaProjectStore(prisma: PrismaClient): ProjectStore {
-  return { ...projects(prisma), ...deploymentReads(prisma), ...deploymentChanges(prisma) };
+  return { ...projects(prisma), ...routers(prisma), ...deploymentReads(prisma), ...deploymentChanges(prisma) };
+}
+
+function routers(prisma: PrismaClient): Routers {
+  return {
+    getRouter(teamId, projectId) {
+      return prisma.projectRouter.findFirst({ where: { projectId, teamId } });
+    },
+    putRouter(row) {
+      const { projectId, ...fields } = row;
+      return prisma.projectRouter.upsert({ where: { projectId }, create: row, update: fields });
+    },
+    async deleteRouter(teamId, projectId) {
+      const { count } = await prisma.projectRouter.deleteMany({ where: { projectId, teamId } });
+      return count > 0;
+    },
+  };
 }
 
 function projects(prisma: PrismaClient): Projects {

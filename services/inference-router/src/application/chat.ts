@@ -10,19 +10,23 @@
 import { Reasons, errors } from '@whetstone/errors';
 import { priceOf } from '../domain/catalog';
 import {
+  approxTokens,
   type ChatMessage,
   type ChatPiece,
   type ChatRequest,
   limitCacheMarkers,
   NO_TOKENS,
+  promptText,
   textOf,
   type TokenUsage,
 } from '../domain/chat';
+import type { ProjectRouterRow } from '../domain/routing';
 import type { Caller, ChatTurn, InferenceTask } from '../domain/model';
 import { type ChatContext, meterReply, relay } from './chat-relay';
 import type { RouterDeps } from './deps';
 import type { CacheBreakpoint, UpstreamEvent } from './ports';
-import { chatTarget, requireTask, resolveTarget } from './resolve-target';
+import { failsOver, routeCall, routerOf } from './project-router';
+import { chatTarget, requireTask, resolveTarget, type Target } from './resolve-target';
 
 export interface ChatCall {
   caller: Caller;
@@ -36,22 +40,17 @@ export interface ChatCall {
 /** Output tokens assumed for a built-in decoder's credit check when the call sets no limit. */
 const DEFAULT_MAX_TOKENS = 128;
 
-const promptText = (r: ChatRequest): string =>
-  textOf(r.system) + r.messages.map((m) => textOf(m.content) + m.toolCalls.map((c) => c.arguments).join('')).join('');
-
-/** Rough tokens of text for credit checks and cut streams: 4 characters per token. */
-const approxTokens = (text: string): number => Math.ceil(text.length / 4);
-
 function refuse(field: 'schema' | 'tools', message: string): never {
   throw errors.invalid(Reasons.VALIDATION_FAILED, message, [{ field, message }]);
 }
 
 /** Streams the reply to one chat call; the last piece carries the finish reason, usage and ids. */
 export async function* chat(deps: RouterDeps, call: ChatCall): AsyncGenerator<ChatPiece> {
-  const startedAt = deps.now();
-  const t0 = performance.now();
   const { caller } = call;
   const request = limitCacheMarkers(call.request);
+  const base = { caller, request, responseId: call.responseId, startedAt: deps.now(), t0: performance.now() };
+  const router = call.decoderOnly ? null : await routerOf(deps, caller, request.model);
+  if (router) return yield* routedReply(deps, base, router);
   const { target, projectId } = call.decoderOnly
     ? {
         target: await resolveTarget(
@@ -64,15 +63,56 @@ export async function* chat(deps: RouterDeps, call: ChatCall): AsyncGenerator<Ch
       }
     : await chatTarget(deps, caller, request.model);
   if (call.decoderOnly) requireTask(target, 'decoder');
-  const extraction = target.entry.task === 'extraction';
-  const task: InferenceTask = extraction ? 'extract' : 'generate';
-  const ctx: ChatContext = { caller, request, target, projectId, task, responseId: call.responseId, startedAt, t0 };
-  if (extraction) return yield* extractionReply(deps, ctx);
+  yield* serve(deps, { ...base, target, projectId, task: taskOf(target) });
+}
+
+const taskOf = (target: Target): InferenceTask => (target.entry.task === 'extraction' ? 'extract' : 'generate');
+
+/** Hands a resolved call to what serves it: an extraction model, an upstream provider or a decoder. */
+async function* serve(deps: RouterDeps, ctx: ChatContext): AsyncGenerator<ChatPiece> {
+  const { request, target } = ctx;
+  if (target.entry.task === 'extraction') return yield* extractionReply(deps, ctx);
   if (request.schemaJson.length)
     refuse('schema', `Model '${request.model}' is not an extraction model: leave out the schema.`);
   if (target.entry.upstream) return yield* upstreamReply(deps, ctx);
   if (request.tools.length) refuse('tools', `Model '${request.model}' cannot call tools; only upstream models do.`);
   yield* decoderReply(deps, ctx);
+}
+
+/**
+ * A router project's call (routing policy: project-router.ts): the pick
+ * answers, billed and recorded as itself, and its last piece names it with the
+ * savings against the reference; the reference answers when nothing was
+ * picked, or when the pick failed over before its first piece. Never retried
+ * once a piece was sent.
+ */
+async function* routedReply(
+  deps: RouterDeps,
+  base: Omit<ChatContext, 'target' | 'projectId' | 'task'>,
+  router: ProjectRouterRow,
+): AsyncGenerator<ChatPiece> {
+  const { attempts, reference, savings } = await routeCall(deps, base.caller, base.request, router);
+  for (const [i, target] of attempts.entries()) {
+    const routed = target !== reference;
+    const ctx: ChatContext = { ...base, target, projectId: router.projectId, task: taskOf(target) };
+    let started = false;
+    try {
+      for await (const piece of serve(deps, ctx)) {
+        started = true;
+        if ('done' in piece && routed) {
+          const saved = savings(target);
+          yield { done: { ...piece.done, routedModel: target.ref.modelId, ...(saved ? { savings: saved } : {}) } };
+        } else yield piece;
+      }
+      return;
+    } catch (err) {
+      if (started || i === attempts.length - 1 || !failsOver(err, base.request.options.signal)) throw err;
+      deps.logger.warn(
+        { err, projectId: router.projectId, model: target.ref.modelId, reference: reference.ref.modelId },
+        'the routed model failed before its first piece; the reference answers',
+      );
+    }
+  }
 }
 
 /** An extraction model answers the last user turn with its JSON result, in one piece. */

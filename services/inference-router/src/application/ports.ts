@@ -15,6 +15,7 @@ import type {
   ToolDefinition,
 } from '../domain/chat';
 import type { DeploymentRow, ProjectRow } from '../domain/deployment';
+import type { ProjectRouterRow } from '../domain/routing';
 import type { Caller, ChatTurn, FinishReason, GenerateOptions, InferenceTask, ModelRef } from '../domain/model';
 import type { TrainedModel } from '../domain/trained-model';
 
@@ -174,6 +175,12 @@ export interface ProjectStore {
   fail(deploymentId: string, reason: string, at: Date): Promise<void>;
   /** Every deploying or active deployment of the job → released (the job was deleted). */
   releaseJob(trainingJobId: string, reason: string, at: Date): Promise<number>;
+  /** The team's project's router; null when the project is not a router (or not the team's). */
+  getRouter(teamId: string, projectId: string): Promise<ProjectRouterRow | null>;
+  /** Creates or replaces the router of a project the caller has checked is the team's. */
+  putRouter(row: ProjectRouterRow): Promise<ProjectRouterRow>;
+  /** Turns routing off; false when the project had no router. */
+  deleteRouter(teamId: string, projectId: string): Promise<boolean>;
 }
 
 export interface Ids {

@@ -4,6 +4,7 @@
  * classes a reply is priced by. Plain types and pure rules; no I/O.
  */
 import type { GenerateOptions } from './model';
+import type { Savings } from './routing';
 
 /** A prompt-cache marker: the cacheable prefix ends after the block (or tool list) that carries it. */
 export interface CacheMarker {
@@ -122,12 +123,23 @@ export interface ChatDone {
   usage: ChatUsage;
   latencyMs: number;
   text: string;
+  /** A router project's pick, when it is not the reference model. */
+  routedModel?: string;
+  /** Set with routedModel when the pick's rates are below the reference's. */
+  savings?: Savings;
 }
 
 export type ChatPiece = { delta: ChatDelta } | { done: ChatDone };
 
 /** The text of a turn: its blocks joined. */
 export const textOf = (blocks: ContentBlock[]): string => blocks.map((b) => b.text).join('');
+
+/** Every prompt character: system blocks, turns and the arguments of earlier tool calls. */
+export const promptText = (r: ChatRequest): string =>
+  textOf(r.system) + r.messages.map((m) => textOf(m.content) + m.toolCalls.map((c) => c.arguments).join('')).join('');
+
+/** Rough tokens of text for credit checks, cut streams and routing rules: 4 characters per token. */
+export const approxTokens = (text: string): number => Math.ceil(text.length / 4);
 
 /**
  * Folds tool-call deltas into whole calls, by index: the first delta of a

@@ -51,19 +51,21 @@ export const freeTeam = { teamId: 'team-free', keyId: 'key-f', userId: 'user-f' 
 
 /** Upstream prices in micro-credits per 1,000 tokens: input 3,000, output 15,000; cache per the family. */
 const price = { perRequest: 0n, per1kInput: 3_000n, per1kOutput: 15_000n };
+/** A third of that, for router projects' cheap candidate (`gpt-mini-fake`). */
+const cheap = { perRequest: 0n, per1kInput: 1_000n, per1kOutput: 5_000n };
 
 /**
  * The operator's providers, pointed at the fake upstreams on loopback (allowed
  * by host: 127.0.0.1), plus one at `localhost`, which is not allowed.
  */
 function providers(openai: FakeUpstream, anthropic: FakeUpstream): UpstreamProviderConfig[] {
-  const model = (id: string, upstreamModel: string, family: 'gpt-4' | 'claude') => ({
+  const model = (id: string, upstreamModel: string, family: 'gpt-4' | 'claude', rates = price) => ({
     id,
     upstreamModel,
     family,
     minCacheableTokens: 4,
     defaultMaxTokens: 256,
-    price,
+    price: rates,
   });
   const base = { models: [] };
   return [
@@ -74,7 +76,7 @@ function providers(openai: FakeUpstream, anthropic: FakeUpstream): UpstreamProvi
       host: 'fake',
       baseUrl: openai.url,
       apiKey: openai.apiKey,
-      models: [model('gpt-fake', 'gpt-4o-fake', 'gpt-4')],
+      models: [model('gpt-fake', 'gpt-4o-fake', 'gpt-4'), model('gpt-mini-fake', 'gpt-4o-mini-fake', 'gpt-4', cheap)],
     },
     {
       ...base,

@@ -93,5 +93,7 @@ export function chatPieceToPb(piece: ChatPiece, responseId: string) {
     },
     latencyMs: d.latencyMs,
     responseId: d.responseId,
+    routedModel: d.routedModel ?? '',
+    ...(d.savings ? { savings: d.savings } : {}),
   };
 }

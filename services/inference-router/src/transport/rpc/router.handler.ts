@@ -7,9 +7,11 @@ import type { RouterDeps } from '../../application/deps';
 import { extract } from '../../application/extract';
 import { generate } from '../../application/generate';
 import { listBaseModels, listModels } from '../../application/list-models';
+import { deleteProjectRouter, getProjectRouter, setProjectRouter } from '../../application/project-router';
 import { createProject, deleteProject, listProjects } from '../../application/projects';
 import type { DeploymentWarmer } from '../../application/warm-deployment';
 import { chatCallOf, chatPieceToPb } from './chat.mapper';
+import { projectRouterToPb } from './project-router.mapper';
 import {
   baseModelToPb,
   callableModelToPb,
@@ -71,6 +73,22 @@ export function routerHandler(deps: RouterDeps, warmer: DeploymentWarmer): Servi
     async listJobDeployments(req) {
       const rows = await listJobDeployments(deps, requireCaller(req.caller), req.trainingJobId);
       return { deployments: rows.map(deploymentToPb) };
+    },
+    async setProjectRouter(req) {
+      const { candidates, referenceModel, maxPromptTokens } = req;
+      const view = await setProjectRouter(deps, requireCaller(req.caller), req.projectId, {
+        candidates,
+        referenceModel,
+        maxPromptTokens,
+      });
+      return { router: projectRouterToPb(view) };
+    },
+    async getProjectRouter(req) {
+      return { router: projectRouterToPb(await getProjectRouter(deps, requireCaller(req.caller), req.projectId)) };
+    },
+    async deleteProjectRouter(req) {
+      await deleteProjectRouter(deps, requireCaller(req.caller), req.projectId);
+      return {};
     },
   };
 }

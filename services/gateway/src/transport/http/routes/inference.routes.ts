@@ -3,6 +3,7 @@ import type { Api } from '../api';
 import { registerCompatRoutes } from './compat';
 import { registerCatalogRoutes } from './inference/catalog.routes';
 import { registerExtractionRoutes } from './inference/extraction.routes';
+import { registerProjectRouterRoutes } from './inference/project-router.routes';
 import { registerProjectRoutes } from './inference/projects.routes';
 
 export { GlinerBody, InferenceBody, SystemOneBody } from './inference/schemas';
@@ -12,5 +13,6 @@ export function registerInferenceRoutes(api: Api, inference: Inference): void {
   registerCatalogRoutes(api, inference);
   registerExtractionRoutes(api, inference);
   registerProjectRoutes(api, inference);
+  registerProjectRouterRoutes(api, inference);
   registerCompatRoutes(api, inference);
 }

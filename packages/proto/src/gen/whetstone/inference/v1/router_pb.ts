@@ -24,7 +24,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file whetstone/inference/v1/router.proto.
  */
 export const file_whetstone_inference_v1_router: GenFile = /*@__PURE__*/
-  fileDesc("CiN3aGV0c3RvbmUvaW5mZXJlbmNlL3YxL3JvdXRlci5wcm90bxIWd2hldHN0b25lLmluZmVyZW5jZS52MSIjCgxDYWNoZUNvbnRyb2wSEwoLdHRsX3NlY29uZHMYASABKAUiWQoMQ29udGVudEJsb2NrEgwKBHRleHQYASABKAkSOwoNY2FjaGVfY29udHJvbBgCIAEoCzIkLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2FjaGVDb250cm9sIqMBCgtDaGF0TWVzc2FnZRIuCgRyb2xlGAEgASgOMiAud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0Um9sZRI1Cgdjb250ZW50GAIgAygLMiQud2hldHN0b25lLmluZmVyZW5jZS52MS5Db250ZW50QmxvY2sSFwoPdG9vbF9jYWxsc19qc29uGAMgASgMEhQKDHRvb2xfY2FsbF9pZBgEIAEoCSK/AwoLQ2hhdFJlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISDQoFbW9kZWwYAiABKAkSNAoGc3lzdGVtGAMgAygLMiQud2hldHN0b25lLmluZmVyZW5jZS52MS5Db250ZW50QmxvY2sSNQoIbWVzc2FnZXMYBCADKAsyIy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNoYXRNZXNzYWdlEjYKCHNhbXBsaW5nGAUgASgLMiQud2hldHN0b25lLmNvbW1vbi52MS5TYW1wbGluZ09wdGlvbnMSEgoKdG9vbHNfanNvbhgGIAEoDBJBChN0b29sc19jYWNoZV9jb250cm9sGAcgASgLMiQud2hldHN0b25lLmluZmVyZW5jZS52MS5DYWNoZUNvbnRyb2wSEwoLc2NoZW1hX2pzb24YCCABKAwSOQoHc3VyZmFjZRgJIAEoDjIoLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuSW5mZXJlbmNlU3VyZmFjZRINCgVzdG9yZRgKIAEoCBIZChFpbmNsdWRlX3JlYXNvbmluZxgLIAEoCCKlAQoJQ2hhdFVzYWdlEhQKDGlucHV0X3Rva2VucxgBIAEoAxIZChFjYWNoZV9yZWFkX3Rva2VucxgCIAEoAxIaChJjYWNoZV93cml0ZV90b2tlbnMYAyABKAMSFQoNb3V0cHV0X3Rva2VucxgEIAEoAxIYChByZWFzb25pbmdfdG9rZW5zGAUgASgDEhoKEmNvc3RfbWljcm9fY3JlZGl0cxgGIAEoAyJACgdTYXZpbmdzEhkKEWlucHV0X3Blcl9taWxsaW9uGAEgASgBEhoKEm91dHB1dF9wZXJfbWlsbGlvbhgCIAEoASLNAgoMQ2hhdFJlc3BvbnNlEgwKBHRleHQYASABKAkSEQoJcmVhc29uaW5nGAIgASgJEhcKD3Rvb2xfY2FsbHNfanNvbhgDIAEoDBI7Cg1maW5pc2hfcmVhc29uGAQgASgOMiQud2hldHN0b25lLmluZmVyZW5jZS52MS5GaW5pc2hSZWFzb24SFAoMaW5mZXJlbmNlX2lkGAUgASgJEg0KBW1vZGVsGAYgASgJEjAKBXVzYWdlGAcgASgLMiEud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0VXNhZ2USFAoMcm91dGVkX21vZGVsGAggASgJEjAKB3NhdmluZ3MYCSABKAsyHy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlNhdmluZ3MSEgoKbGF0ZW5jeV9tcxgKIAEoARITCgtyZXNwb25zZV9pZBgLIAEoCSLiAQoFUHJpY2USIQoZcGVyX3JlcXVlc3RfbWljcm9fY3JlZGl0cxgBIAEoAxIpCiFwZXJfMWtfaW5wdXRfdG9rZW5zX21pY3JvX2NyZWRpdHMYAiABKAMSKgoicGVyXzFrX291dHB1dF90b2tlbnNfbWljcm9fY3JlZGl0cxgDIAEoAxIuCiZwZXJfMWtfY2FjaGVfcmVhZF90b2tlbnNfbWljcm9fY3JlZGl0cxgEIAEoAxIvCidwZXJfMWtfY2FjaGVfd3JpdGVfdG9rZW5zX21pY3JvX2NyZWRpdHMYBSABKAMiMwoGQm91bmRzEg8KB2RlZmF1bHQYASABKAESCwoDbWluGAIgASgBEgsKA21heBgDIAEoASL0AwoJQmFzZU1vZGVsEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSLwoEdGFzaxgDIAEoDjIhLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTW9kZWxUYXNrEhoKEnN1cHBvcnRzX2luZmVyZW5jZRgEIAEoCBIkChxzdXBwb3J0c19vbl9kZW1hbmRfaW5mZXJlbmNlGAUgASgIEhkKEXN1cHBvcnRzX3RyYWluaW5nGAYgASgIEjsKDnRyYWluaW5nX3R5cGVzGAcgAygOMiMud2hldHN0b25lLnRyYWluaW5nLnYxLlRyYWluaW5nVHlwZRIxCglucl9lcG9jaHMYCCABKAsyHi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkJvdW5kcxI1Cg1sZWFybmluZ19yYXRlGAkgASgLMh4ud2hldHN0b25lLmluZmVyZW5jZS52MS5Cb3VuZHMSLAoFcHJpY2UYCiABKAsyHS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlByaWNlEjcKCHByb3ZpZGVyGAsgASgOMiUud2hldHN0b25lLmluZmVyZW5jZS52MS5Nb2RlbFByb3ZpZGVyEhMKC2Rlc2NyaXB0aW9uGAwgASgJEhwKFG1pbl9jYWNoZWFibGVfdG9rZW5zGA0gASgFIkQKFUxpc3RCYXNlTW9kZWxzUmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlciJLChZMaXN0QmFzZU1vZGVsc1Jlc3BvbnNlEjEKBm1vZGVscxgBIAMoCzIhLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQmFzZU1vZGVsIkAKEUxpc3RNb2RlbHNSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyIl0KDUNhbGxhYmxlTW9kZWwSCgoCaWQYASABKAkSEAoIb3duZWRfYnkYAiABKAkSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiSwoSTGlzdE1vZGVsc1Jlc3BvbnNlEjUKBm1vZGVscxgBIAMoCzIlLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2FsbGFibGVNb2RlbCKOAgoMSW5mZXJSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEhAKCG1vZGVsX2lkGAIgASgJEhIKCnByb2plY3RfaWQYAyABKAkSDQoFdGV4dHMYBCADKAkSEQoJdGhyZXNob2xkGAYgASgBEhoKEmluY2x1ZGVfY29uZmlkZW5jZRgHIAEoCBIVCg1pbmNsdWRlX3NwYW5zGAggASgIEjMKBHRhc2sYCSABKA4yJS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkluZmVyZW5jZVRhc2sSEwoLc2NoZW1hX2pzb24YCiABKAxKBAgFEAZSBnNjaGVtYSJQCgVVc2FnZRIUCgxpbnB1dF90b2tlbnMYASABKAMSFQoNb3V0cHV0X3Rva2VucxgCIAEoAxIaChJjb3N0X21pY3JvX2NyZWRpdHMYAyABKAMimwEKDUluZmVyUmVzcG9uc2USFAoMaW5mZXJlbmNlX2lkGAEgASgJEg0KBW1vZGVsGAIgASgJEiwKBXVzYWdlGAQgASgLMh0ud2hldHN0b25lLmluZmVyZW5jZS52MS5Vc2FnZRISCgpsYXRlbmN5X21zGAUgASgBEhQKDHJlc3VsdHNfanNvbhgGIAEoDEoECAMQBFIHcmVzdWx0cyJzCgdQcm9qZWN0EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASHgoWYWN0aXZlX3RyYWluaW5nX2pvYl9pZBgEIAEoCSJRChRDcmVhdGVQcm9qZWN0UmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchIMCgRuYW1lGAIgASgJIkkKFUNyZWF0ZVByb2plY3RSZXNwb25zZRIwCgdwcm9qZWN0GAEgASgLMh8ud2hldHN0b25lLmluZmVyZW5jZS52MS5Qcm9qZWN0IkIKE0xpc3RQcm9qZWN0c1JlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXIiSQoUTGlzdFByb2plY3RzUmVzcG9uc2USMQoIcHJvamVjdHMYASADKAsyHy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlByb2plY3QiVwoURGVsZXRlUHJvamVjdFJlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISEgoKcHJvamVjdF9pZBgCIAEoCSIXChVEZWxldGVQcm9qZWN0UmVzcG9uc2UiqgIKCkRlcGxveW1lbnQSFQoNZGVwbG95bWVudF9pZBgBIAEoCRISCgpwcm9qZWN0X2lkGAIgASgJEhcKD3RyYWluaW5nX2pvYl9pZBgDIAEoCRI4CgZzdGF0dXMYBCABKA4yKC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkRlcGxveW1lbnRTdGF0dXMSDgoGcmVhc29uGAUgASgJEi4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGFjdGl2YXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZW5kZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wInMKF0NyZWF0ZURlcGxveW1lbnRSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEhIKCnByb2plY3RfaWQYAiABKAkSFwoPdHJhaW5pbmdfam9iX2lkGAMgASgJIlIKGENyZWF0ZURlcGxveW1lbnRSZXNwb25zZRI2CgpkZXBsb3ltZW50GAEgASgLMiIud2hldHN0b25lLmluZmVyZW5jZS52MS5EZXBsb3ltZW50IlkKFkxpc3REZXBsb3ltZW50c1JlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISEgoKcHJvamVjdF9pZBgCIAEoCSJSChdMaXN0RGVwbG95bWVudHNSZXNwb25zZRI3CgtkZXBsb3ltZW50cxgBIAMoCzIiLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRGVwbG95bWVudCJhChlMaXN0Sm9iRGVwbG95bWVudHNSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEhcKD3RyYWluaW5nX2pvYl9pZBgCIAEoCSJVChpMaXN0Sm9iRGVwbG95bWVudHNSZXNwb25zZRI3CgtkZXBsb3ltZW50cxgBIAMoCzIiLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRGVwbG95bWVudCLUAQoTR2VuZXJhdGVUZXh0UmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchIQCghtb2RlbF9pZBgCIAEoCRISCgpwcm9qZWN0X2lkGAMgASgJEjIKCG1lc3NhZ2VzGAQgAygLMiAud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0VHVybhI2CghzYW1wbGluZxgFIAEoCzIkLndoZXRzdG9uZS5jb21tb24udjEuU2FtcGxpbmdPcHRpb25zIsgBChRHZW5lcmF0ZVRleHRSZXNwb25zZRIMCgR0ZXh0GAEgASgJEjsKDWZpbmlzaF9yZWFzb24YAiABKA4yJC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkZpbmlzaFJlYXNvbhIUCgxpbmZlcmVuY2VfaWQYAyABKAkSDQoFbW9kZWwYBCABKAkSLAoFdXNhZ2UYBSABKAsyHS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlVzYWdlEhIKCmxhdGVuY3lfbXMYBiABKAEytQkKFkluZmVyZW5jZVJvdXRlclNlcnZpY2USbwoOTGlzdEJhc2VNb2RlbHMSLS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RCYXNlTW9kZWxzUmVxdWVzdBouLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdEJhc2VNb2RlbHNSZXNwb25zZRJjCgpMaXN0TW9kZWxzEikud2hldHN0b25lLmluZmVyZW5jZS52MS5MaXN0TW9kZWxzUmVxdWVzdBoqLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdE1vZGVsc1Jlc3BvbnNlElQKBUluZmVyEiQud2hldHN0b25lLmluZmVyZW5jZS52MS5JbmZlclJlcXVlc3QaJS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkluZmVyUmVzcG9uc2USbAoNQ3JlYXRlUHJvamVjdBIsLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ3JlYXRlUHJvamVjdFJlcXVlc3QaLS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNyZWF0ZVByb2plY3RSZXNwb25zZRJpCgxMaXN0UHJvamVjdHMSKy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RQcm9qZWN0c1JlcXVlc3QaLC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RQcm9qZWN0c1Jlc3BvbnNlEmwKDURlbGV0ZVByb2plY3QSLC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkRlbGV0ZVByb2plY3RSZXF1ZXN0Gi0ud2hldHN0b25lLmluZmVyZW5jZS52MS5EZWxldGVQcm9qZWN0UmVzcG9uc2USdQoQQ3JlYXRlRGVwbG95bWVudBIvLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ3JlYXRlRGVwbG95bWVudFJlcXVlc3QaMC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNyZWF0ZURlcGxveW1lbnRSZXNwb25zZRJyCg9MaXN0RGVwbG95bWVudHMSLi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3REZXBsb3ltZW50c1JlcXVlc3QaLy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3REZXBsb3ltZW50c1Jlc3BvbnNlEmsKDEdlbmVyYXRlVGV4dBIrLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuR2VuZXJhdGVUZXh0UmVxdWVzdBosLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuR2VuZXJhdGVUZXh0UmVzcG9uc2UwARJ7ChJMaXN0Sm9iRGVwbG95bWVudHMSMS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RKb2JEZXBsb3ltZW50c1JlcXVlc3QaMi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RKb2JEZXBsb3ltZW50c1Jlc3BvbnNlElMKBENoYXQSIy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNoYXRSZXF1ZXN0GiQud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0UmVzcG9uc2UwAWIGcHJvdG8z", [file_google_protobuf_timestamp, file_whetstone_common_v1_caller, file_whetstone_common_v1_sampling, file_whetstone_inference_v1_events, file_whetstone_inference_v1_kinds, file_whetstone_inference_v1_model_server, file_whetstone_training_v1_training]);
+  fileDesc("CiN3aGV0c3RvbmUvaW5mZXJlbmNlL3YxL3JvdXRlci5wcm90bxIWd2hldHN0b25lLmluZmVyZW5jZS52MSIjCgxDYWNoZUNvbnRyb2wSEwoLdHRsX3NlY29uZHMYASABKAUiWQoMQ29udGVudEJsb2NrEgwKBHRleHQYASABKAkSOwoNY2FjaGVfY29udHJvbBgCIAEoCzIkLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2FjaGVDb250cm9sIqMBCgtDaGF0TWVzc2FnZRIuCgRyb2xlGAEgASgOMiAud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0Um9sZRI1Cgdjb250ZW50GAIgAygLMiQud2hldHN0b25lLmluZmVyZW5jZS52MS5Db250ZW50QmxvY2sSFwoPdG9vbF9jYWxsc19qc29uGAMgASgMEhQKDHRvb2xfY2FsbF9pZBgEIAEoCSK/AwoLQ2hhdFJlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISDQoFbW9kZWwYAiABKAkSNAoGc3lzdGVtGAMgAygLMiQud2hldHN0b25lLmluZmVyZW5jZS52MS5Db250ZW50QmxvY2sSNQoIbWVzc2FnZXMYBCADKAsyIy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNoYXRNZXNzYWdlEjYKCHNhbXBsaW5nGAUgASgLMiQud2hldHN0b25lLmNvbW1vbi52MS5TYW1wbGluZ09wdGlvbnMSEgoKdG9vbHNfanNvbhgGIAEoDBJBChN0b29sc19jYWNoZV9jb250cm9sGAcgASgLMiQud2hldHN0b25lLmluZmVyZW5jZS52MS5DYWNoZUNvbnRyb2wSEwoLc2NoZW1hX2pzb24YCCABKAwSOQoHc3VyZmFjZRgJIAEoDjIoLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuSW5mZXJlbmNlU3VyZmFjZRINCgVzdG9yZRgKIAEoCBIZChFpbmNsdWRlX3JlYXNvbmluZxgLIAEoCCKlAQoJQ2hhdFVzYWdlEhQKDGlucHV0X3Rva2VucxgBIAEoAxIZChFjYWNoZV9yZWFkX3Rva2VucxgCIAEoAxIaChJjYWNoZV93cml0ZV90b2tlbnMYAyABKAMSFQoNb3V0cHV0X3Rva2VucxgEIAEoAxIYChByZWFzb25pbmdfdG9rZW5zGAUgASgDEhoKEmNvc3RfbWljcm9fY3JlZGl0cxgGIAEoAyJACgdTYXZpbmdzEhkKEWlucHV0X3Blcl9taWxsaW9uGAEgASgBEhoKEm91dHB1dF9wZXJfbWlsbGlvbhgCIAEoASLNAgoMQ2hhdFJlc3BvbnNlEgwKBHRleHQYASABKAkSEQoJcmVhc29uaW5nGAIgASgJEhcKD3Rvb2xfY2FsbHNfanNvbhgDIAEoDBI7Cg1maW5pc2hfcmVhc29uGAQgASgOMiQud2hldHN0b25lLmluZmVyZW5jZS52MS5GaW5pc2hSZWFzb24SFAoMaW5mZXJlbmNlX2lkGAUgASgJEg0KBW1vZGVsGAYgASgJEjAKBXVzYWdlGAcgASgLMiEud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0VXNhZ2USFAoMcm91dGVkX21vZGVsGAggASgJEjAKB3NhdmluZ3MYCSABKAsyHy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlNhdmluZ3MSEgoKbGF0ZW5jeV9tcxgKIAEoARITCgtyZXNwb25zZV9pZBgLIAEoCSLiAQoFUHJpY2USIQoZcGVyX3JlcXVlc3RfbWljcm9fY3JlZGl0cxgBIAEoAxIpCiFwZXJfMWtfaW5wdXRfdG9rZW5zX21pY3JvX2NyZWRpdHMYAiABKAMSKgoicGVyXzFrX291dHB1dF90b2tlbnNfbWljcm9fY3JlZGl0cxgDIAEoAxIuCiZwZXJfMWtfY2FjaGVfcmVhZF90b2tlbnNfbWljcm9fY3JlZGl0cxgEIAEoAxIvCidwZXJfMWtfY2FjaGVfd3JpdGVfdG9rZW5zX21pY3JvX2NyZWRpdHMYBSABKAMiMwoGQm91bmRzEg8KB2RlZmF1bHQYASABKAESCwoDbWluGAIgASgBEgsKA21heBgDIAEoASL0AwoJQmFzZU1vZGVsEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSLwoEdGFzaxgDIAEoDjIhLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTW9kZWxUYXNrEhoKEnN1cHBvcnRzX2luZmVyZW5jZRgEIAEoCBIkChxzdXBwb3J0c19vbl9kZW1hbmRfaW5mZXJlbmNlGAUgASgIEhkKEXN1cHBvcnRzX3RyYWluaW5nGAYgASgIEjsKDnRyYWluaW5nX3R5cGVzGAcgAygOMiMud2hldHN0b25lLnRyYWluaW5nLnYxLlRyYWluaW5nVHlwZRIxCglucl9lcG9jaHMYCCABKAsyHi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkJvdW5kcxI1Cg1sZWFybmluZ19yYXRlGAkgASgLMh4ud2hldHN0b25lLmluZmVyZW5jZS52MS5Cb3VuZHMSLAoFcHJpY2UYCiABKAsyHS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlByaWNlEjcKCHByb3ZpZGVyGAsgASgOMiUud2hldHN0b25lLmluZmVyZW5jZS52MS5Nb2RlbFByb3ZpZGVyEhMKC2Rlc2NyaXB0aW9uGAwgASgJEhwKFG1pbl9jYWNoZWFibGVfdG9rZW5zGA0gASgFIkQKFUxpc3RCYXNlTW9kZWxzUmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlciJLChZMaXN0QmFzZU1vZGVsc1Jlc3BvbnNlEjEKBm1vZGVscxgBIAMoCzIhLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQmFzZU1vZGVsIkAKEUxpc3RNb2RlbHNSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyIl0KDUNhbGxhYmxlTW9kZWwSCgoCaWQYASABKAkSEAoIb3duZWRfYnkYAiABKAkSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiSwoSTGlzdE1vZGVsc1Jlc3BvbnNlEjUKBm1vZGVscxgBIAMoCzIlLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2FsbGFibGVNb2RlbCKOAgoMSW5mZXJSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEhAKCG1vZGVsX2lkGAIgASgJEhIKCnByb2plY3RfaWQYAyABKAkSDQoFdGV4dHMYBCADKAkSEQoJdGhyZXNob2xkGAYgASgBEhoKEmluY2x1ZGVfY29uZmlkZW5jZRgHIAEoCBIVCg1pbmNsdWRlX3NwYW5zGAggASgIEjMKBHRhc2sYCSABKA4yJS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkluZmVyZW5jZVRhc2sSEwoLc2NoZW1hX2pzb24YCiABKAxKBAgFEAZSBnNjaGVtYSJQCgVVc2FnZRIUCgxpbnB1dF90b2tlbnMYASABKAMSFQoNb3V0cHV0X3Rva2VucxgCIAEoAxIaChJjb3N0X21pY3JvX2NyZWRpdHMYAyABKAMimwEKDUluZmVyUmVzcG9uc2USFAoMaW5mZXJlbmNlX2lkGAEgASgJEg0KBW1vZGVsGAIgASgJEiwKBXVzYWdlGAQgASgLMh0ud2hldHN0b25lLmluZmVyZW5jZS52MS5Vc2FnZRISCgpsYXRlbmN5X21zGAUgASgBEhQKDHJlc3VsdHNfanNvbhgGIAEoDEoECAMQBFIHcmVzdWx0cyJzCgdQcm9qZWN0EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASHgoWYWN0aXZlX3RyYWluaW5nX2pvYl9pZBgEIAEoCSJRChRDcmVhdGVQcm9qZWN0UmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchIMCgRuYW1lGAIgASgJIkkKFUNyZWF0ZVByb2plY3RSZXNwb25zZRIwCgdwcm9qZWN0GAEgASgLMh8ud2hldHN0b25lLmluZmVyZW5jZS52MS5Qcm9qZWN0IkIKE0xpc3RQcm9qZWN0c1JlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXIiSQoUTGlzdFByb2plY3RzUmVzcG9uc2USMQoIcHJvamVjdHMYASADKAsyHy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlByb2plY3QiVwoURGVsZXRlUHJvamVjdFJlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISEgoKcHJvamVjdF9pZBgCIAEoCSIXChVEZWxldGVQcm9qZWN0UmVzcG9uc2UiqgIKCkRlcGxveW1lbnQSFQoNZGVwbG95bWVudF9pZBgBIAEoCRISCgpwcm9qZWN0X2lkGAIgASgJEhcKD3RyYWluaW5nX2pvYl9pZBgDIAEoCRI4CgZzdGF0dXMYBCABKA4yKC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkRlcGxveW1lbnRTdGF0dXMSDgoGcmVhc29uGAUgASgJEi4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGFjdGl2YXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZW5kZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wInMKF0NyZWF0ZURlcGxveW1lbnRSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEhIKCnByb2plY3RfaWQYAiABKAkSFwoPdHJhaW5pbmdfam9iX2lkGAMgASgJIlIKGENyZWF0ZURlcGxveW1lbnRSZXNwb25zZRI2CgpkZXBsb3ltZW50GAEgASgLMiIud2hldHN0b25lLmluZmVyZW5jZS52MS5EZXBsb3ltZW50IlkKFkxpc3REZXBsb3ltZW50c1JlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISEgoKcHJvamVjdF9pZBgCIAEoCSJSChdMaXN0RGVwbG95bWVudHNSZXNwb25zZRI3CgtkZXBsb3ltZW50cxgBIAMoCzIiLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRGVwbG95bWVudCJhChlMaXN0Sm9iRGVwbG95bWVudHNSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEhcKD3RyYWluaW5nX2pvYl9pZBgCIAEoCSJVChpMaXN0Sm9iRGVwbG95bWVudHNSZXNwb25zZRI3CgtkZXBsb3ltZW50cxgBIAMoCzIiLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRGVwbG95bWVudCLUAQoTR2VuZXJhdGVUZXh0UmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchIQCghtb2RlbF9pZBgCIAEoCRISCgpwcm9qZWN0X2lkGAMgASgJEjIKCG1lc3NhZ2VzGAQgAygLMiAud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0VHVybhI2CghzYW1wbGluZxgFIAEoCzIkLndoZXRzdG9uZS5jb21tb24udjEuU2FtcGxpbmdPcHRpb25zIsgBChRHZW5lcmF0ZVRleHRSZXNwb25zZRIMCgR0ZXh0GAEgASgJEjsKDWZpbmlzaF9yZWFzb24YAiABKA4yJC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkZpbmlzaFJlYXNvbhIUCgxpbmZlcmVuY2VfaWQYAyABKAkSDQoFbW9kZWwYBCABKAkSLAoFdXNhZ2UYBSABKAsyHS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlVzYWdlEhIKCmxhdGVuY3lfbXMYBiABKAEiWgoPUm91dGVyQ2FuZGlkYXRlEhAKCG1vZGVsX2lkGAEgASgJEhkKEWlucHV0X3Blcl9taWxsaW9uGAIgASgBEhoKEm91dHB1dF9wZXJfbWlsbGlvbhgDIAEoASKRAgoNUHJvamVjdFJvdXRlchISCgpwcm9qZWN0X2lkGAEgASgJEhIKCmNhbmRpZGF0ZXMYAiADKAkSFwoPcmVmZXJlbmNlX21vZGVsGAMgASgJEhkKEW1heF9wcm9tcHRfdG9rZW5zGAQgASgFEi4KCnVwZGF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjgKB3JhbmtpbmcYBiADKAsyJy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlJvdXRlckNhbmRpZGF0ZRI6CglyZWZlcmVuY2UYByABKAsyJy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlJvdXRlckNhbmRpZGF0ZSKiAQoXU2V0UHJvamVjdFJvdXRlclJlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISEgoKcHJvamVjdF9pZBgCIAEoCRISCgpjYW5kaWRhdGVzGAMgAygJEhcKD3JlZmVyZW5jZV9tb2RlbBgEIAEoCRIZChFtYXhfcHJvbXB0X3Rva2VucxgFIAEoBSJRChhTZXRQcm9qZWN0Um91dGVyUmVzcG9uc2USNQoGcm91dGVyGAEgASgLMiUud2hldHN0b25lLmluZmVyZW5jZS52MS5Qcm9qZWN0Um91dGVyIloKF0dldFByb2plY3RSb3V0ZXJSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEhIKCnByb2plY3RfaWQYAiABKAkiUQoYR2V0UHJvamVjdFJvdXRlclJlc3BvbnNlEjUKBnJvdXRlchgBIAEoCzIlLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuUHJvamVjdFJvdXRlciJdChpEZWxldGVQcm9qZWN0Um91dGVyUmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchISCgpwcm9qZWN0X2lkGAIgASgJIh0KG0RlbGV0ZVByb2plY3RSb3V0ZXJSZXNwb25zZTKjDAoWSW5mZXJlbmNlUm91dGVyU2VydmljZRJvCg5MaXN0QmFzZU1vZGVscxItLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdEJhc2VNb2RlbHNSZXF1ZXN0Gi4ud2hldHN0b25lLmluZmVyZW5jZS52MS5MaXN0QmFzZU1vZGVsc1Jlc3BvbnNlEmMKCkxpc3RNb2RlbHMSKS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RNb2RlbHNSZXF1ZXN0Gioud2hldHN0b25lLmluZmVyZW5jZS52MS5MaXN0TW9kZWxzUmVzcG9uc2USVAoFSW5mZXISJC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkluZmVyUmVxdWVzdBolLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuSW5mZXJSZXNwb25zZRJsCg1DcmVhdGVQcm9qZWN0Eiwud2hldHN0b25lLmluZmVyZW5jZS52MS5DcmVhdGVQcm9qZWN0UmVxdWVzdBotLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ3JlYXRlUHJvamVjdFJlc3BvbnNlEmkKDExpc3RQcm9qZWN0cxIrLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdFByb2plY3RzUmVxdWVzdBosLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdFByb2plY3RzUmVzcG9uc2USbAoNRGVsZXRlUHJvamVjdBIsLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRGVsZXRlUHJvamVjdFJlcXVlc3QaLS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkRlbGV0ZVByb2plY3RSZXNwb25zZRJ1ChBDcmVhdGVEZXBsb3ltZW50Ei8ud2hldHN0b25lLmluZmVyZW5jZS52MS5DcmVhdGVEZXBsb3ltZW50UmVxdWVzdBowLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ3JlYXRlRGVwbG95bWVudFJlc3BvbnNlEnIKD0xpc3REZXBsb3ltZW50cxIuLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdERlcGxveW1lbnRzUmVxdWVzdBovLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdERlcGxveW1lbnRzUmVzcG9uc2USawoMR2VuZXJhdGVUZXh0Eisud2hldHN0b25lLmluZmVyZW5jZS52MS5HZW5lcmF0ZVRleHRSZXF1ZXN0Giwud2hldHN0b25lLmluZmVyZW5jZS52MS5HZW5lcmF0ZVRleHRSZXNwb25zZTABEnsKEkxpc3RKb2JEZXBsb3ltZW50cxIxLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdEpvYkRlcGxveW1lbnRzUmVxdWVzdBoyLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdEpvYkRlcGxveW1lbnRzUmVzcG9uc2USUwoEQ2hhdBIjLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdFJlcXVlc3QaJC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNoYXRSZXNwb25zZTABEnUKEFNldFByb2plY3RSb3V0ZXISLy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlNldFByb2plY3RSb3V0ZXJSZXF1ZXN0GjAud2hldHN0b25lLmluZmVyZW5jZS52MS5TZXRQcm9qZWN0Um91dGVyUmVzcG9uc2USdQoQR2V0UHJvamVjdFJvdXRlchIvLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuR2V0UHJvamVjdFJvdXRlclJlcXVlc3QaMC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkdldFByb2plY3RSb3V0ZXJSZXNwb25zZRJ+ChNEZWxldGVQcm9qZWN0Um91dGVyEjIud2hldHN0b25lLmluZmVyZW5jZS52MS5EZWxldGVQcm9qZWN0Um91dGVyUmVxdWVzdBozLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRGVsZXRlUHJvamVjdFJvdXRlclJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_whetstone_common_v1_caller, file_whetstone_common_v1_sampling, file_whetstone_inference_v1_events, file_whetstone_inference_v1_kinds, file_whetstone_inference_v1_model_server, file_whetstone_training_v1_training]);
 
 /**
  * CacheControl marks a prompt-cache breakpoint after the block that carries it.
@@ -1362,6 +1362,266 @@ export const GenerateTextResponseSchema: GenMessage<GenerateTextResponse> = /*@_
   messageDesc(file_whetstone_inference_v1_router, 33);
 
 /**
+ * RouterCandidate is one model a router may pick, with the rates it is ranked by.
+ *
+ * @generated from message whetstone.inference.v1.RouterCandidate
+ */
+export type RouterCandidate = Message<"whetstone.inference.v1.RouterCandidate"> & {
+  /**
+   * Catalog model id: an upstream model, a base model or a complete training job UUID.
+   *
+   * @generated from field: string model_id = 1;
+   */
+  modelId: string;
+
+  /**
+   * Input rate in credits per million tokens.
+   *
+   * @generated from field: double input_per_million = 2;
+   */
+  inputPerMillion: number;
+
+  /**
+   * Output rate in credits per million tokens.
+   *
+   * @generated from field: double output_per_million = 3;
+   */
+  outputPerMillion: number;
+};
+
+/**
+ * Describes the message whetstone.inference.v1.RouterCandidate.
+ * Use `create(RouterCandidateSchema)` to create a new message.
+ */
+export const RouterCandidateSchema: GenMessage<RouterCandidate> = /*@__PURE__*/
+  messageDesc(file_whetstone_inference_v1_router, 34);
+
+/**
+ * ProjectRouter is a project's routing configuration: candidates, a reference model and rules.
+ *
+ * @generated from message whetstone.inference.v1.ProjectRouter
+ */
+export type ProjectRouter = Message<"whetstone.inference.v1.ProjectRouter"> & {
+  /**
+   * UUID of the project.
+   *
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * Candidate model ids in the order they were given.
+   *
+   * @generated from field: repeated string candidates = 2;
+   */
+  candidates: string[];
+
+  /**
+   * The model that answers when no candidate may, and the one savings are measured against.
+   *
+   * @generated from field: string reference_model = 3;
+   */
+  referenceModel: string;
+
+  /**
+   * Longest prompt, in estimated tokens (4 characters each), that a candidate may take; 0 means no limit.
+   *
+   * @generated from field: int32 max_prompt_tokens = 4;
+   */
+  maxPromptTokens: number;
+
+  /**
+   * When the router was last set.
+   *
+   * @generated from field: google.protobuf.Timestamp updated_at = 5;
+   */
+  updatedAt?: Timestamp | undefined;
+
+  /**
+   * Candidates cheapest first (input plus output rate, ties in the given order): the order the policy tries them in.
+   *
+   * @generated from field: repeated whetstone.inference.v1.RouterCandidate ranking = 6;
+   */
+  ranking: RouterCandidate[];
+
+  /**
+   * The reference model with its rates.
+   *
+   * @generated from field: whetstone.inference.v1.RouterCandidate reference = 7;
+   */
+  reference?: RouterCandidate | undefined;
+};
+
+/**
+ * Describes the message whetstone.inference.v1.ProjectRouter.
+ * Use `create(ProjectRouterSchema)` to create a new message.
+ */
+export const ProjectRouterSchema: GenMessage<ProjectRouter> = /*@__PURE__*/
+  messageDesc(file_whetstone_inference_v1_router, 35);
+
+/**
+ * SetProjectRouterRequest sets a project's router.
+ *
+ * @generated from message whetstone.inference.v1.SetProjectRouterRequest
+ */
+export type SetProjectRouterRequest = Message<"whetstone.inference.v1.SetProjectRouterRequest"> & {
+  /**
+   * Whose project; another team's project is NotFound.
+   *
+   * @generated from field: whetstone.common.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * UUID of the project.
+   *
+   * @generated from field: string project_id = 2;
+   */
+  projectId: string;
+
+  /**
+   * 1 to 10 distinct model ids, none equal to the reference.
+   *
+   * @generated from field: repeated string candidates = 3;
+   */
+  candidates: string[];
+
+  /**
+   * The fallback and savings baseline.
+   *
+   * @generated from field: string reference_model = 4;
+   */
+  referenceModel: string;
+
+  /**
+   * Longest prompt a candidate may take, in estimated tokens; 0 means no limit.
+   *
+   * @generated from field: int32 max_prompt_tokens = 5;
+   */
+  maxPromptTokens: number;
+};
+
+/**
+ * Describes the message whetstone.inference.v1.SetProjectRouterRequest.
+ * Use `create(SetProjectRouterRequestSchema)` to create a new message.
+ */
+export const SetProjectRouterRequestSchema: GenMessage<SetProjectRouterRequest> = /*@__PURE__*/
+  messageDesc(file_whetstone_inference_v1_router, 36);
+
+/**
+ * SetProjectRouterResponse returns the stored router.
+ *
+ * @generated from message whetstone.inference.v1.SetProjectRouterResponse
+ */
+export type SetProjectRouterResponse = Message<"whetstone.inference.v1.SetProjectRouterResponse"> & {
+  /**
+   * The router as stored, with its ranking.
+   *
+   * @generated from field: whetstone.inference.v1.ProjectRouter router = 1;
+   */
+  router?: ProjectRouter | undefined;
+};
+
+/**
+ * Describes the message whetstone.inference.v1.SetProjectRouterResponse.
+ * Use `create(SetProjectRouterResponseSchema)` to create a new message.
+ */
+export const SetProjectRouterResponseSchema: GenMessage<SetProjectRouterResponse> = /*@__PURE__*/
+  messageDesc(file_whetstone_inference_v1_router, 37);
+
+/**
+ * GetProjectRouterRequest names the project.
+ *
+ * @generated from message whetstone.inference.v1.GetProjectRouterRequest
+ */
+export type GetProjectRouterRequest = Message<"whetstone.inference.v1.GetProjectRouterRequest"> & {
+  /**
+   * Whose project.
+   *
+   * @generated from field: whetstone.common.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * UUID of the project.
+   *
+   * @generated from field: string project_id = 2;
+   */
+  projectId: string;
+};
+
+/**
+ * Describes the message whetstone.inference.v1.GetProjectRouterRequest.
+ * Use `create(GetProjectRouterRequestSchema)` to create a new message.
+ */
+export const GetProjectRouterRequestSchema: GenMessage<GetProjectRouterRequest> = /*@__PURE__*/
+  messageDesc(file_whetstone_inference_v1_router, 38);
+
+/**
+ * GetProjectRouterResponse returns the router.
+ *
+ * @generated from message whetstone.inference.v1.GetProjectRouterResponse
+ */
+export type GetProjectRouterResponse = Message<"whetstone.inference.v1.GetProjectRouterResponse"> & {
+  /**
+   * The router, with its ranking.
+   *
+   * @generated from field: whetstone.inference.v1.ProjectRouter router = 1;
+   */
+  router?: ProjectRouter | undefined;
+};
+
+/**
+ * Describes the message whetstone.inference.v1.GetProjectRouterResponse.
+ * Use `create(GetProjectRouterResponseSchema)` to create a new message.
+ */
+export const GetProjectRouterResponseSchema: GenMessage<GetProjectRouterResponse> = /*@__PURE__*/
+  messageDesc(file_whetstone_inference_v1_router, 39);
+
+/**
+ * DeleteProjectRouterRequest names the project.
+ *
+ * @generated from message whetstone.inference.v1.DeleteProjectRouterRequest
+ */
+export type DeleteProjectRouterRequest = Message<"whetstone.inference.v1.DeleteProjectRouterRequest"> & {
+  /**
+   * Whose project.
+   *
+   * @generated from field: whetstone.common.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * UUID of the project.
+   *
+   * @generated from field: string project_id = 2;
+   */
+  projectId: string;
+};
+
+/**
+ * Describes the message whetstone.inference.v1.DeleteProjectRouterRequest.
+ * Use `create(DeleteProjectRouterRequestSchema)` to create a new message.
+ */
+export const DeleteProjectRouterRequestSchema: GenMessage<DeleteProjectRouterRequest> = /*@__PURE__*/
+  messageDesc(file_whetstone_inference_v1_router, 40);
+
+/**
+ * DeleteProjectRouterResponse has no fields: success is the answer, also when the project was not a router.
+ *
+ * @generated from message whetstone.inference.v1.DeleteProjectRouterResponse
+ */
+export type DeleteProjectRouterResponse = Message<"whetstone.inference.v1.DeleteProjectRouterResponse"> & {
+};
+
+/**
+ * Describes the message whetstone.inference.v1.DeleteProjectRouterResponse.
+ * Use `create(DeleteProjectRouterResponseSchema)` to create a new message.
+ */
+export const DeleteProjectRouterResponseSchema: GenMessage<DeleteProjectRouterResponse> = /*@__PURE__*/
+  messageDesc(file_whetstone_inference_v1_router, 41);
+
+/**
  * InferenceRouterService owns the catalog, projects and deployments, and routes inference to model-servers.
  * Every call carries the caller's team; another team's objects are NotFound.
  *
@@ -1484,6 +1744,38 @@ export const InferenceRouterService: GenService<{
     methodKind: "server_streaming";
     input: typeof ChatRequestSchema;
     output: typeof ChatResponseSchema;
+  },
+  /**
+   * SetProjectRouter makes a project a router (or replaces its router): Chat calls naming the project go to the
+   * cheapest candidate its rules allow, else to the reference model. NotFound for an unknown project or model,
+   * InvalidArgument naming the field for a bad list.
+   *
+   * @generated from rpc whetstone.inference.v1.InferenceRouterService.SetProjectRouter
+   */
+  setProjectRouter: {
+    methodKind: "unary";
+    input: typeof SetProjectRouterRequestSchema;
+    output: typeof SetProjectRouterResponseSchema;
+  },
+  /**
+   * GetProjectRouter returns a project's router; NotFound ROUTER_NOT_SET when the project is not a router.
+   *
+   * @generated from rpc whetstone.inference.v1.InferenceRouterService.GetProjectRouter
+   */
+  getProjectRouter: {
+    methodKind: "unary";
+    input: typeof GetProjectRouterRequestSchema;
+    output: typeof GetProjectRouterResponseSchema;
+  },
+  /**
+   * DeleteProjectRouter turns routing off; the project's active deployment serves its calls again.
+   *
+   * @generated from rpc whetstone.inference.v1.InferenceRouterService.DeleteProjectRouter
+   */
+  deleteProjectRouter: {
+    methodKind: "unary";
+    input: typeof DeleteProjectRouterRequestSchema;
+    output: typeof DeleteProjectRouterResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_whetstone_inference_v1_router, 0);

@@ -6,7 +6,8 @@ import { meta } from './extraction.routes';
 import { respondGenerate } from './generate';
 import { CreateDeploymentBody, CreateProjectBody, ProjectInferenceBody } from './schemas';
 
-const pathId = (value: unknown, name: string): string => {
+/** A path id, or 400 naming the parameter. */
+export const pathId = (value: unknown, name: string): string => {
   if (typeof value !== 'string' || !value || value.length > 100)
     throw new AppError('Malformed', Reasons.MALFORMED_PARAMETER, `Invalid path parameter: ${name}`);
   return value;

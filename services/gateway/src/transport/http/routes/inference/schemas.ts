@@ -139,6 +139,27 @@ export const ProjectInferenceBody = z
 export const CreateProjectBody = z
   .object({ name: z.string().trim().min(1, 'is required').max(100) })
   .openapi('CreateProjectRequest');
+const ModelId = z.string().trim().min(1, 'is required').max(200);
+export const ProjectRouterBody = z
+  .object({
+    candidates: z
+      .array(ModelId)
+      .min(1, 'must hold at least 1 model id')
+      .max(10, 'must hold at most 10 model ids')
+      .refine((ids) => new Set(ids).size === ids.length, 'each model id may appear once'),
+    reference_model: ModelId,
+    rules: z
+      .object({ max_prompt_tokens: z.number().int().min(1).max(10_000_000).optional() })
+      .optional()
+      .openapi({
+        description: 'max_prompt_tokens: longest prompt (estimated at 4 characters per token) a candidate may take',
+      }),
+  })
+  .refine((b) => !b.candidates.includes(b.reference_model), {
+    message: 'the reference model is the fallback; it cannot also be a candidate',
+    path: ['candidates'],
+  })
+  .openapi('ProjectRouterRequest');
 export const CreateDeploymentBody = z
   .object({ training_job_id: z.string().trim().min(1, 'is required').max(100) })
   .openapi('CreateDeploymentRequest');
