@@ -22,7 +22,11 @@ module.exports = {
       // Real training, real processes and real databases on a shared 2-core machine: generous, never a speed test.
       testTimeout: 60_000,
       transform: { '^.+\\.(t|j)sx?$': swc },
-      transformIgnorePatterns: ['/node_modules/(?!\\.pnpm)'],
+      // The Vercel AI SDK the journeys drive ships ES modules only, so they are compiled like our own code there.
+      transformIgnorePatterns:
+        root === 'test/e2e'
+          ? ['/node_modules/(?!\\.pnpm|ai/|@ai-sdk/|@workflow/|zod/)']
+          : ['/node_modules/(?!\\.pnpm)'],
       testMatch: ['<rootDir>/**/*.test.ts'],
       testPathIgnorePatterns: ['/node_modules/', '/dist/'],
     })),

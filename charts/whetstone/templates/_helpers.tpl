@@ -60,6 +60,23 @@ app.kubernetes.io/instance: {{ .root.Release.Name }}
   value: {{ printf "%s:%v" (include "whetstone.name" (dict "root" $root "name" $peer)) $p.port | quote }}
 {{- end }}
 {{- end }}
+{{- /* The router's upstream providers; its migration Job needs neither them nor their keys. */}}
+{{- if and (eq .name "inference-router") (not .migration) }}
+{{- $up := $root.Values.upstreams | default dict }}
+- name: CATALOG_UPSTREAMS
+  value: {{ $up.providers | default list | toJson | quote }}
+- name: UPSTREAM_ALLOW_PRIVATE_HOSTS
+  value: {{ $up.allowPrivateHosts | default list | join "," | quote }}
+{{- range $p := $up.providers | default list }}
+{{- with $p.api_key_env }}
+- name: {{ . }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ $up.secret }}
+      key: {{ . }}
+{{- end }}
+{{- end }}
+{{- end }}
 {{- range $k, $v := .svc.env }}
 - name: {{ $k }}
   value: {{ $v | quote }}

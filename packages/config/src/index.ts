@@ -38,3 +38,5 @@ export const env = {
   /** A `host:port` address of another service. */
   addr: () => z.string().regex(/^[\w.-]+:\d+$/, 'must be host:port'),
 };
+
+export { isNonPublicAddress } from './network';

@@ -65,6 +65,23 @@ describe('toHttpError', () => {
     expect(anthropic.body).toEqual({ type: 'error', error: { type: 'overloaded_error', message: 'Model is loading' } });
   });
 
+  it('when an upstream is saturated, then messages get 529 overloaded_error and the other surfaces 503', () => {
+    const err = new AppError('Unavailable', Reasons.UPSTREAM_OVERLOADED, 'Upstream is overloaded', {
+      retryAfterSeconds: 2,
+    });
+    const anthropic = toHttpError(err, 'anthropic');
+    expect(anthropic.status).toBe(529);
+    expect(anthropic.headers['retry-after']).toBe('2');
+    expect(anthropic.body).toEqual({
+      type: 'error',
+      error: { type: 'overloaded_error', message: 'Upstream is overloaded' },
+    });
+    const openai = toHttpError(err, 'openai');
+    expect(openai.status).toBe(503);
+    expect(openai.body).toMatchObject({ error: { code: 'upstream_overloaded', type: 'server_error' } });
+    expect(toHttpError(err, 'generic').status).toBe(503);
+  });
+
   it('when a model is restricted, then it is 451', () => {
     expect(
       toHttpError(new AppError('PermissionDenied', Reasons.MODEL_RESTRICTED, 'restricted'), 'generic').status,

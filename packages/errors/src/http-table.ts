@@ -12,6 +12,8 @@ export interface HttpErrorResponse {
 
 interface Row {
   status: number;
+  /** The status on the messages surface when it differs (529: upstream saturated exists only there). */
+  anthropicStatus?: number;
   /** OpenAI `error.type`. */
   openai: string;
   /** Anthropic `error.type`. */
@@ -40,7 +42,12 @@ const BY_KIND: Record<ErrorKind, Row> = {
 /** Reasons whose status differs from their kind's. */
 const BY_REASON: Record<string, Partial<Row>> = {
   [Reasons.MODEL_RESTRICTED]: { status: 451, openai: 'permission_error', anthropic: 'permission_error' },
-  [Reasons.UPSTREAM_OVERLOADED]: { status: 529, openai: 'server_error', anthropic: 'overloaded_error' },
+  [Reasons.UPSTREAM_OVERLOADED]: {
+    status: 503,
+    anthropicStatus: 529,
+    openai: 'server_error',
+    anthropic: 'overloaded_error',
+  },
   [Reasons.CREDIT_CEILING_REACHED]: { status: 403, openai: 'insufficient_quota', anthropic: 'billing_error' },
   [Reasons.CARD_REQUIRED]: { status: 403, openai: 'insufficient_quota', anthropic: 'billing_error' },
 };
@@ -55,8 +62,9 @@ export function publicCode(err: AppError): string {
   return err.metadata.code ?? err.reason.toLowerCase();
 }
 
-export function statusOf(err: AppError): number {
-  return BY_REASON[err.reason]?.status ?? BY_KIND[err.kind].status;
+export function statusOf(err: AppError, surface: Surface = 'generic'): number {
+  const row = { ...BY_KIND[err.kind], ...BY_REASON[err.reason] };
+  return surface === 'anthropic' ? (row.anthropicStatus ?? row.status) : row.status;
 }
 
 /**
@@ -68,7 +76,7 @@ export function toHttpError(thrown: unknown, surface: Surface): HttpErrorRespons
   if (!err) return internal(surface);
 
   const row = { ...BY_KIND[err.kind], ...BY_REASON[err.reason] };
-  const status = row.status;
+  const status = statusOf(err, surface);
   const code = publicCode(err);
   const headers: Record<string, string> = {};
 

@@ -122,3 +122,4 @@ export async function createMigratedDatabase<C extends { $disconnect(): Promise<
     },
   };
 }
+export * from './fake-upstreams';

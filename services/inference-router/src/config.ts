@@ -1,5 +1,6 @@
-import { env, loadConfig, z } from '@whetstone/config';
+import { ConfigError, env, loadConfig, z } from '@whetstone/config';
 import { eventsEnv } from '@whetstone/events';
+import { type UpstreamProviderConfig, upstreamProvidersOf } from './upstream-config';
 
 const schema = z.object({
   ...eventsEnv,
@@ -13,8 +14,15 @@ const schema = z.object({
   /** One or more model-servers, comma-separated; MODEL_SERVER_ADDR is the single-server form. */
   MODEL_SERVER_ADDRS: z.string().optional(),
   MODEL_SERVER_ADDR: env.addr().default('127.0.0.1:50055'),
-  /** Operator upstreams: a JSON list of {id, provider: openai|anthropic, base_url, model?, api_key_env?, price?}. */
+  /** Operator upstream providers and their models, a JSON list (see upstream-config.ts and the README). */
   CATALOG_UPSTREAMS: z.string().default('[]'),
+  /**
+   * Upstream hosts (names or IP literals, comma-separated; `*` for any) allowed to be, or resolve to, loopback,
+   * private or link-local addresses. Empty: only public addresses are reached.
+   */
+  UPSTREAM_ALLOW_PRIVATE_HOSTS: z.string().default(''),
+  /** An upstream that sends nothing for this long (before or during its reply) fails the call with 503. */
+  UPSTREAM_IDLE_TIMEOUT_MS: z.coerce.number().int().positive().default(120_000),
   /** Models restricted per account (451): comma-separated `team_id:model_id` or `*:model_id`. */
   RESTRICTED_MODELS: z.string().default(''),
   /** How long a team's "spendable" answer is reused (0 asks key-billing on every call). */
@@ -33,7 +41,13 @@ const schema = z.object({
   DEPLOY_WARM_TIMEOUT_SECONDS: z.coerce.number().int().positive().default(60),
 });
 
-export type RouterConfig = z.infer<typeof schema> & { modelServers: string[] };
+export type RouterConfig = z.infer<typeof schema> & {
+  modelServers: string[];
+  /** CATALOG_UPSTREAMS parsed, each provider's API key read from the variable it names. */
+  upstreams: UpstreamProviderConfig[];
+  /** UPSTREAM_ALLOW_PRIVATE_HOSTS as a list. */
+  allowPrivateHosts: string[];
+};
 
 export function loadRouterConfig(source: NodeJS.ProcessEnv = process.env): RouterConfig {
   const config = loadConfig(schema, source);
@@ -41,5 +55,10 @@ export function loadRouterConfig(source: NodeJS.ProcessEnv = process.env): Route
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
-  return { ...config, modelServers };
+  const allowPrivateHosts = config.UPSTREAM_ALLOW_PRIVATE_HOSTS.split(',')
+    .map((s) => s.trim().toLowerCase())
+    .filter(Boolean);
+  const parsed = upstreamProvidersOf(config.CATALOG_UPSTREAMS, (name) => source[name], allowPrivateHosts);
+  if (parsed.problems.length) throw new ConfigError(parsed.problems);
+  return { ...config, modelServers, upstreams: parsed.providers, allowPrivateHosts };
 }

@@ -10,6 +10,7 @@ import {
   createServiceMetrics,
   drainOnSignals,
   initTelemetry,
+  type Logger,
   runMain,
   startMetricsServer,
 } from '@whetstone/telemetry';
@@ -21,11 +22,27 @@ import { OutboxMetering } from './adapters/outbox-metering';
 import { createPrismaClient } from './adapters/prisma-client';
 import { prismaProjectStore } from './adapters/prisma-store';
 import { prismaTrainedModels } from './adapters/prisma-trained-models';
+import { httpUpstreams } from './adapters/upstream';
 import { withOrchestratorFallback } from './adapters/training.client';
 import { buildApp } from './app';
-import { loadRouterConfig } from './config';
-import { BUILTIN_MODELS, Catalog, Restrictions, upstreamEntry, type UpstreamSpec } from './domain/catalog';
+import { loadRouterConfig, type RouterConfig } from './config';
+import { BUILTIN_MODELS, Catalog, Restrictions, upstreamEntry } from './domain/catalog';
 import { startTrainingConsumer } from './transport/events/training.consumer';
+
+/** The catalog (built-ins, then the operator's upstream models) and the adapter that calls their providers. */
+function providers(config: RouterConfig, logger: Logger) {
+  return {
+    catalog: new Catalog([
+      ...BUILTIN_MODELS,
+      ...config.upstreams.flatMap((p) => p.models.map((m) => upstreamEntry(p, m))),
+    ]),
+    upstreams: httpUpstreams(config.upstreams, {
+      allowPrivateHosts: config.allowPrivateHosts,
+      idleTimeoutMs: config.UPSTREAM_IDLE_TIMEOUT_MS,
+      logger,
+    }),
+  };
+}
 
 async function main(): Promise<void> {
   const telemetry = initTelemetry({ service: 'inference-router' });
@@ -55,13 +72,12 @@ async function main(): Promise<void> {
       metrics: { registry: metrics.registry, prefix: 'inference_router_metering' },
     }),
   );
-  const upstreams = JSON.parse(config.CATALOG_UPSTREAMS) as UpstreamSpec[];
   const keyBilling = createRpcClient(KeyBillingService, { ...rpc, addr: config.KEY_BILLING_ADDR });
   const orchestrator = createRpcClient(TrainingService, { ...rpc, addr: config.TRAINING_ORCHESTRATOR_ADDR });
   const readModel = withOrchestratorFallback(prismaTrainedModels(prisma), orchestrator, logger);
 
   const app = buildApp({
-    catalog: new Catalog([...BUILTIN_MODELS, ...upstreams.map(upstreamEntry)]),
+    ...providers(config, logger),
     restrictions: new Restrictions(config.RESTRICTED_MODELS),
     trained: cachedTrainedModels(readModel, config.TRAINED_MODEL_CACHE_MS),
     billing: cachedBilling(billingOverRpc(keyBilling), config.SPENDABLE_CACHE_MS),

@@ -1,7 +1,8 @@
 import { timestampDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import type { Client } from '@connectrpc/connect';
 import { FinishReason, type InferenceRouterService } from '@whetstone/proto/inference/v1';
-import type { BaseModelView, GeneratePiece, Inference, Principal } from '../application/ports';
+import type { BaseModelView, ChatPiece, GeneratePiece, Inference, Principal } from '../application/ports';
+import { chatPieceOf, chatRequestToPb } from './chat.mapper';
 import {
   baseModelView,
   chatRoleToPb,
@@ -36,6 +37,10 @@ async function* generatePieces(stream: ReturnType<Router['generateText']>): Asyn
   }
 }
 
+async function* chatPieces(stream: ReturnType<Router['chat']>): AsyncGenerator<ChatPiece> {
+  for await (const piece of stream) yield chatPieceOf(piece);
+}
+
 /** The inference-router's catalog, extraction and generation over gRPC, in the gateway's plain shapes. */
 function servingOverRpc(client: Router) {
   return {
@@ -64,6 +69,10 @@ function servingOverRpc(client: Router) {
         { signal, timeoutMs: 120_000 },
       );
       return generatePieces(stream);
+    },
+    chat(principal, input, signal) {
+      // No deadline of the gateway's own: a long reply streams as long as the client listens.
+      return chatPieces(client.chat(chatRequestToPb(principal, input), { signal }));
     },
     async infer(principal, r) {
       const res = await client.infer({

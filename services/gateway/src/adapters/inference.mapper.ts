@@ -107,7 +107,10 @@ export function baseModelView(m: BaseModel): BaseModelView {
       per_request_credits: microToCredits(m.price?.perRequestMicroCredits ?? 0n),
       per_1k_input_tokens_credits: microToCredits(m.price?.per1kInputTokensMicroCredits ?? 0n),
       per_1k_output_tokens_credits: microToCredits(m.price?.per1kOutputTokensMicroCredits ?? 0n),
+      per_1k_cache_read_tokens_credits: microToCredits(m.price?.per1kCacheReadTokensMicroCredits ?? 0n),
+      per_1k_cache_write_tokens_credits: microToCredits(m.price?.per1kCacheWriteTokensMicroCredits ?? 0n),
     },
+    min_cacheable_tokens: m.minCacheableTokens,
   };
 }
 

@@ -1,3 +1,7 @@
+import type { ChatInput, ChatPiece } from './chat-ports';
+
+export type * from './chat-ports';
+
 /**
  * What the gateway needs from key-billing, in plain shapes. The gateway holds
  * no business rules: every decision here is key-billing's, reached over gRPC.
@@ -80,7 +84,16 @@ export interface BaseModelView {
     nr_epochs: { min: number; max: number };
     learning_rate: { min: number; max: number };
   } | null;
-  pricing: { per_request_credits: number; per_1k_input_tokens_credits: number; per_1k_output_tokens_credits: number };
+  pricing: {
+    per_request_credits: number;
+    per_1k_input_tokens_credits: number;
+    per_1k_output_tokens_credits: number;
+    /** Input served from / written to a prompt cache; 0 when the model has no cache. */
+    per_1k_cache_read_tokens_credits: number;
+    per_1k_cache_write_tokens_credits: number;
+  };
+  /** Shortest prefix (in the provider's tokens) an upstream model caches; 0 for built-in models. */
+  min_cacheable_tokens: number;
 }
 
 /** Which public surface asked for an inference; recorded with it. */
@@ -152,6 +165,8 @@ export type GeneratePiece =
 /** What the gateway needs from the inference-router. */
 export interface Inference {
   generate(principal: Principal, input: GenerateInput, signal: AbortSignal): AsyncIterable<GeneratePiece>;
+  /** The compatible surfaces' one core; aborting `signal` cancels the call and the upstream request. */
+  chat(principal: Principal, input: ChatInput, signal: AbortSignal): AsyncIterable<ChatPiece>;
   ready(): Promise<boolean>;
   listBaseModels(principal: Principal): Promise<BaseModelView[]>;
   listModels(principal: Principal): Promise<{ id: string; object: 'model'; created: number; owned_by: string }[]>;

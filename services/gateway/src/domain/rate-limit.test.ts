@@ -13,6 +13,18 @@ describe('rate-limit policy', () => {
     ]);
   });
 
+  it('when any of the four compatible surfaces is called, then they count against one shared per-team chat limit', () => {
+    const caller = { ip: '1.2.3.4', teamId: 't', keyId: 'k', userId: 'u' };
+    const paths = ['/v1/chat/completions', '/v1/completions', '/v1/responses', '/v1/messages'];
+    const checks = paths.map((p) => requestChecks(DEFAULT_RATE_LIMITS, 'POST', p, caller));
+    for (const [check] of checks)
+      expect(check).toEqual({
+        rule: { id: 'chat', limit: 5_000, windowSeconds: 60, code: 'chat_rate_limit' },
+        scope: 'team',
+        subject: 't',
+      });
+  });
+
   it('when the caller is anonymous, then an endpoint limit falls back to the IP', () => {
     const [check] = requestChecks(DEFAULT_RATE_LIMITS, 'POST', '/gliner-2/extract_entities', { ip: '1.2.3.4' });
     expect(check).toMatchObject({ scope: 'ip', subject: '1.2.3.4', rule: { limit: 15_000 } });

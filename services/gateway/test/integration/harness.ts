@@ -33,6 +33,8 @@ export interface GatewayOptions {
   /** Subscribe this replica to keys.v1 on the given event log, as main.ts does. */
   events?: EventTransport;
   blobHandler?: GatewayDeps['blobHandler'];
+  /** A stand-in inference-router (e.g. a scripted fake of the port). */
+  inference?: GatewayDeps['inference'];
 }
 
 /** A real gateway on port 0, talking gRPC to a real key-billing. */
@@ -71,6 +73,7 @@ export async function startGateway(keyBilling: KeyBillingHarness, options: Gatew
     ...(options.extraRoutes ? { extraRoutes: options.extraRoutes } : {}),
     ...(options.now ? { now: options.now } : {}),
     ...(options.blobHandler ? { blobHandler: options.blobHandler } : {}),
+    ...(options.inference ? { inference: options.inference } : {}),
   });
   const server = http.createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -10,7 +10,7 @@ import {
 } from '@whetstone/proto/inference/v1';
 import type { InferenceRecord } from '../application/ports';
 import type { InferenceTask } from '../domain/model';
-import { inferenceTaskToPb } from './proto-kinds';
+import { chatSurfaceToPb, inferenceTaskToPb } from './proto-kinds';
 
 export const USAGE_TOPIC = Topics.billingUsage;
 export const INFERENCES_TOPIC = Topics.inferences;
@@ -19,7 +19,8 @@ export const INFERENCES_TOPIC = Topics.inferences;
 const GLINER_TASKS: ReadonlySet<InferenceTask> = new Set(['ner', 'classification', 'json', 'relations', 'schema']);
 
 /** The public surface a call came through, from what the router knows of it: its project and its task label. */
-export function surfaceOf(r: Pick<InferenceRecord, 'projectId' | 'task'>): InferenceSurface {
+export function surfaceOf(r: Pick<InferenceRecord, 'projectId' | 'task' | 'surface'>): InferenceSurface {
+  if (r.surface) return chatSurfaceToPb(r.surface);
   if (r.projectId) return InferenceSurface.PROJECT;
   if (r.task === 'systemone') return InferenceSurface.SYSTEMONE;
   if (GLINER_TASKS.has(r.task)) return InferenceSurface.GLINER2;
@@ -73,7 +74,11 @@ function inferenceRow(r: InferenceRecord): OutboxRow {
       inputTokens: BigInt(r.inputTokens),
       outputTokens: BigInt(r.outputTokens),
       costMicroCredits: r.costMicroCredits,
-      status: InferenceStatus.SUCCEEDED,
+      cacheReadTokens: BigInt(r.cacheReadTokens ?? 0),
+      cacheWriteTokens: BigInt(r.cacheWriteTokens ?? 0),
+      reasoningTokens: BigInt(r.reasoningTokens ?? 0),
+      status: r.errorCode ? InferenceStatus.FAILED : InferenceStatus.SUCCEEDED,
+      errorCode: r.errorCode ?? '',
       startedAt: timestampFromDate(r.startedAt),
       completedAt: timestampFromDate(r.completedAt),
     }),
@@ -81,7 +86,11 @@ function inferenceRow(r: InferenceRecord): OutboxRow {
   );
 }
 
-/** The two events every metered inference writes to the outbox, in one INSERT with the rest of its batch. */
+/**
+ * The events a metered inference writes to the outbox, in one INSERT with the
+ * rest of its batch: always UsageRecorded, and InferenceCompleted unless the
+ * call asked not to be stored (a chat call without `store: true`).
+ */
 export function meteringRows(r: InferenceRecord): OutboxRow[] {
-  return [usageRow(r), inferenceRow(r)];
+  return r.stored === false ? [usageRow(r)] : [usageRow(r), inferenceRow(r)];
 }

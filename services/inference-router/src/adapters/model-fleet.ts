@@ -2,7 +2,7 @@ import type { Client } from '@connectrpc/connect';
 import { AppError, Reasons, errors } from '@whetstone/errors';
 import { fnv1a } from '@whetstone/ml';
 import { FinishReason as PbFinishReason, ModelServerService, ModelState } from '@whetstone/proto/inference/v1';
-import type { ExtractOptions, GenerateStream, ModelFleet } from '../application/ports';
+import type { CacheBreakpoint, ExtractOptions, GenerateStream, ModelFleet } from '../application/ports';
 import type { ChatTurn, GenerateOptions, ModelRef } from '../domain/model';
 import { chatRoleToPb, finishReasonOf } from './proto-kinds';
 
@@ -91,15 +91,27 @@ export class GrpcModelFleet implements ModelFleet {
     this.mark(ref.modelId, member.addr, true);
   }
 
-  generate(ref: ModelRef, messages: ChatTurn[], options: GenerateOptions): GenerateStream {
+  generate(
+    ref: ModelRef,
+    messages: ChatTurn[],
+    options: GenerateOptions,
+    breakpoints: CacheBreakpoint[] = [],
+  ): GenerateStream {
     const member = ref.key ? this.owner(ref.modelId) : this.members[this.next++ % this.members.length]!;
-    let end: ReturnType<GenerateStream['done']> = { finishReason: 'length', inputTokens: 0, outputTokens: 0 };
+    let end: ReturnType<GenerateStream['done']> = {
+      finishReason: 'length',
+      inputTokens: 0,
+      outputTokens: 0,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+    };
     const { signal, ...sampling } = options;
     const stream = member.client.generate(
       {
         model: ref,
         messages: messages.map((m) => ({ role: chatRoleToPb(m.role), content: m.content })),
         sampling: { ...sampling, seed: BigInt(sampling.seed) },
+        cacheBreakpoints: breakpoints,
       },
       { timeoutMs: 120_000, ...(signal ? { signal } : {}) },
     );
@@ -111,6 +123,8 @@ export class GrpcModelFleet implements ModelFleet {
               finishReason: finishReasonOf(piece.finishReason),
               inputTokens: Number(piece.inputTokens),
               outputTokens: Number(piece.outputTokens),
+              cacheReadTokens: Number(piece.cacheReadTokens),
+              cacheWriteTokens: Number(piece.cacheWriteTokens),
             };
           if (piece.text) yield piece.text;
         }

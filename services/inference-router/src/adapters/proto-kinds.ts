@@ -2,6 +2,7 @@ import {
   ChatRole as PbChatRole,
   DeploymentStatus as PbDeploymentStatus,
   FinishReason as PbFinishReason,
+  InferenceSurface as PbInferenceSurface,
   InferenceTask as PbInferenceTask,
   ModelProvider as PbModelProvider,
   ModelTask as PbModelTask,
@@ -9,6 +10,7 @@ import {
 import { JobStatus, TrainingType as PbTrainingType } from '@whetstone/proto/training/v1';
 import type { CatalogEntry } from '../domain/catalog';
 import type { DeploymentStatus } from '../domain/deployment';
+import type { ChatFinishReason, ChatMessageRole, ChatSurface } from '../domain/chat';
 import type { ChatRole, FinishReason, InferenceTask } from '../domain/model';
 
 /** The router's words ⇄ the inference contract's enums, in one place for the RPC mappers and the event encoders. */
@@ -55,12 +57,30 @@ const ROLE: Record<ChatRole, PbChatRole> = {
   assistant: PbChatRole.ASSISTANT,
 };
 export const chatRoleToPb = (r: ChatRole): PbChatRole => ROLE[r];
+/** A Chat turn's role, tool turns included; UNSPECIFIED is read as a user turn. */
+export const chatMessageRoleOf = (r: PbChatRole): ChatMessageRole => (r === PbChatRole.TOOL ? 'tool' : chatRoleOf(r));
+
+const SURFACE: Record<ChatSurface, PbInferenceSurface> = {
+  chat_completions: PbInferenceSurface.CHAT_COMPLETIONS,
+  messages: PbInferenceSurface.MESSAGES,
+  completions: PbInferenceSurface.COMPLETIONS,
+  responses: PbInferenceSurface.RESPONSES,
+};
+const SURFACE_OF = new Map(Object.entries(SURFACE).map(([k, v]) => [v, k as ChatSurface]));
+export const chatSurfaceToPb = (s: ChatSurface): PbInferenceSurface => SURFACE[s];
+/** The surface of a Chat call; anything else (unspecified, native) is recorded as chat completions. */
+export const chatSurfaceOf = (s: PbInferenceSurface): ChatSurface => SURFACE_OF.get(s) ?? 'chat_completions';
 /** UNSPECIFIED is read as a user turn. */
 export const chatRoleOf = (r: PbChatRole): ChatRole =>
   r === PbChatRole.SYSTEM ? 'system' : r === PbChatRole.ASSISTANT ? 'assistant' : 'user';
 
-export const finishReasonToPb = (r: FinishReason): PbFinishReason =>
-  r === 'stop' ? PbFinishReason.STOP : PbFinishReason.LENGTH;
+const FINISH_REASON: Record<ChatFinishReason, PbFinishReason> = {
+  stop: PbFinishReason.STOP,
+  length: PbFinishReason.LENGTH,
+  tool_calls: PbFinishReason.TOOL_CALLS,
+  content_filter: PbFinishReason.CONTENT_FILTER,
+};
+export const finishReasonToPb = (r: FinishReason | ChatFinishReason): PbFinishReason => FINISH_REASON[r];
 /** A stream that ended without saying why ran out of tokens. */
 export const finishReasonOf = (r: PbFinishReason): FinishReason => (r === PbFinishReason.STOP ? 'stop' : 'length');
 

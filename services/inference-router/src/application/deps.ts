@@ -1,6 +1,6 @@
 import type { Logger } from '@whetstone/telemetry';
 import type { Catalog, Restrictions } from '../domain/catalog';
-import type { Billing, Ids, Metering, ModelFleet, ProjectStore, TrainedModels } from './ports';
+import type { Billing, Ids, Metering, ModelFleet, ProjectStore, TrainedModels, Upstreams } from './ports';
 
 /** Everything the use cases share; built once in main.ts (or a test) and handed to buildApp. */
 export interface RouterDeps {
@@ -9,6 +9,8 @@ export interface RouterDeps {
   trained: TrainedModels;
   billing: Billing;
   fleet: ModelFleet;
+  /** The operator's upstream providers (OpenAI- and Anthropic-compatible). */
+  upstreams: Upstreams;
   metering: Metering;
   store: ProjectStore;
   ids: Ids;

@@ -41,7 +41,7 @@ export async function extract(deps: RouterDeps, input: ExtractInput): Promise<Ex
   requireTask(target, 'extraction');
   await deps.billing.checkSpendable(
     input.caller.teamId,
-    priceOf(target.entry.price, estimateTokens(input.texts)),
+    priceOf(target.entry.price, { inputTokens: estimateTokens(input.texts) }),
     false,
   );
 
@@ -53,7 +53,7 @@ export async function extract(deps: RouterDeps, input: ExtractInput): Promise<Ex
   const usage = {
     inputTokens: out.inputTokens,
     outputTokens: 0,
-    costMicroCredits: priceOf(target.entry.price, out.inputTokens),
+    costMicroCredits: priceOf(target.entry.price, { inputTokens: out.inputTokens }),
   };
   const latencyMs = Number((performance.now() - t0).toFixed(3));
   const inferenceId = deps.ids.uuid();

@@ -14,11 +14,11 @@ export function listBaseModels(deps: RouterDeps): CatalogEntry[] {
   return deps.catalog.entries;
 }
 
-/** Unrestricted on-demand base models, then the team's servable trained jobs (from the read model). */
+/** Unrestricted on-demand base models (upstream ones owned by their provider's name), then the team's servable trained jobs (from the read model). */
 export async function listModels(deps: RouterDeps, caller: Caller): Promise<CallableModel[]> {
   const base = deps.catalog.entries
     .filter((e) => e.supportsOnDemandInference && !deps.restrictions.restricted(caller.teamId, e.id))
-    .map((e) => ({ id: e.id, ownedBy: e.provider === 'builtin' ? 'whetstone' : e.provider, createdAt: null }));
+    .map((e) => ({ id: e.id, ownedBy: e.upstream?.provider ?? 'whetstone', createdAt: null }));
   const trained = (await deps.trained.listServable(caller.teamId)).map((m) => ({
     id: m.jobId,
     ownedBy: 'whetstone',

@@ -3,6 +3,17 @@
  * implement them over gRPC (model-servers, key-billing), Prisma (projects,
  * deployments, the trained-model read model) and the outbox (metering).
  */
+import type { UpstreamModelRef } from '@whetstone/catalog';
+import type {
+  CacheMarker,
+  ChatDelta,
+  ChatFinishReason,
+  ChatMessage,
+  ChatSurface,
+  ContentBlock,
+  TokenUsage,
+  ToolDefinition,
+} from '../domain/chat';
 import type { DeploymentRow, ProjectRow } from '../domain/deployment';
 import type { Caller, ChatTurn, FinishReason, GenerateOptions, InferenceTask, ModelRef } from '../domain/model';
 import type { TrainedModel } from '../domain/trained-model';
@@ -32,8 +43,21 @@ export interface ExtractOptions {
 
 export interface GenerateStream {
   chunks: AsyncIterable<string>;
-  /** After the stream: why it ended and the token counts. */
-  done(): { finishReason: FinishReason; inputTokens: number; outputTokens: number };
+  /** After the stream: why it ended and the token counts (input includes the cache read and written). */
+  done(): {
+    finishReason: FinishReason;
+    inputTokens: number;
+    outputTokens: number;
+    cacheReadTokens: number;
+    cacheWriteTokens: number;
+  };
+}
+
+/** Where a cacheable prompt prefix ends: every turn before `turn`, and `chars` UTF-16 code units of that turn. */
+export interface CacheBreakpoint {
+  turn: number;
+  chars: number;
+  ttlSeconds: number;
 }
 
 export interface ModelFleet {
@@ -49,8 +73,43 @@ export interface ModelFleet {
   ): Promise<{ resultsJson: Uint8Array; inputTokens: number }>;
   /** Loads the model and resolves once it is ready; rejects with the reason it failed. */
   warm(ref: ModelRef, timeoutMs: number): Promise<void>;
-  /** Streams a decoder's reply. */
-  generate(ref: ModelRef, messages: ChatTurn[], options: GenerateOptions): GenerateStream;
+  /** Streams a decoder's reply; the prefix up to each breakpoint may come from, or go to, the prefix cache. */
+  generate(
+    ref: ModelRef,
+    messages: ChatTurn[],
+    options: GenerateOptions,
+    breakpoints?: CacheBreakpoint[],
+  ): GenerateStream;
+}
+
+/** One conversation for an upstream model, as the chat core hands it to a provider adapter. */
+export interface UpstreamCall {
+  /** The catalog id, for messages. */
+  modelId: string;
+  model: UpstreamModelRef;
+  system: ContentBlock[];
+  messages: ChatMessage[];
+  tools: ToolDefinition[];
+  toolsCache?: CacheMarker;
+  /** Sampling, and the signal that aborts the upstream request when the caller goes away. */
+  options: GenerateOptions;
+}
+
+/**
+ * What an upstream stream yields: reply pieces as they arrive, usage as the
+ * provider reports it (each report replaces the fields it carries), and the
+ * finish reason at the end.
+ */
+export type UpstreamEvent = { delta: ChatDelta } | { usage: Partial<TokenUsage> } | { finish: ChatFinishReason };
+
+export interface Upstreams {
+  /**
+   * Streams the reply of the provider that serves the model, relaying each
+   * piece as it arrives. Rejects with a typed error: ResourceExhausted (429),
+   * Unavailable UPSTREAM_OVERLOADED or DEPENDENCY_UNAVAILABLE, InvalidArgument
+   * with the provider's message, FailedPrecondition for a refused address.
+   */
+  stream(call: UpstreamCall): AsyncIterable<UpstreamEvent>;
 }
 
 export interface InferenceRecord {
@@ -66,19 +125,30 @@ export interface InferenceRecord {
   task: InferenceTask;
   /** Extraction texts; for a decoder, its turns as "role: content" lines (the turns themselves are in messages). */
   inputs: string[];
-  /** A decoder's conversation; empty for extraction. */
-  messages: ChatTurn[];
+  /** A decoder's conversation; empty for extraction. Roles: system, user, assistant or tool. */
+  messages: { role: string; content: string }[];
   schema: Record<string, unknown> | undefined;
   outputs: Record<string, unknown>[];
   latencyMs: number;
+  /** Every input token, the cache classes included. */
   inputTokens: number;
   outputTokens: number;
   costMicroCredits: bigint;
   startedAt: Date;
   completedAt: Date;
+  /** Of inputTokens, read from / written to a prompt cache; of outputTokens, reasoning. Unset: 0. */
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
+  reasoningTokens?: number;
+  /** The compatible surface of a chat call; unset: derived from the project and task. */
+  surface?: ChatSurface;
+  /** False: only the usage is recorded (a chat call without `store: true`), no history record. Unset: true. */
+  stored?: boolean;
+  /** Set when the call failed after it was metered (e.g. client_disconnected); the record's status is failed. */
+  errorCode?: string;
 }
 
-/** Records usage and the inference (UsageRecorded + InferenceCompleted) before the call is answered. */
+/** Records usage and, when stored, the inference (UsageRecorded + InferenceCompleted) before the call is answered. */
 export interface Metering {
   /**
    * Resolves once both events are durable, so an answered call is always billed

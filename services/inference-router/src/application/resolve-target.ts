@@ -10,6 +10,8 @@ export interface Target {
 }
 
 type Kind = CatalogEntry['task'];
+/** The task a call needs, or 'any' for the chat core, which serves every task. */
+type Wanted = Kind | 'any';
 
 const restricted = (modelId: string) =>
   new AppError('PermissionDenied', Reasons.MODEL_RESTRICTED, `Model '${modelId}' is not available to this account.`);
@@ -18,14 +20,14 @@ const restricted = (modelId: string) =>
 const wrongTask = (task: Kind) =>
   task === 'decoder' ? 'call it with task "generate" and messages' : 'give a schema to extract with it';
 
-function baseTarget(deps: RouterDeps, caller: Caller, entry: CatalogEntry, kind: Kind): Target {
+function baseTarget(deps: RouterDeps, caller: Caller, entry: CatalogEntry, kind: Wanted): Target {
   if (deps.restrictions.restricted(caller.teamId, entry.id)) throw restricted(entry.id);
   if (!entry.supportsInference || !entry.supportsOnDemandInference)
     throw errors.precondition(
       Reasons.MODEL_NOT_SERVABLE,
       `Model '${entry.id}' is a training-only base model: train a job on it and call the job id, or deploy the job to a project.`,
     );
-  if (entry.task !== kind)
+  if (kind !== 'any' && entry.task !== kind)
     throw errors.precondition(
       Reasons.MODEL_NOT_SERVABLE,
       `Model '${entry.id}' is a ${entry.task} model; ${wrongTask(entry.task)}.`,
@@ -34,7 +36,7 @@ function baseTarget(deps: RouterDeps, caller: Caller, entry: CatalogEntry, kind:
 }
 
 /** A base model id or a training job id the team can see, of the task the call needs. */
-export async function modelTarget(deps: RouterDeps, caller: Caller, modelId: string, kind: Kind): Promise<Target> {
+export async function modelTarget(deps: RouterDeps, caller: Caller, modelId: string, kind: Wanted): Promise<Target> {
   const entry = deps.catalog.get(modelId);
   if (entry) return baseTarget(deps, caller, entry, kind);
   if (!isUuid(modelId))
@@ -52,7 +54,7 @@ export async function modelTarget(deps: RouterDeps, caller: Caller, modelId: str
       Reasons.MODEL_NOT_SERVABLE,
       `Training job '${modelId}' is ${job.statusLabel}; only complete jobs can serve inference.`,
     );
-  if (base.task !== kind)
+  if (kind !== 'any' && base.task !== kind)
     throw errors.precondition(
       Reasons.MODEL_NOT_SERVABLE,
       `Training job '${modelId}' is a ${base.task} model; ${wrongTask(base.task)}.`,
@@ -89,6 +91,23 @@ export function resolveTarget(
   kind: Kind,
 ) {
   return call.projectId ? projectTarget(deps, caller, call.projectId) : modelTarget(deps, caller, call.modelId, kind);
+}
+
+/**
+ * The chat core's target: a catalog model (built-in or upstream), the team's
+ * training job, or the team's project (its active deployment), in that order
+ * for a UUID that could name a job or a project. Returns the project it went through.
+ */
+export async function chatTarget(
+  deps: RouterDeps,
+  caller: Caller,
+  model: string,
+): Promise<{ target: Target; projectId: string }> {
+  if (!deps.catalog.get(model) && isUuid(model) && !(await deps.trained.get(caller.teamId, model))) {
+    const project = await deps.store.getProject(caller.teamId, model);
+    if (project) return { target: await projectTarget(deps, caller, project.id), projectId: project.id };
+  }
+  return { target: await modelTarget(deps, caller, model, 'any'), projectId: '' };
 }
 
 /** Rejects a target whose task is not the one the call needs. */

@@ -52,9 +52,20 @@ function fakes(trained: TrainedModel | null, fleet: Partial<ModelFleet> = {}, me
       warm: async () => undefined,
       generate: () => ({
         chunks: (async function* () {})(),
-        done: () => ({ finishReason: 'stop', inputTokens: 0, outputTokens: 0 }),
+        done: () => ({
+          finishReason: 'stop',
+          inputTokens: 0,
+          outputTokens: 0,
+          cacheReadTokens: 0,
+          cacheWriteTokens: 0,
+        }),
       }),
       ...fleet,
+    },
+    upstreams: {
+      stream: () => {
+        throw new Error('no upstreams in these tests');
+      },
     },
     metering: metering ?? { record: async (r) => void recorded.push(r) },
     store,

@@ -4,30 +4,62 @@
  * (1 credit = $0.01 = 1,000,000 micro-credits).
  */
 
-import { BUILTIN_MODELS, type Bounds, type CatalogEntry, type Price } from '@whetstone/catalog';
+import {
+  BUILTIN_MODELS,
+  CACHE_MULTIPLIERS,
+  type Bounds,
+  type CacheFamily,
+  type CatalogEntry,
+  type Price,
+} from '@whetstone/catalog';
+import type { TokenUsage } from './chat';
 
-export { BUILTIN_MODELS, type Bounds, type CatalogEntry, type Price };
+export { BUILTIN_MODELS, CACHE_MULTIPLIERS, type Bounds, type CacheFamily, type CatalogEntry, type Price };
 
 const NO_TRAINING: Bounds = { default: 0, min: 0, max: 0 };
 
-/** Operator-configured upstream entries (CATALOG_UPSTREAMS, a JSON list). */
-export interface UpstreamSpec {
+/** An operator-configured upstream model (CATALOG_UPSTREAMS), prices already in micro-credits per 1,000 tokens. */
+export interface UpstreamModelSpec {
+  /** The catalog id callers use. */
   id: string;
-  provider: 'openai' | 'anthropic';
-  base_url: string;
-  model?: string;
-  api_key_env?: string;
+  /** The model's name at the provider. */
+  upstreamModel: string;
   description?: string;
-  price?: { per_request?: number; per_1k_input_tokens?: number; per_1k_output_tokens?: number };
+  family: CacheFamily;
+  minCacheableTokens: number;
+  defaultMaxTokens: number;
+  price: {
+    perRequest: bigint;
+    per1kInput: bigint;
+    per1kOutput: bigint;
+    /** Unset: the input rate times the family's read multiplier. */
+    per1kCacheRead?: bigint;
+    /** Unset: the input rate times the family's write multiplier. */
+    per1kCacheWrite?: bigint;
+  };
 }
 
-export function upstreamEntry(spec: UpstreamSpec): CatalogEntry {
+/** An operator-configured provider: what the catalog knows of it (its URL and key stay with the adapters). */
+export interface UpstreamProviderSpec {
+  name: string;
+  kind: 'openai' | 'anthropic';
+  /** Host of the base URL, for descriptions. */
+  host: string;
+  models: UpstreamModelSpec[];
+}
+
+/** `rate × multiplier`, rounded to the nearest micro-credit (multipliers have one or two decimals). */
+const scaled = (rate: bigint, multiplier: number): bigint => (rate * BigInt(Math.round(multiplier * 100)) + 50n) / 100n;
+
+/** A catalog entry for one upstream model; cache prices default to the family's multipliers of the input rate. */
+export function upstreamEntry(provider: UpstreamProviderSpec, model: UpstreamModelSpec): CatalogEntry {
+  const multipliers = CACHE_MULTIPLIERS[model.family];
   return {
-    id: spec.id,
-    name: spec.id,
+    id: model.id,
+    name: model.id,
     task: 'decoder',
-    provider: spec.provider,
-    description: spec.description ?? `${spec.provider}-compatible upstream at ${new URL(spec.base_url).host}`,
+    provider: provider.kind,
+    description: model.description ?? `${model.upstreamModel} from ${provider.name} (${provider.host})`,
     supportsInference: true,
     supportsOnDemandInference: true,
     supportsTraining: false,
@@ -35,22 +67,35 @@ export function upstreamEntry(spec: UpstreamSpec): CatalogEntry {
     nrEpochs: NO_TRAINING,
     learningRate: NO_TRAINING,
     price: {
-      perRequest: BigInt(spec.price?.per_request ?? 0),
-      per1kInputTokens: BigInt(spec.price?.per_1k_input_tokens ?? 0),
-      per1kOutputTokens: BigInt(spec.price?.per_1k_output_tokens ?? 0),
+      perRequest: model.price.perRequest,
+      per1kInputTokens: model.price.per1kInput,
+      per1kOutputTokens: model.price.per1kOutput,
+      per1kCacheReadTokens: model.price.per1kCacheRead ?? scaled(model.price.per1kInput, multipliers.read),
+      per1kCacheWriteTokens: model.price.per1kCacheWrite ?? scaled(model.price.per1kInput, multipliers.write),
     },
     upstream: {
-      baseUrl: spec.base_url,
-      model: spec.model ?? spec.id,
-      ...(spec.api_key_env ? { apiKeyEnv: spec.api_key_env } : {}),
+      provider: provider.name,
+      model: model.upstreamModel,
+      minCacheableTokens: model.minCacheableTokens,
+      defaultMaxTokens: model.defaultMaxTokens,
+      family: model.family,
     },
   };
 }
 
-/** Cost of one call: per request plus per started 1,000 tokens, never negative. */
-export function priceOf(price: Price, inputTokens: number, outputTokens = 0): bigint {
-  const per1k = (rate: bigint, tokens: number) => (rate * BigInt(Math.max(0, tokens)) + 999n) / 1000n;
-  return price.perRequest + per1k(price.per1kInputTokens, inputTokens) + per1k(price.per1kOutputTokens, outputTokens);
+/**
+ * Cost of one call: the fixed charge plus, per token class, every started
+ * 1,000 tokens at that class's rate; never negative.
+ */
+export function priceOf(price: Price, usage: Partial<TokenUsage>): bigint {
+  const per1k = (rate: bigint, tokens = 0) => (rate * BigInt(Math.max(0, tokens)) + 999n) / 1000n;
+  return (
+    price.perRequest +
+    per1k(price.per1kInputTokens, usage.inputTokens) +
+    per1k(price.per1kCacheReadTokens, usage.cacheReadTokens) +
+    per1k(price.per1kCacheWriteTokens, usage.cacheWriteTokens) +
+    per1k(price.per1kOutputTokens, usage.outputTokens)
+  );
 }
 
 export class Catalog {

@@ -6,14 +6,21 @@ import { create } from '@bufbuild/protobuf';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import type { Client } from '@connectrpc/connect';
 import { FsBlobStore } from '@whetstone/blobs';
-import type { AppError } from '@whetstone/errors';
+import { AppError, Reasons } from '@whetstone/errors';
 import { encodeEvent, GroupCommitOutbox, PgEventLog, pgPoolFromUrl, Topics } from '@whetstone/events';
 import { extractBaseModel, loadDecoder, type ExtractionModel } from '@whetstone/ml';
 import { InferenceRouterService, ModelServerService } from '@whetstone/proto/inference/v1';
 import { JobDeletedSchema, JobStatus, JobStatusChangedSchema } from '@whetstone/proto/training/v1';
 import { createRpcClient, createRpcServer, type RpcServer } from '@whetstone/rpc';
 import { createLogger } from '@whetstone/telemetry';
-import { applyMigrations, createTestSchema, eventually } from '@whetstone/testing';
+import {
+  applyMigrations,
+  createTestSchema,
+  eventually,
+  startFakeAnthropicUpstream,
+  startFakeOpenAIUpstream,
+  type FakeUpstream,
+} from '@whetstone/testing';
 import { blobBundles } from '@whetstone/model-server/src/adapters/blob-bundles';
 import { buildApp as buildModelServer, type ModelServerApp } from '@whetstone/model-server/src/app';
 import type { BundleSource } from '@whetstone/model-server/src/application/ports';
@@ -23,8 +30,10 @@ import { OutboxMetering } from '../../src/adapters/outbox-metering';
 import { createPrismaClient } from '../../src/adapters/prisma-client';
 import { prismaProjectStore } from '../../src/adapters/prisma-store';
 import { prismaTrainedModels } from '../../src/adapters/prisma-trained-models';
+import { httpUpstreams } from '../../src/adapters/upstream';
 import { buildApp } from '../../src/app';
-import { BUILTIN_MODELS, Catalog, Restrictions } from '../../src/domain/catalog';
+import { BUILTIN_MODELS, Catalog, Restrictions, upstreamEntry } from '../../src/domain/catalog';
+import type { UpstreamProviderConfig } from '../../src/upstream-config';
 import { startTrainingConsumer } from '../../src/transport/events/training.consumer';
 
 /**
@@ -37,6 +46,66 @@ import { startTrainingConsumer } from '../../src/transport/events/training.consu
 const logger = createLogger({ service: 'router-test', level: 'silent' });
 export const RESTRICTED_JOB = '0b7e2c1a-0000-4000-8000-00000000a451';
 export const team = { teamId: 'team-a', keyId: 'key-a', userId: 'user-a' };
+/** A free-plan team without purchased credits: key-billing refuses it direct (upstream) models. */
+export const freeTeam = { teamId: 'team-free', keyId: 'key-f', userId: 'user-f' };
+
+/** Upstream prices in micro-credits per 1,000 tokens: input 3,000, output 15,000; cache per the family. */
+const price = { perRequest: 0n, per1kInput: 3_000n, per1kOutput: 15_000n };
+
+/**
+ * The operator's providers, pointed at the fake upstreams on loopback (allowed
+ * by host: 127.0.0.1), plus one at `localhost`, which is not allowed.
+ */
+function providers(openai: FakeUpstream, anthropic: FakeUpstream): UpstreamProviderConfig[] {
+  const model = (id: string, upstreamModel: string, family: 'gpt-4' | 'claude') => ({
+    id,
+    upstreamModel,
+    family,
+    minCacheableTokens: 4,
+    defaultMaxTokens: 256,
+    price,
+  });
+  const base = { models: [] };
+  return [
+    {
+      ...base,
+      name: 'fake-openai',
+      kind: 'openai',
+      host: 'fake',
+      baseUrl: openai.url,
+      apiKey: openai.apiKey,
+      models: [model('gpt-fake', 'gpt-4o-fake', 'gpt-4')],
+    },
+    {
+      ...base,
+      name: 'fake-anthropic',
+      kind: 'anthropic',
+      host: 'fake',
+      baseUrl: anthropic.url,
+      apiKey: anthropic.apiKey,
+      models: [model('claude-fake', 'claude-x', 'claude')],
+    },
+    {
+      ...base,
+      name: 'private',
+      kind: 'openai',
+      host: 'fake',
+      baseUrl: openai.url.replace('127.0.0.1', 'localhost'),
+      apiKey: openai.apiKey,
+      models: [model('gpt-private', 'gpt-4o-fake', 'gpt-4')],
+    },
+    // Nothing listens on port 1: connection refused.
+    {
+      ...base,
+      name: 'gone',
+      kind: 'openai',
+      host: 'fake',
+      baseUrl: 'http://127.0.0.1:1',
+      apiKey: '',
+      models: [model('gpt-gone', 'gone', 'gpt-4')],
+    },
+  ];
+}
 
 /** A bundle that tags exact words: `{ label: [words] }`. */
 function wordListModel(bytes: Uint8Array): ExtractionModel {
@@ -106,6 +175,37 @@ async function startModelServers(gated: BundleSource) {
   return { servings, servers, fleet };
 }
 
+/** The fake upstreams, the catalog with their models, and the real adapter (idle timeout 1.5 s) that calls them. */
+async function startUpstreams() {
+  const [openai, anthropic] = await Promise.all([startFakeOpenAIUpstream(), startFakeAnthropicUpstream()]);
+  const configured = providers(openai, anthropic);
+  return {
+    openai,
+    anthropic,
+    catalog: new Catalog([...BUILTIN_MODELS, ...configured.flatMap((p) => p.models.map((m) => upstreamEntry(p, m)))]),
+    upstreams: httpUpstreams(configured, { allowPrivateHosts: ['127.0.0.1'], idleTimeoutMs: 1_500, logger }),
+  };
+}
+
+/** A recorder of credit checks; key-billing's own rule (tested in its suite) refuses a free team's direct-model calls. */
+function recordingBilling() {
+  const spend: bigint[] = [];
+  const direct: boolean[] = [];
+  const billing = {
+    checkSpendable: async (teamId: string, cost: bigint, directModel: boolean) => {
+      spend.push(cost);
+      direct.push(directModel);
+      if (directModel && teamId === freeTeam.teamId)
+        throw new AppError(
+          'PaymentRequired',
+          Reasons.DIRECT_MODEL_REQUIRES_CREDITS,
+          'Calling this model directly requires purchased credits.',
+        );
+    },
+  };
+  return { billing, spend, direct };
+}
+
 export type Harness = Awaited<ReturnType<typeof startHarness>>;
 
 /** Starts everything; `close()` stops it and drops what it created. */
@@ -125,13 +225,15 @@ export async function startHarness() {
   const gated: BundleSource = { read: async (b, k) => (await state.gate, real.read(b, k)) };
   const { servings, servers, fleet } = await startModelServers(gated);
   const metering = new OutboxMetering(new GroupCommitOutbox({ pool: pool.pool, schema: schema.name, logger }));
-  const spend: bigint[] = [];
+  const { billing, spend, direct } = recordingBilling();
+  const { openai, anthropic, catalog, upstreams } = await startUpstreams();
   const router = buildApp({
-    catalog: new Catalog(BUILTIN_MODELS),
+    catalog,
     restrictions: new Restrictions(`*:${RESTRICTED_JOB}`),
     trained: cachedTrainedModels(prismaTrainedModels(prisma), 5_000),
-    billing: { checkSpendable: async (_t, cost) => void spend.push(cost) },
+    billing,
     fleet,
+    upstreams,
     metering,
     store: prismaProjectStore(prisma),
     ids: { uuid: randomUUID },
@@ -166,6 +268,9 @@ export async function startHarness() {
     router,
     metering,
     spend,
+    direct,
+    openai,
+    anthropic,
     /** Holds every bundle read until the promise resolves. */
     setGate: (gate: Promise<void>) => void (state.gate = gate),
     async close() {
@@ -173,6 +278,8 @@ export async function startHarness() {
       await log.close();
       await pool.pool.query(`DROP SCHEMA IF EXISTS "${schema.name}_log" CASCADE`);
       await routerServer.close();
+      await openai.close();
+      await anthropic.close();
       for (const s of servers) await s.close();
       await metering.close();
       await prisma.$disconnect();
@@ -194,7 +301,11 @@ function jobEvents(log: PgEventLog, prisma: ReturnType<typeof createPrismaClient
       { id: randomUUID(), occurredAt: new Date(), ...encodeEvent(Topics.trainingJobs, schema, message, key) },
     ]);
 
-  const publishStatus = (jobId: string, to: JobStatus, opts: { teamId?: string; key?: string; at?: Date } = {}) =>
+  const publishStatus = (
+    jobId: string,
+    to: JobStatus,
+    opts: { teamId?: string; key?: string; at?: Date; baseModel?: string } = {},
+  ) =>
     publish(
       JobStatusChangedSchema,
       create(JobStatusChangedSchema, {
@@ -203,7 +314,7 @@ function jobEvents(log: PgEventLog, prisma: ReturnType<typeof createPrismaClient
         toStatus: to,
         artifactBucket: opts.key ? 'artifacts' : '',
         artifactKey: opts.key ?? '',
-        rootBaseModel: 'whetstone-extract-base',
+        rootBaseModel: opts.baseModel ?? 'whetstone-extract-base',
         modelName: 'm',
         occurredAt: timestampFromDate(opts.at ?? new Date()),
       }),
@@ -230,5 +341,13 @@ function jobEvents(log: PgEventLog, prisma: ReturnType<typeof createPrismaClient
     await seen(jobId, complete ? 'complete' : 'running');
     return jobId;
   };
-  return { publishStatus, publishDeleted, seen, addJob };
+  /** Stores a decoder adapter bundle and publishes its job complete, on whetstone-decoder-base. */
+  const addDecoderJob = async (bundle: Uint8Array, jobId: string = randomUUID()) => {
+    const key = `jobs/${jobId}/adapter.bin`;
+    await store.put('artifacts', key, Buffer.from(bundle));
+    await publishStatus(jobId, JobStatus.COMPLETE, { key, baseModel: 'whetstone-decoder-base' });
+    await seen(jobId, 'complete');
+    return jobId;
+  };
+  return { publishStatus, publishDeleted, seen, addJob, addDecoderJob };
 }

@@ -2,11 +2,17 @@ import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'exp
 import { AppError, Reasons, toHttpError, type Surface } from '@whetstone/errors';
 import type { Logger } from '@whetstone/telemetry';
 
-const OPENAI_PATHS = new Set(['/v1/chat/completions', '/v1/responses']);
+/** The legacy completions route is OpenAI's too, so its clients parse the same envelope (docs/api.md, Errors). */
+const OPENAI_PATHS = new Set(['/v1/chat/completions', '/v1/responses', '/v1/completions']);
+/** Messages clients expect Anthropic-shaped errors even when they leave the version header out. */
+const ANTHROPIC_PATHS = new Set(['/v1/messages']);
 
-/** Which envelope this request's errors use (spec, Errors: envelope rules). */
+/**
+ * Which envelope this request's errors use (spec, Errors: envelope rules): the
+ * messages contract's version header wins, then the route's own family.
+ */
 export function surfaceOf(req: Request): Surface {
-  if (req.headers['anthropic-version'] !== undefined) return 'anthropic';
+  if (req.headers['anthropic-version'] !== undefined || ANTHROPIC_PATHS.has(req.path)) return 'anthropic';
   if (OPENAI_PATHS.has(req.path)) return 'openai';
   return 'generic';
 }

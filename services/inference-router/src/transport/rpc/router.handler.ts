@@ -1,14 +1,15 @@
 import type { ServiceImpl } from '@connectrpc/connect';
 import type { InferenceRouterService } from '@whetstone/proto/inference/v1';
-import { AppError } from '@whetstone/errors';
 import { requireCaller } from '@whetstone/rpc';
 import { createDeployment, listDeployments, listJobDeployments } from '../../application/deployments';
+import { chat } from '../../application/chat';
 import type { RouterDeps } from '../../application/deps';
 import { extract } from '../../application/extract';
 import { generate } from '../../application/generate';
 import { listBaseModels, listModels } from '../../application/list-models';
 import { createProject, deleteProject, listProjects } from '../../application/projects';
 import type { DeploymentWarmer } from '../../application/warm-deployment';
+import { chatCallOf, chatPieceToPb } from './chat.mapper';
 import {
   baseModelToPb,
   callableModelToPb,
@@ -62,10 +63,10 @@ export function routerHandler(deps: RouterDeps, warmer: DeploymentWarmer): Servi
         deployments: (await listDeployments(deps, requireCaller(req.caller), req.projectId)).map(deploymentToPb),
       };
     },
-    // eslint-disable-next-line require-yield
-    async *chat() {
-      // The contract lands first; the chat core (decoders, extraction, upstream providers) follows (issue 15).
-      throw new AppError('FailedPrecondition', 'CHAT_NOT_AVAILABLE', 'The chat surfaces are not available yet.');
+    async *chat(req, ctx) {
+      const responseId = deps.ids.uuid();
+      const pieces = chat(deps, chatCallOf(requireCaller(req.caller), req, ctx.signal, responseId));
+      for await (const piece of pieces) yield chatPieceToPb(piece, responseId);
     },
     async listJobDeployments(req) {
       const rows = await listJobDeployments(deps, requireCaller(req.caller), req.trainingJobId);

@@ -37,7 +37,10 @@ export function baseModelToPb(e: CatalogEntry) {
       perRequestMicroCredits: e.price.perRequest,
       per1kInputTokensMicroCredits: e.price.per1kInputTokens,
       per1kOutputTokensMicroCredits: e.price.per1kOutputTokens,
+      per1kCacheReadTokensMicroCredits: e.price.per1kCacheReadTokens,
+      per1kCacheWriteTokensMicroCredits: e.price.per1kCacheWriteTokens,
     },
+    minCacheableTokens: e.upstream?.minCacheableTokens ?? 0,
     provider: providerToPb(e.provider),
     description: e.description,
   };
@@ -74,7 +77,7 @@ const usageToPb = (u: Usage) => ({
 const utf8 = new TextDecoder();
 
 /** The schema bytes as an object for the record; bytes that are not a JSON object are the caller's error. */
-function schemaOf(bytes: Uint8Array): Record<string, unknown> | undefined {
+export function schemaOf(bytes: Uint8Array): Record<string, unknown> | undefined {
   if (!bytes.length) return undefined;
   let value: unknown;
   try {

@@ -1,14 +1,16 @@
 import type { Inference } from '../../../application/ports';
 import type { Api } from '../api';
+import { registerCompatRoutes } from './compat';
 import { registerCatalogRoutes } from './inference/catalog.routes';
 import { registerExtractionRoutes } from './inference/extraction.routes';
 import { registerProjectRoutes } from './inference/projects.routes';
 
 export { GlinerBody, InferenceBody, SystemOneBody } from './inference/schemas';
 
-/** Native inference, GLiNER2 routes, the decision route, the catalog, and projects with deployments. */
+/** Native inference, GLiNER2 routes, the decision route, the catalog, projects with deployments, and the compatible surfaces. */
 export function registerInferenceRoutes(api: Api, inference: Inference): void {
   registerCatalogRoutes(api, inference);
   registerExtractionRoutes(api, inference);
   registerProjectRoutes(api, inference);
+  registerCompatRoutes(api, inference);
 }

@@ -1,0 +1,93 @@
+/** The compatible surfaces' chat core, in plain shapes: what the gateway sends the router and gets back. */
+
+/** A text block of a chat turn; `cacheTtlSeconds` is set when a cache marker ends the prefix here (0 = default). */
+export interface ChatBlock {
+  text: string;
+  cacheTtlSeconds?: number;
+}
+
+/** One tool call an assistant made; `arguments` is a JSON string. */
+export interface ChatToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+export interface ChatTurn {
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  content: ChatBlock[];
+  toolCalls: ChatToolCall[];
+  /** For a tool turn: the call it answers. */
+  toolCallId: string;
+}
+
+export interface ChatTool {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+/** The public route family a chat call came through; history records it. */
+export type ChatSurface = 'chat_completions' | 'completions' | 'responses' | 'messages';
+
+/** One conversation for the router's chat core, translated from a compatible surface with its defaults applied. */
+export interface ChatInput {
+  model: string;
+  system: ChatBlock[];
+  messages: ChatTurn[];
+  temperature: number;
+  topP: number;
+  /** 0: the server's default. */
+  maxTokens: number;
+  stop: string[];
+  seed: number;
+  tools: ChatTool[];
+  /** Set when a cache marker ends the prefix after the tool definitions. */
+  toolsCacheTtlSeconds?: number;
+  /** The extraction extension: the reply is the JSON result. */
+  schema?: Record<string, unknown>;
+  surface: ChatSurface;
+  store: boolean;
+  includeReasoning: boolean;
+}
+
+/** A tool-call delta: id and name on a call's first delta, argument text appended. */
+export interface ChatToolCallDelta {
+  index: number;
+  id?: string;
+  name?: string;
+  arguments?: string;
+}
+
+export interface ChatUsageView {
+  /** Input neither read from nor written to a prompt cache. */
+  input_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  output_tokens: number;
+  reasoning_tokens: number;
+  cost_credits: number;
+}
+
+export type ChatFinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';
+
+/** What the last piece of a chat stream says about the whole call. */
+export interface ChatDone {
+  finishReason: ChatFinishReason;
+  model: string;
+  usage: ChatUsageView;
+  /** Set only when the inference was stored. */
+  inferenceId: string | null;
+  routedModel: string | null;
+  savings: { input_per_million: number; output_per_million: number } | null;
+  latencyMs: number;
+}
+
+/** One streamed piece of a chat reply; `done` only on the last. */
+export interface ChatPiece {
+  responseId: string;
+  text: string;
+  reasoning: string;
+  toolCalls: ChatToolCallDelta[];
+  done?: ChatDone;
+}

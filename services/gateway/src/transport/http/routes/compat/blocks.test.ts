@@ -1,0 +1,48 @@
+import type { ChatInput } from '../../../../application/ports';
+import { capBreakpoints, CacheControl, ttlSeconds, turn } from './blocks';
+
+const input = (over: Partial<ChatInput>): ChatInput => ({
+  model: 'm',
+  system: [],
+  messages: [],
+  temperature: 1,
+  topP: 1,
+  maxTokens: 0,
+  stop: [],
+  seed: 0,
+  tools: [],
+  surface: 'messages',
+  store: false,
+  includeReasoning: false,
+  ...over,
+});
+
+describe('cache markers', () => {
+  it('when a ttl is given in seconds, minutes or hours, then it becomes seconds; none is the default (0)', () => {
+    expect(ttlSeconds({ type: 'ephemeral', ttl: '30s' })).toBe(30);
+    expect(ttlSeconds({ type: 'ephemeral', ttl: '5m' })).toBe(300);
+    expect(ttlSeconds({ type: 'ephemeral', ttl: '1h' })).toBe(3600);
+    expect(ttlSeconds({ type: 'ephemeral' })).toBe(0);
+    expect(CacheControl.safeParse({ type: 'ephemeral', ttl: 'forever' }).success).toBe(false);
+  });
+
+  it('when more than four markers are sent, then the first four in prompt order (tools, system, messages) count', () => {
+    const marked = (text: string) => ({ text, cacheTtlSeconds: 0 });
+    const out = capBreakpoints(
+      input({
+        toolsCacheTtlSeconds: 60,
+        system: [marked('s1'), marked('s2')],
+        messages: [turn('user', [marked('u1'), marked('u2')])],
+      }),
+    );
+    expect(out.toolsCacheTtlSeconds).toBe(60);
+    expect(out.system).toEqual([marked('s1'), marked('s2')]);
+    expect(out.messages[0]!.content).toEqual([marked('u1'), { text: 'u2' }]);
+  });
+
+  it('when four or fewer markers are sent, then every one is kept', () => {
+    const out = capBreakpoints(input({ system: [{ text: 's', cacheTtlSeconds: 300 }] }));
+    expect(out.system).toEqual([{ text: 's', cacheTtlSeconds: 300 }]);
+    expect(out).not.toHaveProperty('toolsCacheTtlSeconds');
+  });
+});

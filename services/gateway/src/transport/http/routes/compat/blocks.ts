@@ -1,0 +1,83 @@
+import { z } from 'zod';
+import type { ChatBlock, ChatInput, ChatTurn } from '../../../../application/ports';
+
+/** Shared pieces of the compatible surfaces' requests: texts, cache markers, sampling. */
+
+export const MAX_TEXT = 1_000_000;
+export const Text = z.string().max(MAX_TEXT, `must be at most ${MAX_TEXT.toLocaleString('en-US')} characters`);
+export const ModelId = z.string().trim().min(1, 'must not be empty').max(200);
+
+/** `{type: "ephemeral", ttl?}` with ttl like `5m` or `1h`. */
+export const CacheControl = z.object({
+  type: z.literal('ephemeral'),
+  ttl: z
+    .string()
+    .regex(/^[1-9]\d{0,4}[smh]$/, 'must be a duration such as "5m" or "1h"')
+    .optional(),
+});
+export type CacheControl = z.infer<typeof CacheControl>;
+
+export const Temperature = z.number().min(0).max(2);
+export const TopP = z.number().gt(0).max(1);
+export const MaxTokens = z.number().int().min(1).max(1_000_000);
+export const Stop = z.union([z.string().min(1), z.array(z.string().min(1)).max(4)]);
+export const Seed = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+export const SchemaExtension = z.record(z.string(), z.unknown());
+
+const UNIT_SECONDS = { s: 1, m: 60, h: 3600 } as const;
+
+/** Seconds of a marker's ttl; 0 means the default lifetime. */
+export function ttlSeconds(cc: CacheControl): number {
+  if (!cc.ttl) return 0;
+  return Number(cc.ttl.slice(0, -1)) * UNIT_SECONDS[cc.ttl.slice(-1) as keyof typeof UNIT_SECONDS];
+}
+
+/** A text block, keeping its cache marker only where the surface honours one. */
+export function block(text: string, cc: CacheControl | undefined, honoured: boolean): ChatBlock {
+  return cc && honoured ? { text, cacheTtlSeconds: ttlSeconds(cc) } : { text };
+}
+
+export const turn = (role: ChatTurn['role'], content: ChatBlock[], extra: Partial<ChatTurn> = {}): ChatTurn => ({
+  role,
+  content,
+  toolCalls: [],
+  toolCallId: '',
+  ...extra,
+});
+
+/** Cache breakpoints per request (spec, Limits). */
+export const MAX_BREAKPOINTS = 4;
+
+/**
+ * Keep the first four cache markers in prompt order (tools, system, messages)
+ * and drop the rest, as the spec says further markers are ignored.
+ */
+export function capBreakpoints(input: ChatInput): ChatInput {
+  let left = MAX_BREAKPOINTS;
+  const keep = (b: ChatBlock): ChatBlock => {
+    if (b.cacheTtlSeconds === undefined) return b;
+    if (left > 0) {
+      left -= 1;
+      return b;
+    }
+    return { text: b.text };
+  };
+  let toolsCacheTtlSeconds = input.toolsCacheTtlSeconds;
+  if (toolsCacheTtlSeconds !== undefined) left -= 1;
+  if (left < 0) toolsCacheTtlSeconds = undefined;
+  const system = input.system.map(keep);
+  const messages = input.messages.map((m) => ({ ...m, content: m.content.map(keep) }));
+  const { toolsCacheTtlSeconds: _, ...rest } = input;
+  return {
+    ...rest,
+    system,
+    messages,
+    ...(toolsCacheTtlSeconds === undefined ? {} : { toolsCacheTtlSeconds }),
+  };
+}
+
+/** Defaults shared by every surface, applied once here: inner services take every value as given. */
+export const SAMPLING_DEFAULTS = { temperature: 1, topP: 1, maxTokens: 0, seed: 0 } as const;
+
+export const stopList = (stop: string | string[] | undefined | null): string[] =>
+  typeof stop === 'string' ? [stop] : (stop ?? []);

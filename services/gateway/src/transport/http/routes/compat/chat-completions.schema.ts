@@ -1,0 +1,147 @@
+import { z } from 'zod';
+import { AppError, Reasons } from '@whetstone/errors';
+import type { ChatBlock, ChatInput, ChatTurn } from '../../../../application/ports';
+import {
+  block,
+  CacheControl,
+  capBreakpoints,
+  MaxTokens,
+  ModelId,
+  SAMPLING_DEFAULTS,
+  SchemaExtension,
+  Seed,
+  Stop,
+  stopList,
+  Temperature,
+  Text,
+  TopP,
+  turn,
+} from './blocks';
+
+/** POST /v1/chat/completions: the request as OpenAI's clients send it, plus the spec's extensions. */
+
+const TextPart = z.object({ type: z.literal('text'), text: Text, cache_control: CacheControl.optional() });
+const Content = z.union([Text, z.array(TextPart).max(1000)]);
+const Name = z.string().max(200).optional();
+const ToolCall = z.object({
+  id: z.string().min(1).max(200),
+  type: z.literal('function').optional(),
+  function: z.object({ name: z.string().min(1).max(200), arguments: z.string().max(1_000_000) }),
+});
+
+const Message = z.discriminatedUnion('role', [
+  z.object({ role: z.enum(['system', 'developer']), content: Content, name: Name }),
+  z.object({ role: z.literal('user'), content: Content, name: Name }),
+  z.object({
+    role: z.literal('assistant'),
+    content: Content.nullish(),
+    name: Name,
+    tool_calls: z.array(ToolCall).max(128).optional(),
+  }),
+  z.object({ role: z.literal('tool'), content: Content, tool_call_id: z.string().min(1).max(200) }),
+]);
+
+const Tool = z.object({
+  type: z.literal('function'),
+  function: z.object({
+    name: z.string().min(1).max(200),
+    description: z.string().max(100_000).optional(),
+    parameters: z.record(z.string(), z.unknown()).optional(),
+  }),
+});
+
+/** The reasoning visibility controls: `exclude: false` or `display: "summarized"` opt in to reasoning text. */
+export const ReasoningControls = z.object({
+  exclude: z.boolean().optional(),
+  display: z.string().max(50).optional(),
+  effort: z.string().max(50).optional(),
+  summary: z.string().max(50).nullish(),
+});
+export const optsInToReasoning = (r: z.infer<typeof ReasoningControls> | undefined | null) =>
+  r?.exclude === false || r?.display === 'summarized' || (r?.summary != null && r.summary !== 'none');
+
+export const ChatCompletionsBody = z.object({
+  model: ModelId,
+  messages: z.array(Message).min(1, 'must hold at least 1 message').max(10_000),
+  max_tokens: MaxTokens.nullish(),
+  max_completion_tokens: MaxTokens.nullish(),
+  temperature: Temperature.nullish(),
+  top_p: TopP.nullish(),
+  stop: Stop.nullish(),
+  seed: Seed.nullish(),
+  n: z.literal(1, 'only n = 1 is supported').nullish(),
+  tools: z.array(Tool).max(128).optional(),
+  tool_choice: z
+    .union([
+      z.enum(['none', 'auto', 'required']),
+      z.object({ type: z.literal('function'), function: z.object({ name: z.string() }) }),
+    ])
+    .optional(),
+  stream: z.boolean().nullish(),
+  stream_options: z.object({ include_usage: z.boolean().optional() }).nullish(),
+  schema: SchemaExtension.optional(),
+  store: z.boolean().nullish(),
+  reasoning: ReasoningControls.nullish(),
+});
+export type ChatCompletionsBody = z.infer<typeof ChatCompletionsBody>;
+
+type Msg = ChatCompletionsBody['messages'][number];
+
+/** Blocks of a message; markers count only on system and user content (spec, Inference). */
+function blocksOf(content: z.infer<typeof Content> | null | undefined, markers: boolean): ChatBlock[] {
+  if (content == null) return [];
+  if (typeof content === 'string') return [{ text: content }];
+  return content.map((p) => block(p.text, p.cache_control, markers));
+}
+
+function turnOf(m: Msg): ChatTurn {
+  switch (m.role) {
+    case 'system':
+    case 'developer':
+      return turn('system', blocksOf(m.content, true));
+    case 'user':
+      return turn('user', blocksOf(m.content, true));
+    case 'assistant':
+      return turn('assistant', blocksOf(m.content, false), {
+        toolCalls: (m.tool_calls ?? []).map((c) => ({
+          id: c.id,
+          name: c.function.name,
+          arguments: c.function.arguments,
+        })),
+      });
+    case 'tool':
+      return turn('tool', blocksOf(m.content, false), { toolCallId: m.tool_call_id });
+  }
+}
+
+/** Leading system and developer messages become the system prompt; later ones stay turns. */
+export function chatInputOf(body: ChatCompletionsBody): ChatInput {
+  const turns = body.messages.map(turnOf);
+  const lead = turns.findIndex((t) => t.role !== 'system');
+  if (lead < 0)
+    throw new AppError('InvalidArgument', Reasons.VALIDATION_FAILED, 'Request body failed validation', {
+      fieldErrors: [{ field: 'messages', message: 'must hold at least one user, assistant or tool message' }],
+    });
+  const noTools = body.tool_choice === 'none';
+  return capBreakpoints({
+    model: body.model,
+    system: turns.slice(0, lead).flatMap((t) => t.content),
+    messages: turns.slice(lead),
+    temperature: body.temperature ?? SAMPLING_DEFAULTS.temperature,
+    topP: body.top_p ?? SAMPLING_DEFAULTS.topP,
+    maxTokens: body.max_completion_tokens ?? body.max_tokens ?? SAMPLING_DEFAULTS.maxTokens,
+    stop: stopList(body.stop),
+    seed: body.seed ?? SAMPLING_DEFAULTS.seed,
+    tools: noTools
+      ? []
+      : (body.tools ?? []).map((t) => ({
+          name: t.function.name,
+          description: t.function.description ?? '',
+          parameters: t.function.parameters ?? { type: 'object', properties: {} },
+        })),
+    ...(body.schema ? { schema: body.schema } : {}),
+    surface: 'chat_completions',
+    store: body.store ?? false,
+    includeReasoning: optsInToReasoning(body.reasoning),
+  });
+}

@@ -1,0 +1,149 @@
+import type { ChatDone, ChatFinishReason, ChatPiece, Inference } from '../../../../application/ports';
+import type { Api } from '../../api';
+import { collectChat, errorBodyOf, pumpChat, Sse, startChat, type ChatStart } from './chat-run';
+import { MessagesBody, messagesInputOf } from './messages.schema';
+import { messagesUsage, xService } from './usage';
+
+/** POST /v1/messages: Anthropic's message object, or its event stream (message_start … message_stop). */
+
+const STOP_REASON: Record<ChatFinishReason, string> = {
+  stop: 'end_turn',
+  length: 'max_tokens',
+  tool_calls: 'tool_use',
+  content_filter: 'refusal',
+};
+
+const parseInput = (args: string): unknown => {
+  try {
+    return JSON.parse(args || '{}');
+  } catch {
+    return {};
+  }
+};
+
+const messageShell = (id: string, model: string) => ({
+  id: `msg_${id}`,
+  type: 'message',
+  role: 'assistant',
+  model,
+});
+
+async function message(start: ChatStart, model: string, includeThinking: boolean) {
+  const reply = await collectChat(start);
+  const content: Record<string, unknown>[] = [];
+  if (includeThinking && reply.reasoning) content.push({ type: 'thinking', thinking: reply.reasoning, signature: '' });
+  if (reply.text || reply.toolCalls.length === 0) content.push({ type: 'text', text: reply.text });
+  for (const c of reply.toolCalls)
+    content.push({ type: 'tool_use', id: c.id, name: c.name, input: parseInput(c.arguments) });
+  return {
+    ...messageShell(reply.responseId, model),
+    content,
+    stop_reason: STOP_REASON[reply.done.finishReason],
+    stop_sequence: null,
+    usage: messagesUsage(reply.done.usage),
+    x_service: xService(reply.done),
+  };
+}
+
+type Open = { kind: 'text' } | { kind: 'thinking' } | { kind: 'tool'; call: number };
+
+/** Content blocks open and close as the kind of delta changes; usage is whole on message_delta. */
+function eventWriter(sse: Sse, model: string, includeThinking: boolean) {
+  let started = false;
+  let index = -1;
+  let open: Open | null = null;
+  const send = (type: string, data: Record<string, unknown>) => sse.send({ type, ...data }, type);
+  const close = () => {
+    if (open) send('content_block_stop', { index });
+    open = null;
+  };
+  const openBlock = (next: Open, contentBlock: Record<string, unknown>) => {
+    close();
+    index += 1;
+    open = next;
+    send('content_block_start', { index, content_block: contentBlock });
+  };
+  const ensure = (kind: 'text' | 'thinking') => {
+    if (open?.kind === kind) return;
+    openBlock(
+      { kind },
+      kind === 'text' ? { type: 'text', text: '' } : { type: 'thinking', thinking: '', signature: '' },
+    );
+  };
+  const finish = (done: ChatDone) => {
+    if (index < 0) ensure('text');
+    close();
+    send('message_delta', {
+      delta: { stop_reason: STOP_REASON[done.finishReason], stop_sequence: null },
+      usage: messagesUsage(done.usage),
+      x_service: xService(done),
+    });
+  };
+  return {
+    piece(piece: ChatPiece) {
+      if (!started) {
+        started = true;
+        const usage = { input_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 0 };
+        send('message_start', {
+          message: {
+            ...messageShell(piece.responseId, model),
+            content: [],
+            stop_reason: null,
+            stop_sequence: null,
+            usage,
+          },
+        });
+      }
+      if (includeThinking && piece.reasoning) {
+        ensure('thinking');
+        send('content_block_delta', { index, delta: { type: 'thinking_delta', thinking: piece.reasoning } });
+      }
+      if (piece.text) {
+        ensure('text');
+        send('content_block_delta', { index, delta: { type: 'text_delta', text: piece.text } });
+      }
+      for (const d of piece.toolCalls) {
+        const current = open as Open | null;
+        if (current?.kind !== 'tool' || current.call !== d.index)
+          openBlock(
+            { kind: 'tool', call: d.index },
+            { type: 'tool_use', id: d.id ?? '', name: d.name ?? '', input: {} },
+          );
+        if (d.arguments)
+          send('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: d.arguments } });
+      }
+      if (piece.done) finish(piece.done);
+    },
+    fail(err: unknown) {
+      sse.send(errorBodyOf(err, 'anthropic'), 'error');
+    },
+    finish() {
+      send('message_stop', {});
+    },
+  };
+}
+
+export function registerMessagesRoute(api: Api, inference: Inference): void {
+  api.route(
+    {
+      method: 'post',
+      path: '/v1/messages',
+      summary: 'Anthropic-compatible Messages call (JSON, or SSE events with stream: true)',
+      tag: 'Compatible surfaces',
+      auth: 'key',
+      response: {
+        status: 200,
+        description:
+          'The `message` object, or with stream: true its named events (message_start … message_stop); errors use the Anthropic envelope',
+      },
+      body: MessagesBody,
+    },
+    async ({ res, body }) => {
+      const input = messagesInputOf(body);
+      const start = await startChat(inference, res, input);
+      if (!body.stream) return message(start, body.model, input.includeReasoning);
+      const sse = new Sse(res);
+      return pumpChat(start, sse, eventWriter(sse, body.model, input.includeReasoning));
+    },
+  );
+}

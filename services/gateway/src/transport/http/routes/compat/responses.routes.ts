@@ -1,0 +1,194 @@
+import type { ChatDone, ChatPiece, Inference } from '../../../../application/ports';
+import type { Api } from '../../api';
+import { collectChat, errorBodyOf, pumpChat, Sse, startChat, type ChatStart } from './chat-run';
+import { ResponsesBody, responsesInputOf } from './responses.schema';
+import { responsesUsage, xService } from './usage';
+
+/** POST /v1/responses: the Response object, or its event stream (response.created … response.completed). */
+
+type Item = Record<string, unknown> & { type: string; id: string };
+
+const reasoningItem = (id: string, text: string): Item => ({
+  type: 'reasoning',
+  id: `rs_${id}`,
+  summary: text ? [{ type: 'summary_text', text }] : [],
+});
+const messageItem = (id: string, text: string | null): Item => ({
+  type: 'message',
+  id: `msg_${id}`,
+  status: text === null ? 'in_progress' : 'completed',
+  role: 'assistant',
+  content: text === null ? [] : [{ type: 'output_text', text, annotations: [], logprobs: [] }],
+});
+const callItem = (id: string, index: number, callId: string, name: string, args: string | null): Item => ({
+  type: 'function_call',
+  id: `fc_${id}_${index}`,
+  call_id: callId,
+  name,
+  arguments: args ?? '',
+  status: args === null ? 'in_progress' : 'completed',
+});
+
+/** The Response object; `done` absent while it is in progress. */
+function responseObject(start: ChatStart, id: string, model: string, output: Item[], done?: ChatDone) {
+  const incomplete = done && (done.finishReason === 'length' || done.finishReason === 'content_filter');
+  return {
+    id: `resp_${id}`,
+    object: 'response',
+    created_at: start.created,
+    status: !done ? 'in_progress' : incomplete ? 'incomplete' : 'completed',
+    model,
+    output,
+    error: null,
+    incomplete_details: incomplete
+      ? { reason: done.finishReason === 'length' ? 'max_output_tokens' : 'content_filter' }
+      : null,
+    usage: done ? responsesUsage(done.usage) : null,
+    x_service: done ? xService(done) : null,
+  };
+}
+
+async function response(start: ChatStart, model: string, includeReasoning: boolean) {
+  const reply = await collectChat(start);
+  const id = reply.responseId;
+  const output: Item[] = [];
+  if (includeReasoning && reply.reasoning) output.push(reasoningItem(id, reply.reasoning));
+  if (reply.text || reply.toolCalls.length === 0) output.push(messageItem(id, reply.text));
+  reply.toolCalls.forEach((c, i) => output.push(callItem(id, i, c.id, c.name, c.arguments)));
+  return { ...responseObject(start, id, model, output, reply.done), output_text: reply.text };
+}
+
+/** The output items of a streamed Response: each opens when its kind of delta first arrives and closes before the next. */
+class OutputItems {
+  readonly output: Item[] = [];
+  private seq = 0;
+  private open: { key: string; text: string; close: (text: string) => Item } | null = null;
+
+  constructor(private readonly sse: Sse) {}
+
+  send(type: string, data: Record<string, unknown>): void {
+    this.sse.send({ type, sequence_number: this.seq++, ...data }, type);
+  }
+
+  /** Where the open item is, for its delta events. */
+  at() {
+    const index = this.output.length - 1;
+    return { item_id: this.output[index]!.id, output_index: index };
+  }
+
+  /** Append to the item of `key`, opening it (and closing the previous one) first when needed. */
+  append(key: string, delta: string, item: () => Item, onOpen: () => void, onClose: (text: string) => Item): void {
+    if (this.open?.key !== key) {
+      this.close();
+      this.output.push(item());
+      this.send('response.output_item.added', { output_index: this.output.length - 1, item: this.output.at(-1) });
+      this.open = { key, text: '', close: onClose };
+      onOpen();
+    }
+    this.open!.text += delta;
+  }
+
+  close(): void {
+    if (!this.open) return;
+    const index = this.output.length - 1;
+    this.output[index] = this.open.close(this.open.text);
+    this.send('response.output_item.done', { output_index: index, item: this.output[index] });
+    this.open = null;
+  }
+}
+
+const PART = { type: 'output_text', annotations: [], logprobs: [] };
+
+function eventWriter(sse: Sse, start: ChatStart, model: string, includeReasoning: boolean) {
+  let id = '';
+  const items = new OutputItems(sse);
+  const text = (delta: string) => {
+    items.append(
+      'text',
+      delta,
+      () => messageItem(id, null),
+      () => items.send('response.content_part.added', { ...items.at(), content_index: 0, part: { ...PART, text: '' } }),
+      (all) => {
+        items.send('response.output_text.done', { ...items.at(), content_index: 0, text: all, logprobs: [] });
+        items.send('response.content_part.done', { ...items.at(), content_index: 0, part: { ...PART, text: all } });
+        return messageItem(id, all);
+      },
+    );
+    if (delta) items.send('response.output_text.delta', { ...items.at(), content_index: 0, delta, logprobs: [] });
+  };
+  const reasoning = (delta: string) => {
+    const part = (t: string) => ({ ...items.at(), summary_index: 0, part: { type: 'summary_text', text: t } });
+    items.append(
+      'reasoning',
+      delta,
+      () => reasoningItem(id, ''),
+      () => items.send('response.reasoning_summary_part.added', part('')),
+      (all) => {
+        items.send('response.reasoning_summary_text.done', { ...items.at(), summary_index: 0, text: all });
+        items.send('response.reasoning_summary_part.done', part(all));
+        return reasoningItem(id, all);
+      },
+    );
+    items.send('response.reasoning_summary_text.delta', { ...items.at(), summary_index: 0, delta });
+  };
+  const call = (index: number, callId: string, name: string, delta: string) => {
+    items.append(
+      `call:${index}`,
+      delta,
+      () => callItem(id, index, callId, name, null),
+      () => undefined,
+      (all) => {
+        items.send('response.function_call_arguments.done', { ...items.at(), arguments: all });
+        return callItem(id, index, callId, name, all);
+      },
+    );
+    if (delta) items.send('response.function_call_arguments.delta', { ...items.at(), delta });
+  };
+  return {
+    piece(piece: ChatPiece) {
+      if (!id) {
+        id = piece.responseId;
+        items.send('response.created', { response: responseObject(start, id, model, []) });
+        items.send('response.in_progress', { response: responseObject(start, id, model, []) });
+      }
+      if (includeReasoning && piece.reasoning) reasoning(piece.reasoning);
+      if (piece.text) text(piece.text);
+      for (const d of piece.toolCalls) call(d.index, d.id ?? '', d.name ?? '', d.arguments ?? '');
+      if (!piece.done) return;
+      if (items.output.length === 0) text('');
+      items.close();
+      const final = responseObject(start, id, model, items.output, piece.done);
+      items.send(`response.${final.status}`, { response: final });
+    },
+    fail(err: unknown) {
+      const { error } = errorBodyOf(err, 'openai') as { error: Record<string, unknown> };
+      items.send('error', { code: error.code, message: error.message, param: error.param });
+    },
+    finish() {},
+  };
+}
+
+export function registerResponsesRoute(api: Api, inference: Inference): void {
+  api.route(
+    {
+      method: 'post',
+      path: '/v1/responses',
+      summary: 'OpenAI-compatible Responses call (JSON, or SSE events with stream: true)',
+      tag: 'Compatible surfaces',
+      auth: 'key',
+      response: {
+        status: 200,
+        description:
+          'The `response` object, or with stream: true its named events (response.created … response.completed); errors use the OpenAI envelope',
+      },
+      body: ResponsesBody,
+    },
+    async ({ res, body }) => {
+      const input = responsesInputOf(body);
+      const start = await startChat(inference, res, input);
+      if (!body.stream) return response(start, body.model, input.includeReasoning);
+      const sse = new Sse(res);
+      return pumpChat(start, sse, eventWriter(sse, start, body.model, input.includeReasoning));
+    },
+  );
+}

@@ -1,0 +1,116 @@
+import { z } from 'zod';
+import { AppError, Reasons } from '@whetstone/errors';
+import type { ChatBlock, ChatInput, ChatTurn } from '../../../../application/ports';
+import {
+  block,
+  CacheControl,
+  capBreakpoints,
+  MaxTokens,
+  ModelId,
+  SAMPLING_DEFAULTS,
+  SchemaExtension,
+  Seed,
+  Temperature,
+  Text,
+  TopP,
+  turn,
+} from './blocks';
+import { optsInToReasoning, ReasoningControls } from './chat-completions.schema';
+
+/** POST /v1/responses: input text or input messages; markers count on system and developer message blocks only. */
+
+const Part = z.object({
+  type: z.enum(['input_text', 'output_text', 'text']),
+  text: Text,
+  cache_control: CacheControl.nullish(),
+});
+const MessageItem = z.object({
+  type: z.literal('message').optional(),
+  role: z.enum(['system', 'developer', 'user', 'assistant']),
+  content: z.union([Text, z.array(Part).max(1000)]),
+});
+const FunctionCallItem = z.object({
+  type: z.literal('function_call'),
+  call_id: z.string().min(1).max(200),
+  name: z.string().min(1).max(200),
+  arguments: z.string().max(1_000_000),
+});
+const FunctionOutputItem = z.object({
+  type: z.literal('function_call_output'),
+  call_id: z.string().min(1).max(200),
+  output: Text,
+});
+const Item = z.union([MessageItem, FunctionCallItem, FunctionOutputItem]);
+
+const Tool = z.object({
+  type: z.literal('function'),
+  name: z.string().min(1).max(200),
+  description: z.string().max(100_000).nullish(),
+  parameters: z.record(z.string(), z.unknown()).nullish(),
+});
+
+export const ResponsesBody = z.object({
+  model: ModelId,
+  input: z.union([Text, z.array(Item).min(1, 'must hold at least 1 item').max(10_000)]),
+  instructions: Text.nullish(),
+  max_output_tokens: MaxTokens.nullish(),
+  temperature: Temperature.nullish(),
+  top_p: TopP.nullish(),
+  seed: Seed.nullish(),
+  tools: z.array(Tool).max(128).optional(),
+  tool_choice: z.union([z.enum(['none', 'auto', 'required']), z.object({ type: z.string() })]).optional(),
+  stream: z.boolean().nullish(),
+  store: z.boolean().nullish(),
+  reasoning: ReasoningControls.nullish(),
+  previous_response_id: z.null({ error: 'is not supported: send the whole conversation in input' }).optional(),
+  schema: SchemaExtension.optional(),
+});
+export type ResponsesBody = z.infer<typeof ResponsesBody>;
+type ItemT = z.infer<typeof Item>;
+
+function turnOf(item: ItemT): ChatTurn {
+  if (item.type === 'function_call')
+    return turn('assistant', [], { toolCalls: [{ id: item.call_id, name: item.name, arguments: item.arguments }] });
+  if (item.type === 'function_call_output') return turn('tool', [{ text: item.output }], { toolCallId: item.call_id });
+  const system = item.role === 'system' || item.role === 'developer';
+  const content: ChatBlock[] =
+    typeof item.content === 'string'
+      ? [{ text: item.content }]
+      : item.content.map((p) => block(p.text, p.cache_control ?? undefined, system));
+  return turn(system ? 'system' : item.role === 'user' ? 'user' : 'assistant', content);
+}
+
+/** `instructions` (never a marker) then leading system and developer messages form the system prompt. */
+export function responsesInputOf(body: ResponsesBody): ChatInput {
+  const turns = typeof body.input === 'string' ? [turn('user', [{ text: body.input }])] : body.input.map(turnOf);
+  const lead = turns.findIndex((t) => t.role !== 'system');
+  if (lead < 0)
+    throw new AppError('InvalidArgument', Reasons.VALIDATION_FAILED, 'Request body failed validation', {
+      fieldErrors: [{ field: 'input', message: 'must hold at least one user, assistant or tool item' }],
+    });
+  return capBreakpoints({
+    model: body.model,
+    system: [
+      ...(body.instructions ? [{ text: body.instructions }] : []),
+      ...turns.slice(0, lead).flatMap((t) => t.content),
+    ],
+    messages: turns.slice(lead),
+    temperature: body.temperature ?? SAMPLING_DEFAULTS.temperature,
+    topP: body.top_p ?? SAMPLING_DEFAULTS.topP,
+    maxTokens: body.max_output_tokens ?? SAMPLING_DEFAULTS.maxTokens,
+    stop: [],
+    seed: body.seed ?? SAMPLING_DEFAULTS.seed,
+    tools:
+      body.tool_choice === 'none'
+        ? []
+        : (body.tools ?? []).map((t) => ({
+            name: t.name,
+            description: t.description ?? '',
+            parameters: t.parameters ?? { type: 'object', properties: {} },
+          })),
+    ...(body.schema ? { schema: body.schema } : {}),
+    surface: 'responses',
+    store: body.store ?? false,
+    includeReasoning: optsInToReasoning(body.reasoning),
+  });
+}

@@ -1,0 +1,193 @@
+/**
+ * Chat: the one inference core behind the compatible surfaces and GenerateText.
+ * It resolves the model (a built-in or upstream catalog model, a training job,
+ * or a project's active deployment), checks the credits, and answers with a
+ * stream of pieces from the right server: the operator's upstream provider, a
+ * model-server's decoder (with prompt-cache breakpoints), or a model-server's
+ * extraction model (one piece: the JSON result). Every reply is metered before
+ * its last piece; see chat-relay.ts for what a cut stream costs.
+ */
+import { Reasons, errors } from '@whetstone/errors';
+import { priceOf } from '../domain/catalog';
+import {
+  type ChatMessage,
+  type ChatPiece,
+  type ChatRequest,
+  limitCacheMarkers,
+  NO_TOKENS,
+  textOf,
+  type TokenUsage,
+} from '../domain/chat';
+import type { Caller, ChatTurn, InferenceTask } from '../domain/model';
+import { type ChatContext, meterReply, relay } from './chat-relay';
+import type { RouterDeps } from './deps';
+import type { CacheBreakpoint, UpstreamEvent } from './ports';
+import { chatTarget, requireTask, resolveTarget } from './resolve-target';
+
+export interface ChatCall {
+  caller: Caller;
+  /** Minted by the caller (deps.ids) so every piece can carry it; the usage key and, when stored, the inference id. */
+  responseId: string;
+  request: ChatRequest;
+  /** GenerateText: the project named apart from the model, and only decoders accepted. */
+  decoderOnly?: { projectId: string };
+}
+
+/** Output tokens assumed for a built-in decoder's credit check when the call sets no limit. */
+const DEFAULT_MAX_TOKENS = 128;
+
+const promptText = (r: ChatRequest): string =>
+  textOf(r.system) + r.messages.map((m) => textOf(m.content) + m.toolCalls.map((c) => c.arguments).join('')).join('');
+
+/** Rough tokens of text for credit checks and cut streams: 4 characters per token. */
+const approxTokens = (text: string): number => Math.ceil(text.length / 4);
+
+function refuse(field: 'schema' | 'tools', message: string): never {
+  throw errors.invalid(Reasons.VALIDATION_FAILED, message, [{ field, message }]);
+}
+
+/** Streams the reply to one chat call; the last piece carries the finish reason, usage and ids. */
+export async function* chat(deps: RouterDeps, call: ChatCall): AsyncGenerator<ChatPiece> {
+  const startedAt = deps.now();
+  const t0 = performance.now();
+  const { caller } = call;
+  const request = limitCacheMarkers(call.request);
+  const { target, projectId } = call.decoderOnly
+    ? {
+        target: await resolveTarget(
+          deps,
+          caller,
+          { modelId: request.model, projectId: call.decoderOnly.projectId },
+          'decoder',
+        ),
+        projectId: call.decoderOnly.projectId,
+      }
+    : await chatTarget(deps, caller, request.model);
+  if (call.decoderOnly) requireTask(target, 'decoder');
+  const extraction = target.entry.task === 'extraction';
+  const task: InferenceTask = extraction ? 'extract' : 'generate';
+  const ctx: ChatContext = { caller, request, target, projectId, task, responseId: call.responseId, startedAt, t0 };
+  if (extraction) return yield* extractionReply(deps, ctx);
+  if (request.schemaJson.length)
+    refuse('schema', `Model '${request.model}' is not an extraction model: leave out the schema.`);
+  if (target.entry.upstream) return yield* upstreamReply(deps, ctx);
+  if (request.tools.length) refuse('tools', `Model '${request.model}' cannot call tools; only upstream models do.`);
+  yield* decoderReply(deps, ctx);
+}
+
+/** An extraction model answers the last user turn with its JSON result, in one piece. */
+async function* extractionReply(deps: RouterDeps, ctx: ChatContext): AsyncGenerator<ChatPiece> {
+  const { request, target } = ctx;
+  if (!request.schemaJson.length)
+    refuse('schema', `Model '${request.model}' is an extraction model: give a schema to extract with.`);
+  const lastUser = [...request.messages].reverse().find((m) => m.role === 'user');
+  const text = lastUser ? textOf(lastUser.content) : '';
+  if (!text)
+    throw errors.invalid(Reasons.VALIDATION_FAILED, 'An extraction model reads the last user message; it is empty.', [
+      { field: 'messages', message: 'needs a user message with text' },
+    ]);
+  await deps.billing.checkSpendable(
+    ctx.caller.teamId,
+    priceOf(target.entry.price, { inputTokens: approxTokens(text) }),
+    false,
+  );
+  const out = await deps.fleet.extract(target.ref, [text], request.schemaJson, {
+    threshold: 0,
+    includeConfidence: false,
+    includeSpans: false,
+  });
+  const results = JSON.parse(Buffer.from(out.resultsJson).toString('utf8')) as Record<string, unknown>[];
+  const reply = JSON.stringify(results[0] ?? {});
+  yield { delta: { text: reply } };
+  const tokens = { ...NO_TOKENS, inputTokens: out.inputTokens };
+  yield { done: await meterReply(deps, ctx, { tokens, text: reply, finishReason: 'stop', outputs: results }) };
+}
+
+/** The operator's upstream provider answers; calling one needs a paid balance (directModel). */
+async function* upstreamReply(deps: RouterDeps, ctx: ChatContext): AsyncGenerator<ChatPiece> {
+  const { request, target } = ctx;
+  const upstream = target.entry.upstream!;
+  const promptTokens = approxTokens(promptText(request));
+  await deps.billing.checkSpendable(
+    ctx.caller.teamId,
+    priceOf(target.entry.price, {
+      inputTokens: promptTokens,
+      outputTokens: request.options.maxTokens || upstream.defaultMaxTokens,
+    }),
+    true,
+  );
+  const events = deps.upstreams.stream({
+    modelId: target.entry.id,
+    model: upstream,
+    system: request.system,
+    messages: request.messages,
+    tools: request.tools,
+    ...(request.toolsCache ? { toolsCache: request.toolsCache } : {}),
+    options: request.options,
+  });
+  yield* relay(deps, ctx, {
+    events,
+    estimate: (text, toolArguments) => ({
+      ...NO_TOKENS,
+      inputTokens: promptTokens,
+      outputTokens: approxTokens(text + toolArguments),
+    }),
+  });
+}
+
+/**
+ * The built-in decoder's turns: the system blocks as a first system turn, tool
+ * turns read as user turns; and a breakpoint per cache marker, as the turn
+ * index and the UTF-16 length of the turn's blocks up to the marker.
+ */
+export function decoderPrompt(request: ChatRequest): { turns: ChatTurn[]; breakpoints: CacheBreakpoint[] } {
+  const blocks: { role: ChatTurn['role']; content: ChatMessage['content'] }[] = [
+    ...(request.system.length ? [{ role: 'system' as const, content: request.system }] : []),
+    ...request.messages.map((m) => ({ role: m.role === 'tool' ? ('user' as const) : m.role, content: m.content })),
+  ];
+  const breakpoints: CacheBreakpoint[] = [];
+  blocks.forEach((turn, index) => {
+    let chars = 0;
+    for (const block of turn.content) {
+      chars += block.text.length;
+      if (block.cache) breakpoints.push({ turn: index, chars, ttlSeconds: block.cache.ttlSeconds });
+    }
+  });
+  return {
+    turns: blocks.map((b) => ({ role: b.role, content: textOf(b.content) })),
+    breakpoints,
+  };
+}
+
+/** A model-server's decoder (a trained job or a project's deployment) answers; its tokens are bytes. */
+async function* decoderReply(deps: RouterDeps, ctx: ChatContext): AsyncGenerator<ChatPiece> {
+  const { request, target } = ctx;
+  const { turns, breakpoints } = decoderPrompt(request);
+  const promptBytes = turns.reduce((n, t) => n + Buffer.byteLength(t.content), 0);
+  await deps.billing.checkSpendable(
+    ctx.caller.teamId,
+    priceOf(target.entry.price, {
+      inputTokens: promptBytes,
+      outputTokens: request.options.maxTokens || DEFAULT_MAX_TOKENS,
+    }),
+    false,
+  );
+  const stream = deps.fleet.generate(target.ref, turns, request.options, breakpoints);
+  const events = (async function* (): AsyncGenerator<UpstreamEvent> {
+    for await (const text of stream.chunks) yield { delta: { text } };
+    const end = stream.done();
+    const usage: TokenUsage = {
+      inputTokens: end.inputTokens - end.cacheReadTokens - end.cacheWriteTokens,
+      cacheReadTokens: end.cacheReadTokens,
+      cacheWriteTokens: end.cacheWriteTokens,
+      outputTokens: end.outputTokens,
+      reasoningTokens: 0,
+    };
+    yield { usage };
+    yield { finish: end.finishReason };
+  })();
+  yield* relay(deps, ctx, {
+    events,
+    estimate: (text) => ({ ...NO_TOKENS, inputTokens: promptBytes, outputTokens: Buffer.byteLength(text) }),
+  });
+}

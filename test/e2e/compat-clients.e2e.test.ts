@@ -1,0 +1,252 @@
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import Anthropic from '@anthropic-ai/sdk';
+import { ChatOpenAI } from '@langchain/openai';
+import { generateText, streamText } from 'ai';
+import OpenAI from 'openai';
+import { eventually, startFakeAnthropicUpstream, startFakeOpenAIUpstream, type FakeUpstream } from '@whetstone/testing';
+import { ANTHROPIC_MODEL, frames, grantCredits, LONG_SYSTEM, OPENAI_MODEL, upstreamEnv } from './compat-helpers';
+import { signUpWithKey, startSystem, type RunningSystem } from './system';
+
+/**
+ * The four compatible surfaces end to end: the official clients (openai,
+ * Anthropic, Vercel AI SDK, LangChain) against the whole system started as
+ * `pnpm start` does, with fake OpenAI- and Anthropic-compatible upstreams on
+ * loopback as its providers, and the built-in zero-shot extraction base.
+ */
+describe('compatible surfaces through the official clients, end to end', () => {
+  let system: RunningSystem;
+  let fakeOpenAI: FakeUpstream;
+  let fakeAnthropic: FakeUpstream;
+  let key: string;
+  let openai: OpenAI;
+  let anthropic: Anthropic;
+  const user = (content: string) => [{ role: 'user' as const, content }];
+  const post = (path: string, body: unknown) =>
+    fetch(`${system.baseUrl}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': key },
+      body: JSON.stringify(body),
+    });
+
+  beforeAll(async () => {
+    fakeOpenAI = await startFakeOpenAIUpstream();
+    fakeAnthropic = await startFakeAnthropicUpstream();
+    system = await startSystem({ env: upstreamEnv(fakeOpenAI, fakeAnthropic) });
+    const account = await signUpWithKey(system.baseUrl, 'compat');
+    key = account.key;
+    await grantCredits(system.baseUrl, account.teamId, 50);
+    openai = new OpenAI({ apiKey: key, baseURL: `${system.baseUrl}/v1`, maxRetries: 3 });
+    anthropic = new Anthropic({ apiKey: key, baseURL: system.baseUrl, maxRetries: 3 });
+  }, 300_000);
+
+  afterAll(async () => {
+    await system?.stop();
+    await fakeOpenAI?.close();
+    await fakeAnthropic?.close();
+  }, 60_000);
+
+  describe('openai', () => {
+    it('when a chat completion is asked for, then JSON and the stream carry the upstream reply and usage', async () => {
+      const json = await openai.chat.completions.create({ model: OPENAI_MODEL, messages: user('hello there') });
+      expect(json.choices[0]).toMatchObject({ message: { content: 'Echo: HELLO THERE' }, finish_reason: 'stop' });
+      expect(json.usage).toMatchObject({ prompt_tokens: expect.any(Number), completion_tokens: 3 });
+      const stream = openai.chat.completions.stream({ model: OPENAI_MODEL, messages: user('hello there') });
+      const deltas: string[] = [];
+      stream.on('content', (delta) => deltas.push(delta));
+      const final = await stream.finalChatCompletion();
+      expect(deltas.join('')).toBe('Echo: HELLO THERE');
+      expect(final.usage).toEqual(json.usage);
+    });
+
+    it('when completions and responses are called, then each answers in its own shape', async () => {
+      const completion = await openai.completions.create({ model: OPENAI_MODEL, prompt: 'say this' });
+      expect(completion).toMatchObject({ object: 'text_completion', choices: [{ text: 'Echo: SAY THIS' }] });
+      const response = await openai.responses.create({ model: OPENAI_MODEL, input: 'say that' });
+      expect(response.output_text).toBe('Echo: SAY THAT');
+      const streamed = await openai.responses.stream({ model: OPENAI_MODEL, input: 'say that' }).finalResponse();
+      expect(streamed.output_text).toBe('Echo: SAY THAT');
+      expect(streamed.usage).toEqual(response.usage);
+    });
+
+    it('when the same long prompt runs twice on an auto-caching upstream, then the second reads the cache, alike in stream and JSON', async () => {
+      const messages = (tag: string) => [
+        { role: 'system' as const, content: `${LONG_SYSTEM} ${tag}` },
+        { role: 'user' as const, content: 'cached question' },
+      ];
+      const first = await openai.chat.completions.create({ model: OPENAI_MODEL, messages: messages('json') });
+      expect(first.usage!.prompt_tokens_details).toMatchObject({ cached_tokens: 0, cache_write_tokens: 0 });
+      const second = await openai.chat.completions.create({ model: OPENAI_MODEL, messages: messages('json') });
+      expect(second.usage!.prompt_tokens_details!.cached_tokens).toBeGreaterThan(0);
+      expect(second.usage!.prompt_tokens).toBe(first.usage!.prompt_tokens);
+
+      const stream = (tag: string) =>
+        openai.chat.completions.stream({ model: OPENAI_MODEL, messages: messages(tag) }).finalChatCompletion();
+      expect((await stream('stream')).usage).toEqual(first.usage);
+      expect((await stream('stream')).usage).toEqual(second.usage);
+    });
+
+    it('when models are listed, then the upstream catalog models are there', async () => {
+      const ids: string[] = [];
+      for await (const model of openai.models.list()) ids.push(model.id);
+      expect(ids).toEqual(expect.arrayContaining([OPENAI_MODEL, ANTHROPIC_MODEL, 'whetstone-extract-base']));
+    });
+
+    it('when the key is a placeholder or the body invalid, then AuthenticationError and UnprocessableEntityError', async () => {
+      const placeholder = new OpenAI({ apiKey: 'sk-placeholder', baseURL: `${system.baseUrl}/v1`, maxRetries: 0 });
+      await expect(placeholder.models.list()).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
+      const invalid = await openai.chat.completions
+        .create({ model: OPENAI_MODEL, messages: user('x'), temperature: 7 })
+        .catch((e: unknown) => e);
+      expect(invalid).toBeInstanceOf(OpenAI.UnprocessableEntityError);
+      expect((invalid as InstanceType<typeof OpenAI.APIError>).error).toMatchObject({ param: 'temperature' });
+    });
+
+    it('when the zero-shot extraction base gets the schema extension, then the assistant content is the JSON result', async () => {
+      const json = await openai.chat.completions.create({
+        model: 'whetstone-extract-base',
+        messages: user('Ada Lovelace met Charles Babbage in London.'),
+        // @ts-expect-error Whetstone's extension field
+        schema: { entities: ['person', 'city'] },
+      });
+      const result = JSON.parse(json.choices[0]!.message.content!) as { entities: Record<string, string[]> };
+      expect(result.entities.person).toEqual(expect.arrayContaining(['Ada Lovelace', 'Charles Babbage']));
+    });
+  });
+
+  describe('anthropic', () => {
+    it('when messages are sent with x-api-key and with a bearer token, then JSON and stream agree', async () => {
+      const request = { model: ANTHROPIC_MODEL, max_tokens: 64, messages: user('good day') };
+      const json = await anthropic.messages.create(request);
+      expect(json).toMatchObject({ content: [{ type: 'text', text: 'Echo: GOOD DAY' }], stop_reason: 'end_turn' });
+      const bearer = new Anthropic({ authToken: key, apiKey: null, baseURL: system.baseUrl });
+      const streamed = await bearer.messages.stream(request).finalMessage();
+      expect(streamed.content).toEqual(json.content);
+      expect(streamed.usage).toMatchObject({
+        input_tokens: json.usage.input_tokens,
+        output_tokens: json.usage.output_tokens,
+      });
+    });
+
+    it('when the same cached request runs twice, then usage shows a write then a read, the same in stream and JSON', async () => {
+      const request = {
+        model: ANTHROPIC_MODEL,
+        max_tokens: 64,
+        system: [
+          { type: 'text' as const, text: `${LONG_SYSTEM} stream`, cache_control: { type: 'ephemeral' as const } },
+        ],
+        messages: user('cached question'),
+      };
+      const written = await anthropic.messages.stream(request).finalMessage();
+      expect(written.usage.cache_creation_input_tokens).toBeGreaterThan(0);
+      expect(written.usage.cache_read_input_tokens).toBe(0);
+      const read = await anthropic.messages.stream(request).finalMessage();
+      expect(read.usage.cache_read_input_tokens).toBe(written.usage.cache_creation_input_tokens);
+      expect(read.usage.cache_creation_input_tokens).toBe(0);
+
+      const jsonRequest = { ...request, system: [{ ...request.system[0]!, text: `${LONG_SYSTEM} json` }] };
+      const jsonWritten = await anthropic.messages.create(jsonRequest);
+      const jsonRead = await anthropic.messages.create(jsonRequest);
+      expect(jsonWritten.usage).toMatchObject({
+        cache_creation_input_tokens: written.usage.cache_creation_input_tokens,
+        cache_read_input_tokens: 0,
+        input_tokens: written.usage.input_tokens,
+      });
+      expect(jsonRead.usage).toMatchObject({
+        cache_read_input_tokens: read.usage.cache_read_input_tokens,
+        cache_creation_input_tokens: 0,
+      });
+    });
+
+    it('when the upstream answers 529 once, then the Anthropic client retries to success', async () => {
+      fakeAnthropic.behave({ kind: 'status', status: 529, message: 'Overloaded' }, 1);
+      const before = fakeAnthropic.requests.length;
+      const json = await anthropic.messages.create({
+        model: ANTHROPIC_MODEL,
+        max_tokens: 16,
+        messages: user('retry me'),
+      });
+      expect(json.content).toEqual([{ type: 'text', text: 'Echo: RETRY ME' }]);
+      expect(fakeAnthropic.requests.length - before).toBe(2);
+    });
+
+    it('when a request is invalid or unauthenticated, then the Anthropic error classes and types come back', async () => {
+      const bad = await anthropic.messages
+        .create({ model: ANTHROPIC_MODEL, max_tokens: 0, messages: user('x') })
+        .catch((e: unknown) => e);
+      expect(bad).toBeInstanceOf(Anthropic.UnprocessableEntityError);
+      expect((bad as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({
+        type: 'error',
+        error: { type: 'invalid_request_error' },
+      });
+      const anon = new Anthropic({ apiKey: 'placeholder', baseURL: system.baseUrl, maxRetries: 0 });
+      await expect(
+        anon.messages.create({ model: ANTHROPIC_MODEL, max_tokens: 8, messages: user('x') }),
+      ).rejects.toBeInstanceOf(Anthropic.AuthenticationError);
+    });
+  });
+
+  describe('other clients', () => {
+    it('when the Vercel AI SDK calls through its OpenAI-compatible provider, then one call and one stream work', async () => {
+      const provider = createOpenAICompatible({ name: 'whetstone', baseURL: `${system.baseUrl}/v1`, apiKey: key });
+      const one = await generateText({ model: provider(OPENAI_MODEL), prompt: 'vercel call' });
+      expect(one.text).toBe('Echo: VERCEL CALL');
+      const streamed = streamText({ model: provider(OPENAI_MODEL), prompt: 'vercel stream' });
+      let text = '';
+      for await (const delta of streamed.textStream) text += delta;
+      expect(text).toBe('Echo: VERCEL STREAM');
+    });
+
+    it("when LangChain's ChatOpenAI calls Whetstone, then invoke and stream work", async () => {
+      const chat = new ChatOpenAI({
+        model: OPENAI_MODEL,
+        apiKey: key,
+        configuration: { baseURL: `${system.baseUrl}/v1` },
+      });
+      const reply = await chat.invoke('langchain call');
+      expect(reply.content).toBe('Echo: LANGCHAIN CALL');
+      let text = '';
+      for await (const chunk of await chat.stream('langchain stream')) text += String(chunk.content);
+      expect(text).toBe('Echo: LANGCHAIN STREAM');
+    });
+  });
+
+  it('when a chat stream is read raw, then usage and x_service are null until the terminal chunk, then [DONE]', async () => {
+    const all = await frames(
+      await post('/v1/chat/completions', { model: OPENAI_MODEL, messages: user('raw'), stream: true, store: true }),
+    );
+    expect(all.at(-1)).toEqual([null, '[DONE]']);
+    const chunks = all.slice(0, -1).map(([, d]) => JSON.parse(d) as Record<string, unknown>);
+    expect(chunks.slice(0, -1).every((c) => c.usage === null && c.x_service === null)).toBe(true);
+    expect(chunks.at(-1)).toMatchObject({
+      x_service: { inference_id: expect.any(String) },
+      usage: { total_tokens: expect.any(Number) },
+    });
+  });
+  it('when the client disconnects mid-stream, then the upstream request is cancelled too', async () => {
+    fakeOpenAI.behave({ kind: 'stall-after-first-piece' }, 1);
+    const before = fakeOpenAI.requests.length;
+    const controller = new AbortController();
+    const res = await fetch(`${system.baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: JSON.stringify({ model: OPENAI_MODEL, messages: user('hang on'), stream: true }),
+      signal: controller.signal,
+    });
+    const reader = res.body!.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toContain('chat.completion.chunk');
+    controller.abort();
+    const upstream = fakeOpenAI.requests[before]!;
+    await eventually(async () => upstream.closedEarly || null, 30_000);
+    expect(upstream.finished).toBe(false);
+  });
+
+  it('when a stored chat completion answers, then its x_service.inference_id is readable in history', async () => {
+    const json = (await (
+      await post('/v1/chat/completions', { model: OPENAI_MODEL, messages: user('remember me'), store: true })
+    ).json()) as { x_service: { inference_id: string } };
+    const record = await fetch(`${system.baseUrl}/inferences/${json.x_service.inference_id}`, {
+      headers: { 'x-api-key': key },
+    });
+    expect(record.status).toBe(200);
+  });
+});

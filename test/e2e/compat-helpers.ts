@@ -1,0 +1,65 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { FakeUpstream } from '@whetstone/testing';
+
+const run = promisify(execFile);
+const ROOT = path.resolve(__dirname, '..', '..');
+
+export const ADMIN_TOKEN = 'e2e-admin-token-compat-0123456789abcdef';
+export const OPENAI_MODEL = 'e2e-gpt';
+export const ANTHROPIC_MODEL = 'e2e-claude';
+
+/**
+ * The router's provider config for two fake upstreams on loopback (see
+ * services/inference-router/README.md): their keys ride in variables, never in the JSON.
+ */
+export function upstreamEnv(openai: FakeUpstream, anthropic: FakeUpstream): Record<string, string> {
+  const price = { unit: '1m', input: 100, output: 400, cache_read: 10, cache_write: 125 };
+  return {
+    ADMIN_TOKEN,
+    UPSTREAM_ALLOW_PRIVATE_HOSTS: '127.0.0.1',
+    E2E_FAKE_OPENAI_KEY: openai.apiKey,
+    E2E_FAKE_ANTHROPIC_KEY: anthropic.apiKey,
+    CATALOG_UPSTREAMS: JSON.stringify([
+      {
+        name: 'fake-openai',
+        kind: 'openai-compatible',
+        base_url: openai.url,
+        api_key_env: 'E2E_FAKE_OPENAI_KEY',
+        models: [{ id: OPENAI_MODEL, min_cacheable_tokens: 4, price }],
+      },
+      {
+        name: 'fake-anthropic',
+        kind: 'anthropic',
+        base_url: anthropic.url,
+        api_key_env: 'E2E_FAKE_ANTHROPIC_KEY',
+        models: [{ id: ANTHROPIC_MODEL, min_cacheable_tokens: 4, price }],
+      },
+    ]),
+  };
+}
+
+/** Upstream models need a paid or granted balance on the free plan: the operator grants some. */
+export async function grantCredits(baseUrl: string, teamId: string, credits: number): Promise<void> {
+  const kbAddr = `127.0.0.1:${Number(new URL(baseUrl).port) - 8080 + 50051}`;
+  await run(
+    'pnpm',
+    ['--silent', 'whetstone', 'admin', 'grant-credits', '--team', teamId, '--credits', String(credits)],
+    {
+      cwd: ROOT,
+      env: { ...process.env, KEY_BILLING_ADDR: kbAddr, ADMIN_TOKEN },
+    },
+  );
+}
+
+/** Raw SSE frames of a streamed call: `[event, data]` pairs in order. */
+export async function frames(res: Response): Promise<[string | null, string][]> {
+  return (await res.text())
+    .split('\n\n')
+    .filter(Boolean)
+    .map((frame) => [/^event: (.*)$/m.exec(frame)?.[1] ?? null, /^data: (.*)$/m.exec(frame)?.[1] ?? '']);
+}
+
+/** A long system prompt (the fakes count one token per word), so a marker at its end has a cacheable prefix. */
+export const LONG_SYSTEM = Array.from({ length: 64 }, (_, i) => `rule${i}`).join(' ');

@@ -1,0 +1,166 @@
+import { readFileSync } from 'node:fs';
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
+import { eventually, fixtureDataset } from '@whetstone/testing';
+import { apiClient, type Job } from './training-helpers';
+import { signUpWithKey, startSystem, type RunningSystem } from './system';
+
+/** A small classification set written here: two intents, enough rows to pass validation and train in seconds. */
+const INTENTS = Array.from({ length: 16 }, (_, i) => [
+  { text: `please refund order ${i}, it arrived broken`, label: 'refund', task: 'intent' },
+  { text: `where is my parcel number ${i}, it has not arrived`, label: 'delivery', task: 'intent' },
+]).flat();
+
+/**
+ * Trained models through the compatible surfaces, end to end: a LoRA decoder
+ * job answers chat completions, completions, responses and messages, and a
+ * trained extraction job is 425 while it loads, which the openai client
+ * retries to success.
+ */
+describe('trained models through the compatible surfaces, end to end', () => {
+  let system: RunningSystem;
+  let key = '';
+  const api = apiClient(
+    () => system.baseUrl,
+    () => key,
+  );
+  let decoder = '';
+  let classifier = '';
+
+  async function upload(name: string, type: string, body: string | Buffer): Promise<void> {
+    const res = await api.post('/core/datasets/upload/url', {
+      dataset_name: name,
+      dataset_type: type,
+      format: 'jsonl',
+      filename: `${name}.jsonl`,
+    });
+    const { upload_url } = (await res.json()) as { upload_url: string };
+    expect((await fetch(upload_url, { method: 'PUT', body })).status).toBe(200);
+    expect((await api.post('/core/datasets/upload/process', { dataset_name: name })).status).toBe(202);
+    await eventually(
+      async () => ((await (await api.get(`/core/datasets/${name}/1`)).json()) as { status: string }).status === 'ready',
+      60_000,
+    );
+  }
+
+  async function train(body: Record<string, unknown>): Promise<string> {
+    const res = await api.post('/core/training-jobs', { training_type: 'lora', nr_epochs: 2, ...body });
+    expect(res.status).toBe(200);
+    return ((await res.json()) as Job).id;
+  }
+
+  beforeAll(async () => {
+    system = await startSystem();
+    ({ key } = await signUpWithKey(system.baseUrl, 'compat-trained'));
+    await upload('greetings', 'generation', readFileSync(fixtureDataset('chat/greetings.jsonl')));
+    await upload('intents', 'classification', INTENTS.map((r) => JSON.stringify(r)).join('\n'));
+    decoder = await train({
+      base_model: 'whetstone-decoder-base',
+      datasets: [{ name: 'greetings' }],
+      learning_rate: 0.01,
+    });
+    classifier = await train({ base_model: 'whetstone-extract-base', datasets: [{ name: 'intents' }] });
+    await api.until(decoder, ['complete'], 240_000);
+    await api.until(classifier, ['complete'], 240_000);
+  }, 600_000);
+
+  afterAll(async () => {
+    await system?.stop();
+  }, 60_000);
+
+  it('when a trained extraction job is still loading, then the openai client retries the 425 and gets the JSON result', async () => {
+    const statuses: number[] = [];
+    const client = new OpenAI({
+      apiKey: key,
+      baseURL: `${system.baseUrl}/v1`,
+      maxRetries: 5,
+      fetch: async (url, init) => {
+        const res = await fetch(url, init);
+        statuses.push(res.status);
+        return res;
+      },
+    });
+    const json = await client.chat.completions.create({
+      model: classifier,
+      messages: [{ role: 'user', content: 'please refund order 99, it arrived broken' }],
+      // @ts-expect-error Whetstone's extension field
+      schema: { classifications: [{ task: 'intent', labels: ['refund', 'delivery'] }] },
+    });
+    expect(statuses[0]).toBe(425);
+    expect(statuses.at(-1)).toBe(200);
+    expect(JSON.parse(json.choices[0]!.message.content!)).toEqual({ intent: 'refund' });
+  });
+
+  it('when the decoder job is called through each surface, then each answers with text, a finish reason and usage', async () => {
+    const openai = new OpenAI({ apiKey: key, baseURL: `${system.baseUrl}/v1`, maxRetries: 5 });
+    const messages = [{ role: 'user' as const, content: 'hi, I am Ada' }];
+    const chat = await openai.chat.completions.create({ model: decoder, messages, max_tokens: 16, seed: 1 });
+    expect(chat.choices[0]!.message.content).toEqual(expect.any(String));
+    expect(['stop', 'length']).toContain(chat.choices[0]!.finish_reason);
+    expect(chat.usage).toMatchObject({ completion_tokens: expect.any(Number), prompt_tokens: expect.any(Number) });
+    const streamed = await openai.chat.completions
+      .stream({ model: decoder, messages, max_tokens: 16, seed: 1 })
+      .finalChatCompletion();
+    expect(streamed.choices[0]!.message.content).toBe(chat.choices[0]!.message.content);
+    expect(streamed.usage).toEqual(chat.usage);
+
+    const completion = await openai.completions.create({
+      model: decoder,
+      prompt: 'hi, I am Ada',
+      max_tokens: 16,
+      seed: 1,
+    });
+    expect(completion.choices[0]!.text).toBe(chat.choices[0]!.message.content);
+    const response = await openai.responses.create({
+      model: decoder,
+      input: 'hi, I am Ada',
+      max_output_tokens: 16,
+      seed: 1,
+    } as never);
+    expect(response.output_text).toBe(chat.choices[0]!.message.content);
+
+    const anthropic = new Anthropic({ apiKey: key, baseURL: system.baseUrl });
+    const message = await anthropic.messages.create({ model: decoder, max_tokens: 16, messages, seed: 1 } as never);
+    expect(message.content).toEqual([{ type: 'text', text: chat.choices[0]!.message.content }]);
+    expect(message.usage.output_tokens).toBe(chat.usage!.completion_tokens);
+  });
+  it('when the decoder job gets the same cached prompt twice, then usage shows a write then a read, alike in stream and JSON', async () => {
+    const openai = new OpenAI({ apiKey: key, baseURL: `${system.baseUrl}/v1`, maxRetries: 5 });
+    // The built-in decoder reads at most its last 63 prompt bytes and caches prefixes of 16 or more: a short prompt
+    // (names of one length, so the stream's prompt is as long as the JSON's).
+    const request = (tag: string) =>
+      ({
+        model: decoder,
+        max_tokens: 8,
+        seed: 1,
+        messages: [
+          {
+            role: 'system',
+            content: [{ type: 'text', text: `Greet ${tag} warmly.`, cache_control: { type: 'ephemeral' } }],
+          },
+          { role: 'user', content: 'hi, I am Ada' },
+        ],
+      }) as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming;
+    const written = await openai.chat.completions.create(request('Ann'));
+    const read = await openai.chat.completions.create(request('Ann'));
+    expect(written.usage!.prompt_tokens_details).toMatchObject({
+      cached_tokens: 0,
+      cache_write_tokens: expect.any(Number),
+    });
+    expect(written.usage!.prompt_tokens_details!.cache_write_tokens).toBeGreaterThan(0);
+    expect(read.usage!.prompt_tokens_details).toEqual({
+      cached_tokens: written.usage!.prompt_tokens_details!.cache_write_tokens,
+      cache_write_tokens: 0,
+    });
+    expect(read.choices[0]!.message.content).toBe(written.choices[0]!.message.content);
+
+    const stream = (tag: string) =>
+      openai.chat.completions.stream({ ...request(tag), stream: true }).finalChatCompletion();
+    const input = (u: OpenAI.CompletionUsage | undefined) => ({
+      prompt_tokens: u?.prompt_tokens,
+      details: u?.prompt_tokens_details,
+    });
+    expect(input((await stream('Bob')).usage)).toEqual(input(written.usage));
+    expect(input((await stream('Bob')).usage)).toEqual(input(read.usage));
+  });
+});
