@@ -13,6 +13,7 @@ import {
 } from '@whetstone/telemetry';
 import { Counter } from 'prom-client';
 import { builtinJudgeOverRouter } from './adapters/builtin-judge';
+import { llmJudgeOverRouter } from './adapters/llm-judge';
 import { inProcessIngestSignal } from './adapters/ingest-signal';
 import { pgIngestSignal } from './adapters/pg-ingest-signal';
 import { createPrismaClient } from './adapters/prisma-client';
@@ -24,20 +25,17 @@ import type { JudgeStore } from './application/ports';
 import { loadHistoryConfig, type HistoryConfig } from './config';
 import { INFERENCES_CONSUMER, INFERENCES_TOPIC } from './transport/events/inference-completed.consumer';
 
-/** The judge worker: sampled records are queued at ingest; the built-in judge asks the router (when configured). */
+/** The judge worker: sampled records are queued at ingest; both judges ask the router (when configured). */
 function startJudging(config: HistoryConfig, judgeStore: JudgeStore, logger: Logger) {
-  const judges = config.INFERENCE_ROUTER_ADDR
-    ? {
-        builtin: builtinJudgeOverRouter(
-          createRpcClient(InferenceRouterService, {
-            addr: config.INFERENCE_ROUTER_ADDR,
-            caller: 'inference-history',
-            logger,
-            timeoutMs: 60_000,
-          }),
-        ),
-      }
-    : {};
+  const router = config.INFERENCE_ROUTER_ADDR
+    ? createRpcClient(InferenceRouterService, {
+        addr: config.INFERENCE_ROUTER_ADDR,
+        caller: 'inference-history',
+        logger,
+        timeoutMs: 60_000,
+      })
+    : null;
+  const judges = router ? { builtin: builtinJudgeOverRouter(router), llm: llmJudgeOverRouter(router) } : {};
   return startJudgeWorker(
     {
       store: judgeStore,

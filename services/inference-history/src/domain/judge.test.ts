@@ -13,8 +13,15 @@ describe('judge rules', () => {
       ]);
     expect(judgeSettingsProblems({ sampleRate: 0.5, kind: 'oracle', judgeModel: '' })[0]).toMatchObject({
       field: 'kind',
-      message: 'must be one of: builtin',
+      message: 'must be one of: builtin, llm',
     });
+  });
+
+  it('when the llm judge names no model, then judge_model is required', () => {
+    expect(judgeSettingsProblems({ sampleRate: 1, kind: 'llm', judgeModel: ' ' }).map((i) => i.field)).toEqual([
+      'judge_model',
+    ]);
+    expect(judgeSettingsProblems({ sampleRate: 1, kind: 'llm', judgeModel: 'gpt-x' })).toEqual([]);
   });
 
   it('when a failure is retryable and attempts remain, then the retry waits longer each time; else it gives up', () => {

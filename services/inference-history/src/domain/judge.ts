@@ -42,8 +42,8 @@ export interface JudgeState {
   judgedAt: Date | null;
 }
 
-/** The kinds this build can run; the LLM judge is added when the router's Chat is in place. */
-export const AVAILABLE_JUDGE_KINDS: readonly JudgeKind[] = ['builtin'];
+/** The kinds a project can choose. */
+export const AVAILABLE_JUDGE_KINDS: readonly JudgeKind[] = ['builtin', 'llm'];
 
 /** Judging off: what a project that was never configured has. */
 export const judgingOff = (projectId: string): JudgeSettings => ({
@@ -63,10 +63,7 @@ export function judgeSettingsProblems(s: { sampleRate: number; kind: string; jud
   if (!AVAILABLE_JUDGE_KINDS.includes(s.kind as JudgeKind))
     issues.push({
       field: 'kind',
-      message:
-        s.kind === 'llm'
-          ? 'the LLM judge is not available in this build; use builtin'
-          : `must be one of: ${AVAILABLE_JUDGE_KINDS.join(', ')}`,
+      message: `must be one of: ${AVAILABLE_JUDGE_KINDS.join(', ')}`,
       code: 'invalid_value',
     });
   if (s.kind === 'llm' && !s.judgeModel.trim())

@@ -83,17 +83,29 @@ describe('the judge queue and settings against real Postgres', () => {
     expect(await getJudgeSettings(judgeStore, OTHER, project)).toMatchObject({ enabled: false });
   });
 
-  it('when settings are out of range or name the llm judge, then 422 names every bad field', async () => {
+  it('when settings are out of range or of an unknown kind, then 422 names every bad field', async () => {
     const err = await setJudgeSettings(judgeStore, () => new Date(), TEAM, {
       projectId: randomUUID(),
       enabled: true,
       sampleRate: 1.5,
-      kind: 'llm',
-      judgeModel: '',
+      kind: 'oracle',
+      judgeModel: 'x'.repeat(201),
     }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AppError);
     expect((err as AppError).kind).toBe('InvalidArgument');
     expect((err as AppError).fieldErrors.map((f) => f.field).sort()).toEqual(['judge_model', 'kind', 'sample_rate']);
+  });
+
+  it('when the llm judge is chosen with a model, then it is stored with the model', async () => {
+    const projectId = randomUUID();
+    await setJudgeSettings(judgeStore, () => new Date(), TEAM, {
+      projectId,
+      enabled: true,
+      sampleRate: 0.5,
+      kind: 'llm',
+      judgeModel: ' gpt-judge ',
+    });
+    expect(await getJudgeSettings(judgeStore, TEAM, projectId)).toMatchObject({ kind: 'llm', judgeModel: 'gpt-judge' });
   });
 
   it('when records are stored, then only those of an enabled project of that team are queued', async () => {
