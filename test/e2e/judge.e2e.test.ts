@@ -1,5 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { eventually, fixtureDataset } from '@whetstone/testing';
+import {
+  eventually,
+  fixtureDataset,
+  startFakeAnthropicUpstream,
+  startFakeOpenAIUpstream,
+  type FakeUpstream,
+} from '@whetstone/testing';
+import { OPENAI_MODEL, grantCredits, upstreamEnv } from './compat-helpers';
 import { signUpWithKey, startSystem, type RunningSystem } from './system';
 import { apiClient } from './training-helpers';
 
@@ -24,8 +31,11 @@ interface JudgedRecord {
  */
 describe('judge scores, end to end through pnpm start', () => {
   let system: RunningSystem;
+  let fakeOpenAI: FakeUpstream;
+  let fakeAnthropic: FakeUpstream;
   let base: string;
   let key: string;
+  let teamId: string;
   let otherKey: string;
   const { post, get, until } = apiClient(
     () => base,
@@ -42,9 +52,11 @@ describe('judge scores, end to end through pnpm start', () => {
   let jobId: string;
 
   beforeAll(async () => {
-    system = await startSystem();
+    fakeOpenAI = await startFakeOpenAIUpstream();
+    fakeAnthropic = await startFakeAnthropicUpstream();
+    system = await startSystem({ env: upstreamEnv(fakeOpenAI, fakeAnthropic) });
     base = system.baseUrl;
-    ({ key } = await signUpWithKey(base, 'judge'));
+    ({ key, teamId } = await signUpWithKey(base, 'judge'));
     ({ key: otherKey } = await signUpWithKey(base, 'judge-other'));
     const url = await json<{ upload_url: string }>(
       await post('/core/datasets/upload/url', {
@@ -82,6 +94,8 @@ describe('judge scores, end to end through pnpm start', () => {
 
   afterAll(async () => {
     await system?.stop();
+    await fakeOpenAI?.close();
+    await fakeAnthropic?.close();
   }, 30_000);
 
   it('when judge settings are read before any, then judging is off; bad values are 422 and another team gets 404', async () => {
@@ -97,7 +111,7 @@ describe('judge scores, end to end through pnpm start', () => {
 
     const llm = await put(`/projects/${projectId}/judge`, { enabled: true, sample_rate: 1, kind: 'llm' });
     expect(llm.status).toBe(422);
-    expect((await json<{ errors: { field: string }[] }>(llm)).errors.map((e) => e.field)).toContain('kind');
+    expect((await json<{ errors: { field: string }[] }>(llm)).errors.map((e) => e.field)).toEqual(['judge_model']);
 
     const foreign = await put(`/projects/${projectId}/judge`, { enabled: true, sample_rate: 1 }, otherKey);
     expect(foreign.status).toBe(404);
@@ -175,6 +189,44 @@ describe('judge scores, end to end through pnpm start', () => {
     for (const r of judgeCalls) {
       expect(r.usage.cost_credits).toBeGreaterThan(0);
       expect(r.judge_status).toBeNull();
+    }
+  }, 300_000);
+
+  it('when the LLM judge is on and its model (the fake OpenAI upstream) does not answer the strict JSON, then it is asked 3 times with the rubric and the record fails with JUDGE_BAD_ANSWER', async () => {
+    await grantCredits(base, teamId, 100);
+    const set = await put(`/projects/${projectId}/judge`, {
+      enabled: true,
+      sample_rate: 1,
+      kind: 'llm',
+      judge_model: OPENAI_MODEL,
+    });
+    expect(set.status).toBe(200);
+    expect(await set.json()).toMatchObject({ kind: 'llm', judge_model: OPENAI_MODEL });
+    fakeOpenAI.reset();
+    const text = 'Grace Hopper served in the United States Navy .';
+    const res = await eventually(async () => {
+      const r = await post(`/projects/${projectId}/inference`, { text });
+      return r.status === 200 ? r : null;
+    }, 60_000);
+    const id = (await json<{ inference_id: string }>(res)).inference_id;
+    const failed = await eventually(
+      async () => {
+        const r = await json<JudgedRecord>(await get(`/inferences/${id}`));
+        return r.judge_status === 'scored' || r.judge_status === 'failed' ? r : null;
+      },
+      120_000,
+      250,
+    );
+    // The fake echoes the user turn ("Echo: …"), which is not the JSON the rubric demands.
+    expect(failed).toMatchObject({ judge_status: 'failed', llmaj_score: null });
+    expect(failed.judge_error).toMatch(/^JUDGE_BAD_ANSWER: /);
+    const asked = fakeOpenAI.requests.filter((r) => r.path.endsWith('/chat/completions'));
+    expect(asked).toHaveLength(3);
+    for (const r of asked) {
+      expect(r.body.model).toBe(OPENAI_MODEL);
+      const messages = r.body.messages as { role: string; content: unknown }[];
+      expect(JSON.stringify(messages[0])).toContain('information-extraction');
+      expect(JSON.stringify(messages[messages.length - 1])).toContain('Grace Hopper');
     }
   }, 300_000);
 });
