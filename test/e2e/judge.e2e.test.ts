@@ -7,7 +7,11 @@ import {
   type FakeUpstream,
 } from '@whetstone/testing';
 import { OPENAI_MODEL, grantCredits, upstreamEnv } from './compat-helpers';
+import { startVerdictUpstream } from './judge-upstream';
 import { signUpWithKey, startSystem, type RunningSystem } from './system';
+
+const VERDICT_MODEL = 'e2e-judge-gpt';
+const VERDICT = '{"score": 0.625, "rationale": "the person and the organisation are right; a location is missing"}';
 import { apiClient } from './training-helpers';
 
 interface JudgedRecord {
@@ -33,6 +37,7 @@ describe('judge scores, end to end through pnpm start', () => {
   let system: RunningSystem;
   let fakeOpenAI: FakeUpstream;
   let fakeAnthropic: FakeUpstream;
+  let verdictUpstream: Awaited<ReturnType<typeof startVerdictUpstream>>;
   let base: string;
   let key: string;
   let teamId: string;
@@ -54,7 +59,19 @@ describe('judge scores, end to end through pnpm start', () => {
   beforeAll(async () => {
     fakeOpenAI = await startFakeOpenAIUpstream();
     fakeAnthropic = await startFakeAnthropicUpstream();
-    system = await startSystem({ env: upstreamEnv(fakeOpenAI, fakeAnthropic) });
+    verdictUpstream = await startVerdictUpstream(VERDICT);
+    const env = upstreamEnv(fakeOpenAI, fakeAnthropic);
+    const upstreams = JSON.parse(env.CATALOG_UPSTREAMS!) as Record<string, unknown>[];
+    upstreams.push({
+      name: 'verdict',
+      kind: 'openai-compatible',
+      base_url: verdictUpstream.url,
+      api_key_env: 'E2E_VERDICT_KEY',
+      models: [{ id: VERDICT_MODEL, price: { unit: '1m', input: 100, output: 400 } }],
+    });
+    system = await startSystem({
+      env: { ...env, CATALOG_UPSTREAMS: JSON.stringify(upstreams), E2E_VERDICT_KEY: verdictUpstream.apiKey },
+    });
     base = system.baseUrl;
     ({ key, teamId } = await signUpWithKey(base, 'judge'));
     ({ key: otherKey } = await signUpWithKey(base, 'judge-other'));
@@ -96,6 +113,7 @@ describe('judge scores, end to end through pnpm start', () => {
     await system?.stop();
     await fakeOpenAI?.close();
     await fakeAnthropic?.close();
+    await verdictUpstream?.close();
   }, 30_000);
 
   it('when judge settings are read before any, then judging is off; bad values are 422 and another team gets 404', async () => {
@@ -228,5 +246,44 @@ describe('judge scores, end to end through pnpm start', () => {
       expect(JSON.stringify(messages[0])).toContain('information-extraction');
       expect(JSON.stringify(messages[messages.length - 1])).toContain('Grace Hopper');
     }
+  }, 300_000);
+
+  it('when the LLM judge model answers the strict JSON, then the record carries its score and rationale, kind llm and the model, and the score filter finds it', async () => {
+    await grantCredits(base, teamId, 100);
+    const set = await put(`/projects/${projectId}/judge`, {
+      enabled: true,
+      sample_rate: 1,
+      kind: 'llm',
+      judge_model: VERDICT_MODEL,
+    });
+    expect(set.status).toBe(200);
+    const res = await eventually(async () => {
+      const r = await post(`/projects/${projectId}/inference`, { text: 'Alan Turing worked at Bletchley Park .' });
+      return r.status === 200 ? r : null;
+    }, 60_000);
+    const id = (await json<{ inference_id: string }>(res)).inference_id;
+    const scored = await eventually(
+      async () => {
+        const r = await json<JudgedRecord>(await get(`/inferences/${id}`));
+        return r.judge_status === 'scored' || r.judge_status === 'failed' ? r : null;
+      },
+      120_000,
+      250,
+    );
+    expect(scored).toMatchObject({
+      judge_status: 'scored',
+      llmaj_score: 0.625,
+      judge_kind: 'llm',
+      judge_model: VERDICT_MODEL,
+      judge_rationale: 'the person and the organisation are right; a location is missing',
+      judge_error: null,
+    });
+    const found = await json<{ data: JudgedRecord[] }>(
+      await get(`/inferences?project_id=${projectId}&llmaj_score_min=0.6&llmaj_score_max=0.65`),
+    );
+    expect(found.data.map((r) => r.id)).toContain(id);
+    const asked = verdictUpstream.received.at(-1)!;
+    expect(asked.model).toBe(VERDICT_MODEL);
+    expect(JSON.stringify(asked.messages)).toContain('Alan Turing');
   }, 300_000);
 });
