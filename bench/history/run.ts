@@ -17,6 +17,7 @@ import { createLogger } from '@whetstone/telemetry';
 import { inProcessIngestSignal } from '@whetstone/inference-history/src/adapters/ingest-signal';
 import { createPrismaClient } from '@whetstone/inference-history/src/adapters/prisma-client';
 import { prismaHistoryStore } from '@whetstone/inference-history/src/adapters/prisma-history-store';
+import { prismaJudgeStore } from '@whetstone/inference-history/src/adapters/prisma-judge-store';
 import { buildApp } from '@whetstone/inference-history/src/app';
 import { listInferences } from '@whetstone/inference-history/src/application/list-inferences';
 import type { ListFilter } from '@whetstone/inference-history/src/domain/record';
@@ -74,6 +75,7 @@ async function ingestBench(url: string, pool: Pool) {
   const prisma = createPrismaClient(url);
   const app = buildApp({
     store: prismaHistoryStore(prisma),
+    judgeStore: prismaJudgeStore(prisma),
     signal: inProcessIngestSignal(),
     now: () => new Date(),
     readWaitMs: 0,

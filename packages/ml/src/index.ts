@@ -62,3 +62,13 @@ export {
   type PrefixCacheOptions,
   type PrefixCacheStats,
 } from './decoder';
+
+// The built-in judge: a score for a served extraction from its confidences and an independent model's agreement.
+export {
+  BUILTIN_JUDGE_CONFIDENCE_WEIGHT,
+  BUILTIN_JUDGE_ID,
+  builtinJudgeCanScore,
+  builtinJudgeScore,
+  type BuiltinJudgeInput,
+  type BuiltinJudgeScore,
+} from './judge/builtin-judge';

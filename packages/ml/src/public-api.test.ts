@@ -7,6 +7,10 @@ describe('the package entries', () => {
   it('when a service imports @whetstone/ml, then it gets exactly the curated public API', () => {
     expect(Object.keys(ml).sort()).toEqual(
       [
+        'BUILTIN_JUDGE_CONFIDENCE_WEIGHT',
+        'BUILTIN_JUDGE_ID',
+        'builtinJudgeCanScore',
+        'builtinJudgeScore',
         'DECODER_BASE',
         'EXTRACT_BASE_ID',
         'JsonlValidator',

@@ -15,6 +15,7 @@ import { registerAccountRoutes } from './transport/http/routes/account.routes';
 import { registerInferenceRoutes } from './transport/http/routes/inference.routes';
 import { registerDatasetRoutes } from './transport/http/routes/datasets.routes';
 import { registerHistoryRoutes } from './transport/http/routes/history.routes';
+import { registerJudgeRoutes } from './transport/http/routes/judge.routes';
 import { registerTrainingRoutes } from './transport/http/routes/training.routes';
 
 export interface GatewayDeps {
@@ -89,6 +90,7 @@ export function buildApp(deps: GatewayDeps): { app: Express; api: Api } {
   if (deps.datasets) registerDatasetRoutes(api, deps.datasets);
   if (deps.training) registerTrainingRoutes(api, deps.training);
   if (deps.history) registerHistoryRoutes(api, deps.history);
+  if (deps.history && deps.inference) registerJudgeRoutes(api, deps.history, deps.inference);
   deps.extraRoutes?.(app, api, chain);
 
   const openapi = api.openApiDocument();

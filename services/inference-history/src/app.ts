@@ -3,11 +3,14 @@ import { InferenceHistoryService } from '@whetstone/proto/history/v1';
 import type { ServiceRouter } from '@whetstone/rpc';
 import type { Logger } from '@whetstone/telemetry';
 import type { HistoryDeps } from './application/deps';
+import type { JudgeStore } from './application/ports';
 import { handleInferenceEvents } from './transport/events/inference-completed.consumer';
 import { historyHandler } from './transport/rpc/history.handler';
 
 export interface AppDeps extends HistoryDeps {
   logger: Logger;
+  /** Judge settings and queue (the worker itself is started by main.ts). */
+  judgeStore: JudgeStore;
 }
 
 /** The wired service: its RPC routes and its event handler. No I/O happens here. */

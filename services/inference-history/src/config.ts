@@ -11,6 +11,16 @@ const schema = z.object({
   HISTORY_READ_WAIT_MS: z.coerce.number().int().min(0).max(30_000).default(5_000),
   /** Ids minted longer ago than this are never in flight: an unknown one is 404 at once. */
   HISTORY_IN_FLIGHT_WINDOW_SECONDS: z.coerce.number().int().min(1).max(600).default(30),
+  /** The router, which the built-in judge asks for the served model's confidences and the zero-shot base's opinion. */
+  INFERENCE_ROUTER_ADDR: env.addr().optional(),
+  /** Attempts per sampled record before its judge_status becomes failed. */
+  JUDGE_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(3),
+  /** How long one claim on a record lasts; a worker that dies mid-judgement hands the record back after it. */
+  JUDGE_LEASE_SECONDS: z.coerce.number().int().min(5).max(3600).default(120),
+  /** Records judged concurrently by one replica. */
+  JUDGE_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  /** How often an idle worker looks for due records (new ones wake it at once). */
+  JUDGE_POLL_MS: z.coerce.number().int().min(50).max(60_000).default(2_000),
 });
 
 /** inference-history's validated environment. */

@@ -3,13 +3,16 @@ import { ValueSchema, timestampDate, timestampFromDate, type Timestamp } from '@
 import type { Client } from '@connectrpc/connect';
 import { microToCredits } from '@whetstone/catalog';
 import {
+  JudgeKind,
+  JudgeStatus,
   Verdict,
   type Feedback,
+  type JudgeSettings,
   type InferenceHistoryService,
   type InferenceRecord,
 } from '@whetstone/proto/history/v1';
 import { InferenceStatus, InferenceSurface } from '@whetstone/proto/inference/v1';
-import type { FeedbackView, HistoryPort, InferenceRecordView } from '../application/history-ports';
+import type { FeedbackView, HistoryPort, InferenceRecordView, JudgeSettingsView } from '../application/history-ports';
 import type { Principal } from '../application/ports';
 
 /** The history contract ⇄ the public JSON of GET /inferences and the feedback routes. */
@@ -28,6 +31,29 @@ const SURFACE: Record<InferenceSurface, string> = {
   [InferenceSurface.COMPLETIONS]: 'completions',
   [InferenceSurface.RESPONSES]: 'responses',
 };
+
+const JUDGE_STATUS: Record<JudgeStatus, InferenceRecordView['judge_status']> = {
+  [JudgeStatus.UNSPECIFIED]: null,
+  [JudgeStatus.PENDING]: 'pending',
+  [JudgeStatus.SCORED]: 'scored',
+  [JudgeStatus.FAILED]: 'failed',
+};
+const JUDGE_KIND: Record<JudgeKind, InferenceRecordView['judge_kind']> = {
+  [JudgeKind.UNSPECIFIED]: null,
+  [JudgeKind.BUILTIN]: 'builtin',
+  [JudgeKind.LLM]: 'llm',
+};
+
+function judgeSettingsView(s: JudgeSettings | undefined, projectId: string): JudgeSettingsView {
+  return {
+    project_id: s?.projectId || projectId,
+    enabled: s?.enabled ?? false,
+    sample_rate: s?.sampleRate ?? 0,
+    kind: s?.kind === JudgeKind.LLM ? 'llm' : 'builtin',
+    judge_model: s?.judgeModel || null,
+    updated_at: iso(s?.updatedAt),
+  };
+}
 
 export function feedbackView(f: Feedback | undefined, inferenceId: string): FeedbackView {
   return {
@@ -80,6 +106,12 @@ export function recordView(r: InferenceRecord | undefined): InferenceRecordView 
     status: r.status === InferenceStatus.FAILED ? 'failed' : 'succeeded',
     error_code: r.errorCode || null,
     llmaj_score: r.llmajScore ?? null,
+    judge_status: JUDGE_STATUS[r.judgeStatus],
+    judge_rationale: r.judgeRationale || null,
+    judge_kind: JUDGE_KIND[r.judgeKind],
+    judge_model: r.judgeModel || null,
+    judge_error: r.judgeError || null,
+    judged_at: iso(r.judgedAt),
     feedback: r.feedback ? feedbackView(r.feedback, r.inferenceId) : null,
   };
 }
@@ -126,6 +158,23 @@ export function historyOverRpc(
     },
     async getFeedback(principal, inferenceId) {
       return feedbackView((await client.getFeedback({ caller: caller(principal), inferenceId })).feedback, inferenceId);
+    },
+    async getJudgeSettings(principal, projectId) {
+      const res = await client.getJudgeSettings({ caller: caller(principal), projectId });
+      return judgeSettingsView(res.settings, projectId);
+    },
+    async setJudgeSettings(principal, s) {
+      const res = await client.setJudgeSettings({
+        caller: caller(principal),
+        settings: {
+          projectId: s.projectId,
+          enabled: s.enabled,
+          sampleRate: s.sampleRate,
+          kind: s.kind === 'llm' ? JudgeKind.LLM : JudgeKind.BUILTIN,
+          judgeModel: s.judgeModel,
+        },
+      });
+      return judgeSettingsView(res.settings, s.projectId);
     },
   };
 }

@@ -38,7 +38,26 @@ export interface InferenceRecordView {
   status: string;
   error_code: string | null;
   llmaj_score: number | null;
+  /** null: not sampled for judging; pending, scored or failed. */
+  judge_status: 'pending' | 'scored' | 'failed' | null;
+  judge_rationale: string | null;
+  /** builtin (a formula, not an LLM) or llm; null until scored. */
+  judge_kind: 'builtin' | 'llm' | null;
+  judge_model: string | null;
+  /** `REASON: message` when judge_status is failed. */
+  judge_error: string | null;
+  judged_at: string | null;
   feedback: FeedbackView | null;
+}
+
+/** One project's judging settings, as PUT and GET /projects/:project_id/judge show them. */
+export interface JudgeSettingsView {
+  project_id: string;
+  enabled: boolean;
+  sample_rate: number;
+  kind: 'builtin' | 'llm';
+  judge_model: string | null;
+  updated_at: string | null;
 }
 
 export interface FeedbackView {
@@ -79,4 +98,9 @@ export interface HistoryPort {
     input: { verdict: 'correct' | 'incorrect'; correctedOutput: unknown; notes: string },
   ): Promise<FeedbackView>;
   getFeedback(principal: Principal, inferenceId: string): Promise<FeedbackView>;
+  getJudgeSettings(principal: Principal, projectId: string): Promise<JudgeSettingsView>;
+  setJudgeSettings(
+    principal: Principal,
+    settings: { projectId: string; enabled: boolean; sampleRate: number; kind: 'builtin' | 'llm'; judgeModel: string },
+  ): Promise<JudgeSettingsView>;
 }

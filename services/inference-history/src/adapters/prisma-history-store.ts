@@ -1,4 +1,5 @@
 import { TOTAL_CAP, type HistoryStore } from '../application/ports';
+import type { JudgeKind, JudgeStatus } from '../domain/judge';
 import type { Feedback, InferenceRecord, ListFilter, Status, Surface, Verdict } from '../domain/record';
 import { Prisma, type PrismaClient } from '../generated/prisma/client';
 import { feedbackOutboxRow } from './feedback-outbox';
@@ -17,9 +18,23 @@ const NAMES = COLUMNS.split(',')
   .map((c) => c.trim().split(' ')[0]!)
   .join(', ');
 
-/** Idempotent by inference id: a redelivered record is skipped, never an error. */
-const INGEST_SQL = `INSERT INTO inference_records (${NAMES})
-  SELECT ${NAMES} FROM jsonb_to_recordset($1::jsonb) AS r(${COLUMNS})
+const R_NAMES = NAMES.split(', ')
+  .map((n) => `r.${n}`)
+  .join(', ');
+
+/**
+ * Idempotent by inference id: a redelivered record is skipped, never an error. A record of a project that judges
+ * its inferences is queued for the judge in the same statement when a hash of its id falls below the sample rate
+ * (the same id always samples the same way), so nothing is lost between storing and judging.
+ */
+const INGEST_SQL = `INSERT INTO inference_records (${NAMES}, judge_status, judge_next_at)
+  SELECT ${R_NAMES},
+    CASE WHEN j.enabled AND ('x' || substr(md5(r.id::text), 1, 8))::bit(32)::bigint / 4294967296.0 < j.sample_rate
+      THEN 'pending' END,
+    CASE WHEN j.enabled AND ('x' || substr(md5(r.id::text), 1, 8))::bit(32)::bigint / 4294967296.0 < j.sample_rate
+      THEN now() END
+  FROM jsonb_to_recordset($1::jsonb) AS r(${COLUMNS})
+  LEFT JOIN judge_settings j ON j.project_id = r.project_id AND j.team_id = r.team_id
   ON CONFLICT (id) DO NOTHING`;
 
 /** A record as one JSON row of INGEST_SQL (snake_case columns; bigints as strings). */
@@ -53,7 +68,7 @@ function ingestRow(r: InferenceRecord): Record<string, unknown> {
   };
 }
 
-function fromRow(row: Row): InferenceRecord {
+export function fromRow(row: Row): InferenceRecord {
   return {
     inferenceId: row.id,
     teamId: row.teamId,
@@ -93,6 +108,14 @@ function fromRow(row: Row): InferenceRecord {
             submittedAt: row.humanFeedbackAt,
           }
         : null,
+    judge: {
+      status: row.judgeStatus as JudgeStatus | null,
+      rationale: row.judgeRationale,
+      kind: row.judgeKind as JudgeKind | null,
+      model: row.judgeModel,
+      error: row.judgeError,
+      judgedAt: row.judgedAt,
+    },
   };
 }
 

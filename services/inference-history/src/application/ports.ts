@@ -2,6 +2,7 @@
  * What history's use cases need from the outside, in plain shapes: the record
  * store (Prisma), the in-process ingest signal, and the feedback event outbox.
  */
+import type { JudgeKind, JudgeSettings, JudgeVerdict } from '../domain/judge';
 import type { Feedback, InferenceRecord, ListFilter } from '../domain/record';
 
 /** Counting every match of a broad filter over millions of rows costs more than the page itself: totals stop here. */
@@ -34,4 +35,40 @@ export interface HistoryStore {
 export interface IngestSignal {
   expect(inferenceId: string): { arrived: (timeoutMs: number) => Promise<boolean>; cancel: () => void };
   ingested(inferenceIds: string[]): void;
+}
+
+/** A pending record the judge worker has claimed (for one lease), with its attempt count and project settings. */
+export interface ClaimedRecord {
+  record: InferenceRecord;
+  /** Attempts so far, this one included. */
+  attempts: number;
+  settings: JudgeSettings;
+}
+
+/**
+ * Judge settings and the judge queue. Records are queued at ingest (sampled by their project's rate, in the same
+ * statement that stores them), so a record is never lost between storing and judging, whatever restarts.
+ */
+export interface JudgeStore {
+  /** The project's settings as stored for that team, or null when never configured (or another team's). */
+  getSettings(teamId: string, projectId: string): Promise<JudgeSettings | null>;
+  /** Replaces the project's settings; returns them as stored. */
+  saveSettings(teamId: string, settings: JudgeSettings): Promise<JudgeSettings>;
+  /**
+   * Claims up to `limit` pending records that are due (SKIP LOCKED: replicas never take the same one), counting an
+   * attempt and pushing each a lease ahead so that a worker that dies mid-judgement hands it back when the lease ends.
+   */
+  claim(limit: number, leaseMs: number): Promise<ClaimedRecord[]>;
+  /** Stores the verdict: llmaj_score, rationale, kind and model; the record leaves the queue. */
+  saveVerdict(inferenceId: string, verdict: JudgeVerdict, at: Date): Promise<void>;
+  /** Keeps the record pending, due again at `retryAt`, remembering the failure. */
+  retryLater(inferenceId: string, error: string, retryAt: Date): Promise<void>;
+  /** Gives up: judge_status failed with the reason. */
+  fail(inferenceId: string, error: string, at: Date): Promise<void>;
+}
+
+/** One kind of judge: scores a record in [0, 1] with a short rationale, or throws (AppError retryable or not). */
+export interface Judge {
+  readonly kind: JudgeKind;
+  judge(record: InferenceRecord, settings: JudgeSettings): Promise<JudgeVerdict>;
 }

@@ -2,6 +2,7 @@
  * History's own words for an inference and its feedback: plain types and the
  * rules that need no I/O. Transport maps the contracts to these.
  */
+import type { JudgeState } from './judge';
 
 export type Surface =
   'native' | 'gliner-2' | 'systemone' | 'project' | 'chat-completions' | 'messages' | 'completions' | 'responses';
@@ -56,6 +57,8 @@ export interface InferenceRecord {
   completedAt: Date;
   llmajScore: number | null;
   feedback: Feedback | null;
+  /** The judge's state; absent (as on a record just built from its event) means not sampled. */
+  judge?: JudgeState;
 }
 
 /** What the list filters on; every field left undefined matches everything. */

@@ -1,6 +1,7 @@
 import { createLogger } from '@whetstone/telemetry';
 import { inProcessIngestSignal } from '../../src/adapters/ingest-signal';
 import { prismaHistoryStore } from '../../src/adapters/prisma-history-store';
+import { prismaJudgeStore } from '../../src/adapters/prisma-judge-store';
 import { buildApp, type HistoryApp } from '../../src/app';
 import type { HistoryDeps } from '../../src/application/deps';
 import { getInference } from '../../src/application/get-inference';
@@ -27,7 +28,11 @@ describe('inference-history against real Postgres', () => {
       readWaitMs: 5_000,
       inFlightWindowMs: 30_000,
     };
-    app = buildApp({ ...deps, logger: createLogger({ service: 'history-test', level: 'silent' }) });
+    app = buildApp({
+      ...deps,
+      judgeStore: prismaJudgeStore(db.prisma),
+      logger: createLogger({ service: 'history-test', level: 'silent' }),
+    });
   });
   afterAll(() => db.close());
 

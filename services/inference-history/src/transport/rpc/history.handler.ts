@@ -6,10 +6,22 @@ import { getFeedback } from '../../application/get-feedback';
 import { getInference } from '../../application/get-inference';
 import { listInferences } from '../../application/list-inferences';
 import { submitFeedback } from '../../application/submit-feedback';
-import { correctionOf, feedbackToPb, filterOf, recordToPb, verdictOf } from './history.mapper';
+import { getJudgeSettings, setJudgeSettings } from '../../application/judge-settings';
+import type { JudgeStore } from '../../application/ports';
+import {
+  correctionOf,
+  feedbackToPb,
+  filterOf,
+  judgeKindOf,
+  judgeSettingsToPb,
+  recordToPb,
+  verdictOf,
+} from './history.mapper';
 
 /** InferenceHistoryService: proto in, use case, proto out. The caller's team scopes every call. */
-export function historyHandler(deps: HistoryDeps): ServiceImpl<typeof InferenceHistoryService> {
+export function historyHandler(
+  deps: HistoryDeps & { judgeStore: JudgeStore },
+): ServiceImpl<typeof InferenceHistoryService> {
   return {
     async listInferences(req) {
       const page = await listInferences(deps, requireCaller(req.caller).teamId, filterOf(req));
@@ -28,6 +40,21 @@ export function historyHandler(deps: HistoryDeps): ServiceImpl<typeof InferenceH
     },
     async getFeedback(req) {
       return { feedback: feedbackToPb(await getFeedback(deps, requireCaller(req.caller).teamId, req.inferenceId)) };
+    },
+    async setJudgeSettings(req) {
+      const s = req.settings;
+      const settings = await setJudgeSettings(deps.judgeStore, deps.now, requireCaller(req.caller).teamId, {
+        projectId: s?.projectId ?? '',
+        enabled: s?.enabled ?? false,
+        sampleRate: s?.sampleRate ?? 0,
+        kind: judgeKindOf(s?.kind ?? 0),
+        judgeModel: s?.judgeModel ?? '',
+      });
+      return { settings: judgeSettingsToPb(settings) };
+    },
+    async getJudgeSettings(req) {
+      const teamId = requireCaller(req.caller).teamId;
+      return { settings: judgeSettingsToPb(await getJudgeSettings(deps.judgeStore, teamId, req.projectId)) };
     },
   };
 }

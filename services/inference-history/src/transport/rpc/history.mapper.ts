@@ -2,6 +2,10 @@ import { create, fromJson, toJson, type JsonObject, type JsonValue } from '@bufb
 import { ValueSchema, timestampDate, timestampFromDate, type Value } from '@bufbuild/protobuf/wkt';
 import {
   FeedbackSchema,
+  JudgeKind as PbJudgeKind,
+  JudgeSettingsSchema,
+  JudgeStatus as PbJudgeStatus,
+  type JudgeSettings as PbJudgeSettings,
   InferenceRecordSchema,
   Verdict as PbVerdict,
   type Feedback as PbFeedback,
@@ -10,6 +14,7 @@ import {
 } from '@whetstone/proto/history/v1';
 import { InferenceStatus, InferenceSurface, RecordedMessageSchema } from '@whetstone/proto/inference/v1';
 import { errors, Reasons } from '@whetstone/errors';
+import type { JudgeKind, JudgeSettings, JudgeState } from '../../domain/judge';
 import type { Feedback, InferenceRecord, ListFilter, Surface, Verdict } from '../../domain/record';
 import { SURFACE } from '../events/inference-completed.mapper';
 
@@ -57,6 +62,7 @@ export function recordToPb(r: InferenceRecord): PbInferenceRecord {
     completedAt: timestampFromDate(r.completedAt),
     ...(r.llmajScore === null ? {} : { llmajScore: r.llmajScore }),
     ...(r.feedback ? { feedback: feedbackToPb(r.feedback) } : {}),
+    ...judgeStateToPb(r.judge),
   });
 }
 
@@ -89,4 +95,39 @@ export function verdictOf(v: PbVerdict): Verdict {
 export function correctionOf(v: Value | undefined): unknown {
   if (!v || v.kind.case === undefined || v.kind.case === 'nullValue') return null;
   return toJson(ValueSchema, v);
+}
+
+const JUDGE_KIND_PB: Record<JudgeKind, PbJudgeKind> = { builtin: PbJudgeKind.BUILTIN, llm: PbJudgeKind.LLM };
+const JUDGE_STATUS_PB = {
+  pending: PbJudgeStatus.PENDING,
+  scored: PbJudgeStatus.SCORED,
+  failed: PbJudgeStatus.FAILED,
+} as const;
+
+/** The judge's fields of a record; nothing when it was not sampled. */
+function judgeStateToPb(j: JudgeState | undefined) {
+  if (!j?.status) return {};
+  return {
+    judgeStatus: JUDGE_STATUS_PB[j.status],
+    judgeRationale: j.rationale ?? '',
+    judgeKind: j.kind ? JUDGE_KIND_PB[j.kind] : PbJudgeKind.UNSPECIFIED,
+    judgeModel: j.model ?? '',
+    judgeError: j.error && j.status === 'failed' ? j.error : '',
+    ...(j.judgedAt ? { judgedAt: timestampFromDate(j.judgedAt) } : {}),
+  };
+}
+
+/** The proto's judge kind as the word settings validation checks ('' for unspecified, which it rejects). */
+export const judgeKindOf = (k: PbJudgeKind): string =>
+  k === PbJudgeKind.BUILTIN ? 'builtin' : k === PbJudgeKind.LLM ? 'llm' : '';
+
+export function judgeSettingsToPb(s: JudgeSettings): PbJudgeSettings {
+  return create(JudgeSettingsSchema, {
+    projectId: s.projectId,
+    enabled: s.enabled,
+    sampleRate: s.sampleRate,
+    kind: JUDGE_KIND_PB[s.kind],
+    judgeModel: s.judgeModel,
+    ...(s.updatedAt ? { updatedAt: timestampFromDate(s.updatedAt) } : {}),
+  });
 }

@@ -16,7 +16,161 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file whetstone/history/v1/history.proto.
  */
 export const file_whetstone_history_v1_history: GenFile = /*@__PURE__*/
-  fileDesc("CiJ3aGV0c3RvbmUvaGlzdG9yeS92MS9oaXN0b3J5LnByb3RvEhR3aGV0c3RvbmUuaGlzdG9yeS52MSKmAQoKVG9rZW5Vc2FnZRIUCgxpbnB1dF90b2tlbnMYASABKAMSFQoNb3V0cHV0X3Rva2VucxgCIAEoAxIZChFjYWNoZV9yZWFkX3Rva2VucxgDIAEoAxIaChJjYWNoZV93cml0ZV90b2tlbnMYBCABKAMSGAoQcmVhc29uaW5nX3Rva2VucxgFIAEoAxIaChJjb3N0X21pY3JvX2NyZWRpdHMYBiABKAMiwwEKCEZlZWRiYWNrEhQKDGluZmVyZW5jZV9pZBgBIAEoCRIuCgd2ZXJkaWN0GAIgASgOMh0ud2hldHN0b25lLmhpc3RvcnkudjEuVmVyZGljdBIwChBjb3JyZWN0ZWRfb3V0cHV0GAMgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEg0KBW5vdGVzGAQgASgJEjAKDHN1Ym1pdHRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAi4wUKD0luZmVyZW5jZVJlY29yZBIUCgxpbmZlcmVuY2VfaWQYASABKAkSDwoHdGVhbV9pZBgCIAEoCRIOCgZrZXlfaWQYAyABKAkSDwoHdXNlcl9pZBgEIAEoCRISCgpwcm9qZWN0X2lkGAUgASgJEhAKCG1vZGVsX2lkGAYgASgJEhcKD3RyYWluaW5nX2pvYl9pZBgHIAEoCRISCgpiYXNlX21vZGVsGAggASgJEgwKBHRhc2sYCSABKAkSOQoHc3VyZmFjZRgKIAEoDjIoLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuSW5mZXJlbmNlU3VyZmFjZRIOCgZpbnB1dHMYCyADKAkSOQoIbWVzc2FnZXMYDCADKAsyJy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlJlY29yZGVkTWVzc2FnZRInCgZzY2hlbWEYDSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EigKB291dHB1dHMYDiADKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Ei8KBXVzYWdlGA8gASgLMiAud2hldHN0b25lLmhpc3RvcnkudjEuVG9rZW5Vc2FnZRISCgpsYXRlbmN5X21zGBAgASgBEjcKBnN0YXR1cxgRIAEoDjInLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuSW5mZXJlbmNlU3RhdHVzEhIKCmVycm9yX2NvZGUYEiABKAkSLgoKY3JlYXRlZF9hdBgTIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMY29tcGxldGVkX2F0GBQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIYCgtsbG1hal9zY29yZRgVIAEoAUgAiAEBEjAKCGZlZWRiYWNrGBYgASgLMh4ud2hldHN0b25lLmhpc3RvcnkudjEuRmVlZGJhY2tCDgoMX2xsbWFqX3Njb3JlIr4DChVMaXN0SW5mZXJlbmNlc1JlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISDQoFbGltaXQYAiABKAUSDgoGb2Zmc2V0GAMgASgFEhAKCG1vZGVsX2lkGAQgASgJEgwKBHRhc2sYBSABKAkSEgoKcHJvamVjdF9pZBgGIAEoCRIXCg90cmFpbmluZ19qb2JfaWQYByABKAkSGAoLbGF0ZW5jeV9taW4YCCABKAFIAIgBARIYCgtsYXRlbmN5X21heBgJIAEoAUgBiAEBEhwKD2xsbWFqX3Njb3JlX21pbhgKIAEoAUgCiAEBEhwKD2xsbWFqX3Njb3JlX21heBgLIAEoAUgDiAEBEikKBXNpbmNlGAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIpCgV1bnRpbBgNIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCDgoMX2xhdGVuY3lfbWluQg4KDF9sYXRlbmN5X21heEISChBfbGxtYWpfc2NvcmVfbWluQhIKEF9sbG1hal9zY29yZV9tYXgidQoWTGlzdEluZmVyZW5jZXNSZXNwb25zZRI2CgdyZWNvcmRzGAEgAygLMiUud2hldHN0b25lLmhpc3RvcnkudjEuSW5mZXJlbmNlUmVjb3JkEg0KBXRvdGFsGAIgASgDEhQKDHRvdGFsX2NhcHBlZBgDIAEoCCJYChNHZXRJbmZlcmVuY2VSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEhQKDGluZmVyZW5jZV9pZBgCIAEoCSJNChRHZXRJbmZlcmVuY2VSZXNwb25zZRI1CgZyZWNvcmQYASABKAsyJS53aGV0c3RvbmUuaGlzdG9yeS52MS5JbmZlcmVuY2VSZWNvcmQiywEKFVN1Ym1pdEZlZWRiYWNrUmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchIUCgxpbmZlcmVuY2VfaWQYAiABKAkSLgoHdmVyZGljdBgDIAEoDjIdLndoZXRzdG9uZS5oaXN0b3J5LnYxLlZlcmRpY3QSMAoQY29ycmVjdGVkX291dHB1dBgEIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRINCgVub3RlcxgFIAEoCSJKChZTdWJtaXRGZWVkYmFja1Jlc3BvbnNlEjAKCGZlZWRiYWNrGAEgASgLMh4ud2hldHN0b25lLmhpc3RvcnkudjEuRmVlZGJhY2siVwoSR2V0RmVlZGJhY2tSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEhQKDGluZmVyZW5jZV9pZBgCIAEoCSJHChNHZXRGZWVkYmFja1Jlc3BvbnNlEjAKCGZlZWRiYWNrGAEgASgLMh4ud2hldHN0b25lLmhpc3RvcnkudjEuRmVlZGJhY2sqTgoHVmVyZGljdBIXChNWRVJESUNUX1VOU1BFQ0lGSUVEEAASEwoPVkVSRElDVF9DT1JSRUNUEAESFQoRVkVSRElDVF9JTkNPUlJFQ1QQAjK+AwoXSW5mZXJlbmNlSGlzdG9yeVNlcnZpY2USawoOTGlzdEluZmVyZW5jZXMSKy53aGV0c3RvbmUuaGlzdG9yeS52MS5MaXN0SW5mZXJlbmNlc1JlcXVlc3QaLC53aGV0c3RvbmUuaGlzdG9yeS52MS5MaXN0SW5mZXJlbmNlc1Jlc3BvbnNlEmUKDEdldEluZmVyZW5jZRIpLndoZXRzdG9uZS5oaXN0b3J5LnYxLkdldEluZmVyZW5jZVJlcXVlc3QaKi53aGV0c3RvbmUuaGlzdG9yeS52MS5HZXRJbmZlcmVuY2VSZXNwb25zZRJrCg5TdWJtaXRGZWVkYmFjaxIrLndoZXRzdG9uZS5oaXN0b3J5LnYxLlN1Ym1pdEZlZWRiYWNrUmVxdWVzdBosLndoZXRzdG9uZS5oaXN0b3J5LnYxLlN1Ym1pdEZlZWRiYWNrUmVzcG9uc2USYgoLR2V0RmVlZGJhY2sSKC53aGV0c3RvbmUuaGlzdG9yeS52MS5HZXRGZWVkYmFja1JlcXVlc3QaKS53aGV0c3RvbmUuaGlzdG9yeS52MS5HZXRGZWVkYmFja1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_whetstone_common_v1_caller, file_whetstone_inference_v1_events]);
+  fileDesc("CiJ3aGV0c3RvbmUvaGlzdG9yeS92MS9oaXN0b3J5LnByb3RvEhR3aGV0c3RvbmUuaGlzdG9yeS52MSK9AQoNSnVkZ2VTZXR0aW5ncxISCgpwcm9qZWN0X2lkGAEgASgJEg8KB2VuYWJsZWQYAiABKAgSEwoLc2FtcGxlX3JhdGUYAyABKAESLQoEa2luZBgEIAEoDjIfLndoZXRzdG9uZS5oaXN0b3J5LnYxLkp1ZGdlS2luZBITCgtqdWRnZV9tb2RlbBgFIAEoCRIuCgp1cGRhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJ9ChdTZXRKdWRnZVNldHRpbmdzUmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchI1CghzZXR0aW5ncxgCIAEoCzIjLndoZXRzdG9uZS5oaXN0b3J5LnYxLkp1ZGdlU2V0dGluZ3MiUQoYU2V0SnVkZ2VTZXR0aW5nc1Jlc3BvbnNlEjUKCHNldHRpbmdzGAEgASgLMiMud2hldHN0b25lLmhpc3RvcnkudjEuSnVkZ2VTZXR0aW5ncyJaChdHZXRKdWRnZVNldHRpbmdzUmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchISCgpwcm9qZWN0X2lkGAIgASgJIlEKGEdldEp1ZGdlU2V0dGluZ3NSZXNwb25zZRI1CghzZXR0aW5ncxgBIAEoCzIjLndoZXRzdG9uZS5oaXN0b3J5LnYxLkp1ZGdlU2V0dGluZ3MipgEKClRva2VuVXNhZ2USFAoMaW5wdXRfdG9rZW5zGAEgASgDEhUKDW91dHB1dF90b2tlbnMYAiABKAMSGQoRY2FjaGVfcmVhZF90b2tlbnMYAyABKAMSGgoSY2FjaGVfd3JpdGVfdG9rZW5zGAQgASgDEhgKEHJlYXNvbmluZ190b2tlbnMYBSABKAMSGgoSY29zdF9taWNyb19jcmVkaXRzGAYgASgDIsMBCghGZWVkYmFjaxIUCgxpbmZlcmVuY2VfaWQYASABKAkSLgoHdmVyZGljdBgCIAEoDjIdLndoZXRzdG9uZS5oaXN0b3J5LnYxLlZlcmRpY3QSMAoQY29ycmVjdGVkX291dHB1dBgDIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRINCgVub3RlcxgEIAEoCRIwCgxzdWJtaXR0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIsMHCg9JbmZlcmVuY2VSZWNvcmQSFAoMaW5mZXJlbmNlX2lkGAEgASgJEg8KB3RlYW1faWQYAiABKAkSDgoGa2V5X2lkGAMgASgJEg8KB3VzZXJfaWQYBCABKAkSEgoKcHJvamVjdF9pZBgFIAEoCRIQCghtb2RlbF9pZBgGIAEoCRIXCg90cmFpbmluZ19qb2JfaWQYByABKAkSEgoKYmFzZV9tb2RlbBgIIAEoCRIMCgR0YXNrGAkgASgJEjkKB3N1cmZhY2UYCiABKA4yKC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkluZmVyZW5jZVN1cmZhY2USDgoGaW5wdXRzGAsgAygJEjkKCG1lc3NhZ2VzGAwgAygLMicud2hldHN0b25lLmluZmVyZW5jZS52MS5SZWNvcmRlZE1lc3NhZ2USJwoGc2NoZW1hGA0gASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIoCgdvdXRwdXRzGA4gAygLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIvCgV1c2FnZRgPIAEoCzIgLndoZXRzdG9uZS5oaXN0b3J5LnYxLlRva2VuVXNhZ2USEgoKbGF0ZW5jeV9tcxgQIAEoARI3CgZzdGF0dXMYESABKA4yJy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkluZmVyZW5jZVN0YXR1cxISCgplcnJvcl9jb2RlGBIgASgJEi4KCmNyZWF0ZWRfYXQYEyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbXBsZXRlZF9hdBgUIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGAoLbGxtYWpfc2NvcmUYFSABKAFIAIgBARIwCghmZWVkYmFjaxgWIAEoCzIeLndoZXRzdG9uZS5oaXN0b3J5LnYxLkZlZWRiYWNrEjcKDGp1ZGdlX3N0YXR1cxgXIAEoDjIhLndoZXRzdG9uZS5oaXN0b3J5LnYxLkp1ZGdlU3RhdHVzEhcKD2p1ZGdlX3JhdGlvbmFsZRgYIAEoCRIzCgpqdWRnZV9raW5kGBkgASgOMh8ud2hldHN0b25lLmhpc3RvcnkudjEuSnVkZ2VLaW5kEhMKC2p1ZGdlX21vZGVsGBogASgJEhMKC2p1ZGdlX2Vycm9yGBsgASgJEi0KCWp1ZGdlZF9hdBgcIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCDgoMX2xsbWFqX3Njb3JlIr4DChVMaXN0SW5mZXJlbmNlc1JlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISDQoFbGltaXQYAiABKAUSDgoGb2Zmc2V0GAMgASgFEhAKCG1vZGVsX2lkGAQgASgJEgwKBHRhc2sYBSABKAkSEgoKcHJvamVjdF9pZBgGIAEoCRIXCg90cmFpbmluZ19qb2JfaWQYByABKAkSGAoLbGF0ZW5jeV9taW4YCCABKAFIAIgBARIYCgtsYXRlbmN5X21heBgJIAEoAUgBiAEBEhwKD2xsbWFqX3Njb3JlX21pbhgKIAEoAUgCiAEBEhwKD2xsbWFqX3Njb3JlX21heBgLIAEoAUgDiAEBEikKBXNpbmNlGAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIpCgV1bnRpbBgNIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCDgoMX2xhdGVuY3lfbWluQg4KDF9sYXRlbmN5X21heEISChBfbGxtYWpfc2NvcmVfbWluQhIKEF9sbG1hal9zY29yZV9tYXgidQoWTGlzdEluZmVyZW5jZXNSZXNwb25zZRI2CgdyZWNvcmRzGAEgAygLMiUud2hldHN0b25lLmhpc3RvcnkudjEuSW5mZXJlbmNlUmVjb3JkEg0KBXRvdGFsGAIgASgDEhQKDHRvdGFsX2NhcHBlZBgDIAEoCCJYChNHZXRJbmZlcmVuY2VSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEhQKDGluZmVyZW5jZV9pZBgCIAEoCSJNChRHZXRJbmZlcmVuY2VSZXNwb25zZRI1CgZyZWNvcmQYASABKAsyJS53aGV0c3RvbmUuaGlzdG9yeS52MS5JbmZlcmVuY2VSZWNvcmQiywEKFVN1Ym1pdEZlZWRiYWNrUmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchIUCgxpbmZlcmVuY2VfaWQYAiABKAkSLgoHdmVyZGljdBgDIAEoDjIdLndoZXRzdG9uZS5oaXN0b3J5LnYxLlZlcmRpY3QSMAoQY29ycmVjdGVkX291dHB1dBgEIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZRINCgVub3RlcxgFIAEoCSJKChZTdWJtaXRGZWVkYmFja1Jlc3BvbnNlEjAKCGZlZWRiYWNrGAEgASgLMh4ud2hldHN0b25lLmhpc3RvcnkudjEuRmVlZGJhY2siVwoSR2V0RmVlZGJhY2tSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEhQKDGluZmVyZW5jZV9pZBgCIAEoCSJHChNHZXRGZWVkYmFja1Jlc3BvbnNlEjAKCGZlZWRiYWNrGAEgASgLMh4ud2hldHN0b25lLmhpc3RvcnkudjEuRmVlZGJhY2sqUwoJSnVkZ2VLaW5kEhoKFkpVREdFX0tJTkRfVU5TUEVDSUZJRUQQABIWChJKVURHRV9LSU5EX0JVSUxUSU4QARISCg5KVURHRV9LSU5EX0xMTRACKncKC0p1ZGdlU3RhdHVzEhwKGEpVREdFX1NUQVRVU19VTlNQRUNJRklFRBAAEhgKFEpVREdFX1NUQVRVU19QRU5ESU5HEAESFwoTSlVER0VfU1RBVFVTX1NDT1JFRBACEhcKE0pVREdFX1NUQVRVU19GQUlMRUQQAypOCgdWZXJkaWN0EhcKE1ZFUkRJQ1RfVU5TUEVDSUZJRUQQABITCg9WRVJESUNUX0NPUlJFQ1QQARIVChFWRVJESUNUX0lOQ09SUkVDVBACMqQFChdJbmZlcmVuY2VIaXN0b3J5U2VydmljZRJrCg5MaXN0SW5mZXJlbmNlcxIrLndoZXRzdG9uZS5oaXN0b3J5LnYxLkxpc3RJbmZlcmVuY2VzUmVxdWVzdBosLndoZXRzdG9uZS5oaXN0b3J5LnYxLkxpc3RJbmZlcmVuY2VzUmVzcG9uc2USZQoMR2V0SW5mZXJlbmNlEikud2hldHN0b25lLmhpc3RvcnkudjEuR2V0SW5mZXJlbmNlUmVxdWVzdBoqLndoZXRzdG9uZS5oaXN0b3J5LnYxLkdldEluZmVyZW5jZVJlc3BvbnNlEmsKDlN1Ym1pdEZlZWRiYWNrEisud2hldHN0b25lLmhpc3RvcnkudjEuU3VibWl0RmVlZGJhY2tSZXF1ZXN0Giwud2hldHN0b25lLmhpc3RvcnkudjEuU3VibWl0RmVlZGJhY2tSZXNwb25zZRJiCgtHZXRGZWVkYmFjaxIoLndoZXRzdG9uZS5oaXN0b3J5LnYxLkdldEZlZWRiYWNrUmVxdWVzdBopLndoZXRzdG9uZS5oaXN0b3J5LnYxLkdldEZlZWRiYWNrUmVzcG9uc2UScQoQU2V0SnVkZ2VTZXR0aW5ncxItLndoZXRzdG9uZS5oaXN0b3J5LnYxLlNldEp1ZGdlU2V0dGluZ3NSZXF1ZXN0Gi4ud2hldHN0b25lLmhpc3RvcnkudjEuU2V0SnVkZ2VTZXR0aW5nc1Jlc3BvbnNlEnEKEEdldEp1ZGdlU2V0dGluZ3MSLS53aGV0c3RvbmUuaGlzdG9yeS52MS5HZXRKdWRnZVNldHRpbmdzUmVxdWVzdBouLndoZXRzdG9uZS5oaXN0b3J5LnYxLkdldEp1ZGdlU2V0dGluZ3NSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_whetstone_common_v1_caller, file_whetstone_inference_v1_events]);
+
+/**
+ * JudgeSettings is one project's judging configuration.
+ *
+ * @generated from message whetstone.history.v1.JudgeSettings
+ */
+export type JudgeSettings = Message<"whetstone.history.v1.JudgeSettings"> & {
+  /**
+   * UUID of the project whose new inferences are sampled.
+   *
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * Whether new inferences of the project are sampled for judging.
+   *
+   * @generated from field: bool enabled = 2;
+   */
+  enabled: boolean;
+
+  /**
+   * Share of the project's new inferences judged, from 0 to 1.
+   *
+   * @generated from field: double sample_rate = 3;
+   */
+  sampleRate: number;
+
+  /**
+   * Which judge scores them.
+   *
+   * @generated from field: whetstone.history.v1.JudgeKind kind = 4;
+   */
+  kind: JudgeKind;
+
+  /**
+   * The chat model an LLM judge calls (a catalog id); empty for the built-in judge.
+   *
+   * @generated from field: string judge_model = 5;
+   */
+  judgeModel: string;
+
+  /**
+   * When the settings were last changed; unset when never configured.
+   *
+   * @generated from field: google.protobuf.Timestamp updated_at = 6;
+   */
+  updatedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message whetstone.history.v1.JudgeSettings.
+ * Use `create(JudgeSettingsSchema)` to create a new message.
+ */
+export const JudgeSettingsSchema: GenMessage<JudgeSettings> = /*@__PURE__*/
+  messageDesc(file_whetstone_history_v1_history, 0);
+
+/**
+ * SetJudgeSettingsRequest replaces a project's judge settings.
+ *
+ * @generated from message whetstone.history.v1.SetJudgeSettingsRequest
+ */
+export type SetJudgeSettingsRequest = Message<"whetstone.history.v1.SetJudgeSettingsRequest"> & {
+  /**
+   * The authenticated principal; its team owns the project.
+   *
+   * @generated from field: whetstone.common.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * The new settings (updated_at is ignored).
+   *
+   * @generated from field: whetstone.history.v1.JudgeSettings settings = 2;
+   */
+  settings?: JudgeSettings | undefined;
+};
+
+/**
+ * Describes the message whetstone.history.v1.SetJudgeSettingsRequest.
+ * Use `create(SetJudgeSettingsRequestSchema)` to create a new message.
+ */
+export const SetJudgeSettingsRequestSchema: GenMessage<SetJudgeSettingsRequest> = /*@__PURE__*/
+  messageDesc(file_whetstone_history_v1_history, 1);
+
+/**
+ * SetJudgeSettingsResponse is the stored settings.
+ *
+ * @generated from message whetstone.history.v1.SetJudgeSettingsResponse
+ */
+export type SetJudgeSettingsResponse = Message<"whetstone.history.v1.SetJudgeSettingsResponse"> & {
+  /**
+   * The settings as stored.
+   *
+   * @generated from field: whetstone.history.v1.JudgeSettings settings = 1;
+   */
+  settings?: JudgeSettings | undefined;
+};
+
+/**
+ * Describes the message whetstone.history.v1.SetJudgeSettingsResponse.
+ * Use `create(SetJudgeSettingsResponseSchema)` to create a new message.
+ */
+export const SetJudgeSettingsResponseSchema: GenMessage<SetJudgeSettingsResponse> = /*@__PURE__*/
+  messageDesc(file_whetstone_history_v1_history, 2);
+
+/**
+ * GetJudgeSettingsRequest names one project of the caller's team.
+ *
+ * @generated from message whetstone.history.v1.GetJudgeSettingsRequest
+ */
+export type GetJudgeSettingsRequest = Message<"whetstone.history.v1.GetJudgeSettingsRequest"> & {
+  /**
+   * The authenticated principal.
+   *
+   * @generated from field: whetstone.common.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * UUID of the project.
+   *
+   * @generated from field: string project_id = 2;
+   */
+  projectId: string;
+};
+
+/**
+ * Describes the message whetstone.history.v1.GetJudgeSettingsRequest.
+ * Use `create(GetJudgeSettingsRequestSchema)` to create a new message.
+ */
+export const GetJudgeSettingsRequestSchema: GenMessage<GetJudgeSettingsRequest> = /*@__PURE__*/
+  messageDesc(file_whetstone_history_v1_history, 3);
+
+/**
+ * GetJudgeSettingsResponse carries the project's settings.
+ *
+ * @generated from message whetstone.history.v1.GetJudgeSettingsResponse
+ */
+export type GetJudgeSettingsResponse = Message<"whetstone.history.v1.GetJudgeSettingsResponse"> & {
+  /**
+   * The settings; judging off when the project was never configured.
+   *
+   * @generated from field: whetstone.history.v1.JudgeSettings settings = 1;
+   */
+  settings?: JudgeSettings | undefined;
+};
+
+/**
+ * Describes the message whetstone.history.v1.GetJudgeSettingsResponse.
+ * Use `create(GetJudgeSettingsResponseSchema)` to create a new message.
+ */
+export const GetJudgeSettingsResponseSchema: GenMessage<GetJudgeSettingsResponse> = /*@__PURE__*/
+  messageDesc(file_whetstone_history_v1_history, 4);
 
 /**
  * TokenUsage is what one inference consumed and was charged.
@@ -72,7 +226,7 @@ export type TokenUsage = Message<"whetstone.history.v1.TokenUsage"> & {
  * Use `create(TokenUsageSchema)` to create a new message.
  */
 export const TokenUsageSchema: GenMessage<TokenUsage> = /*@__PURE__*/
-  messageDesc(file_whetstone_history_v1_history, 0);
+  messageDesc(file_whetstone_history_v1_history, 5);
 
 /**
  * Feedback is the human verdict on one inference.
@@ -121,7 +275,7 @@ export type Feedback = Message<"whetstone.history.v1.Feedback"> & {
  * Use `create(FeedbackSchema)` to create a new message.
  */
 export const FeedbackSchema: GenMessage<Feedback> = /*@__PURE__*/
-  messageDesc(file_whetstone_history_v1_history, 1);
+  messageDesc(file_whetstone_history_v1_history, 6);
 
 /**
  * InferenceRecord is everything history keeps about one inference.
@@ -282,6 +436,48 @@ export type InferenceRecord = Message<"whetstone.history.v1.InferenceRecord"> & 
    * @generated from field: whetstone.history.v1.Feedback feedback = 22;
    */
   feedback?: Feedback | undefined;
+
+  /**
+   * Where the record stands with the judge; unspecified when it was not sampled.
+   *
+   * @generated from field: whetstone.history.v1.JudgeStatus judge_status = 23;
+   */
+  judgeStatus: JudgeStatus;
+
+  /**
+   * The judge's short explanation of llmaj_score; empty until scored.
+   *
+   * @generated from field: string judge_rationale = 24;
+   */
+  judgeRationale: string;
+
+  /**
+   * Which kind of judge scored it; unspecified until scored.
+   *
+   * @generated from field: whetstone.history.v1.JudgeKind judge_kind = 25;
+   */
+  judgeKind: JudgeKind;
+
+  /**
+   * The judge's identity: the built-in judge's versioned id or the LLM's model id; empty until scored.
+   *
+   * @generated from field: string judge_model = 26;
+   */
+  judgeModel: string;
+
+  /**
+   * Why judging failed, a stable reason and a message; empty unless judge_status is failed.
+   *
+   * @generated from field: string judge_error = 27;
+   */
+  judgeError: string;
+
+  /**
+   * When the judge scored it or gave up; unset before.
+   *
+   * @generated from field: google.protobuf.Timestamp judged_at = 28;
+   */
+  judgedAt?: Timestamp | undefined;
 };
 
 /**
@@ -289,7 +485,7 @@ export type InferenceRecord = Message<"whetstone.history.v1.InferenceRecord"> & 
  * Use `create(InferenceRecordSchema)` to create a new message.
  */
 export const InferenceRecordSchema: GenMessage<InferenceRecord> = /*@__PURE__*/
-  messageDesc(file_whetstone_history_v1_history, 2);
+  messageDesc(file_whetstone_history_v1_history, 7);
 
 /**
  * ListInferencesRequest filters the caller's team's records; every filter left unset matches everything.
@@ -394,7 +590,7 @@ export type ListInferencesRequest = Message<"whetstone.history.v1.ListInferences
  * Use `create(ListInferencesRequestSchema)` to create a new message.
  */
 export const ListInferencesRequestSchema: GenMessage<ListInferencesRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_history_v1_history, 3);
+  messageDesc(file_whetstone_history_v1_history, 8);
 
 /**
  * ListInferencesResponse is one page of records, newest first.
@@ -429,7 +625,7 @@ export type ListInferencesResponse = Message<"whetstone.history.v1.ListInference
  * Use `create(ListInferencesResponseSchema)` to create a new message.
  */
 export const ListInferencesResponseSchema: GenMessage<ListInferencesResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_history_v1_history, 4);
+  messageDesc(file_whetstone_history_v1_history, 9);
 
 /**
  * GetInferenceRequest names one inference of the caller's team.
@@ -457,7 +653,7 @@ export type GetInferenceRequest = Message<"whetstone.history.v1.GetInferenceRequ
  * Use `create(GetInferenceRequestSchema)` to create a new message.
  */
 export const GetInferenceRequestSchema: GenMessage<GetInferenceRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_history_v1_history, 5);
+  messageDesc(file_whetstone_history_v1_history, 10);
 
 /**
  * GetInferenceResponse carries the full record.
@@ -478,7 +674,7 @@ export type GetInferenceResponse = Message<"whetstone.history.v1.GetInferenceRes
  * Use `create(GetInferenceResponseSchema)` to create a new message.
  */
 export const GetInferenceResponseSchema: GenMessage<GetInferenceResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_history_v1_history, 6);
+  messageDesc(file_whetstone_history_v1_history, 11);
 
 /**
  * SubmitFeedbackRequest judges one inference of the caller's team.
@@ -527,7 +723,7 @@ export type SubmitFeedbackRequest = Message<"whetstone.history.v1.SubmitFeedback
  * Use `create(SubmitFeedbackRequestSchema)` to create a new message.
  */
 export const SubmitFeedbackRequestSchema: GenMessage<SubmitFeedbackRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_history_v1_history, 7);
+  messageDesc(file_whetstone_history_v1_history, 12);
 
 /**
  * SubmitFeedbackResponse is the stored verdict.
@@ -548,7 +744,7 @@ export type SubmitFeedbackResponse = Message<"whetstone.history.v1.SubmitFeedbac
  * Use `create(SubmitFeedbackResponseSchema)` to create a new message.
  */
 export const SubmitFeedbackResponseSchema: GenMessage<SubmitFeedbackResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_history_v1_history, 8);
+  messageDesc(file_whetstone_history_v1_history, 13);
 
 /**
  * GetFeedbackRequest names one inference of the caller's team.
@@ -576,7 +772,7 @@ export type GetFeedbackRequest = Message<"whetstone.history.v1.GetFeedbackReques
  * Use `create(GetFeedbackRequestSchema)` to create a new message.
  */
 export const GetFeedbackRequestSchema: GenMessage<GetFeedbackRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_history_v1_history, 9);
+  messageDesc(file_whetstone_history_v1_history, 14);
 
 /**
  * GetFeedbackResponse is the stored verdict.
@@ -597,7 +793,82 @@ export type GetFeedbackResponse = Message<"whetstone.history.v1.GetFeedbackRespo
  * Use `create(GetFeedbackResponseSchema)` to create a new message.
  */
 export const GetFeedbackResponseSchema: GenMessage<GetFeedbackResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_history_v1_history, 10);
+  messageDesc(file_whetstone_history_v1_history, 15);
+
+/**
+ * JudgeKind names what scores inferences, honestly: a fixed formula or a chat model.
+ *
+ * @generated from enum whetstone.history.v1.JudgeKind
+ */
+export enum JudgeKind {
+  /**
+   * JUDGE_KIND_UNSPECIFIED is rejected by SetJudgeSettings.
+   *
+   * @generated from enum value: JUDGE_KIND_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * JUDGE_KIND_BUILTIN: not an LLM; the served model's confidences combined with the zero-shot base's agreement.
+   *
+   * @generated from enum value: JUDGE_KIND_BUILTIN = 1;
+   */
+  BUILTIN = 1,
+
+  /**
+   * JUDGE_KIND_LLM: a chat model reached through the router's Chat, with a rubric prompt per task.
+   *
+   * @generated from enum value: JUDGE_KIND_LLM = 2;
+   */
+  LLM = 2,
+}
+
+/**
+ * Describes the enum whetstone.history.v1.JudgeKind.
+ */
+export const JudgeKindSchema: GenEnum<JudgeKind> = /*@__PURE__*/
+  enumDesc(file_whetstone_history_v1_history, 0);
+
+/**
+ * JudgeStatus is where a record stands with the judge.
+ *
+ * @generated from enum whetstone.history.v1.JudgeStatus
+ */
+export enum JudgeStatus {
+  /**
+   * JUDGE_STATUS_UNSPECIFIED: not sampled for judging (or its project judges nothing).
+   *
+   * @generated from enum value: JUDGE_STATUS_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * JUDGE_STATUS_PENDING: sampled and waiting for (or being retried by) the judge worker.
+   *
+   * @generated from enum value: JUDGE_STATUS_PENDING = 1;
+   */
+  PENDING = 1,
+
+  /**
+   * JUDGE_STATUS_SCORED: llmaj_score, judge_rationale, judge_kind and judge_model are set.
+   *
+   * @generated from enum value: JUDGE_STATUS_SCORED = 2;
+   */
+  SCORED = 2,
+
+  /**
+   * JUDGE_STATUS_FAILED: every attempt failed; judge_error says why.
+   *
+   * @generated from enum value: JUDGE_STATUS_FAILED = 3;
+   */
+  FAILED = 3,
+}
+
+/**
+ * Describes the enum whetstone.history.v1.JudgeStatus.
+ */
+export const JudgeStatusSchema: GenEnum<JudgeStatus> = /*@__PURE__*/
+  enumDesc(file_whetstone_history_v1_history, 1);
 
 /**
  * Verdict is a human's judgement of an inference's output.
@@ -631,7 +902,7 @@ export enum Verdict {
  * Describes the enum whetstone.history.v1.Verdict.
  */
 export const VerdictSchema: GenEnum<Verdict> = /*@__PURE__*/
-  enumDesc(file_whetstone_history_v1_history, 0);
+  enumDesc(file_whetstone_history_v1_history, 2);
 
 /**
  * InferenceHistoryService stores every inference (from InferenceCompleted events) and its feedback; the gateway
@@ -679,6 +950,27 @@ export const InferenceHistoryService: GenService<{
     methodKind: "unary";
     input: typeof GetFeedbackRequestSchema;
     output: typeof GetFeedbackResponseSchema;
+  },
+  /**
+   * SetJudgeSettings turns judging of a project's inferences on or off and picks the judge; InvalidArgument naming
+   * each bad field. The caller (the gateway) has checked that the project is the team's.
+   *
+   * @generated from rpc whetstone.history.v1.InferenceHistoryService.SetJudgeSettings
+   */
+  setJudgeSettings: {
+    methodKind: "unary";
+    input: typeof SetJudgeSettingsRequestSchema;
+    output: typeof SetJudgeSettingsResponseSchema;
+  },
+  /**
+   * GetJudgeSettings returns a project's judge settings; a project never configured has judging off.
+   *
+   * @generated from rpc whetstone.history.v1.InferenceHistoryService.GetJudgeSettings
+   */
+  getJudgeSettings: {
+    methodKind: "unary";
+    input: typeof GetJudgeSettingsRequestSchema;
+    output: typeof GetJudgeSettingsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_whetstone_history_v1_history, 0);
