@@ -3,7 +3,7 @@
  * Run `pnpm --filter @whetstone/bench bench:chat --help` for what it measures and its settings.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -38,6 +38,7 @@ Settings (environment):
   BENCH_ROUND_SECONDS   seconds of each c=1 run (default 3)
   BENCH_ROUNDS          alternating direct/gateway c=1 rounds (default 3)
   BENCH_PREFIX_CALLS    none/miss/hit triples through the decoder (default 20)
+  BENCH_LOG_FILE        where to write the system's logs at the end (default: not written)
 Options:
   --no-decoder          skip the decoder (no training job)
   --help                this text`;
@@ -97,6 +98,18 @@ async function cpuWithUpstream(portOffset: number, upstream: Upstream, run: () =
   return { result, cpu: { byProcess, totalMs: byProcess.reduce((n, [, ms]) => n + ms, 0) } };
 }
 
+/** The call, counting its failures by message (`HTTP 503`, …), warm-up calls included. */
+function countingFailures(call: () => Promise<void>) {
+  const failures = new Map<string, number>();
+  const counted = () =>
+    call().catch((err: unknown) => {
+      const key = err instanceof Error ? err.message : String(err);
+      failures.set(key, (failures.get(key) ?? 0) + 1);
+      throw err;
+    });
+  return { counted, failures };
+}
+
 /** A closed-loop run of a streamed call whose figure is the time to the first content chunk of its measured calls. */
 async function ttfbLoop(seconds: number, call: () => Promise<StreamedReply>) {
   const samples: number[] = [];
@@ -126,15 +139,15 @@ async function measureUpstream(api: Api, upstream: Upstream, portOffset: number)
     url: `${upstream.url}/v1/chat/completions`,
     headers: { 'content-type': 'application/json', authorization: `Bearer ${upstream.apiKey}` },
   };
-  const gateway = { url: `${api.base}/v1/chat/completions`, headers: api.headers };
+  const viaGateway = { url: `${api.base}/v1/chat/completions`, headers: api.headers };
   const body = JSON.stringify(BODY);
   const streamBody = JSON.stringify({ ...BODY, stream: true });
   const directCall = httpPoster(direct.url, direct.headers, body);
-  const gatewayCall = httpPoster(gateway.url, gateway.headers, body);
+  const gatewayCall = httpPoster(viaGateway.url, viaGateway.headers, body);
   const directStream = streamPoster(direct.url, direct.headers, streamBody);
-  const gatewayStream = streamPoster(gateway.url, gateway.headers, streamBody);
+  const gatewayStream = streamPoster(viaGateway.url, viaGateway.headers, streamBody);
 
-  await checkSameReplies([direct, gateway], [directStream, gatewayStream]);
+  await checkSameReplies([direct, viaGateway], [directStream, gatewayStream]);
 
   process.stderr.write(`c=1, ${ROUNDS} rounds of ${ROUND_SECONDS} s per target, non-streamed then streamed…\n`);
   const c1: { direct: LoadResult; gateway: LoadResult }[] = [];
@@ -154,8 +167,9 @@ async function measureUpstream(api: Api, upstream: Upstream, portOffset: number)
   }
   process.stderr.write(`c=50, ${SECONDS} s per target…\n`);
   const direct50 = await cpuWithUpstream(portOffset, upstream, () => closedLoop(50, SECONDS, directCall));
-  const gateway50 = await cpuWithUpstream(portOffset, upstream, () => closedLoop(50, SECONDS, gatewayCall));
-  return { c1, breakdowns, ttfb, direct50, gateway50 };
+  const gateway = countingFailures(gatewayCall);
+  const gateway50 = await cpuWithUpstream(portOffset, upstream, () => closedLoop(50, SECONDS, gateway.counted));
+  return { c1, breakdowns, ttfb, direct50, gateway50, gatewayFailures: [...gateway.failures] };
 }
 
 /** Uploads the greetings fixture and trains a LoRA decoder job on it; returns the job id once complete. */
@@ -295,6 +309,7 @@ async function main(): Promise<void> {
     const prefix = args.includes('--no-decoder') ? null : await measurePrefixCache(api, await trainDecoder(api));
     report(upstreamFigures, prefix, { start: loadAtStart, end: loadavg() });
   } finally {
+    if (process.env.BENCH_LOG_FILE) writeFileSync(process.env.BENCH_LOG_FILE, system.logs());
     await system.stop();
     upstream.stop();
   }
