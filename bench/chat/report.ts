@@ -44,6 +44,10 @@ export function report(
   );
   console.log(`  c=50, ${u.direct50.result.seconds} s, direct:  ${rate(u.direct50.result)}`);
   console.log(`  c=50, ${u.gateway50.result.seconds} s, gateway: ${rate(u.gateway50.result)}`);
+  if (u.gatewayFailures.length)
+    console.log(
+      `  gateway c=50 failures (warm-up included): ${u.gatewayFailures.map(([k, n]) => `${k} ×${n}`).join(', ')}`,
+    );
   console.log(
     `  gateway c=50 / direct c=50 throughput: ${f(u.gateway50.result.perSecond / u.direct50.result.perSecond)}×`,
   );
