@@ -24,7 +24,11 @@ export interface ChatStart {
  */
 export async function startChat(inference: Inference, res: Response, input: ChatInput): Promise<ChatStart> {
   const controller = new AbortController();
-  res.on('close', () => controller.abort());
+  // Only a response that did not finish was cut off by its client; cancelling a finished call would reset its
+  // HTTP/2 stream before the trailers, and a burst of such resets makes the router's server close the whole session.
+  res.on('close', () => {
+    if (!res.writableFinished) controller.abort();
+  });
   const created = Math.floor(Date.now() / 1000);
   const iterator = inference.chat(authOf(res).principal, input, controller.signal)[Symbol.asyncIterator]();
   const first = await iterator.next();
@@ -70,7 +74,11 @@ export async function collectChat({ iterator, first }: ChatStart): Promise<ChatR
     text += piece.text;
     reasoning += piece.reasoning;
     tools.add(piece.toolCalls);
-    if (piece.done) return { responseId: piece.responseId, text, reasoning, toolCalls: tools.all(), done: piece.done };
+    if (piece.done) {
+      // Read the call to its end (its status), so it completes instead of being cancelled once answered.
+      while (!(await iterator.next()).done);
+      return { responseId: piece.responseId, text, reasoning, toolCalls: tools.all(), done: piece.done };
+    }
   }
   throw endedEarly();
 }
