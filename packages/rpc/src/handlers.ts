@@ -94,16 +94,23 @@ export function unaryHandler(deps: HandlerDeps, service: DescService, method: De
 }
 
 export function serverStreamingHandler(deps: HandlerDeps, service: DescService, method: DescMethod, fn: MethodImpl) {
+  const labels = { service: service.typeName, method: method.name };
   return (call: grpc.ServerWritableStream<unknown, unknown>) => {
+    const end = deps.histogram.startTimer(labels);
     const { ctx, done } = handlerContext(service, method, call);
     inCallContext(ctx, call, async () => {
       try {
         for await (const res of fn(call.request, ctx) as AsyncIterable<unknown>) {
-          if (call.cancelled) return;
+          if (call.cancelled) break;
           call.write(create(method.output, res as never));
         }
-        call.end();
+        // Measured like a unary call, to its last message (or to the client's cancel).
+        const seconds = end({ code: call.cancelled ? 'cancelled' : 'ok' });
+        deps.onCall?.({ ...labels, seconds });
+        if (!call.cancelled) call.end();
       } catch (err) {
+        const seconds = end({ code: codeName(err instanceof AppError ? CODE_OF[err.kind] : grpc.status.INTERNAL) });
+        deps.onCall?.({ ...labels, seconds, error: err });
         // 'error' (not destroy) lets grpc-js end the stream with this status and its details.
         if (!call.cancelled)
           call.emit('error', Object.assign(new Error('rpc failed'), fail(deps, service, method, err)));
