@@ -1,49 +1,26 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { fakeChat, type FakeChat } from './fake-chat';
-import { createKey, signUp, startGateway, startKeyBilling, type Gateway } from './harness';
-
-type KB = Awaited<ReturnType<typeof startKeyBilling>>;
-
-/** Raw SSE frames of a streamed call: `[event, data]` pairs in order. */
-async function frames(res: Response): Promise<[string | null, string][]> {
-  const text = await res.text();
-  return text
-    .split('\n\n')
-    .filter(Boolean)
-    .map((frame) => {
-      const event = /^event: (.*)$/m.exec(frame)?.[1] ?? null;
-      const data = /^data: (.*)$/m.exec(frame)?.[1] ?? '';
-      return [event, data];
-    });
-}
+import { frames, startCompatHarness, type CompatHarness } from './compat-harness';
+import type { FakeChat } from './fake-chat';
+import { startGateway, type Gateway } from './harness';
 
 describe("the compatible surfaces' errors, retries and cancellation through the official clients (scripted router)", () => {
-  let kb: KB;
+  let h: CompatHarness;
+  let kb: CompatHarness['kb'];
   let gw: Gateway;
   let fake: FakeChat;
   let key: string;
   let openai: OpenAI;
   let anthropic: Anthropic;
-  const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-    fetch(`${gw.url}${path}`, {
-      method: 'POST',
-      headers: { 'x-api-key': key, 'content-type': 'application/json', ...headers },
-      body: JSON.stringify(body),
-    });
+  const post = (path: string, body: unknown, headers: Record<string, string> = {}) => h.post(path, body, headers);
 
   beforeAll(async () => {
-    kb = await startKeyBilling();
-    fake = fakeChat();
-    gw = await startGateway(kb, { inference: fake.port });
-    key = (await createKey(gw.url, await signUp(gw.url))).secret_key;
-    openai = new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 2 });
-    anthropic = new Anthropic({ apiKey: key, baseURL: gw.url, maxRetries: 2 });
+    h = await startCompatHarness();
+    ({ kb, gw, fake, key, openai, anthropic } = h);
   }, 60_000);
 
   afterAll(async () => {
-    await gw?.close();
-    await kb?.close();
+    await h?.close();
   });
 
   describe('errors and retries', () => {
