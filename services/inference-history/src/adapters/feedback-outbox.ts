@@ -25,6 +25,8 @@ export function feedbackOutboxRow(record: InferenceRecord, feedback: Feedback): 
       inputs: record.inputs,
       ...(record.schema ? { schema: record.schema as JsonObject } : {}),
       submittedAt: timestampFromDate(feedback.submittedAt),
+      projectId: record.projectId ?? '',
+      ...(feedback.verdict === 'correct' ? { output: fromJson(ValueSchema, record.outputs as JsonValue) } : {}),
     }),
     record.inferenceId,
   );

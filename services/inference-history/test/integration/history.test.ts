@@ -1,3 +1,6 @@
+import { fromBinary, toJson } from '@bufbuild/protobuf';
+import { ValueSchema } from '@bufbuild/protobuf/wkt';
+import { FeedbackSubmittedSchema } from '@whetstone/proto/history/v1';
 import { createLogger } from '@whetstone/telemetry';
 import { inProcessIngestSignal } from '../../src/adapters/ingest-signal';
 import { prismaHistoryStore } from '../../src/adapters/prisma-history-store';
@@ -104,7 +107,7 @@ describe('inference-history against real Postgres', () => {
   });
 
   it('stores feedback with its outbox event, replaces it on resubmission, and rejects corrections of the wrong shape', async () => {
-    const event = completed();
+    const event = completed({ projectId: '5b0f3c1e-0000-4000-8000-0000000000cc' });
     await app.onInferenceEvents([envelopeOf(event)]);
     await expect(getFeedback(deps, TEAM, event.inferenceId)).rejects.toMatchObject({ reason: 'FEEDBACK_NOT_FOUND' });
     const bad = (correctedOutput: unknown, verdict: 'correct' | 'incorrect' = 'incorrect') =>
@@ -137,5 +140,14 @@ describe('inference-history against real Postgres', () => {
       ['feedback.v1', 'whetstone.history.v1.FeedbackSubmitted'],
       ['feedback.v1', 'whetstone.history.v1.FeedbackSubmitted'],
     ]);
+    // The confirmation carries the original output (its training row) and the project, the correction does not.
+    const [correction, confirmation] = [...outbox]
+      .sort((a, b) => Number(a.id - b.id))
+      .map((o) => fromBinary(FeedbackSubmittedSchema, o.payload));
+    expect(correction!.output).toBeUndefined();
+    expect(confirmation!.projectId).toBe('5b0f3c1e-0000-4000-8000-0000000000cc');
+    expect(toJson(ValueSchema, confirmation!.output!)).toEqual(
+      (await getInference(deps, TEAM, event.inferenceId)).outputs,
+    );
   });
 });

@@ -14,11 +14,11 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file whetstone/history/v1/events.proto.
  */
 export const file_whetstone_history_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("CiF3aGV0c3RvbmUvaGlzdG9yeS92MS9ldmVudHMucHJvdG8SFHdoZXRzdG9uZS5oaXN0b3J5LnYxIsACChFGZWVkYmFja1N1Ym1pdHRlZBIUCgxpbmZlcmVuY2VfaWQYASABKAkSDwoHdGVhbV9pZBgCIAEoCRIQCghtb2RlbF9pZBgDIAEoCRIXCg90cmFpbmluZ19qb2JfaWQYBCABKAkSDAoEdGFzaxgFIAEoCRIuCgd2ZXJkaWN0GAYgASgOMh0ud2hldHN0b25lLmhpc3RvcnkudjEuVmVyZGljdBIwChBjb3JyZWN0ZWRfb3V0cHV0GAcgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEg4KBmlucHV0cxgIIAMoCRInCgZzY2hlbWEYCSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EjAKDHN1Ym1pdHRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBiBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_whetstone_history_v1_history]);
+  fileDesc("CiF3aGV0c3RvbmUvaGlzdG9yeS92MS9ldmVudHMucHJvdG8SFHdoZXRzdG9uZS5oaXN0b3J5LnYxIvwCChFGZWVkYmFja1N1Ym1pdHRlZBIUCgxpbmZlcmVuY2VfaWQYASABKAkSDwoHdGVhbV9pZBgCIAEoCRIQCghtb2RlbF9pZBgDIAEoCRIXCg90cmFpbmluZ19qb2JfaWQYBCABKAkSDAoEdGFzaxgFIAEoCRIuCgd2ZXJkaWN0GAYgASgOMh0ud2hldHN0b25lLmhpc3RvcnkudjEuVmVyZGljdBIwChBjb3JyZWN0ZWRfb3V0cHV0GAcgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEg4KBmlucHV0cxgIIAMoCRInCgZzY2hlbWEYCSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EjAKDHN1Ym1pdHRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKcHJvamVjdF9pZBgLIAEoCRImCgZvdXRwdXQYDCABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWViBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_whetstone_history_v1_history]);
 
 /**
  * FeedbackSubmitted is published on feedback.v1 (through history's outbox, in the feedback's transaction) each
- * time a verdict is stored; the orchestrator collects incorrect verdicts with corrections as training examples.
+ * time a verdict is stored; the dataset service turns corrections and confirmations into per-project feedback datasets.
  *
  * @generated from message whetstone.history.v1.FeedbackSubmitted
  */
@@ -92,6 +92,20 @@ export type FeedbackSubmitted = Message<"whetstone.history.v1.FeedbackSubmitted"
    * @generated from field: google.protobuf.Timestamp submitted_at = 10;
    */
   submittedAt?: Timestamp | undefined;
+
+  /**
+   * UUID of the project the inference was made through; empty for calls outside a project.
+   *
+   * @generated from field: string project_id = 11;
+   */
+  projectId: string;
+
+  /**
+   * The original output as stored (a list with one object per input); set only when the verdict is correct.
+   *
+   * @generated from field: google.protobuf.Value output = 12;
+   */
+  output?: Value | undefined;
 };
 
 /**
