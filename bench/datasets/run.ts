@@ -40,6 +40,7 @@ function memoryStore(): DatasetStore & { versions: Map<string, VersionRow> } {
         size: 0,
         uploadKey: input.keyFor('d1', n),
         report: null,
+        notes: input.notes ?? [],
         failureReason: null,
         createdAt: new Date(),
         updatedAt: new Date(),

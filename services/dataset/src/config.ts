@@ -15,6 +15,8 @@ const schema = z.object({
     .int()
     .positive()
     .default(200 * 1024 * 1024),
+  /** Changed feedback verdicts a project needs before a delivered batch cuts its feedback dataset's next version. */
+  FEEDBACK_VERSION_MIN_ROWS: z.coerce.number().int().positive().default(10),
 });
 
 export type DatasetConfig = z.infer<typeof schema>;

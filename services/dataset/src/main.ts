@@ -11,9 +11,11 @@ import {
   startMetricsServer,
 } from '@whetstone/telemetry';
 import { createPrismaClient } from './adapters/prisma-client';
+import { prismaFeedbackStore } from './adapters/prisma-feedback';
 import { prismaDatasetStore } from './adapters/prisma-store';
 import { buildApp } from './app';
 import { loadDatasetConfig } from './config';
+import { FEEDBACK_CONSUMER, FEEDBACK_TOPIC } from './transport/events/feedback-submitted.consumer';
 
 /** How often versions whose processing claim expired (a crashed replica) are looked for. */
 const SWEEP_MS = 20_000;
@@ -28,10 +30,18 @@ async function main(): Promise<void> {
     blobs: blobStoreFromEnv(config),
     logger,
     maxUploadBytes: config.DATASET_MAX_UPLOAD_BYTES,
+    feedback: prismaFeedbackStore(prisma),
+    feedbackVersionMinRows: config.FEEDBACK_VERSION_MIN_ROWS,
   });
 
-  // Our outbox → the transport (datasets.v1).
+  // Our outbox → the transport (datasets.v1); verdicts in from feedback.v1, a batch at a time.
   const events = startServiceEvents(config, { clientId: 'dataset', defaultSchema: 'dataset', logger });
+  const feedback = await events.transport.subscribe({
+    group: FEEDBACK_CONSUMER,
+    topics: [FEEDBACK_TOPIC],
+    logger,
+    handleBatch: (envelopes) => app.onFeedbackEvents(envelopes),
+  });
 
   const metrics = createServiceMetrics('dataset');
   const server = await createRpcServer({
@@ -56,6 +66,7 @@ async function main(): Promise<void> {
     [
       () => clearInterval(sweep),
       () => server.close(),
+      () => feedback.stop(),
       () => events.close(),
       () => metricsServer.close(),
       () => prisma.$disconnect(),

@@ -1,7 +1,7 @@
 /** Datasets and their versions in the service's schema; every status change commits with its events. */
 import { randomUUID } from 'node:crypto';
 import type { DatasetStore, VersionRow } from '../application/ports';
-import type { DatasetFormat, DatasetType, VersionReport } from '../domain/dataset';
+import type { DatasetFormat, DatasetType, ReportIssue, VersionReport } from '../domain/dataset';
 import type { Prisma, PrismaClient } from '../generated/prisma/client';
 import { emitDeleted, emitReady, emitStatusChanged } from './outbox-events';
 
@@ -24,6 +24,7 @@ export const toVersionRow = (v: VersionWithDataset): VersionRow => ({
   size: v.size,
   uploadKey: v.uploadKey,
   report: (v.report as unknown as VersionReport | null) ?? null,
+  notes: (v.notes as unknown as ReportIssue[] | null) ?? [],
   failureReason: v.failureReason,
   createdAt: v.createdAt,
   updatedAt: v.updatedAt,
@@ -100,6 +101,7 @@ function createVersion(prisma: PrismaClient, input: Parameters<DatasetStore['cre
         filename: input.filename,
         status: 'uploading',
         uploadKey: input.keyFor(dataset!.id, versionNumber),
+        ...(input.notes?.length ? { notes: input.notes as unknown as Prisma.InputJsonValue } : {}),
       },
       include: { dataset: true },
     });

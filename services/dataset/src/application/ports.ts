@@ -1,6 +1,14 @@
 import type { BlobStore } from '@whetstone/blobs';
 import type { Logger } from '@whetstone/telemetry';
-import type { DatasetFormat, DatasetType, GenerationStatus, VersionReport, VersionStatus } from '../domain/dataset';
+import type {
+  DatasetFormat,
+  DatasetType,
+  GenerationStatus,
+  ReportIssue,
+  VersionReport,
+  VersionStatus,
+} from '../domain/dataset';
+import type { FeedbackExamples, FeedbackVerdict } from '../domain/feedback';
 
 export interface VersionRow {
   id: string;
@@ -15,6 +23,8 @@ export interface VersionRow {
   size: number;
   uploadKey: string;
   report: VersionReport | null;
+  /** Issues found while the file was made (not in it), merged into the report as non-fatal. */
+  notes: ReportIssue[];
   failureReason: string | null;
   createdAt: Date;
   updatedAt: Date;
@@ -56,6 +66,7 @@ export interface DatasetStore {
     format: DatasetFormat;
     filename: string;
     keyFor: (datasetId: string, version: number) => string;
+    notes?: ReportIssue[];
   }): Promise<VersionRow>;
   listDatasets(teamId: string): Promise<DatasetSummaryRow[]>;
   listVersions(teamId: string, name: string): Promise<VersionRow[]>;
@@ -83,6 +94,27 @@ export interface DatasetStore {
   unfinishedGenerations(): Promise<GenerationRow[]>;
 }
 
+/** A verdict as stored: its converted rows or why it has none. */
+export interface StoredFeedback extends FeedbackExamples {
+  inferenceId: string;
+  submittedAt: Date;
+}
+
+/** Feedback examples per (team, project); a later verdict on an inference replaces its rows. */
+export interface FeedbackStore {
+  /**
+   * Stores each verdict (one per inference; one submitted earlier than the stored one is ignored) and returns,
+   * per project that changed, how many of its verdicts changed since its last version.
+   */
+  saveFeedback(
+    verdicts: (FeedbackVerdict & FeedbackExamples)[],
+  ): Promise<{ teamId: string; projectId: string; pending: number }[]>;
+  /** All of a project's verdicts, in inference id order (UUIDv7: the order the inferences were made). */
+  snapshot(teamId: string, projectId: string): Promise<StoredFeedback[]>;
+  /** Clears `pending` on these verdicts unless they were replaced since they were read (they are in a version now). */
+  markVersioned(teamId: string, projectId: string, examples: StoredFeedback[]): Promise<void>;
+}
+
 /** What every use case may use: ports and limits. */
 export interface DatasetDeps {
   store: DatasetStore;
@@ -92,6 +124,10 @@ export interface DatasetDeps {
   maxUploadBytes: number;
   /** CSV and CoNLL are converted in memory; larger files of those formats fail (JSONL is streamed). */
   maxConvertBytes?: number;
+  /** Feedback examples; without it, feedback is not collected. */
+  feedback?: FeedbackStore;
+  /** Changed verdicts a project needs before a delivered batch cuts its feedback dataset's next version. */
+  feedbackVersionMinRows?: number;
   /** Names this process in processing claims; defaults to one derived from the pid. */
   instance?: string;
 }

@@ -52,7 +52,7 @@ export async function processVersion(ctx: DatasetContext, versionId: string): Pr
 
 /** Ready with its report, or failed with its report and no split files left behind. */
 async function settle(deps: DatasetDeps, version: VersionRow, outcome: ValidationOutcome): Promise<void> {
-  const report = validationReport(outcome);
+  const report = validationReport(outcome, version.notes);
   if (!outcome.totalErrors) {
     await deps.store.transition(version.id, ['validating'], 'ready', { report, size: outcome.valid });
     return;

@@ -1,5 +1,5 @@
 /** Validation reports: what a processed version tells its team about the file. */
-import { MAX_REPORTED_ISSUES, type VersionReport } from './dataset';
+import { MAX_REPORTED_ISSUES, type ReportIssue, type VersionReport } from './dataset';
 
 /** One problem in one line of a file (line 0: the whole file). */
 export interface RowProblem {
@@ -23,8 +23,11 @@ export interface ValidationOutcome {
   heldoutRows: number;
 }
 
-/** The report of a file whose rows were all checked; failure_reason is set when any row was fatal. */
-export function validationReport(outcome: ValidationOutcome): VersionReport {
+/**
+ * The report of a file whose rows were all checked; failure_reason is set when any row was fatal. `notes` are what
+ * the maker of the file found before (feedback that could not become rows): listed first, never fatal.
+ */
+export function validationReport(outcome: ValidationOutcome, notes: ReportIssue[] = []): VersionReport {
   const first = outcome.errors[0];
   return {
     total_rows: outcome.rows,
@@ -34,6 +37,7 @@ export function validationReport(outcome: ValidationOutcome): VersionReport {
     train_rows: outcome.trainRows,
     heldout_rows: outcome.heldoutRows,
     issues: [
+      ...notes.map((n) => ({ ...n, fatal: false })),
       ...outcome.errors.map((e) => ({ line: e.line, field: e.field, reason: e.reason, fatal: true })),
       ...outcome.duplicates.slice(0, LISTED_DUPLICATES).map((line) => ({
         line,
@@ -42,7 +46,7 @@ export function validationReport(outcome: ValidationOutcome): VersionReport {
         fatal: false,
       })),
     ].slice(0, MAX_REPORTED_ISSUES),
-    issues_truncated: Math.max(0, outcome.totalErrors - MAX_REPORTED_ISSUES),
+    issues_truncated: Math.max(0, notes.length + outcome.totalErrors - MAX_REPORTED_ISSUES),
     failure_reason:
       outcome.totalErrors > 0 && first
         ? `${outcome.totalErrors} problem(s) found; the first is on line ${first.line}: ${first.reason}`

@@ -109,6 +109,7 @@ function newVersion(
     size: 0,
     uploadKey: input.keyFor(datasetId, versionNumber),
     report: null,
+    notes: input.notes ?? [],
     failureReason: null,
     createdAt: new Date(),
     updatedAt: new Date(),

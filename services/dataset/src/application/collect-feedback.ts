@@ -1,0 +1,64 @@
+/** Feedback verdicts into per-project feedback datasets: stored per inference, and versioned once enough changed. */
+import { DATASETS_BUCKET, uploadKey, type ReportIssue } from '../domain/dataset';
+import {
+  feedbackDatasetName,
+  feedbackDatasetType,
+  feedbackExamples,
+  rowFor,
+  type FeedbackVerdict,
+} from '../domain/feedback';
+import type { DatasetContext } from './context';
+import type { FeedbackStore, VersionRow } from './ports';
+import { startProcessing } from './process-version';
+
+/**
+ * Changed verdicts (new, or replacing an earlier one) a project needs before a delivered batch cuts its next
+ * version: as many as the smallest trainable dataset, so a trickle of feedback does not make a version per verdict.
+ */
+export const DEFAULT_FEEDBACK_VERSION_MIN_ROWS = 10;
+
+/**
+ * Stores a delivered batch of verdicts (a later verdict on an inference replaces its rows) and, for every project
+ * whose changed verdicts reached the threshold, cuts one new version of its feedback dataset holding all of its
+ * rows; the version is processed like an upload (ready or failed, with a report). Returns the versions cut.
+ */
+export async function collectFeedback(ctx: DatasetContext, verdicts: FeedbackVerdict[]): Promise<VersionRow[]> {
+  const { feedback } = ctx;
+  if (!feedback || !verdicts.length) return [];
+  const changed = await feedback.saveFeedback(verdicts.map((v) => ({ ...v, ...feedbackExamples(v) })));
+  const min = ctx.feedbackVersionMinRows ?? DEFAULT_FEEDBACK_VERSION_MIN_ROWS;
+  const cut: VersionRow[] = [];
+  for (const project of changed)
+    if (project.pending >= min) cut.push(await cutVersion(ctx, feedback, project.teamId, project.projectId));
+  return cut;
+}
+
+async function cutVersion(
+  ctx: DatasetContext,
+  feedback: FeedbackStore,
+  teamId: string,
+  projectId: string,
+): Promise<VersionRow> {
+  const examples = await feedback.snapshot(teamId, projectId);
+  const rows = examples.flatMap((e) => e.rows);
+  const type = feedbackDatasetType(rows);
+  const notes: ReportIssue[] = examples.flatMap((e) =>
+    e.issues.map((i) => ({ line: 0, field: `feedback.${e.inferenceId}.${i.field}`, reason: i.reason, fatal: false })),
+  );
+  const version = await ctx.store.createVersion({
+    teamId,
+    name: feedbackDatasetName(projectId),
+    type,
+    format: 'jsonl',
+    filename: 'feedback.jsonl',
+    keyFor: (datasetId, n) => uploadKey(teamId, datasetId, n, 'jsonl'),
+    notes,
+  });
+  const body = rows.map((r) => `${JSON.stringify(rowFor(type, r))}\n`).join('');
+  await ctx.blobs.put(DATASETS_BUCKET, version.uploadKey, Buffer.from(body), { contentType: 'application/x-ndjson' });
+  await ctx.store.transition(version.id, ['uploading'], 'converting');
+  await feedback.markVersioned(teamId, projectId, examples);
+  startProcessing(ctx, version.id);
+  ctx.logger.info({ teamId, projectId, version: version.versionNumber, rows: rows.length }, 'feedback version cut');
+  return version;
+}

@@ -1,0 +1,51 @@
+import { toJson } from '@bufbuild/protobuf';
+import { timestampDate, ValueSchema } from '@bufbuild/protobuf/wkt';
+import { decodeEvent, Topics, type EventEnvelope } from '@whetstone/events';
+import { FeedbackSubmittedSchema, Verdict, type FeedbackSubmitted } from '@whetstone/proto/history/v1';
+import type { Logger } from '@whetstone/telemetry';
+import type { FeedbackVerdict } from '../../domain/feedback';
+
+/** The topic verdicts arrive on (inference-history's outbox). */
+export const FEEDBACK_TOPIC = Topics.feedback;
+
+/** The durable consumer name (offsets are kept per consumer). */
+export const FEEDBACK_CONSUMER = 'dataset.feedback';
+
+/**
+ * The verdicts of a delivered batch that can become rows: those on a project's inference, with the answer the
+ * human vouched for (the correction, or the original output of a confirmation). When one inference is judged twice
+ * in a batch, the later verdict wins. Other event types are skipped; an undecodable payload is logged and skipped,
+ * so one bad event never blocks the topic.
+ */
+export function feedbackVerdicts(logger: Pick<Logger, 'warn'>, envelopes: EventEnvelope[]): FeedbackVerdict[] {
+  const latest = new Map<string, FeedbackVerdict>();
+  for (const envelope of envelopes) {
+    try {
+      const event = decodeEvent(envelope, FeedbackSubmittedSchema);
+      const verdict = event && verdictOf(event);
+      const seen = verdict && latest.get(verdict.inferenceId);
+      if (verdict && (!seen || seen.submittedAt <= verdict.submittedAt)) latest.set(verdict.inferenceId, verdict);
+    } catch (err) {
+      logger.warn({ err, eventId: envelope.id }, 'undecodable FeedbackSubmitted skipped');
+    }
+  }
+  return [...latest.values()];
+}
+
+function verdictOf(e: FeedbackSubmitted): FeedbackVerdict | null {
+  // Chat replies are not collected yet; nor is feedback outside a project (it has no dataset to go to).
+  if (!e.projectId || e.task === 'generate' || e.verdict === Verdict.UNSPECIFIED) return null;
+  const answer = e.verdict === Verdict.CORRECT ? e.output : e.correctedOutput;
+  if (!answer) return null;
+  return {
+    inferenceId: e.inferenceId,
+    teamId: e.teamId,
+    projectId: e.projectId,
+    task: e.task,
+    verdict: e.verdict === Verdict.CORRECT ? 'correct' : 'incorrect',
+    answer: toJson(ValueSchema, answer),
+    inputs: e.inputs,
+    schema: (e.schema as Record<string, unknown> | undefined) ?? null,
+    submittedAt: e.submittedAt ? timestampDate(e.submittedAt) : new Date(0),
+  };
+}

@@ -1,0 +1,185 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { create, fromJson, toBinary, type JsonValue } from '@bufbuild/protobuf';
+import { timestampFromDate, ValueSchema } from '@bufbuild/protobuf/wkt';
+import { Pool } from 'pg';
+import { FsBlobStore, readAll } from '@whetstone/blobs';
+import { PgEventLog, Topics, type EventEnvelope, type Subscription } from '@whetstone/events';
+import { FeedbackSubmittedSchema, Verdict } from '@whetstone/proto/history/v1';
+import { applyMigrations, createTestSchema, eventually, testDatabaseUrl, type TestSchema } from '@whetstone/testing';
+import { prismaFeedbackStore } from '../../src/adapters/prisma-feedback';
+import { createPrismaClient, type PrismaClient } from '../../src/adapters/prisma-client';
+import { prismaDatasetStore } from '../../src/adapters/prisma-store';
+import { buildApp, type DatasetApp } from '../../src/app';
+import { getDataset, listDatasets } from '../../src/application/get-datasets';
+import type { DatasetDeps } from '../../src/application/ports';
+import { splitKeys } from '../../src/domain/dataset';
+import { FEEDBACK_CONSUMER, FEEDBACK_TOPIC } from '../../src/transport/events/feedback-submitted.consumer';
+import { recordingLogger } from '../fakes/recording-logger';
+
+const TEAM = '5b0f3c1e-0000-4000-8000-000000000001';
+const PROJECT = '5b0f3c1e-0000-4000-8000-0000000000cc';
+const NAME = `feedback-${PROJECT}`;
+const logger = recordingLogger();
+const TEXT = (i: number) => `Ada Lovelace wrote note ${i} in London.`;
+const id = (i: number) => `0193a1b2-0000-7000-8000-${String(i).padStart(12, '0')}`;
+
+/** FeedbackSubmitted through the Postgres event log into the consumer as main.ts wires it, on real Postgres. */
+describe('feedback datasets from feedback.v1 (real Postgres, event log)', () => {
+  let schema: TestSchema;
+  let logSchema: TestSchema;
+  let prisma: PrismaClient;
+  let pool: Pool;
+  let log: PgEventLog;
+  let consumer: Subscription;
+  let dir: string;
+  let deps: DatasetDeps;
+  let app: DatasetApp;
+  let seq = 0;
+
+  beforeAll(async () => {
+    schema = await createTestSchema('dataset_feedback');
+    await applyMigrations(schema.url, path.resolve(__dirname, '../../prisma/migrations'));
+    logSchema = await createTestSchema('dataset_feedback_log');
+    prisma = createPrismaClient(schema.url, { maxConnections: 4 });
+    pool = new Pool({ connectionString: testDatabaseUrl(), max: 4 });
+    log = new PgEventLog(pool, logSchema.name);
+    dir = mkdtempSync(path.join(os.tmpdir(), 'dataset-feedback-'));
+    const blobs = new FsBlobStore({
+      root: dir,
+      publicBaseUrl: 'http://localhost:1',
+      signingSecret: 'dataset-test-secret-01',
+    });
+    const store = prismaDatasetStore(prisma);
+    deps = {
+      store,
+      blobs,
+      logger,
+      maxUploadBytes: 1 << 20,
+      feedback: prismaFeedbackStore(prisma),
+      feedbackVersionMinRows: 2,
+    };
+    app = buildApp(deps);
+    consumer = await log.subscribe({
+      group: FEEDBACK_CONSUMER,
+      topics: [FEEDBACK_TOPIC],
+      logger,
+      handleBatch: (envelopes) => app.onFeedbackEvents(envelopes),
+    });
+  });
+
+  afterAll(async () => {
+    await consumer?.stop();
+    await app?.idle();
+    await log?.close();
+    await pool?.end();
+    await prisma?.$disconnect();
+    await schema?.drop();
+    await logSchema?.drop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** As history's relay publishes it: keyed by inference id, a fresh event id each time. */
+  function feedback(i: number, verdict: 'correct' | 'incorrect', answer: JsonValue, at: Date): EventEnvelope {
+    const event = create(FeedbackSubmittedSchema, {
+      inferenceId: id(i),
+      teamId: TEAM,
+      projectId: PROJECT,
+      modelId: 'whetstone-extract-base',
+      task: 'extraction',
+      verdict: verdict === 'correct' ? Verdict.CORRECT : Verdict.INCORRECT,
+      ...(verdict === 'correct'
+        ? { output: fromJson(ValueSchema, answer) }
+        : { correctedOutput: fromJson(ValueSchema, answer) }),
+      inputs: [TEXT(i)],
+      schema: { entities: ['person', 'city'] },
+      submittedAt: timestampFromDate(at),
+    });
+    return {
+      id: `relay/${++seq}`,
+      topic: Topics.feedback,
+      type: FeedbackSubmittedSchema.typeName,
+      key: id(i),
+      payload: toBinary(FeedbackSubmittedSchema, event),
+      headers: {},
+      occurredAt: at,
+    };
+  }
+
+  const versions = () => getDataset(deps, TEAM, NAME).catch(() => []);
+  async function rowsOf(versionNumber: number): Promise<unknown[]> {
+    const v = (await versions()).find((x) => x.versionNumber === versionNumber)!;
+    const keys = splitKeys(TEAM, v.datasetId, versionNumber);
+    const text = [
+      Buffer.from(await readAll(deps.blobs, 'datasets', keys.train)).toString('utf8'),
+      Buffer.from(await readAll(deps.blobs, 'datasets', keys.heldout)).toString('utf8'),
+    ].join('');
+    return text
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { text: string })
+      .sort((a, b) => a.text.localeCompare(b.text, 'en', { numeric: true }));
+  }
+
+  it('when a batch of corrections and confirmations arrives, then one ready version holds their span rows and reports the unconvertible one; a later verdict replaces its row in the next version', async () => {
+    const t0 = new Date('2026-11-26T10:00:00Z');
+    const batch: EventEnvelope[] = [];
+    for (let i = 1; i <= 10; i++)
+      batch.push(feedback(i, 'incorrect', { entities: { person: ['Ada Lovelace'], city: ['London'] } }, t0));
+    batch.push(feedback(11, 'correct', [{ entities: { person: [{ text: 'Ada Lovelace', confidence: 0.9 }] } }], t0));
+    batch.push(feedback(12, 'incorrect', { entities: { person: ['Grace Hopper'] } }, t0));
+    await log.publish(batch);
+
+    await eventually(async () => (await versions())[0]?.status === 'ready');
+    const [v1] = await versions();
+    expect(v1).toMatchObject({ versionNumber: 1, type: 'extraction', format: 'jsonl', size: 11 });
+    expect(v1!.report).toMatchObject({ total_rows: 11, valid_rows: 11, failure_reason: '' });
+    expect(v1!.report!.issues).toEqual([
+      {
+        line: 0,
+        field: `feedback.${id(12)}.output.entities.person.0`,
+        reason: '"Grace Hopper" is not in the input text',
+        fatal: false,
+      },
+    ]);
+    const rows = await rowsOf(1);
+    expect(rows).toHaveLength(11);
+    expect(rows[0]).toEqual({
+      text: TEXT(1),
+      entities: [
+        { start: 0, end: 12, label: 'person' },
+        { start: 29, end: 35, label: 'city' },
+      ],
+    });
+    expect(rows[10]).toEqual({ text: TEXT(11), entities: [{ start: 0, end: 12, label: 'person' }] });
+    expect((await listDatasets(deps, TEAM)).map((d) => [d.datasetName, d.newest.versionNumber])).toEqual([[NAME, 1]]);
+
+    // One changed verdict is below the threshold (2): no version; a redelivered old verdict changes nothing.
+    const t1 = new Date('2026-11-26T11:00:00Z');
+    await log.publish([
+      feedback(1, 'incorrect', { entities: { person: ['Ada Lovelace'] } }, t1),
+      feedback(3, 'incorrect', { entities: { person: ['Ada Lovelace'], city: ['London'] } }, t0),
+    ]);
+    await eventually(async () => {
+      const [f] = await prisma.$queryRawUnsafe<{ n: number }[]>(
+        `SELECT count(*)::int AS n FROM "${schema.name}".feedback_examples WHERE pending`,
+      );
+      return f!.n === 1;
+    });
+    expect(await versions()).toHaveLength(1);
+
+    // The second change reaches it: version 2 has inference 1's replaced row and inference 12 fixed.
+    await log.publish([feedback(12, 'incorrect', { entities: { person: ['Ada Lovelace'] } }, t1)]);
+    await eventually(async () => {
+      const [newest] = await versions();
+      return newest?.versionNumber === 2 && newest.status === 'ready';
+    });
+    const [v2] = await versions();
+    expect(v2).toMatchObject({ versionNumber: 2, size: 12 });
+    expect(v2!.report!.issues).toEqual([]);
+    const rows2 = await rowsOf(2);
+    expect(rows2[0]).toEqual({ text: TEXT(1), entities: [{ start: 0, end: 12, label: 'person' }] });
+    expect(rows2[11]).toEqual({ text: TEXT(12), entities: [{ start: 0, end: 12, label: 'person' }] });
+  });
+});
