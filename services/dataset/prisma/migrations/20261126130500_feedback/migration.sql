@@ -1,4 +1,4 @@
--- Issues found while a version's file was made (feedback rows that could not be converted); merged into its report.
+-- Issues found while the file of a version was made (feedback rows that could not be converted), merged into its report.
 ALTER TABLE "dataset_versions" ADD COLUMN "notes" JSONB;
 
 -- CreateTable
