@@ -77,7 +77,7 @@ describe('feedback rows', () => {
     expect(feedbackExamples(verdict([{}, {}])).issues).toEqual([
       { field: 'output', reason: 'has 2 outputs for 1 inputs' },
     ]);
-    expect(feedbackExamples(verdict({})).issues).toEqual([
+    expect(feedbackExamples(verdict({ text: 'a decoder reply' })).issues).toEqual([
       { field: 'output', reason: 'has no entities or classifications to learn from' },
     ]);
   });

@@ -66,8 +66,8 @@ export function rowFor(type: DatasetType, row: FeedbackRow): FeedbackRow {
 
 const classificationsOf = (row: FeedbackRow) => (row.classifications ? { classifications: row.classifications } : {});
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-/** Keys of a GLiNER2 output that are not classification tasks (relations and structures are not collected yet). */
-const NOT_TASKS = new Set(['entities', 'relations', 'relation_extraction', 'structures', 'confidence']);
+/** Keys of an output that are not classification tasks (relations, structures and decoder replies are not collected yet). */
+const NOT_TASKS = new Set(['entities', 'relations', 'relation_extraction', 'structures', 'confidence', 'text']);
 
 /**
  * Converts a verdict into rows, one per input text. Entity mentions given as surface strings are located in the
