@@ -10,7 +10,7 @@ export function prismaFeedbackStore(prisma: PrismaClient): FeedbackStore {
         const projects = new Map<string, { teamId: string; projectId: string }>();
         for (const v of verdicts) {
           // A redelivered or out-of-order older verdict never replaces a newer one.
-          const changed = await tx.$executeRaw`
+          await tx.$executeRaw`
             INSERT INTO feedback_examples
               (inference_id, team_id, project_id, task, verdict, rows, issues, submitted_at, pending, updated_at)
             VALUES (${v.inferenceId}, ${v.teamId}, ${v.projectId}, ${v.task}, ${v.verdict},
@@ -20,7 +20,8 @@ export function prismaFeedbackStore(prisma: PrismaClient): FeedbackStore {
               submitted_at = EXCLUDED.submitted_at, pending = true, updated_at = now()
             WHERE feedback_examples.team_id = EXCLUDED.team_id
               AND feedback_examples.submitted_at < EXCLUDED.submitted_at`;
-          if (changed) projects.set(`${v.teamId}/${v.projectId}`, { teamId: v.teamId, projectId: v.projectId });
+          // Every project of the batch, changed or not: a batch redelivered after a failed cut cuts it again.
+          projects.set(`${v.teamId}/${v.projectId}`, { teamId: v.teamId, projectId: v.projectId });
         }
         const out = [];
         for (const p of projects.values())

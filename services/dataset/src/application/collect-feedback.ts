@@ -1,5 +1,6 @@
 /** Feedback verdicts into per-project feedback datasets: stored per inference, and versioned once enough changed. */
 import { DATASETS_BUCKET, uploadKey, type ReportIssue } from '../domain/dataset';
+import { failureReport } from '../domain/report';
 import {
   feedbackDatasetName,
   feedbackDatasetType,
@@ -55,7 +56,16 @@ async function cutVersion(
     notes,
   });
   const body = rows.map((r) => `${JSON.stringify(rowFor(type, r))}\n`).join('');
-  await ctx.blobs.put(DATASETS_BUCKET, version.uploadKey, Buffer.from(body), { contentType: 'application/x-ndjson' });
+  try {
+    await ctx.blobs.put(DATASETS_BUCKET, version.uploadKey, Buffer.from(body), { contentType: 'application/x-ndjson' });
+  } catch (err) {
+    // This version ends failed; its rows stay pending, so the redelivered batch cuts the next one.
+    const report = failureReport([], 'the feedback file could not be written');
+    await ctx.store
+      .transition(version.id, ['uploading'], 'failed', { report, failureReason: report.failure_reason, size: 0 })
+      .catch(() => undefined);
+    throw err;
+  }
   await ctx.store.transition(version.id, ['uploading'], 'converting');
   await feedback.markVersioned(teamId, projectId, examples);
   startProcessing(ctx, version.id);

@@ -103,8 +103,8 @@ export interface StoredFeedback extends FeedbackExamples {
 /** Feedback examples per (team, project); a later verdict on an inference replaces its rows. */
 export interface FeedbackStore {
   /**
-   * Stores each verdict (one per inference; one submitted earlier than the stored one is ignored) and returns,
-   * per project that changed, how many of its verdicts changed since its last version.
+   * Stores each verdict (one per inference; one submitted no later than the stored one is ignored) and returns,
+   * per project of the batch, how many of its verdicts changed since its last version.
    */
   saveFeedback(
     verdicts: (FeedbackVerdict & FeedbackExamples)[],

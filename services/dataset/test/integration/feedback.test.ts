@@ -81,11 +81,17 @@ describe('feedback datasets from feedback.v1 (real Postgres, event log)', () => 
   });
 
   /** As history's relay publishes it: keyed by inference id, a fresh event id each time. */
-  function feedback(i: number, verdict: 'correct' | 'incorrect', answer: JsonValue, at: Date): EventEnvelope {
+  function feedback(
+    i: number,
+    verdict: 'correct' | 'incorrect',
+    answer: JsonValue,
+    at: Date,
+    projectId = PROJECT,
+  ): EventEnvelope {
     const event = create(FeedbackSubmittedSchema, {
       inferenceId: id(i),
       teamId: TEAM,
-      projectId: PROJECT,
+      projectId,
       modelId: 'whetstone-extract-base',
       task: 'extraction',
       verdict: verdict === 'correct' ? Verdict.CORRECT : Verdict.INCORRECT,
@@ -181,5 +187,28 @@ describe('feedback datasets from feedback.v1 (real Postgres, event log)', () => 
     const rows2 = await rowsOf(2);
     expect(rows2[0]).toEqual({ text: TEXT(1), entities: [{ start: 0, end: 12, label: 'person' }] });
     expect(rows2[11]).toEqual({ text: TEXT(12), entities: [{ start: 0, end: 12, label: 'person' }] });
+  });
+
+  it('when cutting a version fails, then the redelivered batch cuts it, once', async () => {
+    const project = '5b0f3c1e-0000-4000-8000-0000000000dd';
+    let failPuts = 1;
+    const flaky: DatasetDeps['blobs'] = Object.assign(Object.create(deps.blobs) as DatasetDeps['blobs'], {
+      put: (...args: Parameters<DatasetDeps['blobs']['put']>) =>
+        failPuts-- > 0 ? Promise.reject(new Error('storage down')) : deps.blobs.put(...args),
+    });
+    const flakyApp = buildApp({ ...deps, blobs: flaky });
+    const at = new Date('2026-11-26T12:00:00Z');
+    const batch = [100, 101].map((i) => feedback(i, 'incorrect', { entities: { city: ['London'] } }, at, project));
+    await expect(flakyApp.onFeedbackEvents(batch)).rejects.toThrow('storage down');
+    await flakyApp.onFeedbackEvents(batch);
+    await flakyApp.onFeedbackEvents(batch);
+    await flakyApp.idle();
+    const cut = await getDataset(deps, TEAM, `feedback-${project}`);
+    // The version whose file could not be written failed; the retry cut exactly one more (too small to train).
+    expect(cut.map((v) => [v.versionNumber, v.status, v.report?.failure_reason])).toEqual([
+      [2, 'failed', expect.stringMatching(/at least 10/)],
+      [1, 'failed', 'the feedback file could not be written'],
+    ]);
+    expect(cut[0]!.report).toMatchObject({ total_rows: 2, valid_rows: 2 });
   });
 });
