@@ -125,7 +125,7 @@ export function authenticate(
       throw new AppError(
         'Unauthenticated',
         Reasons.API_KEY_MISSING,
-        `Missing API key: send it in the X-API-Key header (keys start with '${KEY_PREFIX}').`,
+        `Missing API key: send it in the X-API-Key header or as Authorization: Bearer <key> (keys start with '${KEY_PREFIX}').`,
       );
     }
     throw new AppError('Unauthenticated', Reasons.SESSION_REQUIRED, 'Log in to the dashboard first.');
