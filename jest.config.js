@@ -13,6 +13,11 @@ const roots = ['packages', 'services']
 module.exports = {
   // Real training, real processes and real databases on a shared 2-core machine: generous, never a speed test.
   testTimeout: 60_000,
+  // How long a worker may take to exit once the run is over before jest kills it ("failed to exit gracefully").
+  // No test leaves a handle open (each project runs clean in band), but a worker that ran the ML suites takes
+  // 50–150 ms to exit on a quiet machine (native onnxruntime and a large heap), several times that under load:
+  // past jest's 500 ms default. A real leak still holds a worker forever, so it is still reported, after 5 s.
+  workerGracefulExitTimeout: 5_000,
   projects: roots
     .filter((root) => fs.existsSync(path.join(__dirname, root, 'package.json')))
     .map((root) => ({
