@@ -24,7 +24,7 @@ describe('feedback datasets, end to end through pnpm start', () => {
   let system: RunningSystem;
   let base: string;
   let key: string;
-  const { post, get, until } = apiClient(
+  const { post, get, until, uploadReady } = apiClient(
     () => base,
     () => key,
   );
@@ -35,19 +35,9 @@ describe('feedback datasets, end to end through pnpm start', () => {
     system = await startSystem();
     base = system.baseUrl;
     ({ key } = await signUpWithKey(base, 'feedback'));
-    const url = await json<{ upload_url: string }>(
-      await post('/core/datasets/upload/url', {
-        dataset_name: 'wikigold',
-        dataset_type: 'extraction',
-        format: 'jsonl',
-        filename: 'dev.jsonl',
-      }),
-    );
-    await fetch(url.upload_url, { method: 'PUT', body: readFileSync(fixtureDataset('wikigold/dev.jsonl')) });
-    await post('/core/datasets/upload/process', { dataset_name: 'wikigold' });
-    await eventually(
-      async () => (await json<{ status: string }>(await get('/core/datasets/wikigold/1'))).status === 'ready',
-      60_000,
+    await uploadReady(
+      { name: 'wikigold', type: 'extraction', format: 'jsonl', filename: 'dev.jsonl' },
+      readFileSync(fixtureDataset('wikigold/dev.jsonl')),
     );
     const job = await json<{ id: string }>(
       await post('/core/training-jobs', {

@@ -42,7 +42,7 @@ describe('judge scores, end to end through pnpm start', () => {
   let key: string;
   let teamId: string;
   let otherKey: string;
-  const { post, get, until } = apiClient(
+  const { post, get, until, uploadReady } = apiClient(
     () => base,
     () => key,
   );
@@ -75,19 +75,9 @@ describe('judge scores, end to end through pnpm start', () => {
     base = system.baseUrl;
     ({ key, teamId } = await signUpWithKey(base, 'judge'));
     ({ key: otherKey } = await signUpWithKey(base, 'judge-other'));
-    const url = await json<{ upload_url: string }>(
-      await post('/core/datasets/upload/url', {
-        dataset_name: 'wikigold',
-        dataset_type: 'extraction',
-        format: 'jsonl',
-        filename: 'dev.jsonl',
-      }),
-    );
-    await fetch(url.upload_url, { method: 'PUT', body: readFileSync(fixtureDataset('wikigold/dev.jsonl')) });
-    await post('/core/datasets/upload/process', { dataset_name: 'wikigold' });
-    await eventually(
-      async () => (await json<{ status: string }>(await get('/core/datasets/wikigold/1'))).status === 'ready',
-      60_000,
+    await uploadReady(
+      { name: 'wikigold', type: 'extraction', format: 'jsonl', filename: 'dev.jsonl' },
+      readFileSync(fixtureDataset('wikigold/dev.jsonl')),
     );
     const job = await json<{ id: string }>(
       await post('/core/training-jobs', {

@@ -30,7 +30,28 @@ export function apiClient(base: () => string, key: () => string) {
       timeoutMs,
       200,
     );
-  return { post, get, del, job, until };
+  /** Uploads a file through a presigned URL, processes it, and waits until its first version is ready. */
+  const uploadReady = async (
+    dataset: { name: string; type: string; format: string; filename: string },
+    body: Buffer,
+  ) => {
+    const { upload_url } = (await (
+      await post('/core/datasets/upload/url', {
+        dataset_name: dataset.name,
+        dataset_type: dataset.type,
+        format: dataset.format,
+        filename: dataset.filename,
+      })
+    ).json()) as { upload_url: string };
+    await fetch(upload_url, { method: 'PUT', body });
+    await post('/core/datasets/upload/process', { dataset_name: dataset.name });
+    await eventually(
+      async () =>
+        ((await (await get(`/core/datasets/${dataset.name}/1`)).json()) as { status: string }).status === 'ready',
+      60_000,
+    );
+  };
+  return { post, get, del, job, until, uploadReady };
 }
 
 /** A local Hugging Face-compatible hub that records what it receives. */
