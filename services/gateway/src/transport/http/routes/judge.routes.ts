@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AppError, Reasons } from '@whetstone/errors';
+import { pathId } from './inference/projects.routes';
 import type { HistoryPort } from '../../../application/history-ports';
 import type { Inference } from '../../../application/ports';
 import type { Api } from '../api';
@@ -17,19 +17,13 @@ const JudgeSettingsBody = z
   })
   .openapi('JudgeSettingsRequest');
 
-const projectIdOf = (value: unknown): string => {
-  if (typeof value !== 'string' || !value || value.length > 100)
-    throw new AppError('Malformed', Reasons.MALFORMED_PARAMETER, 'Invalid path parameter: project_id');
-  return value;
-};
-
 /**
  * Judging of a project's inferences (issue 16). Projects live in the router and the settings in inference-history,
  * so the project is first looked up as the caller's team's (another team's, or an unknown one, is 404).
  */
 export function registerJudgeRoutes(api: Api, history: HistoryPort, inference: Inference): void {
   const ownProject = async (res: Parameters<typeof authOf>[0], value: unknown) => {
-    const projectId = projectIdOf(value);
+    const projectId = pathId(value, 'project_id');
     await inference.listDeployments(authOf(res).principal, projectId);
     return projectId;
   };
