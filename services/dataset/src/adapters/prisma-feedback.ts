@@ -32,10 +32,11 @@ export function prismaFeedbackStore(prisma: PrismaClient): FeedbackStore {
       const rows = await prisma.feedbackExample.findMany({
         where: { teamId, projectId },
         orderBy: { inferenceId: 'asc' },
-        select: { inferenceId: true, rows: true, issues: true, submittedAt: true },
+        select: { inferenceId: true, verdict: true, rows: true, issues: true, submittedAt: true },
       });
       return rows.map((r) => ({
         inferenceId: r.inferenceId,
+        verdict: r.verdict === 'incorrect' ? 'incorrect' : 'correct',
         submittedAt: r.submittedAt,
         rows: r.rows as unknown as FeedbackRow[],
         issues: r.issues as unknown as FeedbackIssue[],

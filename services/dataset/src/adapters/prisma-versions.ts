@@ -25,6 +25,7 @@ export const toVersionRow = (v: VersionWithDataset): VersionRow => ({
   uploadKey: v.uploadKey,
   report: (v.report as unknown as VersionReport | null) ?? null,
   notes: (v.notes as unknown as ReportIssue[] | null) ?? [],
+  corrections: v.corrections,
   failureReason: v.failureReason,
   createdAt: v.createdAt,
   updatedAt: v.updatedAt,
@@ -102,6 +103,7 @@ function createVersion(prisma: PrismaClient, input: Parameters<DatasetStore['cre
         status: 'uploading',
         uploadKey: input.keyFor(dataset!.id, versionNumber),
         ...(input.notes?.length ? { notes: input.notes as unknown as Prisma.InputJsonValue } : {}),
+        corrections: input.corrections ?? 0,
       },
       include: { dataset: true },
     });

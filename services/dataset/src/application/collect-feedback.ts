@@ -54,6 +54,7 @@ async function cutVersion(
     filename: 'feedback.jsonl',
     keyFor: (datasetId, n) => uploadKey(teamId, datasetId, n, 'jsonl'),
     notes,
+    corrections: examples.filter((e) => e.verdict === 'incorrect' && e.rows.length > 0).length,
   });
   const body = rows.map((r) => `${JSON.stringify(rowFor(type, r))}\n`).join('');
   try {

@@ -25,6 +25,8 @@ export interface VersionRow {
   report: VersionReport | null;
   /** Issues found while the file was made (not in it), merged into the report as non-fatal. */
   notes: ReportIssue[];
+  /** Feedback versions: corrections among their verdicts; 0 for other datasets. */
+  corrections: number;
   failureReason: string | null;
   createdAt: Date;
   updatedAt: Date;
@@ -67,6 +69,8 @@ export interface DatasetStore {
     filename: string;
     keyFor: (datasetId: string, version: number) => string;
     notes?: ReportIssue[];
+    /** Feedback versions: corrections among their verdicts. */
+    corrections?: number;
   }): Promise<VersionRow>;
   listDatasets(teamId: string): Promise<DatasetSummaryRow[]>;
   listVersions(teamId: string, name: string): Promise<VersionRow[]>;
@@ -97,6 +101,7 @@ export interface DatasetStore {
 /** A verdict as stored: its converted rows or why it has none. */
 export interface StoredFeedback extends FeedbackExamples {
   inferenceId: string;
+  verdict: 'correct' | 'incorrect';
   submittedAt: Date;
 }
 

@@ -110,6 +110,7 @@ function newVersion(
     uploadKey: input.keyFor(datasetId, versionNumber),
     report: null,
     notes: input.notes ?? [],
+    corrections: input.corrections ?? 0,
     failureReason: null,
     createdAt: new Date(),
     updatedAt: new Date(),

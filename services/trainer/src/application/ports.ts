@@ -21,6 +21,8 @@ export interface TrainingWork {
   seed: number;
   datasetBucket: string;
   trainKeys: string[];
+  /** Times each row of trainKeys[i] is seen per epoch (adaptive retraining weights feedback up); missing or 0 means 1. */
+  trainRepeats?: number[];
   heldoutKeys: string[];
   artifactBucket: string;
   artifactPrefix: string;

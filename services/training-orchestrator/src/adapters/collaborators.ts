@@ -1,7 +1,9 @@
 import type { Client } from '@connectrpc/connect';
 import type { DatasetService } from '@whetstone/proto/dataset/v1';
+import type { InferenceRouterService } from '@whetstone/proto/inference/v1';
 import type { KeyBillingService } from '@whetstone/proto/keybilling/v1';
-import type { DatasetResolver, SpendCheck } from '../application/ports';
+import { errors } from '@whetstone/errors';
+import type { DatasetResolver, ProjectsPort, SpendCheck } from '../application/ports';
 
 /** Datasets over gRPC: the newest ready version's split locations. */
 export function datasetsOverRpc(client: Client<typeof DatasetService>): DatasetResolver {
@@ -15,6 +17,7 @@ export function datasetsOverRpc(client: Client<typeof DatasetService>): DatasetR
         bucket: res.bucket,
         train_key: res.trainKey,
         heldout_key: res.heldoutKey,
+        ...(res.version?.corrections ? { corrections: res.version.corrections } : {}),
       };
     },
   };
@@ -25,6 +28,21 @@ export function spendCheckOverRpc(client: Client<typeof KeyBillingService>): Spe
   return {
     async checkSpendable(teamId, cost) {
       await client.checkSpendable({ teamId, estimatedCostMicroCredits: cost, directModel: false });
+    },
+  };
+}
+
+/** Projects from the inference-router: the active deployment's job, and deploying a promoted candidate. */
+export function projectsOverRpc(client: Client<typeof InferenceRouterService>): ProjectsPort {
+  return {
+    async activeJob(actor, projectId) {
+      const { projects } = await client.listProjects({ caller: actor });
+      const project = projects.find((p) => p.id === projectId);
+      if (!project) throw errors.notFound('PROJECT_NOT_FOUND', `Project '${projectId}' was not found.`);
+      return project.activeTrainingJobId;
+    },
+    async deploy(actor, projectId, jobId) {
+      await client.createDeployment({ caller: actor, projectId, trainingJobId: jobId });
     },
   };
 }

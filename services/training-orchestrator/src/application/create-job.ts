@@ -63,8 +63,12 @@ export async function createJob(deps: UseCaseDeps, caller: Caller, input: JobReq
   const { root, resumeKey } = await resolveOrigin(deps, caller, input.baseModel);
   const hp = resolveHyperparameters(root, input);
   const splits: DatasetSplit[] = [];
-  for (const name of input.datasets) splits.push(await deps.datasets.resolve(caller.teamId, name));
-  const exampleEpochs = splits.reduce((n, d) => n + d.size, 0) * hp.nrEpochs;
+  for (const [i, name] of input.datasets.entries()) {
+    const { corrections: _, ...split } = await deps.datasets.resolve(caller.teamId, name);
+    const weight = input.weights?.[i] ?? 1;
+    splits.push(weight > 1 ? { ...split, weight } : split);
+  }
+  const exampleEpochs = splits.reduce((n, d) => n + d.size * (d.weight ?? 1), 0) * hp.nrEpochs;
   await deps.billing.checkSpendable(caller.teamId, trainingCost(exampleEpochs));
 
   const now = deps.clock.now();
@@ -96,7 +100,12 @@ export async function createJob(deps: UseCaseDeps, caller: Caller, input: JobReq
     finishedAt: null,
   };
   await deps.jobs.create(job);
-  const on = splits.map((d) => `${d.name} v${d.version_number} (${d.size} examples)`).join(', ');
+  const on = splits
+    .map(
+      (d) =>
+        `${d.name} v${d.version_number} (${d.size} examples${d.weight ? `, each seen ${d.weight}× per epoch` : ''})`,
+    )
+    .join(', ');
   await note(
     deps,
     job.id,

@@ -1,4 +1,6 @@
 import type {
+  AdaptationRepository,
+  AdaptiveSettingsRepository,
   BlobStore,
   CheckpointRepository,
   Clock,
@@ -8,6 +10,7 @@ import type {
   JobRepository,
   Logger,
   ModelHub,
+  ProjectsPort,
   SpendCheck,
   WorkSignal,
 } from './ports';
@@ -28,6 +31,13 @@ export interface UseCaseDeps {
   leaseMs: number;
   /** Absent when the operator configured no hub. */
   hub?: ModelHub | undefined;
+}
+
+/** Adaptive inference needs these besides: its settings and audit trail, and the router's projects. */
+export interface AdaptiveDeps extends UseCaseDeps {
+  adaptiveSettings: AdaptiveSettingsRepository;
+  adaptations: AdaptationRepository;
+  projects: ProjectsPort;
 }
 
 /** A lease that starts now. */
