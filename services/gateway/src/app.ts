@@ -3,6 +3,7 @@ import express, { type Express, type Request, type RequestHandler } from 'expres
 import type { Logger } from '@whetstone/telemetry';
 import type { Registry } from 'prom-client';
 import { AuthCache, type Invalidation } from './application/auth-cache';
+import type { AdaptivePort } from './application/adaptive-ports';
 import type { HistoryPort } from './application/history-ports';
 import type { DatasetsPort, Inference, KeyBilling, TrainingPort } from './application/ports';
 import type { RateLimiter, RateLimitSettings } from './domain/rate-limit';
@@ -15,6 +16,7 @@ import { registerAccountRoutes } from './transport/http/routes/account.routes';
 import { registerInferenceRoutes } from './transport/http/routes/inference.routes';
 import { registerDatasetRoutes } from './transport/http/routes/datasets.routes';
 import { registerHistoryRoutes } from './transport/http/routes/history.routes';
+import { registerAdaptiveRoutes } from './transport/http/routes/adaptive.routes';
 import { registerJudgeRoutes } from './transport/http/routes/judge.routes';
 import { registerTrainingRoutes } from './transport/http/routes/training.routes';
 
@@ -29,6 +31,8 @@ export interface GatewayDeps {
   training?: TrainingPort;
   /** inference-history; the inference history and feedback routes are mounted only when it is configured. */
   history?: HistoryPort;
+  /** Adaptive inference (the training-orchestrator); its routes are mounted only when it is configured. */
+  adaptive?: AdaptivePort;
   rateLimiter: RateLimiter;
   rateLimits: RateLimitSettings;
   authCache: AuthCache;
@@ -91,6 +95,7 @@ export function buildApp(deps: GatewayDeps): { app: Express; api: Api } {
   if (deps.training) registerTrainingRoutes(api, deps.training);
   if (deps.history) registerHistoryRoutes(api, deps.history);
   if (deps.history && deps.inference) registerJudgeRoutes(api, deps.history, deps.inference);
+  if (deps.adaptive) registerAdaptiveRoutes(api, deps.adaptive);
   deps.extraRoutes?.(app, api, chain);
 
   const openapi = api.openApiDocument();
