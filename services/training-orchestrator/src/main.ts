@@ -14,7 +14,7 @@ import {
   runMain,
   startMetricsServer,
 } from '@whetstone/telemetry';
-import { datasetsOverRpc, projectsOverRpc, spendCheckOverRpc } from './adapters/collaborators';
+import { datasetsOverRpc, feedbackVersionsOverRpc, projectsOverRpc, spendCheckOverRpc } from './adapters/collaborators';
 import { hfHub } from './adapters/hf-hub';
 import { inProcessWorkSignal } from './adapters/in-process-work-signal';
 import { createPrismaClient } from './adapters/prisma-client';
@@ -69,6 +69,7 @@ async function main(): Promise<void> {
     leaseMs,
     adaptiveSettings: new PrismaAdaptiveSettingsRepository(prisma),
     adaptations: new PrismaAdaptationRepository(prisma),
+    feedbackVersions: feedbackVersionsOverRpc(client(DatasetService, config.DATASET_ADDR)),
     projects: projectsOverRpc(client(InferenceRouterService, config.INFERENCE_ROUTER_ADDR)),
     hub: config.HUB_BASE_URL
       ? hfHub({ baseUrl: config.HUB_BASE_URL, allowPrivateNetworks: config.HUB_ALLOW_PRIVATE_NETWORKS })

@@ -42,6 +42,7 @@ export function prismaFeedbackStore(prisma: PrismaClient): FeedbackStore {
         issues: r.issues as unknown as FeedbackIssue[],
       }));
     },
+    pendingCount: (teamId, projectId) => prisma.feedbackExample.count({ where: { teamId, projectId, pending: true } }),
     async markVersioned(teamId, projectId, examples) {
       // Only the verdicts as they were read: one replaced since then stays pending for the next version.
       await prisma.$executeRaw`

@@ -116,6 +116,8 @@ export interface FeedbackStore {
   ): Promise<{ teamId: string; projectId: string; pending: number }[]>;
   /** All of a project's verdicts, in inference id order (UUIDv7: the order the inferences were made). */
   snapshot(teamId: string, projectId: string): Promise<StoredFeedback[]>;
+  /** Verdicts of the project changed since its last version. */
+  pendingCount(teamId: string, projectId: string): Promise<number>;
   /** Clears `pending` on these verdicts unless they were replaced since they were read (they are in a version now). */
   markVersioned(teamId: string, projectId: string, examples: StoredFeedback[]): Promise<void>;
 }

@@ -218,6 +218,8 @@ export interface DatasetVersionView {
   type: string;
   format: string;
   filename: string;
+  /** Feedback datasets: corrections among the version's verdicts (the rest are confirmations); absent otherwise. */
+  corrections?: number;
   created_at: string | null;
   updated_at: string | null;
   report: {

@@ -3,7 +3,7 @@ import type { DatasetService } from '@whetstone/proto/dataset/v1';
 import type { InferenceRouterService } from '@whetstone/proto/inference/v1';
 import type { KeyBillingService } from '@whetstone/proto/keybilling/v1';
 import { errors } from '@whetstone/errors';
-import type { DatasetResolver, ProjectsPort, SpendCheck } from '../application/ports';
+import type { DatasetResolver, FeedbackVersioner, ProjectsPort, SpendCheck } from '../application/ports';
 
 /** Datasets over gRPC: the newest ready version's split locations. */
 export function datasetsOverRpc(client: Client<typeof DatasetService>): DatasetResolver {
@@ -43,6 +43,16 @@ export function projectsOverRpc(client: Client<typeof InferenceRouterService>): 
     },
     async deploy(actor, projectId, jobId) {
       await client.createDeployment({ caller: actor, projectId, trainingJobId: jobId });
+    },
+  };
+}
+
+/** Feedback datasets from the dataset service: cut a version of what is pending, for an adaptation asked for now. */
+export function feedbackVersionsOverRpc(client: Client<typeof DatasetService>): FeedbackVersioner {
+  return {
+    async versionNow(teamId, projectId) {
+      const res = await client.versionFeedback({ teamId, projectId });
+      return res.cut && res.version ? res.version.versionNumber : null;
     },
   };
 }

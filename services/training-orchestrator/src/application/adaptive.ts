@@ -55,9 +55,17 @@ export async function setAdaptiveSettings(
   return deps.adaptiveSettings.put(actor, { ...settings, heldoutDataset: settings.heldoutDataset.trim() });
 }
 
-/** POST /projects/:id/adapt: an adaptation now, with the project's settings (or the defaults). */
+/** How long an adaptation asked for now waits for the feedback version it cut to be processed. */
+const FEEDBACK_VERSION_WAIT_MS = 20_000;
+
+/**
+ * POST /projects/:id/adapt: an adaptation now, with the project's settings (or the defaults), on all feedback so
+ * far: verdicts not yet in a version (fewer than the dataset service's batch threshold) are cut into one first.
+ */
 export async function adaptNow(deps: AdaptiveDeps, actor: Actor, projectId: string): Promise<Adaptation> {
   await requireProject(deps, actor, projectId);
+  const cut = await deps.feedbackVersions.versionNow(actor.teamId, projectId);
+  if (cut !== null) await feedbackReady(deps, actor, projectId, cut);
   const stored = await deps.adaptiveSettings.get(projectId);
   const settings = stored && stored.actor.teamId === actor.teamId ? stored.settings : defaultSettings(projectId);
   return startAdaptation(deps, actor, projectId, 'manual', settings);
@@ -102,6 +110,17 @@ export async function onFeedbackVersionReady(
     if (!(err instanceof AppError) || err.kind === 'Internal' || err.kind === 'Unavailable') throw err;
     deps.logger.info({ projectId, reason: err.reason }, `adaptation not started: ${err.message}`);
   }
+}
+
+/** Waits (bounded) until the version cut is processed; an older ready version is used if it never is. */
+async function feedbackReady(deps: AdaptiveDeps, actor: Actor, projectId: string, version: number): Promise<void> {
+  const until = Date.now() + FEEDBACK_VERSION_WAIT_MS;
+  while (Date.now() < until) {
+    const ready = await deps.datasets.resolve(actor.teamId, feedbackDatasetName(projectId)).catch(() => null);
+    if (ready && ready.version_number >= version) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  deps.logger.warn({ projectId, version }, 'feedback version not ready in time; adapting on the newest ready one');
 }
 
 /** The job the project's active deployment serves, if it can be adapted. */

@@ -2,6 +2,7 @@ import type {
   AdaptationRepository,
   AdaptiveSettingsRepository,
   BlobStore,
+  FeedbackVersioner,
   CheckpointRepository,
   Clock,
   DatasetResolver,
@@ -38,6 +39,7 @@ export interface AdaptiveDeps extends UseCaseDeps {
   adaptiveSettings: AdaptiveSettingsRepository;
   adaptations: AdaptationRepository;
   projects: ProjectsPort;
+  feedbackVersions: FeedbackVersioner;
 }
 
 /** A lease that starts now. */

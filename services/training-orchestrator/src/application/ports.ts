@@ -190,6 +190,12 @@ export interface AdaptationRepository {
   transition(id: string, from: AdaptationStatus, to: AdaptationStatus, patch?: AdaptationPatch): Promise<boolean>;
 }
 
+/** The dataset service's feedback datasets. */
+export interface FeedbackVersioner {
+  /** Cuts a version of the project's pending feedback now; the version number cut, or null when nothing was pending. */
+  versionNow(teamId: string, projectId: string): Promise<number | null>;
+}
+
 /** Projects and deployments live in the inference-router. */
 export interface ProjectsPort {
   /** UUID of the job the project's active deployment serves, or '' when none; NotFound for another team's project. */

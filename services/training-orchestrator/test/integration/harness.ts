@@ -63,6 +63,7 @@ export async function startHarness(options: { leaseMs?: number; projects?: Proje
     adaptiveSettings: new PrismaAdaptiveSettingsRepository(db.prisma),
     adaptations: new PrismaAdaptationRepository(db.prisma),
     projects: options.projects ?? noProjects,
+    feedbackVersions: { versionNow: async () => null },
   };
   const app = buildApp(deps);
   const server = await createRpcServer({
