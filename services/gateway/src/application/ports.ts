@@ -241,9 +241,16 @@ export interface DatasetsPort {
     input: { name: string; type: string; format: string; filename: string },
   ): Promise<{ version: DatasetVersionView; uploadUrl: string; expiresAt: string | null; maxBytes: number }>;
   processUpload(teamId: string, name: string, versionNumber: number): Promise<DatasetVersionView>;
-  list(
-    teamId: string,
-  ): Promise<{ dataset_name: string; status: string; created_at: string | null; version_number: string }[]>;
+  /** `status` is the newest version's; `latest_ready_version` the newest ready one's, which training uses. */
+  list(teamId: string): Promise<
+    {
+      dataset_name: string;
+      status: string;
+      created_at: string | null;
+      version_number: string;
+      latest_ready_version: string | null;
+    }[]
+  >;
   versions(teamId: string, name: string): Promise<DatasetVersionView[]>;
   version(teamId: string, name: string, versionNumber: number): Promise<DatasetVersionView>;
   remove(teamId: string, name: string): Promise<void>;
