@@ -60,7 +60,8 @@ export interface KeyBilling {
   createApiKey(principal: { teamId: string; userId: string }, name: string, expiresAt?: Date): Promise<CreatedApiKey>;
   listApiKeys(teamId: string): Promise<ApiKeyView[]>;
   revokeApiKey(teamId: string, keyId: string): Promise<{ success: boolean; message: string | null }>;
-  authenticateApiKey(secret: string): Promise<Principal>;
+  /** The key's principal and, when the key expires, when (Unix ms): a cached answer must not outlive it. */
+  authenticateApiKey(secret: string): Promise<{ principal: Principal; expiresAtMs: number | null }>;
   checkSpendable(teamId: string, estimatedCostMicroCredits: bigint, directModel: boolean): Promise<void>;
   getUsage(teamId: string): Promise<UsageView>;
   /** True when key-billing answers its health check. */
