@@ -90,7 +90,7 @@ export function buildApp(deps: GatewayDeps): { app: Express; api: Api } {
   });
   if (deps.inference) registerInferenceRoutes(api, deps.inference);
   if (deps.datasets) registerDatasetRoutes(api, deps.datasets);
-  if (deps.training) registerTrainingRoutes(api, deps.training);
+  if (deps.training) registerTrainingRoutes(api, deps.training, deps.inference);
   if (deps.history) registerHistoryRoutes(api, deps.history);
   if (deps.history && deps.inference) registerJudgeRoutes(api, deps.history, deps.inference);
   deps.extraRoutes?.(app, api, chain);
