@@ -10,6 +10,9 @@ function fieldErrors(error: z.ZodError): FieldError[] {
   }));
 }
 
+/** The largest integer a protobuf int32 field carries: bigger inputs are refused at the edge, not by the encoder. */
+export const INT32_MAX = 2 ** 31 - 1;
+
 const NUL = '\u0000';
 const NUL_MESSAGE = 'must not contain NUL (\\u0000) characters';
 

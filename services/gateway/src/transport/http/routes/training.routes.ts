@@ -3,7 +3,7 @@ import { AppError, isUuid } from '@whetstone/errors';
 import type { Inference, Principal, TrainingPort } from '../../../application/ports';
 import type { Api } from '../api';
 import { authOf } from '../auth';
-import { parseParams } from '../validate';
+import { INT32_MAX, parseParams } from '../validate';
 
 const CreateJobBody = z
   .object({
@@ -14,7 +14,7 @@ const CreateJobBody = z
       .max(10),
     model_name: z.string().trim().max(200).optional(),
     training_type: z.enum(['lora', 'full']).default('lora'),
-    nr_epochs: z.number().int().positive().optional(),
+    nr_epochs: z.number().int().positive().max(INT32_MAX).optional(), // the base model's bounds are the orchestrator's
     learning_rate: z.number().positive().optional(),
     project_id: z.string().trim().max(100).optional(),
   })
@@ -23,7 +23,7 @@ const ListQuery = z.object({
   status: z.enum(['requested', 'running', 'complete', 'deployed', 'failed', 'cancelled']).optional(),
   project_id: z.string().max(100).optional(),
   limit: z.coerce.number().int().min(1).max(200).default(200),
-  offset: z.coerce.number().int().min(0).default(0),
+  offset: z.coerce.number().int().min(0).max(INT32_MAX).default(0),
 });
 const EvaluationBody = z
   .object({
