@@ -12,6 +12,7 @@ import { authenticate, presentedKey } from './transport/http/auth';
 import { errorHandler, notFound } from './transport/http/errors';
 import { httpMetrics } from './transport/http/metrics';
 import { endpointLimit, preAuthLimit } from './transport/http/rate-limit';
+import { checkRequestLine } from './transport/http/validate';
 import { registerAccountRoutes } from './transport/http/routes/account.routes';
 import { registerInferenceRoutes } from './transport/http/routes/inference.routes';
 import { registerDatasetRoutes } from './transport/http/routes/datasets.routes';
@@ -67,6 +68,7 @@ export function buildApp(deps: GatewayDeps): { app: Express; api: Api } {
   });
 
   app.use(preAuthLimit(deps.rateLimiter, deps.rateLimits, now, (req) => keyIsCached(deps.authCache, req, now())));
+  app.use(checkRequestLine);
   // Signed blob URLs stream straight to storage: mounted before any body parser.
   if (deps.blobHandler) {
     const blobs = deps.blobHandler;
@@ -92,7 +94,7 @@ export function buildApp(deps: GatewayDeps): { app: Express; api: Api } {
   });
   if (deps.inference) registerInferenceRoutes(api, deps.inference);
   if (deps.datasets) registerDatasetRoutes(api, deps.datasets);
-  if (deps.training) registerTrainingRoutes(api, deps.training);
+  if (deps.training) registerTrainingRoutes(api, deps.training, deps.inference);
   if (deps.history) registerHistoryRoutes(api, deps.history);
   if (deps.history && deps.inference) registerJudgeRoutes(api, deps.history, deps.inference);
   if (deps.adaptive) registerAdaptiveRoutes(api, deps.adaptive);

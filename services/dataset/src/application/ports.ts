@@ -36,6 +36,8 @@ export interface DatasetSummaryRow {
   datasetName: string;
   createdAt: Date;
   newest: VersionRow;
+  /** The newest ready version's number (what training resolves the name to); null when none is ready. */
+  latestReadyVersion: number | null;
 }
 
 export interface GenerationRow {

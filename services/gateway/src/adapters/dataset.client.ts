@@ -110,6 +110,7 @@ export function datasetsOverRpc(client: Client<typeof DatasetService>, ready: ()
         status: STATUS[d.status],
         created_at: iso(d.createdAt),
         version_number: String(d.versionNumber),
+        latest_ready_version: d.latestReadyVersion ? String(d.latestReadyVersion) : null,
       }));
     },
     async versions(teamId, name) {

@@ -1,9 +1,15 @@
 import type { Client } from '@connectrpc/connect';
-import type { DatasetService } from '@whetstone/proto/dataset/v1';
+import { DatasetType, type DatasetService } from '@whetstone/proto/dataset/v1';
 import type { InferenceRouterService } from '@whetstone/proto/inference/v1';
 import type { KeyBillingService } from '@whetstone/proto/keybilling/v1';
 import { errors } from '@whetstone/errors';
-import type { DatasetResolver, FeedbackVersioner, ProjectsPort, SpendCheck } from '../application/ports';
+import type { DatasetKind, DatasetResolver, FeedbackVersioner, ProjectsPort, SpendCheck } from '../application/ports';
+
+const KIND: Partial<Record<DatasetType, DatasetKind>> = {
+  [DatasetType.EXTRACTION]: 'extraction',
+  [DatasetType.CLASSIFICATION]: 'classification',
+  [DatasetType.GENERATION]: 'generation',
+};
 
 /** Datasets over gRPC: the newest ready version's split locations. */
 export function datasetsOverRpc(client: Client<typeof DatasetService>): DatasetResolver {
@@ -17,6 +23,7 @@ export function datasetsOverRpc(client: Client<typeof DatasetService>): DatasetR
         bucket: res.bucket,
         train_key: res.trainKey,
         heldout_key: res.heldoutKey,
+        type: KIND[res.version?.type ?? DatasetType.UNSPECIFIED] ?? 'extraction',
         ...(res.version?.corrections ? { corrections: res.version.corrections } : {}),
       };
     },

@@ -110,9 +110,12 @@ export interface EvaluationRepository {
   expired(now: Date): Promise<Evaluation[]>;
 }
 
+/** What a dataset holds: extraction spans, classification labels, or chat (generation) rows. */
+export type DatasetKind = 'extraction' | 'classification' | 'generation';
+
 export interface DatasetResolver {
-  /** The newest ready version's splits; NotFound or FailedPrecondition otherwise. */
-  resolve(teamId: string, name: string): Promise<DatasetSplit>;
+  /** The newest ready version's splits and the dataset's kind; NotFound or FailedPrecondition otherwise. */
+  resolve(teamId: string, name: string): Promise<DatasetSplit & { type: DatasetKind }>;
 }
 
 export interface SpendCheck {

@@ -50,6 +50,7 @@ export function datasetHandler(ctx: DatasetContext): ServiceImpl<typeof DatasetS
           status: versionStatusToPb(d.newest.status),
           createdAt: timestampFromDate(d.createdAt),
           versionNumber: d.newest.versionNumber,
+          latestReadyVersion: d.latestReadyVersion ?? 0,
         })),
       };
     },
