@@ -182,21 +182,30 @@ async function deployedProject(api: Client, name: string, jobId: string): Promis
   return id;
 }
 
+type Target = { projectId: string } | { jobId: string; schema: Record<string, unknown> };
+
+/** The schema a job is asked with by id (a project uses its trained schema): the start set's labels. */
+function schemaOf(s: Scenario): Record<string, unknown> {
+  if (s.type === 'classification')
+    return { classifications: [{ task: s.start[0]!.task, labels: [...new Set(s.start.map((r) => r.label!))] }] };
+  return { entities: [...new Set(s.start.flatMap((r) => (r.entities ?? []).map((e) => e.label)))] };
+}
+
 /** Infers every row (through a project, or a job by id) and returns each result. */
-async function infer(api: Client, target: { projectId: string } | { jobId: string }, rows: Row[]) {
+async function infer(api: Client, target: Target, rows: Row[]) {
   const out: { row: Row; inferenceId: string; result: Record<string, unknown> }[] = [];
   for (const row of rows) {
     const body = { text: row.text, include_spans: true };
     const res =
       'projectId' in target
         ? await api.post(`/projects/${target.projectId}/inference`, body)
-        : await api.post('/inference', { ...body, model_id: target.jobId });
+        : await api.post('/inference', { ...body, model_id: target.jobId, schema: target.schema });
     out.push({ row, inferenceId: res.inference_id as string, result: (res.result ?? {}) as Record<string, unknown> });
   }
   return out;
 }
 
-async function testF1(api: Client, s: Scenario, target: { projectId: string } | { jobId: string }): Promise<number> {
+async function testF1(api: Client, s: Scenario, target: Target): Promise<number> {
   const task = s.test[0]?.task ?? '';
   const results = await infer(api, target, s.test);
   return microF1(results.map((r) => ({ gold: gold(s.type, r.row), pred: predicted(s.type, r.result, task) })));
@@ -310,7 +319,7 @@ async function run(api: Client, s: Scenario, seed: number): Promise<Outcome> {
   const after = await testF1(
     api,
     s,
-    decision.status === 'promoted' ? { projectId: good } : { jobId: decision.candidate.job_id },
+    decision.status === 'promoted' ? { projectId: good } : { jobId: decision.candidate.job_id, schema: schemaOf(s) },
   );
   return {
     scenario: s.name,
@@ -346,11 +355,10 @@ async function main(): Promise<void> {
   try {
     const { key } = await signUpWithKey(system.baseUrl, 'bench-loop');
     const api = client(system.baseUrl, key);
-    const outcomes: Outcome[] = [];
-    for (const s of chosen) outcomes.push(await run(api, s, seed));
     const f = (x: number | null | undefined) => (x === null || x === undefined ? '—' : x.toFixed(3));
-    console.log(`\nadaptive loop (issue 16), seed ${seed}, load average at start ${load}`);
-    for (const o of outcomes) {
+    console.log(`adaptive loop (issue 16), seed ${seed}, load average at start ${load}`);
+    for (const s of chosen) {
+      const o = await run(api, s, seed);
       const d = o.decision;
       console.log(`${o.scenario}: ${o.corrections} corrections, ${o.seconds.toFixed(0)} s`);
       console.log(`  test F1 before ${f(o.before)}, after ${f(o.after)}, lift ${f(o.after - o.before)} (goal ≥0.050)`);
@@ -359,7 +367,7 @@ async function main(): Promise<void> {
       );
       const b = o.shuffled;
       console.log(
-        `  shuffled labels: ${b.status} (must be rejected); dev F1 ${f(b.baseline.metrics?.f1)} → ${f(b.candidate.metrics?.f1)}`,
+        `  shuffled labels: ${b.status} (must be rejected); dev F1 ${f(b.baseline.metrics?.f1)} → ${f(b.candidate.metrics?.f1)} (${b.decision_reason})`,
       );
     }
   } finally {

@@ -205,4 +205,50 @@ describe('adaptive inference, end to end through pnpm start', () => {
     const again = await post(`/projects/${bad}/adapt`, {});
     expect(again.status).toBe(409);
   }, 900_000);
+
+  it('retrains a decoder on corrected chat turns and promotes it when the held-out loss falls', async () => {
+    await uploadReady(
+      { name: 'greetings', type: 'generation', format: 'jsonl', filename: 'greetings.jsonl' },
+      readFileSync(fixtureDataset('chat/greetings.jsonl')),
+    );
+    const names = ['Ada', 'Bob', 'Cleo', 'Dev', 'Eve', 'Fay', 'Gus', 'Hal', 'Ivy', 'Jo', 'Kim', 'Lu', 'Max', 'Ned'];
+    const turn = (name: string) => ({
+      messages: [
+        { role: 'user', content: `hi, I am ${name}` },
+        { role: 'assistant', content: `Ahoy ${name}! What brings ye aboard?` },
+      ],
+    });
+    // The replies the team wants from now on, as the gate's held-out set (every row pinned held out).
+    await uploadReady(
+      { name: 'ahoy', type: 'generation', format: 'jsonl', filename: 'ahoy.jsonl' },
+      jsonl(names.slice(0, 10).map((n) => ({ ...turn(`${n}na`), split: 'heldout' }))),
+    );
+    const job = await json<{ id: string }>(
+      await post('/core/training-jobs', {
+        base_model: 'whetstone-decoder-base',
+        datasets: [{ name: 'greetings' }],
+        training_type: 'lora',
+        nr_epochs: 2,
+      }),
+    );
+    expect((await until(job.id, ['complete', 'failed'], 300_000)).status).toBe('complete');
+    baselineJobId = job.id;
+    const id = await project('decoder');
+    expect((await put(`/projects/${id}/adaptive`, { enabled: false, heldout_dataset: 'ahoy' })).status).toBe(200);
+    for (const name of names) {
+      const { messages } = turn(name);
+      const res = await post(`/projects/${id}/inference`, { messages: messages.slice(0, 1), max_tokens: 12 });
+      expect(res.status).toBe(200);
+      const { inference_id } = await json<{ inference_id: string }>(res);
+      const corrected = { verdict: 'incorrect', corrected_output: { text: messages[1]!.content } };
+      expect((await post(`/inferences/${inference_id}/feedback`, corrected)).status).toBe(200);
+    }
+    // POST /adapt versions whatever feedback is pending, however few.
+    await eventually(async () => (await post(`/projects/${id}/adapt`, {})).status === 202, 30_000, 1_000);
+    const decision = await decided(id);
+    expect({ ...decision, why: decision.decision_reason }).toMatchObject({ status: 'promoted', trigger: 'manual' });
+    expect(decision.decision_reason).toContain('held-out loss');
+    expect(decision.corrections).toBeGreaterThanOrEqual(10);
+    expect(await activeJob(id)).toBe(decision.candidate.job_id);
+  }, 900_000);
 });

@@ -15,6 +15,21 @@ const verdict = (answer: unknown, over: Partial<FeedbackVerdict> = {}): Feedback
 });
 
 describe('feedback rows', () => {
+  it('when the verdict is on a decoder reply, then the conversation plus the vouched reply is one chat row', () => {
+    const messages = [{ role: 'user', content: 'Say hello' }];
+    const corrected = feedbackExamples(verdict({ text: 'Hello there!' }, { task: 'generate', messages }));
+    expect(corrected).toEqual({
+      rows: [{ messages: [...messages, { role: 'assistant', content: 'Hello there!' }] }],
+      issues: [],
+    });
+    const confirmed = feedbackExamples(
+      verdict([{ text: 'Hi.', finish_reason: 'stop' }], { task: 'generate', verdict: 'correct', messages }),
+    );
+    expect(confirmed.rows[0]!.messages!.at(-1)).toEqual({ role: 'assistant', content: 'Hi.' });
+    expect(feedbackDatasetType([...corrected.rows, ...confirmed.rows])).toBe('generation');
+    expect(feedbackExamples(verdict({ text: ' ' }, { task: 'generate', messages })).rows).toEqual([]);
+  });
+
   it('when mentions are surface strings, then every whole-word occurrence becomes a span, longest mention first', () => {
     const { rows, issues } = feedbackExamples(
       verdict({

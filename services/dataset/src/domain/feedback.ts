@@ -16,6 +16,13 @@ export interface FeedbackVerdict {
   inputs: string[];
   schema: Record<string, unknown> | null;
   submittedAt: Date;
+  /** A decoder inference's conversation (the judged reply follows it); absent for extraction. */
+  messages?: ChatMessage[];
+}
+
+export interface ChatMessage {
+  role: string;
+  content: string;
 }
 
 export interface EntitySpan {
@@ -30,11 +37,12 @@ export interface ClassificationRow {
   multi_label?: boolean;
 }
 
-/** A row of the trainer's JSONL: extraction rows have `entities`, classification-only rows do not. */
+/** A row of the trainer's JSONL: extraction rows have `entities`, classification-only rows do not; chat rows `messages`. */
 export interface FeedbackRow {
-  text: string;
+  text?: string;
   entities?: EntitySpan[];
   classifications?: ClassificationRow[];
+  messages?: ChatMessage[];
 }
 
 /** Why (part of) a verdict did not become a row; shown in the version's report. */
@@ -54,8 +62,14 @@ export function feedbackDatasetName(projectId: string): string {
   return `feedback-${projectId}`;
 }
 
-/** Extraction when any row has entities (classification-only rows then get an empty entity list), else classification. */
-export function feedbackDatasetType(rows: FeedbackRow[]): Extract<DatasetType, 'extraction' | 'classification'> {
+/**
+ * Generation when any row is a chat turn (a decoder project), else extraction when any row has entities
+ * (classification-only rows then get an empty entity list), else classification.
+ */
+export function feedbackDatasetType(
+  rows: FeedbackRow[],
+): Extract<DatasetType, 'extraction' | 'classification' | 'generation'> {
+  if (rows.some((r) => r.messages)) return 'generation';
   return rows.some((r) => r.entities) ? 'extraction' : 'classification';
 }
 
@@ -75,6 +89,7 @@ const NOT_TASKS = new Set(['entities', 'relations', 'relation_extraction', 'stru
  * holds nothing to learn, leaves the whole verdict out, with an issue per problem, rather than train on a half row.
  */
 export function feedbackExamples(v: FeedbackVerdict): FeedbackExamples {
+  if (v.messages?.length) return chatExample(v.messages, v.answer);
   const answers = Array.isArray(v.answer) ? v.answer : [v.answer];
   if (answers.length !== v.inputs.length)
     return {
@@ -89,6 +104,17 @@ export function feedbackExamples(v: FeedbackVerdict): FeedbackExamples {
     if (row) rows.push(row);
   });
   return issues.length ? { rows: [], issues } : { rows, issues };
+}
+
+/**
+ * A decoder verdict as one chat row: the conversation, then the reply a human vouched for as the assistant's turn
+ * (`{text}` for a correction; the stored `[{text, finish_reason}]` for a confirmation).
+ */
+function chatExample(messages: ChatMessage[], answer: unknown): FeedbackExamples {
+  const reply = Array.isArray(answer) ? answer[0] : answer;
+  const text = typeof reply === 'string' ? reply : isRecord(reply) && typeof reply.text === 'string' ? reply.text : '';
+  if (!text.trim()) return { rows: [], issues: [{ field: 'output', reason: 'has no reply text to learn from' }] };
+  return { rows: [{ messages: [...messages, { role: 'assistant', content: text }] }], issues: [] };
 }
 
 function rowOf(

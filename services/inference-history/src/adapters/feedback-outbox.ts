@@ -23,6 +23,7 @@ export function feedbackOutboxRow(record: InferenceRecord, feedback: Feedback): 
         ? {}
         : { correctedOutput: fromJson(ValueSchema, feedback.correctedOutput as JsonValue) }),
       inputs: record.inputs,
+      messages: record.messages,
       ...(record.schema ? { schema: record.schema as JsonObject } : {}),
       submittedAt: timestampFromDate(feedback.submittedAt),
       projectId: record.projectId ?? '',

@@ -18,7 +18,7 @@ import {
   type AdaptationTrigger,
   type AdaptiveSettings,
 } from '../domain/adaptation';
-import { hasModel, isDecoderBase, type Job } from '../domain/job';
+import { hasModel, type Job } from '../domain/job';
 import { TrainingReasons as R } from '../domain/reasons';
 import { createJob } from './create-job';
 import type { AdaptiveDeps } from './deps';
@@ -134,11 +134,6 @@ async function deployedJob(deps: AdaptiveDeps, actor: Actor, projectId: string):
   const baseline = await deps.jobs.get(actor.teamId, activeJobId);
   if (!baseline || !hasModel(baseline))
     throw errors.precondition(R.NO_ACTIVE_DEPLOYMENT, `The job deployed to project '${projectId}' is not available.`);
-  if (isDecoderBase(baseline.rootBaseModel))
-    throw errors.precondition(
-      R.ADAPTATION_NOT_SUPPORTED,
-      'Adaptive retraining covers extraction and classification jobs; decoder jobs are not adapted yet.',
-    );
   return baseline;
 }
 

@@ -28,8 +28,8 @@ describe('the adaptive gate', () => {
   it('rejects a candidate that loses a label past the tolerance, naming it, even when the headline rises', () => {
     const d = decide(
       gate,
-      scores(0.6, { PER: [0.7, 40], MISC: [0.5, 20] }),
-      scores(0.7, { PER: [0.9, 40], MISC: [0.3, 20] }),
+      scores(0.6, { PER: [0.7, 40], MISC: [0.5, 200] }),
+      scores(0.7, { PER: [0.9, 40], MISC: [0.3, 200] }),
     );
     expect(d.promote).toBe(false);
     expect(d.reason).toContain('MISC 0.5000 → 0.3000');
@@ -40,9 +40,22 @@ describe('the adaptive gate', () => {
     expect(d.promote).toBe(true);
   });
 
+  it('allows a drop within the noise band of a label measured on few examples (one example of 13 is 0.077)', () => {
+    expect(decide(gate, scores(0.6, { rare: [0.8, 13] }), scores(0.7, { rare: [0.723, 13] })).promote).toBe(true);
+    expect(decide(gate, scores(0.6, { rare: [0.8, 13] }), scores(0.7, { rare: [0.5, 13] })).promote).toBe(false);
+  });
+
   it('counts a label the candidate no longer predicts as F1 0', () => {
     const d = decide(gate, scores(0.6, { LOC: [0.5, 10] }), scores(0.7, {}));
     expect(d.promote).toBe(false);
+  });
+
+  it('gates decoders on held-out loss: it must fall by at least min_gain', () => {
+    const fell = decide(gate, { loss: 1.5, perplexity: 4.48 }, { loss: 1.2, perplexity: 3.32 });
+    expect(fell).toMatchObject({ promote: true, gain: 0.3 });
+    expect(fell.reason).toContain('held-out loss 1.5000 → 1.2000');
+    expect(decide(gate, { loss: 1.5 }, { loss: 1.49 }).promote).toBe(false);
+    expect(decide(gate, { loss: 1.5 }, { loss: 1.7 })).toMatchObject({ promote: false, gain: -0.2 });
   });
 
   it('rejects when an evaluation lacks the metric', () => {

@@ -147,13 +147,15 @@ const fmt = (x: number) => x.toFixed(4);
 
 /**
  * The gate: promote only when the metric rose by at least min_gain and no label (with at least min_label_support
- * held-out examples) lost more than f1_tolerance of F1. The reason names the figures either way.
+ * held-out examples) lost more than f1_tolerance of F1. Decoder evaluations report held-out loss instead: the loss
+ * must fall by at least min_gain. The reason names the figures either way.
  */
 export function decide(
   s: Pick<AdaptiveSettings, 'metric' | 'minGain' | 'f1Tolerance' | 'minLabelSupport'>,
   baseline: Record<string, unknown>,
   candidate: Record<string, unknown>,
 ): GateDecision {
+  if (num(baseline.f1) === null && num(baseline.loss) !== null) return decideOnLoss(s.minGain, baseline, candidate);
   const before = num(baseline[s.metric]);
   const after = num(candidate[s.metric]);
   if (before === null || after === null)
@@ -165,8 +167,13 @@ export function decide(
   const candidateLabels = perLabel(candidate);
   const drops = [...perLabel(baseline)]
     .filter(([, b]) => b.support >= s.minLabelSupport)
-    .map(([label, b]) => ({ label, before: b.f1, after: candidateLabels.get(label)?.f1 ?? 0 }))
-    .filter((d) => d.before - d.after > s.f1Tolerance + 1e-9)
+    .map(([label, b]) => ({
+      label,
+      before: b.f1,
+      after: candidateLabels.get(label)?.f1 ?? 0,
+      allowed: allowedDrop(s, b),
+    }))
+    .filter((d) => d.before - d.after > d.allowed + 1e-9)
     .sort((a, b) => b.before - b.after - (a.before - a.after));
   if (drops.length) {
     const listed = drops
@@ -176,12 +183,37 @@ export function decide(
     return {
       promote: false,
       gain,
-      reason: `${figures}, but ${drops.length} label(s) lost more than f1_tolerance ${s.f1Tolerance}: ${listed}`,
+      reason: `${figures}, but ${drops.length} label(s) lost more F1 than f1_tolerance ${s.f1Tolerance} and their noise band: ${listed}`,
     };
   }
   return {
     promote: true,
     gain,
-    reason: `${figures} ≥ min_gain ${s.minGain}, and no label with ${s.minLabelSupport}+ held-out examples lost more than ${s.f1Tolerance} F1`,
+    reason: `${figures} ≥ min_gain ${s.minGain}, and no label with ${s.minLabelSupport}+ held-out examples lost more F1 than f1_tolerance ${s.f1Tolerance} and its noise band`,
   };
+}
+
+/**
+ * How much F1 a label may lose: f1_tolerance, or the 95% noise band of an F1 measured on `support` examples
+ * (1.96·√(F(1−F)/n)) when that is wider, so one example more or less on a rare label is not read as forgetting.
+ */
+export function allowedDrop(s: Pick<AdaptiveSettings, 'f1Tolerance'>, b: LabelScore): number {
+  const band = b.support > 0 ? 1.96 * Math.sqrt((b.f1 * (1 - b.f1)) / b.support) : 1;
+  return Math.max(s.f1Tolerance, band);
+}
+
+/** Decoders: the held-out loss (nats per byte of the assistant replies) must fall by at least min_gain. */
+function decideOnLoss(
+  minGain: number,
+  baseline: Record<string, unknown>,
+  candidate: Record<string, unknown>,
+): GateDecision {
+  const before = num(baseline.loss)!;
+  const after = num(candidate.loss);
+  if (after === null) return { promote: false, gain: 0, reason: 'the candidate’s evaluation does not report loss' };
+  const gain = Number((before - after).toFixed(4));
+  const figures = `held-out loss ${fmt(before)} → ${fmt(after)} (${gain >= 0 ? '−' : '+'}${fmt(Math.abs(gain))})`;
+  return gain < minGain - 1e-9
+    ? { promote: false, gain, reason: `${figures}: the loss fell by less than min_gain ${minGain}` }
+    : { promote: true, gain, reason: `${figures}: the loss fell by at least min_gain ${minGain}` };
 }

@@ -33,8 +33,8 @@ export function feedbackVerdicts(logger: Pick<Logger, 'warn'>, envelopes: EventE
 }
 
 function verdictOf(e: FeedbackSubmitted): FeedbackVerdict | null {
-  // Chat replies are not collected yet; nor is feedback outside a project (it has no dataset to go to).
-  if (!e.projectId || e.task === 'generate' || e.verdict === Verdict.UNSPECIFIED) return null;
+  // Feedback outside a project has no dataset to go to.
+  if (!e.projectId || e.verdict === Verdict.UNSPECIFIED) return null;
   const answer = e.verdict === Verdict.CORRECT ? e.output : e.correctedOutput;
   if (!answer) return null;
   return {
@@ -46,6 +46,7 @@ function verdictOf(e: FeedbackSubmitted): FeedbackVerdict | null {
     answer: toJson(ValueSchema, answer),
     inputs: e.inputs,
     schema: (e.schema as Record<string, unknown> | undefined) ?? null,
+    ...(e.messages.length ? { messages: e.messages.map((m) => ({ role: m.role, content: m.content })) } : {}),
     submittedAt: e.submittedAt ? timestampDate(e.submittedAt) : new Date(0),
   };
 }

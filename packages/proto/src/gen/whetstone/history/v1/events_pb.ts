@@ -8,13 +8,15 @@ import type { Timestamp, Value } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Verdict } from "./history_pb";
 import { file_whetstone_history_v1_history } from "./history_pb";
+import type { RecordedMessage } from "../../inference/v1/events_pb";
+import { file_whetstone_inference_v1_events } from "../../inference/v1/events_pb";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file whetstone/history/v1/events.proto.
  */
 export const file_whetstone_history_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("CiF3aGV0c3RvbmUvaGlzdG9yeS92MS9ldmVudHMucHJvdG8SFHdoZXRzdG9uZS5oaXN0b3J5LnYxIvwCChFGZWVkYmFja1N1Ym1pdHRlZBIUCgxpbmZlcmVuY2VfaWQYASABKAkSDwoHdGVhbV9pZBgCIAEoCRIQCghtb2RlbF9pZBgDIAEoCRIXCg90cmFpbmluZ19qb2JfaWQYBCABKAkSDAoEdGFzaxgFIAEoCRIuCgd2ZXJkaWN0GAYgASgOMh0ud2hldHN0b25lLmhpc3RvcnkudjEuVmVyZGljdBIwChBjb3JyZWN0ZWRfb3V0cHV0GAcgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEg4KBmlucHV0cxgIIAMoCRInCgZzY2hlbWEYCSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EjAKDHN1Ym1pdHRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKcHJvamVjdF9pZBgLIAEoCRImCgZvdXRwdXQYDCABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWViBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_whetstone_history_v1_history]);
+  fileDesc("CiF3aGV0c3RvbmUvaGlzdG9yeS92MS9ldmVudHMucHJvdG8SFHdoZXRzdG9uZS5oaXN0b3J5LnYxIrcDChFGZWVkYmFja1N1Ym1pdHRlZBIUCgxpbmZlcmVuY2VfaWQYASABKAkSDwoHdGVhbV9pZBgCIAEoCRIQCghtb2RlbF9pZBgDIAEoCRIXCg90cmFpbmluZ19qb2JfaWQYBCABKAkSDAoEdGFzaxgFIAEoCRIuCgd2ZXJkaWN0GAYgASgOMh0ud2hldHN0b25lLmhpc3RvcnkudjEuVmVyZGljdBIwChBjb3JyZWN0ZWRfb3V0cHV0GAcgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEg4KBmlucHV0cxgIIAMoCRInCgZzY2hlbWEYCSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EjAKDHN1Ym1pdHRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKcHJvamVjdF9pZBgLIAEoCRImCgZvdXRwdXQYDCABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSOQoIbWVzc2FnZXMYDSADKAsyJy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlJlY29yZGVkTWVzc2FnZWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_whetstone_history_v1_history, file_whetstone_inference_v1_events]);
 
 /**
  * FeedbackSubmitted is published on feedback.v1 (through history's outbox, in the feedback's transaction) each
@@ -106,6 +108,13 @@ export type FeedbackSubmitted = Message<"whetstone.history.v1.FeedbackSubmitted"
    * @generated from field: google.protobuf.Value output = 12;
    */
   output?: Value | undefined;
+
+  /**
+   * The conversation of a decoder inference, turn by turn (the reply judged follows it); empty for extraction.
+   *
+   * @generated from field: repeated whetstone.inference.v1.RecordedMessage messages = 13;
+   */
+  messages: RecordedMessage[];
 };
 
 /**
