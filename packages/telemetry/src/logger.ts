@@ -102,8 +102,12 @@ export function createLogger(options: LoggerOptions): PinoLogger {
           const decision = limiter.decide(level, message, err);
           if (!decision.write) return;
           if (decision.dropStack && err instanceof Error) {
-            const { stack: _stack, ...rest } = pino.stdSerializers.err(err);
-            return method.apply(this, [{ ...fields, err: { ...rest, stack_printed_before: true } }, message]);
+            // The same error, its stack cut to its first line (the full one was printed before).
+            const short = Object.assign(Object.create(Object.getPrototypeOf(err) as object) as Error, err, {
+              message: err.message,
+              stack: `${err.name}: ${err.message} (stack printed before)`,
+            });
+            return method.apply(this, [{ ...fields, err: short }, message]);
           }
           return method.apply(this, args);
         },
