@@ -18,7 +18,8 @@ const HELP = `Usage: pnpm start [options]
 Starts every Whetstone deployable as its own process, with prefixed logs,
 restart of a crashed child, and a clean stop on Ctrl-C.
 
-Without DATABASE_URL an embedded Postgres runs with its data in <data-dir>/postgres.
+Without DATABASE_URL an embedded Postgres runs with its data in <data-dir>/postgres;
+if it dies it is restarted, and the services reconnect by themselves.
 With REDIS_URL set, rate limits and auth-cache invalidation use Redis.
 
 Options:
@@ -108,10 +109,26 @@ async function main(): Promise<number> {
   const secrets = loadLocalSecrets(dataDir);
 
   let embedded: EmbeddedDatabase | undefined;
+  // Made first: the embedded Postgres's host reports to it when the server comes back.
+  const supervisor = new Supervisor({
+    rawLogs: options.rawLogs,
+    color: !options.noColor && process.stdout.isTTY,
+    write: log,
+  });
   let serverUrl = process.env.DATABASE_URL;
   if (!serverUrl) {
     log(`whetstone | starting embedded Postgres in ${path.relative(ROOT, dataDir) || '.'}/postgres`);
-    embedded = await startEmbeddedPostgres(dataDir, EMBEDDED_POSTGRES_PORT + offset);
+    embedded = await startEmbeddedPostgres(dataDir, EMBEDDED_POSTGRES_PORT + offset, (event) => {
+      if ('down' in event) {
+        log(`whetstone | embedded Postgres exited (${event.down}); restarting it, services will reconnect`);
+        return;
+      }
+      const relaunched = supervisor.restartWaiting();
+      log(
+        `whetstone | embedded Postgres is back after ${(event.up / 1000).toFixed(1)} s` +
+          (relaunched.length ? `; restarting now: ${relaunched.join(', ')}` : ''),
+      );
+    });
     serverUrl = embedded.url;
   }
 
@@ -124,11 +141,6 @@ async function main(): Promise<number> {
     await embedded?.stop();
     return 1;
   }
-  const supervisor = new Supervisor({
-    rawLogs: options.rawLogs,
-    color: !options.noColor && process.stdout.isTTY,
-    write: log,
-  });
   const addrs = Object.fromEntries(present.filter((d) => d.addrVar).map((d) => [d.addrVar!, `127.0.0.1:${port(d)}`]));
   for (const d of present) {
     const copies = copiesOf(d, options);

@@ -29,6 +29,8 @@ const HEALTHY_AFTER_MS = 60_000;
  */
 export class Supervisor {
   private readonly children = new Map<string, ChildProcess>();
+  /** Children waiting out their restart backoff: relaunch now (and forget the backoff). */
+  private readonly waiting = new Map<string, () => void>();
   private stopping = false;
   private colorIndex = 0;
 
@@ -55,13 +57,31 @@ export class Supervisor {
         this.options.write(
           `${prefix} exited (${signal ?? `code ${code}`}); restarting in ${(backoffMs / 1000).toFixed(1)} s`,
         );
-        setTimeout(() => {
+        const relaunch = () => {
+          clearTimeout(timer);
+          this.waiting.delete(spec.label);
           if (!this.stopping) launch();
-        }, backoffMs).unref();
+        };
+        const timer = setTimeout(relaunch, backoffMs);
+        timer.unref();
+        this.waiting.set(spec.label, () => {
+          backoffMs = 500;
+          relaunch();
+        });
         backoffMs = Math.min(MAX_BACKOFF_MS, backoffMs * 2);
       });
     };
     launch();
+  }
+
+  /**
+   * Relaunch at once every child waiting out a restart backoff, e.g. when the database it needs is
+   * back: a service that crashed at start while it was down must not wait up to 30 s more.
+   */
+  restartWaiting(): string[] {
+    const labels = [...this.waiting.keys()];
+    for (const relaunch of [...this.waiting.values()]) relaunch();
+    return labels;
   }
 
   /** SIGTERM every child, then SIGKILL whatever is left after the grace period. */
