@@ -174,8 +174,10 @@ async function freeOffset(extraPorts: number[]): Promise<number> {
     .filter((p) => p > 0);
   const [lo, hi] = ephemeralPorts();
   const outside = (offset: number) => ports.every((p) => p + offset < lo || (p + offset > hi && p + offset <= 65535));
-  const all = Array.from({ length: 14_000 }, (_, k) => 1000 + k).filter((offset) =>
-    ports.every((p) => p + offset <= 65535),
+  const gateway = DEPLOYABLES.find((d) => d.kind === 'http')!.port;
+  // pnpm start refuses an offset that puts the gateway on a port browsers block (10080).
+  const all = Array.from({ length: 14_000 }, (_, k) => 1000 + k).filter(
+    (offset) => ports.every((p) => p + offset <= 65535) && gateway + offset !== 10080,
   );
   const outsideRange = all.filter(outside);
   const candidates = outsideRange.length ? outsideRange : all;
