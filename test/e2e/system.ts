@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -8,6 +8,15 @@ import { testDatabaseUrl, testRedisUrl, withClient } from '@whetstone/testing';
 import { DEPLOYABLES } from '../../scripts/lib/deployables';
 
 const ROOT = path.resolve(__dirname, '..', '..');
+/** scripts/start.ts's embedded Postgres port, before the offset. */
+const EMBEDDED_POSTGRES_PORT = 54329;
+
+/** The environment without DATABASE_URL when the system must start its own embedded Postgres. */
+function withoutDatabaseUrl(env: NodeJS.ProcessEnv, embedded: boolean): NodeJS.ProcessEnv {
+  if (!embedded) return env;
+  const { DATABASE_URL: _omitted, ...rest } = env;
+  return rest;
+}
 
 export interface RunningSystem {
   /** Base URL of the gateway, e.g. http://127.0.0.1:9080. */
@@ -16,6 +25,8 @@ export interface RunningSystem {
   logs(): string;
   /** Process ids of one deployable's processes (e.g. to kill a trainer mid-job). */
   pids(service: string): number[];
+  /** The system's data dir (embedded Postgres, blobs, local secrets). */
+  dataDir: string;
   stop(): Promise<void>;
 }
 
@@ -23,6 +34,8 @@ export interface SystemOptions {
   /** Extra environment for every service (e.g. small rate limits). */
   env?: Record<string, string>;
   redis?: boolean;
+  /** Run on the embedded Postgres, as a fresh laptop does, instead of a database on the test server. */
+  embeddedPostgres?: boolean;
 }
 
 /**
@@ -32,12 +45,15 @@ export interface SystemOptions {
 export async function startSystem(options: SystemOptions = {}): Promise<RunningSystem> {
   const dbName = `whetstone_e2e_${randomBytes(4).toString('hex')}`;
   const server = testDatabaseUrl();
-  await withClient(server, (c) => c.query(`CREATE DATABASE ${dbName}`));
+  const embedded = options.embeddedPostgres === true;
+  if (!embedded) await withClient(server, (c) => c.query(`CREATE DATABASE ${dbName}`));
   const dbUrl = new URL(server);
   dbUrl.pathname = `/${dbName}`;
 
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'whetstone-e2e-'));
-  const offset = await freeOffset();
+  // mkdtemp makes it 0700; run as root, the embedded Postgres runs as its own user and must get in.
+  if (embedded) chmodSync(dataDir, 0o755);
+  const offset = await freeOffset(embedded ? [EMBEDDED_POSTGRES_PORT] : []);
   let output = '';
   const child: ChildProcess = spawn(
     process.execPath,
@@ -55,9 +71,9 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
     {
       cwd: ROOT,
       env: {
-        ...process.env,
+        ...withoutDatabaseUrl(process.env, embedded),
         ...options.env,
-        DATABASE_URL: dbUrl.toString(),
+        ...(embedded ? {} : { DATABASE_URL: dbUrl.toString() }),
         ...(options.redis === false ? {} : { REDIS_URL: testRedisUrl() }),
         LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? 'warn',
       },
@@ -73,7 +89,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
     if (child.exitCode === null) child.kill('SIGTERM');
     await exited;
     rmSync(dataDir, { recursive: true, force: true });
-    await withClient(server, (c) => c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`));
+    if (!embedded) await withClient(server, (c) => c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`));
   };
 
   // Generous: on a loaded 2-core machine migrations and eight processes can take minutes to come up.
@@ -95,7 +111,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
       .split('\n')
       .filter((line) => line.includes(path.join('services', service, 'src', 'main.ts')))
       .map((line) => Number(line.trim().split(/\s+/)[0]));
-  return { baseUrl, logs: () => output, stop, pids };
+  return { baseUrl, logs: () => output, stop, pids, dataDir };
 }
 
 /** A new user with a dashboard session and one API key, created through the public routes. */
@@ -149,14 +165,20 @@ function ephemeralPorts(): [number, number] {
  * where the model-server never answered and every extraction got 503).
  * Offsets 10950–15000 put the gRPC ports above the range and the others below.
  */
-async function freeOffset(): Promise<number> {
+async function freeOffset(extraPorts: number[]): Promise<number> {
   const ports = DEPLOYABLES.flatMap((d) => [
     d.port,
     ...(d.metricsPort ? [d.metricsPort, d.metricsPort + 1, d.metricsPort + 2] : []),
-  ]).filter((p) => p > 0);
+  ])
+    .concat(extraPorts)
+    .filter((p) => p > 0);
   const [lo, hi] = ephemeralPorts();
   const outside = (offset: number) => ports.every((p) => p + offset < lo || (p + offset > hi && p + offset <= 65535));
-  const all = Array.from({ length: 14_000 }, (_, k) => 1000 + k);
+  const gateway = DEPLOYABLES.find((d) => d.kind === 'http')!.port;
+  // pnpm start refuses an offset that puts the gateway on a port browsers block (10080).
+  const all = Array.from({ length: 14_000 }, (_, k) => 1000 + k).filter(
+    (offset) => ports.every((p) => p + offset <= 65535) && gateway + offset !== 10080,
+  );
   const outsideRange = all.filter(outside);
   const candidates = outsideRange.length ? outsideRange : all;
   for (let attempt = 0; ; attempt++) {

@@ -1,5 +1,6 @@
 import { AppError, type ErrorKind } from './app-error';
 import { BILLING_REASONS, Reasons } from './reasons';
+import { asDependencyUnavailable } from './unavailable';
 
 /** Which public envelope a response must use. */
 export type Surface = 'generic' | 'openai' | 'anthropic';
@@ -71,10 +72,12 @@ export function statusOf(err: AppError, surface: Surface = 'generic'): number {
 
 /**
  * Render any thrown value as the HTTP response of the given surface.
- * Unknown errors become a generic 500 whose message reveals nothing.
+ * A lost database or cache connection is a 503 with Retry-After (asDependencyUnavailable); other
+ * unknown errors become a generic 500 whose message reveals nothing.
  */
 export function toHttpError(thrown: unknown, surface: Surface): HttpErrorResponse {
-  const err = thrown instanceof AppError && thrown.kind !== 'Internal' ? thrown : null;
+  const err =
+    thrown instanceof AppError ? (thrown.kind !== 'Internal' ? thrown : null) : asDependencyUnavailable(thrown);
   if (!err) return internal(surface);
 
   const row = { ...BY_KIND[err.kind], ...BY_REASON[err.reason] };

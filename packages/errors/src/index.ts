@@ -3,3 +3,4 @@ export * from './reasons';
 export * from './http-table';
 export * from './validation';
 export * from './ids';
+export * from './unavailable';

@@ -6,6 +6,7 @@ import type { EventTransport } from './transport';
 export * from './envelope';
 export * from './transport';
 export * from './pg';
+export * from './pg-listener';
 export * from './outbox-relay';
 export * from './group-commit';
 export { PgEventLog } from './pg-event-log';

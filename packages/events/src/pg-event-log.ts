@@ -1,6 +1,7 @@
-import type { Notification, Pool, PoolClient } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import type { EventEnvelope } from './envelope';
 import { ident } from './pg';
+import { listenWithReconnect } from './pg-listener';
 import type { EventTransport, SubscribeOptions, Subscription } from './transport';
 
 const CHANNEL = 'whetstone_events';
@@ -89,19 +90,22 @@ export class PgEventLog implements EventTransport {
       );
     }
 
-    const listener = await this.pool.connect();
     let stopped = false;
     let wake: (() => void) | undefined;
     const nudge = () => wake?.();
     const ours = new Set(options.topics);
-    // An empty payload (an older publisher) wakes everyone; otherwise only a subscriber of a topic written.
-    const onNotification = (n: Notification) => {
-      if (!n.payload || n.payload.split(',').some((t) => ours.has(t))) nudge();
-    };
-    listener.on('notification', onNotification);
-    // A cut LISTEN connection must not crash the process; the fallback poll keeps delivering.
-    listener.on('error', (err) => options.logger.warn({ err }, 'event log listener connection lost'));
-    await listener.query(`LISTEN ${CHANNEL}`);
+    // A lost LISTEN connection reconnects by itself; meanwhile the fallback poll keeps delivering, and
+    // once it is back the loop looks at once for what was written while nobody listened.
+    const listener = await listenWithReconnect({
+      pool: this.pool,
+      channel: CHANNEL,
+      // An empty payload (an older publisher) wakes everyone; otherwise only a subscriber of a topic written.
+      onNotify: (payload) => {
+        if (!payload || payload.split(',').some((t) => ours.has(t))) nudge();
+      },
+      onReconnect: nudge,
+      logger: options.logger,
+    });
 
     const loop = (async () => {
       let backoff = 100;
@@ -133,9 +137,7 @@ export class PgEventLog implements EventTransport {
         stopped = true;
         nudge();
         await loop;
-        listener.off('notification', onNotification);
-        await listener.query(`UNLISTEN ${CHANNEL}`).catch(() => undefined);
-        listener.release();
+        await listener.stop();
         if (options.fromLatest) {
           await this.pool
             .query(`DELETE FROM ${this.s}.consumer_offsets WHERE grp = $1`, [options.group])

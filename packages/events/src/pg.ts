@@ -9,10 +9,21 @@ export function pgPoolFromUrl(url: string, max = 5): { pool: Pool; schema: strin
   const schema = u.searchParams.get('schema') ?? undefined;
   u.searchParams.delete('schema');
   const pool = new Pool({ connectionString: u.toString(), max });
-  // An idle client's connection can be cut (database restart, shutdown); without a listener pg
-  // re-emits that as an unhandled 'error' and the process dies. The next query reconnects.
-  pool.on('error', () => undefined);
+  handleConnectionLoss(pool);
   return { pool, schema };
+}
+
+/**
+ * A connection can be cut at any time (database restart, failover, `pg_terminate_backend`). pg reports
+ * that as an 'error' event: on the pool for an idle client, and on the client itself when it is checked
+ * out between queries (a transaction awaiting its caller, a LISTEN connection). Without a listener the
+ * event is unhandled and the process dies (57P01 killed the router this way). The query in flight, or
+ * the next one, fails instead; the pool drops the broken client on release and opens a new one for the
+ * next query, so the service reconnects by itself. Every pg Pool a service creates goes through this.
+ */
+export function handleConnectionLoss(pool: Pool): void {
+  pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
 }
 
 /** Quote an SQL identifier (schema names come from configuration, never from users). */

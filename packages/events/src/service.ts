@@ -30,6 +30,11 @@ export interface ServiceEvents {
   /** The service's own pool (its schema), shared with whoever writes to the outbox with plain SQL. */
   own: { pool: Pool; schema: string };
   relay: OutboxRelay;
+  /**
+   * Readiness probes of the service's database and (on the Postgres transport) the event log's, for
+   * createRpcServer's `dependencies`: each resolves while its server answers.
+   */
+  dependencies: Record<string, () => Promise<unknown>>;
   /** Ship what is left, stop the relay, close the transport and both pools. */
   close(): Promise<void>;
 }
@@ -55,6 +60,10 @@ export function startServiceEvents(
     transport,
     own: { pool: own.pool, schema },
     relay,
+    dependencies: {
+      postgres: () => own.pool.query('SELECT 1'),
+      ...(eventsDb ? { 'event log': () => eventsDb.pool.query('SELECT 1') } : {}),
+    },
     async close() {
       await relay.flush().catch(() => 0);
       await relay.stop();

@@ -27,6 +27,10 @@ function channelFor(addr: string): grpc.Client {
   if (!channel) {
     channel = new grpc.Client(addr, grpc.credentials.createInsecure(), {
       'grpc.keepalive_time_ms': 30_000,
+      // A restarted service is called again within about a second of listening: grpc-js's default
+      // reconnect backoff grows to 120 s, which left callers failing fast long after it was back.
+      'grpc.initial_reconnect_backoff_ms': 250,
+      'grpc.max_reconnect_backoff_ms': 1_000,
       'grpc.max_receive_message_length': 64 * 1024 * 1024,
     });
     channels.set(addr, channel);

@@ -1,7 +1,7 @@
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { anyPack, anyUnpack } from '@bufbuild/protobuf/wkt';
 import { Metadata, status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
-import { AppError, Reasons, type ErrorKind } from '@whetstone/errors';
+import { AppError, Reasons, asDependencyUnavailable, type ErrorKind } from '@whetstone/errors';
 import { ErrorDetailSchema } from '@whetstone/proto/common/v1';
 import { StatusSchema } from '@whetstone/proto/google/rpc';
 
@@ -34,10 +34,12 @@ export function codeName(code: GrpcStatus): string {
 
 /**
  * Server side: an AppError becomes its status code plus a google.rpc.Status
- * carrying a whetstone.common.v1.ErrorDetail; anything else becomes INTERNAL
- * with a generic message (the caller logs the cause, never sends it).
+ * carrying a whetstone.common.v1.ErrorDetail; a lost database connection becomes
+ * UNAVAILABLE (asDependencyUnavailable); anything else becomes INTERNAL with a
+ * generic message (the caller logs the cause, never sends it).
  */
-export function toServiceError(err: unknown): Partial<ServiceError> & { code: GrpcStatus } {
+export function toServiceError(thrown: unknown): Partial<ServiceError> & { code: GrpcStatus } {
+  const err = asDependencyUnavailable(thrown) ?? thrown;
   if (!(err instanceof AppError) || err.kind === 'Internal')
     return { code: GrpcStatus.INTERNAL, details: GENERIC_INTERNAL };
   const code = CODE_OF[err.kind];

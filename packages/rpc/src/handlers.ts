@@ -4,7 +4,7 @@ import { context } from '@opentelemetry/api';
 import { createHandlerContext, type HandlerContext } from '@connectrpc/connect';
 import * as grpc from '@grpc/grpc-js';
 import type { Histogram } from 'prom-client';
-import { AppError } from '@whetstone/errors';
+import { AppError, asDependencyUnavailable } from '@whetstone/errors';
 import type { Logger } from '@whetstone/telemetry';
 import { contextValuesFor, handlerOtelContext, headersOf } from './context';
 import { CODE_OF, codeName, toServiceError } from './errors';
@@ -65,10 +65,16 @@ function inCallContext(ctx: HandlerContext, call: AnyCall, work: () => Promise<v
 
 /** The status sent for an error; unexpected errors are logged here with their cause (the client gets no detail). */
 function fail(deps: HandlerDeps, service: DescService, method: DescMethod, err: unknown): grpc.ServerErrorResponse {
-  if (!(err instanceof AppError) || err.kind === 'Internal') {
-    deps.logger.error({ err, procedure: `${service.typeName}/${method.name}` }, 'unhandled error in RPC handler');
-  }
+  const procedure = `${service.typeName}/${method.name}`;
+  if (asDependencyUnavailable(err)) deps.logger.warn({ err, procedure }, 'a dependency is unavailable');
+  else if (!(err instanceof AppError) || err.kind === 'Internal')
+    deps.logger.error({ err, procedure }, 'unhandled error in RPC handler');
   return toServiceError(err) as grpc.ServerErrorResponse;
+}
+
+function statusCodeOf(err: unknown): grpc.status {
+  const typed = err instanceof AppError ? err : asDependencyUnavailable(err);
+  return typed ? CODE_OF[typed.kind] : grpc.status.INTERNAL;
 }
 
 export function unaryHandler(deps: HandlerDeps, service: DescService, method: DescMethod, fn: MethodImpl) {
@@ -83,7 +89,7 @@ export function unaryHandler(deps: HandlerDeps, service: DescService, method: De
         deps.onCall?.({ ...labels, seconds });
         callback(null, res);
       } catch (err) {
-        const seconds = end({ code: codeName(err instanceof AppError ? CODE_OF[err.kind] : grpc.status.INTERNAL) });
+        const seconds = end({ code: codeName(statusCodeOf(err)) });
         deps.onCall?.({ ...labels, seconds, error: err });
         callback(fail(deps, service, method, err));
       } finally {
@@ -109,7 +115,7 @@ export function serverStreamingHandler(deps: HandlerDeps, service: DescService, 
         deps.onCall?.({ ...labels, seconds });
         if (!call.cancelled) call.end();
       } catch (err) {
-        const seconds = end({ code: codeName(err instanceof AppError ? CODE_OF[err.kind] : grpc.status.INTERNAL) });
+        const seconds = end({ code: codeName(statusCodeOf(err)) });
         deps.onCall?.({ ...labels, seconds, error: err });
         // 'error' (not destroy) lets grpc-js end the stream with this status and its details.
         if (!call.cancelled)

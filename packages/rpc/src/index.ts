@@ -1,4 +1,4 @@
-export { createRpcServer, type RpcServer, type RpcServerOptions, type ServiceRouter } from './server';
+export { createRpcServer, LIVENESS_SERVICE, type RpcServer, type RpcServerOptions, type ServiceRouter } from './server';
 export { createRpcClient, createHealthChecker, closeRpcChannels, type RpcClientOptions } from './client';
 export { callerOf, activeTraceId, CALLER_HEADER } from './context';
 export { appErrorFromStatus, toAppError, toServiceError, CODE_OF } from './errors';

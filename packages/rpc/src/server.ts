@@ -29,6 +29,14 @@ export interface RpcServerOptions {
   metrics?: Registry;
   /** How long close() lets in-flight calls finish before cutting them. */
   drainMs?: number;
+  /**
+   * What the service needs to serve, by name (e.g. `postgres: () => pool.query('SELECT 1')`). grpc.health.v1
+   * Check for the server as a whole (service '') answers NOT_SERVING while one of them fails or takes over
+   * a second, so readiness (the gateway's /readyz, a Kubernetes readiness probe) shows the dependency as
+   * down. Check for the service `liveness` leaves them out: a liveness probe must not restart a process
+   * because its database is away.
+   */
+  dependencies?: Record<string, () => Promise<unknown>>;
   /** Called after every unary call, e.g. for a service's own outcome metrics. */
   onCall?: (call: { service: string; method: string; seconds: number; error?: unknown }) => void;
 }
@@ -66,7 +74,7 @@ function rpcHistogram(registry: Registry): Histogram<'service' | 'method' | 'cod
  */
 export async function createRpcServer(options: RpcServerOptions): Promise<RpcServer> {
   const server = new grpc.Server({ 'grpc.max_receive_message_length': 64 * 1024 * 1024 });
-  const health = healthState();
+  const health = healthState(dependencyProbe(options.dependencies ?? {}, options.logger));
   const deps = {
     logger: options.logger,
     histogram: rpcHistogram(options.metrics ?? defaultRegistry),
@@ -128,13 +136,74 @@ function implementationOf<T extends DescService>(
   return implementation;
 }
 
-/** grpc.health.v1: SERVING until setServing(false); Watch streams every change. */
-function healthState(): { impl: Partial<ServiceImpl<typeof Health>>; setServing(serving: boolean): void } {
+/** The service name whose Check ignores dependencies (for liveness probes). */
+export const LIVENESS_SERVICE = 'liveness';
+const PROBE_TIMEOUT_MS = 1_000;
+/** Checks within this window share one round of probes. */
+const PROBE_CACHE_MS = 1_000;
+
+/** Runs the dependency probes on demand (at most once a second); resolves to the names that failed. */
+function dependencyProbe(
+  dependencies: Record<string, () => Promise<unknown>>,
+  logger: Logger,
+): () => Promise<string[]> {
+  const entries = Object.entries(dependencies);
+  let last: { at: number; down: Promise<string[]> } | undefined;
+  let reported: string[] = [];
+  const run = async (): Promise<string[]> => {
+    const results = await Promise.all(
+      entries.map(async ([name, probe]) => ((await withTimeout(probe(), PROBE_TIMEOUT_MS)) ? null : name)),
+    );
+    const down = results.filter((n): n is string => n !== null);
+    if (down.join() !== reported.join()) {
+      if (down.length) logger.warn({ down }, 'not ready: a dependency is unavailable');
+      else logger.info({ recovered: reported }, 'ready again: every dependency answers');
+      reported = down;
+    }
+    return down;
+  };
+  return () => {
+    if (entries.length === 0) return Promise.resolve([]);
+    if (!last || Date.now() - last.at > PROBE_CACHE_MS) last = { at: Date.now(), down: run() };
+    return last.down;
+  };
+}
+
+/** True when `work` resolves within `ms`; false when it rejects or takes longer. */
+async function withTimeout(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([
+      work.then(
+        () => true,
+        () => false,
+      ),
+      late,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * grpc.health.v1: SERVING until setServing(false), and for the server as a whole only while every
+ * dependency answers; Watch streams changes of setServing.
+ */
+function healthState(dependenciesDown: () => Promise<string[]>): {
+  impl: Partial<ServiceImpl<typeof Health>>;
+  setServing(serving: boolean): void;
+} {
   let status = Status.SERVING;
   const watchers = new Set<() => void>();
   return {
     impl: {
-      check: () => create(HealthCheckResponseSchema, { status }),
+      check: async (req) => {
+        if (status !== Status.SERVING || req.service === LIVENESS_SERVICE)
+          return create(HealthCheckResponseSchema, { status });
+        const down = await dependenciesDown();
+        return create(HealthCheckResponseSchema, { status: down.length ? Status.NOT_SERVING : Status.SERVING });
+      },
       async *watch(_req, ctx) {
         let last: Status | undefined;
         while (!ctx.signal.aborted) {

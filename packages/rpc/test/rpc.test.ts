@@ -7,7 +7,15 @@ import { AppError } from '@whetstone/errors';
 import { createLogger } from '@whetstone/telemetry';
 import { EchoService, EchoResponseSchema } from '@whetstone/proto/testing/v1';
 import { Registry } from 'prom-client';
-import { activeTraceId, callerOf, createHealthChecker, createRpcClient, createRpcServer, type RpcServer } from '../src';
+import {
+  LIVENESS_SERVICE,
+  activeTraceId,
+  callerOf,
+  createHealthChecker,
+  createRpcClient,
+  createRpcServer,
+  type RpcServer,
+} from '../src';
 
 const lines: string[] = [];
 const logger = createLogger({
@@ -48,6 +56,10 @@ describe('rpc server and client factories (real HTTP/2 sockets)', () => {
             if (req.fail === 'report-deadline')
               return create(EchoResponseSchema, { message: String(ctx.timeoutMs() ?? -1) });
             if (req.fail === 'crash') throw new Error('connection string postgres://admin:s3cret@db leaked');
+            if (req.fail === 'db-lost')
+              throw Object.assign(new Error('terminating connection due to unexpected postmaster exit'), {
+                code: '57P01',
+              });
             if (req.fail === 'slow') {
               await new Promise<void>((resolve) => {
                 const timer = setTimeout(resolve, 500);
@@ -140,6 +152,45 @@ describe('rpc server and client factories (real HTTP/2 sockets)', () => {
     expect(await health.check()).toBe(false);
     server.setServing(true);
     expect(await health.check()).toBe(true);
+  });
+
+  it('when a handler loses its database connection, then the client gets Unavailable with a Retry-After, not Internal', async () => {
+    const err = (await client()
+      .echo({ message: 'x', fail: 'db-lost' })
+      .catch((e: unknown) => e)) as AppError;
+    expect(err).toMatchObject({ kind: 'Unavailable', reason: 'DEPENDENCY_UNAVAILABLE', retryAfterSeconds: 2 });
+    expect(err.message).not.toContain('postmaster');
+  });
+
+  it('when a dependency fails, then health is NOT_SERVING for readiness and SERVING for liveness, and recovers', async () => {
+    let databaseUp = true;
+    const withDeps = await createRpcServer({
+      name: 'deps',
+      port: 0,
+      host: '127.0.0.1',
+      logger,
+      metrics: new Registry(),
+      dependencies: {
+        postgres: () => (databaseUp ? Promise.resolve() : Promise.reject(new Error('ECONNREFUSED'))),
+        slow: () => new Promise((resolve) => setTimeout(resolve, databaseUp ? 0 : 5_000).unref()),
+      },
+      register: () => undefined,
+    });
+    try {
+      const health = createHealthChecker({ addr: `127.0.0.1:${withDeps.port}`, caller: 'test', timeoutMs: 3_000 });
+      expect(await health.check()).toBe(true);
+      databaseUp = false;
+      await new Promise((r) => setTimeout(r, 1_100)); // past the probe cache
+      expect(await health.check()).toBe(false);
+      expect(await health.check(LIVENESS_SERVICE)).toBe(true);
+      databaseUp = true;
+      await new Promise((r) => setTimeout(r, 1_100));
+      expect(await health.check()).toBe(true);
+      withDeps.setServing(false);
+      expect(await health.check(LIVENESS_SERVICE)).toBe(false);
+    } finally {
+      await withDeps.close();
+    }
   });
 
   it('when calls complete, then per-RPC duration metrics are recorded by code', async () => {

@@ -1,5 +1,6 @@
 import { context, trace } from '@opentelemetry/api';
 import pino from 'pino';
+import { RepeatLimiter } from './repeat-limiter';
 
 /** The concrete pino logger `createLogger` returns. */
 export type PinoLogger = pino.Logger;
@@ -62,9 +63,24 @@ export interface LoggerOptions {
   destination?: pino.DestinationStream;
 }
 
-/** One JSON logger per process, with secret redaction built in. */
+/**
+ * One JSON logger per process, with secret redaction built in. Warnings and errors that repeat are
+ * summarised rather than written each time, and a stack trace is written once (see RepeatLimiter).
+ */
 export function createLogger(options: LoggerOptions): PinoLogger {
-  return pino(
+  let summarising = false;
+  const limiter = new RepeatLimiter((level, fields, message) => {
+    const name = pino.levels.labels[level] as pino.Level | undefined;
+    if (!name) return;
+    summarising = true;
+    try {
+      root[name](fields, message);
+    } finally {
+      summarising = false;
+    }
+  });
+  // Summaries are written after start-up, once `root` exists.
+  const root: pino.Logger = pino(
     {
       name: options.service,
       level: options.level ?? process.env.LOG_LEVEL ?? 'info',
@@ -76,7 +92,30 @@ export function createLogger(options: LoggerOptions): PinoLogger {
         const span = trace.getSpanContext(context.active());
         return span ? { trace_id: span.traceId, span_id: span.spanId } : {};
       },
+      hooks: {
+        logMethod(args, method, level) {
+          if (level < WARN_LEVEL || summarising) return method.apply(this, args);
+          const [first, second] = args as unknown[];
+          const fields = typeof first === 'object' && first !== null ? (first as Record<string, unknown>) : undefined;
+          const message = String((fields ? second : first) ?? '');
+          const err = fields?.err;
+          const decision = limiter.decide(level, message, err);
+          if (!decision.write) return;
+          if (decision.dropStack && err instanceof Error) {
+            // The same error, its stack cut to its first line (the full one was printed before).
+            const short = Object.assign(Object.create(Object.getPrototypeOf(err) as object) as Error, err, {
+              message: err.message,
+              stack: `${err.name}: ${err.message} (stack printed before)`,
+            });
+            return method.apply(this, [{ ...fields, err: short }, message]);
+          }
+          return method.apply(this, args);
+        },
+      },
     },
     options.destination,
   );
+  return root;
 }
+
+const WARN_LEVEL = 40;

@@ -62,3 +62,61 @@ describe('logger', () => {
     });
   });
 });
+
+describe('logging during an outage', () => {
+  /** A pg-like connection error; the port differs per attempt, as real ones do. */
+  const refused = (port: number) =>
+    Object.assign(new Error(`connect ECONNREFUSED 127.0.0.1:${port}`), { code: 'ECONNREFUSED' });
+
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
+  it('when the same error is logged 10,000 times in 10 s, then 2 lines are written (it and a summary) and one stack', () => {
+    const { logger, lines } = capture();
+    for (let i = 0; i < 10_000; i++) {
+      logger.error({ err: refused(40_000 + (i % 100)), procedure: 'x/Y' }, 'unhandled error in RPC handler');
+      jest.advanceTimersByTime(1);
+    }
+    jest.advanceTimersByTime(10_000);
+    const entries = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(entries).toHaveLength(2);
+    expect(entries[0]).toMatchObject({ msg: 'unhandled error in RPC handler', err: { code: 'ECONNREFUSED' } });
+    expect((entries[0]!.err as { stack?: string }).stack).toContain('ECONNREFUSED');
+    expect(entries[1]).toMatchObject({
+      level: 50,
+      repeated: 9_999,
+      window_s: 10,
+      msg: '9999 more like this in the last 10 s: unhandled error in RPC handler',
+    });
+  });
+
+  it('when an outage lasts a minute, then each distinct error writes at most 2 lines per 10 s and its stack once', () => {
+    const { logger, lines } = capture();
+    // Two failures, each 200 times a second for 60 s: 24,000 calls.
+    for (let ms = 0; ms < 60_000; ms += 5) {
+      logger.error({ err: refused(5432) }, 'unhandled error in RPC handler');
+      logger.warn({ err: new Error('Connection terminated unexpectedly') }, 'outbox relay failed; retrying');
+      jest.advanceTimersByTime(5);
+    }
+    jest.advanceTimersByTime(10_000);
+    const entries = lines.map((l) => JSON.parse(l) as { msg: string; err?: { stack?: string }; repeated?: number });
+    // The stated cap: 2 distinct failures × 6 windows × (first line + summary).
+    expect(entries.length).toBeLessThanOrEqual(2 * 6 * 2);
+    const full = entries.filter((e) => e.err?.stack && !e.err.stack.includes('(stack printed before)'));
+    expect(full).toHaveLength(2);
+    // Later windows still name the error, with a one-line stack.
+    expect(entries.filter((e) => e.err?.stack?.endsWith('(stack printed before)')).length).toBeGreaterThan(0);
+    expect(entries.find((e) => e.err?.stack?.endsWith('(stack printed before)'))?.err).toMatchObject({
+      type: 'Error',
+    });
+    // Nothing is silently lost: written lines plus the counts in summaries account for every call.
+    const accounted = entries.reduce((n, e) => n + (e.repeated ?? 1), 0);
+    expect(accounted).toBe(24_000);
+  });
+
+  it('when info lines repeat, then every one is written (only warnings and errors are summarised)', () => {
+    const { logger, lines } = capture();
+    for (let i = 0; i < 50; i++) logger.info({}, 'request');
+    expect(lines).toHaveLength(50);
+  });
+});

@@ -97,6 +97,7 @@ async function main(): Promise<void> {
     port: config.PORT,
     logger,
     metrics: metrics.registry,
+    dependencies: events.dependencies,
     register: (router) => app.registerRoutes(router),
     onCall: metrics.onCall,
   });

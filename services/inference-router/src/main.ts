@@ -98,6 +98,7 @@ async function main(): Promise<void> {
     logger,
     metrics: metrics.registry,
     onCall: metrics.onCall,
+    dependencies: events.dependencies,
     register: (r) => app.registerRoutes(r),
   });
   const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);

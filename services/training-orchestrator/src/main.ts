@@ -99,6 +99,7 @@ async function main(): Promise<void> {
     logger,
     metrics: metrics.registry,
     onCall: metrics.onCall,
+    dependencies: events.dependencies,
     register: (router) => app.registerRoutes(router),
   });
   const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);

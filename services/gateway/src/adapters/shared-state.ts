@@ -31,6 +31,10 @@ export async function connectSharedState(
     };
   const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, enableAutoPipelining: true });
   const subscriber = redis.duplicate();
+  // ioredis reconnects by itself; without a listener it prints every failed attempt to stderr, unbounded.
+  // Through the logger, repeats are summarised (see @whetstone/telemetry).
+  for (const client of [redis, subscriber])
+    client.on('error', (err: Error) => logger.warn({ err }, 'Redis connection error; reconnecting'));
   const fanout = await redisInvalidation(redis, subscriber, (inv) => authCache.invalidate(inv), logger);
   return {
     rateLimiter: new RedisRateLimiter(redis, config.RATE_LIMIT_REDIS_PREFIX),

@@ -1,4 +1,5 @@
-import type { Pool, PoolClient } from 'pg';
+import type { Pool } from 'pg';
+import { listenWithReconnect } from '@whetstone/events';
 import type { Logger } from '@whetstone/telemetry';
 import type { IngestSignal } from '../application/ports';
 
@@ -17,16 +18,17 @@ const IDS_PER_NOTIFY = 150;
 export async function pgIngestSignal(
   pool: Pool,
   local: IngestSignal,
-  logger: Pick<Logger, 'warn'>,
+  logger: Pick<Logger, 'warn' | 'info'>,
 ): Promise<IngestSignal & { stop(): Promise<void> }> {
-  const listener: PoolClient = await pool.connect();
-  const onNotification = (msg: { channel: string; payload?: string | undefined }) => {
-    if (msg.channel === INGESTED_CHANNEL && msg.payload) local.ingested(msg.payload.split(','));
-  };
-  listener.on('notification', onNotification);
-  // A cut LISTEN connection must not crash the process; reads then fall back to their bounded wait.
-  listener.on('error', (err) => logger.warn({ err }, 'history ingest listener connection lost'));
-  await listener.query(`LISTEN ${INGESTED_CHANNEL}`);
+  // A lost LISTEN connection reconnects by itself; meanwhile reads fall back to their bounded wait.
+  const listener = await listenWithReconnect({
+    pool,
+    channel: INGESTED_CHANNEL,
+    onNotify: (payload) => {
+      if (payload) local.ingested(payload.split(','));
+    },
+    logger,
+  });
   return {
     expect: (id) => local.expect(id),
     ingested(ids) {
@@ -36,10 +38,6 @@ export async function pgIngestSignal(
           .query('SELECT pg_notify($1, $2)', [INGESTED_CHANNEL, ids.slice(i, i + IDS_PER_NOTIFY).join(',')])
           .catch((err: unknown) => logger.warn({ err }, 'could not tell other replicas about stored inferences'));
     },
-    async stop() {
-      listener.off('notification', onNotification);
-      await listener.query(`UNLISTEN ${INGESTED_CHANNEL}`).catch(() => undefined);
-      listener.release();
-    },
+    stop: () => listener.stop(),
   };
 }
