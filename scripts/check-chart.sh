@@ -2,7 +2,8 @@
 # Lints and renders charts/whetstone offline with every values file, checks that
 # values.schema.json rejects what it must, compares the renders with the golden
 # files, validates every rendered manifest against the Kubernetes schemas, and
-# checks the wiring (NetworkPolicies, callers, secrets, Ingress paths).
+# checks the wiring (NetworkPolicies, callers, secrets, Ingress paths) and that the
+# Tiltfile and deploy/build-images.sh build and run what the chart runs.
 # `--update` rewrites the golden files.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -64,3 +65,4 @@ fi
 
 pnpm exec tsx scripts/chart/validate-manifests.ts "$out"/*.yaml --schema-only deploy/dev/infra.yaml
 pnpm exec tsx scripts/chart/check-wiring.ts "$out"/*.yaml
+pnpm exec tsx scripts/chart/check-tilt.ts "$out/default.yaml" "$out/values-dev.yaml"
