@@ -35,6 +35,7 @@ REJECTED=(
   'services.gateway.secrets[0]=DATABASE_PASSWORD'
   'defaults.hpa.minReplica=2'
   'networkPolicy.enable=false'
+  'database.params.schema=public'
 )
 for bad in "${REJECTED[@]}"; do
   if "$HELM" template whetstone "$CHART" --set "$bad" >/dev/null 2>&1; then

@@ -58,13 +58,19 @@ app.kubernetes.io/instance: {{ .root.Release.Name }}
       key: {{ $key }}
 {{- end }}
 {{- if has "DATABASE_SERVER_URL" $secrets }}
+{{- /* Kubernetes can only append to the Secret's URL, so it carries no query string and the parameters
+(database.params, then the schema) are composed here, each value URL-encoded. */}}
+{{- $params := list }}
+{{- range $k, $v := ($root.Values.database | default dict).params }}
+{{- $params = append $params (printf "%s=%s" $k (urlquery $v)) }}
+{{- end }}
 {{- if not .migration }}
 - name: EVENTS_DATABASE_URL
-  value: "$(DATABASE_SERVER_URL)"
+  value: "$(DATABASE_SERVER_URL){{ if $params }}?{{ join "&" $params }}{{ end }}"
 {{- end }}
 {{- with .svc.schema }}
 - name: DATABASE_URL
-  value: "$(DATABASE_SERVER_URL)?schema={{ . }}"
+  value: "$(DATABASE_SERVER_URL)?{{ join "&" (append $params (printf "schema=%s" .)) }}"
 {{- end }}
 {{- end }}
 {{- range $peer, $p := $root.Values.services }}
