@@ -1,32 +1,55 @@
 # syntax=docker/dockerfile:1.7
-# One image recipe for every deployable: `docker build --build-arg SERVICE=gateway -t whetstone/gateway .`
+# Images of every deployable; deploy/build-images.sh builds them all from deploy/deployables.json.
+#   runtime (last, the default)  compiled JavaScript and runtime dependencies only, one image per service:
+#                                docker build --build-arg SERVICE=gateway -t whetstone/gateway .
+#   migrate                      the Prisma CLI and every service's migrations, for the chart's migration Jobs
+#   dev                          the whole workspace running `tsx watch`, for Tilt's live update (see the Tiltfile)
 ARG NODE_VERSION=20.19.5
 
 FROM node:${NODE_VERSION}-bookworm-slim AS base
 ENV CI=true \
     ONNXRUNTIME_NODE_INSTALL=skip \
     PRISMA_ENGINES_MIRROR=http://127.0.0.1:9 \
-    CHECKPOINT_DISABLE=1
+    CHECKPOINT_DISABLE=1 \
+    npm_config_store_dir=/pnpm-store
 RUN npm install -g pnpm@10.28.1
 WORKDIR /app
 
-# The install stage copies the whole source tree, because pnpm's postinstall generates the Prisma clients and
-# builds the ML assets from it; any source edit therefore re-runs the install. Splitting manifests from sources
-# (and a `pnpm deploy --prod` slim image) is tracked with the Kubernetes work, not done here.
-FROM base AS deps
-COPY package.json pnpm-lock.yaml pnpm-workspace.yaml .npmrc ./
-COPY packages/ packages/
-COPY services/ services/
-COPY tools/ tools/
-COPY test/e2e/package.json test/e2e/package.json
-COPY bench/package.json bench/package.json
-RUN pnpm install --frozen-lockfile
+# Every download, keyed by the lockfile alone: a source edit keeps this layer and the store it fills.
+FROM base AS fetch
+COPY pnpm-lock.yaml pnpm-workspace.yaml .npmrc ./
+RUN pnpm fetch
 
-FROM base AS runtime
+# The workspace, linked from that store without the network. The postinstall generates the Prisma clients and
+# builds the ML assets (the GloVe subset is reused when the build context has it).
+FROM fetch AS workspace
+COPY . .
+RUN pnpm install --offline --frozen-lockfile
+
+FROM workspace AS dev
 ARG SERVICE
-ENV NODE_ENV=production SERVICE=${SERVICE} HOME=/tmp
-COPY --from=deps --chown=10001:10001 /app /app
-COPY --chown=10001:10001 proto/ proto/
+ENV SERVICE=${SERVICE} HOME=/tmp
 USER 10001:10001
-# Services run their TypeScript through tsx; its compile cache goes to /tmp (an emptyDir in the chart).
-CMD ["sh", "-c", "exec node --require tsx/cjs services/${SERVICE}/src/main.ts"]
+# tsx restarts the service when Tilt syncs a source file; its cache goes to /tmp (an emptyDir in the chart).
+CMD ["sh", "-c", "exec node_modules/.bin/tsx watch --clear-screen=false services/${SERVICE}/src/main.ts"]
+
+# The chart's migration Jobs run `pnpm --filter @whetstone/<service> run migrate` in this image.
+FROM workspace AS migrate
+ENV HOME=/tmp
+USER 10001:10001
+
+# TypeScript compiled to JavaScript, `pnpm deploy --prod`, the model runtime only where models run
+# (deploy/image/build-service.mjs); /out/deps holds the third-party packages, /out/app the rest.
+FROM workspace AS build
+ARG SERVICE
+RUN test -n "${SERVICE}" && node deploy/image/build-service.mjs "${SERVICE}" /out
+
+FROM node:${NODE_VERSION}-bookworm-slim AS runtime
+ARG SERVICE
+ENV NODE_ENV=production HOME=/tmp
+# Two layers: the dependencies' layer has the same content after a source-only edit, so BuildKit reuses it.
+COPY --from=build /out/deps/ /app/
+COPY --from=build /out/app/ /app/
+WORKDIR /app/services/${SERVICE}
+USER 10001:10001
+CMD ["node", "--enable-source-maps", "dist/main.js"]

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Lints and renders charts/whetstone offline, compares the renders with the
-# golden files, and validates every rendered manifest against the Kubernetes
-# schemas. `--update` rewrites the golden files.
+# Lints and renders charts/whetstone offline with every values file, checks that
+# values.schema.json rejects what it must, compares the renders with the golden
+# files, validates every rendered manifest against the Kubernetes schemas, and
+# checks the wiring (NetworkPolicies, callers, secrets, Ingress paths) and that the
+# Tiltfile and deploy/build-images.sh build and run what the chart runs.
+# `--update` rewrites the golden files.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,6 +23,27 @@ CHART=charts/whetstone
 VALUES_FILES=("$CHART"/ci/*.yaml deploy/dev/values-dev.yaml)
 for values in "${VALUES_FILES[@]}"; do "$HELM" lint --strict "$CHART" -f "$values" >/dev/null; done
 echo "helm lint: ok"
+
+# values.schema.json must refuse these; each line is one `--set` that has to fail.
+REJECTED=(
+  'containerSecurityContext.readOnlyRootFileSystem=true'
+  'containerSecurityContext.readOnlyRootFilesystem=false'
+  'containerSecurityContext.allowPrivilegeEscalation=true'
+  'podSecurityContext.runAsNonRoot=false'
+  'podSecurityContext.runAsUSer=0'
+  'ingress.paths[0]=/metrics'
+  'services.gateway.secrets[0]=DATABASE_PASSWORD'
+  'defaults.hpa.minReplica=2'
+  'networkPolicy.enable=false'
+  'database.params.schema=public'
+)
+for bad in "${REJECTED[@]}"; do
+  if "$HELM" template whetstone "$CHART" --set "$bad" >/dev/null 2>&1; then
+    echo "values.schema.json accepted --set $bad" >&2
+    exit 1
+  fi
+done
+echo "values.schema.json rejects ${#REJECTED[@]} bad values"
 
 render() { "$HELM" template whetstone "$CHART" --namespace whetstone "$@"; }
 out=$(mktemp -d)
@@ -41,3 +65,5 @@ else
 fi
 
 pnpm exec tsx scripts/chart/validate-manifests.ts "$out"/*.yaml --schema-only deploy/dev/infra.yaml
+pnpm exec tsx scripts/chart/check-wiring.ts "$out"/*.yaml
+pnpm exec tsx scripts/chart/check-tilt.ts "$out/default.yaml" "$out/values-dev.yaml"

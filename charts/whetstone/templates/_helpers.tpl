@@ -21,6 +21,11 @@ app.kubernetes.io/instance: {{ .root.Release.Name }}
 {{- toYaml (mergeOverwrite (deepCopy .root.Values.defaults) (deepCopy .svc)) -}}
 {{- end -}}
 
+{{/* The smallest number of pods a deployable runs: its HPA's minimum, else its replica count. */}}
+{{- define "whetstone.minReplicas" -}}
+{{- if .hpa.enabled }}{{ .hpa.minReplicas }}{{ else }}{{ .replicas }}{{ end -}}
+{{- end -}}
+
 {{- define "whetstone.image" -}}
 {{ printf "%s/%s:%s" .root.Values.image.repository .name .root.Values.image.tag }}
 {{- end -}}
@@ -42,18 +47,32 @@ app.kubernetes.io/instance: {{ .root.Release.Name }}
 - name: {{ $k }}
   value: {{ $v | quote }}
 {{- end }}
-{{- range $key := list "DATABASE_SERVER_URL" "REDIS_URL" "S3_ACCESS_KEY" "S3_SECRET_KEY" "BLOB_SIGNING_SECRET" "ADMIN_TOKEN" }}
+{{- /* Only the Secret keys this deployable needs, none optional: a missing key fails the pod's start. */}}
+{{- $secrets := .svc.secrets | default $root.Values.defaults.secrets | default list }}
+{{- if .migration }}{{ $secrets = list "DATABASE_SERVER_URL" }}{{ end }}
+{{- range $key := $secrets }}
 - name: {{ $key }}
   valueFrom:
     secretKeyRef:
       name: {{ $root.Values.existingSecret }}
       key: {{ $key }}
-      optional: true
 {{- end }}
+{{- if has "DATABASE_SERVER_URL" $secrets }}
+{{- /* Kubernetes can only append to the Secret's URL, so it carries no query string and the parameters
+(database.params, then the schema) are composed here, each value URL-encoded. */}}
+{{- $params := list }}
+{{- range $k, $v := ($root.Values.database | default dict).params }}
+{{- $params = append $params (printf "%s=%s" $k (urlquery $v)) }}
+{{- end }}
+{{- if not .migration }}
 - name: EVENTS_DATABASE_URL
-  value: "$(DATABASE_SERVER_URL)"
+  value: "$(DATABASE_SERVER_URL){{ if $params }}?{{ join "&" $params }}{{ end }}"
+{{- end }}
+{{- with .svc.schema }}
 - name: DATABASE_URL
-  value: "$(DATABASE_SERVER_URL)?schema={{ .svc.schema | default "public" }}"
+  value: "$(DATABASE_SERVER_URL)?{{ join "&" (append $params (printf "schema=%s" .)) }}"
+{{- end }}
+{{- end }}
 {{- range $peer, $p := $root.Values.services }}
 {{- if and (ne (toString $p.enabled) "false") (eq $p.kind "grpc") }}
 - name: {{ $peer | upper | replace "-" "_" }}_ADDR

@@ -23,6 +23,8 @@ export const blobEnv = {
     .default(512 * 1024 * 1024),
   /** s3: endpoint URL, e.g. http://minio:9000. */
   S3_ENDPOINT: z.string().url().optional(),
+  /** s3: where clients outside the cluster reach the storage; presigned URLs are signed for it. Default: S3_ENDPOINT. */
+  S3_PUBLIC_ENDPOINT: z.string().url().optional(),
   S3_ACCESS_KEY: z.string().optional(),
   S3_SECRET_KEY: z.string().optional(),
   S3_REGION: z.string().default('us-east-1'),
@@ -36,11 +38,17 @@ export function blobStoreFromEnv(config: BlobEnv): BlobStore {
   if (config.BLOB_STORE === 's3') {
     if (!config.S3_ENDPOINT || !config.S3_ACCESS_KEY || !config.S3_SECRET_KEY)
       throw new Error('BLOB_STORE=s3 needs S3_ENDPOINT, S3_ACCESS_KEY and S3_SECRET_KEY');
-    const url = new URL(config.S3_ENDPOINT);
+    const endpoint = (value: string) => {
+      const url = new URL(value);
+      return {
+        endPoint: url.hostname,
+        ...(url.port ? { port: Number(url.port) } : {}),
+        useSSL: url.protocol === 'https:',
+      };
+    };
     return new S3BlobStore({
-      endPoint: url.hostname,
-      ...(url.port ? { port: Number(url.port) } : {}),
-      useSSL: url.protocol === 'https:',
+      ...endpoint(config.S3_ENDPOINT),
+      ...(config.S3_PUBLIC_ENDPOINT ? { publicEndpoint: endpoint(config.S3_PUBLIC_ENDPOINT) } : {}),
       accessKey: config.S3_ACCESS_KEY,
       secretKey: config.S3_SECRET_KEY,
       region: config.S3_REGION,

@@ -12,11 +12,19 @@ export interface S3BlobStoreOptions {
   region?: string;
   /** Path-style URLs (MinIO and most self-hosted S3 servers need them). */
   pathStyle?: boolean;
+  /**
+   * Where clients outside the cluster reach the same storage, when that differs from `endPoint` (e.g. the
+   * in-cluster `minio:9000` behind `localhost:9000` or a public host). A presigned URL signs its host, so it is
+   * signed for this endpoint; the service's own calls keep using `endPoint`.
+   */
+  publicEndpoint?: { endPoint: string; port?: number; useSSL: boolean };
 }
 
 /** S3 / MinIO object storage through the `minio` client, with real presigned URLs. */
 export class S3BlobStore implements BlobStore {
   private readonly client: Client;
+  /** Signs presigned URLs; the same client unless a public endpoint is configured. */
+  private readonly signer: Client;
   private readonly region: string;
   private readonly ready = new Map<string, Promise<void>>();
 
@@ -31,6 +39,19 @@ export class S3BlobStore implements BlobStore {
       region: this.region,
       pathStyle: options.pathStyle ?? true,
     });
+    // With its region given, the minio client signs without contacting the endpoint, so it may be unreachable
+    // from inside the cluster.
+    this.signer = options.publicEndpoint
+      ? new Client({
+          endPoint: options.publicEndpoint.endPoint,
+          ...(options.publicEndpoint.port ? { port: options.publicEndpoint.port } : {}),
+          useSSL: options.publicEndpoint.useSSL,
+          accessKey: options.accessKey,
+          secretKey: options.secretKey,
+          region: this.region,
+          pathStyle: options.pathStyle ?? true,
+        })
+      : this.client;
   }
 
   /** Buckets are created on first use. */
@@ -115,7 +136,7 @@ export class S3BlobStore implements BlobStore {
     assertValidLocation(bucket, key);
     await this.bucket(bucket);
     return {
-      url: await this.client.presignedPutObject(bucket, key, opts.expiresInSeconds),
+      url: await this.signer.presignedPutObject(bucket, key, opts.expiresInSeconds),
       expiresAt: new Date(Date.now() + opts.expiresInSeconds * 1000),
     };
   }
@@ -130,7 +151,7 @@ export class S3BlobStore implements BlobStore {
     if (opts.fileName)
       headers['response-content-disposition'] = `attachment; filename="${opts.fileName.replace(/["\\\r\n]/g, '_')}"`;
     return {
-      url: await this.client.presignedGetObject(bucket, key, opts.expiresInSeconds, headers),
+      url: await this.signer.presignedGetObject(bucket, key, opts.expiresInSeconds, headers),
       expiresAt: new Date(Date.now() + opts.expiresInSeconds * 1000),
     };
   }

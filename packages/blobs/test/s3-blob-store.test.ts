@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import S3rver from 's3rver';
-import { S3BlobStore } from '../src';
+import { S3BlobStore, blobStoreFromEnv, blobEnvSchema } from '../src';
 
 // s3rver speaks the S3 protocol but does not check signatures, so these tests prove the adapter's
 // protocol use (put/get/list/delete, presigned PUT then GET), not that tampered URLs are refused.
@@ -49,5 +49,32 @@ describe('S3 blob store against a real S3-protocol server (s3rver)', () => {
     const res = await fetch(get.url);
     expect(res.status).toBe(200);
     expect(Buffer.from(await res.arrayBuffer()).equals(body)).toBe(true);
+  });
+
+  it('when a public endpoint is configured, then presigned URLs name it and a PUT through it lands in the bucket', async () => {
+    // The service reaches the server as 127.0.0.1; clients are told localhost (as with a port-forward or a public
+    // host in front of the in-cluster MinIO). S3_PUBLIC_ENDPOINT reaches the store through the config loader.
+    const port = new URL((await store.presignGet('datasets', 'x/y', { expiresInSeconds: 60 })).url).port;
+    const outside = blobStoreFromEnv(
+      blobEnvSchema.parse({
+        BLOB_STORE: 's3',
+        S3_ENDPOINT: `http://127.0.0.1:${port}`,
+        S3_PUBLIC_ENDPOINT: `http://localhost:${port}`,
+        S3_ACCESS_KEY: 'S3RVER',
+        S3_SECRET_KEY: 'S3RVER',
+      }),
+    );
+    const put = await outside.presignPut('datasets', 'team/ds/v2/raw.jsonl', { expiresInSeconds: 900 });
+    expect(new URL(put.url).host).toBe(`localhost:${port}`);
+    expect((await fetch(put.url, { method: 'PUT', body: 'public\n' })).status).toBe(200);
+    expect(await outside.stat('datasets', 'team/ds/v2/raw.jsonl')).toMatchObject({ size: 7 });
+    const get = await outside.presignGet('datasets', 'team/ds/v2/raw.jsonl', { expiresInSeconds: 900 });
+    expect(new URL(get.url).host).toBe(`localhost:${port}`);
+    expect(await (await fetch(get.url)).text()).toBe('public\n');
+  });
+
+  it('when no public endpoint is configured, then presigned URLs name the service endpoint', async () => {
+    const put = await store.presignPut('datasets', 'team/ds/v3/raw.jsonl', { expiresInSeconds: 900 });
+    expect(new URL(put.url).hostname).toBe('127.0.0.1');
   });
 });

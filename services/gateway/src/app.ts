@@ -118,23 +118,28 @@ function keyIsCached(cache: AuthCache, req: Request, now: number): boolean {
   return secret !== undefined && cache.get(AuthCache.fingerprint(secret), now) !== undefined;
 }
 
-/** 200 when every configured back end answers its health check, else 503 naming the ones that do not. */
+/**
+ * 200 when key-billing answers its health check (every request authenticates there), else 503. The other back
+ * ends are reported under `degraded` but do not make the gateway unready: one of them down fails its own routes,
+ * and taking every gateway replica out of its Service for it would fail all the others too.
+ */
 function readiness(deps: GatewayDeps): RequestHandler {
-  const probes: [string, { ready(): Promise<boolean> } | undefined][] = [
-    ['key-billing', deps.keyBilling],
+  const others: [string, { ready(): Promise<boolean> } | undefined][] = [
     ['inference-router', deps.inference],
     ['dataset', deps.datasets],
     ['training-orchestrator', deps.training],
     ['inference-history', deps.history],
   ];
+  const up = (port: { ready(): Promise<boolean> } | undefined) =>
+    port ? port.ready().catch(() => false) : Promise.resolve(true);
   return async (_req, res) => {
-    const checks = await Promise.all(
-      probes.map(async ([name, port]) => (port && !(await port.ready().catch(() => false)) ? name : null)),
-    );
-    const down = checks.filter(Boolean);
-    res
-      .status(down.length ? 503 : 200)
-      .json(down.length ? { detail: `not reachable: ${down.join(', ')}` } : { status: 'ready' });
+    const [billing, ...rest] = await Promise.all([up(deps.keyBilling), ...others.map(([, port]) => up(port))]);
+    const degraded = others.filter((_, i) => !rest[i]).map(([name]) => name);
+    if (!billing) {
+      res.status(503).json({ detail: `not reachable: ${['key-billing', ...degraded].join(', ')}` });
+      return;
+    }
+    res.status(200).json(degraded.length ? { status: 'ready', degraded } : { status: 'ready' });
   };
 }
 

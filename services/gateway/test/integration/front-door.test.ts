@@ -10,6 +10,9 @@ import { requireSpendable } from '../../src/transport/http/spendable';
 import { keyBillingOverRpc } from '../../src/adapters/key-billing.client';
 import { createRpcClient } from '@whetstone/rpc';
 import { KeyBillingService } from '@whetstone/proto/keybilling/v1';
+import { InferenceRouterService } from '@whetstone/proto/inference/v1';
+import { createHealthChecker } from '@whetstone/rpc';
+import { inferenceOverRpc } from '../../src/adapters/inference.client';
 
 type KB = Awaited<ReturnType<typeof startKeyBilling>>;
 
@@ -305,5 +308,38 @@ describe('gateway front door (real key-billing over gRPC, real Postgres)', () =>
     expect((await get('/readyz')).status).toBe(200);
     const metrics = await (await get('/metrics')).text();
     expect(metrics).toContain('whetstone_gateway_http_request_duration_seconds');
+  });
+
+  it('when a back end other than key-billing is down, then readyz stays 200 and names it as degraded', async () => {
+    // Nothing listens on port 1: the router's real health check fails, as when its pods are gone.
+    const deadRouter = '127.0.0.1:1';
+    const health = createHealthChecker({ addr: deadRouter, caller: 'gateway' });
+    const inference = inferenceOverRpc(
+      createRpcClient(InferenceRouterService, { addr: deadRouter, caller: 'gateway' }),
+      () => health.check(),
+    );
+    const degraded = await startGateway(kb, { inference });
+    try {
+      const res = await fetch(`${degraded.url}/readyz`);
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ status: 'ready', degraded: ['inference-router'] });
+    } finally {
+      await degraded.close();
+    }
+  });
+});
+
+describe('gateway readiness without key-billing', () => {
+  it('when key-billing is down, then readyz is 503 naming it', async () => {
+    const kb = await startKeyBilling();
+    const gw = await startGateway(kb);
+    await kb.close();
+    try {
+      const res = await fetch(`${gw.url}/readyz`);
+      expect(res.status).toBe(503);
+      expect(await res.json()).toEqual({ detail: 'not reachable: key-billing' });
+    } finally {
+      await gw.close();
+    }
   });
 });
