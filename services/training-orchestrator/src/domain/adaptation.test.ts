@@ -1,4 +1,4 @@
-import { assertSettings, decide, defaultSettings, projectOfFeedbackDataset } from './adaptation';
+import { assertSettings, decide, defaultSettings, familyZ, projectOfFeedbackDataset } from './adaptation';
 
 const gate = { metric: 'f1' as const, minGain: 0.02, f1Tolerance: 0.05, minLabelSupport: 5 };
 const scores = (f1: number, perLabel: Record<string, [number, number]>) => ({
@@ -12,11 +12,23 @@ describe('the adaptive gate', () => {
   it('promotes a candidate that gains at least min_gain and drops no label past the tolerance', () => {
     const d = decide(
       gate,
-      scores(0.6, { PER: [0.7, 40], ORG: [0.5, 30] }),
-      scores(0.66, { PER: [0.8, 40], ORG: [0.47, 30] }),
+      scores(0.6, { PER: [0.7, 400], ORG: [0.5, 300] }),
+      scores(0.66, { PER: [0.8, 400], ORG: [0.47, 300] }),
     );
     expect(d).toMatchObject({ promote: true, gain: 0.06 });
     expect(d.reason).toContain('f1 0.6000 → 0.6600 (+0.0600)');
+  });
+
+  it('rejects a gain inside the noise band of the held-out set, however it clears min_gain', () => {
+    const d = decide(gate, { f1: 0.4187, examples: 1003 }, { f1: 0.4527, examples: 1003 });
+    expect(d.promote).toBe(false);
+    expect(d.reason).toContain('within the noise of the held-out set (95% band ±0.0434)');
+    expect(decide(gate, { f1: 0.4187, examples: 1003 }, { f1: 0.5105, examples: 1003 }).promote).toBe(true);
+  });
+
+  it('widens the per-label band for the number of labels checked (Bonferroni)', () => {
+    expect(familyZ(1)).toBeCloseTo(1.96, 2);
+    expect(familyZ(77)).toBeCloseTo(3.41, 2);
   });
 
   it('rejects a gain below min_gain', () => {
@@ -36,17 +48,33 @@ describe('the adaptive gate', () => {
   });
 
   it('does not hold labels with fewer held-out examples than min_label_support to the tolerance', () => {
-    const d = decide(gate, scores(0.6, { rare: [1, 2] }), scores(0.7, { rare: [0, 2] }));
+    const d = decide(
+      gate,
+      scores(0.6, { big: [0.6, 2000], rare: [1, 2] }),
+      scores(0.7, { big: [0.7, 2000], rare: [0, 2] }),
+    );
     expect(d.promote).toBe(true);
   });
 
   it('allows a drop within the noise band of a label measured on few examples (one example of 13 is 0.077)', () => {
-    expect(decide(gate, scores(0.6, { rare: [0.8, 13] }), scores(0.7, { rare: [0.723, 13] })).promote).toBe(true);
-    expect(decide(gate, scores(0.6, { rare: [0.8, 13] }), scores(0.7, { rare: [0.5, 13] })).promote).toBe(false);
+    expect(
+      decide(
+        gate,
+        scores(0.6, { big: [0.6, 2000], rare: [0.8, 13] }),
+        scores(0.7, { big: [0.7, 2000], rare: [0.723, 13] }),
+      ).promote,
+    ).toBe(true);
+    expect(
+      decide(
+        gate,
+        scores(0.6, { big: [0.6, 2000], rare: [0.8, 13] }),
+        scores(0.7, { big: [0.7, 2000], rare: [0.4, 13] }),
+      ).promote,
+    ).toBe(false);
   });
 
   it('counts a label the candidate no longer predicts as F1 0', () => {
-    const d = decide(gate, scores(0.6, { LOC: [0.5, 10] }), scores(0.7, {}));
+    const d = decide(gate, scores(0.6, { big: [0.6, 2000], LOC: [0.5, 100] }), scores(0.7, { big: [0.7, 2000] }));
     expect(d.promote).toBe(false);
   });
 

@@ -164,14 +164,22 @@ export function decide(
   const figures = `${s.metric} ${fmt(before)} → ${fmt(after)} (${gain >= 0 ? '+' : ''}${fmt(gain)})`;
   if (gain < s.minGain - 1e-9)
     return { promote: false, gain, reason: `${figures}: the gain is below min_gain ${s.minGain}` };
+  const band = gainBand(before, after, itemsScored(baseline));
+  if (gain < band - 1e-9)
+    return {
+      promote: false,
+      gain,
+      reason: `${figures}: the gain is within the noise of the held-out set (95% band ±${fmt(band)})`,
+    };
+  const checked = [...perLabel(baseline)].filter(([, b]) => b.support >= s.minLabelSupport);
+  const z = familyZ(checked.length);
   const candidateLabels = perLabel(candidate);
-  const drops = [...perLabel(baseline)]
-    .filter(([, b]) => b.support >= s.minLabelSupport)
+  const drops = checked
     .map(([label, b]) => ({
       label,
       before: b.f1,
       after: candidateLabels.get(label)?.f1 ?? 0,
-      allowed: allowedDrop(s, b),
+      allowed: allowedDrop(s, b, z),
     }))
     .filter((d) => d.before - d.after > d.allowed + 1e-9)
     .sort((a, b) => b.before - b.after - (a.before - a.after));
@@ -189,17 +197,68 @@ export function decide(
   return {
     promote: true,
     gain,
-    reason: `${figures} ≥ min_gain ${s.minGain}, and no label with ${s.minLabelSupport}+ held-out examples lost more F1 than f1_tolerance ${s.f1Tolerance} and its noise band`,
+    reason: `${figures} ≥ min_gain ${s.minGain} and beyond the held-out noise (±${fmt(band)}), and no label with ${s.minLabelSupport}+ held-out examples lost more F1 than f1_tolerance ${s.f1Tolerance} and its noise band`,
   };
 }
 
 /**
- * How much F1 a label may lose: f1_tolerance, or the 95% noise band of an F1 measured on `support` examples
- * (1.96·√(F(1−F)/n)) when that is wider, so one example more or less on a rare label is not read as forgetting.
+ * How much F1 a label may lose: f1_tolerance, or the noise band of an F1 measured on `support` examples
+ * (z·√(F(1−F)/n), with z for 95% over all the labels checked: Bonferroni) when that is wider, so one example more
+ * or less on a rare label, or one of 77 labels moving by chance, is not read as forgetting.
  */
-export function allowedDrop(s: Pick<AdaptiveSettings, 'f1Tolerance'>, b: LabelScore): number {
-  const band = b.support > 0 ? 1.96 * Math.sqrt((b.f1 * (1 - b.f1)) / b.support) : 1;
+export function allowedDrop(s: Pick<AdaptiveSettings, 'f1Tolerance'>, b: LabelScore, z = 1.96): number {
+  const band = b.support > 0 ? z * Math.sqrt((b.f1 * (1 - b.f1)) / b.support) : 1;
   return Math.max(s.f1Tolerance, band);
+}
+
+/**
+ * The 95% band of a difference of two scores measured on the same `n` items (as two proportions: an approximation
+ * for F1): a gain inside it is not evidence that the candidate is better.
+ */
+export function gainBand(before: number, after: number, n: number): number {
+  if (n <= 0) return 0;
+  const v = (x: number) => Math.min(1, Math.max(0, x)) * (1 - Math.min(1, Math.max(0, x)));
+  return 1.96 * Math.sqrt((v(before) + v(after)) / n);
+}
+
+/** Items the headline was measured on: the gold labels (spans, classes) of the per-label figures, else examples. */
+function itemsScored(metrics: Record<string, unknown>): number {
+  const labels = [...perLabel(metrics).values()].reduce((n, l) => n + l.support, 0);
+  return labels || (num(metrics.examples) ?? 0);
+}
+
+/** The z of a two-sided 95% band shared by k comparisons (Bonferroni): 1.96 for one, about 3.2 for 77. */
+export function familyZ(k: number): number {
+  return normalQuantile(1 - 0.05 / (2 * Math.max(1, k)));
+}
+
+/** Inverse of the standard normal CDF (Acklam's rational approximation; relative error below 1.2e-9). */
+export function normalQuantile(p: number): number {
+  const a = [
+    -3.969683028665376e1, 2.209460984245205e2, -2.759285104469687e2, 1.38357751867269e2, -3.066479806614716e1,
+    2.506628277459239,
+  ];
+  const b = [
+    -5.447609879822406e1, 1.615858368580409e2, -1.556989798598866e2, 6.680131188771972e1, -1.328068155288572e1,
+  ];
+  const c = [
+    -7.784894002430293e-3, -3.223964580411365e-1, -2.400758277161838, -2.549732539343734, 4.374664141464968,
+    2.938163982698783,
+  ];
+  const d = [7.784695709041462e-3, 3.224671290700398e-1, 2.445134137142996, 3.754408661907416];
+  const low = 0.02425;
+  const poly = (k: number[], x: number) => k.reduce((acc, coef) => acc * x + coef, 0);
+  if (p < low) {
+    const q = Math.sqrt(-2 * Math.log(p));
+    return poly(c, q) / (poly(d, q) * q + 1);
+  }
+  if (p > 1 - low) {
+    const q = Math.sqrt(-2 * Math.log(1 - p));
+    return -poly(c, q) / (poly(d, q) * q + 1);
+  }
+  const q = p - 0.5;
+  const r = q * q;
+  return (poly(a, r) * q) / (poly(b, r) * r + 1);
 }
 
 /** Decoders: the held-out loss (nats per byte of the assistant replies) must fall by at least min_gain. */
