@@ -14,6 +14,13 @@ export function h(tag, attrs, ...children) {
   return el;
 }
 
+/** Replaces el's children; like h(), it flattens arrays and skips null, undefined and false. */
+export function fill(el, ...children) {
+  el.replaceChildren();
+  append(el, children);
+  return el;
+}
+
 function append(el, children) {
   for (const c of children) {
     if (c === undefined || c === null || c === false) continue;

@@ -1,7 +1,7 @@
 // Account: sign up and log in, API keys, credits and usage.
 import { del, get, post, session, withQuery } from '../api.js';
 import { navigate, refreshSession } from '../../app.js';
-import { actionButton, field, flash, fmtDate, fmtNum, h, link, onSubmit, stats, table } from '../ui.js';
+import { actionButton, field, flash, fmtDate, fmtNum, h, link, onSubmit, stats, table, fill } from '../ui.js';
 import { lineChart } from '../chart.js';
 
 export function loginPage(main) {
@@ -53,7 +53,8 @@ export async function keysPage(main) {
   );
   const load = async () => {
     const { keys } = await get('/list-api-keys');
-    list.replaceChildren(
+    fill(
+      list,
       table(
         'API keys',
         ['Name', 'Key', 'Created', 'Last used', 'Requests', 'Tokens', 'Cost (credits)', ''],
@@ -95,7 +96,8 @@ export async function keysPage(main) {
         flash('Copy failed: select the key and copy it by hand.');
       }
     });
-    secret.replaceChildren(
+    fill(
+      secret,
       h('p', {}, h('strong', {}, 'Copy this key now.'), ' It will not be shown again.'),
       h('code', { id: 'new-key-value' }, key.secret_key),
       ' ',
@@ -197,11 +199,11 @@ export async function creditsPage(main) {
   try {
     records = await recentInferences(7);
   } catch (e) {
-    chartBox.replaceChildren(h('p', { class: 'muted' }, `Usage by model is not available: ${e.message}`));
+    fill(chartBox, h('p', { class: 'muted' }, `Usage by model is not available: ${e.message}`));
     return;
   }
   if (!records.length) {
-    chartBox.replaceChildren(h('p', { class: 'muted' }, 'No inferences in the last 7 days.'));
+    fill(chartBox, h('p', { class: 'muted' }, 'No inferences in the last 7 days.'));
     return;
   }
   const span = Date.now() - Math.min(...records.map((r) => Date.parse(r.created_at)));
@@ -214,12 +216,14 @@ export async function creditsPage(main) {
     const chart = await lineChart(chartBox, {
       title: `Credits per ${bucket === 3600 ? 'hour' : 'day'} by ${by}`,
       time: true,
+      xRange: [s.data[0][0] - bucket, Date.now() / 1000 + bucket / 2],
       yLabel: 'credits',
       series: s.labels.map((label) => ({ label, points: true })),
       summary: () => `${records.length} inferences`,
     });
     chart.setData(s.data);
-    totalsBox.replaceChildren(
+    fill(
+      totalsBox,
       table(
         `Totals by ${by}`,
         [by === 'model' ? 'Model' : 'Project', 'Credits'],

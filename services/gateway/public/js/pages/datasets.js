@@ -1,7 +1,21 @@
 // Datasets: upload with progress, live processing status, versions, validation reports, delete, synthesis.
 import { del, get, post, uploadFile } from '../api.js';
 import { navigate } from '../../app.js';
-import { actionButton, badge, field, flash, fmtDate, fmtNum, h, link, onSubmit, poll, stats, table } from '../ui.js';
+import {
+  actionButton,
+  badge,
+  field,
+  flash,
+  fmtDate,
+  fmtNum,
+  h,
+  link,
+  onSubmit,
+  poll,
+  stats,
+  table,
+  fill,
+} from '../ui.js';
 
 const SETTLED = ['ready', 'failed'];
 
@@ -21,7 +35,8 @@ export async function datasetsPage(main) {
 
   const load = async () => {
     const { datasets } = await get('/core/datasets');
-    list.replaceChildren(
+    fill(
+      list,
       table(
         'Datasets',
         ['Name', 'Newest version', 'Status', 'Created'],
@@ -147,7 +162,8 @@ export async function datasetPage(main, { name }) {
     shown = version;
     const v = await get(`${base}/${version}`);
     const r = v.report;
-    reportBox.replaceChildren(
+    fill(
+      reportBox,
       h('h2', {}, `Version ${version}: validation report`),
       stats([
         ['Status', badge(v.status)],
@@ -182,7 +198,8 @@ export async function datasetPage(main, { name }) {
 
   const load = async () => {
     const { versions } = await get(base);
-    versionsBox.replaceChildren(
+    fill(
+      versionsBox,
       table(
         'Versions',
         ['Version', 'Status', 'Type', 'Format', 'File', 'Size (bytes)', 'Created', ''],

@@ -1,7 +1,7 @@
 // Inference explorer: the history with every filter, a record page, feedback with a correction editor.
 import { get, post, withQuery } from '../api.js';
 import { navigate } from '../../app.js';
-import { badge, field, fmtDate, fmtNum, h, link, onSubmit, pre, shortId, stats, table } from '../ui.js';
+import { badge, field, fmtDate, fmtNum, h, link, onSubmit, pre, shortId, stats, table, fill } from '../ui.js';
 import { renderResult } from './projects.js';
 
 const FILTERS = [
@@ -188,7 +188,8 @@ function correctionEditor(record, target) {
   });
 
   const render = () => {
-    tokenBox.replaceChildren(
+    fill(
+      tokenBox,
       ...tokens.flatMap((t, i) => {
         const span = spans.find((s) => s.start <= t.start && t.end <= s.end);
         const inSel = selection && i >= selection[0] && i <= selection[1];
@@ -287,7 +288,8 @@ export async function inferencePage(main, { id }) {
   const r = await get(`/inferences/${id}`);
   const feedbackBox = h('div', { id: 'feedback-current' });
   const showFeedback = (f) =>
-    feedbackBox.replaceChildren(
+    fill(
+      feedbackBox,
       f
         ? stats([
             ['Verdict', badge(f.human_verdict)],

@@ -16,13 +16,15 @@ import {
   shortId,
   stats,
   table,
+  fill,
 } from '../ui.js';
 
 export async function projectsPage(main) {
   const list = h('div', { id: 'projects-list' });
   const load = async () => {
     const { projects } = await get('/projects');
-    list.replaceChildren(
+    fill(
+      list,
       table(
         'Projects',
         ['Name', 'Id', 'Active job', 'Created'],
@@ -93,7 +95,8 @@ export async function projectPage(main, { id }) {
 
   const loadDeployments = async () => {
     const { deployments } = await get(`/projects/${id}/deployments`);
-    historyBox.replaceChildren(
+    fill(
+      historyBox,
       table(
         'Deployment history',
         ['Deployment', 'Job', 'Status', 'Reason', 'Created'],
@@ -134,9 +137,7 @@ export async function projectPage(main, { id }) {
     await loadDeployments();
     return 'Deployment started: it becomes active once the model is warm.';
   });
-  deployBox.replaceChildren(
-    deployable.length ? deploy : h('p', { class: 'muted' }, 'No complete training job to deploy yet.'),
-  );
+  fill(deployBox, deployable.length ? deploy : h('p', { class: 'muted' }, 'No complete training job to deploy yet.'));
 
   const playground = h(
     'form',
@@ -157,7 +158,8 @@ export async function projectPage(main, { id }) {
       .map((s) => s.trim())
       .filter(Boolean);
     const r = await post(`/projects/${id}/inference`, { text, schema: types.length ? { entities: types } : undefined });
-    resultBox.replaceChildren(
+    fill(
+      resultBox,
       renderResult(text, r.result),
       h(
         'p',
@@ -292,7 +294,8 @@ export async function adaptivePage(main, { id }) {
   const load = async () => {
     const { data } = await get(`/projects/${id}/adaptations`);
     const figure = (side) => (side && side.value !== undefined ? `${side.metric} ${fmtNum(side.value)}` : '—');
-    trail.replaceChildren(
+    fill(
+      trail,
       table(
         'Adaptations',
         ['Started', 'Status', 'Trigger', 'Corrections', 'Baseline', 'Candidate', 'Decision', 'Jobs', 'Decided'],

@@ -15,6 +15,7 @@ import {
   shortId,
   stats,
   table,
+  fill,
 } from '../ui.js';
 import { lineChart } from '../chart.js';
 
@@ -39,7 +40,8 @@ export async function trainingPage(main, _params, query) {
   const applyBounds = () => {
     const b = trainable.find((m) => m.id === baseSelect.value);
     if (!b) return;
-    typeBox.replaceChildren(
+    fill(
+      typeBox,
       h('legend', {}, 'Training type'),
       b.training_types.map((t, i) =>
         h(
@@ -137,7 +139,8 @@ export async function trainingPage(main, _params, query) {
         limit: 100,
       }),
     );
-    list.replaceChildren(
+    fill(
+      list,
       h('p', { class: 'muted' }, `${total} job(s)`),
       table(
         'Training jobs',
@@ -196,7 +199,8 @@ export async function jobPage(main, { id }) {
   });
 
   const renderSummary = () => {
-    summary.replaceChildren(
+    fill(
+      summary,
       stats([
         ['Status', badge(job.status)],
         ['Base model', job.base_model],
@@ -217,7 +221,8 @@ export async function jobPage(main, { id }) {
         ['Cost (credits)', fmtNum(job.cost_credits)],
       ]),
     );
-    actions.replaceChildren(
+    fill(
+      actions,
       RUNNING.includes(job.status)
         ? actionButton(
             'Stop',
@@ -257,7 +262,8 @@ export async function jobPage(main, { id }) {
       ),
     );
     const m = job.metrics;
-    metricsBox.replaceChildren(
+    fill(
+      metricsBox,
       m
         ? [
             stats(
@@ -290,7 +296,8 @@ export async function jobPage(main, { id }) {
 
   const loadCheckpoints = async () => {
     const { checkpoints } = await get(`/v1/training/jobs/${id}/checkpoints`);
-    checkpointsBox.replaceChildren(
+    fill(
+      checkpointsBox,
       table(
         'Checkpoints',
         ['Checkpoint', 'Kind', 'Step', 'Size (bytes)', 'Time', ''],
@@ -344,7 +351,8 @@ export async function jobPage(main, { id }) {
         const e = await get(`/core/evaluations/${started.evaluation_id}`);
         if (e.status === 'running') continue;
         if (e.status === 'failed') throw new Error(`Evaluation failed: ${e.error}`);
-        result.replaceChildren(
+        fill(
+          result,
           stats([
             ['F1', fmtNum(e.f1)],
             ['Precision', fmtNum(e.precision)],
@@ -355,15 +363,13 @@ export async function jobPage(main, { id }) {
         return `Evaluated on ${dataset_name}.`;
       }
     });
-    evalBox.replaceChildren(form, result);
+    fill(evalBox, form, result);
   };
 
   const renderDeploy = async () => {
     const { projects } = await get('/projects');
     if (!projects.length) {
-      deployBox.replaceChildren(
-        h('p', { class: 'muted' }, 'Create a ', link('projects', 'project'), ' to deploy this job.'),
-      );
+      fill(deployBox, h('p', { class: 'muted' }, 'Create a ', link('projects', 'project'), ' to deploy this job.'));
       return;
     }
     const form = h(
@@ -383,7 +389,7 @@ export async function jobPage(main, { id }) {
       await post(`/projects/${project_id}/deployments`, { training_job_id: id });
       await navigate(`/dashboard/projects/${project_id}`);
     });
-    deployBox.replaceChildren(form);
+    fill(deployBox, form);
   };
 
   main.append(
