@@ -104,6 +104,7 @@ describeWithBrowser('the dashboard in Chromium, end to end through pnpm start', 
   let projectId = '';
   let inferenceId = '';
   let apiKey = '';
+  const email = `dash-${Date.now()}@example.com`;
 
   it('when a visitor signs up, then forms give feedback, sign-up shows a busy state, and Log out appears only once logged in', async () => {
     const scripts: Promise<Buffer>[] = [];
@@ -146,7 +147,7 @@ describeWithBrowser('the dashboard in Chromium, end to end through pnpm start', 
         if (button.disabled) document.body.dataset.sawBusy = button.textContent;
       }).observe(button, { attributes: true, childList: true, characterData: true, subtree: true });
     }`);
-    await page.locator('#signup-form input[name=email]').fill(`dash-${Date.now()}@example.com`);
+    await page.locator('#signup-form input[name=email]').fill(email);
     await page.locator('#signup-form input[name=password]').fill('correct horse battery');
     await page.locator('#signup-form button[type=submit]').click();
     await page.waitForURL(/\/dashboard\/keys$/);
@@ -161,7 +162,8 @@ describeWithBrowser('the dashboard in Chromium, end to end through pnpm start', 
     await page.locator('#new-key-value').waitFor();
     apiKey = (await page.locator('#new-key-value').textContent())!;
     expect(apiKey).toMatch(/^wst_sk_/);
-    await expect(page.locator('#keys-list').textContent()).resolves.toContain(apiKey.slice(-4));
+    await page.locator('#keys-list tbody tr', { hasText: `…${apiKey.slice(-4)}` }).waitFor();
+    expect(await page.locator('#keys-list').textContent()).not.toContain(apiKey);
     await check('keys');
   });
 
@@ -295,6 +297,15 @@ describeWithBrowser('the dashboard in Chromium, end to end through pnpm start', 
     await page.waitForURL(/\/dashboard\/login$/);
     await nav('Log in or sign up').waitFor();
     expect(await page.getByRole('button', { name: 'Log out' }).count()).toBe(0);
+
+    // A deep link while logged out goes through log in and lands where it pointed.
+    await page.goto(`${base}/dashboard/inferences?project_id=${projectId}`);
+    await page.waitForURL(/\/dashboard\/login$/);
+    await page.locator('#login-form input[name=email]').fill(email);
+    await page.locator('#login-form input[name=password]').fill('correct horse battery');
+    await page.locator('#login-form button[type=submit]').click();
+    await page.waitForURL(/\/dashboard\/inferences\?project_id=/);
+    await page.locator(`a[href="/dashboard/inferences/${inferenceId}"]`).waitFor();
     expect(problems).toEqual([]);
   });
 });

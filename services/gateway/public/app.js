@@ -6,6 +6,8 @@ import { routes } from './js/pages/index.js';
 const app = document.getElementById('app');
 const nav = document.getElementById('nav');
 let cleanup = null;
+// The page a logged-out visitor asked for; they land there after logging in.
+let returnTo = null;
 
 /** Matches `path` (after /dashboard/) against the routes table: [pattern, page]. */
 function match(path) {
@@ -82,9 +84,13 @@ async function render() {
   if (cleanup) cleanup();
   cleanup = null;
   flash('');
-  const path =
-    location.pathname.replace(/^\/dashboard\/?/, '').replace(/\/$/, '') || (location.pathname === '/' ? '' : '');
-  if (!session.me && path !== 'login') return navigate('/dashboard/login', true);
+  const path = location.pathname.replace(/^\/(dashboard\/?)?/, '').replace(/\/$/, '');
+  // Older links (billing denials' resolution_url) name a page by hash: /dashboard#credits.
+  if (path === '' && /^#[a-z]+$/.test(location.hash)) return navigate(`/dashboard/${location.hash.slice(1)}`, true);
+  if (!session.me && path !== 'login') {
+    if (path) returnTo = location.pathname + location.search;
+    return navigate('/dashboard/login', true);
+  }
   if (session.me && (path === 'login' || path === '')) return navigate('/dashboard/keys', true);
   renderNav();
   const found = match(path);
@@ -106,6 +112,13 @@ async function render() {
   }
   const h1 = main.querySelector('h1');
   document.title = h1 ? `${h1.textContent} · Whetstone` : 'Whetstone dashboard';
+}
+
+/** After sign-up or log-in: the page the visitor asked for, else API keys. */
+export function enter() {
+  const to = returnTo || '/dashboard/keys';
+  returnTo = null;
+  return navigate(to);
 }
 
 /** Goes to a dashboard path without reloading the page. */

@@ -1,6 +1,6 @@
 // Account: sign up and log in, API keys, credits and usage.
 import { del, get, post, session, withQuery } from '../api.js';
-import { navigate, refreshSession } from '../../app.js';
+import { enter, refreshSession } from '../../app.js';
 import { actionButton, field, flash, fmtDate, fmtNum, h, link, onSubmit, stats, table, fill } from '../ui.js';
 import { lineChart } from '../chart.js';
 
@@ -31,13 +31,13 @@ export function loginPage(main) {
   onSubmit(signup, 'Creating your account…', async (body) => {
     await post('/auth/signup', body);
     await refreshSession();
-    await navigate('/dashboard/keys');
+    await enter();
     flash('Account created: you have the free allowance of 500 credits. Create an API key to call the API.', true);
   });
   onSubmit(login, 'Logging in…', async (body) => {
     await post('/auth/login', body);
     await refreshSession();
-    await navigate('/dashboard/keys');
+    await enter();
   });
   main.append(h('h1', {}, 'Welcome to Whetstone'), h('div', { class: 'cards' }, signup, login));
 }
@@ -206,12 +206,23 @@ export async function creditsPage(main) {
     fill(chartBox, h('p', { class: 'muted' }, 'No inferences in the last 7 days.'));
     return;
   }
+  // Trained models and projects by name rather than id.
+  const [{ jobs }, { projects }] = await Promise.all([
+    get('/core/training-jobs?limit=200').catch(() => ({ jobs: [] })),
+    get('/projects').catch(() => ({ projects: [] })),
+  ]);
+  const names = new Map(jobs.map((j) => [j.id, `${j.model_name} (job ${j.id.slice(0, 8)})`]));
+  const projectNames = new Map(projects.map((p) => [p.id, p.name]));
+  const projectIds = new Map(projects.map((p) => [p.name, p.id]));
   const span = Date.now() - Math.min(...records.map((r) => Date.parse(r.created_at)));
   const bucket = span < 2 * 86400_000 ? 3600 : 86400;
   const draw = async (by) => {
     byModel.setAttribute('aria-pressed', String(by === 'model'));
     byProject.setAttribute('aria-pressed', String(by === 'project'));
-    const keyOf = by === 'model' ? (r) => r.model_id || 'unknown' : (r) => r.project_id || 'no project';
+    const keyOf =
+      by === 'model'
+        ? (r) => names.get(r.model_id) || r.model_id || 'unknown'
+        : (r) => projectNames.get(r.project_id) || r.project_id || 'no project';
     const s = usageSeries(records, keyOf, bucket);
     const chart = await lineChart(chartBox, {
       title: `Credits per ${bucket === 3600 ? 'hour' : 'day'} by ${by}`,
@@ -228,7 +239,7 @@ export async function creditsPage(main) {
         `Totals by ${by}`,
         [by === 'model' ? 'Model' : 'Project', 'Credits'],
         [...s.totals.entries()].map(([k, v]) => [
-          by === 'project' && k !== 'no project' ? link(`projects/${k}`, k) : k,
+          by === 'project' && projectIds.has(k) ? link(`projects/${projectIds.get(k)}`, k) : k,
           fmtNum(v, 6),
         ]),
       ),

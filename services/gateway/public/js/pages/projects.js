@@ -157,10 +157,18 @@ export async function projectPage(main, { id }) {
       .split(',')
       .map((s) => s.trim())
       .filter(Boolean);
-    const r = await post(`/projects/${id}/inference`, { text, schema: types.length ? { entities: types } : undefined });
+    // A decoder deployment answers messages; an extraction one a text and a schema.
+    const active = jobs.find((j) => j.id === project.active_training_job_id);
+    const decoder = Boolean(active && /decoder/.test(active.base_model));
+    const r = await post(
+      `/projects/${id}/inference`,
+      decoder
+        ? { messages: [{ role: 'user', content: text }] }
+        : { text, schema: types.length ? { entities: types } : undefined },
+    );
     fill(
       resultBox,
-      renderResult(text, r.result),
+      decoder ? h('p', { class: 'msg assistant' }, r.result.text) : renderResult(text, r.result),
       h(
         'p',
         {},

@@ -164,6 +164,17 @@ export async function trainingPage(main, _params, query) {
   return settled ? undefined : poll(async () => (await load(), false), 3000);
 }
 
+/** The latest progress report in words; a finished job's last report is history, so it just says so. */
+function progressText(job) {
+  const p = job.progress;
+  if (['complete', 'deployed'].includes(job.status)) return 'done';
+  if (!p || !p.total_steps) return job.status === 'requested' ? 'queued' : '—';
+  const parts = [`step ${p.step}/${p.total_steps}`, `epoch ${p.epoch}`];
+  if (typeof p.loss === 'number') parts.push(`loss ${fmtNum(p.loss)}`);
+  if (RUNNING.includes(job.status) && typeof p.eta_seconds === 'number') parts.push(`ETA ${p.eta_seconds} s`);
+  return parts.join(' · ');
+}
+
 const LOSS = /step (\d+)\/(\d+) epoch (\d+) loss ([\d.]+)/;
 const F1 = /held-out: f1 ([\d.]+)/;
 
@@ -208,14 +219,7 @@ export async function jobPage(main, { id }) {
         ['Epochs', String(job.nr_epochs)],
         ['Learning rate', String(job.learning_rate)],
         ['Datasets', (job.datasets || []).map((d) => d.name || d).join(', ')],
-        [
-          'Progress',
-          job.progress
-            ? Object.entries(job.progress)
-                .map(([k, v]) => `${k} ${typeof v === 'number' ? fmtNum(v) : v}`)
-                .join(', ')
-            : '—',
-        ],
+        ['Progress', progressText(job)],
         ['Created', fmtDate(job.created_at)],
         ['Finished', fmtDate(job.finished_at)],
         ['Cost (credits)', fmtNum(job.cost_credits)],
