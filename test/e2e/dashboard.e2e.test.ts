@@ -206,6 +206,13 @@ describeWithBrowser('the dashboard in Chromium, end to end through pnpm start', 
     expect(await page.locator('#job-metrics').textContent()).toMatch(/person|location/);
     await page.locator('#checkpoints table').waitFor();
     await check('job');
+
+    await nav('Training').click();
+    await page.locator('#job-filter select[name=status]').selectOption('complete');
+    await page.locator('#job-filter button[type=submit]').click();
+    await page.waitForURL(/status=complete/);
+    await page.locator(`#jobs-list a[href="/dashboard/training/${jobId}"]`).waitFor();
+    await check('training-list');
   }, 300_000);
 
   it('when the job is deployed to a new project, then its history shows it active and the playground answers', async () => {
@@ -286,9 +293,8 @@ describeWithBrowser('the dashboard in Chromium, end to end through pnpm start', 
     await page.locator('#chat-form textarea[name=message]').fill('hello from the dashboard');
     await page.locator('#chat-form button[type=submit]').click();
     await page.locator('#chat-usage', { hasText: 'completion tokens' }).waitFor({ timeout: 30_000 });
-    expect((await page.locator('#chat-thread .assistant').textContent())!.length).toBeGreaterThan(
-      CHAT_MODEL.length + 3,
-    );
+    // The fake upstream echoes the last message in capitals.
+    expect(await page.locator('#chat-thread .assistant').textContent()).toContain('HELLO FROM THE DASHBOARD');
     await check('chat');
   });
 

@@ -178,9 +178,8 @@ export async function datasetPage(main, { name }) {
             'p',
             {},
             'Labels: ',
-            Object.entries(r.labels)
-              .map(([k, n]) => `${k} (${n})`)
-              .join(', ') || '—',
+            (Array.isArray(r.labels) ? r.labels : Object.entries(r.labels).map(([k, n]) => `${k} (${n})`)).join(', ') ||
+              '—',
           )
         : null,
       h('h3', {}, 'Failing rows'),
@@ -202,7 +201,7 @@ export async function datasetPage(main, { name }) {
       versionsBox,
       table(
         'Versions',
-        ['Version', 'Status', 'Type', 'Format', 'File', 'Size (bytes)', 'Created', ''],
+        ['Version', 'Status', 'Type', 'Format', 'File', 'Size', 'Created', ''],
         versions.map((v) => [
           String(v.version_number),
           badge(v.status),

@@ -93,8 +93,12 @@ export async function projectPage(main, { id }) {
   const deployBox = h('div');
   const resultBox = h('div', { id: 'playground-result', 'aria-live': 'polite' });
 
+  const activeBox = h('span', { id: 'active-job' });
   const loadDeployments = async () => {
     const { deployments } = await get(`/projects/${id}/deployments`);
+    const active = deployments.find((d) => d.status === 'active');
+    project.active_training_job_id = active ? active.training_job_id : null;
+    fill(activeBox, active ? link(`training/${active.training_job_id}`, shortId(active.training_job_id)) : 'none');
     fill(
       historyBox,
       table(
@@ -192,15 +196,10 @@ export async function projectPage(main, { id }) {
       link(`inferences?project_id=${id}`, 'Inferences'),
     ),
     stats([
-      [
-        'Active job',
-        project.active_training_job_id
-          ? link(`training/${project.active_training_job_id}`, shortId(project.active_training_job_id))
-          : '—',
-      ],
-      ['Endpoint', `POST /projects/${id}/inference`],
+      ['Active job', activeBox],
       ['Created', fmtDate(project.created_at)],
     ]),
+    h('p', {}, 'Endpoint: ', h('code', {}, `POST /projects/${id}/inference`)),
     h('h2', {}, 'Deploy'),
     deployBox,
     h('h2', {}, 'Deployment history'),
