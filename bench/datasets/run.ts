@@ -41,6 +41,7 @@ function memoryStore(): DatasetStore & { versions: Map<string, VersionRow> } {
         uploadKey: input.keyFor('d1', n),
         report: null,
         notes: input.notes ?? [],
+        corrections: input.corrections ?? 0,
         failureReason: null,
         createdAt: new Date(),
         updatedAt: new Date(),

@@ -84,7 +84,12 @@ describe('datasets, end to end through pnpm start', () => {
     expect(list).toMatchObject({ success: true, count: 2 });
     expect(list.datasets).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ dataset_name: 'wikigold', status: 'ready', version_number: '2' }),
+        expect.objectContaining({
+          dataset_name: 'wikigold',
+          status: 'ready',
+          version_number: '2',
+          latest_ready_version: '2',
+        }),
       ]),
     );
   }, 90_000);

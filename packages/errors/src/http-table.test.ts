@@ -32,6 +32,19 @@ describe('toHttpError', () => {
     });
   });
 
+  it('when the request headers are too large, then it is 431 in each envelope', () => {
+    const err = new AppError('PayloadTooLarge', Reasons.HEADERS_TOO_LARGE, 'Request headers too large');
+    expect(toHttpError(err, 'generic')).toMatchObject({ status: 431, body: { detail: 'Request headers too large' } });
+    expect(toHttpError(err, 'openai')).toMatchObject({
+      status: 431,
+      body: { error: { code: 'headers_too_large', type: 'invalid_request_error' } },
+    });
+    expect(toHttpError(err, 'anthropic')).toMatchObject({
+      status: 431,
+      body: { type: 'error', error: { type: 'request_too_large' } },
+    });
+  });
+
   it('when the overage ceiling is reached, then it is 403 credit_ceiling_reached', () => {
     const err = new AppError('PermissionDenied', Reasons.CREDIT_CEILING_REACHED, 'Monthly overage ceiling reached.');
     const res = toHttpError(err, 'openai');

@@ -48,6 +48,8 @@ const BY_REASON: Record<string, Partial<Row>> = {
     openai: 'server_error',
     anthropic: 'overloaded_error',
   },
+  [Reasons.HEADERS_TOO_LARGE]: { status: 431, openai: 'invalid_request_error', anthropic: 'request_too_large' },
+  [Reasons.REQUEST_TIMEOUT]: { status: 408, openai: 'invalid_request_error', anthropic: 'timeout_error' },
   [Reasons.CREDIT_CEILING_REACHED]: { status: 403, openai: 'insufficient_quota', anthropic: 'billing_error' },
   [Reasons.CARD_REQUIRED]: { status: 403, openai: 'insufficient_quota', anthropic: 'billing_error' },
 };

@@ -24,6 +24,10 @@ export const Reasons = {
   MODEL_RESTRICTED: 'MODEL_RESTRICTED',
   UPSTREAM_OVERLOADED: 'UPSTREAM_OVERLOADED',
   PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
+  /** The request line and headers together exceed the server's limit: 431. */
+  HEADERS_TOO_LARGE: 'HEADERS_TOO_LARGE',
+  /** The client did not send a whole request in time: 408. */
+  REQUEST_TIMEOUT: 'REQUEST_TIMEOUT',
   ROUTE_NOT_FOUND: 'ROUTE_NOT_FOUND',
   DEPENDENCY_UNAVAILABLE: 'DEPENDENCY_UNAVAILABLE',
   /** A bounded queue is full (back-pressure): 503 with Retry-After; nothing was done, so retrying is safe. */

@@ -47,6 +47,7 @@ export {
   decodeAdapterBundle,
   loadDecoder,
   trainDecoderLora,
+  evaluateDecoderBundle,
   type Decoder,
   type DecoderManifest,
   type DecoderMetrics,

@@ -2,6 +2,7 @@ import express, { type Express, type Request, type RequestHandler } from 'expres
 import type { Logger } from '@whetstone/telemetry';
 import type { Registry } from 'prom-client';
 import { AuthCache, type Invalidation } from './application/auth-cache';
+import type { AdaptivePort } from './application/adaptive-ports';
 import type { HistoryPort } from './application/history-ports';
 import type { DatasetsPort, Inference, KeyBilling, TrainingPort } from './application/ports';
 import type { RateLimiter, RateLimitSettings } from './domain/rate-limit';
@@ -11,10 +12,12 @@ import { dashboardRouter } from './transport/http/dashboard';
 import { errorHandler, notFound } from './transport/http/errors';
 import { httpMetrics } from './transport/http/metrics';
 import { endpointLimit, preAuthLimit } from './transport/http/rate-limit';
+import { checkRequestLine } from './transport/http/validate';
 import { registerAccountRoutes } from './transport/http/routes/account.routes';
 import { registerInferenceRoutes } from './transport/http/routes/inference.routes';
 import { registerDatasetRoutes } from './transport/http/routes/datasets.routes';
 import { registerHistoryRoutes } from './transport/http/routes/history.routes';
+import { registerAdaptiveRoutes } from './transport/http/routes/adaptive.routes';
 import { registerJudgeRoutes } from './transport/http/routes/judge.routes';
 import { registerTrainingRoutes } from './transport/http/routes/training.routes';
 
@@ -29,6 +32,8 @@ export interface GatewayDeps {
   training?: TrainingPort;
   /** inference-history; the inference history and feedback routes are mounted only when it is configured. */
   history?: HistoryPort;
+  /** Adaptive inference (the training-orchestrator); its routes are mounted only when it is configured. */
+  adaptive?: AdaptivePort;
   rateLimiter: RateLimiter;
   rateLimits: RateLimitSettings;
   authCache: AuthCache;
@@ -61,6 +66,7 @@ export function buildApp(deps: GatewayDeps): { app: Express; api: Api } {
   });
 
   app.use(preAuthLimit(deps.rateLimiter, deps.rateLimits, now, (req) => keyIsCached(deps.authCache, req, now())));
+  app.use(checkRequestLine);
   // Signed blob URLs stream straight to storage: mounted before any body parser.
   if (deps.blobHandler) {
     const blobs = deps.blobHandler;
@@ -86,9 +92,10 @@ export function buildApp(deps: GatewayDeps): { app: Express; api: Api } {
   });
   if (deps.inference) registerInferenceRoutes(api, deps.inference);
   if (deps.datasets) registerDatasetRoutes(api, deps.datasets);
-  if (deps.training) registerTrainingRoutes(api, deps.training);
+  if (deps.training) registerTrainingRoutes(api, deps.training, deps.inference);
   if (deps.history) registerHistoryRoutes(api, deps.history);
   if (deps.history && deps.inference) registerJudgeRoutes(api, deps.history, deps.inference);
+  if (deps.adaptive) registerAdaptiveRoutes(api, deps.adaptive);
   deps.extraRoutes?.(app, api, chain);
 
   const openapi = api.openApiDocument();

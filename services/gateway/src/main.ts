@@ -10,6 +10,7 @@ import { AuthCache } from './application/auth-cache';
 import { buildApp } from './app';
 import { loadGatewayConfig, rateLimitSettings, type GatewayConfig } from './config';
 import { KEYS_TOPIC, keysConsumer } from './transport/events/keys.consumer';
+import { answerClientErrors } from './transport/http/errors';
 
 async function main(): Promise<void> {
   const telemetry = initTelemetry({ service: 'gateway' });
@@ -47,6 +48,7 @@ async function main(): Promise<void> {
   });
 
   const server = http.createServer(app);
+  answerClientErrors(server);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve) => server.listen(config.PORT, config.HOST, resolve));
   logger.info({ port: config.PORT, redis: shared.usesRedis }, 'gateway listening');

@@ -11,6 +11,10 @@ const schema = z.object({
   DATABASE_URL: env.url(),
   KEY_BILLING_ADDR: env.addr().default('127.0.0.1:50051'),
   DATASET_ADDR: env.addr().default('127.0.0.1:50052'),
+  /** The inference-router: projects' active deployments, and deploying a promoted adaptation. */
+  INFERENCE_ROUTER_ADDR: env.addr().default('127.0.0.1:50054'),
+  /** How often adaptations in progress are moved on (their jobs and evaluations checked). */
+  ADAPTATION_PASS_MS: z.coerce.number().int().min(100).max(60_000).default(2_000),
   /** A Hugging Face-compatible hub for push-to-hub, e.g. the Hugging Face hub's base URL or a self-hosted one; pushing is off when unset. */
   HUB_BASE_URL: z.string().url().optional(),
   /** Allow the hub to resolve to private, loopback or link-local addresses (a self-hosted hub inside the network). */

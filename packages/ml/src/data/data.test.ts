@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { conllToJsonl, csvToJsonl, decodeUtf8, splitHeldOut, validateJsonl } from './index';
+import { JsonlValidator } from './validate';
 
 const SHARED = path.resolve(__dirname, '../../../../../shared/datasets');
 // The shared datasets sit beside the repository on every development machine and in CI.
@@ -111,6 +112,17 @@ describe('dataset validation', () => {
     expect(a.heldOut.length).toBeGreaterThan(150);
     expect(a.heldOut.length).toBeLessThan(250);
     expect(a.train.length + a.heldOut.length).toBe(2000);
+  });
+
+  it('when a row pins its split, then the validator says which (test and dev mean held out), and an unknown one is a row error', () => {
+    const v = new JsonlValidator('classification');
+    const row = (split: unknown) => JSON.stringify({ text: 'hi there', label: 'greet', split });
+    expect(v.pushSerialized(row('heldout'), 1)?.split).toBe('heldout');
+    expect(v.pushSerialized(row('TEST'), 2)?.split).toBe('heldout');
+    expect(v.pushSerialized(row('train'), 3)?.split).toBe('train');
+    expect(v.pushSerialized(JSON.stringify({ text: 'no pin', label: 'greet' }), 4)?.split).toBeUndefined();
+    expect(v.pushSerialized(row('holdout'), 5)).toBeNull();
+    expect(v.errors).toEqual([expect.objectContaining({ line: 5, field: 'split' })]);
   });
 });
 

@@ -194,6 +194,26 @@ export function decodeUtf8(bytes: Uint8Array): { text: string; error?: RowError 
  * push each line, keep or stream the examples it returns, then `finish()`.
  * Duplicates are remembered by a 64-bit fingerprint, not the whole row.
  */
+/** Where a row asks to go: training, or the held-out split that evaluations score. */
+export type PinnedSplit = 'train' | 'heldout';
+
+const SPLIT_NAMES: Record<string, PinnedSplit> = {
+  train: 'train',
+  heldout: 'heldout',
+  test: 'heldout',
+  validation: 'heldout',
+  dev: 'heldout',
+};
+
+/** The row's `split` field: undefined when absent (the hash decides), null (with an error) when not a known name. */
+function pinnedSplit(row: unknown, line: number, errors: RowError[]): PinnedSplit | undefined | null {
+  if (!isObject(row) || row.split === undefined) return undefined;
+  const split = typeof row.split === 'string' ? SPLIT_NAMES[row.split.toLowerCase()] : undefined;
+  if (split) return split;
+  errors.push({ line, field: 'split', reason: 'must be "train" or "heldout" (also "test", "validation" or "dev")' });
+  return null;
+}
+
 export class JsonlValidator {
   readonly errors: RowError[] = [];
   readonly duplicates: number[] = [];
@@ -220,8 +240,11 @@ export class JsonlValidator {
     return this.pushSerialized(raw, line)?.example ?? null;
   }
 
-  /** As push, with the example's canonical JSON (computed once: for duplicates, the split and the output). */
-  pushSerialized(raw: string, line: number): { example: Example; json: string } | null {
+  /**
+   * As push, with the example's canonical JSON (computed once: for duplicates, the split and the output), and the
+   * split the row pins, if any (`"split": "train"`, or `"heldout"` / `"test"` / `"validation"` / `"dev"`).
+   */
+  pushSerialized(raw: string, line: number): { example: Example; json: string; split?: PinnedSplit } | null {
     const trimmed = raw.trim();
     if (!trimmed) return null;
     this.rows++;
@@ -234,8 +257,9 @@ export class JsonlValidator {
     }
     const errors: RowError[] = [];
     const example = validateExample(row, this.kind, line, errors);
+    const split = pinnedSplit(row, line, errors);
     errors.forEach((e) => this.error(e));
-    if (!example) return null;
+    if (!example || split === null) return null;
     const json = JSON.stringify(example);
     // Two independent 32-bit hashes: a false duplicate needs both to collide.
     const fingerprint = `${fnv1a(json)}:${fnv1a(`#${json}`)}`;
@@ -243,7 +267,7 @@ export class JsonlValidator {
     this.seen.add(fingerprint);
     this.valid++;
     labelsOf(example, this.labels);
-    return { example, json };
+    return split ? { example, json, split } : { example, json };
   }
 
   /** Whole-file checks: no examples at all, or too few to train on. */

@@ -2,7 +2,7 @@ import { AppError } from '@whetstone/errors';
 import type { Checkpoint } from '../pipeline/types';
 import { Rng } from '../nn';
 import { loadDecoderBase } from './base';
-import { type DecoderTrainResult, trainDecoderLora } from './lora';
+import { type DecoderTrainResult, evaluateDecoderBundle, trainDecoderLora } from './lora';
 import { DecoderState, forward, LINEAR_MODULES } from './model';
 import { loadDecoder, sampleToken } from './serve';
 import { encodePrompt, type ChatMessage } from './tokenizer';
@@ -143,12 +143,28 @@ describe('whetstone-decoder-base LoRA', () => {
       'sampler_weights/2',
       'weights/3',
       'sampler_weights/3',
+      'weights/4',
+      'sampler_weights/4',
     ]);
     const resumed = await trainDecoderLora({
       ...small,
       resumeFrom: checkpoints.find((c) => c.id === 'weights/3')!.bytes,
     });
     expect(Buffer.from(resumed.bundle).equals(Buffer.from(full.bundle))).toBe(true);
+
+    // Another run (another seed: another job) continuing from the final state trains all its epochs from that adapter.
+    const logs: string[] = [];
+    const steps: number[] = [];
+    await trainDecoderLora({
+      ...small,
+      hyperparameters: { ...small.hyperparameters, seed: 99 },
+      resumeFrom: checkpoints.find((c) => c.id === 'weights/4')!.bytes,
+      onLog: (_, m) => void logs.push(m),
+      onProgress: (p) => void steps.push(p.step),
+    });
+    expect(logs.some((m) => m.includes('continuing from another run'))).toBe(true);
+    expect(steps).toEqual([1, 2, 3, 4]);
+    expect(evaluateDecoderBundle(full.bundle, heldout)).toEqual(full.metrics);
   }, 120_000);
 
   it('when rows are not chat examples, then training is rejected with row-level errors', async () => {

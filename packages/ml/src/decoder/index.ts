@@ -1,6 +1,7 @@
 export { loadDecoderBase, type DecoderBase } from './base';
 export {
   trainDecoderLora,
+  evaluateDecoderBundle,
   chatLoss,
   decodeAdapterBundle,
   DECODER_BASE,

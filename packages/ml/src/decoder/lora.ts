@@ -69,6 +69,9 @@ export interface DecoderTrainResult {
 interface StateMeta {
   format: 'whetstone-decoder-lora-state/1';
   step: number;
+  /** The run's seed and epochs (absent in older checkpoints): a checkpoint of the same run resumes it. */
+  seed?: number;
+  nrEpochs?: number;
   rank: number;
   alpha: number;
   targets: LinearModule[];
@@ -95,6 +98,19 @@ export function chatLoss(
 
 export function encodeAdapterBundle(manifest: DecoderManifest, adapter: LoraAdapter): Uint8Array {
   return encodeTensors({ meta: manifest, tensors: adapterTensors(adapter) });
+}
+
+/**
+ * Held-out loss and perplexity of a decoder adapter bundle on chat rows, and of the base alone: how evaluations
+ * (and the adaptive gate) score decoder jobs.
+ */
+export function evaluateDecoderBundle(bundle: Uint8Array, rows: readonly unknown[]): DecoderMetrics {
+  const heldout = validateChatRows(rows, 'heldout');
+  const { adapter } = decodeAdapterBundle(bundle);
+  const { config, weights } = loadDecoderBase();
+  const loss = chatLoss(config, weights, heldout, adapter);
+  const baseLoss = chatLoss(config, weights, heldout);
+  return { loss, perplexity: Math.exp(loss), base_loss: baseLoss, base_perplexity: Math.exp(baseLoss) };
 }
 
 /** Reads a decoder adapter bundle (its manifest and LoRA tensors); throws when the bytes are not one. */
@@ -143,9 +159,19 @@ export async function trainDecoderLora(request: DecoderTrainRequest): Promise<De
       opt.m[k]!.set(state.tensors[`m.${n}`]!.data);
       opt.v[k]!.set(state.tensors[`v.${n}`]!.data);
     });
-    opt.t = state.meta.step;
-    startStep = state.meta.step;
-    log('info', `resuming from step ${startStep}`);
+    // A checkpoint of this run (same seed and epochs) resumes it; another job's starts a new run from its adapter.
+    const sameRun = state.meta.seed === hp.seed && state.meta.nrEpochs === hp.nrEpochs;
+    if (sameRun) {
+      opt.t = state.meta.step;
+      startStep = state.meta.step;
+      log('info', `resuming from step ${startStep}`);
+    } else {
+      opt = new Adam(
+        names.map((n) => adapter.tensors[n]!),
+        { learningRate: hp.learningRate },
+      );
+      log('info', `continuing from another run's adapter (step ${state.meta.step}) for ${hp.nrEpochs} more epochs`);
+    }
   }
 
   const windows: Window[] = train.flatMap((row) => chatWindows(config, row));
@@ -183,13 +209,22 @@ export async function trainDecoderLora(request: DecoderTrainRequest): Promise<De
       examplesPerSecond,
       etaSeconds: ((totalSteps - done) * batchSize) / examplesPerSecond,
     });
-    if (request.onCheckpoint && done % checkpointEvery === 0 && done < totalSteps) {
+    // Every checkpointEvery steps and at the end (the end's training state is what another job continues from).
+    if (request.onCheckpoint && (done % checkpointEvery === 0 || done === totalSteps)) {
       const tensors = adapterTensors(adapter);
       names.forEach((n, k) => {
         tensors[`m.${n}`] = { shape: [...adapter.tensors[n]!.shape], data: opt.m[k]!.slice() };
         tensors[`v.${n}`] = { shape: [...adapter.tensors[n]!.shape], data: opt.v[k]!.slice() };
       });
-      const meta: StateMeta = { format: 'whetstone-decoder-lora-state/1', step: done, rank, alpha, targets };
+      const meta: StateMeta = {
+        format: 'whetstone-decoder-lora-state/1',
+        step: done,
+        rank,
+        alpha,
+        targets,
+        seed: hp.seed,
+        nrEpochs: hp.nrEpochs,
+      };
       await request.onCheckpoint({
         id: `weights/${done}`,
         type: 'training',

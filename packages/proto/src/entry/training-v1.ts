@@ -2,3 +2,4 @@
 export * from '../gen/whetstone/training/v1/training_pb';
 export * from '../gen/whetstone/training/v1/events_pb';
 export * from '../gen/whetstone/training/v1/job_status_pb';
+export * from '../gen/whetstone/training/v1/adaptive_pb';

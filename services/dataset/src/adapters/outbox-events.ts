@@ -46,6 +46,7 @@ export async function emitReady(tx: Tx, v: VersionWithDataset, size: number): Pr
     datasetName: v.dataset.name,
     versionNumber: v.versionNumber,
     size,
+    corrections: v.corrections,
   });
   await emit(tx, encodeEvent(Topics.datasets, DatasetVersionReadySchema, event, v.datasetId));
 }

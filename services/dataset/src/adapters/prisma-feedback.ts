@@ -32,15 +32,17 @@ export function prismaFeedbackStore(prisma: PrismaClient): FeedbackStore {
       const rows = await prisma.feedbackExample.findMany({
         where: { teamId, projectId },
         orderBy: { inferenceId: 'asc' },
-        select: { inferenceId: true, rows: true, issues: true, submittedAt: true },
+        select: { inferenceId: true, verdict: true, rows: true, issues: true, submittedAt: true },
       });
       return rows.map((r) => ({
         inferenceId: r.inferenceId,
+        verdict: r.verdict === 'incorrect' ? 'incorrect' : 'correct',
         submittedAt: r.submittedAt,
         rows: r.rows as unknown as FeedbackRow[],
         issues: r.issues as unknown as FeedbackIssue[],
       }));
     },
+    pendingCount: (teamId, projectId) => prisma.feedbackExample.count({ where: { teamId, projectId, pending: true } }),
     async markVersioned(teamId, projectId, examples) {
       // Only the verdicts as they were read: one replaced since then stays pending for the next version.
       await prisma.$executeRaw`

@@ -25,6 +25,7 @@ export const toVersionRow = (v: VersionWithDataset): VersionRow => ({
   uploadKey: v.uploadKey,
   report: (v.report as unknown as VersionReport | null) ?? null,
   notes: (v.notes as unknown as ReportIssue[] | null) ?? [],
+  corrections: v.corrections,
   failureReason: v.failureReason,
   createdAt: v.createdAt,
   updatedAt: v.updatedAt,
@@ -39,9 +40,20 @@ export function prismaVersionStore(prisma: PrismaClient): VersionStore {
         orderBy: { createdAt: 'desc' },
         include: { versions: { orderBy: { versionNumber: 'desc' }, take: 1, include: { dataset: true } } },
       });
+      const ready = await prisma.datasetVersion.groupBy({
+        by: ['datasetId'],
+        where: { status: 'ready', dataset: { teamId } },
+        _max: { versionNumber: true },
+      });
+      const readyOf = new Map(ready.map((r) => [r.datasetId, r._max.versionNumber]));
       return rows
         .filter((d) => d.versions[0])
-        .map((d) => ({ datasetName: d.name, createdAt: d.createdAt, newest: toVersionRow(d.versions[0]!) }));
+        .map((d) => ({
+          datasetName: d.name,
+          createdAt: d.createdAt,
+          newest: toVersionRow(d.versions[0]!),
+          latestReadyVersion: readyOf.get(d.id) ?? null,
+        }));
     },
     async listVersions(teamId, name) {
       const rows = await prisma.datasetVersion.findMany({
@@ -75,33 +87,45 @@ export function prismaVersionStore(prisma: PrismaClient): VersionStore {
   };
 }
 
-function createVersion(prisma: PrismaClient, input: Parameters<DatasetStore['createVersion']>[0]): Promise<VersionRow> {
-  return prisma.$transaction(async (tx) => {
-    await tx.dataset.upsert({
-      where: { teamId_name: { teamId: input.teamId, name: input.name } },
-      create: { id: randomUUID(), teamId: input.teamId, name: input.name },
-      update: {},
-    });
-    // Lock the dataset row so concurrent uploads get distinct version numbers.
+/**
+ * The dataset row of a name, created on its first upload, locked so concurrent
+ * uploads get distinct version numbers. Concurrent first uploads of one name
+ * meet in the unique (team_id, name) index: ON CONFLICT makes the losers wait
+ * for the winner and then use its row, where Prisma's upsert (a read, then an
+ * insert) let them fail with P2002. A delete that commits in between leaves no
+ * row to lock; the next round creates it again.
+ */
+async function lockDataset(tx: Prisma.TransactionClient, teamId: string, name: string): Promise<{ id: string }> {
+  for (let round = 0; ; round++) {
+    await tx.$executeRaw`INSERT INTO datasets (id, team_id, name) VALUES (${randomUUID()}::uuid, ${teamId}, ${name}) ON CONFLICT (team_id, name) DO NOTHING`;
     const [dataset] = await tx.$queryRaw<
       { id: string }[]
-    >`SELECT id FROM datasets WHERE team_id = ${input.teamId} AND name = ${input.name} FOR UPDATE`;
+    >`SELECT id FROM datasets WHERE team_id = ${teamId} AND name = ${name} FOR UPDATE`;
+    if (dataset) return dataset;
+    if (round >= 2) throw new Error(`dataset '${name}' vanished three times while a version was being created`);
+  }
+}
+
+function createVersion(prisma: PrismaClient, input: Parameters<DatasetStore['createVersion']>[0]): Promise<VersionRow> {
+  return prisma.$transaction(async (tx) => {
+    const dataset = await lockDataset(tx, input.teamId, input.name);
     const last = await tx.datasetVersion.aggregate({
-      where: { datasetId: dataset!.id },
+      where: { datasetId: dataset.id },
       _max: { versionNumber: true },
     });
     const versionNumber = (last._max.versionNumber ?? 0) + 1;
     const created = await tx.datasetVersion.create({
       data: {
         id: randomUUID(),
-        datasetId: dataset!.id,
+        datasetId: dataset.id,
         versionNumber,
         type: input.type,
         format: input.format,
         filename: input.filename,
         status: 'uploading',
-        uploadKey: input.keyFor(dataset!.id, versionNumber),
+        uploadKey: input.keyFor(dataset.id, versionNumber),
         ...(input.notes?.length ? { notes: input.notes as unknown as Prisma.InputJsonValue } : {}),
+        corrections: input.corrections ?? 0,
       },
       include: { dataset: true },
     });

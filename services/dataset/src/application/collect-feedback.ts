@@ -34,6 +34,22 @@ export async function collectFeedback(ctx: DatasetContext, verdicts: FeedbackVer
   return cut;
 }
 
+/**
+ * Cuts a version of the project's feedback now when any verdict is pending, whatever their number (adaptive
+ * retraining asked for all feedback so far). Returns the version cut, else the newest one (null when none).
+ */
+export async function versionFeedbackNow(
+  ctx: DatasetContext,
+  teamId: string,
+  projectId: string,
+): Promise<{ version: VersionRow; cut: boolean } | null> {
+  const { feedback } = ctx;
+  if (feedback && (await feedback.pendingCount(teamId, projectId)) > 0)
+    return { version: await cutVersion(ctx, feedback, teamId, projectId), cut: true };
+  const [newest] = await ctx.store.listVersions(teamId, feedbackDatasetName(projectId));
+  return newest ? { version: newest, cut: false } : null;
+}
+
 async function cutVersion(
   ctx: DatasetContext,
   feedback: FeedbackStore,
@@ -54,6 +70,7 @@ async function cutVersion(
     filename: 'feedback.jsonl',
     keyFor: (datasetId, n) => uploadKey(teamId, datasetId, n, 'jsonl'),
     notes,
+    corrections: examples.filter((e) => e.verdict === 'incorrect' && e.rows.length > 0).length,
   });
   const body = rows.map((r) => `${JSON.stringify(rowFor(type, r))}\n`).join('');
   try {

@@ -25,6 +25,8 @@ export interface VersionRow {
   report: VersionReport | null;
   /** Issues found while the file was made (not in it), merged into the report as non-fatal. */
   notes: ReportIssue[];
+  /** Feedback versions: corrections among their verdicts; 0 for other datasets. */
+  corrections: number;
   failureReason: string | null;
   createdAt: Date;
   updatedAt: Date;
@@ -34,6 +36,8 @@ export interface DatasetSummaryRow {
   datasetName: string;
   createdAt: Date;
   newest: VersionRow;
+  /** The newest ready version's number (what training resolves the name to); null when none is ready. */
+  latestReadyVersion: number | null;
 }
 
 export interface GenerationRow {
@@ -67,6 +71,8 @@ export interface DatasetStore {
     filename: string;
     keyFor: (datasetId: string, version: number) => string;
     notes?: ReportIssue[];
+    /** Feedback versions: corrections among their verdicts. */
+    corrections?: number;
   }): Promise<VersionRow>;
   listDatasets(teamId: string): Promise<DatasetSummaryRow[]>;
   listVersions(teamId: string, name: string): Promise<VersionRow[]>;
@@ -97,6 +103,7 @@ export interface DatasetStore {
 /** A verdict as stored: its converted rows or why it has none. */
 export interface StoredFeedback extends FeedbackExamples {
   inferenceId: string;
+  verdict: 'correct' | 'incorrect';
   submittedAt: Date;
 }
 
@@ -111,6 +118,8 @@ export interface FeedbackStore {
   ): Promise<{ teamId: string; projectId: string; pending: number }[]>;
   /** All of a project's verdicts, in inference id order (UUIDv7: the order the inferences were made). */
   snapshot(teamId: string, projectId: string): Promise<StoredFeedback[]>;
+  /** Verdicts of the project changed since its last version. */
+  pendingCount(teamId: string, projectId: string): Promise<number>;
   /** Clears `pending` on these verdicts unless they were replaced since they were read (they are in a version now). */
   markVersioned(teamId: string, projectId: string, examples: StoredFeedback[]): Promise<void>;
 }

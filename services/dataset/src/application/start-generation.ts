@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Reasons, errors } from '@whetstone/errors';
+import { Reasons, errors, isUuid } from '@whetstone/errors';
 import { MIN_TRAINING_EXAMPLES, nameProblem } from '../domain/dataset';
 import type { DatasetContext } from './context';
 import { invalidName } from './errors';
@@ -47,9 +47,9 @@ export async function startGeneration(
   return row.id;
 }
 
-/** NotFound for an unknown id and for another team's job alike. */
+/** NotFound for an unknown id, a string that is no UUID (it can name no job) and another team's job alike. */
 export async function getGeneration(deps: DatasetDeps, teamId: string, id: string): Promise<GenerationRow> {
-  const row = await deps.store.getGeneration(teamId, id);
+  const row = isUuid(id) ? await deps.store.getGeneration(teamId, id) : null;
   if (!row) throw errors.notFound('GENERATION_JOB_NOT_FOUND', `Generation job '${id}' was not found.`);
   return row;
 }

@@ -32,6 +32,8 @@ export function createInMemoryDatasetStore(): DatasetStore & { versions: Map<str
           datasetName: key.slice(teamId.length + 1),
           createdAt: d.createdAt,
           newest: ofDataset(teamId, key.slice(teamId.length + 1))[0]!,
+          latestReadyVersion:
+            ofDataset(teamId, key.slice(teamId.length + 1)).find((v) => v.status === 'ready')?.versionNumber ?? null,
         }));
     },
     listVersions: async (teamId, name) => ofDataset(teamId, name).map((v) => ({ ...v })),
@@ -110,6 +112,7 @@ function newVersion(
     uploadKey: input.keyFor(datasetId, versionNumber),
     report: null,
     notes: input.notes ?? [],
+    corrections: input.corrections ?? 0,
     failureReason: null,
     createdAt: new Date(),
     updatedAt: new Date(),

@@ -9,6 +9,7 @@ import { createPrismaClient, type PrismaClient } from '../../src/adapters/prisma
 import { prismaDatasetStore } from '../../src/adapters/prisma-store';
 import { createDatasetContext } from '../../src/application/context';
 import { createUpload } from '../../src/application/create-upload';
+import { listDatasets } from '../../src/application/get-datasets';
 import { processUpload } from '../../src/application/process-upload';
 import { resumeAbandoned } from '../../src/application/resume';
 import { recordingLogger } from '../fakes/recording-logger';
@@ -105,5 +106,63 @@ describe('dataset processing on Postgres and the filesystem store', () => {
     const left: string[] = [];
     for await (const o of blobs.list('datasets', `teams/team/${version.datasetId}/`)) left.push(o.key);
     expect(left.filter((k) => /train|heldout/.test(k))).toEqual([]);
+  });
+
+  it('when 8 first uploads of one new name race, then there is one dataset with versions 1 to 8 and no error', async () => {
+    const datasets = createDatasetContext({
+      store: prismaDatasetStore(prisma),
+      blobs,
+      logger,
+      maxUploadBytes: 1 << 30,
+    });
+    const upload = () =>
+      createUpload(datasets, {
+        teamId: 'race',
+        name: 'fresh',
+        type: 'extraction',
+        format: 'jsonl',
+        filename: 'a.jsonl',
+      });
+    for (let round = 0; round < 3; round++) {
+      const name = `fresh-${round}`;
+      const results = await Promise.allSettled(
+        Array.from({ length: 8 }, () =>
+          createUpload(datasets, { teamId: 'race', name, type: 'extraction', format: 'jsonl', filename: 'a.jsonl' }),
+        ),
+      );
+      expect(results.filter((r) => r.status === 'rejected')).toEqual([]);
+      const numbers = results.map((r) => (r.status === 'fulfilled' ? r.value.version.versionNumber : 0));
+      expect(numbers.sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+      expect(new Set(results.map((r) => (r.status === 'fulfilled' ? r.value.version.datasetId : '')))).toHaveProperty(
+        'size',
+        1,
+      );
+    }
+    await expect(upload()).resolves.toMatchObject({ version: { versionNumber: 1 } });
+  });
+
+  it('when the newest version failed but an earlier one is ready, then the list says both', async () => {
+    const datasets = createDatasetContext({
+      store: prismaDatasetStore(prisma),
+      blobs,
+      logger,
+      maxUploadBytes: 1 << 30,
+    });
+    const input = { teamId: 'mixed', name: 'wiki', type: 'extraction', format: 'jsonl', filename: 'a.jsonl' } as const;
+    const first = await createUpload(datasets, input);
+    await blobs.put('datasets', first.version.uploadKey, readFileSync(fixtureDataset('wikigold/dev.jsonl')));
+    await processUpload(datasets, 'mixed', 'wiki', 1);
+    await datasets.work.idle();
+    const second = await createUpload(datasets, input);
+    await blobs.put('datasets', second.version.uploadKey, Buffer.from('not json\n'));
+    await processUpload(datasets, 'mixed', 'wiki', 2);
+    await datasets.work.idle();
+    expect(await listDatasets(datasets, 'mixed')).toEqual([
+      expect.objectContaining({
+        datasetName: 'wiki',
+        newest: expect.objectContaining({ status: 'failed', versionNumber: 2 }),
+        latestReadyVersion: 1,
+      }),
+    ]);
   });
 });

@@ -4,7 +4,7 @@ import { DatasetService } from '@whetstone/proto/dataset/v1';
 import { InferenceHistoryService } from '@whetstone/proto/history/v1';
 import { InferenceRouterService } from '@whetstone/proto/inference/v1';
 import { KeyBillingService } from '@whetstone/proto/keybilling/v1';
-import { TrainingService } from '@whetstone/proto/training/v1';
+import { AdaptiveService, TrainingService } from '@whetstone/proto/training/v1';
 import { createHealthChecker, createRpcClient } from '@whetstone/rpc';
 import type { Logger } from '@whetstone/telemetry';
 import type { HistoryPort } from '../application/history-ports';
@@ -15,6 +15,8 @@ import { historyOverRpc } from './history.client';
 import { inferenceOverRpc } from './inference.client';
 import { keyBillingOverRpc } from './key-billing.client';
 import { trainingOverRpc } from './training.client';
+import { adaptiveOverRpc } from './adaptive.client';
+import type { AdaptivePort } from '../application/adaptive-ports';
 
 export interface Backends {
   keyBilling: KeyBilling;
@@ -22,6 +24,7 @@ export interface Backends {
   inference?: Inference;
   datasets?: DatasetsPort;
   training?: TrainingPort;
+  adaptive?: AdaptivePort;
   history?: HistoryPort;
 }
 
@@ -42,8 +45,10 @@ export function connectBackends(config: GatewayConfig, logger: Logger): Backends
   const datasetAddr = config.DATASET_ADDR;
   if (datasetAddr) backends.datasets = datasetsOverRpc(client(DatasetService, datasetAddr, 30_000), ready(datasetAddr));
   const trainingAddr = config.TRAINING_ORCHESTRATOR_ADDR;
-  if (trainingAddr)
+  if (trainingAddr) {
     backends.training = trainingOverRpc(client(TrainingService, trainingAddr, 30_000), ready(trainingAddr));
+    backends.adaptive = adaptiveOverRpc(client(AdaptiveService, trainingAddr, 30_000));
+  }
   const historyAddr = config.INFERENCE_HISTORY_ADDR;
   // Reads of a just-returned inference id may wait a few seconds for ingestion (read your writes).
   if (historyAddr)

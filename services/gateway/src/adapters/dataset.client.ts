@@ -62,6 +62,7 @@ export function versionView(v: DatasetVersion | undefined): DatasetVersionView {
     type: TYPE_NAMES[v?.type ?? DatasetType.UNSPECIFIED],
     format: FORMAT_NAMES[v?.format ?? DatasetFormat.UNSPECIFIED],
     filename: v?.filename ?? '',
+    ...(v?.corrections ? { corrections: v.corrections } : {}),
     created_at: iso(v?.createdAt),
     updated_at: iso(v?.updatedAt),
     report: r
@@ -109,6 +110,7 @@ export function datasetsOverRpc(client: Client<typeof DatasetService>, ready: ()
         status: STATUS[d.status],
         created_at: iso(d.createdAt),
         version_number: String(d.versionNumber),
+        latest_ready_version: d.latestReadyVersion ? String(d.latestReadyVersion) : null,
       }));
     },
     async versions(teamId, name) {

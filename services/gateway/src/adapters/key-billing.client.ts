@@ -128,7 +128,10 @@ export function keyBillingOverRpc(client: Client<typeof KeyBillingService>, read
     async authenticateApiKey(secretKey) {
       const res = await client.authenticateApiKey({ secretKey });
       const caller = res.caller!;
-      return { keyId: caller.keyId, teamId: caller.teamId, userId: caller.userId };
+      return {
+        principal: { keyId: caller.keyId, teamId: caller.teamId, userId: caller.userId },
+        expiresAtMs: res.keyExpiresAt ? timestampDate(res.keyExpiresAt).getTime() : null,
+      };
     },
     async checkSpendable(teamId, estimatedCostMicroCredits, directModel) {
       await client.checkSpendable({ teamId, estimatedCostMicroCredits, directModel });

@@ -25,6 +25,13 @@ export class MemoryRateLimiter implements RateLimiter {
     );
   }
 
+  async release(checks: LimitCheck[], at: number): Promise<void> {
+    for (const check of checks) {
+      const counter = this.counters.get(counterKey(check, at).key);
+      if (counter && counter.count > 0) counter.count--;
+    }
+  }
+
   private sweep(now: number): void {
     if (now - this.lastSweep < 10_000) return;
     this.lastSweep = now;

@@ -27,7 +27,19 @@ end
 return out
 `;
 
-type WithConsume = Redis & { whetstoneConsume(numKeys: number, ...args: string[]): Promise<number[]> };
+/** Decrement each counter that still exists and is above zero (an expired window has nothing to give back). */
+const RELEASE = `
+for i = 1, #KEYS do
+  local c = tonumber(redis.call('GET', KEYS[i]) or '0')
+  if c > 0 then redis.call('DECR', KEYS[i]) end
+end
+return 0
+`;
+
+type WithConsume = Redis & {
+  whetstoneConsume(numKeys: number, ...args: string[]): Promise<number[]>;
+  whetstoneRelease(numKeys: number, ...keys: string[]): Promise<number>;
+};
 
 export class RedisRateLimiter implements RateLimiter {
   private readonly redis: WithConsume;
@@ -38,6 +50,7 @@ export class RedisRateLimiter implements RateLimiter {
   ) {
     // defineCommand sends EVALSHA (the script body only once per connection), not EVAL every request.
     if (!('whetstoneConsume' in redis)) redis.defineCommand('whetstoneConsume', { lua: CONSUME });
+    if (!('whetstoneRelease' in redis)) redis.defineCommand('whetstoneRelease', { lua: RELEASE });
     this.redis = redis as WithConsume;
   }
 
@@ -59,5 +72,10 @@ export class RedisRateLimiter implements RateLimiter {
       slots.map((s, i) => ({ limit: s.check.rule.limit, count: Number(result[i + 1]), windowEndsAt: s.windowEndsAt })),
       now,
     );
+  }
+
+  async release(checks: LimitCheck[], at: number): Promise<void> {
+    const keys = checks.map((check) => this.prefix + counterKey(check, at).key);
+    if (keys.length) await this.redis.whetstoneRelease(keys.length, ...keys);
   }
 }

@@ -8,7 +8,8 @@ interface Entry {
 
 /**
  * Successful API-key authentications, keyed by SHA-256 of the secret (the
- * secret itself is never held). Entries expire after a short TTL and are
+ * secret itself is never held). Entries expire after a short TTL, or at the
+ * key's own expires_at when that comes first, and are
  * dropped at once when a KeyRevoked or AccountBlocked invalidation arrives.
  */
 export class AuthCache {
@@ -33,12 +34,13 @@ export class AuthCache {
     return entry.principal;
   }
 
-  set(fingerprint: string, principal: Principal, now: number): void {
+  /** Hold a look-up for the TTL, or only until `notAfter` (the key's own expiry, Unix ms) when that is sooner. */
+  set(fingerprint: string, principal: Principal, now: number, notAfter: number | null = null): void {
     if (this.entries.size >= this.maxEntries) {
       const oldest = this.entries.keys().next().value;
       if (oldest !== undefined) this.entries.delete(oldest);
     }
-    this.entries.set(fingerprint, { principal, expiresAt: now + this.ttlMs });
+    this.entries.set(fingerprint, { principal, expiresAt: Math.min(now + this.ttlMs, notAfter ?? Infinity) });
   }
 
   /** Drop every entry of a key (revocation) or of a whole team (account blocked). */

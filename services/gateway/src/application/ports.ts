@@ -60,7 +60,8 @@ export interface KeyBilling {
   createApiKey(principal: { teamId: string; userId: string }, name: string, expiresAt?: Date): Promise<CreatedApiKey>;
   listApiKeys(teamId: string): Promise<ApiKeyView[]>;
   revokeApiKey(teamId: string, keyId: string): Promise<{ success: boolean; message: string | null }>;
-  authenticateApiKey(secret: string): Promise<Principal>;
+  /** The key's principal and, when the key expires, when (Unix ms): a cached answer must not outlive it. */
+  authenticateApiKey(secret: string): Promise<{ principal: Principal; expiresAtMs: number | null }>;
   checkSpendable(teamId: string, estimatedCostMicroCredits: bigint, directModel: boolean): Promise<void>;
   getUsage(teamId: string): Promise<UsageView>;
   /** True when key-billing answers its health check. */
@@ -218,6 +219,8 @@ export interface DatasetVersionView {
   type: string;
   format: string;
   filename: string;
+  /** Feedback datasets: corrections among the version's verdicts (the rest are confirmations); absent otherwise. */
+  corrections?: number;
   created_at: string | null;
   updated_at: string | null;
   report: {
@@ -241,9 +244,16 @@ export interface DatasetsPort {
     input: { name: string; type: string; format: string; filename: string },
   ): Promise<{ version: DatasetVersionView; uploadUrl: string; expiresAt: string | null; maxBytes: number }>;
   processUpload(teamId: string, name: string, versionNumber: number): Promise<DatasetVersionView>;
-  list(
-    teamId: string,
-  ): Promise<{ dataset_name: string; status: string; created_at: string | null; version_number: string }[]>;
+  /** `status` is the newest version's; `latest_ready_version` the newest ready one's, which training uses. */
+  list(teamId: string): Promise<
+    {
+      dataset_name: string;
+      status: string;
+      created_at: string | null;
+      version_number: string;
+      latest_ready_version: string | null;
+    }[]
+  >;
   versions(teamId: string, name: string): Promise<DatasetVersionView[]>;
   version(teamId: string, name: string, versionNumber: number): Promise<DatasetVersionView>;
   remove(teamId: string, name: string): Promise<void>;

@@ -149,6 +149,11 @@ export type LimitDecision =
 /** Port: consumes one request from every check atomically, or none if any is exhausted. */
 export interface RateLimiter {
   consume(checks: LimitCheck[], now: number): Promise<LimitDecision>;
+  /**
+   * Give back what `consume(checks, at)` took, in the windows of `at` (never
+   * below zero): a request the server failed does not use up the caller's budget.
+   */
+  release(checks: LimitCheck[], at: number): Promise<void>;
 }
 
 /** Fixed-window counter key: the same on every replica for the same window. */

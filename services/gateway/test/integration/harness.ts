@@ -15,6 +15,7 @@ import { AuthCache } from '../../src/application/auth-cache';
 import type { EventTransport } from '@whetstone/events';
 import { keysConsumer, KEYS_TOPIC } from '../../src/transport/events/keys.consumer';
 import { buildApp, type GatewayDeps } from '../../src/app';
+import { answerClientErrors } from '../../src/transport/http/errors';
 import { DEFAULT_RATE_LIMITS, type RateLimitSettings } from '../../src/domain/rate-limit';
 
 export interface Gateway {
@@ -76,6 +77,7 @@ export async function startGateway(keyBilling: KeyBillingHarness, options: Gatew
     ...(options.inference ? { inference: options.inference } : {}),
   });
   const server = http.createServer(app);
+  answerClientErrors(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,

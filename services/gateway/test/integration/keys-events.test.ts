@@ -62,4 +62,44 @@ describe('keys.v1 invalidation: key-billing outbox → relay → event log → g
     }
     expect(status).toBe(401);
   });
+
+  it('when a cached key reaches its expires_at, then it is refused at once, not after the cache TTL', async () => {
+    const user = await signUp(gw.url);
+    const expiresAt = new Date(Date.now() + 2_000);
+    const created = await fetch(`${gw.url}/create-api-key`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', cookie: user.cookie, 'x-csrf-token': user.csrf },
+      body: JSON.stringify({ name: 'short-lived', expires_at: expiresAt.toISOString() }),
+    });
+    expect(created.status).toBe(200);
+    const { secret_key } = (await created.json()) as { secret_key: string };
+    const list = () => fetch(`${gw.url}/list-api-keys`, { headers: { 'x-api-key': secret_key } });
+    expect((await list()).status).toBe(200); // now in the 30 s auth cache
+
+    await new Promise((r) => setTimeout(r, expiresAt.getTime() - Date.now() + 50));
+    const late = await list();
+    expect(late.status).toBe(401);
+    expect(await late.json()).toEqual({ detail: 'This API key has expired.' });
+  });
+
+  it('when an account is blocked, then its dashboard session can no longer create keys, projects or uploads', async () => {
+    const user = await signUp(gw.url);
+    const session = { 'content-type': 'application/json', cookie: user.cookie, 'x-csrf-token': user.csrf };
+    await kb.admin.setAccountBlocked(
+      create(SetAccountBlockedRequestSchema, {
+        account: { selector: { case: 'teamId', value: user.teamId } },
+        blocked: true,
+        reason: 'fraud review',
+      }),
+    );
+    const createKeyRes = await fetch(`${gw.url}/create-api-key`, {
+      method: 'POST',
+      headers: session,
+      body: JSON.stringify({ name: 'after the block' }),
+    });
+    expect(createKeyRes.status).toBe(401);
+    expect(await createKeyRes.json()).toEqual({ detail: 'This account is blocked.' });
+    const me = await fetch(`${gw.url}/auth/me`, { headers: { cookie: user.cookie } });
+    expect(me.status).toBe(401);
+  });
 });

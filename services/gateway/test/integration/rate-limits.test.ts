@@ -1,3 +1,6 @@
+import { createRpcClient } from '@whetstone/rpc';
+import { InferenceRouterService } from '@whetstone/proto/inference/v1';
+import { inferenceOverRpc } from '../../src/adapters/inference.client';
 import { createKey, signUp, startGateway, startKeyBilling, type Gateway, type GatewayOptions } from './harness';
 
 type KB = Awaited<ReturnType<typeof startKeyBilling>>;
@@ -128,4 +131,73 @@ describe('rate limits and revocation across two gateway replicas sharing Redis',
     expect(admitted + limited).toBe(2_000);
     expect(Math.abs(admitted - 1_000)).toBeLessThanOrEqual(10);
   }, 60_000);
+});
+
+describe('rate limits count only requests the server did not fail', () => {
+  let kb: KB;
+  const gateways: Gateway[] = [];
+
+  beforeAll(async () => {
+    kb = await startKeyBilling();
+  }, 60_000);
+
+  afterAll(async () => {
+    for (const gw of gateways) await gw.close();
+    await kb?.close();
+  });
+
+  // A real gRPC client of an inference-router that is not listening: every call fails fast with 503.
+  const unreachableRouter = () =>
+    inferenceOverRpc(
+      createRpcClient(InferenceRouterService, { addr: '127.0.0.1:1', caller: 'gateway' }),
+      async () => false,
+    );
+
+  it.each([
+    ['Redis', true],
+    ['in-process counters', false],
+  ])(
+    'when the router is down, then its 503s give the budget back (%s): no 429 for the server’s fault',
+    async (_name, redis) => {
+      const gw = await startGateway(kb, {
+        redis,
+        redisPrefix: `rl-refund:${Date.now()}:`,
+        rateLimits: { inferencePerMinute: 3 },
+        inference: unreachableRouter(),
+      });
+      gateways.push(gw);
+      const user = await signUp(gw.url);
+      const key = await createKey(gw.url, user);
+      const infer = () =>
+        fetch(`${gw.url}/inference`, {
+          method: 'POST',
+          headers: { 'x-api-key': key.secret_key, 'content-type': 'application/json' },
+          body: JSON.stringify({
+            model_id: 'whetstone-extract-base',
+            text: 'Ada lived in London.',
+            schema: { entities: ['person'] },
+          }),
+        });
+      const statuses: number[] = [];
+      for (let i = 0; i < 8; i++) {
+        const res = await infer();
+        statuses.push(res.status);
+        await res.text();
+        // The budget is given back when the response has finished; let that land before the next call.
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(statuses).toEqual(Array(8).fill(503));
+
+      // A client mistake still counts: 3 of them use the budget up, and the 4th request is refused.
+      const bad = () =>
+        fetch(`${gw.url}/inference`, {
+          method: 'POST',
+          headers: { 'x-api-key': key.secret_key, 'content-type': 'application/json' },
+          body: '{}',
+        });
+      const mistakes = [];
+      for (let i = 0; i < 4; i++) mistakes.push((await bad()).status);
+      expect(mistakes).toEqual([422, 422, 422, 429]);
+    },
+  );
 });

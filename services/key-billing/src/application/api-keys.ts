@@ -35,6 +35,8 @@ export async function createApiKey(
   if (!(await repos.teams.isMember(input.teamId, input.userId))) {
     throw errors.denied(R.NOT_A_TEAM_MEMBER, 'The user is not a member of this team.');
   }
+  if ((await repos.teams.findById(input.teamId))?.blocked)
+    throw errors.unauthenticated(R.ACCOUNT_BLOCKED, 'This account is blocked.');
   const secretKey = newApiKeySecret();
   const key: ApiKey = {
     id: randomUUID(),
@@ -71,8 +73,11 @@ export async function revokeApiKey(deps: UseCaseDeps, input: { teamId: string; k
   });
 }
 
-/** Resolve a presented key to its principal, or say precisely why not. */
-export async function authenticateApiKey(deps: UseCaseDeps, input: { secretKey: string }): Promise<Principal> {
+/** Resolve a presented key to its principal and its expiry (null: never), or say precisely why not. */
+export async function authenticateApiKey(
+  deps: UseCaseDeps,
+  input: { secretKey: string },
+): Promise<Principal & { expiresAt: Date | null }> {
   const invalid = () => errors.unauthenticated(R.API_KEY_INVALID, 'Invalid API key.');
   if (!looksLikeApiKey(input.secretKey)) throw invalid();
   const found = await deps.uow.repos.keys.findBySecretHash(hashSecret(input.secretKey));
@@ -83,5 +88,5 @@ export async function authenticateApiKey(deps: UseCaseDeps, input: { secretKey: 
     throw errors.unauthenticated(R.API_KEY_EXPIRED, 'This API key has expired.');
   }
   if (teamBlocked) throw errors.unauthenticated(R.ACCOUNT_BLOCKED, 'This account is blocked.');
-  return { keyId: key.id, teamId: key.teamId, userId: key.userId };
+  return { keyId: key.id, teamId: key.teamId, userId: key.userId, expiresAt: key.expiresAt };
 }

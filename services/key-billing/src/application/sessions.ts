@@ -61,6 +61,8 @@ export async function getSession(deps: UseCaseDeps, input: { sessionToken: strin
   if (!session || session.expiresAt.getTime() <= now.getTime()) throw required();
   const [user, team] = await Promise.all([repos.users.findById(session.userId), repos.teams.findById(session.teamId)]);
   if (!user || !team) throw required();
+  // A blocked team is refused on every path: its sessions can no longer mint keys, projects or uploads.
+  if (team.blocked) throw errors.unauthenticated(R.ACCOUNT_BLOCKED, 'This account is blocked.');
 
   let expiresAt = session.expiresAt;
   const slid = new Date(now.getTime() + SESSION_TTL_MS);

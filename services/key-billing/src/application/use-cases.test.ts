@@ -83,7 +83,12 @@ describe('key-billing use cases (in-memory ports)', () => {
     });
     expect(secretKey).toMatch(/^wst_sk_[A-Za-z0-9_-]{43}$/);
     expect(key.lastDigits).toBe(secretKey.slice(-4));
-    expect(await authenticateApiKey(deps, { secretKey })).toEqual({ keyId: key.id, teamId: team.id, userId: user.id });
+    expect(await authenticateApiKey(deps, { secretKey })).toEqual({
+      keyId: key.id,
+      teamId: team.id,
+      userId: user.id,
+      expiresAt: null,
+    });
     await revokeApiKey(deps, { teamId: team.id, keyId: key.id });
     expect(await rejection(authenticateApiKey(deps, { secretKey }))).toMatchObject({
       kind: 'Unauthenticated',

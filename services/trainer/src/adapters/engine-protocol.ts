@@ -15,7 +15,7 @@ export type TrainOutput = Awaited<ReturnType<TrainingEngine['train']>>;
 /** Main thread → engine thread. */
 export type ToEngine =
   | { type: 'train'; id: number; input: TrainInput; resumeFrom?: Uint8Array }
-  | { type: 'evaluate'; id: number; bundle: Uint8Array; rows: Row[] }
+  | { type: 'evaluate'; id: number; bundle: Uint8Array; rows: Row[]; baseModel: string }
   | { type: 'abort'; id: number }
   | { type: 'checkpoint-stored'; id: number; seq: number; error?: WireError };
 

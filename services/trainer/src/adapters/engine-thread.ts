@@ -26,7 +26,7 @@ async function run(message: Extract<ToEngine, { type: 'train' | 'evaluate' }>): 
   const { id } = message;
   try {
     if (message.type === 'evaluate') {
-      send({ type: 'done', id, value: await mlEngine.evaluate(message.bundle, message.rows) });
+      send({ type: 'done', id, value: await mlEngine.evaluate(message.bundle, message.rows, message.baseModel) });
       return;
     }
     const controller = new AbortController();

@@ -3,6 +3,7 @@ import {
   DECODER_BASE,
   SchemaError,
   evaluateBundle,
+  evaluateDecoderBundle,
   trainDecoderLora,
   trainModel,
   type CanonicalRow,
@@ -46,7 +47,9 @@ export const mlEngine: TrainingEngine = {
       metrics: result.metrics as Record<string, unknown>,
     };
   },
-  async evaluate(bundle, rows) {
-    return evaluateBundle(bundle, rows as CanonicalRow[]) as unknown as Record<string, unknown>;
+  async evaluate(bundle, rows, baseModel) {
+    const metrics =
+      baseModel === DECODER_BASE ? evaluateDecoderBundle(bundle, rows) : evaluateBundle(bundle, rows as CanonicalRow[]);
+    return metrics as unknown as Record<string, unknown>;
   },
 };

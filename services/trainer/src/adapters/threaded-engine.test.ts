@@ -49,7 +49,7 @@ describe('ThreadedEngine: packages/ml on its own thread', () => {
     expect(seen.progress.at(-1)).toMatchObject({ step: seen.progress.at(-1)!.totalSteps });
     expect(seen.logs.some((l) => /held-out: f1/.test(l))).toBe(true);
 
-    const scored = await engine.evaluate(result.bundle, rows('wikigold/dev.jsonl', 20));
+    const scored = await engine.evaluate(result.bundle, rows('wikigold/dev.jsonl', 20), 'whetstone-extract-base');
     expect(scored).toEqual(expect.objectContaining({ f1: expect.any(Number), precision: expect.any(Number) }));
   }, 120_000);
 

@@ -39,8 +39,8 @@ export class ThreadedEngine implements TrainingEngine {
     return this.call<TrainOutput>((id) => ({ type: 'train', id, input, ...(resumeFrom ? { resumeFrom } : {}) }), hooks);
   }
 
-  evaluate(bundle: Uint8Array, rows: Record<string, unknown>[]): Promise<Record<string, unknown>> {
-    return this.call((id) => ({ type: 'evaluate', id, bundle, rows }));
+  evaluate(bundle: Uint8Array, rows: Record<string, unknown>[], baseModel: string): Promise<Record<string, unknown>> {
+    return this.call((id) => ({ type: 'evaluate', id, bundle, rows, baseModel }));
   }
 
   /** Ends the engine thread; calls in flight fail. */

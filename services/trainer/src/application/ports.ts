@@ -21,6 +21,8 @@ export interface TrainingWork {
   seed: number;
   datasetBucket: string;
   trainKeys: string[];
+  /** Times each row of trainKeys[i] is seen per epoch (adaptive retraining weights feedback up); missing or 0 means 1. */
+  trainRepeats?: number[];
   heldoutKeys: string[];
   artifactBucket: string;
   artifactPrefix: string;
@@ -108,7 +110,8 @@ export interface TrainingEngine {
     hooks: TrainHooks,
   ): Promise<{ bundle: Uint8Array; manifest: unknown; metrics: Record<string, unknown> }>;
   /** Scores a bundle on held-out rows: f1, precision, recall, per_label. */
-  evaluate(bundle: Uint8Array, rows: Row[]): Promise<Record<string, unknown>>;
+  /** Extraction: f1, precision, recall, per_label; decoders: loss, perplexity, base_loss, base_perplexity. */
+  evaluate(bundle: Uint8Array, rows: Row[], baseModel: string): Promise<Record<string, unknown>>;
 }
 
 /** The points in a training run where a test can make the trainer die (see TRAINER_FAILPOINT_FILE). */

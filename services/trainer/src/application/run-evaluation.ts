@@ -19,7 +19,7 @@ export async function runEvaluation(deps: UseCaseDeps, work: EvaluationWork): Pr
       deps.artifacts.readBytes(work.artifactBucket, work.artifactKey),
       deps.artifacts.readRows(work.datasetBucket, work.heldoutKey),
     ]);
-    const metrics = await deps.engine.evaluate(bundle, rows);
+    const metrics = await deps.engine.evaluate(bundle, rows, work.baseModel);
     await deps.orchestrator.completeEvaluation(lease, { ...metrics, examples: rows.length });
     deps.logger.info({ evaluationId: work.evaluationId, examples: rows.length }, 'evaluation complete');
   } catch (err) {

@@ -17,15 +17,23 @@ async function readCheckpoint(deps: UseCaseDeps, job: TrainingWork, session: Job
   }
 }
 
+/** The rows `times` times over (at least once): a dataset weighted up is seen that many times per epoch. */
+const repeated = (rows: Row[], times: number): Row[] =>
+  Array.from({ length: Math.max(1, Math.floor(times)) }, () => rows).flat();
+
 async function loadData(deps: UseCaseDeps, job: TrainingWork, session: JobSession) {
   const { artifacts } = deps;
   session.log('info', `loading ${job.trainKeys.length} dataset(s)`);
   const read = (keys: string[]) => Promise.all(keys.map((k) => artifacts.readRows(job.datasetBucket, k)));
-  const train: Row[] = (await read(job.trainKeys)).flat();
+  const perDataset = await read(job.trainKeys);
+  const train: Row[] = perDataset.flatMap((rows, i) => repeated(rows, job.trainRepeats?.[i] ?? 1));
   const heldout: Row[] = (await read(job.heldoutKeys)).flat();
   const resumeFrom = job.resumeKey ? await readCheckpoint(deps, job, session) : undefined;
   const resuming = resumeFrom ? `; resuming from ${shortKey(job.resumeKey)}` : '';
-  session.log('info', `${train.length} training rows, ${heldout.length} held-out rows${resuming}`);
+  const weighted = perDataset.some((_, i) => (job.trainRepeats?.[i] ?? 1) > 1)
+    ? ` (${perDataset.map((rows, i) => `${rows.length} × ${Math.max(1, job.trainRepeats?.[i] ?? 1)}`).join(' + ')})`
+    : '';
+  session.log('info', `${train.length} training rows${weighted}, ${heldout.length} held-out rows${resuming}`);
   return { train, heldout, resumeFrom };
 }
 

@@ -1,7 +1,15 @@
 import type { Client } from '@connectrpc/connect';
-import type { DatasetService } from '@whetstone/proto/dataset/v1';
+import { DatasetType, type DatasetService } from '@whetstone/proto/dataset/v1';
+import type { InferenceRouterService } from '@whetstone/proto/inference/v1';
 import type { KeyBillingService } from '@whetstone/proto/keybilling/v1';
-import type { DatasetResolver, SpendCheck } from '../application/ports';
+import { errors } from '@whetstone/errors';
+import type { DatasetKind, DatasetResolver, FeedbackVersioner, ProjectsPort, SpendCheck } from '../application/ports';
+
+const KIND: Partial<Record<DatasetType, DatasetKind>> = {
+  [DatasetType.EXTRACTION]: 'extraction',
+  [DatasetType.CLASSIFICATION]: 'classification',
+  [DatasetType.GENERATION]: 'generation',
+};
 
 /** Datasets over gRPC: the newest ready version's split locations. */
 export function datasetsOverRpc(client: Client<typeof DatasetService>): DatasetResolver {
@@ -15,6 +23,8 @@ export function datasetsOverRpc(client: Client<typeof DatasetService>): DatasetR
         bucket: res.bucket,
         train_key: res.trainKey,
         heldout_key: res.heldoutKey,
+        type: KIND[res.version?.type ?? DatasetType.UNSPECIFIED] ?? 'extraction',
+        ...(res.version?.corrections ? { corrections: res.version.corrections } : {}),
       };
     },
   };
@@ -25,6 +35,31 @@ export function spendCheckOverRpc(client: Client<typeof KeyBillingService>): Spe
   return {
     async checkSpendable(teamId, cost) {
       await client.checkSpendable({ teamId, estimatedCostMicroCredits: cost, directModel: false });
+    },
+  };
+}
+
+/** Projects from the inference-router: the active deployment's job, and deploying a promoted candidate. */
+export function projectsOverRpc(client: Client<typeof InferenceRouterService>): ProjectsPort {
+  return {
+    async activeJob(actor, projectId) {
+      const { projects } = await client.listProjects({ caller: actor });
+      const project = projects.find((p) => p.id === projectId);
+      if (!project) throw errors.notFound('PROJECT_NOT_FOUND', `Project '${projectId}' was not found.`);
+      return project.activeTrainingJobId;
+    },
+    async deploy(actor, projectId, jobId) {
+      await client.createDeployment({ caller: actor, projectId, trainingJobId: jobId });
+    },
+  };
+}
+
+/** Feedback datasets from the dataset service: cut a version of what is pending, for an adaptation asked for now. */
+export function feedbackVersionsOverRpc(client: Client<typeof DatasetService>): FeedbackVersioner {
+  return {
+    async versionNow(teamId, projectId) {
+      const res = await client.versionFeedback({ teamId, projectId });
+      return res.cut && res.version ? res.version.versionNumber : null;
     },
   };
 }

@@ -68,6 +68,26 @@ describe('createJob', () => {
     expect(err.fieldErrors).toEqual([{ field: 'training_type', message: "must be 'lora' for whetstone-decoder-base" }]);
   });
 
+  it('when a dataset does not fit the base model, then it is 422 naming it, before anything is queued', async () => {
+    const { deps, jobs } = inMemoryDeps();
+    const extraction = await failure(createJob(deps, caller, request({ datasets: ['wikigold', 'chat'] })));
+    expect(extraction).toMatchObject({ kind: 'InvalidArgument', reason: 'VALIDATION_FAILED' });
+    expect(extraction.fieldErrors).toEqual([
+      {
+        field: 'datasets.1.name',
+        message: "'chat' holds generation data; whetstone-extract-base trains on extraction or classification datasets",
+      },
+    ]);
+    const decoder = await failure(createJob(deps, caller, request({ baseModel: 'whetstone-decoder-base' })));
+    expect(decoder.fieldErrors).toEqual([
+      {
+        field: 'datasets.0.name',
+        message: "'wikigold' holds extraction data; whetstone-decoder-base trains on generation (chat) datasets only",
+      },
+    ]);
+    expect(jobs.events).toEqual([]);
+  });
+
   it('when base_model is neither a model nor an id, then it is InvalidArgument; an unknown id is NotFound', async () => {
     const { deps } = inMemoryDeps();
     expect(await failure(createJob(deps, caller, request({ baseModel: 'gpt-9' })))).toMatchObject({

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { CatalogEntry } from '@whetstone/catalog';
-import { errors, isUuid } from '@whetstone/errors';
+import { errors, isUuid, type FieldError } from '@whetstone/errors';
 import {
   defaultModelName,
+  isDecoderBase,
   lastTrainingCheckpoint,
   trainableBase,
   trainingCost,
@@ -13,7 +14,7 @@ import { assertRequestShape, invalid, resolveHyperparameters, type JobRequest } 
 import { TrainingReasons as R } from '../domain/reasons';
 import type { UseCaseDeps } from './deps';
 import { note } from './get-job';
-import type { Caller } from './ports';
+import type { Caller, DatasetKind } from './ports';
 
 /** Where a job starts: a built-in model, or a job or checkpoint of this team to continue from. */
 interface Origin {
@@ -54,6 +55,13 @@ async function resolveOrigin(deps: UseCaseDeps, caller: Caller, baseModel: strin
   return { root, resumeKey: last.key };
 }
 
+/** Why a base model cannot train on a dataset of this kind, or null when it can. */
+function datasetKindProblem(root: CatalogEntry, kind: DatasetKind): string | null {
+  if (isDecoderBase(root.id))
+    return kind === 'generation' ? null : `${root.id} trains on generation (chat) datasets only`;
+  return kind === 'generation' ? `${root.id} trains on extraction or classification datasets` : null;
+}
+
 /**
  * Validates the request against the base model, resolves the datasets to
  * ready versions, checks the team can pay for it, and queues the job.
@@ -63,8 +71,16 @@ export async function createJob(deps: UseCaseDeps, caller: Caller, input: JobReq
   const { root, resumeKey } = await resolveOrigin(deps, caller, input.baseModel);
   const hp = resolveHyperparameters(root, input);
   const splits: DatasetSplit[] = [];
-  for (const name of input.datasets) splits.push(await deps.datasets.resolve(caller.teamId, name));
-  const exampleEpochs = splits.reduce((n, d) => n + d.size, 0) * hp.nrEpochs;
+  const mismatched: FieldError[] = [];
+  for (const [i, name] of input.datasets.entries()) {
+    const { type, corrections: _, ...split } = await deps.datasets.resolve(caller.teamId, name);
+    const problem = datasetKindProblem(root, type);
+    if (problem) mismatched.push({ field: `datasets.${i}.name`, message: `'${name}' holds ${type} data; ${problem}` });
+    const weight = input.weights?.[i] ?? 1;
+    splits.push(weight > 1 ? { ...split, weight } : split);
+  }
+  if (mismatched.length) throw invalid('Dataset does not fit the base model', mismatched);
+  const exampleEpochs = splits.reduce((n, d) => n + d.size * (d.weight ?? 1), 0) * hp.nrEpochs;
   await deps.billing.checkSpendable(caller.teamId, trainingCost(exampleEpochs));
 
   const now = deps.clock.now();
@@ -96,7 +112,12 @@ export async function createJob(deps: UseCaseDeps, caller: Caller, input: JobReq
     finishedAt: null,
   };
   await deps.jobs.create(job);
-  const on = splits.map((d) => `${d.name} v${d.version_number} (${d.size} examples)`).join(', ');
+  const on = splits
+    .map(
+      (d) =>
+        `${d.name} v${d.version_number} (${d.size} examples${d.weight ? `, each seen ${d.weight}× per epoch` : ''})`,
+    )
+    .join(', ');
   await note(
     deps,
     job.id,

@@ -1,5 +1,8 @@
 import type {
+  AdaptationRepository,
+  AdaptiveSettingsRepository,
   BlobStore,
+  FeedbackVersioner,
   CheckpointRepository,
   Clock,
   DatasetResolver,
@@ -8,6 +11,7 @@ import type {
   JobRepository,
   Logger,
   ModelHub,
+  ProjectsPort,
   SpendCheck,
   WorkSignal,
 } from './ports';
@@ -28,6 +32,14 @@ export interface UseCaseDeps {
   leaseMs: number;
   /** Absent when the operator configured no hub. */
   hub?: ModelHub | undefined;
+}
+
+/** Adaptive inference needs these besides: its settings and audit trail, and the router's projects. */
+export interface AdaptiveDeps extends UseCaseDeps {
+  adaptiveSettings: AdaptiveSettingsRepository;
+  adaptations: AdaptationRepository;
+  projects: ProjectsPort;
+  feedbackVersions: FeedbackVersioner;
 }
 
 /** A lease that starts now. */

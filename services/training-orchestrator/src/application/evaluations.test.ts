@@ -13,7 +13,7 @@ const caller: Caller = { teamId: 'team-a', keyId: '', userId: 'user-1' };
 async function completed(ctx: ReturnType<typeof inMemoryDeps>, baseModel = 'whetstone-extract-base') {
   const job = await createJob(ctx.deps, caller, {
     baseModel,
-    datasets: ['wikigold'],
+    datasets: [baseModel === 'whetstone-decoder-base' ? 'chat' : 'wikigold'],
     modelName: 'wiki',
     nrEpochs: 1,
     learningRate: 0,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { errors, isUuid } from '@whetstone/errors';
 import type { Evaluation } from '../domain/evaluation';
-import { hasModel, isDecoderBase } from '../domain/job';
+import { hasModel, isDecoderBase, type Job } from '../domain/job';
 import { invalid } from '../domain/job-spec';
 import { TrainingReasons as R } from '../domain/reasons';
 import type { UseCaseDeps } from './deps';
@@ -27,17 +27,27 @@ export async function createEvaluation(
       R.EVALUATION_NOT_SUPPORTED,
       'Decoder jobs report held-out loss and perplexity in their metrics; evaluations score extraction models.',
     );
-  const split = await deps.datasets.resolve(caller.teamId, datasetName);
+  return queueEvaluation(deps, job, datasetName);
+}
+
+/** Queues the scoring of a servable job's bundle on the dataset's newest ready held-out split (id given or new). */
+export async function queueEvaluation(
+  deps: UseCaseDeps,
+  job: Job,
+  datasetName: string,
+  id: string = randomUUID(),
+): Promise<Evaluation> {
+  const split = await deps.datasets.resolve(job.teamId, datasetName);
   const evaluation: Evaluation = {
-    id: randomUUID(),
-    teamId: caller.teamId,
+    id,
+    teamId: job.teamId,
     jobId: job.id,
     datasetName,
     status: 'running',
     metrics: null,
     error: null,
     baseModel: job.rootBaseModel,
-    artifactKey: job.artifactKey,
+    artifactKey: job.artifactKey ?? '',
     datasetBucket: split.bucket,
     heldoutKey: split.heldout_key,
     attempts: 0,

@@ -1,6 +1,7 @@
 /** What the use cases need from the outside world; adapters implement these, tests fake them. */
 import type { BlobStore } from '@whetstone/blobs';
 import type { Logger } from '@whetstone/telemetry';
+import type { Actor, Adaptation, AdaptationStatus, AdaptiveSettings } from '../domain/adaptation';
 import type { Evaluation } from '../domain/evaluation';
 import type { Checkpoint, DatasetSplit, Job, LogEntry, LogLine } from '../domain/job';
 import type { JobStatus } from '../domain/job-status';
@@ -109,9 +110,12 @@ export interface EvaluationRepository {
   expired(now: Date): Promise<Evaluation[]>;
 }
 
+/** What a dataset holds: extraction spans, classification labels, or chat (generation) rows. */
+export type DatasetKind = 'extraction' | 'classification' | 'generation';
+
 export interface DatasetResolver {
-  /** The newest ready version's splits; NotFound or FailedPrecondition otherwise. */
-  resolve(teamId: string, name: string): Promise<DatasetSplit>;
+  /** The newest ready version's splits and the dataset's kind; NotFound or FailedPrecondition otherwise. */
+  resolve(teamId: string, name: string): Promise<DatasetSplit & { type: DatasetKind }>;
 }
 
 export interface SpendCheck {
@@ -150,4 +154,55 @@ export interface Caller {
   /** Empty for dashboard-session calls. */
   keyId: string;
   userId: string;
+}
+
+/** A project's adaptive settings, with the caller who set them (automatic adaptations act for that caller). */
+export interface StoredAdaptiveSettings {
+  settings: AdaptiveSettings;
+  actor: Actor;
+}
+
+export interface AdaptiveSettingsRepository {
+  get(projectId: string): Promise<StoredAdaptiveSettings | null>;
+  /** Replaces the project's settings; `updatedAt` is the time stored. */
+  put(actor: Actor, settings: AdaptiveSettings): Promise<AdaptiveSettings>;
+}
+
+/** Fields a move of an adaptation may set besides its status. */
+export interface AdaptationPatch {
+  baselineMetrics?: Record<string, unknown>;
+  candidateMetrics?: Record<string, unknown>;
+  decisionReason?: string;
+  gain?: number;
+  decidedAt?: Date;
+}
+
+export interface AdaptationRepository {
+  /** Inserts it; false (nothing written) when another adaptation of the project is in progress. */
+  create(adaptation: Adaptation): Promise<boolean>;
+  get(teamId: string, id: string): Promise<Adaptation | null>;
+  /** Newest first. */
+  list(teamId: string, projectId: string, limit: number): Promise<Adaptation[]>;
+  /** Every adaptation in training, evaluating or promoting, oldest first (the loop advances them). */
+  inProgress(): Promise<Adaptation[]>;
+  /** The project's newest adaptation that trained (any status but failed), or null. */
+  latestTrained(projectId: string): Promise<Adaptation | null>;
+  /** The adaptation whose candidate is this job, or null. */
+  byCandidate(jobId: string): Promise<Adaptation | null>;
+  /** Moves it if it is still in `from`; false otherwise (another replica moved it first). */
+  transition(id: string, from: AdaptationStatus, to: AdaptationStatus, patch?: AdaptationPatch): Promise<boolean>;
+}
+
+/** The dataset service's feedback datasets. */
+export interface FeedbackVersioner {
+  /** Cuts a version of the project's pending feedback now; the version number cut, or null when nothing was pending. */
+  versionNow(teamId: string, projectId: string): Promise<number | null>;
+}
+
+/** Projects and deployments live in the inference-router. */
+export interface ProjectsPort {
+  /** UUID of the job the project's active deployment serves, or '' when none; NotFound for another team's project. */
+  activeJob(actor: Actor, projectId: string): Promise<string>;
+  /** Deploys the job to the project; the router swaps the active deployment with no gap once it is warm. */
+  deploy(actor: Actor, projectId: string, jobId: string): Promise<void>;
 }

@@ -14,6 +14,8 @@ export interface JobRequest {
   /** 0 means the base model's default. */
   learningRate: number;
   projectId: string;
+  /** Internal (adaptive retraining): times each dataset's rows are seen per epoch, parallel to datasets; absent means 1. */
+  weights?: number[];
 }
 
 export const invalid = (message: string, fieldErrors: FieldError[]) =>

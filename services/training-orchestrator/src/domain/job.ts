@@ -13,6 +13,10 @@ export interface DatasetSplit {
   bucket: string;
   train_key: string;
   heldout_key: string;
+  /** Times each row is seen per epoch; absent (1) for datasets a user names. */
+  weight?: number;
+  /** Feedback datasets, as resolved (not stored with a job): corrections among the version's verdicts. */
+  corrections?: number;
 }
 
 export interface Job {

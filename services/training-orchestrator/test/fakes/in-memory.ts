@@ -5,6 +5,7 @@ import { createLogger } from '@whetstone/telemetry';
 import type { UseCaseDeps } from '../../src/application/deps';
 import type {
   CheckpointRepository,
+  DatasetKind,
   DatasetResolver,
   EvaluationRepository,
   JobLogRepository,
@@ -179,12 +180,12 @@ export class InMemoryEvaluations implements EvaluationRepository {
 }
 
 /** Datasets by name; anything else is NotFound. */
-export function fakeDatasets(splits: DatasetSplit[]): DatasetResolver {
+export function fakeDatasets(splits: (DatasetSplit & { type?: DatasetKind })[]): DatasetResolver {
   return {
     async resolve(_teamId, name) {
       const split = splits.find((s) => s.name === name);
       if (!split) throw errors.notFound('DATASET_NOT_FOUND', `Dataset '${name}' not found.`);
-      return split;
+      return { type: 'extraction', ...split };
     },
   };
 }
@@ -228,6 +229,17 @@ export const WIKIGOLD: DatasetSplit = {
   heldout_key: 'teams/t/wikigold/1/heldout.jsonl',
 };
 
+/** A generation (chat) dataset, what a decoder trains on. */
+export const CHAT: DatasetSplit & { type: DatasetKind } = {
+  name: 'chat',
+  version_number: 1,
+  size: 40,
+  bucket: 'datasets',
+  train_key: 'teams/t/chat/1/train.jsonl',
+  heldout_key: 'teams/t/chat/1/heldout.jsonl',
+  type: 'generation',
+};
+
 export const silentLogger = createLogger({ service: 'training-orchestrator-test', level: 'silent' });
 
 /** Use-case deps on in-memory ports; returns the fakes for assertions. */
@@ -244,7 +256,7 @@ export function inMemoryDeps(overrides: { hub?: ModelHub; billing?: SpendCheck }
     logs,
     checkpoints,
     evaluations,
-    datasets: fakeDatasets([WIKIGOLD]),
+    datasets: fakeDatasets([WIKIGOLD, CHAT]),
     billing: overrides.billing ?? { checkSpendable: async () => undefined },
     blobs: blobs.store,
     clock,

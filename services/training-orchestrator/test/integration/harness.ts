@@ -12,14 +12,20 @@ import { PrismaEvaluationRepository } from '../../src/adapters/prisma-evaluation
 import { PrismaJobLogRepository } from '../../src/adapters/prisma-job-logs.repository';
 import { PrismaJobRepository } from '../../src/adapters/prisma-jobs.repository';
 import { systemClock } from '../../src/adapters/system-clock';
-import type { UseCaseDeps } from '../../src/application/deps';
+import { errors } from '@whetstone/errors';
+import {
+  PrismaAdaptationRepository,
+  PrismaAdaptiveSettingsRepository,
+} from '../../src/adapters/prisma-adaptive.repository';
+import type { AdaptiveDeps } from '../../src/application/deps';
+import type { ProjectsPort } from '../../src/application/ports';
 import { buildApp, type TrainingOrchestratorApp } from '../../src/app';
 import { WIKIGOLD, fakeDatasets } from '../fakes/in-memory';
 import { createOrchestratorDatabase } from '../factories/database';
 
 export interface Harness {
   db: Awaited<ReturnType<typeof createOrchestratorDatabase>>;
-  deps: UseCaseDeps;
+  deps: AdaptiveDeps;
   app: TrainingOrchestratorApp;
   training: Client<typeof TrainingService>;
   trainer: Client<typeof TrainerService>;
@@ -30,11 +36,19 @@ export interface Harness {
  * The real orchestrator in-process on port 0 over a fresh Postgres schema and
  * a temporary blob directory; datasets and billing (other services) are fakes.
  */
-export async function startHarness(options: { leaseMs?: number } = {}): Promise<Harness> {
+/** The router's projects, for tests that do not adapt: every project is unknown. */
+const noProjects: ProjectsPort = {
+  activeJob: async (_actor, projectId) => {
+    throw errors.notFound('PROJECT_NOT_FOUND', `Project '${projectId}' was not found.`);
+  },
+  deploy: async () => undefined,
+};
+
+export async function startHarness(options: { leaseMs?: number; projects?: ProjectsPort } = {}): Promise<Harness> {
   const db = await createOrchestratorDatabase('orch_it');
   const blobDir = mkdtempSync(path.join(os.tmpdir(), 'orch-it-'));
   const logger = createLogger({ service: 'training-orchestrator-test', level: 'silent' });
-  const deps: UseCaseDeps = {
+  const deps: AdaptiveDeps = {
     jobs: new PrismaJobRepository(db.prisma),
     logs: new PrismaJobLogRepository(db.prisma),
     checkpoints: new PrismaCheckpointRepository(db.prisma),
@@ -46,6 +60,10 @@ export async function startHarness(options: { leaseMs?: number } = {}): Promise<
     work: inProcessWorkSignal(),
     logger,
     leaseMs: options.leaseMs ?? 30_000,
+    adaptiveSettings: new PrismaAdaptiveSettingsRepository(db.prisma),
+    adaptations: new PrismaAdaptationRepository(db.prisma),
+    projects: options.projects ?? noProjects,
+    feedbackVersions: { versionNow: async () => null },
   };
   const app = buildApp(deps);
   const server = await createRpcServer({

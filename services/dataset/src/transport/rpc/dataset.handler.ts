@@ -2,6 +2,7 @@ import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import type { ServiceImpl } from '@connectrpc/connect';
 import type { DatasetService } from '@whetstone/proto/dataset/v1';
 import type { DatasetContext } from '../../application/context';
+import { versionFeedbackNow } from '../../application/collect-feedback';
 import { createUpload } from '../../application/create-upload';
 import { deleteDataset } from '../../application/delete-dataset';
 import { getDataset, getVersion, listDatasets } from '../../application/get-datasets';
@@ -49,6 +50,7 @@ export function datasetHandler(ctx: DatasetContext): ServiceImpl<typeof DatasetS
           status: versionStatusToPb(d.newest.status),
           createdAt: timestampFromDate(d.createdAt),
           versionNumber: d.newest.versionNumber,
+          latestReadyVersion: d.latestReadyVersion ?? 0,
         })),
       };
     },
@@ -63,6 +65,10 @@ export function datasetHandler(ctx: DatasetContext): ServiceImpl<typeof DatasetS
     async deleteDataset(req) {
       await deleteDataset(ctx, teamFromPb(req.teamId), req.datasetName);
       return {};
+    },
+    async versionFeedback(req) {
+      const out = await versionFeedbackNow(ctx, teamFromPb(req.teamId), req.projectId);
+      return out ? { version: versionToPb(out.version), cut: out.cut } : {};
     },
     async resolveForTraining(req) {
       const out = await resolveForTraining(ctx, teamFromPb(req.teamId), req.datasetName);

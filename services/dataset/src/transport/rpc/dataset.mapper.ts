@@ -84,6 +84,7 @@ export function versionToPb(v: VersionRow): MessageInitShape<typeof DatasetVersi
     type: TYPE[v.type],
     format: FORMAT[v.format],
     filename: v.filename,
+    corrections: v.corrections,
     createdAt: timestampFromDate(v.createdAt),
     updatedAt: timestampFromDate(v.updatedAt),
     ...(r

@@ -69,8 +69,8 @@ async function authenticateKey(deps: AuthDeps, secret: string): Promise<AuthCont
   const fingerprint = AuthCache.fingerprint(secret);
   const cached = deps.cache.get(fingerprint, deps.now());
   if (cached) return { kind: 'key', principal: cached, fingerprint };
-  const principal = await deps.keyBilling.authenticateApiKey(secret);
-  deps.cache.set(fingerprint, principal, deps.now());
+  const { principal, expiresAtMs } = await deps.keyBilling.authenticateApiKey(secret);
+  deps.cache.set(fingerprint, principal, deps.now(), expiresAtMs);
   return { kind: 'key', principal, fingerprint };
 }
 
@@ -84,7 +84,11 @@ async function authenticateSession(deps: AuthDeps, token: string): Promise<AuthC
       principal: { keyId: '', teamId: session.team.id, userId: session.user.id },
     };
   } catch (err) {
-    if (err instanceof AppError && (err.kind === 'NotFound' || err.kind === 'Unauthenticated')) {
+    if (
+      err instanceof AppError &&
+      (err.kind === 'NotFound' || err.kind === 'Unauthenticated') &&
+      err.reason !== Reasons.ACCOUNT_BLOCKED
+    ) {
       throw new AppError('Unauthenticated', Reasons.SESSION_REQUIRED, 'Your session has expired; log in again.');
     }
     throw err;

@@ -1,3 +1,5 @@
+import { STATUS_CODES, type Server } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { AppError, Reasons, toHttpError, type Surface } from '@whetstone/errors';
 import type { Logger } from '@whetstone/telemetry';
@@ -12,8 +14,12 @@ const ANTHROPIC_PATHS = new Set(['/v1/messages']);
  * messages contract's version header wins, then the route's own family.
  */
 export function surfaceOf(req: Request): Surface {
-  if (req.headers['anthropic-version'] !== undefined || ANTHROPIC_PATHS.has(req.path)) return 'anthropic';
-  if (OPENAI_PATHS.has(req.path)) return 'openai';
+  return surfaceFor(req.path, req.headers['anthropic-version'] !== undefined);
+}
+
+function surfaceFor(path: string, anthropicVersion: boolean): Surface {
+  if (anthropicVersion || ANTHROPIC_PATHS.has(path)) return 'anthropic';
+  if (OPENAI_PATHS.has(path)) return 'openai';
   return 'generic';
 }
 
@@ -64,4 +70,40 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     }
     sendError(req, res, err);
   };
+}
+
+/**
+ * Requests node's HTTP parser refuses before express sees them (a request line
+ * or headers over the limit, a malformed header, a timeout) are answered in
+ * JSON too, instead of node's bodiless default. The envelope comes from what
+ * the parser had read, when that includes the path or the version header.
+ */
+export function answerClientErrors(server: Server): void {
+  server.on('clientError', (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex) => {
+    // As node's own handler: a keep-alive socket may have served earlier requests; only a response
+    // already under way makes it too late to answer.
+    const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
+      socket.destroy();
+      return;
+    }
+    const error =
+      err.code === 'HPE_HEADER_OVERFLOW'
+        ? new AppError('PayloadTooLarge', Reasons.HEADERS_TOO_LARGE, 'Request line and headers exceed the size limit')
+        : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' || err.code === 'HPE_HEADER_TIMEOUT'
+          ? new AppError('Malformed', Reasons.REQUEST_TIMEOUT, 'The request was not received in time')
+          : new AppError('Malformed', Reasons.MALFORMED_PARAMETER, 'Malformed HTTP request');
+    const raw = err.rawPacket?.toString('latin1') ?? '';
+    const path = /^[A-Z]+ ([^ ?\r\n]*)/.exec(raw)?.[1] ?? '';
+    const { status, headers, body } = toHttpError(error, surfaceFor(path, /\r\nanthropic-version:/i.test(raw)));
+    const json = JSON.stringify(body);
+    const head = [
+      `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`,
+      'Content-Type: application/json; charset=utf-8',
+      `Content-Length: ${Buffer.byteLength(json)}`,
+      'Connection: close',
+      ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+    ];
+    socket.end(`${head.join('\r\n')}\r\n\r\n${json}`);
+  });
 }

@@ -5,6 +5,7 @@ import {
   hasEndpointLimit,
   preAuthChecks,
   requestChecks,
+  type LimitCheck,
   type LimitDecision,
   type RateLimiter,
   type RateLimitSettings,
@@ -34,6 +35,18 @@ function enforce(decision: LimitDecision, res: Response, headers: boolean): void
 }
 
 /**
+ * Count a request only if the server did not fail it: once a 5xx has been
+ * sent, what it consumed is given back, so an outage does not use up the
+ * callers' budgets (they would get 429 for the server's fault). A release that
+ * fails (e.g. Redis down too) leaves the count: the limit errs towards safety.
+ */
+function giveBackOnServerError(res: Response, limiter: RateLimiter, checks: LimitCheck[], at: number): void {
+  res.once('finish', () => {
+    if (res.statusCode >= 500) limiter.release(checks, at).catch(() => undefined);
+  });
+}
+
+/**
  * Before authentication, for every request: the edge limit, and the per-IP
  * defaults where the endpoint has no limit of its own (one Redis call). On an
  * endpoint with its own limit, a request whose API key the auth cache already
@@ -54,7 +67,10 @@ export function preAuthLimit(
       res.locals.edgeDeferred = true;
       return next();
     }
-    enforce(await limiter.consume(preAuthChecks(settings, req.method, req.path, ip), now()), res, withDefaults);
+    const checks = preAuthChecks(settings, req.method, req.path, ip);
+    const at = now();
+    enforce(await limiter.consume(checks, at), res, withDefaults);
+    giveBackOnServerError(res, limiter, checks, at);
     next();
   };
 }
@@ -72,7 +88,9 @@ export function endpointLimit(limiter: RateLimiter, settings: RateLimitSettings,
     };
     const checks = requestChecks(settings, req.method, req.path, caller);
     if (res.locals.edgeDeferred) checks.unshift(edgeCheck(settings, caller.ip));
-    enforce(await limiter.consume(checks, now()), res, true);
+    const at = now();
+    enforce(await limiter.consume(checks, at), res, true);
+    giveBackOnServerError(res, limiter, checks, at);
     next();
   };
 }

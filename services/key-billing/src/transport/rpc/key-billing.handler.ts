@@ -63,7 +63,8 @@ export function keyBillingHandler(deps: UseCaseDeps): ServiceImpl<typeof KeyBill
       return { success: true, message: 'API key revoked.' };
     },
     async authenticateApiKey(req) {
-      return { caller: await authenticateApiKey(deps, { secretKey: req.secretKey }) };
+      const { expiresAt, ...caller } = await authenticateApiKey(deps, { secretKey: req.secretKey });
+      return { caller, ...(expiresAt ? { keyExpiresAt: timestampFromDate(expiresAt) } : {}) };
     },
     async checkSpendable(req) {
       const result = await checkSpendable(deps, {

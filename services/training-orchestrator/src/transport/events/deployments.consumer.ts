@@ -1,14 +1,36 @@
 import { decodeEvent, type EventEnvelope, Topics } from '@whetstone/events';
 import { isUuid } from '@whetstone/errors';
-import { DeploymentActivatedSchema } from '@whetstone/proto/inference/v1';
+import { DeploymentActivatedSchema, DeploymentFailedSchema } from '@whetstone/proto/inference/v1';
 
 export const DEPLOYMENTS_TOPIC = Topics.deployments;
 export const DEPLOYMENTS_CONSUMER = 'training-orchestrator.deployments';
 
-/** deployments.v1 → a job whose deployment went active is `deployed` (idempotent). */
-export function deploymentsConsumer(onActivated: (jobId: string) => Promise<void>) {
+/** A deployment of a job went active, or could not. */
+export interface DeploymentOutcome {
+  trainingJobId: string;
+  projectId: string;
+  activated: boolean;
+  reason: string;
+}
+
+/** deployments.v1 → each outcome, once decoded (other events and malformed ids are skipped). Handlers are idempotent. */
+export function deploymentsConsumer(onOutcome: (outcome: DeploymentOutcome) => Promise<void>) {
   return async (event: EventEnvelope): Promise<void> => {
     const activated = decodeEvent(event, DeploymentActivatedSchema);
-    if (activated && isUuid(activated.trainingJobId)) await onActivated(activated.trainingJobId);
+    if (activated && isUuid(activated.trainingJobId))
+      return onOutcome({
+        trainingJobId: activated.trainingJobId,
+        projectId: activated.projectId,
+        activated: true,
+        reason: '',
+      });
+    const failed = decodeEvent(event, DeploymentFailedSchema);
+    if (failed && isUuid(failed.trainingJobId))
+      return onOutcome({
+        trainingJobId: failed.trainingJobId,
+        projectId: failed.projectId,
+        activated: false,
+        reason: failed.reason,
+      });
   };
 }

@@ -41,6 +41,7 @@ export function workToPb(work: Work | null, leaseMs: number): MessageInitShape<t
         seed: BigInt(job.seed),
         datasetBucket: job.datasets[0]?.bucket ?? 'datasets',
         trainKeys: job.datasets.map((d) => d.train_key),
+        trainRepeats: job.datasets.map((d) => d.weight ?? 1),
         heldoutKeys: job.datasets.map((d) => d.heldout_key),
         artifactBucket: ARTIFACTS_BUCKET,
         artifactPrefix: artifactPrefix(job.id),

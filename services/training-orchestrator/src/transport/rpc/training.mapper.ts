@@ -15,7 +15,12 @@ export function jobToPb(j: Job): MessageInitShape<typeof JobSchema> {
     status: jobStatusToPb(j.status),
     baseModel: j.baseModel,
     rootBaseModel: j.rootBaseModel,
-    datasets: j.datasets.map((d) => ({ name: d.name, versionNumber: d.version_number, size: d.size })),
+    datasets: j.datasets.map((d) => ({
+      name: d.name,
+      versionNumber: d.version_number,
+      size: d.size,
+      weight: d.weight ?? 1,
+    })),
     modelName: j.modelName,
     trainingType: trainingTypeToPb(j.trainingType),
     nrEpochs: j.nrEpochs,

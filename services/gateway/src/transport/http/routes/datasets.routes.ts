@@ -3,6 +3,7 @@ import { AppError, Reasons } from '@whetstone/errors';
 import type { DatasetsPort } from '../../../application/ports';
 import type { Api } from '../api';
 import { authOf } from '../auth';
+import { INT32_MAX } from '../validate';
 
 const Name = z.string().trim().min(1, 'is required').max(100);
 const UploadUrlBody = z
@@ -14,7 +15,10 @@ const UploadUrlBody = z
   })
   .openapi('DatasetUploadUrlRequest');
 const ProcessBody = z
-  .object({ dataset_name: Name, version_number: z.number().int().min(1).optional() })
+  .object({
+    dataset_name: Name,
+    version_number: z.number().int().min(1).max(INT32_MAX).optional(),
+  })
   .openapi('DatasetProcessRequest');
 const GenerateBody = z
   .object({
@@ -39,22 +43,18 @@ const GenerateBody = z
       }),
     domain: z.string().max(2000).optional(),
     count: z.number().int().min(10, 'must be at least 10').max(10_000, 'must be at most 10000').default(200),
-    seed: z
-      .number()
-      .int()
-      .min(0)
-      .max(2 ** 31 - 1)
-      .optional(),
+    seed: z.number().int().min(0).max(INT32_MAX).optional(),
   })
   .openapi('GenerateRequest');
 
+/** A version number travels as an int32: anything above can name no version, and is as malformed as `-1`. */
 const versionParam = (value: unknown): number => {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1)
+  if (!Number.isInteger(n) || n < 1 || n > INT32_MAX)
     throw new AppError(
       'Malformed',
       Reasons.MALFORMED_PARAMETER,
-      'Invalid path parameter: version must be a positive integer',
+      'Invalid path parameter: version must be a positive integer below 2^31',
     );
   return n;
 };

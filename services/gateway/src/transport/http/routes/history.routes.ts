@@ -3,7 +3,7 @@ import { AppError, isUuid } from '@whetstone/errors';
 import type { HistoryPort, InferenceFilter } from '../../../application/history-ports';
 import type { Api } from '../api';
 import { authOf } from '../auth';
-import { parseParams } from '../validate';
+import { INT32_MAX, parseParams } from '../validate';
 
 /** A number in a query string; anything that is not one is a malformed parameter (400). */
 const num = z
@@ -12,11 +12,13 @@ const num = z
   .regex(/^-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$/, 'must be a number')
   .transform(Number)
   .optional();
+/** An integer that fits the int32 it travels as; the history service applies the real bounds. */
 const int = z
   .string()
   .trim()
   .regex(/^-?\d+$/, 'must be an integer')
   .transform(Number)
+  .refine((n) => Math.abs(n) <= INT32_MAX, 'is out of range')
   .optional();
 /** ISO 8601: a date, or a date-time with Z or an offset (UTC is meant when none is given). */
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/i;

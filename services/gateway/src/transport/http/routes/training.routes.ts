@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { AppError, isUuid } from '@whetstone/errors';
-import type { TrainingPort } from '../../../application/ports';
+import type { Inference, Principal, TrainingPort } from '../../../application/ports';
 import type { Api } from '../api';
 import { authOf } from '../auth';
-import { parseParams } from '../validate';
+import { INT32_MAX, parseParams } from '../validate';
 
 const CreateJobBody = z
   .object({
@@ -14,7 +14,7 @@ const CreateJobBody = z
       .max(10),
     model_name: z.string().trim().max(200).optional(),
     training_type: z.enum(['lora', 'full']).default('lora'),
-    nr_epochs: z.number().int().positive().optional(),
+    nr_epochs: z.number().int().positive().max(INT32_MAX).optional(), // the base model's bounds are the orchestrator's
     learning_rate: z.number().positive().optional(),
     project_id: z.string().trim().max(100).optional(),
   })
@@ -23,7 +23,7 @@ const ListQuery = z.object({
   status: z.enum(['requested', 'running', 'complete', 'deployed', 'failed', 'cancelled']).optional(),
   project_id: z.string().max(100).optional(),
   limit: z.coerce.number().int().min(1).max(200).default(200),
-  offset: z.coerce.number().int().min(0).default(0),
+  offset: z.coerce.number().int().min(0).max(INT32_MAX).default(0),
 });
 const EvaluationBody = z
   .object({
@@ -50,17 +50,31 @@ const id = (value: unknown, _name: string): string => {
 type Me = (res: Parameters<typeof authOf>[0]) => ReturnType<typeof authOf>['principal'];
 
 /** Training jobs, logs, checkpoints, downloads and evaluations, as the spec's Training jobs section. */
-export function registerTrainingRoutes(api: Api, training: TrainingPort): void {
+export function registerTrainingRoutes(api: Api, training: TrainingPort, projects?: ProjectLookup): void {
   const me: Me = (res) => authOf(res).principal;
-  lifecycleRoutes(api, training, me);
+  lifecycleRoutes(api, training, me, projects);
   queryRoutes(api, training, me);
   logsRoutes(api, training, me);
   artifactsRoutes(api, training, me);
   hubAndEvaluationRoutes(api, training, me);
 }
 
+/** The team's projects, which live in the inference-router. */
+type ProjectLookup = Pick<Inference, 'listProjects'>;
+
+/**
+ * A job's `project_id` must name one of the team's projects (404 otherwise),
+ * checked here because projects live in the inference-router, which the
+ * orchestrator does not call; without a router no project exists to check.
+ */
+async function assertProject(projects: ProjectLookup | undefined, principal: Principal, projectId: string) {
+  if (!projectId || !projects) return;
+  if (!(await projects.listProjects(principal)).some((p) => p.id === projectId))
+    throw new AppError('NotFound', 'PROJECT_NOT_FOUND', `Project '${projectId}' was not found.`);
+}
+
 /** Creating, stopping and deleting jobs. */
-function lifecycleRoutes(api: Api, training: TrainingPort, me: Me): void {
+function lifecycleRoutes(api: Api, training: TrainingPort, me: Me, projects?: ProjectLookup): void {
   api.route(
     {
       method: 'post',
@@ -71,6 +85,7 @@ function lifecycleRoutes(api: Api, training: TrainingPort, me: Me): void {
       body: CreateJobBody,
     },
     async ({ res, body }) => {
+      await assertProject(projects, me(res), body.project_id ?? '');
       const job = await training.create(me(res), {
         baseModel: body.base_model,
         datasets: body.datasets.map((d) => d.name),

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file whetstone/dataset/v1/events.proto.
  */
 export const file_whetstone_dataset_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("CiF3aGV0c3RvbmUvZGF0YXNldC92MS9ldmVudHMucHJvdG8SFHdoZXRzdG9uZS5kYXRhc2V0LnYxIvIBChtEYXRhc2V0VmVyc2lvblN0YXR1c0NoYW5nZWQSEgoKdmVyc2lvbl9pZBgBIAEoCRIPCgd0ZWFtX2lkGAIgASgJEhQKDGRhdGFzZXRfbmFtZRgDIAEoCRIWCg52ZXJzaW9uX251bWJlchgEIAEoBRI4Cgtmcm9tX3N0YXR1cxgFIAEoDjIjLndoZXRzdG9uZS5kYXRhc2V0LnYxLlZlcnNpb25TdGF0dXMSNgoJdG9fc3RhdHVzGAYgASgOMiMud2hldHN0b25lLmRhdGFzZXQudjEuVmVyc2lvblN0YXR1cxIOCgZyZWFzb24YByABKAkidgoTRGF0YXNldFZlcnNpb25SZWFkeRISCgp2ZXJzaW9uX2lkGAEgASgJEg8KB3RlYW1faWQYAiABKAkSFAoMZGF0YXNldF9uYW1lGAMgASgJEhYKDnZlcnNpb25fbnVtYmVyGAQgASgFEgwKBHNpemUYBSABKAUiSwoORGF0YXNldERlbGV0ZWQSEgoKZGF0YXNldF9pZBgBIAEoCRIPCgd0ZWFtX2lkGAIgASgJEhQKDGRhdGFzZXRfbmFtZRgDIAEoCWIGcHJvdG8z", [file_whetstone_dataset_v1_dataset]);
+  fileDesc("CiF3aGV0c3RvbmUvZGF0YXNldC92MS9ldmVudHMucHJvdG8SFHdoZXRzdG9uZS5kYXRhc2V0LnYxIvIBChtEYXRhc2V0VmVyc2lvblN0YXR1c0NoYW5nZWQSEgoKdmVyc2lvbl9pZBgBIAEoCRIPCgd0ZWFtX2lkGAIgASgJEhQKDGRhdGFzZXRfbmFtZRgDIAEoCRIWCg52ZXJzaW9uX251bWJlchgEIAEoBRI4Cgtmcm9tX3N0YXR1cxgFIAEoDjIjLndoZXRzdG9uZS5kYXRhc2V0LnYxLlZlcnNpb25TdGF0dXMSNgoJdG9fc3RhdHVzGAYgASgOMiMud2hldHN0b25lLmRhdGFzZXQudjEuVmVyc2lvblN0YXR1cxIOCgZyZWFzb24YByABKAkiiwEKE0RhdGFzZXRWZXJzaW9uUmVhZHkSEgoKdmVyc2lvbl9pZBgBIAEoCRIPCgd0ZWFtX2lkGAIgASgJEhQKDGRhdGFzZXRfbmFtZRgDIAEoCRIWCg52ZXJzaW9uX251bWJlchgEIAEoBRIMCgRzaXplGAUgASgFEhMKC2NvcnJlY3Rpb25zGAYgASgFIksKDkRhdGFzZXREZWxldGVkEhIKCmRhdGFzZXRfaWQYASABKAkSDwoHdGVhbV9pZBgCIAEoCRIUCgxkYXRhc2V0X25hbWUYAyABKAliBnByb3RvMw", [file_whetstone_dataset_v1_dataset]);
 
 /**
  * DatasetVersionStatusChanged is published on datasets.v1 at every status
@@ -120,6 +120,13 @@ export type DatasetVersionReady = Message<"whetstone.dataset.v1.DatasetVersionRe
    * @generated from field: int32 size = 5;
    */
   size: number;
+
+  /**
+   * Feedback datasets only: corrections (incorrect verdicts with a corrected output) among the version's verdicts; 0 otherwise.
+   *
+   * @generated from field: int32 corrections = 6;
+   */
+  corrections: number;
 };
 
 /**

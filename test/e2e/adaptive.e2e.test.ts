@@ -1,0 +1,208 @@
+import { readFileSync } from 'node:fs';
+import { eventually, fixtureDataset } from '@whetstone/testing';
+import { signUpWithKey, startSystem, type RunningSystem } from './system';
+import { apiClient } from './training-helpers';
+
+interface Row {
+  text: string;
+  label: string;
+  task: string;
+}
+interface Adaptation {
+  id: string;
+  status: string;
+  trigger: string;
+  corrections: number;
+  heldout_dataset: string;
+  baseline: { job_id: string; metrics: { f1: number } | null };
+  candidate: { job_id: string; metrics: { f1: number } | null };
+  gain: number | null;
+  decision_reason: string | null;
+}
+
+const TASK = 'banking77-intent';
+const rows = readFileSync(fixtureDataset('banking77/train-3-intents.jsonl'), 'utf8')
+  .trim()
+  .split('\n')
+  .map((l) => JSON.parse(l) as Row);
+const byLabel = (label: string) => rows.filter((r) => r.label === label);
+const [cards, lost, exchange] = ['card_arrival', 'lost_or_stolen_card', 'exchange_rate'].map(byLabel) as [
+  Row[],
+  Row[],
+  Row[],
+];
+const jsonl = (list: object[]) => Buffer.from(list.map((r) => JSON.stringify(r)).join('\n') + '\n');
+
+/**
+ * Issue 16, adaptive inference, end to end through `pnpm start` and the public API. The deployed job knows two
+ * intents; the held-out dataset has three. Project A's corrections teach the third (exchange_rate): the candidate
+ * gains on held-out data and is promoted, and A's endpoint serves it. Project B's "corrections" swap the two known
+ * intents: its candidate loses, is rejected, and B keeps serving the job it had. Asserts decisions, not speed.
+ */
+describe('adaptive inference, end to end through pnpm start', () => {
+  let system: RunningSystem;
+  let base: string;
+  let key: string;
+  const { post, get, until, uploadReady } = apiClient(
+    () => base,
+    () => key,
+  );
+  const json = async <T>(res: Response) => (await res.json()) as T;
+  const put = (p: string, body: unknown) =>
+    fetch(`${base}${p}`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', 'x-api-key': key },
+      body: JSON.stringify(body),
+    });
+  let baselineJobId: string;
+
+  const project = async (name: string) => {
+    const id = (await json<{ id: string }>(await post('/projects', { name }))).id;
+    expect((await post(`/projects/${id}/deployments`, { training_job_id: baselineJobId })).status).toBe(201);
+    await eventually(
+      async () =>
+        (await json<{ deployments: { status: string }[] }>(await get(`/projects/${id}/deployments`))).deployments[0]
+          ?.status === 'active',
+      120_000,
+    );
+    return id;
+  };
+  const activeJob = async (projectId: string) =>
+    (
+      await json<{ projects: { id: string; active_training_job_id: string | null }[] }>(await get('/projects'))
+    ).projects.find((p) => p.id === projectId)?.active_training_job_id;
+  /** Infers each text through the project and gives the verdict: the label given, as a correction when it differs. */
+  const feedback = async (projectId: string, list: { text: string; label: string }[]) => {
+    for (const { text, label } of list) {
+      const res = await post(`/projects/${projectId}/inference`, { text });
+      expect(res.status).toBe(200);
+      const body = await json<{ inference_id: string; result: Record<string, unknown> }>(res);
+      const given = body.result[TASK];
+      const predicted = typeof given === 'string' ? given : (given as { label?: string } | undefined)?.label;
+      const verdict =
+        predicted === label ? { verdict: 'correct' } : { verdict: 'incorrect', corrected_output: { [TASK]: label } };
+      expect((await post(`/inferences/${body.inference_id}/feedback`, verdict)).status).toBe(200);
+    }
+  };
+  const decided = (projectId: string) =>
+    eventually(
+      async () => {
+        const { data } = await json<{ data: Adaptation[] }>(await get(`/projects/${projectId}/adaptations`));
+        const a = data[0];
+        return a && ['promoted', 'rejected', 'failed'].includes(a.status) ? a : null;
+      },
+      400_000,
+      500,
+    );
+
+  beforeAll(async () => {
+    system = await startSystem();
+    base = system.baseUrl;
+    ({ key } = await signUpWithKey(base, 'adaptive'));
+    // Trained on two intents; scored on three (its own rows never overlap the corrections below).
+    await uploadReady(
+      { name: 'two-intents', type: 'classification', format: 'jsonl', filename: 'two.jsonl' },
+      jsonl([...cards.slice(0, 20), ...lost.slice(0, 20)]),
+    );
+    await uploadReady(
+      { name: 'three-intents', type: 'classification', format: 'jsonl', filename: 'three.jsonl' },
+      // Every row pinned to the held-out split: the gate scores all of them.
+      jsonl([...cards.slice(40), ...lost.slice(40), ...exchange.slice(20)].map((r) => ({ ...r, split: 'heldout' }))),
+    );
+    const job = await json<{ id: string }>(
+      await post('/core/training-jobs', {
+        base_model: 'whetstone-extract-base',
+        datasets: [{ name: 'two-intents' }],
+        training_type: 'lora',
+      }),
+    );
+    expect((await until(job.id, ['complete', 'failed'], 300_000)).status).toBe('complete');
+    baselineJobId = job.id;
+  }, 600_000);
+
+  afterAll(async () => {
+    await system?.stop();
+  }, 30_000);
+
+  it('reports the defaults, refuses bad settings with every field named, and needs feedback before adapting', async () => {
+    const id = await project('settings-only');
+    expect(await json(await get(`/projects/${id}/adaptive`))).toMatchObject({
+      project_id: id,
+      enabled: false,
+      min_corrections: 50,
+      metric: 'f1',
+      updated_at: null,
+    });
+    const bad = await put(`/projects/${id}/adaptive`, {
+      enabled: true,
+      min_gain: 3,
+      metric: 'auc',
+      feedback_weight: 0,
+    });
+    expect(bad.status).toBe(422);
+    const detail = JSON.stringify(await bad.json());
+    for (const field of ['min_gain', 'metric', 'feedback_weight']) expect(detail).toContain(field);
+
+    const early = await post(`/projects/${id}/adapt`, {});
+    expect(early.status).toBeGreaterThanOrEqual(400);
+    expect(early.status).toBeLessThan(500);
+    expect(JSON.stringify(await early.json())).toContain('feedback');
+
+    const other = await signUpWithKey(base, 'adaptive-other');
+    const foreign = await fetch(`${base}/projects/${id}/adaptive`, { headers: { 'x-api-key': other.key } });
+    expect(foreign.status).toBe(404);
+  }, 300_000);
+
+  it('promotes a candidate that learned from corrections, and rejects one trained on swapped labels', async () => {
+    const settings = {
+      enabled: true,
+      min_corrections: 10,
+      heldout_dataset: 'three-intents',
+      min_gain: 0.05,
+      f1_tolerance: 0.25,
+      min_label_support: 3,
+    };
+    const [good, bad] = await Promise.all([project('learns-exchange-rate'), project('swapped-labels')]);
+    for (const id of [good, bad]) expect((await put(`/projects/${id}/adaptive`, settings)).status).toBe(200);
+
+    // Good: the unknown intent first (every one is a correction), then confirmations or corrections of the others.
+    await feedback(good, [...exchange.slice(0, 12), ...cards.slice(20, 26), ...lost.slice(20, 26)]);
+    // Bad: the two known intents, each "corrected" to the other.
+    const swapped = [
+      ...cards.slice(20, 32).map((r) => ({ ...r, label: 'lost_or_stolen_card' })),
+      ...lost.slice(20, 32).map((r) => ({ ...r, label: 'card_arrival' })),
+    ];
+    await feedback(bad, swapped);
+
+    const [promoted, rejected] = await Promise.all([decided(good), decided(bad)]);
+    expect({ ...promoted, why: promoted.decision_reason }).toMatchObject({
+      status: 'promoted',
+      trigger: 'corrections',
+      heldout_dataset: 'three-intents',
+    });
+    expect(promoted.corrections).toBeGreaterThanOrEqual(10);
+    expect(promoted.baseline.job_id).toBe(baselineJobId);
+    expect(promoted.gain).toBeGreaterThanOrEqual(0.05);
+    expect(promoted.candidate.metrics!.f1).toBeGreaterThan(promoted.baseline.metrics!.f1);
+    expect(promoted.decision_reason).toContain('promoted');
+    expect(await activeJob(good)).toBe(promoted.candidate.job_id);
+
+    expect({ ...rejected, why: rejected.decision_reason }).toMatchObject({
+      status: 'rejected',
+      trigger: 'corrections',
+    });
+    expect(rejected.decision_reason).toContain('rejected');
+    expect(await activeJob(bad)).toBe(baselineJobId);
+    // The rejected candidate is kept (complete), not deployed.
+    expect((await until(rejected.candidate.job_id, ['complete'])).status).toBe('complete');
+
+    // The audit trail reads back by id, and a second start while nothing runs is a manual adaptation.
+    const one = await json<Adaptation>(await get(`/projects/${good}/adaptations/${promoted.id}`));
+    expect(one).toMatchObject({ id: promoted.id, status: 'promoted' });
+    const manual = await post(`/projects/${bad}/adapt`, {});
+    expect(manual.status).toBe(202);
+    expect(await json(manual)).toMatchObject({ status: 'training', trigger: 'manual' });
+    const again = await post(`/projects/${bad}/adapt`, {});
+    expect(again.status).toBe(409);
+  }, 900_000);
+});
