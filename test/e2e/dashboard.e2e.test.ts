@@ -225,6 +225,12 @@ describeWithBrowser('the dashboard in Chromium, end to end through pnpm start', 
     await page.locator('#deploy-form button[type=submit]').click();
     await page.locator('#deployments .badge-active').waitFor({ timeout: 60_000 });
 
+    // Every inference of the project is judged, so the record page can show a score and its rationale.
+    await page.locator('#judge-form input[name=enabled]').check();
+    await page.locator('#judge-form input[name=sample_rate]').fill('1');
+    await page.locator('#judge-form button[type=submit]').click();
+    await page.locator('#judge-form .form-status.ok', { hasText: 'Judge settings saved.' }).waitFor();
+
     await page.locator('#playground-form textarea[name=text]').fill('Zorblax Quint moved to Brindlemoor last May.');
     await page.locator('#playground-form input[name=entities]').fill('person, location, organization, misc');
     await page.locator('#playground-form button[type=submit]').click();
@@ -236,6 +242,8 @@ describeWithBrowser('the dashboard in Chromium, end to end through pnpm start', 
     await page.locator('#playground-record').click();
     await page.waitForURL(/\/dashboard\/inferences\/[0-9a-f-]{36}$/);
     inferenceId = page.url().split('/').pop()!;
+    await page.locator('#judge .rationale').waitFor({ timeout: 60_000 });
+    expect(await page.locator('#judge').textContent()).toMatch(/scored/);
     await page.getByLabel('Incorrect').check();
     await page.locator('#correction-editor').waitFor();
     await page.locator('#correction-editor button.token', { hasText: /^Brindlemoor$/ }).click();
@@ -255,7 +263,7 @@ describeWithBrowser('the dashboard in Chromium, end to end through pnpm start', 
     expect(stored.human_verdict).toBe('incorrect');
     expect(stored.corrected_output.entities.location!.map((m) => m.text)).toContain('Brindlemoor');
     expect(stored.corrected_output.entities.person!.map((m) => m.text)).toContain('Zorblax Quint');
-  });
+  }, 120_000);
 
   it('when the explorer is filtered by the project, then it lists that inference with its incorrect verdict', async () => {
     await nav('Inferences').click();
@@ -277,11 +285,48 @@ describeWithBrowser('the dashboard in Chromium, end to end through pnpm start', 
     await check('credits');
   });
 
-  it('when the adaptive loop page opens, then it shows the settings or says plainly that the server has none', async () => {
+  it('when the user adapts the project from the loop page, then the audit trail shows the gate promoting or rejecting the candidate', async () => {
+    // Ten more corrections through the API (the journey made one in the page), without the judge's extra calls.
+    const api = (method: string, p: string, body?: unknown) =>
+      fetch(`${base}${p}`, {
+        method,
+        headers: { 'content-type': 'application/json', 'x-api-key': apiKey },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    expect((await api('PUT', `/projects/${projectId}/judge`, { enabled: false, sample_rate: 0 })).status).toBe(200);
+    for (let i = 0; i < 10; i++) {
+      const person = `Quorin${String.fromCharCode(97 + i)} Vale`;
+      const place = `Marrowby${String.fromCharCode(97 + i)}`;
+      const text = `${person} opened a bakery in ${place} this spring.`;
+      const answer = await api('POST', `/projects/${projectId}/inference`, {
+        text,
+        schema: { entities: ['person', 'location', 'organization', 'misc'] },
+      });
+      expect(answer.status).toBe(200);
+      const { inference_id } = (await answer.json()) as { inference_id: string };
+      const feedback = await api('POST', `/inferences/${inference_id}/feedback`, {
+        verdict: 'incorrect',
+        corrected_output: { entities: { person: [person], location: [place], organization: [], misc: [] } },
+      });
+      expect(feedback.status).toBe(200);
+    }
+
     await page.goto(`${base}/dashboard/projects/${projectId}/adaptive`);
-    await page.locator('#adaptive-unavailable, #adaptive-form').first().waitFor();
+    await page.locator('#adaptive-form').waitFor();
+    await page.locator('#adaptive-form input[name=min_corrections]').fill('5');
+    await page.locator('#adaptive-form select[name=metric]').selectOption('f1');
+    await page.locator('#adaptive-form button[type=submit]').click();
+    await page.locator('#adaptive-form .form-status.ok', { hasText: 'Settings saved.' }).waitFor();
+    await page.locator('#adapt-now').click();
+    await page.locator('#adaptations tbody tr').first().waitFor();
+    await page
+      .locator('#adaptations .badge-promoted, #adaptations .badge-rejected')
+      .first()
+      .waitFor({ timeout: 150_000 });
+    expect(await page.locator('#adaptations .decision').first().textContent()).toMatch(/^(promoted|rejected): f1 /);
+    await page.locator('#adaptations details table').first().waitFor();
     await check('adaptive');
-  });
+  }, 240_000);
 
   it('when the user chats with an upstream model, then the reply streams into the thread', async () => {
     const me = (await page.evaluate(() => fetch('/auth/me').then((r) => r.json()))) as { team: { id: string } };

@@ -1,7 +1,7 @@
 // Inference explorer: the history with every filter, a record page, feedback with a correction editor.
 import { get, post, withQuery } from '../api.js';
 import { navigate } from '../../app.js';
-import { badge, field, fmtDate, fmtNum, h, link, onSubmit, pre, shortId, stats, table, fill } from '../ui.js';
+import { badge, field, fmtDate, fmtNum, h, link, onSubmit, poll, pre, shortId, stats, table, fill } from '../ui.js';
 import { renderResult } from './projects.js';
 
 const FILTERS = [
@@ -286,6 +286,27 @@ function correctionEditor(record, target) {
 
 export async function inferencePage(main, { id }) {
   const r = await get(`/inferences/${id}`);
+  const judgeBox = h('div', { id: 'judge' });
+  const showJudge = (rec) =>
+    fill(
+      judgeBox,
+      rec.judge_status
+        ? stats([
+            ['Score', rec.llmaj_score === null ? '—' : fmtNum(rec.llmaj_score, 3)],
+            ['Status', badge(rec.judge_status)],
+            ['Judge', `${rec.judge_kind || '—'} ${rec.judge_model || ''}`],
+            ['Judged', fmtDate(rec.judged_at)],
+          ])
+        : h(
+            'p',
+            { class: 'muted' },
+            'Not sampled for judging (enable a judge on the project to score its inferences).',
+          ),
+      rec.judge_rationale || rec.judge_error
+        ? h('p', { class: 'rationale' }, h('strong', {}, 'Rationale: '), rec.judge_rationale || rec.judge_error)
+        : null,
+    );
+  showJudge(r);
   const feedbackBox = h('div', { id: 'feedback-current' });
   const showFeedback = (f) =>
     fill(
@@ -379,17 +400,16 @@ export async function inferencePage(main, { id }) {
     h('h2', {}, 'Output'),
     r.text ? renderResult(r.text, r.output) : pre(r.output ?? r.outputs),
     h('h2', {}, 'Judge'),
-    r.judge_status
-      ? stats([
-          ['Score', r.llmaj_score === null ? '—' : fmtNum(r.llmaj_score, 3)],
-          ['Status', badge(r.judge_status)],
-          ['Judge', `${r.judge_kind || '—'} ${r.judge_model || ''}`],
-          ['Rationale', r.judge_rationale || r.judge_error || '—'],
-          ['Judged', fmtDate(r.judged_at)],
-        ])
-      : h('p', { class: 'muted' }, 'Not sampled for judging (enable a judge on the project to score its inferences).'),
+    judgeBox,
     h('h2', {}, 'Feedback'),
     feedbackBox,
     form,
   );
+  // A sampled record is scored shortly after it is stored: follow it until the judge is done.
+  if (r.judge_status !== 'pending') return undefined;
+  return poll(async () => {
+    const next = await get(`/inferences/${id}`);
+    showJudge(next);
+    return next.judge_status !== 'pending';
+  }, 1500);
 }

@@ -182,6 +182,59 @@ export async function projectPage(main, { id }) {
     );
   });
 
+  const judge = await get(`/projects/${id}/judge`);
+  const judgeForm = h(
+    'form',
+    { id: 'judge-form', class: 'card' },
+    h('h2', {}, 'Judge'),
+    h(
+      'label',
+      { class: 'radio' },
+      h('input', { type: 'checkbox', name: 'enabled', checked: judge.enabled }),
+      ' Score a sample of this project’s inferences',
+    ),
+    field(
+      'Sample rate',
+      h('input', {
+        name: 'sample_rate',
+        type: 'number',
+        min: 0,
+        max: 1,
+        step: 'any',
+        value: String(judge.sample_rate),
+      }),
+      '0–1: the share of inferences judged.',
+    ),
+    field(
+      'Judge',
+      h(
+        'select',
+        { name: 'kind' },
+        h(
+          'option',
+          { value: 'builtin', selected: judge.kind !== 'llm' },
+          'built-in (confidence and agreement with the zero-shot base)',
+        ),
+        h('option', { value: 'llm', selected: judge.kind === 'llm' }, 'an LLM'),
+      ),
+    ),
+    field(
+      'LLM judge model',
+      h('input', { name: 'judge_model', value: judge.judge_model || '' }),
+      'Only for an LLM judge.',
+    ),
+    h('button', { type: 'submit' }, 'Save judge'),
+  );
+  onSubmit(judgeForm, 'Saving…', async (body) => {
+    await put(`/projects/${id}/judge`, {
+      enabled: judgeForm.querySelector('input[name=enabled]').checked,
+      sample_rate: Number(body.sample_rate),
+      kind: body.kind,
+      judge_model: body.kind === 'llm' ? body.judge_model : undefined,
+    });
+    return 'Judge settings saved.';
+  });
+
   main.append(
     h('h1', {}, `Project ${project.name}`),
     h(
@@ -205,6 +258,7 @@ export async function projectPage(main, { id }) {
     h('h2', {}, 'Deployment history'),
     historyBox,
     playground,
+    judgeForm,
     h(
       'p',
       {},
@@ -227,7 +281,35 @@ export async function projectPage(main, { id }) {
   return () => stopPoll && stopPoll();
 }
 
-const ADAPTIVE_FIELDS = ['enabled', 'min_corrections', 'heldout_dataset', 'metric', 'min_gain', 'f1_tolerance'];
+const METRICS = ['f1', 'precision', 'recall'];
+const IN_PROGRESS = ['training', 'evaluating', 'promoting'];
+
+/** One side of an adaptation (baseline or candidate): the gate's metric, or a dash before its evaluation. */
+const figure = (side, metric) =>
+  side && side.metrics && typeof side.metrics[metric] === 'number' ? fmtNum(side.metrics[metric]) : '—';
+
+/** Per-label F1 of the deployed job against the candidate. */
+function perLabel(a) {
+  const before = a.baseline?.metrics?.per_label || {};
+  const after = a.candidate?.metrics?.per_label || {};
+  const labels = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
+  if (!labels.length) return null;
+  return table(
+    `Per-label F1 of adaptation ${shortId(a.id)}`,
+    ['Label', 'Deployed F1', 'Candidate F1', 'Change', 'Held-out support'],
+    labels.map((l) => {
+      const b = before[l]?.f1;
+      const c = after[l]?.f1;
+      return [
+        l,
+        fmtNum(b),
+        fmtNum(c),
+        typeof b === 'number' && typeof c === 'number' ? fmtNum(c - b) : '—',
+        fmtNum(before[l]?.support ?? after[l]?.support),
+      ];
+    }),
+  );
+}
 
 export async function adaptivePage(main, { id }) {
   main.append(h('h1', {}, 'Adaptive loop'), h('p', {}, link(`projects/${id}`, '← Project')));
@@ -235,13 +317,13 @@ export async function adaptivePage(main, { id }) {
   try {
     settings = await get(`/projects/${id}/adaptive`);
   } catch (e) {
-    // An unknown route (this server has no adaptive loop) is 404 "No route for …"; an unknown project is thrown.
+    // An unknown route (a server without the adaptive loop) is 404 "No route for …"; an unknown project is thrown.
     if (e.status !== 404 || !/^No route/.test((e.body && e.body.detail) || '')) throw e;
     main.append(
       h(
         'p',
         { class: 'notice', id: 'adaptive-unavailable', role: 'status' },
-        'The adaptive loop is not available on this server yet: it answers no adaptive routes. ',
+        'The adaptive loop is not available on this server: it answers no adaptive routes. ',
         'Feedback is still collected into the project\u2019s feedback dataset, which you can train on from ',
         link('training', 'Training'),
         '.',
@@ -250,6 +332,7 @@ export async function adaptivePage(main, { id }) {
     return;
   }
   const { datasets } = await get('/core/datasets');
+  const num = (name, value, attrs) => h('input', { name, type: 'number', value: value ?? '', ...attrs });
   const form = h(
     'form',
     { id: 'adaptive-form', class: 'card' },
@@ -258,77 +341,110 @@ export async function adaptivePage(main, { id }) {
       'label',
       { class: 'radio' },
       h('input', { type: 'checkbox', name: 'enabled', checked: settings.enabled }),
-      ' Retrain automatically from corrections',
+      ' Retrain automatically once enough corrections arrive',
     ),
     field(
       'Corrections before retraining',
-      h('input', { name: 'min_corrections', type: 'number', min: 1, value: String(settings.min_corrections ?? 10) }),
+      num('min_corrections', settings.min_corrections, { min: 1, max: 100000, required: true }),
     ),
     field(
       'Held-out dataset',
       h(
         'select',
         { name: 'heldout_dataset' },
-        h('option', { value: '' }, '—'),
+        h('option', { value: '' }, 'the deployed job\u2019s first training dataset'),
         datasets.map((d) =>
           h('option', { value: d.dataset_name, selected: d.dataset_name === settings.heldout_dataset }, d.dataset_name),
         ),
       ),
     ),
-    field('Metric', h('input', { name: 'metric', value: settings.metric || 'f1' })),
     field(
-      'Minimum gain',
-      h('input', { name: 'min_gain', type: 'number', step: 'any', value: String(settings.min_gain ?? 0) }),
+      'Metric the gate compares',
+      h(
+        'select',
+        { name: 'metric' },
+        METRICS.map((m) => h('option', { value: m, selected: m === settings.metric }, m)),
+      ),
+    ),
+    field('Minimum gain', num('min_gain', settings.min_gain, { min: 0, max: 1, step: 'any', required: true })),
+    field(
+      'F1 tolerance per label',
+      num('f1_tolerance', settings.f1_tolerance, { min: 0, max: 1, step: 'any', required: true }),
+      'How much F1 any one label may lose.',
     ),
     field(
-      'F1 tolerance',
-      h('input', { name: 'f1_tolerance', type: 'number', step: 'any', value: String(settings.f1_tolerance ?? 0) }),
+      'Minimum label support',
+      num('min_label_support', settings.min_label_support, { min: 0, step: 1, required: true }),
+      'Labels with fewer held-out examples are not held to the tolerance.',
     ),
+    field('Feedback weight', num('feedback_weight', settings.feedback_weight, { min: 1, max: 20, required: true })),
+    field('Epochs', num('nr_epochs', settings.nr_epochs, { min: 1 }), 'Empty: the base model\u2019s default.'),
     h('button', { type: 'submit' }, 'Save settings'),
   );
   onSubmit(form, 'Saving…', async (body) => {
-    const next = {};
-    for (const k of ADAPTIVE_FIELDS) next[k] = body[k];
-    next.enabled = form.querySelector('input[name=enabled]').checked;
-    next.min_corrections = Number(body.min_corrections);
-    next.min_gain = Number(body.min_gain);
-    next.f1_tolerance = Number(body.f1_tolerance);
-    next.heldout_dataset = body.heldout_dataset || null;
-    settings = await put(`/projects/${id}/adaptive`, next);
+    settings = await put(`/projects/${id}/adaptive`, {
+      enabled: form.querySelector('input[name=enabled]').checked,
+      min_corrections: Number(body.min_corrections),
+      heldout_dataset: body.heldout_dataset || null,
+      metric: body.metric,
+      min_gain: Number(body.min_gain),
+      f1_tolerance: Number(body.f1_tolerance),
+      min_label_support: Number(body.min_label_support),
+      feedback_weight: Number(body.feedback_weight),
+      nr_epochs: body.nr_epochs ? Number(body.nr_epochs) : null,
+    });
     return 'Settings saved.';
   });
   const trail = h('div', { id: 'adaptations' });
   const load = async () => {
     const { data } = await get(`/projects/${id}/adaptations`);
-    const figure = (side) => (side && side.value !== undefined ? `${side.metric} ${fmtNum(side.value)}` : '—');
     fill(
       trail,
       table(
         'Adaptations',
-        ['Started', 'Status', 'Trigger', 'Corrections', 'Baseline', 'Candidate', 'Decision', 'Jobs', 'Decided'],
-        data.map((a) => [
-          fmtDate(a.created_at),
-          badge(a.status),
-          a.trigger,
-          fmtNum(a.corrections),
-          figure(a.baseline),
-          figure(a.candidate),
-          a.decision_reason || '',
-          h(
-            'span',
-            {},
-            a.base_job_id ? link(`training/${a.base_job_id}`, `base ${shortId(a.base_job_id)}`) : null,
-            ' ',
-            a.candidate_job_id
-              ? link(`training/${a.candidate_job_id}`, `candidate ${shortId(a.candidate_job_id)}`)
-              : null,
-          ),
-          fmtDate(a.decided_at),
-        ]),
+        ['Started', 'Status', 'Trigger', 'Corrections', 'Deployed', 'Candidate', 'Gain', 'Jobs', 'Decided'],
+        data.map((a) => {
+          const metric = a.settings?.metric || settings.metric || 'f1';
+          return [
+            fmtDate(a.created_at),
+            badge(a.status),
+            a.trigger,
+            fmtNum(a.corrections),
+            `${metric} ${figure(a.baseline, metric)}`,
+            `${metric} ${figure(a.candidate, metric)}`,
+            fmtNum(a.gain),
+            h(
+              'span',
+              {},
+              a.baseline?.job_id
+                ? link(`training/${a.baseline.job_id}`, `deployed ${shortId(a.baseline.job_id)}`)
+                : null,
+              ' ',
+              a.candidate?.job_id
+                ? link(`training/${a.candidate.job_id}`, `candidate ${shortId(a.candidate.job_id)}`)
+                : null,
+            ),
+            fmtDate(a.decided_at),
+          ];
+        }),
         'No adaptations yet.',
       ),
+      data.map((a) =>
+        h(
+          'details',
+          { class: 'adaptation', open: data[0] === a },
+          h('summary', {}, `${fmtDate(a.created_at)}: ${a.status}`),
+          h('p', { class: 'decision' }, a.decision_reason || 'Not decided yet.'),
+          perLabel(a),
+        ),
+      ),
     );
-    return !data.some((a) => ['training', 'evaluating'].includes(a.status));
+    return !data.some((a) => IN_PROGRESS.includes(a.status));
+  };
+  let stopPoll = null;
+  const follow = () => {
+    if (stopPoll) stopPoll();
+    stopPoll = poll(load, 2000);
   };
   main.append(
     form,
@@ -342,13 +458,16 @@ export async function adaptivePage(main, { id }) {
         async () => {
           await post(`/projects/${id}/adapt`);
           await load();
-          flash('Adaptation started.', true);
+          follow();
+          flash('Adaptation started: it trains on the corrections so far, then the gate decides.', true);
         },
         flash,
+        { id: 'adapt-now' },
       ),
     ),
     trail,
   );
   const settled = await load();
-  return settled ? undefined : poll(load, 3000);
+  if (!settled) follow();
+  return () => stopPoll && stopPoll();
 }
