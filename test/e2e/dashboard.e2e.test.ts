@@ -1,13 +1,12 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import path from 'node:path';
-import axe from 'axe-core';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page, Response } from 'playwright-core';
 import { fixtureDataset, startFakeOpenAIUpstream, type FakeUpstream } from '@whetstone/testing';
 import { startSystem, type RunningSystem } from './system';
 import { ADMIN_TOKEN, grantCredits } from './compat-helpers';
+import { CHROMIUM, launchChromium, seedCorrections, seriousViolations } from './dashboard-helpers';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 // Git-ignored; a reviewer opens the PNGs to see every page as the journey left it.
 const SHOTS = path.join(__dirname, 'test-output', 'dashboard');
 const CHAT_MODEL = 'e2e-dash-gpt';
@@ -37,11 +36,7 @@ describeWithBrowser('the dashboard in Chromium, end to end through pnpm start', 
 
   /** axe-core on the page as it is now, then a screenshot named after it. */
   const check = async (name: string) => {
-    await page.evaluate(axe.source);
-    // Browser-side code as strings: this project's TypeScript has no DOM types.
-    const violations = (await page.evaluate(`axe.run(document).then((r) => r.violations
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => v.id + ' (' + v.impact + '): ' + v.nodes.map((n) => n.target.join(' ')).join(', ')))`)) as string[];
+    const violations = await seriousViolations(page);
     expect({ page: name, violations }).toEqual({ page: name, violations: [] });
     await page.screenshot({
       path: path.join(SHOTS, `${String(++shot).padStart(2, '0')}-${name}.png`),
@@ -73,19 +68,7 @@ describeWithBrowser('the dashboard in Chromium, end to end through pnpm start', 
       },
     });
     base = system.baseUrl;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
     page.on('dialog', (dialog) => void dialog.accept());
     page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
@@ -108,7 +91,7 @@ describeWithBrowser('the dashboard in Chromium, end to end through pnpm start', 
 
   it('when a visitor signs up, then forms give feedback, sign-up shows a busy state, and Log out appears only once logged in', async () => {
     const scripts: Promise<Buffer>[] = [];
-    const onResponse = (r: import('playwright-core').Response) => {
+    const onResponse = (r: Response) => {
       if (/javascript/.test(r.headers()['content-type'] ?? '')) scripts.push(r.body());
     };
     page.on('response', onResponse);
@@ -185,7 +168,39 @@ describeWithBrowser('the dashboard in Chromium, end to end through pnpm start', 
     await page.locator('#report dl').waitFor();
     expect(await page.locator('#report').textContent()).toContain('80');
     await check('dataset');
-  }, 120_000);
+
+    // Synthetic data, generated from the page with its progress.
+    await nav('Datasets').click();
+    await page.locator('#generate-form input[name=dataset_name]').fill('journey-synth');
+    await page.locator('#generate-form input[name=entities]').fill('person, city');
+    await page.locator('#generate-form input[name=count]').fill('10');
+    await page.locator('#generate-form button[type=submit]').click();
+    await page.locator('#generate-state', { hasText: 'Generation ready: 10/10' }).waitFor({ timeout: 60_000 });
+    await page.getByRole('link', { name: 'journey-synth' }).waitFor();
+
+    // A file with broken rows: the report names each failing line; then the dataset is deleted.
+    const broken = [
+      ...smallDataset().split('\n').slice(0, 12),
+      '{"text": "not closed"',
+      '{"entities": []}',
+      '{"text": "Short", "entities": [{"start": 0, "end": 99, "label": "person"}]}',
+    ].join('\n');
+    await page.locator('#upload-form input[name=dataset_name]').fill('journey-broken');
+    await page
+      .locator('#upload-form input[name=file]')
+      .setInputFiles({ name: 'broken.jsonl', mimeType: 'application/jsonl', buffer: Buffer.from(broken) });
+    await page.locator('#upload-form button[type=submit]').click();
+    await page.locator('#upload-state', { hasText: /Version 1: (ready|failed)/ }).waitFor({ timeout: 60_000 });
+    await page.getByRole('link', { name: 'journey-broken' }).click();
+    await page.locator('#report table').waitFor();
+    const lines = await page.locator('#report tbody tr td:first-child').allTextContents();
+    expect(lines).toEqual(expect.arrayContaining(['13', '14', '15']));
+    await check('dataset-failing-rows');
+    await page.getByRole('button', { name: 'Delete dataset' }).click();
+    await page.waitForURL(/\/dashboard\/datasets$/);
+    await page.locator('#flash.ok', { hasText: 'deleted' }).waitFor();
+    expect(await page.getByRole('link', { name: 'journey-broken' }).count()).toBe(0);
+  }, 180_000);
 
   it('when a small job is trained from the form, then its page streams the logs live, charts the loss and shows the metrics', async () => {
     await nav('Training').click();
@@ -194,6 +209,7 @@ describeWithBrowser('the dashboard in Chromium, end to end through pnpm start', 
     expect(await page.locator('#create-job-form input[name=nr_epochs]').getAttribute('max')).toBe('50');
     await page.locator('#create-job-form input[name=nr_epochs]').fill('1');
     await page.locator('#create-job-form input[name=dataset][value=journey-ner]').check();
+    expect(await page.locator('#create-job-form input[name=dataset]:checked').count()).toBe(1);
     await check('training');
     await page.locator('#create-job-form button[type=submit]').click();
     await page.waitForURL(/\/dashboard\/training\/[0-9a-f-]{36}$/);
@@ -205,6 +221,23 @@ describeWithBrowser('the dashboard in Chromium, end to end through pnpm start', 
     await page.locator('#job-metrics table').waitFor();
     expect(await page.locator('#job-metrics').textContent()).toMatch(/person|location/);
     await page.locator('#checkpoints table').waitFor();
+
+    // A checkpoint downloads through its presigned URL, and an evaluation reports its figures.
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page
+        .getByRole('button', { name: /^Download checkpoint weights\// })
+        .first()
+        .click(),
+    ]);
+    expect(download.suggestedFilename()).toMatch(/\S/);
+    expect(await download.failure()).toBeNull();
+    await page.locator('#evaluate-form select[name=dataset_name]').selectOption('journey-ner');
+    await page.locator('#evaluate-form button[type=submit]').click();
+    await page
+      .locator('#evaluate-form .form-status.ok', { hasText: 'Evaluated on journey-ner.' })
+      .waitFor({ timeout: 60_000 });
+    expect(await page.locator('#evaluation').textContent()).toMatch(/F1/);
     await check('job');
 
     await nav('Training').click();
@@ -286,30 +319,8 @@ describeWithBrowser('the dashboard in Chromium, end to end through pnpm start', 
   });
 
   it('when the user adapts the project from the loop page, then the audit trail shows the gate promoting or rejecting the candidate', async () => {
-    // Ten more corrections through the API (the journey made one in the page), without the judge's extra calls.
-    const api = (method: string, p: string, body?: unknown) =>
-      fetch(`${base}${p}`, {
-        method,
-        headers: { 'content-type': 'application/json', 'x-api-key': apiKey },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-    expect((await api('PUT', `/projects/${projectId}/judge`, { enabled: false, sample_rate: 0 })).status).toBe(200);
-    for (let i = 0; i < 10; i++) {
-      const person = `Quorin${String.fromCharCode(97 + i)} Vale`;
-      const place = `Marrowby${String.fromCharCode(97 + i)}`;
-      const text = `${person} opened a bakery in ${place} this spring.`;
-      const answer = await api('POST', `/projects/${projectId}/inference`, {
-        text,
-        schema: { entities: ['person', 'location', 'organization', 'misc'] },
-      });
-      expect(answer.status).toBe(200);
-      const { inference_id } = (await answer.json()) as { inference_id: string };
-      const feedback = await api('POST', `/inferences/${inference_id}/feedback`, {
-        verdict: 'incorrect',
-        corrected_output: { entities: { person: [person], location: [place], organization: [], misc: [] } },
-      });
-      expect(feedback.status).toBe(200);
-    }
+    // Ten more corrections through the API (the journey made one in the page).
+    await seedCorrections(base, apiKey, projectId);
 
     await page.goto(`${base}/dashboard/projects/${projectId}/adaptive`);
     await page.locator('#adaptive-form').waitFor();

@@ -57,7 +57,7 @@ export async function keysPage(main) {
       list,
       table(
         'API keys',
-        ['Name', 'Key', 'Created', 'Last used', 'Requests', 'Tokens', 'Cost (credits)', ''],
+        ['Name', 'Key', 'Created', 'Last used', 'Requests', 'Tokens (training: example-epochs)', 'Cost (credits)', ''],
         keys.map((k) => [
           k.name,
           '…' + k.api_key_last_digits,
@@ -121,8 +121,11 @@ export async function keysPage(main) {
 /** The job or inference behind a ledger line. */
 function ledgerLink(entry) {
   const id = entry.usage_id || '';
-  if (id.startsWith('training:')) return link(`training/${id.slice('training:'.length)}`, 'training job');
-  if (/^[0-9a-f-]{36}$/i.test(id)) return link(`inferences/${id}`, 'inference');
+  if (id.startsWith('training:')) {
+    const job = id.slice('training:'.length);
+    return link(`training/${job}`, `training job ${job.slice(0, 8)}`);
+  }
+  if (/^[0-9a-f-]{36}$/i.test(id)) return link(`inferences/${id}`, `inference ${id.slice(0, 8)}`);
   return '';
 }
 

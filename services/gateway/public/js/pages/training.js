@@ -79,11 +79,11 @@ export async function trainingPage(main, _params, query) {
       {},
       h('legend', {}, 'Datasets'),
       ready.length
-        ? ready.map((d, i) =>
+        ? ready.map((d) =>
             h(
               'label',
               { class: 'radio' },
-              h('input', { type: 'checkbox', name: 'dataset', value: d.dataset_name, checked: i === 0 }),
+              h('input', { type: 'checkbox', name: 'dataset', value: d.dataset_name, checked: ready.length === 1 }),
               ' ',
               d.dataset_name,
             ),
