@@ -84,7 +84,7 @@ export default tseslint.config(
       ],
     },
   },
-  { files: ['services/*/public/**/*.js'], languageOptions: { globals: { ...globals.browser }, sourceType: 'script' } },
+  { files: ['services/*/public/**/*.js'], languageOptions: { globals: { ...globals.browser }, sourceType: 'module' } },
   layer(
     ['services/*/src/domain/**/*.ts'],
     [

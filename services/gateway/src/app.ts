@@ -1,4 +1,3 @@
-import path from 'node:path';
 import express, { type Express, type Request, type RequestHandler } from 'express';
 import type { Logger } from '@whetstone/telemetry';
 import type { Registry } from 'prom-client';
@@ -9,6 +8,7 @@ import type { DatasetsPort, Inference, KeyBilling, TrainingPort } from './applic
 import type { RateLimiter, RateLimitSettings } from './domain/rate-limit';
 import { Api, type AuthMode } from './transport/http/api';
 import { authenticate, presentedKey } from './transport/http/auth';
+import { dashboardRouter } from './transport/http/dashboard';
 import { errorHandler, notFound } from './transport/http/errors';
 import { httpMetrics } from './transport/http/metrics';
 import { endpointLimit, preAuthLimit } from './transport/http/rate-limit';
@@ -49,8 +49,6 @@ export interface GatewayDeps {
   /** Routes a caller (or a test) mounts before the 404 handler, e.g. blob URLs. */
   extraRoutes?: (app: Express, api: Api, chain: (auth: AuthMode) => RequestHandler[]) => void;
 }
-
-const PUBLIC_DIR = path.join(__dirname, '..', 'public');
 
 /** The gateway's HTTP app: no I/O at construction; main.ts listens. */
 export function buildApp(deps: GatewayDeps): { app: Express; api: Api } {
@@ -104,8 +102,7 @@ export function buildApp(deps: GatewayDeps): { app: Express; api: Api } {
   app.get('/openapi.json', (_req, res) => void res.json(openapi));
   app.use(api.router);
 
-  app.get(['/', '/dashboard'], (_req, res) => res.sendFile(path.join(PUBLIC_DIR, 'index.html')));
-  app.use('/dashboard/assets', express.static(PUBLIC_DIR, { index: false, maxAge: '5m' }));
+  app.use(dashboardRouter());
 
   app.use(notFound);
   app.use(errorHandler(deps.logger));

@@ -46,7 +46,8 @@ describeWithBrowser('dashboard in real Chromium', () => {
     await page.locator('#signup-form input[name=password]').fill('correct horse battery');
     await page.locator('#signup-form button[type=submit]').click();
 
-    await page.locator('#view-keys').waitFor({ state: 'visible' });
+    await page.waitForURL(/\/dashboard\/keys$/);
+    await page.locator('#create-key-form').waitFor();
     expect(await page.locator('#me-email').textContent()).toBe(email);
 
     await page.locator('#create-key-form input[name=name]').fill('from the browser');
@@ -55,7 +56,7 @@ describeWithBrowser('dashboard in real Chromium', () => {
     const secret = (await page.locator('#new-key-value').textContent()) ?? '';
     expect(secret).toMatch(/^wst_sk_/);
 
-    const row = page.locator('#keys-table tbody tr');
+    const row = page.locator('#keys-list tbody tr');
     await row.first().waitFor();
     expect(await row.count()).toBe(1);
     const rowText = (await row.first().textContent()) ?? '';
@@ -66,12 +67,29 @@ describeWithBrowser('dashboard in real Chromium', () => {
     // The key works against the API, then stops working once revoked in the page.
     expect((await fetch(`${gw.url}/list-api-keys`, { headers: { 'x-api-key': secret } })).status).toBe(200);
     await page.getByRole('button', { name: 'Revoke key from the browser' }).click();
-    await page.locator('#no-keys').waitFor({ state: 'visible' });
+    await page.locator('#keys-list', { hasText: 'No keys yet.' }).waitFor();
     expect((await fetch(`${gw.url}/list-api-keys`, { headers: { 'x-api-key': secret } })).status).toBe(401);
 
-    await page.locator('nav a[data-view=credits]').click();
-    await page.locator('#account dd').first().waitFor();
-    expect(await page.locator('#account').textContent()).toContain('500');
+    await page.getByRole('link', { name: 'Credits & usage' }).click();
+    await page.locator('#app .stats dd').first().waitFor();
+    expect(await page.locator('#app .stats').textContent()).toContain('500');
     await page.close();
   }, 60_000);
+
+  it('when a deep dashboard path is opened, then the shell answers with a strict CSP and the chart library is served', async () => {
+    const shell = await fetch(`${gw.url}/dashboard/datasets/some-name`);
+    expect(shell.status).toBe(200);
+    expect(shell.headers.get('content-type')).toMatch(/text\/html/);
+    const csp = shell.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).not.toContain('unsafe-inline');
+    expect(await shell.text()).toContain('<script type="module" src="/dashboard/assets/app.js">');
+
+    const uplot = await fetch(`${gw.url}/dashboard/assets/vendor/uPlot.esm.js`);
+    expect(uplot.status).toBe(200);
+    expect(uplot.headers.get('content-type')).toMatch(/javascript/);
+    expect(uplot.headers.get('content-security-policy')).toBe(csp);
+    expect((await fetch(`${gw.url}/dashboard/assets/vendor/other.js`)).status).toBe(404);
+  });
 });
