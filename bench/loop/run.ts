@@ -132,10 +132,14 @@ const sameSet = (a: Set<string>, b: Set<string>) => a.size === b.size && [...a].
 
 function client(base: string, key: string) {
   const headers = { 'content-type': 'application/json', 'x-api-key': key };
-  const call = async (method: string, p: string, body?: unknown): Promise<Record<string, unknown>> => {
+  const call = async (method: string, p: string, body?: unknown, attempt = 0): Promise<Record<string, unknown>> => {
     const res = await fetch(`${base}${p}`, { method, headers, ...(body ? { body: JSON.stringify(body) } : {}) });
-    // A model loading for its first call (425) answers once warm.
-    if (res.status === 425) return new Promise((r) => setTimeout(() => r(call(method, p, body)), 1_000));
+    // A model loading for its first call (425) answers once warm; a 503 (a service restarting on this loaded
+    // machine) is retried as its Retry-After says, like any client would.
+    if (res.status === 425 || (res.status === 503 && attempt < 30)) {
+      const wait = Number(res.headers.get('retry-after') ?? 1) * 1000 || 1000;
+      return new Promise((r) => setTimeout(() => r(call(method, p, body, attempt + 1)), wait));
+    }
     const json = (await res.json().catch(() => ({}))) as Record<string, unknown>;
     if (res.status >= 400) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(json)}`);
     return json;
