@@ -1,10 +1,11 @@
 import type { DescService } from '@bufbuild/protobuf';
 import type { CallOptions, Client } from '@connectrpc/connect';
+import type { Context } from '@opentelemetry/api';
 import * as grpc from '@grpc/grpc-js';
 import { Health, HealthCheckResponse_ServingStatus as Status } from '@whetstone/proto/grpc/health/v1';
 import type { Logger } from '@whetstone/telemetry';
 import { methodDefinition } from './codec';
-import { CALLER_HEADER, inboundDeadline, injectTrace } from './context';
+import { CALLER_HEADER, endRpcSpan, inboundDeadline, injectTrace, startRpcSpan } from './context';
 import { toAppError } from './errors';
 
 export interface RpcClientOptions {
@@ -55,10 +56,10 @@ export function createRpcClient<T extends DescService>(service: T, options: RpcC
   const target = service.name;
   const client: Record<string, unknown> = {};
 
-  const metadataFor = (call?: CallOptions) => {
+  const metadataFor = (traceContext: Context, call?: CallOptions) => {
     const metadata = new grpc.Metadata();
     metadata.set(CALLER_HEADER, options.caller);
-    for (const [k, v] of Object.entries(injectTrace())) metadata.set(k, v);
+    for (const [k, v] of Object.entries(injectTrace(traceContext))) metadata.set(k, v);
     for (const [k, v] of Object.entries(options.headers ?? {})) metadata.set(k, v);
     if (call?.headers) for (const [k, v] of new Headers(call.headers)) metadata.set(k, v);
     return metadata;
@@ -76,33 +77,44 @@ export function createRpcClient<T extends DescService>(service: T, options: RpcC
     if (method.methodKind === 'unary') {
       client[method.localName] = (request: unknown, call?: CallOptions) =>
         new Promise((resolve, reject) => {
+          const { span, ctx } = startRpcSpan('client', service.typeName, method.name);
           const pending = channel.makeUnaryRequest(
             def.path,
             def.requestSerialize,
             def.responseDeserialize,
             request,
-            metadataFor(call),
+            metadataFor(ctx, call),
             deadlineFor(call),
-            (err, res) => (err ? reject(toAppError(err, target)) : resolve(res)),
+            (err, res) => {
+              endRpcSpan(span, err?.code ?? 0);
+              if (err) reject(toAppError(err, target));
+              else resolve(res);
+            },
           );
           call?.signal?.addEventListener('abort', () => pending.cancel(), { once: true });
         });
     } else if (method.methodKind === 'server_streaming') {
       client[method.localName] = (request: unknown, call?: CallOptions) =>
         (async function* () {
+          const { span, ctx } = startRpcSpan('client', service.typeName, method.name);
           const stream = channel.makeServerStreamRequest(
             def.path,
             def.requestSerialize,
             def.responseDeserialize,
             request,
-            metadataFor(call),
+            metadataFor(ctx, call),
             deadlineFor(call),
           );
           call?.signal?.addEventListener('abort', () => stream.cancel(), { once: true });
+          let code = grpc.status.CANCELLED; // unless it ends or fails below: the consumer stopped early
           try {
             for await (const message of stream) yield message;
+            code = grpc.status.OK;
           } catch (err) {
+            code = (err as { code?: number }).code ?? grpc.status.UNKNOWN;
             throw toAppError(err, target);
+          } finally {
+            endRpcSpan(span, code);
           }
         })();
     }

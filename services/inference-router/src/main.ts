@@ -1,4 +1,5 @@
 /** Composition root: config → adapters → buildApp → gRPC server and event consumers; drains on SIGTERM. */
+import '@whetstone/telemetry/instrument';
 import { uuidv7 } from '@whetstone/errors';
 import { GroupCommitOutbox, startServiceEvents } from '@whetstone/events';
 import { ModelServerService } from '@whetstone/proto/inference/v1';
