@@ -9,7 +9,11 @@ import { CALLER_HEADER, endRpcSpan, inboundDeadline, injectTrace, startRpcSpan }
 import { toAppError } from './errors';
 
 export interface RpcClientOptions {
-  /** `host:port` of the service. */
+  /**
+   * Where the service is: `host:port` (one connection, to whatever the name resolves to first), or a gRPC target
+   * URI that balances round-robin over every address it names: `dns:///host:port` (every A/AAAA record,
+   * re-resolved when a connection closes, e.g. a Kubernetes headless Service), or `ipv4:a:p,b:q` (a fixed list).
+   */
   addr: string;
   /** Our own service name, sent as `x-whetstone-caller`. */
   caller: string;
@@ -23,6 +27,22 @@ export interface RpcClientOptions {
 /** One HTTP/2 channel per address, shared by every client of that address in this process. */
 const channels = new Map<string, grpc.Client>();
 
+/** A gRPC target URI (`dns:///…`, `ipv4:…`, `ipv6:…`, `unix:…`), as opposed to a plain `host:port`. */
+export function isTargetUri(addr: string): boolean {
+  return /^(dns|ipv4|ipv6|unix|unix-abstract):/.test(addr);
+}
+
+/**
+ * Channel options of a target URI: round_robin over every resolved address, so each replica behind a headless
+ * Service gets its share of calls (pick_first, grpc-js's default, sends everything to one), and DNS asked again
+ * at most every 5 s when a connection drops (servers close connections past `maxConnectionAgeMs`, see the
+ * server factory, which is when added replicas are found).
+ */
+export const BALANCED_CHANNEL_OPTIONS: grpc.ChannelOptions = {
+  'grpc.service_config': JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
+  'grpc.dns_min_time_between_resolutions_ms': 5_000,
+};
+
 function channelFor(addr: string): grpc.Client {
   let channel = channels.get(addr);
   if (!channel) {
@@ -33,6 +53,7 @@ function channelFor(addr: string): grpc.Client {
       'grpc.initial_reconnect_backoff_ms': 250,
       'grpc.max_reconnect_backoff_ms': 1_000,
       'grpc.max_receive_message_length': 64 * 1024 * 1024,
+      ...(isTargetUri(addr) ? BALANCED_CHANNEL_OPTIONS : {}),
     });
     channels.set(addr, channel);
   }
