@@ -9,6 +9,9 @@ import {
   type Link,
 } from '@opentelemetry/api';
 import { fromBinary, toBinary, type DescMessage, type MessageShape } from '@bufbuild/protobuf';
+import { ensureTraceContextPropagation } from '@whetstone/telemetry';
+
+ensureTraceContextPropagation();
 
 /** One event on the wire, whatever the transport. */
 export interface EventEnvelope {

@@ -9,17 +9,14 @@ import {
   type Context,
   type Span,
 } from '@opentelemetry/api';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { createContextKey, createContextValues, type HandlerContext } from '@connectrpc/connect';
 import type { Metadata } from '@grpc/grpc-js';
+import { ensureTraceContextPropagation } from '@whetstone/telemetry';
 
 export const CALLER_HEADER = 'x-whetstone-caller';
 const callerKey = createContextKey<string>('', { description: 'calling service' });
 
-// W3C trace context must flow even when no tracing SDK is configured; both calls are no-ops if an SDK set them first.
-propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+ensureTraceContextPropagation();
 
 /** The name of the service that made this call (from `x-whetstone-caller`). */
 export function callerOf(ctx: HandlerContext): string {
