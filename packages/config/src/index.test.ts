@@ -34,4 +34,12 @@ describe('loadConfig', () => {
       PEER_ADDR: 'localhost:5000',
     });
   });
+
+  it('when a peer address is a balancing target, then it is accepted; other schemes are not', () => {
+    const addr = env.addr();
+    for (const ok of ['model-server:50055', 'dns:///model-server-headless:50055', 'ipv4:10.0.0.1:1,10.0.0.2:1'])
+      expect(addr.safeParse(ok).success).toBe(true);
+    for (const bad of ['http://model-server:50055', 'dns:///no-port', 'model-server', 'ipv4:host:1'])
+      expect(addr.safeParse(bad).success).toBe(false);
+  });
 });

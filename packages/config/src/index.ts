@@ -35,8 +35,17 @@ export const env = {
       .default(fallback ? 'true' : 'false')
       .transform((v) => v === 'true' || v === '1' || v === 'yes'),
   logLevel: () => z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  /** A `host:port` address of another service. */
-  addr: () => z.string().regex(/^[\w.-]+:\d+$/, 'must be host:port'),
+  /**
+   * Another service's gRPC address: `host:port`, or a target that balances over several replicas,
+   * `dns:///host:port` or `ipv4:a.b.c.d:port,…` (see @whetstone/rpc).
+   */
+  addr: () =>
+    z
+      .string()
+      .regex(
+        /^(?:(?:dns:\/\/\/)?[\w.-]+:\d+|ipv4:\d+\.\d+\.\d+\.\d+:\d+(?:,\d+\.\d+\.\d+\.\d+:\d+)*)$/,
+        'must be host:port, dns:///host:port or ipv4:address:port,…',
+      ),
 };
 
 export { isNonPublicAddress } from './network';

@@ -1,5 +1,5 @@
 import { Kafka, type Consumer, type KafkaMessage, type Producer } from 'kafkajs';
-import type { EventEnvelope } from './envelope';
+import { inConsumerSpan, type EventEnvelope } from './envelope';
 import type { EventTransport, SubscribeOptions, Subscription } from './transport';
 
 /**
@@ -43,20 +43,27 @@ export class KafkaTransport implements EventTransport {
     this.consumers.add(consumer);
     await consumer.connect();
     for (const topic of options.topics) await consumer.subscribe({ topic, fromBeginning: !options.fromLatest });
+    const consumerOf = { system: 'kafka', group: options.group };
     const batch = options.handleBatch;
     if (batch) {
       // One partition's fetched batch per call; kafkajs commits the offsets only after it resolves.
       await consumer.run({
         eachBatch: async ({ batch: fetched, resolveOffset, heartbeat }) => {
           if (fetched.messages.length === 0) return;
-          await batch(fetched.messages.map((m) => envelopeOf(fetched.topic, m)));
+          const events = fetched.messages.map((m) => envelopeOf(fetched.topic, m));
+          await inConsumerSpan(consumerOf, events, () => batch(events));
           resolveOffset(fetched.lastOffset());
           await heartbeat();
         },
       });
     } else {
       const handler = options.handler!;
-      await consumer.run({ eachMessage: ({ topic, message }) => handler(envelopeOf(topic, message)) });
+      await consumer.run({
+        eachMessage: ({ topic, message }) => {
+          const event = envelopeOf(topic, message);
+          return inConsumerSpan(consumerOf, [event], () => handler(event));
+        },
+      });
     }
     return {
       stop: async () => {

@@ -1,5 +1,5 @@
 import type { Pool, PoolClient } from 'pg';
-import type { EventEnvelope } from './envelope';
+import { inConsumerSpan, type EventEnvelope } from './envelope';
 import { ident } from './pg';
 import { listenWithReconnect } from './pg-listener';
 import type { EventTransport, SubscribeOptions, Subscription } from './transport';
@@ -182,7 +182,8 @@ export class PgEventLog implements EventTransport {
       if (batch) {
         // The whole batch, then the offset past it; or nothing, and it is redelivered.
         if (rows.rows.length && !isStopped()) {
-          await batch(rows.rows.map(envelope));
+          const events = rows.rows.map(envelope);
+          await inConsumerSpan(this.consumerOf(options), events, () => batch(events));
           await c.query(
             `UPDATE ${this.s}.consumer_offsets SET seq = $3, updated_at = now() WHERE grp = $1 AND topic = $2`,
             [options.group, topic, rows.rows[rows.rows.length - 1]!.seq],
@@ -196,7 +197,8 @@ export class PgEventLog implements EventTransport {
       try {
         for (const row of rows.rows) {
           if (isStopped()) break;
-          await handler(envelope(row));
+          const event = envelope(row);
+          await inConsumerSpan(this.consumerOf(options), [event], () => handler(event));
           last = row.seq;
           handled++;
         }
@@ -217,6 +219,10 @@ export class PgEventLog implements EventTransport {
     } finally {
       c.release();
     }
+  }
+
+  private consumerOf(options: SubscribeOptions) {
+    return { system: 'whetstone_pg_event_log', group: options.group };
   }
 
   async close(): Promise<void> {

@@ -1,14 +1,19 @@
 import type { DescService } from '@bufbuild/protobuf';
 import type { CallOptions, Client } from '@connectrpc/connect';
+import type { Context } from '@opentelemetry/api';
 import * as grpc from '@grpc/grpc-js';
 import { Health, HealthCheckResponse_ServingStatus as Status } from '@whetstone/proto/grpc/health/v1';
 import type { Logger } from '@whetstone/telemetry';
 import { methodDefinition } from './codec';
-import { CALLER_HEADER, inboundDeadline, injectTrace } from './context';
+import { CALLER_HEADER, endRpcSpan, inboundDeadline, injectTrace, startRpcSpan } from './context';
 import { toAppError } from './errors';
 
 export interface RpcClientOptions {
-  /** `host:port` of the service. */
+  /**
+   * Where the service is: `host:port` (one connection, to whatever the name resolves to first), or a gRPC target
+   * URI that balances round-robin over every address it names: `dns:///host:port` (every A/AAAA record,
+   * re-resolved when a connection closes, e.g. a Kubernetes headless Service), or `ipv4:a:p,b:q` (a fixed list).
+   */
   addr: string;
   /** Our own service name, sent as `x-whetstone-caller`. */
   caller: string;
@@ -22,6 +27,22 @@ export interface RpcClientOptions {
 /** One HTTP/2 channel per address, shared by every client of that address in this process. */
 const channels = new Map<string, grpc.Client>();
 
+/** A gRPC target URI (`dns:///…`, `ipv4:…`, `ipv6:…`, `unix:…`), as opposed to a plain `host:port`. */
+export function isTargetUri(addr: string): boolean {
+  return /^(dns|ipv4|ipv6|unix|unix-abstract):/.test(addr);
+}
+
+/**
+ * Channel options of a target URI: round_robin over every resolved address, so each replica behind a headless
+ * Service gets its share of calls (pick_first, grpc-js's default, sends everything to one), and DNS asked again
+ * at most every 5 s when a connection drops (servers close connections past `maxConnectionAgeMs`, see the
+ * server factory, which is when added replicas are found).
+ */
+export const BALANCED_CHANNEL_OPTIONS: grpc.ChannelOptions = {
+  'grpc.service_config': JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
+  'grpc.dns_min_time_between_resolutions_ms': 5_000,
+};
+
 function channelFor(addr: string): grpc.Client {
   let channel = channels.get(addr);
   if (!channel) {
@@ -32,6 +53,7 @@ function channelFor(addr: string): grpc.Client {
       'grpc.initial_reconnect_backoff_ms': 250,
       'grpc.max_reconnect_backoff_ms': 1_000,
       'grpc.max_receive_message_length': 64 * 1024 * 1024,
+      ...(isTargetUri(addr) ? BALANCED_CHANNEL_OPTIONS : {}),
     });
     channels.set(addr, channel);
   }
@@ -55,10 +77,10 @@ export function createRpcClient<T extends DescService>(service: T, options: RpcC
   const target = service.name;
   const client: Record<string, unknown> = {};
 
-  const metadataFor = (call?: CallOptions) => {
+  const metadataFor = (traceContext: Context, call?: CallOptions) => {
     const metadata = new grpc.Metadata();
     metadata.set(CALLER_HEADER, options.caller);
-    for (const [k, v] of Object.entries(injectTrace())) metadata.set(k, v);
+    for (const [k, v] of Object.entries(injectTrace(traceContext))) metadata.set(k, v);
     for (const [k, v] of Object.entries(options.headers ?? {})) metadata.set(k, v);
     if (call?.headers) for (const [k, v] of new Headers(call.headers)) metadata.set(k, v);
     return metadata;
@@ -76,33 +98,44 @@ export function createRpcClient<T extends DescService>(service: T, options: RpcC
     if (method.methodKind === 'unary') {
       client[method.localName] = (request: unknown, call?: CallOptions) =>
         new Promise((resolve, reject) => {
+          const { span, ctx } = startRpcSpan('client', service.typeName, method.name);
           const pending = channel.makeUnaryRequest(
             def.path,
             def.requestSerialize,
             def.responseDeserialize,
             request,
-            metadataFor(call),
+            metadataFor(ctx, call),
             deadlineFor(call),
-            (err, res) => (err ? reject(toAppError(err, target)) : resolve(res)),
+            (err, res) => {
+              endRpcSpan(span, err?.code ?? 0);
+              if (err) reject(toAppError(err, target));
+              else resolve(res);
+            },
           );
           call?.signal?.addEventListener('abort', () => pending.cancel(), { once: true });
         });
     } else if (method.methodKind === 'server_streaming') {
       client[method.localName] = (request: unknown, call?: CallOptions) =>
         (async function* () {
+          const { span, ctx } = startRpcSpan('client', service.typeName, method.name);
           const stream = channel.makeServerStreamRequest(
             def.path,
             def.requestSerialize,
             def.responseDeserialize,
             request,
-            metadataFor(call),
+            metadataFor(ctx, call),
             deadlineFor(call),
           );
           call?.signal?.addEventListener('abort', () => stream.cancel(), { once: true });
+          let code = grpc.status.CANCELLED; // unless it ends or fails below: the consumer stopped early
           try {
             for await (const message of stream) yield message;
+            code = grpc.status.OK;
           } catch (err) {
+            code = (err as { code?: number }).code ?? grpc.status.UNKNOWN;
             throw toAppError(err, target);
+          } finally {
+            endRpcSpan(span, code);
           }
         })();
     }

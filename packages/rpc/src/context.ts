@@ -1,22 +1,22 @@
 import {
   ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
   context,
   createContextKey as otelKey,
   propagation,
   trace,
   type Context,
+  type Span,
 } from '@opentelemetry/api';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { createContextKey, createContextValues, type HandlerContext } from '@connectrpc/connect';
 import type { Metadata } from '@grpc/grpc-js';
+import { ensureTraceContextPropagation } from '@whetstone/telemetry';
 
 export const CALLER_HEADER = 'x-whetstone-caller';
 const callerKey = createContextKey<string>('', { description: 'calling service' });
 
-// W3C trace context must flow even when no tracing SDK is configured; both calls are no-ops if an SDK set them first.
-propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+ensureTraceContextPropagation();
 
 /** The name of the service that made this call (from `x-whetstone-caller`). */
 export function callerOf(ctx: HandlerContext): string {
@@ -56,11 +56,41 @@ export function inboundDeadline(): number | undefined {
   return context.active().getValue(DEADLINE) as number | undefined;
 }
 
-/** Outgoing trace headers of the active context. */
-export function injectTrace(): Record<string, string> {
+/** Outgoing trace headers of `ctx` (the active context by default). */
+export function injectTrace(ctx: Context = context.active()): Record<string, string> {
   const carrier: Record<string, string> = {};
-  propagation.inject(context.active(), carrier);
+  propagation.inject(ctx, carrier);
   return carrier;
+}
+
+const tracer = trace.getTracer('@whetstone/rpc');
+
+/**
+ * A span for one RPC, named `package.Service/Method` with the OTel `rpc.*` attributes, and the context it is
+ * active in. Without a tracing SDK the span is a no-op that still carries the parent's trace context.
+ */
+export function startRpcSpan(
+  kind: 'client' | 'server',
+  service: string,
+  method: string,
+  parent: Context = context.active(),
+): { span: Span; ctx: Context } {
+  const span = tracer.startSpan(
+    `${service}/${method}`,
+    {
+      kind: kind === 'client' ? SpanKind.CLIENT : SpanKind.SERVER,
+      attributes: { 'rpc.system': 'grpc', 'rpc.service': service, 'rpc.method': method },
+    },
+    parent,
+  );
+  return { span, ctx: trace.setSpan(parent, span) };
+}
+
+/** End an RPC span with its gRPC status code (0 is OK; any other is an error, as OTel's semantic conventions say). */
+export function endRpcSpan(span: Span, code: number): void {
+  span.setAttribute('rpc.grpc.status_code', code);
+  if (code !== 0) span.setStatus({ code: SpanStatusCode.ERROR });
+  span.end();
 }
 
 /** The active trace id, or '' (used in logs and tests). */

@@ -6,8 +6,10 @@ import * as grpc from '@grpc/grpc-js';
 import type { Histogram } from 'prom-client';
 import { AppError, asDependencyUnavailable } from '@whetstone/errors';
 import type { Logger } from '@whetstone/telemetry';
-import { contextValuesFor, handlerOtelContext, headersOf } from './context';
+import { contextValuesFor, endRpcSpan, handlerOtelContext, headersOf, startRpcSpan } from './context';
 import { CODE_OF, codeName, toServiceError } from './errors';
+
+const HEALTH_SERVICE = 'grpc.health.v1.Health';
 
 type AnyCall = grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown>;
 
@@ -58,9 +60,25 @@ function handlerContext(
   return { ctx: Object.assign(ctx, { timeoutMs }), done: () => clearTimeout(timer) };
 }
 
-/** Runs `work` inside the call's trace context and deadline. */
-function inCallContext(ctx: HandlerContext, call: AnyCall, work: () => Promise<void>): void {
-  void context.with(handlerOtelContext(ctx.requestHeader, deadlineOf(call)), work);
+/**
+ * Runs `work` inside a server span that continues the caller's trace, with the call's deadline; `work` resolves
+ * to the gRPC status code the call ended with.
+ */
+function inCallContext(
+  service: DescService,
+  method: DescMethod,
+  ctx: HandlerContext,
+  call: AnyCall,
+  work: () => Promise<number>,
+): void {
+  const parent = handlerOtelContext(ctx.requestHeader, deadlineOf(call));
+  // Health probes arrive every few seconds from Kubernetes and the gateway: not worth a trace each.
+  if (service.typeName === HEALTH_SERVICE) {
+    void context.with(parent, work);
+    return;
+  }
+  const { span, ctx: traced } = startRpcSpan('server', service.typeName, method.name, parent);
+  void context.with(traced, work).then((code) => endRpcSpan(span, code));
 }
 
 /** The status sent for an error; unexpected errors are logged here with their cause (the client gets no detail). */
@@ -82,16 +100,19 @@ export function unaryHandler(deps: HandlerDeps, service: DescService, method: De
   return (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
     const end = deps.histogram.startTimer(labels);
     const { ctx, done } = handlerContext(service, method, call);
-    inCallContext(ctx, call, async () => {
+    inCallContext(service, method, ctx, call, async () => {
       try {
         const res = await fn(call.request, ctx);
         const seconds = end({ code: 'ok' });
         deps.onCall?.({ ...labels, seconds });
         callback(null, res);
+        return grpc.status.OK;
       } catch (err) {
-        const seconds = end({ code: codeName(statusCodeOf(err)) });
+        const code = statusCodeOf(err);
+        const seconds = end({ code: codeName(code) });
         deps.onCall?.({ ...labels, seconds, error: err });
         callback(fail(deps, service, method, err));
+        return code;
       } finally {
         done();
       }
@@ -104,7 +125,7 @@ export function serverStreamingHandler(deps: HandlerDeps, service: DescService, 
   return (call: grpc.ServerWritableStream<unknown, unknown>) => {
     const end = deps.histogram.startTimer(labels);
     const { ctx, done } = handlerContext(service, method, call);
-    inCallContext(ctx, call, async () => {
+    inCallContext(service, method, ctx, call, async () => {
       try {
         for await (const res of fn(call.request, ctx) as AsyncIterable<unknown>) {
           if (call.cancelled) break;
@@ -113,13 +134,17 @@ export function serverStreamingHandler(deps: HandlerDeps, service: DescService, 
         // Measured like a unary call, to its last message (or to the client's cancel).
         const seconds = end({ code: call.cancelled ? 'cancelled' : 'ok' });
         deps.onCall?.({ ...labels, seconds });
-        if (!call.cancelled) call.end();
+        if (call.cancelled) return grpc.status.CANCELLED;
+        call.end();
+        return grpc.status.OK;
       } catch (err) {
-        const seconds = end({ code: codeName(statusCodeOf(err)) });
+        const code = statusCodeOf(err);
+        const seconds = end({ code: codeName(code) });
         deps.onCall?.({ ...labels, seconds, error: err });
         // 'error' (not destroy) lets grpc-js end the stream with this status and its details.
         if (!call.cancelled)
           call.emit('error', Object.assign(new Error('rpc failed'), fail(deps, service, method, err)));
+        return code;
       } finally {
         done();
       }

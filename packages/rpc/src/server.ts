@@ -30,6 +30,12 @@ export interface RpcServerOptions {
   /** How long close() lets in-flight calls finish before cutting them. */
   drainMs?: number;
   /**
+   * Connections older than this are closed gracefully (GOAWAY; calls in flight get 2 minutes to finish), so
+   * clients reconnect and resolve DNS again: that is how a `dns:///` client finds replicas added since it
+   * connected. 5 minutes by default.
+   */
+  maxConnectionAgeMs?: number;
+  /**
    * What the service needs to serve, by name (e.g. `postgres: () => pool.query('SELECT 1')`). grpc.health.v1
    * Check for the server as a whole (service '') answers NOT_SERVING while one of them fails or takes over
    * a second, so readiness (the gateway's /readyz, a Kubernetes readiness probe) shows the dependency as
@@ -73,7 +79,12 @@ function rpcHistogram(registry: Registry): Histogram<'service' | 'method' | 'cod
  * identity, deadlines, per-RPC metrics and grpc.health.v1.
  */
 export async function createRpcServer(options: RpcServerOptions): Promise<RpcServer> {
-  const server = new grpc.Server({ 'grpc.max_receive_message_length': 64 * 1024 * 1024 });
+  const server = new grpc.Server({
+    'grpc.max_receive_message_length': 64 * 1024 * 1024,
+    'grpc.max_connection_age_ms': options.maxConnectionAgeMs ?? 5 * 60_000,
+    // A streaming generation may run for 2 minutes: it finishes on the old connection.
+    'grpc.max_connection_age_grace_ms': 120_000,
+  });
   const health = healthState(dependencyProbe(options.dependencies ?? {}, options.logger));
   const deps = {
     logger: options.logger,

@@ -1,4 +1,5 @@
 /** Composition root: config → adapters → buildApp → listen; resumes abandoned work; drains on SIGTERM. */
+import '@whetstone/telemetry/instrument';
 import { blobStoreFromEnv } from '@whetstone/blobs';
 import { startServiceEvents } from '@whetstone/events';
 import { createRpcServer } from '@whetstone/rpc';

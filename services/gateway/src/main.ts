@@ -1,4 +1,5 @@
 /** Composition root: config → adapters → buildApp → listen; drains on SIGTERM. */
+import '@whetstone/telemetry/instrument';
 import http from 'node:http';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { FsBlobStore, createSignedUrlHandler } from '@whetstone/blobs';

@@ -1,4 +1,5 @@
 /** Composition root: config → adapters → buildApp → listen; drains on SIGTERM. */
+import '@whetstone/telemetry/instrument';
 import { startServiceEvents } from '@whetstone/events';
 import { InferenceRouterService } from '@whetstone/proto/inference/v1';
 import { createRpcClient, createRpcServer } from '@whetstone/rpc';

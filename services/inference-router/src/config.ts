@@ -11,9 +11,17 @@ const schema = z.object({
   KEY_BILLING_ADDR: env.addr().default('127.0.0.1:50051'),
   /** Asked only about a job the read model does not yet hold as servable (its events are in flight). */
   TRAINING_ORCHESTRATOR_ADDR: env.addr().default('127.0.0.1:50053'),
-  /** One or more model-servers, comma-separated; MODEL_SERVER_ADDR is the single-server form. */
+  /**
+   * One or more model-servers, comma-separated; MODEL_SERVER_ADDR is the single-server form. An entry
+   * `dns:///host:port` stands for every address the name resolves to (a headless Service), re-resolved every
+   * MODEL_SERVER_RESOLVE_SECONDS.
+   */
   MODEL_SERVER_ADDRS: z.string().optional(),
   MODEL_SERVER_ADDR: env.addr().default('127.0.0.1:50055'),
+  /** How often `dns:///` model-server entries are resolved again, to find replicas added or gone. */
+  MODEL_SERVER_RESOLVE_SECONDS: z.coerce.number().int().positive().default(15),
+  /** On how many model-servers each trained model is placed and warmed (capped at the number of servers). */
+  MODEL_PLACEMENT_REPLICAS: z.coerce.number().int().positive().default(1),
   /** Operator upstream providers and their models, a JSON list (see upstream-config.ts and the README). */
   CATALOG_UPSTREAMS: z.string().default('[]'),
   /**

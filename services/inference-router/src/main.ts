@@ -1,4 +1,5 @@
 /** Composition root: config → adapters → buildApp → gRPC server and event consumers; drains on SIGTERM. */
+import '@whetstone/telemetry/instrument';
 import { uuidv7 } from '@whetstone/errors';
 import { GroupCommitOutbox, startServiceEvents } from '@whetstone/events';
 import { ModelServerService } from '@whetstone/proto/inference/v1';
@@ -18,6 +19,7 @@ import { cachedBilling } from './adapters/cached-billing';
 import { cachedTrainedModels } from './adapters/cached-trained-models';
 import { billingOverRpc } from './adapters/key-billing.client';
 import { GrpcModelFleet } from './adapters/model-fleet';
+import { resolveModelServers, watchModelServers } from './adapters/model-server-discovery';
 import { OutboxMetering } from './adapters/outbox-metering';
 import { createPrismaClient } from './adapters/prisma-client';
 import { prismaProjectStore } from './adapters/prisma-store';
@@ -44,6 +46,31 @@ function providers(config: RouterConfig, logger: Logger) {
   };
 }
 
+/**
+ * The model-servers: MODEL_SERVER_ADDRS resolved (a `dns:///` entry is every address of the name), polled for
+ * model states, and resolved again while the service runs so replicas added or gone join or leave the fleet.
+ */
+async function startModelFleet(config: RouterConfig, rpc: { caller: string; logger: Logger }) {
+  const member = (addr: string) => ({
+    addr,
+    client: createRpcClient(ModelServerService, { ...rpc, addr, timeoutMs: 30_000 }),
+  });
+  const modelServers = await resolveModelServers(config.modelServers);
+  if (!modelServers.length) throw new Error(`no model-server address resolved from ${config.modelServers.join(',')}`);
+  const fleet = new GrpcModelFleet(modelServers.map(member), { replicas: config.MODEL_PLACEMENT_REPLICAS });
+  fleet.startPolling();
+  const discovery = watchModelServers(
+    config.modelServers,
+    modelServers,
+    (addrs) => fleet.setMembers(addrs.map(member)),
+    {
+      intervalMs: config.MODEL_SERVER_RESOLVE_SECONDS * 1000,
+      logger: rpc.logger,
+    },
+  );
+  return { fleet, discovery };
+}
+
 async function main(): Promise<void> {
   const telemetry = initTelemetry({ service: 'inference-router' });
   const config = loadRouterConfig();
@@ -52,13 +79,7 @@ async function main(): Promise<void> {
   const events = startServiceEvents(config, { clientId: 'inference-router', defaultSchema: 'inference', logger });
   const rpc = { caller: 'inference-router', logger };
 
-  const fleet = new GrpcModelFleet(
-    config.modelServers.map((addr) => ({
-      addr,
-      client: createRpcClient(ModelServerService, { ...rpc, addr, timeoutMs: 30_000 }),
-    })),
-  );
-  fleet.startPolling();
+  const { fleet, discovery } = await startModelFleet(config, rpc);
   const metrics = createServiceMetrics('inference-router');
   const metering = new OutboxMetering(
     new GroupCommitOutbox({
@@ -112,6 +133,7 @@ async function main(): Promise<void> {
     logger,
     [
       () => server.close(),
+      () => discovery.stop(),
       () => fleet.stop(),
       () => metering.close(),
       () => training.stop(),

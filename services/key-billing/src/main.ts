@@ -1,4 +1,5 @@
 /** Composition root: config → adapters → buildApp → listen; drains on SIGTERM. */
+import '@whetstone/telemetry/instrument';
 import { startServiceEvents } from '@whetstone/events';
 import { MICRO_PER_CREDIT } from '@whetstone/catalog';
 import { createRpcServer } from '@whetstone/rpc';

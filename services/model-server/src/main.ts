@@ -1,4 +1,5 @@
 /** Composition root: config → adapters → buildApp → gRPC server; drains on SIGTERM. */
+import '@whetstone/telemetry/instrument';
 import { blobStoreFromEnv } from '@whetstone/blobs';
 import { PrefixCache } from '@whetstone/ml';
 import { createRpcServer } from '@whetstone/rpc';

@@ -1,4 +1,5 @@
 /** Composition root: config → orchestrator client, object storage and the ML engine → work loop; stops on SIGTERM. */
+import '@whetstone/telemetry/instrument';
 import os from 'node:os';
 import { blobStoreFromEnv } from '@whetstone/blobs';
 import { TrainerService } from '@whetstone/proto/training/v1';

@@ -1,4 +1,5 @@
 /** Composition root: config → adapters → buildApp → gRPC server, lease sweeper and event consumer; drains on SIGTERM. */
+import '@whetstone/telemetry/instrument';
 import { blobStoreFromEnv } from '@whetstone/blobs';
 import { startServiceEvents } from '@whetstone/events';
 import { DatasetService } from '@whetstone/proto/dataset/v1';

@@ -11,19 +11,48 @@ export interface FleetMember {
   client: Client<typeof ModelServerService>;
 }
 
+export interface FleetOptions {
+  /**
+   * On how many servers a trained model is placed (its first `replicas` servers by rendezvous hash); a
+   * deployment warms on all of them and calls are spread over those that hold it ready. At most the fleet's size.
+   */
+  replicas?: number;
+}
+
 /**
  * The model-servers behind the router. Built-in models (preloaded on every
  * server) go round-robin; a trained model goes to the servers known to hold it
  * ready, else to its rendezvous-hash owner, which starts loading it (425 until
- * ready). States are learned from replies and from a periodic poll.
+ * ready). States are learned from replies and from a periodic poll. The members
+ * may change while it runs (replicas discovered through DNS, see setMembers).
  */
 export class GrpcModelFleet implements ModelFleet {
   private readonly ready = new Map<string, Set<string>>();
   private next = 0;
   private poller: NodeJS.Timeout | undefined;
+  private members: FleetMember[];
+  private readonly replicas: number;
 
-  constructor(private readonly members: FleetMember[]) {
+  constructor(members: FleetMember[], options: FleetOptions = {}) {
     if (!members.length) throw new Error('at least one model-server address is needed');
+    this.members = members;
+    this.replicas = Math.max(1, options.replicas ?? 1);
+  }
+
+  /** The servers now in the fleet, by address. */
+  addrs(): string[] {
+    return this.members.map((m) => m.addr);
+  }
+
+  /**
+   * Replace the fleet (replicas added or gone). What is known ready on a server that stays is kept; a trained
+   * model whose placement moves to a new server is loaded there on its first call (425 until ready).
+   */
+  setMembers(members: FleetMember[]): void {
+    if (!members.length) return;
+    const kept = new Set(members.map((m) => m.addr));
+    for (const set of this.ready.values()) for (const addr of set) if (!kept.has(addr)) set.delete(addr);
+    this.members = members;
   }
 
   /** Poll every server's model states (failures are ignored: the server may be restarting). */
@@ -70,10 +99,16 @@ export class GrpcModelFleet implements ModelFleet {
     }
   }
 
-  /** Rejects with a reason safe to show users: the model-server's own, or a timeout. */
+  /**
+   * Loads the model on every server it is placed on, in parallel, and resolves once all of them hold it ready.
+   * Rejects with a reason safe to show users: the model-server's own, or a timeout.
+   */
   async warm(ref: ModelRef, timeoutMs: number): Promise<void> {
-    const member = this.owner(ref.modelId);
     const deadline = Date.now() + timeoutMs;
+    await Promise.all(this.placement(ref.modelId).map((member) => this.warmOn(member, ref, deadline, timeoutMs)));
+  }
+
+  private async warmOn(member: FleetMember, ref: ModelRef, deadline: number, timeoutMs: number): Promise<void> {
     let res: { state: ModelState; reason: string } = await member.client.loadModel({ model: ref });
     while (res.state === ModelState.WARMING) {
       if (Date.now() > deadline)
@@ -97,7 +132,7 @@ export class GrpcModelFleet implements ModelFleet {
     options: GenerateOptions,
     breakpoints: CacheBreakpoint[] = [],
   ): GenerateStream {
-    const member = ref.key ? this.owner(ref.modelId) : this.members[this.next++ % this.members.length]!;
+    const member = this.choose(ref);
     let end: ReturnType<GenerateStream['done']> = {
       finishReason: 'length',
       inputTokens: 0,
@@ -140,21 +175,19 @@ export class GrpcModelFleet implements ModelFleet {
       const ready = this.members.filter((m) => holders.has(m.addr));
       if (ready.length) return ready[this.next++ % ready.length]!;
     }
-    return this.owner(ref.modelId);
+    return this.placement(ref.modelId)[0]!;
   }
 
-  /** Rendezvous hashing: the same model lands on the same server while the fleet is unchanged. */
-  private owner(modelId: string): FleetMember {
-    let best = this.members[0]!;
-    let bestScore = -1;
-    for (const m of this.members) {
-      const score = fnv1a(`${modelId}@${m.addr}`);
-      if (score > bestScore) {
-        best = m;
-        bestScore = score;
-      }
-    }
-    return best;
+  /**
+   * The servers a trained model is placed on: the first `replicas` by rendezvous hash, so the same model lands
+   * on the same servers while the fleet is unchanged, and a server added or gone moves only its share.
+   */
+  placement(modelId: string): FleetMember[] {
+    return this.members
+      .map((m) => ({ m, score: fnv1a(`${modelId}@${m.addr}`) }))
+      .sort((a, b) => b.score - a.score)
+      .slice(0, this.replicas)
+      .map(({ m }) => m);
   }
 
   private mark(modelId: string, addr: string, ready: boolean): void {
