@@ -39,4 +39,4 @@ export const env = {
   addr: () => z.string().regex(/^[\w.-]+:\d+$/, 'must be host:port'),
 };
 
-export { isNonPublicAddress } from './network';
+export { isNonPublicAddress, publicOnlyLookup, type ConnectLookup } from './network';
