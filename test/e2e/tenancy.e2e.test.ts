@@ -307,6 +307,7 @@ describe('tenancy: another team gets 404 and no data on every id-bearing route',
         leaked: [],
       });
     }
+    console.log(`BOLA: ${inBodies.length} ids in bodies (404), ${lists.length} lists and filters: 0 leaks`);
   }, 60_000);
 
   it("when B has tried everything, then A's objects are all still there, unchanged, and the hub was never called", async () => {
