@@ -213,10 +213,13 @@ describe('tenancy: another team gets 404 and no data on every id-bearing route',
     return missing ? null : path;
   }
 
-  async function asB(method: string, path: string, body?: unknown) {
+  /** A request as team B, with its API key or with its dashboard session (cookie and CSRF token). */
+  async function asB(method: string, path: string, body?: unknown, via: 'key' | 'session' = 'key') {
+    const credentials =
+      via === 'key' ? { 'x-api-key': teamB.key } : { cookie: teamB.cookie, 'x-csrf-token': teamB.csrf };
     const res = await fetch(`${system.baseUrl}${path}`, {
       method: method.toUpperCase(),
-      headers: { 'x-api-key': teamB.key, 'content-type': 'application/json' },
+      headers: { ...credentials, 'content-type': 'application/json' },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     return { status: res.status, text: await res.text() };
@@ -239,32 +242,35 @@ describe('tenancy: another team gets 404 and no data on every id-bearing route',
     expect(stale).toEqual([]);
   });
 
-  it("when team B calls every id-bearing route with team A's ids, then each answer is 404 {detail} with none of A's data", async () => {
+  it("when team B calls every id-bearing route with team A's ids, by key and by session, then each answer is 404 {detail} with none of A's data", async () => {
     const answers: { route: string; status: number; leaked: string[]; body?: string }[] = [];
     // Reads first, then writes, deletes last: every route sees A's objects still there.
     const order = (m: string) => ({ get: 0, put: 1, post: 2, delete: 3 })[m] ?? 2;
     const routes = parameterised().sort((x, y) => order(x.method) - order(y.method));
-    for (const { method, template } of routes) {
-      if (`${method} ${template}` in EXEMPT) continue;
-      const path = fill(template)!;
-      echoed = decodeURIComponent(path).split('/');
-      const answer = await asB(method, path, bodyFor(method, template, owned));
-      let detail: unknown;
-      try {
-        detail = (JSON.parse(answer.text) as { detail?: unknown }).detail;
-      } catch {
-        detail = undefined;
+    for (const via of ['key', 'session'] as const)
+      for (const { method, template } of routes) {
+        if (`${method} ${template}` in EXEMPT) continue;
+        const path = fill(template)!;
+        echoed = decodeURIComponent(path).split('/');
+        const answer = await asB(method, path, bodyFor(method, template, owned), via);
+        let detail: unknown;
+        try {
+          detail = (JSON.parse(answer.text) as { detail?: unknown }).detail;
+        } catch {
+          detail = undefined;
+        }
+        answers.push({
+          route: `${via} ${method.toUpperCase()} ${template}`,
+          status: answer.status,
+          leaked: typeof detail === 'string' ? leaks(answer.text) : ['not a {detail} body'],
+          ...(answer.status === 404 ? {} : { body: answer.text.slice(0, 300) }),
+        });
       }
-      answers.push({
-        route: `${method.toUpperCase()} ${template}`,
-        status: answer.status,
-        leaked: typeof detail === 'string' ? leaks(answer.text) : ['not a {detail} body'],
-        ...(answer.status === 404 ? {} : { body: answer.text.slice(0, 300) }),
-      });
-    }
     echoed = [];
     expect(answers.filter((x) => x.status !== 404 || x.leaked.length)).toEqual([]);
-    console.log(`BOLA: ${answers.length} id-bearing operations tried with another team's key: all 404, 0 leaks`);
+    console.log(
+      `BOLA: ${answers.length / 2} id-bearing operations tried with another team's key and session: all 404, 0 leaks`,
+    );
   }, 120_000);
 
   it("when team B names A's objects in a body or a query, or lists its own, then it sees none of A's", async () => {
@@ -340,6 +346,7 @@ describe('tenancy: another team gets 404 and no data on every id-bearing route',
   });
 
   describe('presigned URLs (item 8)', () => {
+    const REFUSED = { signature: 403, expiry: 403, earlierExpiry: 403, key: 403, method: 403 };
     it('when an upload URL is issued, then its signed expiry is the stated expires_at, and a tampered signature, expiry or key is 403', async () => {
       const issued = await json<{ upload_url: string; expires_at: string; expires_in_seconds: number }>(
         await a.post('/core/datasets/upload/url', {
@@ -354,7 +361,7 @@ describe('tenancy: another team gets 404 and no data on every id-bearing route',
       expect(issued.expires_in_seconds).toBeGreaterThan(0);
       const body = readFileSync(fixtureDataset('wikigold/dev.jsonl')).subarray(0, 200);
       const refused = await tampered(url, 'PUT', body);
-      expect(refused).toEqual({ signature: 403, expiry: 403, earlierExpiry: 403, key: 403, method: 403 });
+      expect(refused).toEqual(REFUSED);
       expect((await fetch(url, { method: 'PUT', body })).status).toBe(200);
     });
 
@@ -365,13 +372,7 @@ describe('tenancy: another team gets 404 and no data on every id-bearing route',
       const url = new URL(download.download_url);
       const expires = Number(url.searchParams.get('expires')) * 1000;
       expect(Math.abs(expires - (Date.now() + download.expires_in_seconds * 1000))).toBeLessThan(60_000);
-      expect(await tampered(url, 'GET')).toEqual({
-        signature: 403,
-        expiry: 403,
-        earlierExpiry: 403,
-        key: 403,
-        method: 403,
-      });
+      expect(await tampered(url, 'GET')).toEqual(REFUSED);
       expect((await fetch(url)).status).toBe(200);
     });
 
