@@ -215,7 +215,7 @@ describe('tenancy: another team gets 404 and no data on every id-bearing route',
 
   /** A request as team B, with its API key or with its dashboard session (cookie and CSRF token). */
   async function asB(method: string, path: string, body?: unknown, via: 'key' | 'session' = 'key') {
-    const credentials =
+    const credentials: Record<string, string> =
       via === 'key' ? { 'x-api-key': teamB.key } : { cookie: teamB.cookie, 'x-csrf-token': teamB.csrf };
     const res = await fetch(`${system.baseUrl}${path}`, {
       method: method.toUpperCase(),
