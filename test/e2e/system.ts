@@ -118,7 +118,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
 export async function signUpWithKey(
   baseUrl: string,
   label = 'e2e',
-): Promise<{ key: string; teamId: string; cookie: string; csrf: string }> {
+): Promise<{ key: string; teamId: string; cookie: string; csrf: string; email: string }> {
   const json = { 'content-type': 'application/json' };
   const email = `${label}-${Date.now()}-${randomBytes(3).toString('hex')}@example.com`;
   const signup = await fetch(`${baseUrl}/auth/signup`, {
@@ -136,7 +136,7 @@ export async function signUpWithKey(
   });
   if (created.status !== 200) throw new Error(`key creation failed: ${created.status} ${await created.text()}`);
   const { secret_key } = (await created.json()) as { secret_key: string };
-  return { key: secret_key, teamId: team.id, cookie, csrf: csrf_token };
+  return { key: secret_key, teamId: team.id, cookie, csrf: csrf_token, email };
 }
 
 const canListen = (port: number) =>

@@ -48,4 +48,4 @@ export const env = {
       ),
 };
 
-export { isNonPublicAddress } from './network';
+export { isNonPublicAddress, publicOnlyLookup, type ConnectLookup } from './network';

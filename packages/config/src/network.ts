@@ -1,3 +1,4 @@
+import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { isIP } from 'node:net';
 
 /**
@@ -27,4 +28,42 @@ export function isNonPublicAddress(address: string): boolean {
     return /^f[cd]/.test(x) || /^fe[89ab]/.test(x) || x.startsWith('ff');
   }
   return true;
+}
+
+/** The shape of `dns.lookup` that `net.connect` (and so an undici Agent's `connect.lookup`) calls. */
+export type ConnectLookup = (
+  hostname: string,
+  options: LookupOptions,
+  callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,
+) => void;
+
+/**
+ * A connect-time `lookup` that refuses non-public addresses for hosts the
+ * operator did not allow. A check before the request resolves the name once
+ * and the connection resolves it again, so a name whose answer changes in
+ * between (DNS rebinding) would slip through; this one checks the very
+ * addresses the socket connects to. Literal IPs never reach a lookup: check
+ * them before the request.
+ */
+export function publicOnlyLookup(
+  allowed: (host: string) => boolean,
+  resolve: typeof dnsLookup = dnsLookup,
+): ConnectLookup {
+  return (hostname, options, callback) => {
+    resolve(hostname, { ...options, all: true }, (err, addresses) => {
+      if (err) return callback(err, []);
+      const bad = allowed(hostname.toLowerCase()) ? undefined : addresses.find((a) => isNonPublicAddress(a.address));
+      if (bad)
+        return callback(
+          Object.assign(new Error(`${hostname} resolves to a non-public address; the operator has not allowed it`), {
+            code: 'ENONPUBLIC',
+          }),
+          [],
+        );
+      if (options.all) return callback(null, addresses);
+      const first = addresses[0];
+      if (!first) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), []);
+      callback(null, first.address, first.family);
+    });
+  };
 }

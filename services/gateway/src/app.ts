@@ -11,7 +11,7 @@ import { authenticate, presentedKey } from './transport/http/auth';
 import { dashboardRouter } from './transport/http/dashboard';
 import { errorHandler, notFound } from './transport/http/errors';
 import { httpMetrics } from './transport/http/metrics';
-import { endpointLimit, preAuthLimit } from './transport/http/rate-limit';
+import { endpointLimit, loginLimit, preAuthLimit } from './transport/http/rate-limit';
 import { checkRequestLine } from './transport/http/validate';
 import { registerAccountRoutes } from './transport/http/routes/account.routes';
 import { registerInferenceRoutes } from './transport/http/routes/inference.routes';
@@ -89,6 +89,7 @@ export function buildApp(deps: GatewayDeps): { app: Express; api: Api } {
     broadcast: deps.broadcast,
     sessionCookie: deps.sessionCookie,
     secureCookies: deps.publicBaseUrl.startsWith('https:'),
+    loginAttempt: loginLimit(deps.rateLimiter, deps.rateLimits, now),
   });
   if (deps.inference) registerInferenceRoutes(api, deps.inference);
   if (deps.datasets) registerDatasetRoutes(api, deps.datasets);

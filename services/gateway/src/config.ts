@@ -45,6 +45,8 @@ const schema = z.object({
   RATE_LIMIT_GLINER_PER_MINUTE: int(15_000),
   RATE_LIMIT_GENERATE_PER_MINUTE: int(120),
   RATE_LIMIT_TRAINING_JOBS_PER_MINUTE: int(20),
+  /** POST /auth/login attempts per email and IP per 15 minutes. */
+  RATE_LIMIT_LOGIN_PER_15_MINUTES: int(10),
 });
 
 export type GatewayConfig = z.infer<typeof schema>;
@@ -63,5 +65,6 @@ export function rateLimitSettings(config: GatewayConfig) {
     glinerPerMinute: config.RATE_LIMIT_GLINER_PER_MINUTE,
     generatePerMinute: config.RATE_LIMIT_GENERATE_PER_MINUTE,
     trainingJobsPerMinute: config.RATE_LIMIT_TRAINING_JOBS_PER_MINUTE,
+    loginPer15Minutes: config.RATE_LIMIT_LOGIN_PER_15_MINUTES,
   };
 }

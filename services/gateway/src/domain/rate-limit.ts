@@ -25,6 +25,8 @@ export interface RateLimitSettings {
   glinerPerMinute: number;
   generatePerMinute: number;
   trainingJobsPerMinute: number;
+  /** Dashboard log-in attempts per email and client IP, per 15 minutes (brute-force guard). */
+  loginPer15Minutes: number;
 }
 
 export const DEFAULT_RATE_LIMITS: RateLimitSettings = {
@@ -36,6 +38,7 @@ export const DEFAULT_RATE_LIMITS: RateLimitSettings = {
   glinerPerMinute: 15_000,
   generatePerMinute: 120,
   trainingJobsPerMinute: 20,
+  loginPer15Minutes: 10,
 };
 
 interface EndpointLimit {
@@ -95,6 +98,19 @@ export function edgeCheck(settings: RateLimitSettings, ip: string): LimitCheck {
     rule: { id: 'edge', limit: settings.edgePerMinute, windowSeconds: 60, code: 'edge_rate_limit' },
     scope: 'edge',
     subject: ip,
+  };
+}
+
+/**
+ * Log-in attempts for one email from one IP. Keyed on both, so a guesser is
+ * slowed on every account it tries while the owner, logging in from elsewhere,
+ * is not locked out by someone else's failures.
+ */
+export function loginCheck(settings: RateLimitSettings, email: string, ip: string): LimitCheck {
+  return {
+    rule: { id: 'login', limit: settings.loginPer15Minutes, windowSeconds: 900, code: 'login_rate_limit' },
+    scope: 'ip',
+    subject: `${email.trim().toLowerCase()}|${ip}`,
   };
 }
 

@@ -80,6 +80,32 @@ describe('rate limits and revocation across two gateway replicas sharing Redis',
     }
   });
 
+  it('when log-ins for one email from one IP pass the limit on either replica, then 429 with Retry-After, before the password is checked', async () => {
+    const user = await signUp(a.url);
+    const login = (gw: Gateway, password: string, email = user.email) =>
+      fetch(`${gw.url}/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email, password }),
+      });
+    // Default budget: 10 attempts per email and IP per 15 minutes, counted in the shared Redis.
+    const tries = [];
+    for (let i = 0; i < 10; i++) tries.push((await login(i % 2 ? a : b, `guess-${i}`)).status);
+    expect(tries).toEqual(Array(10).fill(401));
+    const limited = await login(a, 'correct horse battery');
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(await limited.json()).toEqual({
+      detail: expect.stringContaining('Too many log-in attempts'),
+      code: 'login_rate_limit',
+      scope: 'ip',
+    });
+    expect((await login(b, 'correct horse battery')).status).toBe(429);
+    // Another account from the same IP is not locked out by this one's guesses.
+    const other = await signUp(a.url);
+    expect((await login(a, 'correct horse battery', other.email)).status).toBe(200);
+  });
+
   it('when a key is revoked through one replica, then the other replica refuses it on the next request', async () => {
     const user = await signUp(a.url);
     const key = await createKey(a.url, user);

@@ -88,4 +88,45 @@ describe('hfHub against a local hub server', () => {
       await hub.close();
     }
   });
+
+  const push = (baseUrl: string, allowPrivateNetworks = false) =>
+    hfHub({ baseUrl, allowPrivateNetworks }).push({
+      repoId: 'acme/ner',
+      token: 'hf_good_token',
+      private: false,
+      files,
+      message: 'm',
+    });
+
+  it.each([
+    ['loopback v6', 'http://[::1]:9'],
+    ['private 10/8', 'http://10.0.0.7:9'],
+    ['private 172.16/12', 'http://172.20.1.1:9'],
+    ['private 192.168/16', 'http://192.168.0.10:9'],
+    ['link-local', 'http://169.254.1.1:9'],
+    ['cloud metadata', 'http://169.254.169.254'],
+    ['carrier-grade NAT', 'http://100.100.100.200:9'],
+    ['unique-local v6', 'http://[fd12::1]:9'],
+    ['v4-mapped v6', 'http://[::ffff:10.0.0.1]:9'],
+    ['a DNS name resolving to loopback', 'http://localhost:9'],
+  ])('when the hub is at %s, then the push is refused before any connection', async (_c, url) => {
+    await expect(push(url)).rejects.toMatchObject({ kind: 'PermissionDenied', reason: 'HUB_TARGET_FORBIDDEN' });
+  });
+
+  it('when an allowed hub redirects to another address, then the redirect is not followed and the token goes nowhere else', async () => {
+    const inner = await startHub();
+    const redirector = http.createServer((req, res) => {
+      req.resume();
+      res.writeHead(307, { location: `${inner.url.replace('127.0.0.1', 'localhost')}/api/repos/create` }).end();
+    });
+    await new Promise<void>((r) => redirector.listen(0, '127.0.0.1', () => r()));
+    try {
+      const url = `http://127.0.0.1:${(redirector.address() as AddressInfo).port}`;
+      await expect(push(url, true)).rejects.toMatchObject({ reason: 'HUB_TARGET_FORBIDDEN' });
+      expect(inner.seen).toEqual([]);
+    } finally {
+      await new Promise<void>((r) => redirector.close(() => r()));
+      await inner.close();
+    }
+  });
 });

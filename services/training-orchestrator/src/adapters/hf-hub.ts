@@ -1,4 +1,6 @@
 import { lookup } from 'node:dns/promises';
+import { Agent } from 'undici';
+import { publicOnlyLookup } from '@whetstone/config';
 import { AppError, Reasons, errors } from '@whetstone/errors';
 import type { ModelHub } from '../application/ports';
 import { isNonPublicAddress } from '../domain/hub';
@@ -20,25 +22,29 @@ function commitBody(files: { path: string; bytes: Uint8Array }[], message: strin
 /**
  * A Hugging Face-compatible hub over its HTTP API: create the model repo (an
  * existing one is fine), then one commit with the files (base64 in NDJSON).
- * The base URL is the operator's; its addresses are checked on every push and
- * redirects are refused, so the orchestrator never reaches private, loopback
- * or link-local targets unless the operator allows them. The token goes in one
+ * The base URL is the operator's; its addresses are checked on every push, again
+ * by every connection as it opens (a name that re-resolves to a private address
+ * between the check and the connection is refused too), and redirects are
+ * refused, so the orchestrator never reaches private, loopback or link-local
+ * targets unless the operator allows them. The token goes in one
  * Authorization header and nowhere else.
  */
 export function hfHub(options: { baseUrl: string; allowPrivateNetworks: boolean; timeoutMs?: number }): ModelHub {
   const base = options.baseUrl.replace(/\/+$/, '');
+  const pool = new Agent({ connect: { lookup: publicOnlyLookup(() => options.allowPrivateNetworks) } });
+  const forbidden = (cause?: unknown) =>
+    new AppError(
+      'PermissionDenied',
+      'HUB_TARGET_FORBIDDEN',
+      `The configured model hub resolves to a private, loopback or link-local address; the operator must allow private networks (HUB_ALLOW_PRIVATE_NETWORKS) to push there.`,
+      cause === undefined ? {} : { cause },
+    );
   const guard = async () => {
     const host = new URL(base).hostname.replace(/^\[|\]$/g, '');
     const addresses = await lookup(host, { all: true }).catch(() => []);
     if (!addresses.length)
       throw errors.unavailable(Reasons.DEPENDENCY_UNAVAILABLE, `The model hub host '${host}' does not resolve.`);
-    if (!options.allowPrivateNetworks && addresses.some((a) => isNonPublicAddress(a.address))) {
-      throw new AppError(
-        'PermissionDenied',
-        'HUB_TARGET_FORBIDDEN',
-        `The configured model hub resolves to a private, loopback or link-local address; the operator must allow private networks (HUB_ALLOW_PRIVATE_NETWORKS) to push there.`,
-      );
-    }
+    if (!options.allowPrivateNetworks && addresses.some((a) => isNonPublicAddress(a.address))) throw forbidden();
   };
   const call = async (path: string, init: RequestInit & { token: string }) => {
     const { token, ...rest } = init;
@@ -46,8 +52,10 @@ export function hfHub(options: { baseUrl: string; allowPrivateNetworks: boolean;
       ...rest,
       redirect: 'manual',
       signal: AbortSignal.timeout(options.timeoutMs ?? 60_000),
+      dispatcher: pool,
       headers: { ...(rest.headers as Record<string, string>), authorization: `Bearer ${token}` },
     }).catch((cause: unknown) => {
+      if ((cause as { cause?: { code?: string } }).cause?.code === 'ENONPUBLIC') throw forbidden(cause);
       // The fetch error's text (addresses, resolver details) stays in the cause, out of the public message.
       throw new AppError('Unavailable', Reasons.DEPENDENCY_UNAVAILABLE, 'The model hub could not be reached.', {
         cause,

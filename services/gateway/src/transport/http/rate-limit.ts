@@ -3,6 +3,7 @@ import { AppError, Reasons } from '@whetstone/errors';
 import {
   edgeCheck,
   hasEndpointLimit,
+  loginCheck,
   preAuthChecks,
   requestChecks,
   type LimitCheck,
@@ -92,5 +93,26 @@ export function endpointLimit(limiter: RateLimiter, settings: RateLimitSettings,
     enforce(await limiter.consume(checks, at), res, true);
     giveBackOnServerError(res, limiter, checks, at);
     next();
+  };
+}
+
+/**
+ * Before a log-in attempt: one attempt from the email+IP counter, or 429 with
+ * Retry-After once it is used up (the password is not checked at all then).
+ */
+export function loginLimit(
+  limiter: RateLimiter,
+  settings: RateLimitSettings,
+  now: () => number,
+): (email: string, ip: string | undefined) => Promise<void> {
+  return async (email, ip) => {
+    const decision = await limiter.consume([loginCheck(settings, email, ip ?? 'unknown')], now());
+    if (!decision.allowed)
+      throw new AppError(
+        'ResourceExhausted',
+        Reasons.RATE_LIMITED,
+        `Too many log-in attempts for this account from this address. Retry after ${decision.retryAfterSeconds} s.`,
+        { retryAfterSeconds: decision.retryAfterSeconds, metadata: { scope: 'ip', code: decision.check.rule.code } },
+      );
   };
 }

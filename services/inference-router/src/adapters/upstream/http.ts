@@ -7,7 +7,8 @@
  */
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { isNonPublicAddress } from '@whetstone/config';
+import { Agent } from 'undici';
+import { isNonPublicAddress, publicOnlyLookup } from '@whetstone/config';
 import { AppError, Reasons, errors } from '@whetstone/errors';
 import type { Logger } from '@whetstone/telemetry';
 
@@ -19,10 +20,45 @@ export interface HttpOptions {
   logger: Logger;
 }
 
+const allowedHost = (options: HttpOptions, host: string) =>
+  options.allowPrivateHosts.includes('*') || options.allowPrivateHosts.includes(host.toLowerCase());
+
+const forbidden = (modelId: string, cause?: unknown) =>
+  new AppError(
+    'FailedPrecondition',
+    'UPSTREAM_ADDRESS_FORBIDDEN',
+    `Model '${modelId}' is not servable: its provider's address is not allowed by the operator.`,
+    cause === undefined ? {} : { cause },
+  );
+
+const pools = new WeakMap<HttpOptions, Agent>();
+
+/**
+ * The connection pool of one set of options. Every connection it opens checks
+ * the addresses it is about to connect to, so a name that resolved to a public
+ * address for guardHost and to a private one a moment later (DNS rebinding, or
+ * a record changed within guardHost's 30 s of trust) is refused too.
+ */
+function poolOf(options: HttpOptions): Agent {
+  let pool = pools.get(options);
+  if (!pool) {
+    pool = new Agent({ connect: { lookup: publicOnlyLookup((host) => allowedHost(options, host)) } });
+    pools.set(options, pool);
+  }
+  return pool;
+}
+
+/** Whether a fetch failed because the connect-time lookup refused a non-public address. */
+function refusedAddress(err: unknown): boolean {
+  for (let e = err as { code?: unknown; cause?: unknown } | undefined; e; e = e.cause as typeof e)
+    if (e.code === 'ENONPUBLIC') return true;
+  return false;
+}
+
 /** Refuses a provider whose host is, or resolves to, a non-public address the operator did not allow. */
 export async function guardHost(baseUrl: string, modelId: string, options: HttpOptions): Promise<void> {
   const host = new URL(baseUrl).hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  if (options.allowPrivateHosts.includes('*') || options.allowPrivateHosts.includes(host)) return;
+  if (allowedHost(options, host)) return;
   const addresses = isIP(host) ? [host] : (await lookup(host, { all: true }).catch(() => [])).map((a) => a.address);
   if (!addresses.length)
     throw errors.unavailable(
@@ -34,10 +70,7 @@ export async function guardHost(baseUrl: string, modelId: string, options: HttpO
       { model: modelId, host },
       'upstream host is not public and not in UPSTREAM_ALLOW_PRIVATE_HOSTS',
     );
-    throw errors.precondition(
-      'UPSTREAM_ADDRESS_FORBIDDEN',
-      `Model '${modelId}' is not servable: its provider's address is not allowed by the operator.`,
-    );
+    throw forbidden(modelId);
   }
 }
 
@@ -154,6 +187,13 @@ export async function* postStream(
     if (timedOut) throw idle(call.modelId, options.idleTimeoutMs);
     if (call.signal?.aborted)
       throw new AppError('Cancelled', 'CLIENT_DISCONNECTED', 'The caller went away.', { cause: err });
+    if (refusedAddress(err)) {
+      options.logger.warn(
+        { model: call.modelId },
+        'upstream connection refused: the name resolved to a non-public address',
+      );
+      throw forbidden(call.modelId, err);
+    }
     throw err instanceof AppError ? err : unreachable(call.modelId, err);
   };
   arm();
@@ -162,8 +202,10 @@ export async function* postStream(
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...headers },
       body: JSON.stringify(body),
+      // A redirect is never followed: its target could be any address.
       redirect: 'manual',
       signal,
+      dispatcher: poolOf(options),
     });
     if (res.status !== 200) {
       const text = await res.text().catch(() => '');

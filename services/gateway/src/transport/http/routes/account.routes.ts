@@ -22,6 +22,8 @@ export interface AccountRouteDeps {
   broadcast: (invalidation: Invalidation) => Promise<void>;
   sessionCookie: string;
   secureCookies: boolean;
+  /** Takes one log-in attempt for this email and client IP, or throws 429 once they are used up. */
+  loginAttempt: (email: string, ip: string | undefined) => Promise<void>;
 }
 
 const SESSION_DAYS = 30;
@@ -66,7 +68,8 @@ export function registerAccountRoutes(api: Api, deps: AccountRouteDeps): void {
       body: LogInBody,
       response: { status: 200, description: 'Logged in', schema: Me },
     },
-    async ({ res, body }) => {
+    async ({ req, res, body }) => {
+      await deps.loginAttempt(body.email, req.ip);
       const session = await deps.keyBilling.logIn(body.email, body.password);
       setSessionCookie(res, deps, session.sessionToken);
       return meBody(session);
