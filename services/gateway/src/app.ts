@@ -38,6 +38,8 @@ export interface GatewayDeps {
   rateLimits: RateLimitSettings;
   authCache: AuthCache;
   broadcast: (invalidation: Invalidation) => Promise<void>;
+  /** Whether the shared Redis is connected (reported by /readyz); undefined without Redis. */
+  redisUp?: () => boolean | undefined;
   metrics: Registry;
   trustProxy: string;
   publicBaseUrl: string;
@@ -132,9 +134,12 @@ function readiness(deps: GatewayDeps): RequestHandler {
       probes.map(async ([name, port]) => (port && !(await port.ready().catch(() => false)) ? name : null)),
     );
     const down = checks.filter(Boolean);
+    // Reported, not required: without Redis the gateway limits in-process and still serves.
+    const up = deps.redisUp?.();
+    const redis = up === undefined ? {} : { redis: up ? 'up' : 'down' };
     res
       .status(down.length ? 503 : 200)
-      .json(down.length ? { detail: `not reachable: ${down.join(', ')}` } : { status: 'ready' });
+      .json(down.length ? { detail: `not reachable: ${down.join(', ')}`, ...redis } : { status: 'ready', ...redis });
   };
 }
 
