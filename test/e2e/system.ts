@@ -27,6 +27,8 @@ export interface RunningSystem {
   pids(service: string): number[];
   /** The system's data dir (embedded Postgres, blobs, local secrets). */
   dataDir: string;
+  /** Its database on the test server (each service's schema inside), to check its rows; unset on the embedded Postgres. */
+  databaseUrl?: string;
   stop(): Promise<void>;
 }
 
@@ -111,7 +113,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
       .split('\n')
       .filter((line) => line.includes(path.join('services', service, 'src', 'main.ts')))
       .map((line) => Number(line.trim().split(/\s+/)[0]));
-  return { baseUrl, logs: () => output, stop, pids, dataDir };
+  return { baseUrl, logs: () => output, stop, pids, dataDir, ...(embedded ? {} : { databaseUrl: dbUrl.toString() }) };
 }
 
 /** A new user with a dashboard session and one API key, created through the public routes. */

@@ -38,6 +38,8 @@ export interface GatewayDeps {
   rateLimits: RateLimitSettings;
   authCache: AuthCache;
   broadcast: (invalidation: Invalidation) => Promise<void>;
+  /** Whether the shared Redis is connected (reported by /readyz); undefined without Redis. */
+  redisUp?: () => boolean | undefined;
   metrics: Registry;
   trustProxy: string;
   publicBaseUrl: string;
@@ -133,11 +135,14 @@ function readiness(deps: GatewayDeps): RequestHandler {
   return async (_req, res) => {
     const [billing, ...rest] = await Promise.all([up(deps.keyBilling), ...others.map(([, port]) => up(port))]);
     const degraded = others.filter((_, i) => !rest[i]).map(([name]) => name);
+    // Reported, not required: without Redis the gateway limits in-process and still serves.
+    const redisUp = deps.redisUp?.();
+    const redis = redisUp === undefined ? {} : { redis: redisUp ? 'up' : 'down' };
     if (!billing) {
-      res.status(503).json({ detail: `not reachable: ${['key-billing', ...degraded].join(', ')}` });
+      res.status(503).json({ detail: `not reachable: ${['key-billing', ...degraded].join(', ')}`, ...redis });
       return;
     }
-    res.status(200).json(degraded.length ? { status: 'ready', degraded } : { status: 'ready' });
+    res.status(200).json({ status: 'ready', ...(degraded.length ? { degraded } : {}), ...redis });
   };
 }
 

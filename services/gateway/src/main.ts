@@ -41,6 +41,7 @@ async function main(): Promise<void> {
     rateLimits: rateLimitSettings(config),
     authCache,
     broadcast: shared.broadcast,
+    redisUp: shared.redisUp,
     metrics,
     trustProxy: config.TRUST_PROXY,
     publicBaseUrl: config.PUBLIC_BASE_URL,

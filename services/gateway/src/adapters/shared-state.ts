@@ -4,6 +4,7 @@ import type { Logger } from '@whetstone/telemetry';
 import type { AuthCache, Invalidation } from '../application/auth-cache';
 import type { GatewayConfig } from '../config';
 import type { RateLimiter } from '../domain/rate-limit';
+import { FailoverRateLimiter } from './failover-rate-limiter';
 import { MemoryRateLimiter } from './memory-rate-limiter';
 import { RedisRateLimiter } from './redis-rate-limiter';
 import { redisInvalidation } from './redis-invalidation';
@@ -13,6 +14,8 @@ export interface SharedState {
   /** Tells the other replicas to drop a key or team from their auth caches; a no-op without Redis. */
   broadcast: (invalidation: Invalidation) => Promise<void>;
   usesRedis: boolean;
+  /** Whether Redis is connected now; undefined without Redis. */
+  redisUp(): boolean | undefined;
   close(): Promise<void>;
 }
 
@@ -27,6 +30,7 @@ export async function connectSharedState(
       rateLimiter: new MemoryRateLimiter(),
       broadcast: async () => undefined,
       usesRedis: false,
+      redisUp: () => undefined,
       close: async () => undefined,
     };
   const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, enableAutoPipelining: true });
@@ -36,10 +40,21 @@ export async function connectSharedState(
   for (const client of [redis, subscriber])
     client.on('error', (err: Error) => logger.warn({ err }, 'Redis connection error; reconnecting'));
   const fanout = await redisInvalidation(redis, subscriber, (inv) => authCache.invalidate(inv), logger);
+  const redisUp = () => redis.status === 'ready';
   return {
-    rateLimiter: new RedisRateLimiter(redis, config.RATE_LIMIT_REDIS_PREFIX),
-    broadcast: fanout.broadcast,
+    // While Redis is away (a restart), counters are this process's own rather than every request a 503.
+    rateLimiter: new FailoverRateLimiter(new RedisRateLimiter(redis, config.RATE_LIMIT_REDIS_PREFIX), redisUp, (err) =>
+      logger.warn({ err }, 'Redis unavailable; rate limits counted in this process until it is back'),
+    ),
+    // The key is revoked in key-billing and dropped from this cache already, and key-billing's KeyRevoked
+    // event reaches every replica through the event log: a failed fan-out only loses the shortcut.
+    broadcast: async (invalidation) => {
+      const lost = (err?: unknown) => logger.warn({ err }, 'Redis unavailable; invalidation left to the keys.v1 event');
+      if (!redisUp()) return lost();
+      await fanout.broadcast(invalidation).catch(lost);
+    },
     usesRedis: true,
+    redisUp,
     async close() {
       await fanout.close();
       subscriber.disconnect();
