@@ -20,6 +20,7 @@ describe('the package entries', () => {
         'decodeAdapterBundle',
         'decodeUtf8',
         'evaluateBundle',
+        'evaluateDecoderBundle',
         'extractBaseModel',
         'fnv1a',
         'generateExamples',

@@ -1,5 +1,5 @@
 import { classificationPRF } from '../eval/metrics';
-import { NaiveBayes, NgramClassifier } from './ngram-classifier';
+import { ClassifierTrainer, NaiveBayes, NgramClassifier } from './ngram-classifier';
 
 const train = [
   ['my card has not arrived yet', 'card_arrival'],
@@ -19,6 +19,20 @@ const heldOut = [
 ];
 
 describe('n-gram classifier', () => {
+  it('when a checkpoint continues on rows with a class it never saw, then the class is appended and learned', () => {
+    const rows = (label: string, words: string[]) => words.map((w) => ({ text: `please ${w} now`, labels: [label] }));
+    const original = [...rows('card', ['card', 'plastic']), ...rows('lost', ['lost', 'stolen'])];
+    const first = new ClassifierTrainer(original, { bucketsLog2: 10, seed: 1 });
+    for (let i = 0; i < 5; i++) first.runEpoch();
+    // As an adaptation trains: the original rows plus the corrections.
+    const more = [...original, ...rows('rate', ['rate', 'exchange', 'currency'])];
+    const next = new ClassifierTrainer(more, { bucketsLog2: 10, seed: 1 }, first.snapshot());
+    for (let i = 0; i < 20; i++) next.runEpoch();
+    expect(next.snapshot().labels).toEqual(['card', 'lost', 'rate']);
+    expect(next.model().predict('please exchange now').labels).toEqual(['rate']);
+    expect(next.model().predict('please stolen now').labels).toEqual(['lost']);
+  });
+
   it('when trained on a little data, then the loss falls and held-out F1 beats the untrained model', () => {
     const untrained = NgramClassifier.untrained(['card_arrival', 'lost_phone', 'top_up']);
     const before = classificationPRF(

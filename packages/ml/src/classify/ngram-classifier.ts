@@ -268,16 +268,21 @@ export class ClassifierTrainer {
     private readonly options: NgramTrainOptions & { labels?: string[] } = {},
     resume?: ClassifierState,
   ) {
-    const labels = resume?.labels ?? options.labels ?? [...new Set(examples.flatMap((e) => e.labels))].sort();
+    const seen = [...new Set(examples.flatMap((e) => e.labels))].sort();
+    // Continuing a checkpoint keeps its labels' order; labels it never saw (a correction's new class) are appended.
+    const labels = resume
+      ? [...resume.labels, ...seen.filter((l) => !resume.labels.includes(l))]
+      : (options.labels ?? seen);
     const bucketsLog2 = options.bucketsLog2 ?? 16;
     const size = (1 << bucketsLog2) * labels.length;
     this.state = resume
       ? {
           ...resume,
-          weights: resume.weights.slice(),
-          bias: resume.bias.slice(),
-          gradSq: resume.gradSq.slice(),
-          biasSq: resume.biasSq.slice(),
+          labels,
+          weights: widen(resume.weights, resume.labels.length, labels.length, 0),
+          bias: widen(resume.bias, resume.labels.length, labels.length, 0),
+          gradSq: widen(resume.gradSq, resume.labels.length, labels.length, 1e-8),
+          biasSq: widen(resume.biasSq, resume.labels.length, labels.length, 1e-8),
         }
       : {
           epoch: 0,
@@ -396,4 +401,13 @@ export class ClassifierTrainer {
       this.state.multiLabel,
     );
   }
+}
+
+/** A copy of a row-major [rows × from] matrix as [rows × to] (to ≥ from), the new columns set to `fill`. */
+function widen(values: Float32Array, from: number, to: number, fill: number): Float32Array {
+  if (from === to) return values.slice();
+  const rows = values.length / from;
+  const out = new Float32Array(rows * to).fill(fill);
+  for (let r = 0; r < rows; r++) out.set(values.subarray(r * from, (r + 1) * from), r * to);
+  return out;
 }
