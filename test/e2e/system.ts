@@ -51,6 +51,9 @@ export async function startSystem(options: SystemOptions = {}): Promise<RunningS
   if (!embedded) await withClient(server, (c) => c.query(`CREATE DATABASE ${dbName}`));
   const dbUrl = new URL(server);
   dbUrl.pathname = `/${dbName}`;
+  // Two systems (two jest workers) and the integration suites share one Postgres (100 connections): each
+  // service's pools stay small.
+  dbUrl.searchParams.set('connection_limit', '4');
 
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'whetstone-e2e-'));
   // mkdtemp makes it 0700; run as root, the embedded Postgres runs as its own user and must get in.

@@ -44,6 +44,12 @@ function sslFrom(params: URLSearchParams): PoolConfigLike['ssl'] {
   return ssl;
 }
 
+/** A positive integer parameter, or undefined when absent or not one. */
+function positiveInt(value: string | null): number | undefined {
+  const n = Number(value);
+  return value && Number.isInteger(n) && n > 0 ? n : undefined;
+}
+
 /** The `schema` query parameter of a Prisma-style URL, or `public`. */
 export function schemaOf(url: string): string {
   return new URL(url).searchParams.get('schema') ?? 'public';
@@ -69,6 +75,8 @@ export function poolConfigFor(url: string, overrides: Partial<PoolConfigLike> = 
     options: schema ? `-c search_path="${schema.replace(/"/g, '""')}"` : undefined,
     ssl: sslFrom(parsed.searchParams),
     application_name: parsed.searchParams.get('application_name') ?? undefined,
+    // Prisma's own pool-size parameter: an operator (or a test system sharing one Postgres) caps connections here.
+    max: positiveInt(parsed.searchParams.get('connection_limit')),
   };
   for (const key of Object.keys(config) as (keyof PoolConfigLike)[]) if (config[key] === undefined) delete config[key];
   return { ...config, ...overrides };

@@ -7,8 +7,13 @@ import { Pool } from 'pg';
 export function pgPoolFromUrl(url: string, max = 5): { pool: Pool; schema: string | undefined } {
   const u = new URL(url);
   const schema = u.searchParams.get('schema') ?? undefined;
-  u.searchParams.delete('schema');
-  const pool = new Pool({ connectionString: u.toString(), max });
+  // Prisma's pool-size parameter caps this pool too (never above `max`); pg does not know it.
+  const limit = Number(u.searchParams.get('connection_limit'));
+  for (const prismaOnly of ['schema', 'connection_limit']) u.searchParams.delete(prismaOnly);
+  const pool = new Pool({
+    connectionString: u.toString(),
+    max: Number.isInteger(limit) && limit > 0 ? Math.min(max, limit) : max,
+  });
   handleConnectionLoss(pool);
   return { pool, schema };
 }

@@ -9,6 +9,7 @@ export type { PrismaClient };
  * qualifies Prisma's SQL; the pool's search_path (from poolConfigFor) covers raw SQL.
  */
 export function createPrismaClient(databaseUrl: string, options: { maxConnections?: number } = {}): PrismaClient {
-  const pool = { ...poolConfigFor(databaseUrl), max: options.maxConnections ?? 10 };
+  const config = poolConfigFor(databaseUrl);
+  const pool = { ...config, max: options.maxConnections ?? config.max ?? 10 };
   return new PrismaClient({ adapter: new PrismaPg(pool, { schema: schemaOf(databaseUrl) }) });
 }
