@@ -100,7 +100,8 @@ export function chooseRejectThreshold(
   }
   const r4 = (x: number) => Number(x.toFixed(4));
   return {
-    threshold: r4(chosen.threshold),
+    // Unrounded: serving compares the same calibrated confidences against it.
+    threshold: chosen.threshold,
     inScopeAccuracy: r4(chosen.inScopeAccuracy),
     baseAccuracy: r4(base),
     outOfScopeRecall: r4(chosen.outOfScopeRecall),
