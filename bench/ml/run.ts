@@ -244,7 +244,7 @@ async function outOfScope(): Promise<void> {
   );
   console.log(`| out-of-scope recall | ${cal?.heldout_out_of_scope_recall} | ${(oosRejected / oos).toFixed(4)} |`);
   console.log(
-    `\ntemperature ${cal?.temperature}, ECE on dev ${cal?.ece_before} → ${cal?.ece_after}; reject below ${cal?.reject_below}; trained in ${secs.toFixed(1)} s`,
+    `\ntemperature ${cal?.temperature}, ECE on dev ${cal?.ece_before} → ${cal?.ece_after}; reject below ${cal?.reject_below} at rejection temperature ${cal?.reject_temperature}; trained in ${secs.toFixed(1)} s`,
   );
   if (firstEpochEnd) {
     const fe = firstEpochEnd as { at: number; eta: number };

@@ -4,6 +4,7 @@ import {
   expectedCalibrationError,
   fitTemperature,
   withTemperature,
+  type RejectionRow,
   type TaskCalibration,
 } from '../classify/calibration';
 import type { NgramClassifier } from '../classify/ngram-classifier';
@@ -15,6 +16,8 @@ import type { CanonicalRow } from './types';
 
 /** Held-out in-scope accuracy a rejection threshold may cost (rejected in-scope rows count as errors). */
 export const REJECTION_ACCURACY_BUDGET = 0.015;
+/** Rejection temperatures tried besides the calibrating one. */
+const REJECTION_TEMPERATURES = [1, 2, 4, 8];
 
 /** Out-of-scope rejection a caller asks for: the label rejected inputs get (default `oos`). */
 export interface OutOfScopeRequest {
@@ -60,25 +63,33 @@ export function calibrateTasks(
     };
     if (oosLabel) {
       const oosIndex = labels.indexOf(oosLabel);
-      const rows = calibrated.map((r) => {
-        const inScopeProbs = r.probs.map((p, i) => (i === oosIndex ? -1 : p));
-        const top = inScopeProbs.indexOf(Math.max(...inScopeProbs));
-        const argmax = r.probs.indexOf(Math.max(...r.probs));
-        return {
-          top: r.probs[top]!,
-          inScope: r.gold >= 0 && r.gold !== oosIndex,
-          correct: top === r.gold,
-          predictedOutOfScope: oosIndex >= 0 && argmax === oosIndex,
-        };
-      });
-      const chosen = chooseRejectThreshold(rows, REJECTION_ACCURACY_BUDGET);
+      const rowsAt = (t: number) =>
+        scored.map((r) => {
+          const probs = withTemperature(r.probs, t);
+          const inScopeProbs = probs.map((p, i) => (i === oosIndex ? -1 : p));
+          const top = inScopeProbs.indexOf(Math.max(...inScopeProbs));
+          return {
+            top: probs[top]!,
+            inScope: r.gold >= 0 && r.gold !== oosIndex,
+            correct: top === r.gold,
+            predictedOutOfScope: oosIndex >= 0 && probs.indexOf(Math.max(...probs)) === oosIndex,
+          };
+        });
+      // The rejection temperature with the best held-out out-of-scope recall within the budget (ties: the lowest).
+      let best: { t: number; rows: RejectionRow[]; chosen: ReturnType<typeof chooseRejectThreshold> } | null = null;
+      for (const t of [...new Set([temperature, ...REJECTION_TEMPERATURES])].sort((a, b) => a - b)) {
+        const rows = rowsAt(t);
+        const chosen = chooseRejectThreshold(rows, REJECTION_ACCURACY_BUDGET);
+        if (!best || chosen.outOfScopeRecall > best.chosen.outOfScopeRecall) best = { t, rows, chosen };
+      }
       Object.assign(c, {
-        reject_below: chosen.threshold,
+        reject_below: best!.chosen.threshold,
+        reject_temperature: best!.t,
         out_of_scope_label: oosLabel,
-        heldout_in_scope_accuracy: chosen.inScopeAccuracy,
-        heldout_in_scope_accuracy_without_rejection: chosen.baseAccuracy,
-        heldout_out_of_scope_recall: chosen.outOfScopeRecall,
-        heldout_out_of_scope_rows: rows.filter((r) => !r.inScope).length,
+        heldout_in_scope_accuracy: best!.chosen.inScopeAccuracy,
+        heldout_in_scope_accuracy_without_rejection: best!.chosen.baseAccuracy,
+        heldout_out_of_scope_recall: best!.chosen.outOfScopeRecall,
+        heldout_out_of_scope_rows: best!.rows.filter((r) => !r.inScope).length,
       });
     }
     out[t.task] = c;

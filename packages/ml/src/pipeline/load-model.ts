@@ -84,11 +84,13 @@ export function loadModel(bundle: Uint8Array): ExtractionModel {
         );
         const scores = picked.map((s, i) => ({ label: s.label, confidence: probs[i]! }));
         if (cal.reject_below === undefined || !cal.out_of_scope_label) return scores;
-        const top = scores
-          .filter((s) => s.label !== cal.out_of_scope_label)
-          .reduce((a, b) => (b.confidence > a.confidence ? b : a), { label: '', confidence: 0 });
-        return top.confidence < cal.reject_below
-          ? [{ label: cal.out_of_scope_label, confidence: Number((1 - top.confidence).toFixed(4)) }]
+        const rejectProbs = withTemperature(
+          picked.map((s) => s.confidence / sum),
+          cal.reject_temperature ?? cal.temperature,
+        );
+        const top = Math.max(...rejectProbs.filter((_, i) => picked[i]!.label !== cal.out_of_scope_label));
+        return top < cal.reject_below
+          ? [{ label: cal.out_of_scope_label, confidence: Number((1 - top).toFixed(4)) }]
           : scores;
       },
       // Trained structure fields: spans of `structure.field` from the encoder, choices from its classifier.
