@@ -10,13 +10,15 @@
  *   - banking77: the n-gram classifier against multinomial Naive Bayes
  *   - extraction latency for a 30-word text, one thread
  * Targets (issue 3) are printed beside the figures; they are not asserted.
- * BENCH_NER_ONLY=1 or BENCH_CLASSIFICATION_ONLY=1 runs one half.
+ *   - banking77 with 10 intents held out as unknown: out-of-scope rejection (temperature and threshold
+ *     fitted on dev, reported on test), and the ETA the first epoch predicted against the real time
+ * BENCH_NER_ONLY=1 or BENCH_CLASSIFICATION_ONLY=1 runs one half; BENCH_OOS_ONLY=1 only the last.
  * The decoder has its own command: bench:decoder.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { datasetsDir } from '@whetstone/testing';
-import { loadModel, trainModel, type Metrics } from '@whetstone/ml';
+import { evaluateBundle, loadModel, trainModel, type Metrics } from '@whetstone/ml';
 import {
   LinearTagger,
   NaiveBayes,
@@ -175,9 +177,91 @@ async function classification(): Promise<void> {
   );
 }
 
+/** Every 7th intent from the 4th, in sorted order: 10 of 77, spread over the label families. */
+export const UNKNOWN_INTENTS = (labels: string[]) =>
+  [...new Set(labels)].sort().filter((_, i) => i % 7 === 3 && i < 70);
+
+async function outOfScope(): Promise<void> {
+  const all = rows('banking77/train.jsonl', 'classification');
+  const unknown = new Set(UNKNOWN_INTENTS(all.map((e) => e.label!)));
+  const relabel = (file: string) =>
+    rows(file, 'classification').map((e) => (unknown.has(e.label!) ? { ...e, label: 'oos' } : e));
+  const train = all.filter((e) => !unknown.has(e.label!));
+  const dev = relabel('banking77/dev.jsonl');
+  const test = relabel('banking77/test.jsonl');
+  const count = (r: typeof dev) =>
+    `${r.filter((e) => e.label !== 'oos').length} in scope + ${r.filter((e) => e.label === 'oos').length} unknown`;
+  console.log(
+    `\n## banking77 with 10 unknown intents (${[...unknown].join(', ')}): train ${train.length} rows of 67 intents; dev ${count(dev)} (temperature and threshold); test ${count(test)}; ${EPOCHS} epochs, full, seed 13\n`,
+  );
+  const t0 = performance.now();
+  let firstEpochEnd: { at: number; eta: number } | null = null;
+  const result = await trainModel({
+    baseModel: 'whetstone-extract-base',
+    trainingType: 'full',
+    train,
+    heldout: dev,
+    hyperparameters: { nrEpochs: EPOCHS, learningRate: 0.002, seed: 13 },
+    outOfScope: { label: 'oos' },
+    onProgress: (p) => {
+      if (p.epoch === 2 && !firstEpochEnd) firstEpochEnd = { at: performance.now(), eta: p.etaSeconds };
+      process.stderr.write(
+        `\roos: epoch ${p.epoch}/${EPOCHS} step ${p.step}/${p.totalSteps} ${p.examplesPerSecond} rows/s eta ${p.etaSeconds} s   `,
+      );
+    },
+  });
+  process.stderr.write('\n');
+  const secs = (performance.now() - t0) / 1000;
+  const cal = result.metrics.calibration?.['banking77-intent'];
+  const model = loadModel(result.bundle);
+  const task = result.manifest.schema.classifications[0]!;
+  let inScope = 0;
+  let inScopeRight = 0;
+  let oos = 0;
+  let oosRejected = 0;
+  for (const e of test) {
+    const predicted = (model.extract(e.text!, {}) as Record<string, string>)[task.task];
+    if (e.label === 'oos') {
+      oos++;
+      if (predicted === 'oos') oosRejected++;
+    } else {
+      inScope++;
+      if (predicted === e.label) inScopeRight++;
+    }
+  }
+  // The same weights without a threshold (argmax over the 67 intents): today's in-scope accuracy.
+  const plain = evaluateBundle(
+    result.bundle,
+    test.filter((e) => e.label !== 'oos'),
+  );
+  console.log('| figure | dev (chosen on) | test |');
+  console.log('|---|---|---|');
+  console.log(
+    `| in-scope accuracy without rejection | ${cal?.heldout_in_scope_accuracy_without_rejection} | ${plain.f1.toFixed(4)} |`,
+  );
+  console.log(
+    `| in-scope accuracy with rejection (rejected counts as wrong) | ${cal?.heldout_in_scope_accuracy} | ${(inScopeRight / inScope).toFixed(4)} |`,
+  );
+  console.log(`| out-of-scope recall | ${cal?.heldout_out_of_scope_recall} | ${(oosRejected / oos).toFixed(4)} |`);
+  console.log(
+    `\ntemperature ${cal?.temperature}, ECE on dev ${cal?.ece_before} → ${cal?.ece_after}; reject below ${cal?.reject_below} at rejection temperature ${cal?.reject_temperature}; trained in ${secs.toFixed(1)} s`,
+  );
+  if (firstEpochEnd) {
+    const fe = firstEpochEnd as { at: number; eta: number };
+    const predicted = (fe.at - t0) / 1000 + fe.eta;
+    console.log(
+      `ETA after the first epoch: predicted total ${predicted.toFixed(1)} s, actual ${secs.toFixed(1)} s (${((100 * (predicted - secs)) / secs).toFixed(0)}%)`,
+    );
+  }
+}
+
 async function main(): Promise<void> {
+  if (process.env.BENCH_OOS_ONLY) return outOfScope();
   if (!process.env.BENCH_CLASSIFICATION_ONLY) await ner();
-  if (!process.env.BENCH_NER_ONLY) await classification();
+  if (!process.env.BENCH_NER_ONLY) {
+    await classification();
+    await outOfScope();
+  }
 }
 
 void main();

@@ -45,7 +45,26 @@ describe('pnpm whetstone ml', () => {
       ),
     ).toBe(0);
     expect(t.err.join('')).toMatch(/epoch 20\/20 loss/);
-    expect(t.out.join('')).toMatch(/micro F1 1\.0000/);
+    expect(t.out.join('')).toMatch(/accuracy \(single-label classification\) 1\.0000/);
+    // Without a terminal, progress is one line per few seconds: this short run prints the first and the last.
+    expect(t.err.join('').match(/\] +\d+% epoch/g)).toEqual([expect.stringMatching(/\] +\d% epoch/), '] 100% epoch']);
+    const e = io();
+    expect(
+      await runMlCli(
+        [
+          'eval',
+          '--model',
+          path.join(dir, 'model'),
+          '--data',
+          path.join(dir, 'train.csv'),
+          '--labels',
+          'card,phone',
+          '--macro',
+        ],
+        e.io,
+      ),
+    ).toBe(0);
+    expect(e.out.join('')).toMatch(/scoring the given 2 labels\): classification micro F1 1\.0000, macro F1 1\.0000/);
     const p = io();
     expect(
       await runMlCli(['predict', '--model', path.join(dir, 'model'), '--text', 'someone stole my phone'], p.io),

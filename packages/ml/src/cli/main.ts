@@ -6,6 +6,7 @@ import { EXTRACT_BASE_ID } from '../zeroshot/base-model';
 import {
   ENCODER_DEFAULTS,
   evaluateBundle,
+  headline,
   loadModel,
   readManifest,
   trainModel,
@@ -46,6 +47,9 @@ Options:
   --checkpoints <dir>   write weights/<step> (resumable) and sampler_weights/<step> after each epoch
   --resume <file>       continue from a weights/<step> checkpoint
   --task <t>            ner or classification, when the file's kind is ambiguous
+  --out-of-scope <l>    reject out-of-scope inputs as label <l>: a temperature and a confidence threshold
+                        are fitted on the --eval rows (give a dev file, not the test file); a task with an
+                        oos, none or other label gets them without this option
   -h, --help            show this help
 
 Examples:
@@ -54,16 +58,20 @@ Examples:
   pnpm whetstone ml train --data ../shared/datasets/banking77/train.jsonl --eval ../shared/datasets/banking77/test.jsonl --out .data/models/banking77
 `;
 
-const EVAL_HELP = `Usage: pnpm whetstone ml eval --model <dir> --data <file>
+const EVAL_HELP = `Usage: pnpm whetstone ml eval --model <dir> --data <file> [--labels [<list>]] [--macro]
 
-Report micro and per-label precision, recall and F1 of a saved model on a labelled file
-(span-exact for entities).
+Report the headline figure of a saved model on a labelled file, named for what it is: micro span F1
+for entities (exact label and offsets), relation micro F1, or accuracy for single-label classification;
+with precision, recall, and per-label figures on request.
 
 Options:
-  --model <dir>   a directory written by \`train\`
-  --data <file>   labelled JSONL, CSV or CoNLL
-  --per-label     print every label's figures
-  -h, --help      show this help
+  --model <dir>      a directory written by \`train\`
+  --data <file>      labelled JSONL, CSV or CoNLL
+  --labels [<list>]  score only these labels (comma-separated); alone, only the labels the file has, so
+                     labels it lacks are not counted as false positives
+  --macro            also print macro F1 (the unweighted mean of the scored labels' F1)
+  --per-label        print every label's figures
+  -h, --help         show this help
 `;
 
 const PREDICT_HELP = `Usage: pnpm whetstone ml predict --model <dir> (--text "<text>" | --file <file>) [--threshold <x>]
@@ -123,11 +131,20 @@ function readRows(file: string, task?: string): Example[] {
   return report.examples;
 }
 
-function bar(io: Io, fraction: number, suffix: string): void {
-  const width = 28;
-  const filled = Math.round(Math.min(1, fraction) * width);
-  const line = `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${(fraction * 100).toFixed(0).padStart(3)}% ${suffix}`;
-  io.err(io.isTTY ? `\r${line}   ` : `${line}\n`);
+/** Without a terminal, a progress line at most this often (and the last one), so logs stay short. */
+const NON_TTY_PROGRESS_EVERY_MS = 5_000;
+
+function progressBar(io: Io): (fraction: number, suffix: string) => void {
+  let last = -Infinity;
+  return (fraction, suffix) => {
+    const now = Date.now();
+    if (!io.isTTY && fraction < 1 && now - last < NON_TTY_PROGRESS_EVERY_MS) return;
+    last = now;
+    const width = 28;
+    const filled = Math.round(Math.min(1, fraction) * width);
+    const line = `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${(fraction * 100).toFixed(0).padStart(3)}% ${suffix}`;
+    io.err(io.isTTY ? `\r${line}   ` : `${line}\n`);
+  };
 }
 
 function bundleIn(dir: string): Uint8Array {
@@ -136,11 +153,22 @@ function bundleIn(dir: string): Uint8Array {
   return readFileSync(file);
 }
 
-function printMetrics(io: Io, name: string, m: Metrics, perLabel: boolean): void {
-  io.out(`${name}: micro F1 ${m.f1.toFixed(4)}  precision ${m.precision.toFixed(4)}  recall ${m.recall.toFixed(4)}\n`);
+function printMetrics(io: Io, name: string, m: Metrics, perLabel: boolean, macro = true): void {
+  io.out(`${name}: ${headline(macro ? m : { ...m, macro_f1: undefined })}\n`);
   if (perLabel)
     for (const [l, s] of Object.entries(m.per_label))
       io.out(`  ${l.padEnd(48)} F1 ${s.f1.toFixed(3)}  support ${s.support}\n`);
+}
+
+/** The labels a labelled file has: entity, relation (`relation/<label>`) and `<task>/<label>` names. */
+function labelsIn(rows: Example[]): string[] {
+  const labels = new Set<string>();
+  for (const r of rows) {
+    for (const e of r.entities ?? []) labels.add(e.label);
+    for (const x of (r as { relations?: { label: string }[] }).relations ?? []) labels.add(`relation/${x.label}`);
+    if (r.label) labels.add(`${r.task ?? ''}/${r.label}`).add(r.label);
+  }
+  return [...labels];
 }
 
 function int(
@@ -176,6 +204,7 @@ const commands: Record<string, { help: string; run: (args: string[], io: Io) => 
           seed: { type: 'string' },
           checkpoints: { type: 'string' },
           resume: { type: 'string' },
+          'out-of-scope': { type: 'string' },
         },
       });
       if (!values.data || !values.out) throw new UsageError('--data and --out are required');
@@ -196,6 +225,7 @@ const commands: Record<string, { help: string; run: (args: string[], io: Io) => 
       const onSigint = () => controller.abort();
       process.once('SIGINT', onSigint);
       const started = Date.now();
+      const bar = progressBar(io);
       try {
         const result = await trainModel({
           baseModel: EXTRACT_BASE_ID,
@@ -204,13 +234,13 @@ const commands: Record<string, { help: string; run: (args: string[], io: Io) => 
           heldout,
           hyperparameters: { nrEpochs, learningRate, batchSize, loraRank, seed },
           signal: controller.signal,
+          ...(values['out-of-scope'] ? { outOfScope: { label: values['out-of-scope'] } } : {}),
           ...(values.resume ? { resumeFrom: readFileSync(values.resume) } : {}),
           onLog: (_level, message) => io.err(`${io.isTTY ? '\n' : ''}${message}\n`),
           onProgress: (p) =>
             bar(
-              io,
               p.step / Math.max(1, p.totalSteps),
-              `epoch ${p.epoch}/${nrEpochs} loss ${p.loss.toFixed(4)} ${p.examplesPerSecond} ex/s eta ${p.etaSeconds} s`,
+              `epoch ${p.epoch}/${nrEpochs} loss ${p.loss.toFixed(4)} ${p.examplesPerSecond} rows/s eta ${p.etaSeconds} s${p.metrics ? ` held-out ${p.metrics.f1.toFixed(4)}` : ''}`,
             ),
           ...(values.checkpoints
             ? {
@@ -241,14 +271,39 @@ const commands: Record<string, { help: string; run: (args: string[], io: Io) => 
   eval: {
     help: EVAL_HELP,
     async run(args, io) {
+      // `--labels` alone means the labels the file has.
+      const i = args.indexOf('--labels');
+      const normalized =
+        i >= 0 && (i === args.length - 1 || args[i + 1]!.startsWith('--'))
+          ? [...args.slice(0, i + 1), '', ...args.slice(i + 1)]
+          : args;
       const { values } = parseArgs({
-        args,
-        options: { model: { type: 'string' }, data: { type: 'string' }, 'per-label': { type: 'boolean' } },
+        args: normalized,
+        options: {
+          model: { type: 'string' },
+          data: { type: 'string' },
+          labels: { type: 'string' },
+          macro: { type: 'boolean' },
+          'per-label': { type: 'boolean' },
+        },
       });
       if (!values.model || !values.data) throw new UsageError('--model and --data are required');
       const bundle = bundleIn(values.model);
       const task = readManifest(bundle).schema.entities.length ? 'ner' : 'classification';
-      printMetrics(io, 'model', evaluateBundle(bundle, readRows(values.data, task)), Boolean(values['per-label']));
+      const rows = readRows(values.data, task);
+      const given = values.labels
+        ?.split(',')
+        .map((l) => l.trim())
+        .filter(Boolean);
+      const labels = values.labels === undefined ? undefined : given?.length ? given : labelsIn(rows);
+      const scope = labels ? ` (scoring ${given?.length ? 'the given' : "the file's"} ${labels.length} labels)` : '';
+      printMetrics(
+        io,
+        `model on ${rows.length} rows${scope}`,
+        evaluateBundle(bundle, rows, labels ? { labels } : {}),
+        Boolean(values['per-label']),
+        Boolean(values.macro),
+      );
     },
   },
   predict: {

@@ -4,7 +4,7 @@ import { EntityEncoder, loadEncoderBase, type ClassTask, type EncoderAdapter, ty
 import { isHeadOrNorm } from '../encoder/model';
 import { tensor } from '../nn';
 import { b64, f32, packTensors, unpackTensors, type TensorRecord } from './tensor-pack';
-import type { Hyperparameters, Metrics, ModelManifest, TrainingType } from './types';
+import type { Hyperparameters, Metrics, ModelManifest, TaskCalibration, TrainingType } from './types';
 
 /**
  * Classifiers' hashed-table sizes (log2 buckets). `full` trains full-size
@@ -83,7 +83,11 @@ export function buildBundle(
   encoder: EntityEncoder | null,
   classifiers: Map<string, NgramClassifier>,
   metrics: Metrics | null,
-  extra: { trainedShare?: number; structures: Record<string, Record<string, 'str' | 'list'>> },
+  extra: {
+    trainedShare?: number;
+    structures: Record<string, Record<string, 'str' | 'list'>>;
+    calibration?: Record<string, TaskCalibration>;
+  },
 ): { bytes: Uint8Array; manifest: ModelManifest } {
   const { trainedShare } = extra;
   const base = loadEncoderBase();
@@ -122,6 +126,7 @@ export function buildBundle(
     },
     hyperparameters: hp,
     metrics,
+    ...(extra.calibration && Object.keys(extra.calibration).length ? { calibration: extra.calibration } : {}),
     createdAt: new Date().toISOString(),
   };
   const tensors: TensorRecord = {};

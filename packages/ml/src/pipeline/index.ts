@@ -6,4 +6,4 @@ export * from './types';
 export { ENCODER_DEFAULTS, trainModel } from './train';
 export { loadModel } from './load-model';
 export { mergeAdapter, readManifest } from './bundle';
-export { evaluateBundle } from './evaluate';
+export { evaluateBundle, headline, type EvaluateOptions } from './evaluate';

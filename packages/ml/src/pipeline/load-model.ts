@@ -5,6 +5,7 @@ import { zeroShotSpans } from '../zeroshot/entities';
 import { classifiersOf, encoderOf, readBundle } from './bundle';
 import { structureLabel } from './rows';
 import { taskScores } from './task-scores';
+import { withTemperature } from '../classify/calibration';
 import type { ExtractionModel, ExtractionSchema, ModelManifest, PredictOptions } from './types';
 
 /** The manifest's trained schema as a request schema (used when a project call sends none). */
@@ -74,7 +75,23 @@ export function loadModel(bundle: Uint8Array): ExtractionModel {
         const picked = taskScores(encoder, clf, t, task.task, task.labels);
         if (clf.multiLabel || task.multi_label) return picked;
         const sum = picked.reduce((n, s) => n + s.confidence, 0) || 1;
-        return picked.map((s) => ({ label: s.label, confidence: s.confidence / sum }));
+        const cal = manifest.calibration?.[task.task];
+        if (!cal) return picked.map((s) => ({ label: s.label, confidence: s.confidence / sum }));
+        // Calibrated confidence; below the held-out threshold the answer is the out-of-scope label.
+        const probs = withTemperature(
+          picked.map((s) => s.confidence / sum),
+          cal.temperature,
+        );
+        const scores = picked.map((s, i) => ({ label: s.label, confidence: probs[i]! }));
+        if (cal.reject_below === undefined || !cal.out_of_scope_label) return scores;
+        const rejectProbs = withTemperature(
+          picked.map((s) => s.confidence / sum),
+          cal.reject_temperature ?? cal.temperature,
+        );
+        const top = Math.max(...rejectProbs.filter((_, i) => picked[i]!.label !== cal.out_of_scope_label));
+        return top < cal.reject_below
+          ? [{ label: cal.out_of_scope_label, confidence: Number((1 - top).toFixed(4)) }]
+          : scores;
       },
       // Trained structure fields: spans of `structure.field` from the encoder, choices from its classifier.
       structureField: (t, structure, field) => {

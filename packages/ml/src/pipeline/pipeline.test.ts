@@ -147,6 +147,60 @@ describe('the training pipeline', () => {
     expect(model.extract('Ada Lovelace', { entities: ['person'] })).toEqual({ entities: { person: ['Ada Lovelace'] } });
   });
 
+  it('when the caller asks for rejection, then a threshold fitted on held-out rows is stored and serving applies it', async () => {
+    const rows = read('banking77/train-3-intents.jsonl', 1000);
+    const intents = [...new Set(rows.map((r) => r.label))].sort();
+    const unknown = intents[2]!;
+    const known = rows.filter((r) => r.label !== unknown);
+    const heldoutRows = [
+      ...known.filter((_, i) => i % 4 === 0),
+      ...rows.filter((r) => r.label === unknown).map((r) => ({ ...r, label: 'oos' })),
+    ];
+    const result = await trainModel({
+      baseModel: 'whetstone-extract-base',
+      trainingType: 'full',
+      train: known.filter((_, i) => i % 4 !== 0),
+      heldout: heldoutRows,
+      hyperparameters: { ...hp, nrEpochs: 2 },
+      outOfScope: { label: 'oos' },
+    });
+    const cal = result.metrics.calibration?.['banking77-intent'];
+    expect(cal).toEqual(
+      expect.objectContaining({
+        out_of_scope_label: 'oos',
+        reject_below: expect.any(Number),
+        temperature: expect.any(Number),
+      }),
+    );
+    expect(cal!.heldout_out_of_scope_rows).toBe(rows.filter((r) => r.label === unknown).length);
+    expect(cal!.heldout_in_scope_accuracy!).toBeGreaterThanOrEqual(
+      cal!.heldout_in_scope_accuracy_without_rejection! - 0.015,
+    );
+    expect(readManifest(result.bundle).calibration?.['banking77-intent']?.reject_below).toBe(cal!.reject_below);
+    // Serving answers what the threshold was chosen on: the same recall and accuracy on the same rows.
+    const model = loadModel(result.bundle);
+    const answers = heldoutRows.map((r) => (model.extract(r.text, {}) as Record<string, string>)['banking77-intent']);
+    const share = (
+      pick: (r: (typeof heldoutRows)[number], a: string) => boolean,
+      of: (r: (typeof heldoutRows)[number]) => boolean,
+    ) =>
+      Number(
+        (heldoutRows.filter((r, i) => of(r) && pick(r, answers[i]!)).length / heldoutRows.filter(of).length).toFixed(4),
+      );
+    expect(
+      share(
+        (_, a) => a === 'oos',
+        (r) => r.label === 'oos',
+      ),
+    ).toBe(cal!.heldout_out_of_scope_recall);
+    expect(
+      share(
+        (r, a) => a === r.label,
+        (r) => r.label !== 'oos',
+      ),
+    ).toBe(cal!.heldout_in_scope_accuracy);
+  });
+
   it('stops within one example when cancelled', async () => {
     const controller = new AbortController();
     const run = trainModel({

@@ -2,10 +2,12 @@ import { loadGlove } from '../assets/load';
 import { ClassifierTrainer } from '../classify/ngram-classifier';
 import { EncoderTrainer, loadEncoderBase, type ClassTask } from '../encoder';
 import { BUCKETS, FULL_BUCKETS, buildBundle } from './bundle';
-import { evaluate } from './evaluate';
+import { calibrateTasks } from './calibrate';
+import { EtaEstimator } from './eta';
+import { evaluate, headline } from './evaluate';
 import { prepare } from './rows';
 import { decodeState, encodeState } from './train-state';
-import type { Checkpoint, TrainRequest, TrainResult, TrainingType } from './types';
+import type { Checkpoint, Metrics, TrainRequest, TrainResult, TrainingType } from './types';
 import { AppError } from '@whetstone/errors';
 
 /** Encoder defaults; `learning_rate` is AdamW's peak rate. The classifiers' AdaGrad step is 250× it. */
@@ -142,28 +144,32 @@ export async function trainModel(req: TrainRequest): Promise<TrainResult> {
     .join(' + ');
   log(
     'info',
-    `training ${trainingType}${trainingType === 'lora' ? ` (rank ${rank}, alpha ${alpha})` : ''} on ${perEpoch} examples per epoch for ${hp.nrEpochs} epochs: ${what}; ${trained.toLocaleString('en-US')} trained parameters (${share}% of full)`,
+    `training ${trainingType}${trainingType === 'lora' ? ` (rank ${rank}, alpha ${alpha})` : ''} on ${req.train.length} rows per epoch (${perEpoch} steps: rows, text chunks and each classifier's pass) for ${hp.nrEpochs} epochs: ${what}; ${trained.toLocaleString('en-US')} trained parameters (${share}% of full)`,
   );
   if (continuing) log('info', `resuming from epoch ${startEpoch}`);
 
-  const started = Date.now();
   let step = startEpoch * perEpoch;
+  const eta = new EtaEstimator(totalSteps, perEpoch, step, Date.now());
+  // Steps count the encoder's texts and chunks and each classifier's pass; throughput is reported in rows.
+  const rowsPerStep = req.train.length / Math.max(1, perEpoch);
   let lastReport = 0;
   let loss = 0;
+  let latest: Metrics | undefined;
   const report = (epoch: number, force = false) => {
     const now = Date.now();
+    eta.observe(step, now);
     if (!force && now - lastReport < 500) return;
     lastReport = now;
-    const elapsed = Math.max(1e-3, (now - started) / 1000);
-    const rate = (step - startEpoch * perEpoch) / elapsed;
+    const msPerStep = eta.msPerStep(step, now);
     req.onProgress?.({
       step,
       totalSteps,
       epoch,
       loss: Number(loss.toFixed(5)),
       learningRate: Number((encoder?.learningRate() ?? hp.learningRate).toPrecision(4)),
-      examplesPerSecond: Math.round(rate),
-      etaSeconds: rate > 0 ? Math.round((totalSteps - step) / rate) : 0,
+      examplesPerSecond: msPerStep ? Math.round((1000 * rowsPerStep) / msPerStep) : 0,
+      etaSeconds: eta.etaSeconds(step, now),
+      ...(latest ? { metrics: latest } : {}),
     });
   };
 
@@ -191,6 +197,14 @@ export async function trainModel(req: TrainRequest): Promise<TrainResult> {
     loss = losses.reduce((a, b) => a + b, 0) / Math.max(1, losses.length);
     report(epoch, true);
     log('info', `epoch ${epoch}/${hp.nrEpochs}: loss ${loss.toFixed(4)}`);
+    // A running job shows its latest held-out figures; after the last epoch they are the final evaluation below.
+    if (req.heldout.length && epoch < hp.nrEpochs) {
+      const t0 = Date.now();
+      const m = evaluate({ encoder: encoder?.model().merged() ?? null, classifiers: liveClassifiers() }, req.heldout);
+      latest = { ...m, loss: Number(loss.toFixed(5)) };
+      log('info', `epoch ${epoch} held-out: ${headline(m)} (scored in ${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+      report(epoch, true);
+    }
     if (req.onCheckpoint) {
       const state = encodeState({
         baseModel: req.baseModel,
@@ -208,21 +222,32 @@ export async function trainModel(req: TrainRequest): Promise<TrainResult> {
       });
       await req.onCheckpoint({ id: `sampler_weights/${step}`, type: 'sampler', step, bytes: partial.bytes });
     }
+    eta.epochEnded(step, Date.now());
   }
 
   const finalEncoder = encoder?.model() ?? null;
   const finalClassifiers = liveClassifiers();
-  const metrics = {
-    ...evaluate({ encoder: finalEncoder?.merged() ?? null, classifiers: finalClassifiers }, req.heldout),
+  const merged = { encoder: finalEncoder?.merged() ?? null, classifiers: finalClassifiers };
+  const calibration = calibrateTasks(merged, req.heldout, req.outOfScope);
+  const metrics: Metrics = {
+    ...evaluate(merged, req.heldout),
     loss: Number(loss.toFixed(5)),
+    ...(Object.keys(calibration).length ? { calibration } : {}),
   };
-  log(
-    'info',
-    `held-out: f1 ${metrics.f1} precision ${metrics.precision} recall ${metrics.recall} on ${req.heldout.length} rows`,
-  );
+  log('info', `held-out: ${headline(metrics)} on ${req.heldout.length} rows`);
+  for (const [task, c] of Object.entries(calibration))
+    log(
+      'info',
+      `${task}: temperature ${c.temperature}, ECE ${c.ece_before} → ${c.ece_after} on ${c.heldout_rows} held-out rows${
+        c.reject_below !== undefined
+          ? `; rejects as ${c.out_of_scope_label} below ${c.reject_below} (held-out in-scope accuracy ${c.heldout_in_scope_accuracy} from ${c.heldout_in_scope_accuracy_without_rejection}, out-of-scope recall ${c.heldout_out_of_scope_recall} on ${c.heldout_out_of_scope_rows} rows)`
+          : ''
+      }`,
+    );
   const { bytes, manifest } = buildBundle(req.baseModel, trainingType, hp, finalEncoder, finalClassifiers, metrics, {
     trainedShare: share,
     structures: data.structures,
+    calibration,
   });
   return { bundle: bytes, manifest, metrics };
 }

@@ -4,6 +4,9 @@
  * use only these types; the bundle's bytes are what the `artifacts` bucket
  * stores, what `/download` serves and what the model-server loads.
  */
+import type { TaskCalibration } from '../classify/calibration';
+
+export type { TaskCalibration } from '../classify/calibration';
 
 /** `full` trains every weight but GloVe; `lora` trains low-rank adapters (and smaller classifier tables) over the frozen base. */
 export type TrainingType = 'lora' | 'full';
@@ -34,7 +37,10 @@ export interface Hyperparameters {
   seed: number;
 }
 
-/** Training progress: the step out of the total, the running loss, the current learning rate, throughput and time left. */
+/**
+ * Training progress: the step out of the total, the running loss, the current learning rate, throughput in
+ * training rows per second, time left, and the latest held-out figures.
+ */
 export interface ProgressEvent {
   step: number;
   totalSteps: number;
@@ -43,6 +49,8 @@ export interface ProgressEvent {
   learningRate: number;
   examplesPerSecond: number;
   etaSeconds: number;
+  /** Held-out figures after the latest finished epoch (from the end of the first, when there are held-out rows). */
+  metrics?: Metrics;
 }
 
 /** `weights/<step>` resumes training; `sampler_weights/<step>` is servable (a bundle). */
@@ -69,8 +77,14 @@ export interface Metrics {
   f1: number;
   precision: number;
   recall: number;
+  /** Which figure `f1` is: entity span micro F1, relation micro F1, classification micro F1, or accuracy. */
+  headline?: 'entity_span_micro_f1' | 'relation_micro_f1' | 'classification_micro_f1' | 'accuracy';
+  /** Unweighted mean F1 over the headline's labels. */
+  macro_f1?: number;
   per_label: Record<string, LabelMetrics>;
   loss?: number;
+  /** Per single-label task: the temperature, ECE before/after, and the rejection threshold when one was chosen. */
+  calibration?: Record<string, TaskCalibration>;
 }
 
 /** What a bundle holds: base model, trained schema, tokenizer, architecture, hyperparameters and held-out metrics. */
@@ -97,6 +111,8 @@ export interface ModelManifest {
   };
   hyperparameters: Hyperparameters;
   metrics: Metrics | null;
+  /** Per single-label task, what serving applies: the temperature, and the out-of-scope threshold and label. */
+  calibration?: Record<string, TaskCalibration>;
   createdAt: string;
 }
 
@@ -113,6 +129,11 @@ export interface TrainRequest {
   onProgress?: (event: ProgressEvent) => void;
   onLog?: (level: 'info' | 'warn' | 'error', message: string) => void;
   onCheckpoint?: (checkpoint: Checkpoint) => Promise<void>;
+  /**
+   * Reject out-of-scope inputs of single-label tasks even when no `oos`/`none`/`other` label was trained:
+   * a threshold is chosen on the held-out rows, and rejected inputs get `label` (default `oos`).
+   */
+  outOfScope?: { label?: string };
 }
 
 /** A finished training run. */

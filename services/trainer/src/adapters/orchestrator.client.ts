@@ -45,6 +45,7 @@ export function orchestratorOverRpc(client: Client<typeof TrainerService>): Orch
         learningRate: p.learningRate,
         examplesPerSecond: p.examplesPerSecond,
         etaSeconds: p.etaSeconds,
+        ...(p.metrics ? { metrics: p.metrics as unknown as JsonObject } : {}),
       });
       return !res.cancel;
     },

@@ -47,7 +47,11 @@ describe('ThreadedEngine: packages/ml on its own thread', () => {
     );
     expect(seen.checkpoints).toHaveLength(4);
     expect(seen.progress.at(-1)).toMatchObject({ step: seen.progress.at(-1)!.totalSteps });
-    expect(seen.logs.some((l) => /held-out: f1/.test(l))).toBe(true);
+    expect(seen.logs.some((l) => /held-out: micro span F1/.test(l))).toBe(true);
+    // After the first of two epochs, progress carries that epoch's held-out figures.
+    expect(seen.progress.find((p) => p.epoch === 2)?.metrics).toEqual(
+      expect.objectContaining({ f1: expect.any(Number), headline: 'entity_span_micro_f1' }),
+    );
 
     const scored = await engine.evaluate(result.bundle, rows('wikigold/dev.jsonl', 20), 'whetstone-extract-base');
     expect(scored).toEqual(expect.objectContaining({ f1: expect.any(Number), precision: expect.any(Number) }));

@@ -1,7 +1,7 @@
 import { AppError } from '@whetstone/errors';
 import { bundleKey, checkpointKey, manifestKey, shortKey } from '../domain/artifacts';
 import { classifyFailure } from '../domain/failure';
-import { progressLine, shouldReport, type Progress } from '../domain/progress';
+import { PROGRESS_LOG_EVERY_MS, progressLine, shouldReport, type Progress } from '../domain/progress';
 import type { UseCaseDeps } from './deps';
 import { JobSession } from './job-session';
 import type { Row, TrainHooks, TrainingWork } from './ports';
@@ -39,6 +39,7 @@ async function loadData(deps: UseCaseDeps, job: TrainingWork, session: JobSessio
 
 function hooksFor(deps: UseCaseDeps, job: TrainingWork, session: JobSession): Omit<TrainHooks, 'resumeFrom'> {
   let lastReport = 0;
+  let lastLogged = 0;
   let trainingCheckpoints = 0;
   let totalSteps = Infinity;
   return {
@@ -50,7 +51,10 @@ function hooksFor(deps: UseCaseDeps, job: TrainingWork, session: JobSession): Om
       const now = Date.now();
       if (!shouldReport(p, now, lastReport)) return;
       lastReport = now;
-      session.log('info', progressLine(p));
+      if (shouldReport(p, now, lastLogged, PROGRESS_LOG_EVERY_MS)) {
+        lastLogged = now;
+        session.log('info', progressLine(p));
+      }
       void deps.orchestrator.reportProgress(session.lease, p).then(
         (goOn) => session.obey(goOn),
         () => undefined,

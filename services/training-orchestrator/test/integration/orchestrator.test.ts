@@ -98,6 +98,33 @@ describe('training-orchestrator over gRPC (real Postgres, service on port 0)', (
     expect(types).toEqual([JobStatus.REQUESTED, JobStatus.RUNNING]);
   });
 
+  it('when a running job reports progress with held-out figures, then the job shows them as progress.metrics and keeps metrics for completion', async () => {
+    const { job } = await create(h);
+    const leased = await lease(h);
+    const res = await h.trainer.reportProgress({
+      jobId: leased.jobId,
+      leaseToken: leased.leaseToken,
+      step: 120n,
+      totalSteps: 240n,
+      epoch: 2,
+      loss: 0.25,
+      learningRate: 0.002,
+      examplesPerSecond: 80,
+      etaSeconds: 30,
+      metrics: { f1: 0.61, precision: 0.6, recall: 0.62, headline: 'entity_span_micro_f1' },
+    });
+    expect(res.cancel).toBe(false);
+    const got = (await h.training.getJob({ caller, jobId: job!.id })).job!;
+    expect(got.status).toBe(JobStatus.RUNNING);
+    expect(got.progress).toMatchObject({
+      step: 120,
+      total_steps: 240,
+      eta_seconds: 30,
+      metrics: { f1: 0.61, headline: 'entity_span_micro_f1' },
+    });
+    expect(got.metrics).toBeUndefined();
+  });
+
   it('when two trainers lease at once, then each gets a different job', async () => {
     await create(h);
     await create(h);

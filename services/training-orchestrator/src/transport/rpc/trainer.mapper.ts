@@ -52,7 +52,10 @@ export function workToPb(work: Work | null, leaseMs: number): MessageInitShape<t
   };
 }
 
-/** The progress object stored on the job (and shown publicly as `progress`). */
+/**
+ * The progress object stored on the job (and shown publicly as `progress`). The latest epoch's held-out figures
+ * ride in it as `progress.metrics`: the spec keeps the job's `metrics` for the final figures of a complete job.
+ */
 export const progressOf = (req: ReportProgressRequest): Record<string, unknown> => ({
   step: Number(req.step),
   total_steps: Number(req.totalSteps),
@@ -61,6 +64,7 @@ export const progressOf = (req: ReportProgressRequest): Record<string, unknown> 
   learning_rate: req.learningRate,
   examples_per_second: req.examplesPerSecond,
   eta_seconds: req.etaSeconds,
+  ...(req.metrics ? { metrics: req.metrics } : {}),
 });
 
 export const metricsOf = (m: JsonObject | undefined): Record<string, unknown> => (m ?? {}) as Record<string, unknown>;

@@ -1,0 +1,40 @@
+import { chooseRejectThreshold, expectedCalibrationError, fitTemperature, withTemperature } from './calibration';
+
+describe('calibration', () => {
+  it('when a model is overconfident, then the fitted temperature is above 1 and lowers ECE', () => {
+    // Says 0.99 on every row but is right on 70% of them.
+    const rows = Array.from({ length: 100 }, (_, i) => ({ probs: [0.99, 0.01], gold: i % 10 < 7 ? 0 : 1 }));
+    const t = fitTemperature(rows);
+    expect(t).toBeGreaterThan(1);
+    const ece = (temp: number) =>
+      expectedCalibrationError(
+        rows.map((r) => {
+          const p = withTemperature(r.probs, temp);
+          return { confidence: Math.max(...p), correct: r.gold === p.indexOf(Math.max(...p)) };
+        }),
+      );
+    expect(ece(1)).toBeCloseTo(0.29, 2);
+    expect(ece(t)).toBeLessThan(0.05);
+  });
+
+  it('when out-of-scope rows are less confident, then the threshold rejects them within the accuracy budget', () => {
+    const inScope = Array.from({ length: 100 }, (_, i) => ({
+      top: 0.5 + i / 200,
+      inScope: true,
+      correct: i >= 10,
+      predictedOutOfScope: false,
+    }));
+    const outOfScope = Array.from({ length: 20 }, (_, i) => ({
+      top: 0.3 + i / 50,
+      inScope: false,
+      correct: false,
+      predictedOutOfScope: false,
+    }));
+    const chosen = chooseRejectThreshold([...inScope, ...outOfScope], 0.02);
+    expect(chosen.baseAccuracy).toBe(0.9);
+    // Rejecting the 10 wrong, least confident in-scope rows costs nothing; two more right ones cost 0.02.
+    expect(chosen.inScopeAccuracy).toBe(0.88);
+    expect(chosen.threshold).toBeCloseTo(0.56, 10);
+    expect(chosen.outOfScopeRecall).toBe(0.65);
+  });
+});
