@@ -27,7 +27,7 @@ describe('evaluation metrics', () => {
   });
 
   it('when nothing is predicted or gold is empty, then figures are zero rather than NaN', () => {
-    expect(spanPRF([[]], [[]])).toEqual({ precision: 0, recall: 0, f1: 0, perLabel: {} });
+    expect(spanPRF([[]], [[]])).toEqual({ precision: 0, recall: 0, f1: 0, perLabel: {}, perExample: [[0, 0, 0]] });
     expect(spanPRF([[{ start: 0, end: 1, label: 'x' }]], [[]]).recall).toBe(0);
   });
 

@@ -20,6 +20,8 @@ export interface LabelPRF extends PRF {
 /** Micro-averaged scores with the per-label breakdown. */
 export interface Report extends PRF {
   perLabel: Record<string, LabelPRF>;
+  /** Each example's [true positives, false positives, false negatives], in order: paired comparisons resample these. */
+  perExample?: [number, number, number][];
 }
 
 const prf = (tp: number, fp: number, fn: number): PRF => {
@@ -38,16 +40,25 @@ function score<T>(gold: T[][], pred: T[][], key: (item: T) => string, label: (it
     c[field]++;
     counts.set(l, c);
   };
+  const perExample: [number, number, number][] = [];
   for (let i = 0; i < gold.length; i++) {
     const goldKeys = new Set(gold[i]!.map(key));
     const predKeys = new Set<string>();
+    const row: [number, number, number] = [0, 0, 0];
     for (const p of pred[i]!) {
       const k = key(p);
       if (predKeys.has(k)) continue;
       predKeys.add(k);
-      bump(label(p), goldKeys.has(k) ? 'tp' : 'fp');
+      const hit = goldKeys.has(k);
+      bump(label(p), hit ? 'tp' : 'fp');
+      row[hit ? 0 : 1]++;
     }
-    for (const g of gold[i]!) if (!predKeys.has(key(g))) bump(label(g), 'fn');
+    for (const g of gold[i]!)
+      if (!predKeys.has(key(g))) {
+        bump(label(g), 'fn');
+        row[2]++;
+      }
+    perExample.push(row);
   }
   let tp = 0;
   let fp = 0;
@@ -59,7 +70,7 @@ function score<T>(gold: T[][], pred: T[][], key: (item: T) => string, label: (it
     fn += c.fn;
     perLabel[l] = { ...prf(c.tp, c.fp, c.fn), support: c.tp + c.fn };
   }
-  return { ...prf(tp, fp, fn), perLabel };
+  return { ...prf(tp, fp, fn), perLabel, perExample };
 }
 
 /** Entities (and relation arguments): a prediction counts only with the exact label and offsets. */

@@ -10,6 +10,8 @@ import type { CanonicalRow, Metrics } from './types';
 /** What to score: `labels` keeps only those labels (gold and predicted; a task's as `<label>` or `<task>/<label>`). */
 export interface EvaluateOptions {
   labels?: readonly string[];
+  /** Add `per_example`: each held-out row's headline [tp, fp, fn], for paired comparisons of two models. */
+  perExample?: boolean;
 }
 
 /**
@@ -75,6 +77,7 @@ export function evaluate(
     precision: round(main.precision),
     recall: round(main.recall),
     ...(reports[0] ? { headline: reports[0].kind } : {}),
+    ...(options.perExample && main.perExample ? { per_example: main.perExample } : {}),
     macro_f1: round(mainLabels.reduce((a, l) => a + l.f1, 0) / Math.max(1, mainLabels.length)),
     per_label: Object.fromEntries(
       Object.entries(perLabel).map(([l, v]) => [

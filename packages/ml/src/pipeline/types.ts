@@ -81,6 +81,8 @@ export interface Metrics {
   headline?: 'entity_span_micro_f1' | 'relation_micro_f1' | 'classification_micro_f1' | 'accuracy';
   /** Unweighted mean F1 over the headline's labels. */
   macro_f1?: number;
+  /** Evaluations only: each held-out row's headline [tp, fp, fn], in file order (the adaptive gate pairs them). */
+  per_example?: [number, number, number][];
   per_label: Record<string, LabelMetrics>;
   loss?: number;
   /** Per single-label task: the temperature, ECE before/after, and the rejection threshold when one was chosen. */

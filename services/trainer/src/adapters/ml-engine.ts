@@ -49,7 +49,9 @@ export const mlEngine: TrainingEngine = {
   },
   async evaluate(bundle, rows, baseModel) {
     const metrics =
-      baseModel === DECODER_BASE ? evaluateDecoderBundle(bundle, rows) : evaluateBundle(bundle, rows as CanonicalRow[]);
+      baseModel === DECODER_BASE
+        ? evaluateDecoderBundle(bundle, rows)
+        : evaluateBundle(bundle, rows as CanonicalRow[], { perExample: true });
     return metrics as unknown as Record<string, unknown>;
   },
 };

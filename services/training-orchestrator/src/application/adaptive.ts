@@ -271,7 +271,9 @@ async function afterEvaluations(deps: AdaptiveDeps, a: Adaptation): Promise<bool
     });
   if (b.status !== 'complete' || c.status !== 'complete' || !b.metrics || !c.metrics) return false;
   const d = decide(a.settings, b.metrics, c.metrics);
-  const scored = { baselineMetrics: b.metrics, candidateMetrics: c.metrics, gain: d.gain };
+  // The trail keeps the figures, not the per-row counts the gate paired.
+  const figures = ({ per_example: _, ...m }: Record<string, unknown>) => m;
+  const scored = { baselineMetrics: figures(b.metrics), candidateMetrics: figures(c.metrics), gain: d.gain };
   if (!d.promote) return end(deps, a, 'rejected', { ...scored, decisionReason: `rejected: ${d.reason}` });
   const active = await deps.projects.activeJob(a, a.projectId);
   if (active !== a.baselineJobId)

@@ -1,4 +1,11 @@
-import { assertSettings, decide, defaultSettings, familyZ, projectOfFeedbackDataset } from './adaptation';
+import {
+  assertSettings,
+  decide,
+  defaultSettings,
+  familyZ,
+  pairedInterval,
+  projectOfFeedbackDataset,
+} from './adaptation';
 
 const gate = { metric: 'f1' as const, minGain: 0.02, f1Tolerance: 0.05, minLabelSupport: 5 };
 const scores = (f1: number, perLabel: Record<string, [number, number]>) => ({
@@ -24,6 +31,29 @@ describe('the adaptive gate', () => {
     expect(d.promote).toBe(false);
     expect(d.reason).toContain('within the noise of the held-out set (95% band ±0.0434)');
     expect(decide(gate, { f1: 0.4187, examples: 1003 }, { f1: 0.5105, examples: 1003 }).promote).toBe(true);
+  });
+
+  it('pairs the two evaluations row by row when they carry per-row counts (paired bootstrap)', () => {
+    // 400 rows of one gold span each; the baseline finds 240, the candidate 270 (the same 240 plus 30).
+    const rows = (hits: number) =>
+      Array.from({ length: 400 }, (_, i): [number, number, number] => (i < hits ? [1, 0, 0] : [0, 1, 1]));
+    const interval = pairedInterval(rows(240), rows(270))!;
+    expect(interval.low).toBeGreaterThan(0);
+    const better = decide(gate, { f1: 0.6, per_example: rows(240) }, { f1: 0.675, per_example: rows(270) });
+    expect(better.promote).toBe(true);
+    expect(better.reason).toContain('paired bootstrap interval');
+    // A candidate that wins 10 rows and loses 6 others (+0.01): even with no min_gain, not evidence.
+    const mixed = rows(240).map((r, i): [number, number, number] =>
+      i >= 240 && i < 250 ? [1, 0, 0] : i < 6 ? [0, 1, 1] : r,
+    );
+    const noise = decide(
+      { ...gate, minGain: 0 },
+      { f1: 0.6, per_example: rows(240) },
+      { f1: 0.61, per_example: mixed },
+    );
+    expect(noise.reason).toContain('includes 0');
+    expect(noise.promote).toBe(false);
+    expect(pairedInterval(rows(3), rows(3).slice(1))).toBeNull();
   });
 
   it('widens the per-label band for the number of labels checked (Bonferroni)', () => {

@@ -164,13 +164,23 @@ export function decide(
   const figures = `${s.metric} ${fmt(before)} → ${fmt(after)} (${gain >= 0 ? '+' : ''}${fmt(gain)})`;
   if (gain < s.minGain - 1e-9)
     return { promote: false, gain, reason: `${figures}: the gain is below min_gain ${s.minGain}` };
-  const band = gainBand(before, after, itemsScored(baseline));
-  if (gain < band - 1e-9)
+  const paired = s.metric === 'f1' ? pairedInterval(baseline.per_example, candidate.per_example) : null;
+  const band = paired ? 0 : gainBand(before, after, itemsScored(baseline));
+  if (paired && paired.low <= 0)
+    return {
+      promote: false,
+      gain,
+      reason: `${figures}: the gain is within the noise of the held-out set (95% paired bootstrap interval ${fmt(paired.low)} to ${fmt(paired.high)} includes 0)`,
+    };
+  if (!paired && gain < band - 1e-9)
     return {
       promote: false,
       gain,
       reason: `${figures}: the gain is within the noise of the held-out set (95% band ±${fmt(band)})`,
     };
+  const noise = paired
+    ? `beyond the held-out noise (95% paired bootstrap interval ${fmt(paired.low)} to ${fmt(paired.high)})`
+    : `beyond the held-out noise (±${fmt(band)})`;
   const checked = [...perLabel(baseline)].filter(([, b]) => b.support >= s.minLabelSupport);
   const z = familyZ(checked.length);
   const candidateLabels = perLabel(candidate);
@@ -197,7 +207,7 @@ export function decide(
   return {
     promote: true,
     gain,
-    reason: `${figures} ≥ min_gain ${s.minGain} and beyond the held-out noise (±${fmt(band)}), and no label with ${s.minLabelSupport}+ held-out examples lost more F1 than f1_tolerance ${s.f1Tolerance} and its noise band`,
+    reason: `${figures} ≥ min_gain ${s.minGain} and ${noise}, and no label with ${s.minLabelSupport}+ held-out examples lost more F1 than f1_tolerance ${s.f1Tolerance} and its noise band`,
   };
 }
 
@@ -275,4 +285,46 @@ function decideOnLoss(
   return gain < minGain - 1e-9
     ? { promote: false, gain, reason: `${figures}: the loss fell by less than min_gain ${minGain}` }
     : { promote: true, gain, reason: `${figures}: the loss fell by at least min_gain ${minGain}` };
+}
+
+type Counts = [number, number, number];
+const isCounts = (v: unknown): v is Counts[] =>
+  Array.isArray(v) && v.every((r) => Array.isArray(r) && r.length === 3 && r.every((x) => typeof x === 'number'));
+const microF1 = (tp: number, fp: number, fn: number) => (tp === 0 ? 0 : (2 * tp) / (2 * tp + fp + fn));
+
+/**
+ * The 95% paired bootstrap interval of the micro-F1 gain (candidate minus baseline) over the same held-out rows:
+ * 2,000 resamples of the rows, each scoring both models on the same draw (Koehn 2004). Deterministic (fixed seed).
+ * Null when the evaluations do not carry matching per-row counts.
+ */
+export function pairedInterval(baseline: unknown, candidate: unknown): { low: number; high: number } | null {
+  if (!isCounts(baseline) || !isCounts(candidate) || baseline.length !== candidate.length || !baseline.length)
+    return null;
+  const n = baseline.length;
+  let seed = 0x5eed;
+  const rand = () => {
+    seed = (seed + 0x6d2b79f5) >>> 0;
+    let t = seed;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const gains: number[] = [];
+  for (let b = 0; b < 2000; b++) {
+    const sum = [0, 0, 0, 0, 0, 0];
+    for (let i = 0; i < n; i++) {
+      const k = Math.floor(rand() * n);
+      const [bt, bf, bn] = baseline[k]!;
+      const [ct, cf, cn] = candidate[k]!;
+      sum[0]! += bt;
+      sum[1]! += bf;
+      sum[2]! += bn;
+      sum[3]! += ct;
+      sum[4]! += cf;
+      sum[5]! += cn;
+    }
+    gains.push(microF1(sum[3]!, sum[4]!, sum[5]!) - microF1(sum[0]!, sum[1]!, sum[2]!));
+  }
+  gains.sort((a, b) => a - b);
+  return { low: gains[Math.floor(0.025 * gains.length)]!, high: gains[Math.floor(0.975 * gains.length) - 1]! };
 }
