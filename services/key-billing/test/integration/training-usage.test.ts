@@ -53,7 +53,9 @@ describe('TrainingUsageRecorded on billing.usage.v1 (real Postgres)', () => {
 
     const usage = await h.client.getUsage({ teamId });
     expect(usage.account?.balanceMicroCredits).toBe(FREE_ALLOWANCE_MICRO - 8_700n);
-    expect(usage.recentEntries.filter((e) => e.usageId === event.usageId)).toHaveLength(1);
+    expect(usage.recentEntries.filter((e) => e.usageId === event.usageId)).toEqual([
+      expect.objectContaining({ note: 'training job 11111111-1111-4111-8111-111111111111 (whetstone-extract-base)' }),
+    ]);
     expect(usage.keys[0]).toMatchObject({ id: keyId, usageTokens: 0n, usageCostMicroCredits: 8_700n });
   });
 

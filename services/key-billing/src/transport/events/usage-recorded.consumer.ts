@@ -32,7 +32,8 @@ const trainingRecord = (deps: UseCaseDeps, event: TrainingUsageRecorded): UsageR
   usageId: event.usageId,
   teamId: event.teamId,
   keyId: event.keyId,
-  model: event.baseModel,
+  // The ledger line names what was bought: the job (its base model in brackets).
+  model: `training job ${event.jobId} (${event.baseModel})`,
   inputTokens: 0n,
   outputTokens: 0n,
   costMicroCredits: event.costMicroCredits,
