@@ -16,6 +16,7 @@ interface Adaptation {
   heldout_dataset: string;
   baseline: { job_id: string; metrics: { f1: number } | null };
   candidate: { job_id: string; metrics: { f1: number } | null };
+  control: { job_id: string; metrics: { f1: number } | null } | null;
   gain: number | null;
   decision_reason: string | null;
 }
@@ -194,6 +195,9 @@ describe('adaptive inference, end to end through pnpm start', () => {
     expect(promoted.baseline.job_id).toBe(baselineJobId);
     expect(promoted.gain).toBeGreaterThanOrEqual(0.05);
     expect(promoted.candidate.metrics!.f1).toBeGreaterThan(promoted.baseline.metrics!.f1);
+    // Credited to the corrections, not to training longer: it beats the control retrained without them.
+    expect(promoted.candidate.metrics!.f1).toBeGreaterThan(promoted.control!.metrics!.f1);
+    expect(promoted.decision_reason).toContain('beats a control');
     expect(await activeJob(good)).toBe(promoted.candidate.job_id);
 
     expect(rejected.decision_reason).toMatch(/^rejected: /);

@@ -67,6 +67,7 @@ function adaptationView(a: Adaptation | undefined): AdaptationView {
     settings: a.settings ? settingsView(a.settings, a.projectId) : null,
     baseline: scoreView(a.baseline),
     candidate: scoreView(a.candidate),
+    control: scoreView(a.control),
     gain: decided && a.baseline?.metrics ? a.gain : null,
     decision_reason: a.decisionReason || null,
     created_at: iso(a.createdAt),

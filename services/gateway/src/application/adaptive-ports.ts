@@ -38,6 +38,8 @@ export interface AdaptationView {
   settings: AdaptiveSettingsView | null;
   baseline: AdaptationScoreView | null;
   candidate: AdaptationScoreView | null;
+  /** The deployed job retrained the same way without the feedback; null when it had no original data. */
+  control: AdaptationScoreView | null;
   /** Candidate minus baseline on settings.metric; null until decided. */
   gain: number | null;
   decision_reason: string | null;

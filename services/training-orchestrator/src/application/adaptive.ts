@@ -164,16 +164,27 @@ async function startAdaptation(
   const feedback = await feedbackVersion(deps, actor, projectId);
   const original = [...new Set(baseline.datasets.map((d) => d.name))].filter((n) => n !== feedbackName);
   const heldoutDataset = settings.heldoutDataset || original[0] || feedbackName;
-  const candidate = await createJob(deps, actor, {
+  const recipe = {
     baseModel: baseline.id,
-    datasets: [...original, feedbackName],
-    weights: [...original.map(() => 1), settings.feedbackWeight],
-    modelName: `${baseline.modelName} · adapted`.slice(0, 200),
     trainingType: baseline.trainingType,
     nrEpochs: settings.nrEpochs,
     learningRate: baseline.learningRate,
     projectId,
+  };
+  const candidate = await createJob(deps, actor, {
+    ...recipe,
+    datasets: [...original, feedbackName],
+    weights: [...original.map(() => 1), settings.feedbackWeight],
+    modelName: `${baseline.modelName} · adapted`.slice(0, 200),
   });
+  // The same recipe without the feedback: what training longer alone does, so the gate credits only the feedback.
+  const control = original.length
+    ? await createJob(deps, actor, {
+        ...recipe,
+        datasets: original,
+        modelName: `${baseline.modelName} · adaptation control`.slice(0, 200),
+      })
+    : null;
   const adaptation: Adaptation = {
     id: randomUUID(),
     ...actor,
@@ -188,17 +199,20 @@ async function startAdaptation(
     heldoutDataset,
     baselineJobId: baseline.id,
     candidateJobId: candidate.id,
+    controlJobId: control?.id ?? null,
     baselineEvaluationId: randomUUID(),
     candidateEvaluationId: randomUUID(),
+    controlEvaluationId: control ? randomUUID() : null,
     baselineMetrics: null,
     candidateMetrics: null,
+    controlMetrics: null,
     decisionReason: '',
     gain: null,
     createdAt: deps.clock.now(),
     decidedAt: null,
   };
   if (!(await deps.adaptations.create(adaptation))) {
-    await stopJob(deps, actor, candidate.id).catch(() => undefined);
+    for (const job of [candidate, control]) if (job) await stopJob(deps, actor, job.id).catch(() => undefined);
     const [running] = await deps.adaptations.list(actor.teamId, projectId, 1);
     throw inProgress(running ?? adaptation);
   }
@@ -238,12 +252,17 @@ async function advance(deps: AdaptiveDeps, a: Adaptation): Promise<boolean> {
 }
 
 async function afterTraining(deps: AdaptiveDeps, a: Adaptation): Promise<boolean> {
-  const candidate = await deps.jobs.getById(a.candidateJobId);
-  if (!candidate || candidate.status === 'failed' || candidate.status === 'cancelled')
-    return end(deps, a, 'failed', {
-      decisionReason: `the retraining job ${candidate ? `${candidate.status}` : 'was deleted'}${candidate?.failureReason ? `: ${candidate.failureReason}` : ''}`,
-    });
-  if (!hasModel(candidate)) return false;
+  const runs = [
+    { role: 'retraining', id: a.candidateJobId },
+    ...(a.controlJobId ? [{ role: 'control', id: a.controlJobId }] : []),
+  ];
+  const jobs = await Promise.all(runs.map((r) => deps.jobs.getById(r.id)));
+  for (const [i, job] of jobs.entries())
+    if (!job || job.status === 'failed' || job.status === 'cancelled')
+      return end(deps, a, 'failed', {
+        decisionReason: `the ${runs[i]!.role} job ${job ? job.status : 'was deleted'}${job?.failureReason ? `: ${job.failureReason}` : ''}`,
+      });
+  if (!jobs.every((j) => j && hasModel(j))) return false;
   const baseline = await deps.jobs.getById(a.baselineJobId);
   if (!baseline || !hasModel(baseline))
     return end(deps, a, 'failed', {
@@ -251,7 +270,8 @@ async function afterTraining(deps: AdaptiveDeps, a: Adaptation): Promise<boolean
     });
   const pairs: [Job, string][] = [
     [baseline, a.baselineEvaluationId],
-    [candidate, a.candidateEvaluationId],
+    [jobs[0]!, a.candidateEvaluationId],
+    ...(jobs[1] && a.controlEvaluationId ? [[jobs[1], a.controlEvaluationId] as [Job, string]] : []),
   ];
   for (const [job, id] of pairs)
     if (!(await deps.evaluations.getById(id))) await queueEvaluation(deps, job, a.heldoutDataset, id);
@@ -259,21 +279,34 @@ async function afterTraining(deps: AdaptiveDeps, a: Adaptation): Promise<boolean
 }
 
 async function afterEvaluations(deps: AdaptiveDeps, a: Adaptation): Promise<boolean> {
-  const [b, c] = await Promise.all([
-    deps.evaluations.getById(a.baselineEvaluationId),
-    deps.evaluations.getById(a.candidateEvaluationId),
-  ]);
-  if (!b || !c) return end(deps, a, 'failed', { decisionReason: 'an evaluation was deleted before it finished' });
-  const failed = [b, c].find((e) => e.status === 'failed');
+  const ids = [
+    a.baselineEvaluationId,
+    a.candidateEvaluationId,
+    ...(a.controlEvaluationId ? [a.controlEvaluationId] : []),
+  ];
+  const evaluations = await Promise.all(ids.map((id) => deps.evaluations.getById(id)));
+  if (evaluations.some((e) => !e))
+    return end(deps, a, 'failed', { decisionReason: 'an evaluation was deleted before it finished' });
+  const failed = evaluations.find((e) => e!.status === 'failed');
   if (failed)
     return end(deps, a, 'failed', {
       decisionReason: `the evaluation on ${a.heldoutDataset} failed: ${failed.error ?? 'no reason given'}`,
     });
-  if (b.status !== 'complete' || c.status !== 'complete' || !b.metrics || !c.metrics) return false;
-  const d = decide(a.settings, b.metrics, c.metrics);
+  if (evaluations.some((e) => e!.status !== 'complete' || !e!.metrics)) return false;
+  const [b, c, control] = evaluations.map((e) => e!.metrics!) as [
+    Record<string, unknown>,
+    Record<string, unknown>,
+    Record<string, unknown> | undefined,
+  ];
+  const d = decide(a.settings, b, c, control);
   // The trail keeps the figures, not the per-row counts the gate paired.
   const figures = ({ per_example: _, ...m }: Record<string, unknown>) => m;
-  const scored = { baselineMetrics: figures(b.metrics), candidateMetrics: figures(c.metrics), gain: d.gain };
+  const scored = {
+    baselineMetrics: figures(b),
+    candidateMetrics: figures(c),
+    ...(control ? { controlMetrics: figures(control) } : {}),
+    gain: d.gain,
+  };
   if (!d.promote) return end(deps, a, 'rejected', { ...scored, decisionReason: `rejected: ${d.reason}` });
   const active = await deps.projects.activeJob(a, a.projectId);
   if (active !== a.baselineJobId)
@@ -305,6 +338,7 @@ async function end(
     decisionReason: string;
     baselineMetrics?: Record<string, unknown>;
     candidateMetrics?: Record<string, unknown>;
+    controlMetrics?: Record<string, unknown>;
     gain?: number;
   },
 ): Promise<boolean> {

@@ -172,6 +172,7 @@ export interface AdaptiveSettingsRepository {
 export interface AdaptationPatch {
   baselineMetrics?: Record<string, unknown>;
   candidateMetrics?: Record<string, unknown>;
+  controlMetrics?: Record<string, unknown>;
   decisionReason?: string;
   gain?: number;
   decidedAt?: Date;

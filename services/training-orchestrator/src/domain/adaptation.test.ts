@@ -56,6 +56,21 @@ describe('the adaptive gate', () => {
     expect(pairedInterval(rows(3), rows(3).slice(1))).toBeNull();
   });
 
+  it('credits only the feedback: a candidate no better than a control retrained without it is rejected', () => {
+    const rows = (hits: number) =>
+      Array.from({ length: 400 }, (_, i): [number, number, number] => (i < hits ? [1, 0, 0] : [0, 1, 1]));
+    const baseline = { f1: 0.6, per_example: rows(240) };
+    const candidate = { f1: 0.675, per_example: rows(270) };
+    const longer = decide(gate, baseline, candidate, { f1: 0.67, per_example: rows(268) });
+    expect(longer.promote).toBe(false);
+    expect(longer.reason).toContain('the gain comes from training longer');
+    const helped = decide(gate, baseline, candidate, { f1: 0.61, per_example: rows(244) });
+    expect(helped.promote).toBe(true);
+    expect(helped.reason).toContain('beats a control retrained the same way without the feedback');
+    expect(decide(gate, { loss: 1.5 }, { loss: 1.2 }, { loss: 1.25 }).promote).toBe(true);
+    expect(decide(gate, { loss: 1.5 }, { loss: 1.2 }, { loss: 1.21 }).promote).toBe(false);
+  });
+
   it('widens the per-label band for the number of labels checked (Bonferroni)', () => {
     expect(familyZ(1)).toBeCloseTo(1.96, 2);
     expect(familyZ(77)).toBeCloseTo(3.41, 2);

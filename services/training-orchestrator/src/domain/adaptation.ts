@@ -49,8 +49,12 @@ export interface Adaptation extends Actor {
   candidateJobId: string;
   baselineEvaluationId: string;
   candidateEvaluationId: string;
+  /** The control run (original data only, same recipe); null when the deployed job had no original data. */
+  controlJobId: string | null;
+  controlEvaluationId: string | null;
   baselineMetrics: Record<string, unknown> | null;
   candidateMetrics: Record<string, unknown> | null;
+  controlMetrics: Record<string, unknown> | null;
   decisionReason: string;
   gain: number | null;
   createdAt: Date;
@@ -151,6 +155,49 @@ const fmt = (x: number) => x.toFixed(4);
  * must fall by at least min_gain. The reason names the figures either way.
  */
 export function decide(
+  s: Pick<AdaptiveSettings, 'metric' | 'minGain' | 'f1Tolerance' | 'minLabelSupport'>,
+  baseline: Record<string, unknown>,
+  candidate: Record<string, unknown>,
+  control?: Record<string, unknown>,
+): GateDecision {
+  const d = decideOnBaseline(s, baseline, candidate);
+  if (!d.promote || !control) return d;
+  const c = feedbackEffect(s, control, candidate);
+  return c.ok
+    ? { ...d, reason: `${d.reason}; and it beats a control retrained the same way without the feedback (${c.text})` }
+    : {
+        promote: false,
+        gain: d.gain,
+        reason: `${d.reason}, but a control retrained the same way without the feedback does as well (${c.text}): the gain comes from training longer, not from the feedback`,
+      };
+}
+
+/**
+ * Whether the feedback itself helped: the candidate against the control (the same recipe on the original data
+ * only). F1: the paired interval (or, without per-row counts, the unpaired band) must lie above 0; decoders: the
+ * held-out loss must be lower by at least min_gain.
+ */
+function feedbackEffect(
+  s: Pick<AdaptiveSettings, 'metric' | 'minGain'>,
+  control: Record<string, unknown>,
+  candidate: Record<string, unknown>,
+): { ok: boolean; text: string } {
+  if (num(control.f1) === null && num(control.loss) !== null) {
+    const before = num(control.loss)!;
+    const after = num(candidate.loss) ?? Infinity;
+    return { ok: before - after >= s.minGain - 1e-9, text: `held-out loss ${fmt(before)} → ${fmt(after)}` };
+  }
+  const before = num(control[s.metric]) ?? 0;
+  const after = num(candidate[s.metric]) ?? 0;
+  const figures = `${s.metric} ${fmt(before)} → ${fmt(after)}`;
+  const paired = s.metric === 'f1' ? pairedInterval(control.per_example, candidate.per_example) : null;
+  if (paired)
+    return { ok: paired.low > 0, text: `${figures}, 95% paired interval ${fmt(paired.low)} to ${fmt(paired.high)}` };
+  const band = gainBand(before, after, itemsScored(control));
+  return { ok: after - before > band, text: `${figures}, noise band ±${fmt(band)}` };
+}
+
+function decideOnBaseline(
   s: Pick<AdaptiveSettings, 'metric' | 'minGain' | 'f1Tolerance' | 'minLabelSupport'>,
   baseline: Record<string, unknown>,
   candidate: Record<string, unknown>,

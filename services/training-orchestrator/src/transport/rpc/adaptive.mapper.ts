@@ -68,6 +68,15 @@ export function adaptationToPb(a: Adaptation): MessageInitShape<typeof Adaptatio
     heldoutDataset: a.heldoutDataset,
     baseline: { jobId: a.baselineJobId, evaluationId: a.baselineEvaluationId, metrics: struct(a.baselineMetrics) },
     candidate: { jobId: a.candidateJobId, evaluationId: a.candidateEvaluationId, metrics: struct(a.candidateMetrics) },
+    ...(a.controlJobId
+      ? {
+          control: {
+            jobId: a.controlJobId,
+            evaluationId: a.controlEvaluationId ?? '',
+            metrics: struct(a.controlMetrics),
+          },
+        }
+      : {}),
     decisionReason: a.decisionReason,
     gain: a.gain ?? 0,
     createdAt: ts(a.createdAt),
