@@ -10,7 +10,7 @@ import { eventually, fixtureDataset, withClient } from '@whetstone/testing';
 import { signUpWithKey, startSystem, type RunningSystem } from './system';
 import { apiClient } from './training-helpers';
 
-/** In the issue's order; the trainer is moved up to the first turn after the job has a checkpoint. */
+/** Every service, killed in this order after the trainer, which goes first once the job has a checkpoint. */
 const SERVICES = [
   'gateway',
   'inference-router',
@@ -138,8 +138,11 @@ describe('kill -9 of every service under load (pnpm start)', () => {
       return res?.status === 200 && !((await res.json().catch(() => ({}))) as { degraded?: string[] }).degraded;
     };
     const kills: { service: string; at: number; restartedAfterMs: number; readyAfterMs: number }[] = [];
-    const pending = [...SERVICES];
+    // The trainer goes first, as soon as the job has its first checkpoint (a quiet machine can finish the whole
+    // job during the other kills' restarts, and then there would be nothing to resume).
+    const pending = ['trainer', ...SERVICES.filter((s) => s !== 'trainer')];
     await new Promise((r) => setTimeout(r, 3_000));
+    await eventually(hasCheckpoint, 120_000, 200);
     const windowStart = Date.now();
     while (pending.length) {
       const trainerNow = pending.includes('trainer') && pending[0] !== 'trainer' && (await hasCheckpoint());

@@ -100,7 +100,7 @@ describe('training and serving trained models, end to end through pnpm start', (
     expect(stream.headers.get('content-type')).toMatch(/text\/event-stream/);
     const body = await stream.text();
     expect(body).toMatch(/event: log/);
-    expect(body).toMatch(/step \d+\/\d+ epoch \d+ loss [\d.]+ \d+ examples\/s ETA \d+s/);
+    expect(body).toMatch(/step \d+\/\d+ epoch \d+ loss [\d.]+ \d+ rows\/s ETA \d+s/);
     expect(body).toMatch(/event: end\ndata: \{"job_id":"[^"]+","status":"complete"\}/);
     const done = await job(first);
     expect(done.status).toBe('complete');

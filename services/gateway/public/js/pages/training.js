@@ -176,7 +176,8 @@ function progressText(job) {
 }
 
 const LOSS = /step (\d+)\/(\d+) epoch (\d+) loss ([\d.]+)/;
-const F1 = /held-out: f1 ([\d.]+)/;
+// The trainer's held-out lines name their figure first ("held-out: micro span F1 (…) 0.6123, …", per epoch and at the end).
+const F1 = /held-out: .*?(\d\.\d+)/;
 
 export async function jobPage(main, { id }) {
   const base = `/core/training-jobs/${id}`;
