@@ -36,6 +36,7 @@ REJECTED=(
   'defaults.hpa.minReplica=2'
   'networkPolicy.enable=false'
   'database.params.schema=public'
+  'telemetry.otlpEndpont=http://collector:4318'
 )
 for bad in "${REJECTED[@]}"; do
   if "$HELM" template whetstone "$CHART" --set "$bad" >/dev/null 2>&1; then

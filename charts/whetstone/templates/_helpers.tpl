@@ -73,10 +73,33 @@ app.kubernetes.io/instance: {{ .root.Release.Name }}
   value: "$(DATABASE_SERVER_URL)?{{ join "&" (append $params (printf "schema=%s" .)) }}"
 {{- end }}
 {{- end }}
+{{- /* dns:/// targets on headless Services: clients resolve every pod, balance round-robin and re-resolve, so
+new replicas get traffic (packages/rpc). */}}
 {{- range $peer, $p := $root.Values.services }}
 {{- if and (ne (toString $p.enabled) "false") (eq $p.kind "grpc") }}
 - name: {{ $peer | upper | replace "-" "_" }}_ADDR
-  value: {{ printf "%s:%v" (include "whetstone.name" (dict "root" $root "name" $peer)) $p.port | quote }}
+  value: {{ printf "dns:///%s:%v" (include "whetstone.name" (dict "root" $root "name" $peer)) $p.port | quote }}
+{{- end }}
+{{- end }}
+{{- /* The router places trained models across every model-server pod the name resolves to. */}}
+{{- if and (eq .name "inference-router") (not .migration) }}
+{{- $ms := index $root.Values.services "model-server" }}
+{{- if and $ms (ne (toString $ms.enabled) "false") }}
+- name: MODEL_SERVER_ADDRS
+  value: {{ printf "dns:///%s:%v" (include "whetstone.name" (dict "root" $root "name" "model-server")) $ms.port | quote }}
+{{- end }}
+{{- end }}
+{{- /* OpenTelemetry: off unless an OTLP endpoint is given; each span names its pod and namespace. */}}
+{{- with ($root.Values.telemetry | default dict).otlpEndpoint }}
+{{- if not $.migration }}
+- name: POD_NAMESPACE
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.namespace
+- name: OTEL_EXPORTER_OTLP_ENDPOINT
+  value: {{ . | quote }}
+- name: OTEL_RESOURCE_ATTRIBUTES
+  value: "k8s.namespace.name=$(POD_NAMESPACE),k8s.pod.name=$(WHETSTONE_INSTANCE)"
 {{- end }}
 {{- end }}
 {{- /* The router's upstream providers; its migration Job needs neither them nor their keys. */}}
