@@ -5,19 +5,11 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { loadClient, type Outcome } from './load-client';
 import { signUpWithKey, startSystem, type RunningSystem } from './system';
 
 /** The spec's bound: serving again within this long after the database is back. */
 const RECOVERY_MS = 10_000;
-
-interface Outcome {
-  route: string;
-  sentAt: number;
-  doneAt: number;
-  status: number;
-  retryAfter: string | null;
-  body: string;
-}
 
 describe('losing the embedded Postgres under load (pnpm start, embedded default)', () => {
   let system: RunningSystem;
@@ -32,36 +24,10 @@ describe('losing the embedded Postgres under load (pnpm start, embedded default)
     await system?.stop();
   }, 60_000);
 
-  const call = async (route: string, init: RequestInit): Promise<Outcome> => {
-    const sentAt = Date.now();
-    try {
-      const res = await fetch(`${system.baseUrl}${route}`, {
-        ...init,
-        headers: { 'content-type': 'application/json', 'x-api-key': key },
-        signal: AbortSignal.timeout(15_000),
-      });
-      return {
-        route,
-        sentAt,
-        doneAt: Date.now(),
-        status: res.status,
-        retryAfter: res.headers.get('retry-after'),
-        body: await res.text(),
-      };
-    } catch (err) {
-      return { route, sentAt, doneAt: Date.now(), status: 0, retryAfter: null, body: String(err) };
-    }
-  };
-  const infer = () =>
-    call('/inference', {
-      method: 'POST',
-      body: JSON.stringify({
-        model_id: 'whetstone-extract-base',
-        text: 'Ada Lovelace worked with Charles Babbage in London.',
-        schema: { entities: ['person', 'city'] },
-      }),
-    });
-  const listDatasets = () => call('/core/datasets', { method: 'GET' });
+  const { infer, listDatasets } = loadClient(
+    () => system.baseUrl,
+    () => key,
+  );
 
   it('when Postgres is killed, then 503s only while it is down, no 500s, serving within 10 s of it being back, nothing acknowledged lost', async () => {
     // Warm: the first extraction loads the model.

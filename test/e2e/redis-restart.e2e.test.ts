@@ -9,21 +9,13 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { eventually, withClient } from '@whetstone/testing';
+import { loadClient, type Outcome } from './load-client';
 import { signUpWithKey, startSystem, type RunningSystem } from './system';
 
 /** The spec's bound: serving normally again within this long after Redis is back. */
 const RECOVERY_MS = 10_000;
 /** How long Redis stays down. */
 const DOWN_MS = 4_000;
-
-interface Outcome {
-  route: string;
-  sentAt: number;
-  doneAt: number;
-  status: number;
-  retryAfter: string | null;
-  body: string;
-}
 
 const freePort = () =>
   new Promise<number>((resolve, reject) => {
@@ -76,36 +68,10 @@ describe('Redis restarted under load (pnpm start with REDIS_URL)', () => {
     redis?.kill('SIGKILL');
   }, 60_000);
 
-  const call = async (route: string, init: RequestInit, apiKey = key): Promise<Outcome> => {
-    const sentAt = Date.now();
-    try {
-      const res = await fetch(`${system.baseUrl}${route}`, {
-        ...init,
-        headers: { 'content-type': 'application/json', 'x-api-key': apiKey },
-        signal: AbortSignal.timeout(15_000),
-      });
-      return {
-        route,
-        sentAt,
-        doneAt: Date.now(),
-        status: res.status,
-        retryAfter: res.headers.get('retry-after'),
-        body: await res.text(),
-      };
-    } catch (err) {
-      return { route, sentAt, doneAt: Date.now(), status: 0, retryAfter: null, body: String(err) };
-    }
-  };
-  const infer = () =>
-    call('/inference', {
-      method: 'POST',
-      body: JSON.stringify({
-        model_id: 'whetstone-extract-base',
-        text: 'Ada Lovelace worked with Charles Babbage in London.',
-        schema: { entities: ['person', 'city'] },
-      }),
-    });
-  const listDatasets = () => call('/core/datasets', { method: 'GET' });
+  const { call, infer, listDatasets } = loadClient(
+    () => system.baseUrl,
+    () => key,
+  );
   const readiness = async () => {
     const res = await fetch(`${system.baseUrl}/readyz`).catch(() => undefined);
     return res ? { ...((await res.json()) as { redis?: string }), http: res.status } : undefined;
