@@ -3,6 +3,7 @@ import { DatasetType, type DatasetService } from '@whetstone/proto/dataset/v1';
 import type { InferenceRouterService } from '@whetstone/proto/inference/v1';
 import type { KeyBillingService } from '@whetstone/proto/keybilling/v1';
 import { errors } from '@whetstone/errors';
+import { TrainingReasons as R } from '../domain/reasons';
 import type { DatasetKind, DatasetResolver, FeedbackVersioner, ProjectsPort, SpendCheck } from '../application/ports';
 
 const KIND: Partial<Record<DatasetType, DatasetKind>> = {
@@ -45,7 +46,7 @@ export function projectsOverRpc(client: Client<typeof InferenceRouterService>): 
     async activeJob(actor, projectId) {
       const { projects } = await client.listProjects({ caller: actor });
       const project = projects.find((p) => p.id === projectId);
-      if (!project) throw errors.notFound('PROJECT_NOT_FOUND', `Project '${projectId}' was not found.`);
+      if (!project) throw errors.notFound(R.PROJECT_NOT_FOUND, `Project '${projectId}' was not found.`);
       return project.activeTrainingJobId;
     },
     async deploy(actor, projectId, jobId) {
