@@ -11,7 +11,8 @@ import { parseArgs } from 'node:util';
 import { DEPLOYABLES, type Deployable } from './lib/deployables';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './lib/embedded-postgres';
 import { Supervisor } from './lib/supervisor';
-import { runPrisma } from '../tools/prisma/cli';
+import { withSchema } from '../tools/prisma/connection';
+import { deployMigrations, MigrationError } from '../tools/prisma/migrate';
 
 const HELP = `Usage: pnpm start [options]
 
@@ -157,7 +158,7 @@ async function main(): Promise<number> {
   const gateway = DEPLOYABLES.find((d) => d.name === 'gateway')!;
   const publicUrl = `http://localhost:${port(gateway)}`;
 
-  if (!migrate(present, serverUrl)) {
+  if (!(await migrate(present, serverUrl))) {
     await embedded?.stop();
     return 1;
   }
@@ -186,33 +187,30 @@ async function main(): Promise<number> {
 }
 
 /**
- * Runs every deployable's migrations against its schema; false (after saying which) when one fails. The Prisma
- * CLI's output is shown only when it fails: on success it is one line per service, without the same datasource
- * warning four times.
+ * Brings every deployable's schema up to date in this process, over one connection (tools/prisma/migrate.ts, the
+ * same folders and `_prisma_migrations` rows as `prisma migrate deploy`); false (after saying which) when one fails.
+ * One line per service.
  */
-function migrate(present: Deployable[], serverUrl: string): boolean {
-  for (const d of present.filter((d) => d.schema)) {
-    const t0 = Date.now();
-    // The Prisma CLI straight from here (what each service's `migrate` script runs), without a pnpm and a tsx
-    // process in front of each: that saved about 1 s per service.
-    const result = runPrisma(
-      path.join(ROOT, 'services', d.name),
-      ['migrate', 'deploy'],
-      { ...process.env, DATABASE_URL: withSchema(serverUrl, d.schema!) },
-      true,
+async function migrate(present: Deployable[], serverUrl: string): Promise<boolean> {
+  const targets = present
+    .filter((d) => d.schema)
+    .map((d) => ({ schema: d.schema!, migrationsDir: path.join(ROOT, 'services', d.name, 'prisma', 'migrations') }));
+  const owner = new Map(present.filter((d) => d.schema).map((d) => [d.schema!, d.name]));
+  const t0 = Date.now();
+  try {
+    await deployMigrations(serverUrl, targets, ({ schema, applied, ms }) =>
+      log(
+        `whetstone | migrated ${owner.get(schema)} (schema ${schema}): ` +
+          `${applied.length ? `applied ${applied.length} new migration(s)` : 'up to date'} in ${ms} ms`,
+      ),
     );
-    if (result.status !== 0) {
-      process.stderr.write(`${result.stdout}${result.stderr}`);
-      process.stderr.write(`whetstone | migrations of ${d.name} failed; not starting\n`);
-      return false;
-    }
-    const applied = /following migration\(s\) have been applied/.test(result.stdout)
-      ? 'applied new migrations'
-      : 'up to date';
-    log(
-      `whetstone | migrated ${d.name} (schema ${d.schema}): ${applied} in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
-    );
+  } catch (err) {
+    const service = err instanceof MigrationError ? owner.get(err.schema) : undefined;
+    process.stderr.write(`whetstone | ${err instanceof Error ? err.message : String(err)}\n`);
+    process.stderr.write(`whetstone | migrations${service ? ` of ${service}` : ''} failed; not starting\n`);
+    return false;
   }
+  log(`whetstone | migrations of ${targets.length} services checked in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   return true;
 }
 
@@ -316,13 +314,6 @@ async function reportReady(
       'whetstone |   3. docs/api.md has every route; `pnpm whetstone admin --help` for operator tasks; Ctrl-C stops everything',
     ].join('\n'),
   );
-}
-
-/** Append Prisma's `schema` parameter, which our services read to pick their schema. */
-function withSchema(url: string, schema: string): string {
-  const u = new URL(url);
-  u.searchParams.set('schema', schema);
-  return u.toString();
 }
 
 /** Per-installation secrets, generated once and kept in the data dir (mode 600). */

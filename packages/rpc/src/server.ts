@@ -43,6 +43,13 @@ export interface RpcServerOptions {
    * because its database is away.
    */
   dependencies?: Record<string, () => Promise<unknown>>;
+  /**
+   * false: grpc.health.v1 answers NOT_SERVING for readiness (service '') until `setServing(true)`, while liveness
+   * answers SERVING: for a server that listens at once but is not worth traffic yet (the model-server while its
+   * built-in models warm). A Kubernetes startup/readiness probe keeps the pod out of its Service meanwhile. True
+   * by default.
+   */
+  servingAtStart?: boolean;
   /** Called after every unary call, e.g. for a service's own outcome metrics. */
   onCall?: (call: { service: string; method: string; seconds: number; error?: unknown }) => void;
 }
@@ -85,7 +92,10 @@ export async function createRpcServer(options: RpcServerOptions): Promise<RpcSer
     // A streaming generation may run for 2 minutes: it finishes on the old connection.
     'grpc.max_connection_age_grace_ms': 120_000,
   });
-  const health = healthState(dependencyProbe(options.dependencies ?? {}, options.logger));
+  const health = healthState(
+    dependencyProbe(options.dependencies ?? {}, options.logger),
+    options.servingAtStart ?? true,
+  );
   const deps = {
     logger: options.logger,
     histogram: rpcHistogram(options.metrics ?? defaultRegistry),
@@ -198,20 +208,26 @@ async function withTimeout(work: Promise<unknown>, ms: number): Promise<boolean>
 }
 
 /**
- * grpc.health.v1: SERVING until setServing(false), and for the server as a whole only while every
- * dependency answers; Watch streams changes of setServing.
+ * grpc.health.v1: SERVING from the start (or from the first setServing(true)) until setServing(false), and for
+ * the server as a whole only while every dependency answers; Watch streams changes of setServing. Liveness is
+ * SERVING while the server has not been made ready yet (it is alive, only warming).
  */
-function healthState(dependenciesDown: () => Promise<string[]>): {
+function healthState(
+  dependenciesDown: () => Promise<string[]>,
+  servingAtStart: boolean,
+): {
   impl: Partial<ServiceImpl<typeof Health>>;
   setServing(serving: boolean): void;
 } {
-  let status = Status.SERVING;
+  let status = servingAtStart ? Status.SERVING : Status.NOT_SERVING;
+  let warming = !servingAtStart;
   const watchers = new Set<() => void>();
   return {
     impl: {
       check: async (req) => {
-        if (status !== Status.SERVING || req.service === LIVENESS_SERVICE)
-          return create(HealthCheckResponseSchema, { status });
+        if (req.service === LIVENESS_SERVICE)
+          return create(HealthCheckResponseSchema, { status: warming ? Status.SERVING : status });
+        if (status !== Status.SERVING) return create(HealthCheckResponseSchema, { status });
         const down = await dependenciesDown();
         return create(HealthCheckResponseSchema, { status: down.length ? Status.NOT_SERVING : Status.SERVING });
       },
@@ -230,6 +246,7 @@ function healthState(dependenciesDown: () => Promise<string[]>): {
       },
     },
     setServing(serving) {
+      warming = false;
       status = serving ? Status.SERVING : Status.NOT_SERVING;
       for (const wake of watchers) wake();
       watchers.clear();

@@ -193,6 +193,28 @@ describe('rpc server and client factories (real HTTP/2 sockets)', () => {
     }
   });
 
+  it('when a server starts with servingAtStart false, then readiness is NOT_SERVING and liveness SERVING until setServing(true)', async () => {
+    const warming = await createRpcServer({
+      name: 'warming',
+      port: 0,
+      host: '127.0.0.1',
+      logger,
+      metrics: new Registry(),
+      servingAtStart: false,
+      register: () => undefined,
+    });
+    try {
+      const health = createHealthChecker({ addr: `127.0.0.1:${warming.port}`, caller: 'test' });
+      expect(await health.check()).toBe(false);
+      expect(await health.check(LIVENESS_SERVICE)).toBe(true);
+      warming.setServing(true);
+      expect(await health.check()).toBe(true);
+      expect(await health.check(LIVENESS_SERVICE)).toBe(true);
+    } finally {
+      await warming.close();
+    }
+  });
+
   it('when calls complete, then per-RPC duration metrics are recorded by code', async () => {
     const text = await metrics.metrics();
     const counts = text

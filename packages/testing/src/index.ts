@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
 import { Client } from 'pg';
+import { deployMigrations } from '../../../tools/prisma/migrate';
 
 /** The Postgres server tests use: TEST_DATABASE_URL, else this machine's local server. */
 export function testDatabaseUrl(): string {
@@ -94,27 +93,15 @@ export async function shadowDatabasesLeftBy(
 }
 
 /**
- * Apply a Prisma migrations folder (`<dir>/<name>/migration.sql`, in name
- * order) to the schema named by `url`'s `schema` parameter. The fast path for
- * tests; one test per service should still run the real `migrate deploy`.
+ * Apply a Prisma migrations folder (`<dir>/<name>/migration.sql`, in name order) to the schema named by `url`'s
+ * `schema` parameter, recorded in `_prisma_migrations` as `prisma migrate deploy` records it: the runner `pnpm start`
+ * uses (tools/prisma/migrate.ts). One test per service still runs the real CLI.
  */
 export async function applyMigrations(url: string, migrationsDir: string): Promise<void> {
   const parsed = new URL(url);
   const schema = parsed.searchParams.get('schema') ?? 'public';
   parsed.searchParams.delete('schema');
-  const folders = readdirSync(migrationsDir, { withFileTypes: true })
-    .filter((entry) => entry.isDirectory())
-    .map((entry) => entry.name)
-    .sort();
-  const quoted = `"${schema.replace(/"/g, '""')}"`;
-  await withClient(parsed.toString(), async (client) => {
-    await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoted}`);
-    await client.query(`SET search_path TO ${quoted}`);
-    for (const folder of folders) {
-      const file = path.join(migrationsDir, folder, 'migration.sql');
-      if (existsSync(file)) await client.query(readFileSync(file, 'utf8'));
-    }
-  });
+  await deployMigrations(parsed.toString(), [{ schema, migrationsDir }]);
 }
 export * from './datasets';
 

@@ -45,6 +45,8 @@ async function main(): Promise<void> {
     logger,
     metrics: metrics.registry,
     onCall: metrics.onCall,
+    // Readiness waits for the built-in models (below); liveness does not.
+    servingAtStart: false,
     register: (router) => app.registerRoutes(router),
   });
   const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
@@ -53,8 +55,13 @@ async function main(): Promise<void> {
     'model-server listening',
   );
   // Listening first: a call that arrives while the built-in models warm waits for them instead of finding no
-  // server (UNAVAILABLE, a 503 at the gateway). The first call pays for reading word vectors and gazetteers.
+  // server (UNAVAILABLE, a 503 at the gateway). Readiness (grpc.health.v1 for '') says NOT_SERVING until they are
+  // warm, so on Kubernetes the pod joins its headless Service, and the router's model placement, only then; the
+  // warm-up reads word vectors and gazetteers and blocks the event loop for a few seconds.
+  const warmStart = Date.now();
   app.preload(config.preloadModels);
+  server.setServing(true);
+  logger.info({ models: config.preloadModels, ms: Date.now() - warmStart }, 'built-in models warm; serving');
 
   drainOnSignals(logger, [() => server.close(), () => metricsServer.close()], telemetry);
 }
