@@ -137,10 +137,9 @@ async function deploySchema(client: Client, target: MigrationTarget): Promise<st
       await client.query('UPDATE "_prisma_migrations" SET logs = $2 WHERE id = $1', [id, message]);
       throw new MigrationError(target.schema, migration.name, `failed: ${message}`);
     }
-    await client.query(
-      'UPDATE "_prisma_migrations" SET finished_at = now(), applied_steps_count = 1 WHERE id = $1',
-      [id],
-    );
+    await client.query('UPDATE "_prisma_migrations" SET finished_at = now(), applied_steps_count = 1 WHERE id = $1', [
+      id,
+    ]);
     applied.push(migration.name);
   }
   return applied;
