@@ -11,14 +11,33 @@ const logger = createLogger({ service: 'kafka-batch-test', level: 'silent' });
  */
 function fakeKafka() {
   const runs: Record<string, unknown>[] = [];
+  const created: string[][] = [];
+  const joinListeners: (() => void)[] = [];
   const consumer = {
+    events: { GROUP_JOIN: 'consumer.group_join' },
+    on: (_event: string, listener: () => void) => {
+      joinListeners.push(listener);
+      return () => undefined;
+    },
     connect: async () => undefined,
     subscribe: async () => undefined,
-    run: async (config: Record<string, unknown>) => void runs.push(config),
+    run: async (config: Record<string, unknown>) => {
+      runs.push(config);
+      // kafkajs joins the group after run() returns.
+      setImmediate(() => joinListeners.splice(0).forEach((l) => l()));
+    },
     disconnect: async () => undefined,
   };
-  const kafka = { consumer: () => consumer, producer: () => ({}) } as unknown as Pick<Kafka, 'consumer' | 'producer'>;
-  return { kafka, runs };
+  const admin = {
+    connect: async () => undefined,
+    disconnect: async () => undefined,
+    createTopics: async ({ topics }: { topics: { topic: string }[] }) => void created.push(topics.map((t) => t.topic)),
+  };
+  const kafka = { consumer: () => consumer, producer: () => ({}), admin: () => admin } as unknown as Pick<
+    Kafka,
+    'consumer' | 'producer' | 'admin'
+  >;
+  return { kafka, runs, created };
 }
 
 const message = (offset: string, id: string): KafkaMessage =>
@@ -35,7 +54,11 @@ type EachBatch = (payload: {
   batch: { topic: string; messages: KafkaMessage[]; lastOffset(): string };
   resolveOffset(offset: string): void;
   heartbeat(): Promise<void>;
+  isRunning(): boolean;
+  isStale(): boolean;
 }) => Promise<void>;
+
+const running = { isRunning: () => true, isStale: () => false };
 
 describe('KafkaTransport batch consumption (eachBatch, no broker)', () => {
   it('when a consumer takes batches, then each fetched batch reaches it whole, as envelopes, and only then is its offset resolved', async () => {
@@ -48,13 +71,14 @@ describe('KafkaTransport batch consumption (eachBatch, no broker)', () => {
       logger,
       handleBatch: async (b) => void batches.push(b),
     });
-    expect(Object.keys(runs[0]!)).toEqual(['eachBatch']);
+    expect(runs[0]).toMatchObject({ eachBatchAutoResolve: false, eachBatch: expect.any(Function) });
 
     const resolved: string[] = [];
     await (runs[0]!.eachBatch as EachBatch)({
       batch: { topic: 'billing.usage.v1', messages: [message('41', 'a'), message('42', 'b')], lastOffset: () => '42' },
       resolveOffset: (o) => void resolved.push(o),
       heartbeat: async () => undefined,
+      ...running,
     });
     expect(batches).toHaveLength(1);
     expect(batches[0]).toEqual([
@@ -87,24 +111,91 @@ describe('KafkaTransport batch consumption (eachBatch, no broker)', () => {
         batch: { topic: 'billing.usage.v1', messages: [message('7', 'c')], lastOffset: () => '7' },
         resolveOffset: (o) => void resolved.push(o),
         heartbeat: async () => undefined,
+        ...running,
       }),
     ).rejects.toThrow('database down');
     expect(resolved).toEqual([]);
   });
 
-  it('when a consumer takes events one by one, then the transport runs eachMessage', async () => {
+  it('when a consumer takes events one by one, then it still runs eachBatch, and each offset is resolved after its handler', async () => {
     const { kafka, runs } = fakeKafka();
-    const seen: EventEnvelope[] = [];
+    const seen: string[] = [];
+    const resolved: string[] = [];
     await new KafkaTransport([], 'test', kafka).subscribe({
       group: 'g',
       topics: ['keys.v1'],
       logger,
-      handler: async (e) => void seen.push(e),
+      handler: async (e) => {
+        expect(resolved).toHaveLength(seen.length);
+        seen.push(e.id);
+      },
     });
-    await (runs[0]!.eachMessage as (p: { topic: string; message: KafkaMessage }) => Promise<void>)({
-      topic: 'keys.v1',
-      message: message('1', 'd'),
+    expect(runs[0]).toMatchObject({ eachBatchAutoResolve: false });
+    await (runs[0]!.eachBatch as EachBatch)({
+      batch: { topic: 'keys.v1', messages: [message('1', 'd'), message('2', 'e')], lastOffset: () => '2' },
+      resolveOffset: (o) => void resolved.push(o),
+      heartbeat: async () => undefined,
+      ...running,
     });
-    expect(seen.map((e) => e.id)).toEqual(['d']);
+    expect(seen).toEqual(['d', 'e']);
+    expect(resolved).toEqual(['1', '2']);
+  });
+
+  it('when a one-by-one handler fails mid-batch, then the offsets before it stay resolved and none after it, and the error reaches kafkajs', async () => {
+    const { kafka, runs } = fakeKafka();
+    const resolved: string[] = [];
+    await new KafkaTransport([], 'test', kafka).subscribe({
+      group: 'g',
+      topics: ['keys.v1'],
+      logger,
+      handler: async (e) => {
+        if (e.id === 'e') throw new Error('redis down');
+      },
+    });
+    await expect(
+      (runs[0]!.eachBatch as EachBatch)({
+        batch: {
+          topic: 'keys.v1',
+          messages: [message('1', 'd'), message('2', 'e'), message('3', 'f')],
+          lastOffset: () => '3',
+        },
+        resolveOffset: (o) => void resolved.push(o),
+        heartbeat: async () => undefined,
+        ...running,
+      }),
+    ).rejects.toThrow('redis down');
+    expect(resolved).toEqual(['1']);
+  });
+
+  it("when the batch went stale (a rebalance), then the rest of it is left to the partition's new owner", async () => {
+    const { kafka, runs } = fakeKafka();
+    const seen: string[] = [];
+    let stale = false;
+    await new KafkaTransport([], 'test', kafka).subscribe({
+      group: 'g',
+      topics: ['keys.v1'],
+      logger,
+      handler: async (e) => {
+        seen.push(e.id);
+        stale = true;
+      },
+    });
+    await (runs[0]!.eachBatch as EachBatch)({
+      batch: { topic: 'keys.v1', messages: [message('1', 'd'), message('2', 'e')], lastOffset: () => '2' },
+      resolveOffset: () => undefined,
+      heartbeat: async () => undefined,
+      isRunning: () => true,
+      isStale: () => stale,
+    });
+    expect(seen).toEqual(['d']);
+  });
+
+  it('when topics are used, then each missing one is created once per process, before the first subscribe', async () => {
+    const { kafka, created } = fakeKafka();
+    const transport = new KafkaTransport([], 'test', kafka);
+    const options = { group: 'g', logger, handler: async () => undefined };
+    await transport.subscribe({ ...options, topics: ['keys.v1', 'datasets.v1'] });
+    await transport.subscribe({ ...options, topics: ['keys.v1'] });
+    expect(created).toEqual([['keys.v1', 'datasets.v1']]);
   });
 });
