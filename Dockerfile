@@ -2,7 +2,8 @@
 # Images of every deployable; deploy/build-images.sh builds them all from deploy/deployables.json.
 #   runtime (last, the default)  compiled JavaScript and runtime dependencies only, one image per service:
 #                                docker build --build-arg SERVICE=gateway -t whetstone/gateway .
-#   migrate                      the Prisma CLI and every service's migrations, for the chart's migration Jobs
+#   migrate                      the migration runner (one bundled file) and every service's migrations, for the
+#                                chart's migration Jobs
 #   dev                          the whole workspace running `tsx watch`, for Tilt's live update (see the Tiltfile)
 ARG NODE_VERSION=20.19.5
 
@@ -33,10 +34,17 @@ USER 10001:10001
 # tsx restarts the service when Tilt syncs a source file; its cache goes to /tmp (an emptyDir in the chart).
 CMD ["sh", "-c", "exec node_modules/.bin/tsx watch --clear-screen=false services/${SERVICE}/src/main.ts"]
 
-# The chart's migration Jobs run `pnpm --filter @whetstone/<service> run migrate` in this image.
-FROM workspace AS migrate
-ENV HOME=/tmp
+# The chart's migration Jobs run `node migrate.js migrations/<service>`: tools/prisma/migrate-cli.ts bundled with
+# pg, beside every service's prisma/migrations (under 1 MB on the base image; deploy/image/build-migrate.mjs).
+FROM workspace AS migrate-build
+RUN node deploy/image/build-migrate.mjs /out
+
+FROM node:${NODE_VERSION}-bookworm-slim AS migrate
+ENV NODE_ENV=production HOME=/tmp
+COPY --from=migrate-build /out/ /app/
+WORKDIR /app
 USER 10001:10001
+CMD ["node", "migrate.js", "--help"]
 
 # TypeScript compiled to JavaScript, `pnpm deploy --prod`, the model runtime only where models run
 # (deploy/image/build-service.mjs); /out/deps holds the third-party packages, /out/app the rest.

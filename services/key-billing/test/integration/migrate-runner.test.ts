@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -101,4 +102,40 @@ describe('tools/prisma/migrate.ts (the one-process runner pnpm start uses)', () 
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('when the migrate image is built, then its one-file runner migrates a service from its folder, reruns as a no-op, and a bad password fails without printing it', async () => {
+    const out = mkdtempSync(path.join(os.tmpdir(), 'whetstone-migrate-image-'));
+    try {
+      const root = path.resolve(SERVICE_DIR, '../..');
+      const built = spawnSync(process.execPath, [path.join(root, 'deploy/image/build-migrate.mjs'), out], {
+        encoding: 'utf8',
+      });
+      expect(built.stderr).toBe('');
+      expect(built.status).toBe(0);
+      const schema = await fresh('mr_image');
+      const run = (url: string) =>
+        spawnSync(process.execPath, ['migrate.js', 'migrations/key-billing'], {
+          cwd: out,
+          env: { PATH: process.env.PATH, DATABASE_URL: url },
+          encoding: 'utf8',
+        });
+      const first = run(schema.url);
+      expect(first.stdout).toMatch(
+        new RegExp(`schema ${schema.name}: applied ${migrationsIn(MIGRATIONS).length} migration`),
+      );
+      expect(first.status).toBe(0);
+      const second = run(schema.url);
+      expect(second.stdout).toMatch(/up to date, no pending migrations/);
+
+      const wrong = new URL(schema.url);
+      wrong.username = 'whetstone_nobody';
+      wrong.password = 'hunter2-secret';
+      const failed = run(wrong.toString());
+      expect(failed.status).toBe(1);
+      expect(failed.stderr).not.toContain('hunter2-secret');
+      expect(failed.stderr.length).toBeGreaterThan(0);
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
