@@ -14,15 +14,24 @@ export class WorkLoop {
   constructor(private readonly deps: UseCaseDeps) {}
 
   async run(): Promise<void> {
+    // 'starting' until the first answer: the orchestrator may still be coming up beside us (pnpm start, a
+    // rollout), which is worth one info line, not a warning. An outage after that is one warning, not one per retry.
+    let state: 'starting' | 'waiting' | 'up' | 'down' = 'starting';
     while (!this.stopping.signal.aborted) {
-      const work = await this.deps.orchestrator.leaseWork(this.deps.trainerId, LEASE_WAIT_MS).catch((err: unknown) => {
-        // Expected while the orchestrator starts or restarts: one line, no stack.
-        const reason = err instanceof Error ? err.message : String(err);
-        this.deps.logger.warn({ reason }, 'could not reach the orchestrator; retrying');
-        return 'unreachable' as const;
-      });
-      if (work === 'unreachable') await new Promise((r) => setTimeout(r, RETRY_AFTER_MS));
-      else if (work?.kind === 'job') await runTrainingJob(this.deps, work, this.stopping.signal);
+      const work = await this.deps.orchestrator
+        .leaseWork(this.deps.trainerId, LEASE_WAIT_MS)
+        .catch((err: unknown) => ({ unreachable: err instanceof Error ? err.message : String(err) }));
+      if (work && 'unreachable' in work) {
+        const reason = work.unreachable;
+        if (state === 'starting') this.deps.logger.info({ reason }, 'waiting for the orchestrator to answer');
+        if (state === 'up') this.deps.logger.warn({ reason }, 'lost the orchestrator; retrying every second');
+        state = state === 'starting' || state === 'waiting' ? 'waiting' : 'down';
+        await new Promise((r) => setTimeout(r, RETRY_AFTER_MS));
+        continue;
+      }
+      if (state === 'down') this.deps.logger.info({}, 'the orchestrator answers again');
+      state = 'up';
+      if (work?.kind === 'job') await runTrainingJob(this.deps, work, this.stopping.signal);
       else if (work?.kind === 'evaluation') await runEvaluation(this.deps, work);
     }
   }
