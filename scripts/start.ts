@@ -181,8 +181,12 @@ async function main(): Promise<number> {
     }
   }
   const runFile = writeRunFile(dataDir, { offset, addrs, publicUrl });
-  stopOnSignals(supervisor, embedded, runFile);
-  if (present.some((d) => d.name === 'gateway')) await reportReady(present, port, publicUrl, startedAt);
+  const stop = stopOnSignals(supervisor, embedded, runFile);
+  // Whatever fails from here, the services and the database started above must not outlive this process.
+  if (present.some((d) => d.name === 'gateway'))
+    await reportReady(present, port, publicUrl, startedAt).catch((err: unknown) =>
+      stop(`failed while waiting for readiness (${err instanceof Error ? err.message : String(err)})`, 1),
+    );
   return new Promise<number>(() => undefined);
 }
 
@@ -250,25 +254,31 @@ function writeRunFile(
   return file;
 }
 
-function stopOnSignals(supervisor: Supervisor, embedded: EmbeddedDatabase | undefined, runFile: string): void {
+/** Stops everything on SIGINT/SIGTERM (exit 0); the returned function does the same for an error (exit 1). */
+function stopOnSignals(
+  supervisor: Supervisor,
+  embedded: EmbeddedDatabase | undefined,
+  runFile: string,
+): (reason: string, code: number) => Promise<void> {
   let stopping = false;
-  const stop = async (signal: string) => {
+  const stop = async (reason: string, code: number) => {
     if (stopping) return;
     stopping = true;
-    log(`whetstone | ${signal}: stopping every service`);
+    log(`whetstone | ${reason}: stopping every service`);
     await supervisor.stopAll();
     await embedded?.stop();
     rmSync(runFile, { force: true });
     log('whetstone | stopped');
-    process.exit(0);
+    process.exit(code);
   };
-  process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT', 0));
+  process.on('SIGTERM', () => void stop('SIGTERM', 0));
+  return stop;
 }
 
 /**
- * Ready means every service answers: the gateway's /readyz covers the backends it calls, and the ones behind them
- * (the model-server behind the router) must at least accept connections. There is no fixed deadline: on a busy
+ * Ready means every service answers: each gRPC service reports SERVING (grpc.health.v1: its database answers; the
+ * model-server's built-in models are warm), then the gateway's /readyz. There is no fixed deadline: on a busy
  * machine start-up can take minutes, so it waits as long as services keep coming up, and says which ones are late
  * only after NO_PROGRESS_MS without any (then keeps waiting).
  */
@@ -280,8 +290,16 @@ async function reportReady(
 ): Promise<void> {
   const gateway = present.find((d) => d.name === 'gateway')!;
   const grpc = present.filter((d) => d.port > 0 && d.name !== 'gateway');
+  // Loaded here, while the services start, so the supervisor itself starts them without waiting for it.
+  // require, not import(): tsx/cjs compiles the first only.
+  const { createHealthChecker, closeRpcChannels } = require('@whetstone/rpc') as typeof import('@whetstone/rpc');
+  // Ready is grpc.health.v1 SERVING: its database answers, and the model-server's built-in models are warm.
+  const serving = (d: Deployable) => {
+    const health = createHealthChecker({ addr: `127.0.0.1:${port(d)}`, caller: 'pnpm-start', timeoutMs: 1_000 });
+    return async () => (await isListening(port(d))) && health.check();
+  };
   const pending = new Map<string, () => Promise<boolean>>([
-    ...grpc.map((d) => [d.name, () => isListening(port(d))] as const),
+    ...grpc.map((d) => [d.name, serving(d)] as const),
     ['gateway', () => isReady(`http://127.0.0.1:${port(gateway)}/readyz`)],
   ]);
   let lastProgress = Date.now();
@@ -303,6 +321,7 @@ async function reportReady(
     }
     if (pending.size > 0) await new Promise((r) => setTimeout(r, 250));
   }
+  closeRpcChannels();
   const seconds = Math.round((Date.now() - startedAt) / 1000);
   log(
     [
