@@ -1,7 +1,7 @@
 import { loadGlove } from '../assets/load';
 import type { Example } from '../data';
 import { Rng } from '../nn';
-import { trainModel, type Metrics } from '../pipeline';
+import { loadModel, trainModel, type Metrics } from '../pipeline';
 import { evaluate } from '../pipeline/evaluate';
 import { loadEncoderBase } from './base';
 import { EncoderTrainer } from './train';
@@ -112,6 +112,7 @@ describe('relation classification with given spans', () => {
     heldout,
   );
   const trained: Partial<Record<'full' | 'lora', Metrics>> = {};
+  let bundle: Uint8Array;
 
   beforeAll(async () => {
     for (const mode of ['full', 'lora'] as const) {
@@ -123,6 +124,7 @@ describe('relation classification with given spans', () => {
         hyperparameters: hp,
       });
       trained[mode] = result.metrics;
+      if (mode === 'full') bundle = result.bundle;
       expect(result.manifest.schema.relations).toEqual(RELATIONS);
     }
     const line = (m: Metrics) => `micro F1 ${m.f1.toFixed(3)} macro ${m.macro_f1!.toFixed(3)} accuracy ${m.accuracy}`;
@@ -149,4 +151,17 @@ describe('relation classification with given spans', () => {
       expect(Object.keys(m.per_label).filter((l) => l.includes('no_relation'))).toEqual([]);
     },
   );
+
+  it('when a loaded model classifies a given pair, then the direction decides between the relation and none', () => {
+    const model = loadModel(bundle);
+    const text = 'Greta Holm works for Soylent Corp .';
+    const person = { start: 0, end: 10 };
+    const org = { start: 21, end: 33 };
+    expect(model.classifyRelation!(text, person, org)).toEqual({
+      relation: 'works_for',
+      confidence: expect.any(Number),
+    });
+    expect(model.classifyRelation!(text, org, person).relation).toBeNull();
+    expect(model.classifyRelation!(text, person, org).confidence).toBeGreaterThan(0.5);
+  });
 });

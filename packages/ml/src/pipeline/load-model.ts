@@ -116,8 +116,17 @@ export function loadModel(bundle: Uint8Array): ExtractionModel {
       },
     });
   };
+  const relationHead = encoder?.relationLabels.length ? encoder : null;
   return {
     manifest,
+    ...(relationHead
+      ? {
+          classifyRelation: (text, head, tail) => {
+            const [p] = relationHead.classifyPairs([{ text, head, tail }]);
+            return { relation: p!.label, confidence: p!.confidence };
+          },
+        }
+      : {}),
     extract: (text, schema, options = {}) => run(text, normalized(schema), options),
     extractMany(texts, schema, options = {}) {
       const norm = normalized(schema);

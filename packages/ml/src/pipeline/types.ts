@@ -194,4 +194,13 @@ export interface ExtractionModel {
    * trained encoder runs its texts through one forward pass): the same results as one text at a time.
    */
   extractMany(texts: readonly string[], schema: ExtractionSchema, options?: PredictOptions): ExtractionResult[];
+  /**
+   * Relation classification with given spans: the relation (or null for none) of the ordered pair `head` → `tail`
+   * among the trained relations, with its probability. Models without a trained relation head leave it out.
+   */
+  classifyRelation?(
+    text: string,
+    head: { start: number; end: number },
+    tail: { start: number; end: number },
+  ): { relation: string | null; confidence: number };
 }
