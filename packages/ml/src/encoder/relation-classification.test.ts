@@ -164,4 +164,13 @@ describe('relation classification with given spans', () => {
     expect(model.classifyRelation!(text, org, person).relation).toBeNull();
     expect(model.classifyRelation!(text, person, org).confidence).toBeGreaterThan(0.5);
   });
+
+  it('when a model trained on given spans alone serves a schema, then relations come end to end between its zero-shot entities', () => {
+    const model = loadModel(bundle);
+    const out = model.extract('Greta Holm works for Soylent Corp .', {
+      entities: ['person', 'organization'],
+      relations: ['works_for'],
+    });
+    expect(out.relation_extraction).toEqual({ works_for: [['Greta Holm', 'Soylent Corp']] });
+  });
 });

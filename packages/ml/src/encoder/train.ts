@@ -764,7 +764,38 @@ export class EntityEncoder {
   ): RelationMention[] {
     if (!relationLabels.length || !entityLabels.length) return [];
     const encoded = this.encodeTexts([text], entityLabels);
-    if (!encoded) return [];
+    return encoded ? this.pairRelations(text, encoded, relationLabels, threshold) : [];
+  }
+
+  /**
+   * {@link extractRelations} between entities found elsewhere (a model trained on relations with given spans has
+   * no entity types of its own): every ordered pair of the mentions one chunk holds.
+   */
+  relationsBetween(
+    text: string,
+    mentions: readonly DecodedSpan[],
+    relationLabels: readonly string[] = this.relationLabels,
+    threshold = 0,
+  ): RelationMention[] {
+    if (!relationLabels.length || mentions.length < 2) return [];
+    const chunks = chunksOf(featurize(text, this.glove, this.config.hashLog2), this.config.maxTokens);
+    if (!chunks[0]?.tokens.length) return [];
+    const batch = makeBatch(chunks, this.glove);
+    const states = encode(this.config, this.weights, batch, this.adapter ?? undefined);
+    // A mention belongs to the chunk holding its first character.
+    const spans = chunks.map((c) =>
+      mentions.filter((m) => c.tokens.some((t) => t.start <= m.start && m.start < t.end) && tokenRange(c, m)),
+    );
+    return this.pairRelations(text, { chunks, time: batch.time, states, spans }, relationLabels, threshold);
+  }
+
+  /** Relations between each chunk's mentions (the most confident {@link MAX_RELATION_SPANS}), scored on its states. */
+  private pairRelations(
+    text: string,
+    encoded: { chunks: Featurized[]; time: number; states: Tensor; spans: DecodedSpan[][] },
+    relationLabels: readonly string[],
+    threshold: number,
+  ): RelationMention[] {
     const spans: TokenSpan[] = [];
     const mentions: EntityMention[] = [];
     const heads: number[] = [];
