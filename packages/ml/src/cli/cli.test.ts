@@ -1,6 +1,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { headline } from '../pipeline';
 import { runMlCli } from './main';
 
 function io() {
@@ -150,6 +151,51 @@ describe('pnpm whetstone ml', () => {
       await runMlCli(['predict', '--model', path.join(dir, 'ner2'), '--text', 'Dana Fox lives in Rome .'], p2.io),
     ).toBe(0);
     expect(p2.out).toEqual(p.out);
+  });
+
+  it('when trained and evaluated on relation rows with given spans, then the headline is relation micro F1 (given spans), not span F1', async () => {
+    const people = ['Alice Moreau', 'Bob Chen', 'Carla Diaz', 'Omar Haddad', 'Mei Tanaka', 'Jonas Berg'];
+    const orgs = ['Acme', 'Globex', 'Initech'];
+    const lines = people.flatMap((p, i) => {
+      const text = `${p} works for ${orgs[i % orgs.length]} .`;
+      const head = { start: 0, end: p.length };
+      const tail = { start: p.length + 11, end: text.length - 2 };
+      return [
+        JSON.stringify({ text, head, tail, label: 'works_for' }),
+        JSON.stringify({ text, head: tail, tail: head, label: 'no_relation' }),
+      ];
+    });
+    writeFileSync(path.join(dir, 'relations.jsonl'), `${lines.join('\n')}\n`);
+    const t = io();
+    const data = path.join(dir, 'relations.jsonl');
+    const args = ['train', '--data', data, '--eval', data, '--out', path.join(dir, 'rel'), '--epochs', '2'];
+    expect(await runMlCli(args, t.io)).toBe(0);
+    const named =
+      /relation micro F1 \(given spans, no-relation excluded\) [01]\.\d{4}, macro F1 [01]\.\d{4}, accuracy [01]\.\d{4}/;
+    expect(t.out.join('')).toMatch(new RegExp(`eval on 12 rows: ${named.source}`));
+    expect(t.out.join('')).not.toMatch(/span F1/);
+    const e = io();
+    expect(await runMlCli(['eval', '--model', path.join(dir, 'rel'), '--data', data, '--labels'], e.io)).toBe(0);
+    expect(e.out.join('')).toMatch(
+      /scoring the file's 2 labels\): relation micro F1 \(given spans, no-relation excluded\)/,
+    );
+  });
+
+  it("when held-out relations are end to end, then the headline is relation F1 and the arguments' span F1 is printed apart", () => {
+    const line = headline({
+      f1: 0.5,
+      precision: 0.6,
+      recall: 0.4,
+      headline: 'relation_micro_f1',
+      per_label: {},
+      scores: {
+        relation_micro_f1: { f1: 0.5, precision: 0.6, recall: 0.4, macro_f1: 0.45 },
+        entity_span_micro_f1: { f1: 0.9, precision: 0.9, recall: 0.9, macro_f1: 0.9 },
+      },
+    });
+    expect(line).toBe(
+      'relation micro F1 (label and both argument spans exact) 0.5000, precision 0.6000, recall 0.4000; argument (entity span) F1 0.9000',
+    );
   });
 
   it('when the data has bad rows, then it fails with the line numbers; bad usage exits 2 with help', async () => {

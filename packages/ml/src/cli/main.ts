@@ -30,9 +30,11 @@ Run \`pnpm whetstone ml <command> --help\` for its options.
 
 const TRAIN_HELP = `Usage: pnpm whetstone ml train --data <file> --out <dir> [options]
 
-Train on entities (JSONL {"text", "entities": [{start, end, label}]} or CoNLL/BIO .conll/.bio/.txt)
-or classification (JSONL {"text", "label", "task"?} or CSV with a text,label header). The kind is
-read from the data. Writes model.bundle (what the model-server loads) and manifest.json.
+Train on entities (JSONL {"text", "entities": [{start, end, label}]} or CoNLL/BIO .conll/.bio/.txt),
+relations with given spans (JSONL {"text", "head": {start, end}, "tail": {start, end}, "label"}, one
+pair per row; label no_relation, none or Other when unrelated) or classification (JSONL {"text",
+"label", "task"?} or CSV with a text,label header). The kind is read from the data. Writes
+model.bundle (what the model-server loads) and manifest.json.
 
 Options:
   --data <file>         training file
@@ -60,9 +62,10 @@ Examples:
 
 const EVAL_HELP = `Usage: pnpm whetstone ml eval --model <dir> --data <file> [--labels [<list>]] [--macro]
 
-Report the headline figure of a saved model on a labelled file, named for what it is: micro span F1
-for entities (exact label and offsets), relation micro F1, or accuracy for single-label classification;
-with precision, recall, and per-label figures on request.
+Report the headline figure of a saved model on a labelled file, named for what it is: relation micro F1
+when the file has relations (with given spans: no-relation excluded, with accuracy; end to end: label and
+both arguments exact, with the arguments' span F1), micro span F1 for entities (exact label and offsets),
+or accuracy for single-label classification; with precision, recall, and per-label figures on request.
 
 Options:
   --model <dir>      a directory written by \`train\`
@@ -117,7 +120,7 @@ function readRows(file: string, task?: string): Example[] {
     content = convert(csvToJsonl(content));
     kind = 'classification';
   } else if (task) kind = task === 'ner' ? 'extraction' : 'classification';
-  else kind = /"entities"\s*:/.test(content.slice(0, 4096)) ? 'extraction' : 'classification';
+  else kind = /"(entities|relations|head)"\s*:/.test(content.slice(0, 4096)) ? 'extraction' : 'classification';
   const report = validateJsonl(content, kind, { minExamples: 2 });
   if (report.errors.length) {
     const shown = report.errors
@@ -166,7 +169,8 @@ function labelsIn(rows: Example[]): string[] {
   for (const r of rows) {
     for (const e of r.entities ?? []) labels.add(e.label);
     for (const x of (r as { relations?: { label: string }[] }).relations ?? []) labels.add(`relation/${x.label}`);
-    if (r.label) labels.add(`${r.task ?? ''}/${r.label}`).add(r.label);
+    if (r.label && r.head) labels.add(`relation/${r.label}`);
+    else if (r.label) labels.add(`${r.task ?? ''}/${r.label}`).add(r.label);
   }
   return [...labels];
 }
@@ -289,7 +293,8 @@ const commands: Record<string, { help: string; run: (args: string[], io: Io) => 
       });
       if (!values.model || !values.data) throw new UsageError('--model and --data are required');
       const bundle = bundleIn(values.model);
-      const task = readManifest(bundle).schema.entities.length ? 'ner' : 'classification';
+      const { schema } = readManifest(bundle);
+      const task = schema.entities.length || schema.relations.length ? 'ner' : 'classification';
       const rows = readRows(values.data, task);
       const given = values.labels
         ?.split(',')

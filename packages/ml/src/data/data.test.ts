@@ -52,6 +52,50 @@ describe('dataset validation', () => {
     ]);
   });
 
+  it('when relation-classification rows give a head, a tail and a label, then good ones are kept and each bad one names its field', () => {
+    const text = 'Ada Lovelace worked with Charles Babbage .';
+    const row = (extra: object) => JSON.stringify({ text, ...extra });
+    const head = { start: 0, end: 12, label: 'person', text: 'Ada Lovelace' };
+    const tail = { start: 25, end: 40 };
+    const content = [
+      row({ head, tail, label: 'colleague_of' }),
+      row({ head: tail, tail: head, label: 'no_relation' }),
+      row({ head, tail: { start: 25, end: 99 }, label: 'colleague_of' }),
+      row({ head, tail, label: '' }),
+      row({ head, tail: head, label: 'colleague_of' }),
+      row({ head: { ...head, text: 'Ada' }, tail, label: 'colleague_of' }),
+      row({ head, label: 'colleague_of' }),
+      row({ head: { start: 0, end: 12, label: 7 }, tail, label: 'colleague_of' }),
+      row({ head, tail, label: 'colleague_of', relations: [] }),
+    ].join('\n');
+    for (const kind of ['extraction', 'classification'] as const) {
+      const report = validateJsonl(content, kind);
+      expect(report.examples).toEqual([
+        { text, head, tail, label: 'colleague_of' },
+        { text, head: tail, tail: head, label: 'no_relation' },
+      ]);
+      expect(report.errors.map((e) => [e.line, e.field])).toEqual([
+        [3, 'tail'],
+        [4, 'label'],
+        [5, 'tail'],
+        [6, 'head.text'],
+        [7, 'tail'],
+        [8, 'head.label'],
+        [9, 'relations'],
+      ]);
+      expect(report.errors.map((e) => e.reason)).toEqual([
+        expect.stringMatching(/outside the text/),
+        expect.stringMatching(/no_relation, none or Other when there is none/),
+        'head and tail are the same span',
+        expect.stringMatching(/does not match the text/),
+        'must be an object {start, end, label?}',
+        'must be a non-empty string',
+        expect.stringMatching(/leave out relations/),
+      ]);
+      expect(report.labels).toEqual({ colleague_of: 1, no_relation: 1 });
+    }
+  });
+
   it('when a file is empty or too small for training, then it says so', () => {
     expect(validateJsonl('\n\n', 'classification').errors).toEqual([
       { line: 0, field: '(file)', reason: 'the file has no examples' },

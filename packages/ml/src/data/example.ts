@@ -9,6 +9,20 @@ export interface EntitySpan {
   text?: string;
 }
 
+/** A relation argument given by a relation-classification row: offsets `[start, end)`, its type optionally. */
+export interface ArgumentSpan {
+  start: number;
+  end: number;
+  label?: string;
+  text?: string;
+}
+
+/** Relation labels that mean "no relation" in a relation-classification row (TACRED, SemEval and plain names). */
+export const NO_RELATION_LABELS: readonly string[] = ['no_relation', 'none', 'other', 'no relation', 'norelation'];
+
+/** Whether a relation-classification label means "no relation" (case-insensitive). */
+export const isNoRelation = (label: string): boolean => NO_RELATION_LABELS.includes(label.trim().toLowerCase());
+
 /** One turn of a chat row. */
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';
@@ -19,12 +33,18 @@ export interface ChatMessage {
 export interface Example {
   text?: string;
   entities?: EntitySpan[];
-  /** Single-label rows as in banking77: `{label, task}`. */
+  /** Single-label rows as in banking77: `{label, task}`; with `head` and `tail`, the relation between them. */
   label?: string;
   task?: string;
   /** Multi-task or multi-label rows: `[{task, labels, multi_label?}]`. */
   classifications?: { task: string; labels: string[]; multi_label?: boolean }[];
   relations?: { label: string; head: EntitySpan; tail: EntitySpan }[];
+  /**
+   * Relation classification with given spans (TACRED, SemEval style): the row's one ordered pair, whose relation is
+   * `label` (a label in {@link NO_RELATION_LABELS} when they are not related).
+   */
+  head?: ArgumentSpan;
+  tail?: ArgumentSpan;
   /** Structure instances by structure name: field → its value(s), as written in the text (or one of the field's choices). */
   structures?: Record<string, Record<string, string | string[]>[]>;
   messages?: ChatMessage[];

@@ -1,15 +1,43 @@
 import { fnv1a } from '../text/tokenize';
-import type { ChatMessage, DatasetKind, EntitySpan, Example, RowError, ValidationReport } from './example';
+import type {
+  ArgumentSpan,
+  ChatMessage,
+  DatasetKind,
+  EntitySpan,
+  Example,
+  RowError,
+  ValidationReport,
+} from './example';
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function checkSpan(span: unknown, text: string, field: string, line: number, errors: RowError[]): EntitySpan | null {
-  if (!isObject(span)) return (errors.push({ line, field, reason: 'must be an object {start, end, label}' }), null);
+  return checkArgument(span, text, field, line, errors, true) as EntitySpan | null;
+}
+
+/** A span's offsets and text checked against the row's text; its label is required or, when given, a non-empty string. */
+function checkArgument(
+  span: unknown,
+  text: string,
+  field: string,
+  line: number,
+  errors: RowError[],
+  labelRequired: boolean,
+): ArgumentSpan | null {
+  const shape = labelRequired ? '{start, end, label}' : '{start, end, label?}';
+  if (!isObject(span)) return (errors.push({ line, field, reason: `must be an object ${shape}` }), null);
   const { start, end, label } = span;
   if (!Number.isInteger(start) || !Number.isInteger(end))
     return (errors.push({ line, field, reason: 'start and end must be integers' }), null);
-  if (typeof label !== 'string' || !label.trim())
-    return (errors.push({ line, field: `${field}.label`, reason: 'label is missing' }), null);
+  if ((labelRequired || label !== undefined) && (typeof label !== 'string' || !label.trim()))
+    return (
+      errors.push({
+        line,
+        field: `${field}.label`,
+        reason: labelRequired ? 'label is missing' : 'must be a non-empty string',
+      }),
+      null
+    );
   const s = start as number;
   const e = end as number;
   if (s < 0 || e > text.length || s >= e) {
@@ -32,7 +60,37 @@ function checkSpan(span: unknown, text: string, field: string, line: number, err
       null
     );
   }
-  return { start: s, end: e, label, ...(typeof span.text === 'string' ? { text: span.text } : {}) };
+  return {
+    start: s,
+    end: e,
+    ...(typeof label === 'string' ? { label } : {}),
+    ...(typeof span.text === 'string' ? { text: span.text } : {}),
+  };
+}
+
+/**
+ * A relation-classification row: `{text, head, tail, label}`, one ordered pair of given spans and its relation
+ * (`no_relation`, `none` or `Other` when unrelated); the spans' types are optional.
+ */
+function readGivenPair(row: Record<string, unknown>, text: string, line: number, errors: RowError[]): Example | null {
+  const before = errors.length;
+  const head = checkArgument(row.head, text, 'head', line, errors, false);
+  const tail = checkArgument(row.tail, text, 'tail', line, errors, false);
+  if (typeof row.label !== 'string' || !row.label.trim())
+    errors.push({
+      line,
+      field: 'label',
+      reason: 'the relation between head and tail is required (no_relation, none or Other when there is none)',
+    });
+  if (head && tail && head.start === tail.start && head.end === tail.end)
+    errors.push({ line, field: 'tail', reason: 'head and tail are the same span' });
+  if (row.relations !== undefined)
+    errors.push({
+      line,
+      field: 'relations',
+      reason: 'a row with head and tail gives one relation; leave out relations',
+    });
+  return errors.length === before ? { text, head: head!, tail: tail!, label: row.label as string } : null;
 }
 
 /** Validate one parsed JSON row of the given kind; pushes row-level errors and returns the example if valid. */
@@ -61,6 +119,8 @@ export function validateExample(row: unknown, kind: DatasetKind, line: number, e
   const text = row.text;
   if (typeof text !== 'string' || !text.trim())
     return (errors.push({ line, field: 'text', reason: 'a non-empty string is required' }), null);
+  // One given pair per row (relation classification), in a dataset of either kind.
+  if (row.head !== undefined || row.tail !== undefined) return readGivenPair(row, text, line, errors);
   const example: Example = { text };
 
   const readClassifications = () => {

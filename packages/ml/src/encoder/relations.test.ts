@@ -176,7 +176,9 @@ describe('the relation head', () => {
     expect(micro).toBeGreaterThan(0.8);
     expect(micro).toBeGreaterThan(untrained + 0.4);
     for (const r of RELATIONS) expect(f1[`relation/${r}`]!.f1).toBeGreaterThan(0.6);
-    // Entity F1 stays the headline metric.
+    // Relation F1 is the headline; the arguments' (entities') span F1 is reported apart.
+    expect(full.metrics.headline).toBe('relation_micro_f1');
+    expect(full.metrics.scores!.relation_micro_f1!.f1).toBe(full.metrics.f1);
     const model = loadModel(full.bundle);
     const entities = spanPRF(
       heldout.map((r) => r.entities),
@@ -189,7 +191,7 @@ describe('the relation head', () => {
         ).flatMap(([label, items]) => items.map((x) => ({ start: x.start, end: x.end, label }))),
       ),
     );
-    expect(full.metrics.f1).toBe(Number(entities.f1.toFixed(4)));
+    expect(full.metrics.scores!.entity_span_micro_f1!.f1).toBe(Number(entities.f1.toFixed(4)));
     expect(full.manifest.schema.relations).toEqual(RELATIONS);
   });
 

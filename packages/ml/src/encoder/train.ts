@@ -1,6 +1,6 @@
 import type { Embeddings } from '../assets/load';
 import type { EpochHooks } from '../classify/ngram-classifier';
-import type { Example } from '../data';
+import { isNoRelation, type ArgumentSpan, type Example } from '../data';
 import { Adam, add, clipGradNorm, crossEntropy, Rng, softmaxInPlace, tensor, zeros, type Tensor } from '../nn';
 import { runSteps, runStepsAsync } from '../steps';
 import { featurize, type Featurized } from './features';
@@ -72,8 +72,15 @@ interface Chunk {
   labels?: string[];
   /** Per task (options order): the text's label index, or -1 when the text does not carry the task. */
   classes?: Int32Array;
-  /** Texts annotated with relations: their entity spans and every ordered pair's target (0 = none, else 1 + relation index). */
-  relations?: { spans: { first: number; last: number }[]; pairs: { head: number; tail: number; target: number }[] };
+  /**
+   * Texts annotated with relations: their entity spans and every ordered pair's target (0 = none, else 1 +
+   * relation index); `given` for a relation-classification row's one pair, whose none is a real example, always kept.
+   */
+  relations?: {
+    spans: { first: number; last: number }[];
+    pairs: { head: number; tail: number; target: number }[];
+    given?: boolean;
+  };
 }
 
 /** Negatives (gold entity pairs without a relation) kept per positive in a batch. */
@@ -108,11 +115,28 @@ function relationTargets(chunk: Featurized, ex: Example, relationLabels: readonl
   return { spans, pairs };
 }
 
+/**
+ * A given pair's target in the one chunk that holds both its spans (0 = none, else 1 + relation index), or
+ * undefined when the chunk does not hold them both or the label is neither a trained relation nor a no-relation one.
+ */
+function givenPairTarget(chunk: Featurized, ex: Example, relationLabels: readonly string[]): Chunk['relations'] {
+  const head = tokenRange(chunk, ex.head!);
+  const tail = tokenRange(chunk, ex.tail!);
+  const label = ex.label ?? '';
+  const target = isNoRelation(label) ? 0 : 1 + relationLabels.indexOf(label);
+  if (!head || !tail || target < 0) return undefined;
+  return { spans: [head, tail], pairs: [{ head: 0, tail: 1, target }], given: true };
+}
+
+/** Whether a row is relation classification with a given pair (its `label` is the pair's relation, not a class). */
+const hasGivenPair = (ex: Example): ex is Example & { head: ArgumentSpan; tail: ArgumentSpan; label: string } =>
+  Boolean(ex.head && ex.tail && typeof ex.label === 'string');
+
 /** A text's label index per task (-1 when it does not carry the task; single-label rows or `{label, task}`). */
 function classTargets(ex: Example, tasks: readonly ClassTask[]): Int32Array | undefined {
   const out = new Int32Array(tasks.length).fill(-1);
   const given = new Map<string, string>();
-  if (typeof ex.label === 'string') given.set(ex.task ?? 'label', ex.label);
+  if (typeof ex.label === 'string' && !hasGivenPair(ex)) given.set(ex.task ?? 'label', ex.label);
   for (const c of ex.classifications ?? []) if (c.labels.length === 1) given.set(c.task, c.labels[0]!);
   tasks.forEach((t, k) => {
     const label = given.get(t.task);
@@ -182,6 +206,7 @@ export class EncoderTrainer {
       const f = featurize(ex.text ?? '', glove, config.hashLog2);
       const own = ex.labels;
       const relations = this.relationLabels.length && Array.isArray(ex.relations);
+      const pair = this.relationLabels.length > 0 && hasGivenPair(ex);
       // Texts without an `entities` array (classification rows) teach no tags: their tag loss is masked out.
       const tagged = Array.isArray(ex.entities) || Boolean(own);
       const classes = this.tasks.length ? classTargets(ex, this.tasks) : null;
@@ -193,6 +218,7 @@ export class EncoderTrainer {
           ...(own ? { labels: own } : {}),
           ...(classes && i === 0 ? { classes } : {}),
           ...(relations ? { relations: relationTargets(c, ex, this.relationLabels) } : {}),
+          ...(pair ? { relations: givenPairTarget(c, ex, this.relationLabels) } : {}),
         });
       });
     }
@@ -375,7 +401,7 @@ export class EncoderTrainer {
     return total / Math.max(1, batches);
   }
 
-  /** A batch's relation pairs: every positive, and at most {@link NEGATIVES_PER_POSITIVE} times as many negatives (seeded choice). */
+  /** A batch's relation pairs: every positive and given pair, and at most {@link NEGATIVES_PER_POSITIVE} times as many negatives (seeded choice). */
   private relationPairs(picked: readonly Chunk[], rng: Rng): (SpanPairs & { targets: Int32Array }) | null {
     if (!picked.some((c) => c.relations?.pairs.length)) return null;
     const spans: TokenSpan[] = [];
@@ -386,7 +412,7 @@ export class EncoderTrainer {
       const offset = spans.length;
       for (const s of c.relations.spans) spans.push({ chunk: b, ...s });
       for (const p of c.relations.pairs)
-        (p.target ? positives : negatives).push([offset + p.head, offset + p.tail, p.target]);
+        (p.target || c.relations.given ? positives : negatives).push([offset + p.head, offset + p.tail, p.target]);
     });
     const keep = NEGATIVES_PER_POSITIVE * Math.max(1, positives.length);
     const chosen = [...positives, ...(negatives.length > keep ? rng.shuffle(negatives).slice(0, keep) : negatives)];
@@ -670,6 +696,61 @@ export class EntityEncoder {
   }
 
   /**
+   * Relation classification with given spans: each item's ordered pair (head, tail) takes its most probable class
+   * among none and `relationLabels`; `label` is null for none (and, with confidence 0, when no chunk of the text
+   * holds both spans). `probabilities` are none's, then each relation's.
+   */
+  classifyPairs(
+    items: readonly { text: string; head: { start: number; end: number }; tail: { start: number; end: number } }[],
+    relationLabels: readonly string[] = this.relationLabels,
+  ): { label: string | null; confidence: number; probabilities: number[] }[] {
+    const C = 1 + relationLabels.length;
+    const out = items.map(() => ({ label: null as string | null, confidence: 0, probabilities: [] as number[] }));
+    if (!relationLabels.length) return out;
+    for (let from = 0; from < items.length; from += MAX_TEXTS_PER_PASS) {
+      const chunks: Featurized[] = [];
+      const owners: number[] = [];
+      const spans: TokenSpan[] = [];
+      for (let i = from; i < Math.min(items.length, from + MAX_TEXTS_PER_PASS); i++) {
+        const it = items[i]!;
+        for (const c of chunksOf(featurize(it.text, this.glove, this.config.hashLog2), this.config.maxTokens)) {
+          const head = tokenRange(c, it.head);
+          const tail = tokenRange(c, it.tail);
+          if (!head || !tail) continue;
+          spans.push({ chunk: chunks.length, ...head }, { chunk: chunks.length, ...tail });
+          chunks.push(c);
+          owners.push(i);
+          break;
+        }
+      }
+      if (!chunks.length) continue;
+      const batch = makeBatch(chunks, this.glove);
+      const states = encode(this.config, this.weights, batch, this.adapter ?? undefined);
+      const P = chunks.length;
+      const probs = relationLogits(
+        this.weights,
+        states,
+        batch.time,
+        {
+          spans,
+          heads: Int32Array.from({ length: P }, (_, p) => 2 * p),
+          tails: Int32Array.from({ length: P }, (_, p) => 2 * p + 1),
+        },
+        relationLabels,
+        this.glove,
+        this.relationLabels,
+      ).data;
+      owners.forEach((i, p) => {
+        softmaxInPlace(probs, p * C, C);
+        const row = Array.from(probs.subarray(p * C, (p + 1) * C));
+        const best = row.indexOf(Math.max(...row));
+        out[i] = { label: best > 0 ? relationLabels[best - 1]! : null, confidence: row[best]!, probabilities: row };
+      });
+    }
+    return out;
+  }
+
+  /**
    * Relations between the entities predicted for `entityLabels`: every
    * ordered pair of one chunk's entities (the {@link MAX_RELATION_SPANS} most
    * confident) takes its most probable class among `none` and the requested
@@ -683,7 +764,38 @@ export class EntityEncoder {
   ): RelationMention[] {
     if (!relationLabels.length || !entityLabels.length) return [];
     const encoded = this.encodeTexts([text], entityLabels);
-    if (!encoded) return [];
+    return encoded ? this.pairRelations(text, encoded, relationLabels, threshold) : [];
+  }
+
+  /**
+   * {@link extractRelations} between entities found elsewhere (a model trained on relations with given spans has
+   * no entity types of its own): every ordered pair of the mentions one chunk holds.
+   */
+  relationsBetween(
+    text: string,
+    mentions: readonly DecodedSpan[],
+    relationLabels: readonly string[] = this.relationLabels,
+    threshold = 0,
+  ): RelationMention[] {
+    if (!relationLabels.length || mentions.length < 2) return [];
+    const chunks = chunksOf(featurize(text, this.glove, this.config.hashLog2), this.config.maxTokens);
+    if (!chunks[0]?.tokens.length) return [];
+    const batch = makeBatch(chunks, this.glove);
+    const states = encode(this.config, this.weights, batch, this.adapter ?? undefined);
+    // A mention belongs to the chunk holding its first character.
+    const spans = chunks.map((c) =>
+      mentions.filter((m) => c.tokens.some((t) => t.start <= m.start && m.start < t.end) && tokenRange(c, m)),
+    );
+    return this.pairRelations(text, { chunks, time: batch.time, states, spans }, relationLabels, threshold);
+  }
+
+  /** Relations between each chunk's mentions (the most confident {@link MAX_RELATION_SPANS}), scored on its states. */
+  private pairRelations(
+    text: string,
+    encoded: { chunks: Featurized[]; time: number; states: Tensor; spans: DecodedSpan[][] },
+    relationLabels: readonly string[],
+    threshold: number,
+  ): RelationMention[] {
     const spans: TokenSpan[] = [];
     const mentions: EntityMention[] = [];
     const heads: number[] = [];

@@ -1,4 +1,4 @@
-import { classificationPRF, relationPRF, spanPRF } from './metrics';
+import { classificationPRF, relationClassificationPRF, relationPRF, spanPRF } from './metrics';
 
 describe('evaluation metrics', () => {
   it('when spans match only with exact type and offsets, then micro and per-label P/R/F1 follow', () => {
@@ -46,6 +46,20 @@ describe('evaluation metrics', () => {
       [[{ label: 'works_for', head, tail: { ...tail, end: 17 } }]],
     );
     expect(r.f1).toBe(0);
+  });
+
+  it('when relations are classified on given spans, then micro F1 leaves no-relation out and accuracy counts it', () => {
+    // Gold and predicted label per pair; null is no relation (TACRED's no_relation, SemEval's Other).
+    const gold = ['works_for', 'works_for', 'born_in', null, null, 'born_in'];
+    const pred = ['works_for', 'born_in', 'born_in', null, 'works_for', null];
+    const r = relationClassificationPRF(gold, pred);
+    // works_for: tp 1, fp 1 (the no-relation pair), fn 1; born_in: tp 1, fp 1, fn 1.
+    expect(r.precision).toBeCloseTo(2 / 4);
+    expect(r.recall).toBeCloseTo(2 / 4);
+    expect(r.perLabel.works_for).toEqual({ precision: 0.5, recall: 0.5, f1: 0.5, support: 2 });
+    expect(Object.keys(r.perLabel)).toEqual(['born_in', 'works_for']);
+    expect(r.accuracy).toBeCloseTo(3 / 6);
+    expect(relationClassificationPRF([null, null], [null, null])).toMatchObject({ f1: 0, accuracy: 1 });
   });
 
   it('when gold and predictions have different lengths, then it refuses to score', () => {

@@ -106,3 +106,19 @@ export function relationPRF(gold: Relation[][], pred: Relation[][]): Report {
     `${r.label}\u0000${r.head.label}:${r.head.start}:${r.head.end}\u0000${r.tail.label}:${r.tail.start}:${r.tail.end}`;
   return score(gold, pred, k, (r) => r.label);
 }
+
+/**
+ * Relation classification with given spans, the TACRED and SemEval convention: one gold and one predicted label
+ * per pair, `null` for no relation. Micro precision, recall and F1 count the relation labels only (a pair predicted
+ * as a relation is a false positive unless its gold is that relation; a related pair not predicted as its relation
+ * is a false negative), per label too; accuracy counts every pair, no-relation ones included.
+ */
+export function relationClassificationPRF(
+  gold: readonly (string | null)[],
+  pred: readonly (string | null)[],
+): Report & { accuracy: number } {
+  const asSet = (labels: readonly (string | null)[]) => labels.map((l) => (l === null ? [] : [l]));
+  const report = classificationPRF(asSet(gold), asSet(pred));
+  const correct = gold.filter((g, i) => g === pred[i]).length;
+  return { ...report, accuracy: gold.length ? correct / gold.length : 0 };
+}

@@ -107,17 +107,28 @@ export function loadModel(bundle: Uint8Array): ExtractionModel {
       relations: (t, names, threshold) => {
         const known = encoder ? names.filter((r) => encoder.relationLabels.includes(r)) : [];
         const others = names.filter((r) => !known.includes(r));
-        const mine = known.length
-          ? encoder!
-              .extractRelations(t, known, encoder!.trainedLabels, explicit)
-              .map((r) => ({ relation: r.label, head: r.head, tail: r.tail, confidence: r.confidence }))
+        // A head trained on given spans alone has no entity types: its arguments are the schema's entities, zero-shot.
+        const found = known.length
+          ? encoder!.trainedLabels.length
+            ? encoder!.extractRelations(t, known, encoder!.trainedLabels, explicit)
+            : encoder!.relationsBetween(t, zeroShotSpans(t, schema.entities, threshold), known, explicit)
           : [];
+        const mine = found.map((r) => ({ relation: r.label, head: r.head, tail: r.tail, confidence: r.confidence }));
         return [...mine, ...(others.length ? zeroShotRelations(t, others, threshold) : [])];
       },
     });
   };
+  const relationHead = encoder?.relationLabels.length ? encoder : null;
   return {
     manifest,
+    ...(relationHead
+      ? {
+          classifyRelation: (text, head, tail) => {
+            const [p] = relationHead.classifyPairs([{ text, head, tail }]);
+            return { relation: p!.label, confidence: p!.confidence };
+          },
+        }
+      : {}),
     extract: (text, schema, options = {}) => run(text, normalized(schema), options),
     extractMany(texts, schema, options = {}) {
       const norm = normalized(schema);

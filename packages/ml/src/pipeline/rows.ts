@@ -1,4 +1,4 @@
-import type { Example } from '../data';
+import { isNoRelation, type Example } from '../data';
 import type { CanonicalRow } from './types';
 
 /** One classification task's training examples, gathered from every row that labels it. */
@@ -9,12 +9,15 @@ interface ClassificationTaskData {
 }
 
 /**
- * Rows → encoder examples (entities, and relations where a row lists them)
- * and per-task classification examples (list, dict and banking77 `{label,
- * task}` forms).
+ * Rows → encoder examples (entities, and relations where a row lists them),
+ * given pairs (`{text, head, tail, label}` relation-classification rows) and
+ * per-task classification examples (list, dict and banking77 `{label, task}`
+ * forms).
  */
 export function prepare(rows: (CanonicalRow | Example)[]): {
   entities: Example[];
+  /** Relation-classification rows: one given head and tail each, and their relation (or a no-relation label). */
+  pairs: Example[];
   encoderRows: Example[];
   tasks: ClassificationTaskData[];
   hasEntities: boolean;
@@ -22,6 +25,7 @@ export function prepare(rows: (CanonicalRow | Example)[]): {
   structures: Record<string, Record<string, 'str' | 'list'>>;
 } {
   const entities: Example[] = [];
+  const pairs: Example[] = [];
   const encoderRows: Example[] = [];
   let rowClasses: { task: string; labels: string[] }[] = [];
   const tasks = new Map<string, ClassificationTaskData>();
@@ -39,6 +43,13 @@ export function prepare(rows: (CanonicalRow | Example)[]): {
     const row = raw as Example & CanonicalRow;
     const text = row.text ?? '';
     if (!text) continue;
+    if (row.head && row.tail && typeof row.label === 'string') {
+      const pair: Example = { text, head: row.head, tail: row.tail, label: row.label };
+      pairs.push(pair);
+      encoderRows.push(pair);
+      if (!isNoRelation(row.label)) relationLabels.add(row.label);
+      continue;
+    }
     rowClasses = [];
     let tagged: Example | null = null;
     const fields = row.structures
@@ -77,6 +88,7 @@ export function prepare(rows: (CanonicalRow | Example)[]): {
   }
   return {
     entities,
+    pairs,
     encoderRows,
     tasks: [...tasks.values()],
     hasEntities,

@@ -16,7 +16,8 @@ const CLASSIFIER_LR_SCALE = 250;
 
 /**
  * Trains the extraction model: the entity encoder when the rows have
- * entities, a classifier per classification task. Progress as it goes, a
+ * entities or relations with given spans (its relation head), a classifier
+ * per classification task. Progress as it goes, a
  * `weights/<step>` training state and a `sampler_weights/<step>` servable
  * bundle after every epoch, cancellation within one batch.
  */
@@ -32,11 +33,17 @@ export async function trainModel(req: TrainRequest): Promise<TrainResult> {
   const trainingType: TrainingType = resumed?.trainingType ?? req.trainingType;
   const buckets = BUCKETS[trainingType];
   const data = prepare(req.train);
-  if (!data.hasEntities && !data.tasks.length)
+  if (!data.hasEntities && !data.tasks.length && !data.pairs.length)
     throw new AppError(
       'InvalidArgument',
       'TRAINING_DATA_INVALID',
-      'the training rows have neither entities nor classifications',
+      'the training rows have neither entities, relations with given spans nor classifications',
+    );
+  if (data.pairs.length && !data.relationLabels.length)
+    throw new AppError(
+      'InvalidArgument',
+      'TRAINING_DATA_INVALID',
+      'every relation-classification row is labelled no-relation: at least one relation is needed',
     );
   const glove = loadGlove();
   const log = req.onLog ?? (() => undefined);
@@ -83,7 +90,7 @@ export async function trainModel(req: TrainRequest): Promise<TrainResult> {
         }
     : undefined;
   const encoder =
-    data.hasEntities || classTasks.length || resumed?.encoder
+    data.hasEntities || data.pairs.length || classTasks.length || resumed?.encoder
       ? new EncoderTrainer(
           data.encoderRows,
           base.config,
@@ -135,7 +142,9 @@ export async function trainModel(req: TrainRequest): Promise<TrainResult> {
   const share = Number(((100 * trained) / Math.max(1, fullParams)).toFixed(1));
   const what = [
     entityLabels.length ? `entities (${entityLabels.join(', ')})` : '',
-    encoder && relationLabels.length ? `relations (${relationLabels.join(', ')})` : '',
+    encoder && relationLabels.length
+      ? `relations (${relationLabels.join(', ')}${data.pairs.length ? `; ${data.pairs.length} given pairs` : ''})`
+      : '',
     classifiers.size
       ? `${classifiers.size} classification task(s)${classTasks.length ? ` (n-gram branch, and the encoder's pooled head for ${classTasks.length} single-label)` : ''}`
       : '',

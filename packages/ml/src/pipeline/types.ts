@@ -69,18 +69,34 @@ export interface LabelMetrics {
   support: number;
 }
 
+/** What a held-out figure scores; the first the data has is the headline. */
+export type MetricKind =
+  | 'relation_given_spans_micro_f1'
+  | 'relation_micro_f1'
+  | 'entity_span_micro_f1'
+  | 'classification_micro_f1'
+  | 'accuracy';
+
 /**
- * Held-out scores: the headline micro F1, precision and recall (entities when the data has them, else relations,
- * else classification), per label (`relation/<label>`, `<task>/<label>` for those), and the last training loss.
+ * Held-out scores: the headline micro F1, precision and recall (relations when the data has them, given spans
+ * first, else entities, else classification), each figure apart in `scores`, per label (`relation/<label>`,
+ * `<task>/<label>` for those), and the last training loss.
  */
 export interface Metrics {
   f1: number;
   precision: number;
   recall: number;
-  /** Which figure `f1` is: entity span micro F1, relation micro F1, classification micro F1, or accuracy. */
-  headline?: 'entity_span_micro_f1' | 'relation_micro_f1' | 'classification_micro_f1' | 'accuracy';
+  /**
+   * Which figure `f1` is: relation micro F1 with given spans (no-relation excluded) or end to end, entity span
+   * micro F1, classification micro F1, or accuracy.
+   */
+  headline?: MetricKind;
   /** Unweighted mean F1 over the headline's labels. */
   macro_f1?: number;
+  /** Relations with given spans: the share of pairs whose label (no-relation included) is predicted exactly. */
+  accuracy?: number;
+  /** When the data has more than one kind: each one's figures, e.g. relation F1 beside the arguments' span F1. */
+  scores?: Partial<Record<MetricKind, { f1: number; precision: number; recall: number; macro_f1: number }>>;
   /** Evaluations only: each held-out row's headline [tp, fp, fn], in file order (the adaptive gate pairs them). */
   per_example?: [number, number, number][];
   per_label: Record<string, LabelMetrics>;
@@ -178,4 +194,13 @@ export interface ExtractionModel {
    * trained encoder runs its texts through one forward pass): the same results as one text at a time.
    */
   extractMany(texts: readonly string[], schema: ExtractionSchema, options?: PredictOptions): ExtractionResult[];
+  /**
+   * Relation classification with given spans: the relation (or null for none) of the ordered pair `head` → `tail`
+   * among the trained relations, with its probability. Models without a trained relation head leave it out.
+   */
+  classifyRelation?(
+    text: string,
+    head: { start: number; end: number },
+    tail: { start: number; end: number },
+  ): { relation: string | null; confidence: number };
 }
