@@ -12,6 +12,7 @@
  * Targets (issue 3) are printed beside the figures; they are not asserted.
  *   - banking77 with 10 intents held out as unknown: out-of-scope rejection (temperature and threshold
  *     fitted on dev, reported on test), and the ETA the first epoch predicted against the real time
+ *     and, on dev only, other rejection scores (class-centroid distances and kNN) at the same budget
  * BENCH_NER_ONLY=1 or BENCH_CLASSIFICATION_ONLY=1 runs one half; BENCH_OOS_ONLY=1 only the last.
  * The decoder has its own command: bench:decoder.
  */
@@ -23,8 +24,15 @@ import {
   LinearTagger,
   NaiveBayes,
   NgramClassifier,
+  REJECTION_ACCURACY_BUDGET,
+  chooseRejectThreshold,
   classificationPRF,
+  classifiersOf,
+  encoderOf,
   loadGlove,
+  readBundle,
+  taskScores,
+  withTemperature,
   spanPRF,
   validateJsonl,
   zeroShotSpans,
@@ -181,6 +189,122 @@ async function classification(): Promise<void> {
 export const UNKNOWN_INTENTS = (labels: string[]) =>
   [...new Set(labels)].sort().filter((_, i) => i % 7 === 3 && i < 70);
 
+/**
+ * Dev out-of-scope recall of other rejection scores at the product's accuracy budget (higher score = in scope):
+ * distances to class centroids of the training rows in the encoder's pooled space (cosine, Mahalanobis with a
+ * shared diagonal covariance) and in the n-gram branch's centred log-probabilities, kNN, and z-score mixes with
+ * the product's confidence whose weight is chosen on dev. Dev only: none of these is served, so test is not scored.
+ */
+function otherScoresOnDev(
+  bundle: Uint8Array,
+  train: { text?: string; label?: string }[],
+  dev: { text?: string; label?: string }[],
+  rejectTemperature: number,
+): void {
+  const { meta, tensors } = readBundle(bundle);
+  const encoder = encoderOf(meta, tensors)!.merged();
+  const [task, clf] = [...classifiersOf(meta)][0]!;
+  const labels = clf.labels;
+  const unit = (v: ArrayLike<number>) => {
+    const n = Math.hypot(...Array.from(v)) || 1;
+    return Array.from(v, (x) => x / n);
+  };
+  const dot = (a: number[], b: number[]) => a.reduce((s, x, i) => s + x * b[i]!, 0);
+  const centredLog = (p: number[]) => {
+    const l = p.map((x) => Math.log(Math.max(x, 1e-12)));
+    const m = l.reduce((a, b) => a + b, 0) / l.length;
+    return l.map((x) => x - m);
+  };
+  const D = encoder.config.dim;
+  const represent = (text: string) => {
+    const pooled = encoder.pooledState(text) ?? new Float32Array(D);
+    const ngram = clf.predict(text).scores;
+    return {
+      pooled: Array.from(pooled),
+      ngram: centredLog(labels.map((l) => ngram[l]!)),
+      fused: taskScores(encoder, clf, text, task, labels).map((s) => s.confidence),
+    };
+  };
+  const trainRows = train.map((e) => ({ gold: labels.indexOf(e.label!), ...represent(e.text!) }));
+  const centroids = (vector: (r: (typeof trainRows)[number]) => number[], normalise: boolean) => {
+    const sums = labels.map(() => new Array<number>(vector(trainRows[0]!).length).fill(0));
+    const counts = labels.map(() => 0);
+    for (const r of trainRows) {
+      const v = normalise ? unit(vector(r)) : vector(r);
+      counts[r.gold]!++;
+      v.forEach((x, i) => (sums[r.gold]![i]! += x));
+    }
+    return sums.map((s, k) => (normalise ? unit(s) : s.map((x) => x / Math.max(1, counts[k]!))));
+  };
+  const pooledUnit = centroids((r) => r.pooled, true);
+  const ngramUnit = centroids((r) => r.ngram, true);
+  const pooledMean = centroids((r) => r.pooled, false);
+  const variance = new Array<number>(D).fill(1e-6);
+  for (const r of trainRows)
+    r.pooled.forEach((x, i) => (variance[i]! += (x - pooledMean[r.gold]![i]!) ** 2 / trainRows.length));
+  const trainUnit = trainRows.map((r) => unit(r.pooled));
+  const devRows = dev.map((e) => {
+    const r = represent(e.text!);
+    const probs = withTemperature(r.fused, rejectTemperature);
+    const top = probs.indexOf(Math.max(...probs));
+    const v = unit(r.pooled);
+    const cosines = pooledUnit.map((c) => dot(c, v));
+    const nearest5 = trainUnit
+      .map((t) => dot(t, v))
+      .sort((a, b) => b - a)
+      .slice(0, 5);
+    const scores: Record<string, number> = {
+      'confidence at the rejection temperature (served)': probs[top]!,
+      'pooled space: cosine to the nearest centroid': Math.max(...cosines),
+      "pooled space: cosine to the predicted intent's centroid": cosines[top]!,
+      'pooled space: Mahalanobis (shared diagonal) to the nearest centroid': -Math.min(
+        ...pooledMean.map((c) => r.pooled.reduce((s, x, i) => s + (x - c[i]!) ** 2 / variance[i]!, 0)),
+      ),
+      'pooled space: cosine to the 5th nearest training row': nearest5[4]!,
+      'n-gram centred log-probabilities: cosine to the nearest centroid': Math.max(
+        ...ngramUnit.map((c) => dot(c, unit(r.ngram))),
+      ),
+    };
+    const gold = labels.indexOf(e.label!);
+    return { scores, inScope: gold >= 0, correct: top === gold };
+  });
+  printOtherScores(devRows);
+}
+
+/** The table of `otherScoresOnDev`: each score alone, and mixed with the served one (z-scores on dev in-scope rows). */
+function printOtherScores(devRows: { scores: Record<string, number>; inScope: boolean; correct: boolean }[]): void {
+  const recall = (score: (r: (typeof devRows)[number]) => number) => {
+    // chooseRejectThreshold takes threshold 0 as "no rejection": shift each score to start at 0.
+    const min = Math.min(...devRows.map(score));
+    return chooseRejectThreshold(
+      devRows.map((r) => ({ ...r, top: score(r) - min, predictedOutOfScope: false })),
+      REJECTION_ACCURACY_BUDGET,
+    ).outOfScopeRecall;
+  };
+  const zScore = (name: string) => {
+    const xs = devRows.filter((r) => r.inScope).map((r) => r.scores[name]!);
+    const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
+    const sd = Math.sqrt(xs.reduce((a, b) => a + (b - mean) ** 2, 0) / xs.length) || 1;
+    return (r: (typeof devRows)[number]) => (r.scores[name]! - mean) / sd;
+  };
+  const [served, ...others] = Object.keys(devRows[0]!.scores);
+  console.log(
+    '\n| other rejection score (dev only, same budget) | dev out-of-scope recall | mixed with the served confidence: best weight on dev, recall |',
+  );
+  console.log('|---|---|---|');
+  console.log(`| ${served} | ${recall((r) => r.scores[served!]!).toFixed(4)} | |`);
+  for (const name of others) {
+    const [a, b] = [zScore(served!), zScore(name)];
+    let best = { w: 0, recall: -1 };
+    for (let i = 0; i <= 10; i++) {
+      const w = i / 10;
+      const got = recall((r) => (1 - w) * a(r) + w * b(r));
+      if (got > best.recall) best = { w, recall: got };
+    }
+    console.log(`| ${name} | ${recall((r) => r.scores[name]!).toFixed(4)} | ${best.w}, ${best.recall.toFixed(4)} |`);
+  }
+}
+
 async function outOfScope(): Promise<void> {
   const all = rows('banking77/train.jsonl', 'classification');
   const unknown = new Set(UNKNOWN_INTENTS(all.map((e) => e.label!)));
@@ -246,6 +370,7 @@ async function outOfScope(): Promise<void> {
   console.log(
     `\ntemperature ${cal?.temperature}, ECE on dev ${cal?.ece_before} → ${cal?.ece_after}; reject below ${cal?.reject_below} at rejection temperature ${cal?.reject_temperature}; trained in ${secs.toFixed(1)} s`,
   );
+  otherScoresOnDev(result.bundle, train, dev, cal?.reject_temperature ?? 1);
   if (firstEpochEnd) {
     const fe = firstEpochEnd as { at: number; eta: number };
     const predicted = (fe.at - t0) / 1000 + fe.eta;

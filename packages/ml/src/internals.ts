@@ -13,3 +13,8 @@ export { validateJsonl, type ValidationReport } from './data';
 export { zeroShotSpans, type ZeroShotSpan } from './zeroshot/entities';
 /** Decoder building blocks: seeded initial weights of any shape (a base of another context length, for benchmarks). */
 export { DEFAULT_CONFIG as DECODER_DEFAULT_CONFIG, initWeights as initDecoderWeights } from './decoder';
+/** A bundle's encoder and classifiers, and a task's fused probabilities (the benchmarks' out-of-scope scores). */
+export { classifiersOf, encoderOf, readBundle } from './pipeline/bundle';
+export { taskScores } from './pipeline/task-scores';
+export { chooseRejectThreshold, withTemperature } from './classify/calibration';
+export { REJECTION_ACCURACY_BUDGET } from './pipeline/calibrate';

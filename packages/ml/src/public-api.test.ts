@@ -42,6 +42,13 @@ describe('the package entries', () => {
       [
         'DECODER_DEFAULT_CONFIG',
         'LinearTagger',
+        'REJECTION_ACCURACY_BUDGET',
+        'chooseRejectThreshold',
+        'classifiersOf',
+        'encoderOf',
+        'readBundle',
+        'taskScores',
+        'withTemperature',
         'NaiveBayes',
         'NgramClassifier',
         'classificationPRF',

@@ -606,21 +606,31 @@ export class EntityEncoder {
       : this;
   }
 
+  /** A text's pooled state [D]: the mean of its first chunk's token states; null for a text without tokens. */
+  pooledState(text: string): Float32Array | null {
+    const chunk = chunksOf(featurize(text, this.glove, this.config.hashLog2), this.config.maxTokens)[0];
+    if (!chunk?.tokens.length) return null;
+    const batch = makeBatch([chunk], this.glove);
+    return poolStates(encode(this.config, this.weights, batch, this.adapter ?? undefined), batch).data.slice();
+  }
+
   /**
    * A single-label task's label probabilities from the pooled text state
    * (softmax over the given labels; labels the task was trained with use their
-   * learned residuals).
+   * learned residuals). A caller that has the text's `pooledState` passes it to skip the forward pass.
    */
-  classify(text: string, task: string, labels: readonly string[]): { label: string; confidence: number }[] {
-    const f = featurize(text, this.glove, this.config.hashLog2);
-    const chunk = chunksOf(f, this.config.maxTokens)[0];
-    if (!labels.length || !chunk?.tokens.length)
+  classify(
+    text: string,
+    task: string,
+    labels: readonly string[],
+    pooled: Float32Array | null = this.pooledState(text),
+  ): { label: string; confidence: number }[] {
+    if (!labels.length || !pooled)
       return labels.map((label) => ({ label, confidence: 1 / Math.max(1, labels.length) }));
-    const batch = makeBatch([chunk], this.glove);
     const trained = this.tasks.find((t) => t.task === task)?.labels ?? [];
     const scores = classLogits(
       this.weights,
-      poolStates(encode(this.config, this.weights, batch, this.adapter ?? undefined), batch),
+      tensor(pooled, [1, pooled.length]),
       task,
       labels,
       this.glove,
