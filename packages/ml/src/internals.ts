@@ -18,3 +18,5 @@ export { classifiersOf, encoderOf, readBundle } from './pipeline/bundle';
 export { taskScores } from './pipeline/task-scores';
 export { chooseRejectThreshold, withTemperature } from './classify/calibration';
 export { REJECTION_ACCURACY_BUDGET } from './pipeline/calibrate';
+/** Encoder bases: the shipped pretrained one and the seeded initialisation (benchmarks: pretrained vs not, via trainModel's internal `encoderBase`). */
+export { initWeights as initEncoderWeights, loadEncoderBase } from './encoder';

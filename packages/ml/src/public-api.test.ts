@@ -53,6 +53,8 @@ describe('the package entries', () => {
         'NgramClassifier',
         'classificationPRF',
         'initDecoderWeights',
+        'initEncoderWeights',
+        'loadEncoderBase',
         'loadGlove',
         'nn',
         'spanPRF',

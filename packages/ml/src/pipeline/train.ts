@@ -1,6 +1,6 @@
 import { loadGlove } from '../assets/load';
 import { ClassifierTrainer } from '../classify/ngram-classifier';
-import { EncoderTrainer, loadEncoderBase, type ClassTask } from '../encoder';
+import { EncoderTrainer, loadEncoderBase, type ClassTask, type EncoderConfig, type EncoderWeights } from '../encoder';
 import { BUCKETS, FULL_BUCKETS, buildBundle } from './bundle';
 import { calibrateTasks } from './calibrate';
 import { EtaEstimator } from './eta';
@@ -15,13 +15,22 @@ export const ENCODER_DEFAULTS = { batchSize: 16, loraRank: 8, loraAlphaPerRank: 
 const CLASSIFIER_LR_SCALE = 250;
 
 /**
+ * Internal, for benchmarks only (not part of the service contract, not documented for users): start the encoder
+ * from these weights instead of the shipped pretrained base, e.g. a seeded initialisation to measure what
+ * pretraining adds. Absent: `loadEncoderBase()`, as always.
+ */
+export interface InternalTrainOptions {
+  encoderBase?: { config: EncoderConfig; weights: EncoderWeights };
+}
+
+/**
  * Trains the extraction model: the entity encoder when the rows have
  * entities or relations with given spans (its relation head), a classifier
  * per classification task. Progress as it goes, a
  * `weights/<step>` training state and a `sampler_weights/<step>` servable
  * bundle after every epoch, cancellation within one batch.
  */
-export async function trainModel(req: TrainRequest): Promise<TrainResult> {
+export async function trainModel(req: TrainRequest & InternalTrainOptions): Promise<TrainResult> {
   const hp = req.hyperparameters;
   const resumed = req.resumeFrom ? decodeState(req.resumeFrom) : null;
   if (req.resumeFrom && !resumed)
@@ -72,7 +81,7 @@ export async function trainModel(req: TrainRequest): Promise<TrainResult> {
         labels: [...new Set([...prior, ...[...new Set(t.examples.flatMap((e) => e.labels))].sort()])],
       };
     });
-  const base = loadEncoderBase();
+  const base = req.encoderBase ?? loadEncoderBase();
   const priorEncoder = resumed?.encoder
     ? continuing
       ? resumed.encoder
