@@ -7,7 +7,13 @@ import { runMlCli } from './main';
 function io() {
   const out: string[] = [];
   const err: string[] = [];
-  return { out, err, io: { out: (s: string) => void out.push(s), err: (s: string) => void err.push(s), isTTY: false } };
+  // A clock that moves 1 ms per reading: the pacing of progress lines does not depend on the machine's speed.
+  let ms = 0;
+  return {
+    out,
+    err,
+    io: { out: (s: string) => void out.push(s), err: (s: string) => void err.push(s), isTTY: false, now: () => ++ms },
+  };
 }
 
 describe('pnpm whetstone ml', () => {

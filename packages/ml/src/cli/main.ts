@@ -94,6 +94,8 @@ interface Io {
   out: (s: string) => void;
   err: (s: string) => void;
   isTTY: boolean;
+  /** The clock that paces non-TTY progress lines (tests pass their own). Default `Date.now`. */
+  now?: () => number;
 }
 
 class UsageError extends Error {}
@@ -140,7 +142,7 @@ const NON_TTY_PROGRESS_EVERY_MS = 5_000;
 function progressBar(io: Io): (fraction: number, suffix: string) => void {
   let last = -Infinity;
   return (fraction, suffix) => {
-    const now = Date.now();
+    const now = (io.now ?? Date.now)();
     if (!io.isTTY && fraction < 1 && now - last < NON_TTY_PROGRESS_EVERY_MS) return;
     last = now;
     const width = 28;

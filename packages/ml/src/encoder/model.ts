@@ -6,6 +6,7 @@ import {
   chainNll,
   chainViterbi,
   concatCols,
+  crossEntropy,
   type ChainKinds,
   dropout,
   embedding,
@@ -632,4 +633,93 @@ export function classLogits(
 ): Tensor {
   const vectors = addBias(matmul(labelInputs(labels, glove), w['cls.L.w']!), w['cls.L.b']!);
   return matmulBT(pooled, withResidual(vectors, w[classResidualName(task)], labels, trained));
+}
+
+/**
+ * Masked-token pretraining (`build:encoder`): the words the model is asked to restore, the `size` most frequent
+ * lower-case GloVe words, and their unit vectors [size, 100], the fixed output embeddings of the prediction.
+ */
+export interface MaskVocabulary {
+  ids: Map<string, number>;
+  vectors: Tensor;
+}
+
+export function maskVocabulary(glove: Embeddings, size: number): MaskVocabulary {
+  const ids = new Map<string, number>();
+  const rows: Float32Array[] = [];
+  for (const word of glove.words ?? []) {
+    if (ids.size >= size) break;
+    const v = /^[a-z]+$/.test(word) ? glove.vector(word) : null;
+    if (!v) continue;
+    let n = 0;
+    for (let d = 0; d < v.length; d++) n += v[d]! * v[d]!;
+    const unit = new Float32Array(v.length);
+    for (let d = 0; d < v.length; d++) unit[d] = v[d]! / Math.sqrt(n || 1);
+    ids.set(word, rows.length);
+    rows.push(unit);
+  }
+  const vectors = new Float32Array(rows.length * glove.dim);
+  rows.forEach((r, i) => vectors.set(r, i * glove.dim));
+  return { ids, vectors: tensor(vectors, [rows.length, glove.dim]) };
+}
+
+/** The masked-token head's weights: token state [D] → a vector in GloVe's space [100]. */
+export function initMaskHead(config: EncoderConfig, glove: Embeddings, seed: number): Weights {
+  return {
+    'mlm.w': tensor(randn(new Rng(seed ^ 0x6d6c6d), config.dim * glove.dim, 1 / Math.sqrt(config.dim)), [
+      config.dim,
+      glove.dim,
+    ]),
+    'mlm.b': zeros([glove.dim]),
+  };
+}
+
+/**
+ * Masks a share of a batch's in-vocabulary words in place: each chosen token's dense inputs (GloVe, shape and
+ * gazetteer flags) become zeros and its hashed features are dropped, so neither it nor its neighbours' windows
+ * see it. Returns the masked rows of the batch and the words to restore.
+ */
+export function maskTokens(
+  batch: EncoderBatch,
+  chunks: readonly Featurized[],
+  vocabulary: MaskVocabulary,
+  rate: number,
+  rng: Rng,
+): { rows: Int32Array; targets: Int32Array } {
+  const rows: number[] = [];
+  const targets: number[] = [];
+  chunks.forEach((c, b) =>
+    c.tokens.forEach((t, i) => {
+      const id = vocabulary.ids.get(t.text.toLowerCase());
+      if (id !== undefined && rng.next() < rate) {
+        rows.push(b * batch.time + i);
+        targets.push(id);
+      }
+    }),
+  );
+  if (!rows.length) return { rows: new Int32Array(0), targets: new Int32Array(0) };
+  const width = batch.dense.data.length / (batch.size * batch.time);
+  const masked = new Set(rows);
+  for (const r of rows) batch.dense.data.fill(0, r * width, (r + 1) * width);
+  const ids: number[] = [];
+  const offsets = new Int32Array(batch.hashOffsets.length);
+  for (let r = 0; r < batch.size * batch.time; r++) {
+    if (!masked.has(r))
+      for (let k = batch.hashOffsets[r]!; k < batch.hashOffsets[r + 1]!; k++) ids.push(batch.hashIds[k]!);
+    offsets[r + 1] = ids.length;
+  }
+  batch.hashIds = Int32Array.from(ids);
+  batch.hashOffsets = offsets;
+  return { rows: Int32Array.from(rows), targets: Int32Array.from(targets) };
+}
+
+/** The masked-token loss: cross-entropy of each masked word among the vocabulary, scored by dot product in GloVe's space. */
+export function maskedTokenLoss(
+  w: Weights,
+  states: Tensor,
+  masked: { rows: Int32Array; targets: Int32Array },
+  vocabulary: MaskVocabulary,
+): Tensor {
+  const h = addBias(matmul(embedding(states, masked.rows), w['mlm.w']!), w['mlm.b']!);
+  return crossEntropy(matmulBT(h, vocabulary.vectors), masked.targets);
 }

@@ -2,6 +2,8 @@ import nlp from 'compromise';
 import type { EncoderExample } from './train';
 import { Rng } from '../nn';
 import { wordnetGazetteer } from '../zeroshot/wordnet';
+import { zeroShotSpans } from '../zeroshot/entities';
+import type { TaggedSentence } from './brown';
 
 /**
  * Pretraining data for the encoder base, built only from shipped assets:
@@ -60,6 +62,14 @@ const SYNONYMS: Record<string, string[]> = {
   date: ['date', 'day'],
   money: ['money', 'amount', 'price'],
 };
+
+/**
+ * The label names the base was pretrained to follow for named entities (people, places, organisations,
+ * nationalities, under each of their synonyms): the zero-shot base answers these from the encoder.
+ */
+export const PRETRAINED_NAME_LABELS: ReadonlySet<string> = new Set(
+  ['person', 'city', 'country', 'location', 'organization', 'nationality'].flatMap((k) => SYNONYMS[k]!),
+);
 
 const MONTHS = [
   'January',
@@ -163,6 +173,90 @@ export function pretrainingExamples(count: number, seed: number): EncoderExample
       if (label) entities.push({ start, end: text.length, label });
     }
     out.push({ text, entities, labels: [...new Set([...asked.values(), ...(asLocation ? [asLocation] : [])])] });
+  }
+  return out;
+}
+
+const NAMED = ['person', 'location', 'organization'] as const;
+/** Titles Brown tags as proper nouns but entity annotations leave out ("Mr. Parichy" → "Parichy"). */
+const TITLE =
+  /^(Mr|Mrs|Ms|Miss|Mmes|Dr|Drs|Gov|Gen|Sen|Rep|Rev|Col|Capt|Lt|Sgt|Prof|St|Sir|Mt|Ft|Judge|President|King|Queen|Pope|Lord|Lady)\.?$/;
+
+/** Maximal runs of proper nouns (`np…`) and title-case words (`…-tl`), as token index ranges [start, end). */
+function nameRuns(s: TaggedSentence): [number, number][] {
+  const inName = (k: number) => /^np/.test(s.tags[k]!) || (/-tl/.test(s.tags[k]!) && /^\p{Lu}/u.test(s.words[k]!));
+  const runs: [number, number][] = [];
+  for (let k = 0; k < s.words.length; k++) {
+    if (!inName(k)) continue;
+    let e = k;
+    while (e < s.words.length && inName(e)) e++;
+    let b = k;
+    while (b < e - 1 && TITLE.test(s.words[b]!)) b++;
+    if (!TITLE.test(s.words[b]!)) runs.push([b, e]);
+    k = e - 1;
+  }
+  return runs;
+}
+
+/**
+ * Distantly supervised pretraining rows from real English (the Brown corpus's
+ * sentences): silver person/location/organization spans from the zero-shot
+ * base's gazetteers and patterns (compromise's lexicon, WordNet), kept only
+ * where the corpus's hand-assigned tags agree that the span is exactly a
+ * proper-noun run. A sentence is used only when every proper-noun run got a
+ * type, so no name is taught as "not an entity"; about one in ten sentences
+ * without names is kept as well. Each row asks for a random subset of the
+ * types under random synonyms, like the template rows. Seeded; the same
+ * sentences, count and seed give the same rows.
+ */
+export function silverExamples(sentences: readonly TaggedSentence[], count: number, seed: number): EncoderExample[] {
+  const rng = new Rng(seed);
+  const order = sentences.map((_, i) => i);
+  for (let i = order.length - 1; i > 0; i--) {
+    const j = rng.int(i + 1);
+    [order[i], order[j]] = [order[j]!, order[i]!];
+  }
+  const pick = <T>(xs: readonly T[]): T => xs[rng.int(xs.length)]!;
+  const out: EncoderExample[] = [];
+  for (const i of order) {
+    if (out.length >= count) break;
+    const s = sentences[i]!;
+    if (s.words.length < 4 || s.words.length > 60) continue;
+    const starts: number[] = [];
+    let text = '';
+    for (const w of s.words) {
+      if (text) text += ' ';
+      starts.push(text.length);
+      text += w;
+    }
+    const runs = nameRuns(s);
+    if (!runs.length) {
+      if (rng.next() < 0.1)
+        out.push({ text, entities: [], labels: NAMED.filter(() => rng.next() < 0.7).map((k) => pick(SYNONYMS[k]!)) });
+      continue;
+    }
+    const spans = zeroShotSpans(text, [...NAMED], 0.7);
+    const typed: { start: number; end: number; kind: string }[] = [];
+    for (const [b, e] of runs) {
+      const start = starts[b]!;
+      const end = starts[e - 1]! + s.words[e - 1]!.replace(/'s?$/, '').length;
+      const hit = spans.find(
+        (z) => z.start === start && z.end >= end && z.end <= starts[e - 1]! + s.words[e - 1]!.length,
+      );
+      if (!hit) break;
+      typed.push({ start, end, kind: hit.label });
+    }
+    if (typed.length < runs.length) continue;
+    const asked = new Map<string, string>();
+    for (const k of NAMED) if (rng.next() < 0.7) asked.set(k, pick(SYNONYMS[k]!));
+    if (!asked.size) asked.set('person', pick(SYNONYMS.person!));
+    out.push({
+      text,
+      entities: typed
+        .filter((t) => asked.has(t.kind))
+        .map((t) => ({ start: t.start, end: t.end, label: asked.get(t.kind)! })),
+      labels: [...asked.values()],
+    });
   }
   return out;
 }

@@ -1,7 +1,7 @@
 import type { Embeddings } from '../assets/load';
 import type { EpochHooks } from '../classify/ngram-classifier';
 import { isNoRelation, type ArgumentSpan, type Example } from '../data';
-import { Adam, add, clipGradNorm, crossEntropy, Rng, softmaxInPlace, tensor, zeros, type Tensor } from '../nn';
+import { Adam, add, clipGradNorm, crossEntropy, Rng, scale, softmaxInPlace, tensor, zeros, type Tensor } from '../nn';
 import { runSteps, runStepsAsync } from '../steps';
 import { featurize, type Featurized } from './features';
 import {
@@ -14,6 +14,8 @@ import {
   initAdapter,
   isHeadOrNorm,
   makeBatch,
+  maskedTokenLoss,
+  maskTokens,
   MAX_RELATION_SPANS,
   mergeAdapter,
   poolStates,
@@ -23,6 +25,7 @@ import {
   type DecodedSpan,
   type EncoderConfig,
   type LoraAdapter,
+  type MaskVocabulary,
   type SpanPairs,
   type TokenSpan,
   type Weights,
@@ -48,6 +51,11 @@ export interface EncoderTrainOptions {
   relationLabels?: string[];
   /** Single-label classification tasks: when given, texts that carry them train the pooled classification head. */
   tasks?: ClassTask[];
+  /**
+   * Pretraining only: mask `rate` of each batch's in-vocabulary words and add `weight` × the loss of restoring
+   * them (the weights need the `mlm.*` head, `initMaskHead`).
+   */
+  maskedTokens?: { rate: number; weight: number; vocabulary: MaskVocabulary };
 }
 
 /** A single-label classification task the encoder's pooled head learns: its labels in a fixed order. */
@@ -324,12 +332,24 @@ export class EncoderTrainer {
         this.glove,
         { rate: this.options.featureDropout ?? 0.1, rng },
       );
+      const parts: Tensor[] = [];
+      const masking = this.options.maskedTokens;
+      const masked = masking
+        ? maskTokens(
+            batch,
+            picked.map((c) => c.features),
+            masking.vocabulary,
+            masking.rate,
+            rng,
+          )
+        : null;
       const states = encode(this.config, this.weights, batch, this.adapter ?? undefined, {
         rate: this.options.dropout ?? 0.2,
         rng,
       });
+      if (masking && masked?.rows.length)
+        parts.push(scale(maskedTokenLoss(this.weights, states, masked, masking.vocabulary), masking.weight));
       const perExample = picked[0]!.labels ? picked.map((c) => c.labels ?? []) : undefined;
-      const parts: Tensor[] = [];
       if (this.options.labels.length || perExample)
         parts.push(
           tagLoss(

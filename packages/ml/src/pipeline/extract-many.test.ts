@@ -24,6 +24,16 @@ const texts = [
 ];
 const options = { includeConfidence: true, includeSpans: true };
 
+/** JSON without confidences (the spans, labels and texts must match exactly; confidences by `expectClose`). */
+const nearest = (key: string, value: unknown) => (key === 'confidence' ? undefined : value);
+
+/** Every confidence within 0.0002 of its counterpart. */
+function expectClose(a: unknown, b: unknown): void {
+  if (typeof a === 'number' && typeof b === 'number') return expect(Math.abs(a - b)).toBeLessThanOrEqual(2e-4);
+  if (a && b && typeof a === 'object' && typeof b === 'object')
+    for (const k of Object.keys(a)) expectClose((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]);
+}
+
 describe('extractMany', () => {
   let bundle: Uint8Array;
   beforeAll(async () => {
@@ -46,9 +56,11 @@ describe('extractMany', () => {
       { entities: ['person', 'city'] },
       {},
     ]) {
-      const alone = texts.map((t) => JSON.stringify(model.extract(t, schema, options)));
-      const batched = model.extractMany(texts, schema, options).map((r) => JSON.stringify(r));
-      expect(batched).toEqual(alone);
+      const alone = texts.map((t) => model.extract(t, schema, options));
+      const batched = model.extractMany(texts, schema, options);
+      // Batched matmuls round differently in the last float bits, which can move a 4-decimal confidence by 0.0001.
+      expect(JSON.stringify(batched, nearest)).toEqual(JSON.stringify(alone, nearest));
+      batched.forEach((r, i) => expectClose(r, alone[i]));
     }
     // Entities were really found, so the comparison is not between empty results.
     expect(JSON.stringify(model.extractMany(texts.slice(0, 5), { entities: ['person'] }))).toContain('"person":["');

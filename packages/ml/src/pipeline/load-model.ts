@@ -1,7 +1,7 @@
 import type { EntityMention } from '../encoder';
 import { normalizeSchema, type NormalizedSchema } from '../schema/normalize';
 import { extractWith, zeroShotLabelScores, zeroShotRelations } from '../zeroshot/base-model';
-import { zeroShotSpans } from '../zeroshot/entities';
+import { baseEntities } from '../zeroshot/base-entities';
 import { classifiersOf, encoderOf, readBundle } from './bundle';
 import { structureLabel } from './rows';
 import { taskScores } from './task-scores';
@@ -64,7 +64,7 @@ export function loadModel(bundle: Uint8Array): ExtractionModel {
         const mine = encoder && known.length ? (encoded ?? encoder.extract(t, known, explicit)) : [];
         const others = labels.filter((l) => !trainedTypes.has(l));
         const zero = others.length
-          ? zeroShotSpans(t, others, threshold).filter((z) => !mine.some((m) => z.start < m.end && z.end > m.start))
+          ? baseEntities(t, others, threshold).filter((z) => !mine.some((m) => z.start < m.end && z.end > m.start))
           : [];
         return [...mine, ...zero].sort((a, b) => a.start - b.start);
       },
@@ -111,7 +111,7 @@ export function loadModel(bundle: Uint8Array): ExtractionModel {
         const found = known.length
           ? encoder!.trainedLabels.length
             ? encoder!.extractRelations(t, known, encoder!.trainedLabels, explicit)
-            : encoder!.relationsBetween(t, zeroShotSpans(t, schema.entities, threshold), known, explicit)
+            : encoder!.relationsBetween(t, baseEntities(t, schema.entities, threshold), known, explicit)
           : [];
         const mine = found.map((r) => ({ relation: r.label, head: r.head, tail: r.tail, confidence: r.confidence }));
         return [...mine, ...(others.length ? zeroShotRelations(t, others, threshold) : [])];

@@ -2,6 +2,7 @@ import { loadAfinn, loadGlove, type Embeddings } from '../assets/load';
 import type { ExtractionModel, ExtractionResult, ModelManifest, PredictOptions } from '../pipeline/types';
 import { normalizeSchema, type NormalizedSchema, type StructureField } from '../schema/normalize';
 import { tokenize } from '../text/tokenize';
+import { baseEntities, baseEntitiesMany } from './base-entities';
 import { zeroShotSpans, type ZeroShotSpan } from './entities';
 
 /** The built-in extraction base model's id: zero-shot as is, and the base every extraction training job starts from. */
@@ -299,21 +300,28 @@ const MANIFEST: ModelManifest = {
   createdAt: '2026-11-01T00:00:00.000Z',
 };
 
+const baseParts = {
+  classify: (t: string, task: { labels: string[]; multi_label: boolean }) =>
+    zeroShotLabelScores(t, task.labels, task.multi_label),
+};
+
 /**
- * `whetstone-extract-base`: any label names, no training. Entities from
- * patterns, compromise and GloVe similarity; classifications, relations and
- * structures from GloVe similarity to the label names.
+ * `whetstone-extract-base`: any label names, no training. Entities of the
+ * named types the encoder base was pretrained on from its label-name head,
+ * any other label from patterns, compromise, WordNet and GloVe similarity
+ * (./base-entities.ts); classifications, relations and structures from GloVe
+ * similarity to the label names.
  */
 export const extractBaseModel: ExtractionModel = {
   manifest: MANIFEST,
   extract(text, schema, options = {}) {
-    return extractWith(text, normalizeSchema(schema), options, {
-      entities: (t, labels, threshold) => zeroShotSpans(t, labels, threshold),
-      classify: (t, task) => zeroShotLabelScores(t, task.labels, task.multi_label),
-    });
+    return extractWith(text, normalizeSchema(schema), options, { ...baseParts, entities: baseEntities });
   },
-  // Rules and lookups per text: nothing to batch.
+  // The encoder's entities for every text in batched passes; the rest is rules and lookups per text.
   extractMany(texts, schema, options = {}) {
-    return texts.map((t) => this.extract(t, schema, options));
+    const norm = normalizeSchema(schema);
+    const threshold = options.threshold && options.threshold > 0 ? options.threshold : 0.5;
+    const found = norm.entities.length ? baseEntitiesMany(texts, norm.entities, threshold) : [];
+    return texts.map((t, i) => extractWith(t, norm, options, { ...baseParts, entities: () => found[i]! }));
   },
 };
