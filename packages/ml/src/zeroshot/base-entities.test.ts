@@ -34,6 +34,11 @@ describe('the zero-shot base entities', () => {
     expect(spans.map((s) => s.start)).toEqual([...spans.map((s) => s.start)].sort((a, b) => a - b));
   });
 
+  it('falls back to the rules for a text in which the encoder finds no name (a bare name has no context)', () => {
+    expect(baseEntities('Ada Lovelace', ['person'], 0.5)).toEqual(zeroShotSpans('Ada Lovelace', ['person'], 0.5));
+    expect(baseEntities('Ada Lovelace', ['person'], 0.5).map((s) => s.text)).toEqual(['Ada Lovelace']);
+  });
+
   it('gives the same spans batched as one text at a time', () => {
     const texts = ['Marta Kowalczyk lives in Gdansk.', '', 'Mail ops@zentrix.io about Zentrix Logistics.'];
     const labels = ['person', 'city', 'organization', 'email'];
