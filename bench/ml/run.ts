@@ -12,7 +12,7 @@
  *     dev F1, per-label test F1 of the seed-13 runs, train seconds, examples/s, trained-parameter share
  *   - zero-shot, label names only (person, location, organization, misc): the untrained
  *     whetstone-extract-base as served, on wikigold test and dev: F1, P, R and p50 ms per sentence
- *   - relations with given spans: a synthetic templated set (bench/ml/relations.ts) whose held-out rows use
+ *   - relations with given spans: a synthetic templated set (packages/ml/src/synth/relation-pairs.ts) whose held-out rows use
  *     names unseen in training: the untrained relation head, full and LoRA (relation_given_spans_micro_f1)
  *   - banking77 classification: the fused model against multinomial Naive Bayes and the n-gram branch alone
  *   - banking77 with 10 intents held out as unknown: out-of-scope rejection (temperature and threshold fitted
@@ -41,6 +41,10 @@ import {
   loadEncoderBase,
   loadGlove,
   spanPRF,
+  HELDOUT_NAMES,
+  RELATIONS,
+  TRAIN_NAMES,
+  relationPairRows,
 } from '@whetstone/ml/internals';
 import {
   EPOCHS,
@@ -62,7 +66,6 @@ import {
   type Run,
 } from './common';
 import { outOfScope } from './oos';
-import { HELDOUT_NAMES, RELATIONS, TRAIN_NAMES, relationRows } from './relations';
 
 /** The seed-13 full wikigold bundle, for the serving section. */
 let servingBundle: Uint8Array | null = null;
@@ -205,8 +208,8 @@ function zeroShot(): void {
 }
 
 async function relations(): Promise<void> {
-  const train_ = limit(relationRows(240, 1, TRAIN_NAMES));
-  const heldout = limit(relationRows(120, 2, HELDOUT_NAMES));
+  const train_ = limit(relationPairRows(240, 1, TRAIN_NAMES));
+  const heldout = limit(relationPairRows(120, 2, HELDOUT_NAMES));
   console.log(
     `\n## relations with given spans (synthetic templates; train ${train_.length} pairs, held-out ${heldout.length} pairs with names unseen in training), relation micro F1 (relation_given_spans_micro_f1: no-relation excluded), ${RECIPE}\n`,
   );

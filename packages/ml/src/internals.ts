@@ -20,3 +20,5 @@ export { chooseRejectThreshold, withTemperature } from './classify/calibration';
 export { REJECTION_ACCURACY_BUDGET } from './pipeline/calibrate';
 /** Encoder bases: the shipped pretrained one and the seeded initialisation (benchmarks: pretrained vs not, via trainModel's internal `encoderBase`). */
 export { initWeights as initEncoderWeights, loadEncoderBase } from './encoder';
+/** The synthetic relation-classification set of the relation head's test (bench:ml's relation rows). */
+export { HELDOUT_NAMES, RELATIONS, TRAIN_NAMES, relationPairRows } from './synth/relation-pairs';

@@ -41,6 +41,10 @@ describe('the package entries', () => {
     expect(Object.keys(internals).sort()).toEqual(
       [
         'DECODER_DEFAULT_CONFIG',
+        'HELDOUT_NAMES',
+        'RELATIONS',
+        'TRAIN_NAMES',
+        'relationPairRows',
         'LinearTagger',
         'REJECTION_ACCURACY_BUDGET',
         'chooseRejectThreshold',

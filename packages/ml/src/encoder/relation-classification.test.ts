@@ -1,93 +1,16 @@
 import { loadGlove } from '../assets/load';
-import type { Example } from '../data';
-import { Rng } from '../nn';
 import { loadModel, trainModel, type Metrics } from '../pipeline';
 import { evaluate } from '../pipeline/evaluate';
 import { loadEncoderBase } from './base';
 import { EncoderTrainer } from './train';
+import { HELDOUT_NAMES, RELATIONS, TRAIN_NAMES, relationPairRows } from '../synth/relation-pairs';
 
 // These tests train real models on 2 shared cores beside the rest of the suite: the timeout guards against a hang.
 jest.setTimeout(240_000);
 
-const NAMES = {
-  person: ['Anna Berg', 'Tom Walsh', 'Maria Costa', 'John Reed', 'Lena Fischer', 'Omar Haddad', 'Sara Lind'],
-  organization: ['Acme Corp', 'Globex', 'Initech', 'Umbrella Group', 'Hooli', 'Vandelay Industries'],
-  city: ['Paris', 'Berlin', 'Madrid', 'Chicago', 'Toronto', 'Oslo'],
-};
-const UNSEEN = {
-  person: ['Ivan Sokolov', 'Greta Holm', 'Luis Ortega', 'Mia Tanaka'],
-  organization: ['Cyberdyne Systems', 'Soylent Corp', 'Tyrell Corporation'],
-  city: ['Dublin', 'Prague', 'Boston', 'Milan'],
-};
-const TYPE: Record<string, keyof typeof NAMES> = { p: 'person', q: 'person', o: 'organization', c: 'city' };
-
-/**
- * Templates and the ordered pairs each one gives, with their relation: the same words link a pair one way and
- * not the other, and some sentences name a person, a city and a company with no relation between them.
- */
-const TEMPLATES: [string, [string, string, string][]][] = [
-  [
-    '{p} works for {o} .',
-    [
-      ['works_for', 'p', 'o'],
-      ['no_relation', 'o', 'p'],
-    ],
-  ],
-  [
-    '{p} was born in {c} .',
-    [
-      ['born_in', 'p', 'c'],
-      ['no_relation', 'c', 'p'],
-    ],
-  ],
-  ['{o} is based in {c} .', [['based_in', 'o', 'c']]],
-  [
-    '{p} , who was born in {c} , works for {o} .',
-    [
-      ['born_in', 'p', 'c'],
-      ['works_for', 'p', 'o'],
-      ['no_relation', 'c', 'o'],
-    ],
-  ],
-  [
-    '{p} visited {c} and met people from {o} .',
-    [
-      ['no_relation', 'p', 'c'],
-      ['no_relation', 'p', 'o'],
-    ],
-  ],
-  ['{p} met {q} in {c} .', [['no_relation', 'p', 'q']]],
-];
-
-/** One relation-classification row per given pair of `n` filled templates. */
-function rows(n: number, seed: number, names: typeof NAMES): Example[] {
-  const rng = new Rng(seed);
-  const out: Example[] = [];
-  for (let i = 0; i < n; i++) {
-    const [template, pairs] = TEMPLATES[i % TEMPLATES.length]!;
-    const people = rng.shuffle([...names.person]);
-    const spans: Record<string, { start: number; end: number; label: string }> = {};
-    let text = '';
-    for (const part of template.split(/(\{[a-z]\})/)) {
-      const slot = /^\{([a-z])\}$/.exec(part)?.[1];
-      if (!slot) {
-        text += part;
-        continue;
-      }
-      const pool = names[TYPE[slot]!];
-      const name = slot === 'p' ? people[0]! : slot === 'q' ? people[1]! : pool[rng.int(pool.length)]!;
-      spans[slot] = { start: text.length, end: text.length + name.length, label: TYPE[slot]! };
-      text += name;
-    }
-    for (const [label, h, t] of pairs) out.push({ text, head: spans[h]!, tail: spans[t]!, label });
-  }
-  return out;
-}
-
-const train = rows(120, 1, NAMES);
-const heldout = rows(36, 2, UNSEEN);
+const train = relationPairRows(120, 1, TRAIN_NAMES);
+const heldout = relationPairRows(36, 2, HELDOUT_NAMES);
 const hp = { nrEpochs: 4, learningRate: 0.003, seed: 5, batchSize: 16 };
-const RELATIONS = ['based_in', 'born_in', 'works_for'];
 
 describe('relation classification with given spans', () => {
   const base = loadEncoderBase();

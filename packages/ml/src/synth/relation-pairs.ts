@@ -1,25 +1,26 @@
 /**
- * A synthetic relation-classification set with given spans for bench:ml, copied from the generator of
- * packages/ml/src/encoder/relation-classification.test.ts: filled templates, one row per given ordered pair,
- * training names disjoint from held-out names (held-out rows measure what the head learnt from the words
- * around the spans, not the names).
+ * A synthetic relation-classification set with given spans (the relation head's test and bench:ml): filled
+ * templates, one row per given ordered pair, training names disjoint from held-out names (held-out rows
+ * measure what the head learnt from the words around the spans, not the names). Some sentences name a
+ * person, a city and a company with no relation between them, and the same words link a pair one way and
+ * not the other.
  */
-import type { Example } from '@whetstone/ml';
-import { nn } from '@whetstone/ml/internals';
+import type { Example } from '../data';
+import { Rng } from '../nn';
 
-type Names = Record<'person' | 'organization' | 'city', string[]>;
+export type RelationNames = Record<'person' | 'organization' | 'city', string[]>;
 
-export const TRAIN_NAMES: Names = {
+export const TRAIN_NAMES: RelationNames = {
   person: ['Anna Berg', 'Tom Walsh', 'Maria Costa', 'John Reed', 'Lena Fischer', 'Omar Haddad', 'Sara Lind'],
   organization: ['Acme Corp', 'Globex', 'Initech', 'Umbrella Group', 'Hooli', 'Vandelay Industries'],
   city: ['Paris', 'Berlin', 'Madrid', 'Chicago', 'Toronto', 'Oslo'],
 };
-export const HELDOUT_NAMES: Names = {
+export const HELDOUT_NAMES: RelationNames = {
   person: ['Ivan Sokolov', 'Greta Holm', 'Luis Ortega', 'Mia Tanaka'],
   organization: ['Cyberdyne Systems', 'Soylent Corp', 'Tyrell Corporation'],
   city: ['Dublin', 'Prague', 'Boston', 'Milan'],
 };
-const TYPE: Record<string, keyof Names> = { p: 'person', q: 'person', o: 'organization', c: 'city' };
+const TYPE: Record<string, keyof RelationNames> = { p: 'person', q: 'person', o: 'organization', c: 'city' };
 
 /** Templates and the ordered pairs each gives, with their relation (the same words link a pair one way, not the other). */
 const TEMPLATES: [string, [string, string, string][]][] = [
@@ -59,8 +60,8 @@ const TEMPLATES: [string, [string, string, string][]][] = [
 export const RELATIONS = ['based_in', 'born_in', 'works_for'];
 
 /** One relation-classification row per given pair of `n` filled templates. */
-export function relationRows(n: number, seed: number, names: Names): Example[] {
-  const rng = new nn.Rng(seed);
+export function relationPairRows(n: number, seed: number, names: RelationNames): Example[] {
+  const rng = new Rng(seed);
   const out: Example[] = [];
   for (let i = 0; i < n; i++) {
     const [template, pairs] = TEMPLATES[i % TEMPLATES.length]!;
