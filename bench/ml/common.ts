@@ -99,6 +99,7 @@ export async function train(
     },
   });
   const secs = (performance.now() - t0) / 1000;
-  progress(row, seed, secs, `${rate} examples/s, held-out ${result.metrics.f1.toFixed(3)}`);
+  const heldout = req.heldout?.length ? `, held-out ${result.metrics.f1.toFixed(3)}` : ', no held-out split';
+  progress(row, seed, secs, `${rate} examples/s${heldout}`);
   return { result, secs, examplesPerSecond: rate, logs, firstEpochEnd, t0 };
 }
