@@ -242,13 +242,21 @@ function withShuffledLabels(s: Scenario, rows: Row[], seed: number): Row[] {
   return rows.map((r) => ({ ...r, entities: (r.entities ?? []).map((e) => ({ ...e, label: labels[i++]! })) }));
 }
 
+/** Each adaptation's status as it changes, one line each (a poll that sees the same status prints nothing). */
+const shownStatus = new Map<string, string>();
+function showStatus(a: Adaptation): void {
+  if (shownStatus.get(a.id) === a.status) return;
+  shownStatus.set(a.id, a.status);
+  process.stderr.write(`  adaptation ${a.id.slice(0, 8)}: ${a.status}\n`);
+}
+
 async function adapt(api: Client, projectId: string, devName: string): Promise<Adaptation> {
   // The product's defaults, with the gate scoring the dev set.
   await api.put(`/projects/${projectId}/adaptive`, { enabled: false, heldout_dataset: devName });
   const started = (await api.post(`/projects/${projectId}/adapt`, {})) as unknown as Adaptation;
   return api.wait(`adaptation ${started.id}`, async () => {
     const a = (await api.get(`/projects/${projectId}/adaptations/${started.id}`)) as unknown as Adaptation;
-    process.stderr.write(`  adaptation ${a.id.slice(0, 8)}: ${a.status}\r`);
+    showStatus(a);
     return ['promoted', 'rejected', 'failed'].includes(a.status) ? a : null;
   });
 }
