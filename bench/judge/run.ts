@@ -77,15 +77,25 @@ async function main(): Promise<void> {
   const rows = read(`${values.split}.jsonl`);
 
   const t0 = performance.now();
+  // On a terminal one line rewritten in place; in a log, a line when the epoch changes.
+  let shownEpoch = 0;
+  const showProgress = (p: { epoch: number; step: number; totalSteps: number }) => {
+    if (process.stderr.isTTY)
+      process.stderr.write(`\rtraining: epoch ${p.epoch}/${epochs} step ${p.step}/${p.totalSteps}   `);
+    else if (p.epoch !== shownEpoch) {
+      shownEpoch = p.epoch;
+      process.stderr.write(`training: epoch ${p.epoch}/${epochs}\n`);
+    }
+  };
   const result = await trainModel({
     baseModel: 'whetstone-extract-base',
     trainingType: 'full',
     train,
     heldout: [],
     hyperparameters: { nrEpochs: epochs, learningRate: 0.002, seed: 13 },
-    onProgress: (p) => process.stderr.write(`\rtraining: epoch ${p.epoch}/${epochs} step ${p.step}/${p.totalSteps}   `),
+    onProgress: showProgress,
   });
-  process.stderr.write('\n');
+  if (process.stderr.isTTY) process.stderr.write('\n');
   const trainSecs = (performance.now() - t0) / 1000;
   const model = loadModel(result.bundle);
   const schema = { entities: LABELS };

@@ -29,4 +29,18 @@ describe('zero-shot entity extraction', () => {
   it('when a label matches no signal, then its list is empty rather than missing', () => {
     expect(zeroShotExtract('nothing to see here .', { entities: ['vehicle'] })).toEqual({ entities: { vehicle: [] } });
   });
+
+  it('when a label names no kind of name (a date, an event, a product), then people and places are not its entities', () => {
+    const names = 'Anna Berg was born in Paris on 3 May 1990 .';
+    const texts = (labels: string[]) => zeroShotSpans(names, labels).map((s) => `${s.text}:${s.label}`);
+    expect(texts(['date'])).toEqual(['3 May 1990:date']);
+    expect(texts(['person', 'date'])).toEqual(['Anna Berg:person', '3 May 1990:date']);
+    expect(texts(['product'])).toEqual([]);
+    expect(texts(['time', 'organization'])).toEqual(['3 May 1990:time']);
+  });
+
+  it('when a label is a kind of person, then people are still its entities, and unrelated names are not', () => {
+    const spans = zeroShotSpans('The novel by Anna Berg was praised in Paris .', ['author', 'date']);
+    expect(spans.map((s) => `${s.text}:${s.label}`)).toEqual(['Anna Berg:author']);
+  });
 });
