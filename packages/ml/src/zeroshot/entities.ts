@@ -35,14 +35,14 @@ const PATTERNS: { name: string; aliases: string[]; regex: RegExp }[] = [
   {
     name: 'money',
     aliases: ['money', 'price', 'amount', 'cost'],
-    regex: /(?:[$€£]\s?\d[\d,.]*(?:\s?(?:million|billion))?|\b\d[\d,.]*\s?(?:dollars|euros|pounds|USD|EUR|GBP)\b)/g,
+    regex: /(?:[$€£]\s?\d(?:[\d,.]*\d)?(?:\s?(?:million|billion))?|\b\d(?:[\d,.]*\d)?\s?(?:dollars|euros|pounds|USD|EUR|GBP)\b)/g,
   },
   { name: 'percent', aliases: ['percent', 'percentage', 'rate'], regex: /\b\d+(?:\.\d+)?\s?(?:%|percent)\b/g },
   {
     name: 'date',
     aliases: ['date', 'day', 'year'],
     regex:
-      /\b(?:\d{1,2}\s(?:January|February|March|April|May|June|July|August|September|October|November|December)(?:\s\d{4})?|(?:January|February|March|April|May|June|July|August|September|October|November|December)\s\d{1,2}(?:\s?,\s?\d{4})?|\d{4}-\d{2}-\d{2}|\b(?:1[5-9]|20)\d{2}\b)/g,
+      /\b(?:\d{1,2}\s(?:January|February|March|April|May|June|July|August|September|October|November|December)(?:\s\d{4})?|(?:January|February|March|April|May|June|July|August|September|October|November|December)\s\d{1,2}(?:\s?,\s?\d{4})?|\d{4}-\d{2}-\d{2}|\b(?:1[5-9]|20)\d{2}\b|\b(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b)/g,
   },
 ];
 

@@ -43,4 +43,16 @@ describe('zero-shot entity extraction', () => {
     const spans = zeroShotSpans('The novel by Anna Berg was praised in Paris .', ['author', 'date']);
     expect(spans.map((s) => `${s.text}:${s.label}`)).toEqual(['Anna Berg:author']);
   });
+
+  it('when a price ends a sentence or a day is named, then the price stops at its last digit and the day is a date', () => {
+    const text = 'The iPhone 16 costs $799. We ship on Saturday, 3 May 2025, or on 2025-05-10 for 1,200.50 euros.';
+    const spans = zeroShotSpans(text, ['price', 'date']).map((s) => `${s.text}:${s.label}`);
+    expect(spans).toEqual([
+      '$799:price',
+      'Saturday:date',
+      '3 May 2025:date',
+      '2025-05-10:date',
+      '1,200.50 euros:price',
+    ]);
+  });
 });
