@@ -35,7 +35,8 @@ const PATTERNS: { name: string; aliases: string[]; regex: RegExp }[] = [
   {
     name: 'money',
     aliases: ['money', 'price', 'amount', 'cost'],
-    regex: /(?:[$€£]\s?\d(?:[\d,.]*\d)?(?:\s?(?:million|billion))?|\b\d(?:[\d,.]*\d)?\s?(?:dollars|euros|pounds|USD|EUR|GBP)\b)/g,
+    regex:
+      /(?:[$€£]\s?\d(?:[\d,.]*\d)?(?:\s?(?:million|billion))?|\b\d(?:[\d,.]*\d)?\s?(?:dollars|euros|pounds|USD|EUR|GBP)\b)/g,
   },
   { name: 'percent', aliases: ['percent', 'percentage', 'rate'], regex: /\b\d+(?:\.\d+)?\s?(?:%|percent)\b/g },
   {
