@@ -2,6 +2,7 @@ import { loadGlove } from '../assets/load';
 import { relationPRF, spanPRF, type Relation } from '../eval/metrics';
 import { loadModel, mergeAdapter, trainModel, type Checkpoint, type ProgressEvent } from '../pipeline';
 import { Rng } from '../nn';
+import { fillRelationTemplate, type RelationNames } from '../synth/relation-pairs';
 import { extractBaseModel } from '../zeroshot/base-model';
 import { loadEncoderBase } from './base';
 import { EncoderTrainer, type EncoderTrainOptions } from './train';
@@ -57,43 +58,20 @@ const TEMPLATES: [string, [string, string, string][]][] = [
   ['{p} visited {c} last year .', []],
   ['{p} met {q} at {o} .', []],
 ];
-const TYPE: Record<string, string> = { p: 'person', q: 'person', o: 'organization', c: 'city' };
 const RELATIONS = ['based_in', 'born_in', 'works_for'];
 
 type Row = { text: string; entities: Span[]; relations: { label: string; head: Span; tail: Span }[] };
 
-function fill(template: string, pick: (slot: string) => string): Row {
-  const spans: Record<string, Span> = {};
-  let text = '';
-  for (const part of template.split(/(\{[a-z]\})/)) {
-    const slot = /^\{([a-z])\}$/.exec(part)?.[1];
-    if (!slot) {
-      text += part;
-      continue;
-    }
-    const name = pick(slot);
-    spans[slot] = { start: text.length, end: text.length + name.length, label: TYPE[slot]! };
-    text += name;
-  }
-  return { text, entities: Object.values(spans).sort((a, b) => a.start - b.start), relations: [] };
-}
-
-function rows(n: number, seed: number, names: { person: string[]; organization: string[]; city: string[] }) {
+function rows(n: number, seed: number, names: RelationNames): Row[] {
   const rng = new Rng(seed);
   return Array.from({ length: n }, (_, i) => {
     const [template, relations] = TEMPLATES[i % TEMPLATES.length]!;
-    const people = rng.shuffle([...names.person]);
-    const row = fill(template, (slot) =>
-      slot === 'p'
-        ? people[0]!
-        : slot === 'q'
-          ? people[1]!
-          : names[TYPE[slot] as 'organization' | 'city'][rng.int(names[TYPE[slot] as 'organization' | 'city'].length)]!,
-    );
-    const spanOf = (slot: string) =>
-      row.entities[[...template.matchAll(/\{([a-z])\}/g)].map((m) => m[1]).indexOf(slot)]!;
-    row.relations = relations.map(([label, h, t]) => ({ label, head: spanOf(h), tail: spanOf(t) }));
-    return row;
+    const { text, spans } = fillRelationTemplate(template, rng, names);
+    return {
+      text,
+      entities: Object.values(spans).sort((x, y) => x.start - y.start),
+      relations: relations.map(([label, h, t]) => ({ label, head: spans[h]!, tail: spans[t]! })),
+    };
   });
 }
 

@@ -59,26 +59,39 @@ const TEMPLATES: [string, [string, string, string][]][] = [
 
 export const RELATIONS = ['based_in', 'born_in', 'works_for'];
 
+/**
+ * Fills a template's `{p}`, `{q}` (people, never the same one), `{o}` and `{c}` slots with names drawn by `rng`,
+ * and returns the text with each slot's span (labelled person, organization or city).
+ */
+export function fillRelationTemplate(
+  template: string,
+  rng: Rng,
+  names: RelationNames,
+): { text: string; spans: Record<string, { start: number; end: number; label: string }> } {
+  const people = rng.shuffle([...names.person]);
+  const spans: Record<string, { start: number; end: number; label: string }> = {};
+  let text = '';
+  for (const part of template.split(/(\{[a-z]\})/)) {
+    const slot = /^\{([a-z])\}$/.exec(part)?.[1];
+    if (!slot) {
+      text += part;
+      continue;
+    }
+    const pool = names[TYPE[slot]!];
+    const name = slot === 'p' ? people[0]! : slot === 'q' ? people[1]! : pool[rng.int(pool.length)]!;
+    spans[slot] = { start: text.length, end: text.length + name.length, label: TYPE[slot]! };
+    text += name;
+  }
+  return { text, spans };
+}
+
 /** One relation-classification row per given pair of `n` filled templates. */
 export function relationPairRows(n: number, seed: number, names: RelationNames): Example[] {
   const rng = new Rng(seed);
   const out: Example[] = [];
   for (let i = 0; i < n; i++) {
     const [template, pairs] = TEMPLATES[i % TEMPLATES.length]!;
-    const people = rng.shuffle([...names.person]);
-    const spans: Record<string, { start: number; end: number; label: string }> = {};
-    let text = '';
-    for (const part of template.split(/(\{[a-z]\})/)) {
-      const slot = /^\{([a-z])\}$/.exec(part)?.[1];
-      if (!slot) {
-        text += part;
-        continue;
-      }
-      const pool = names[TYPE[slot]!];
-      const name = slot === 'p' ? people[0]! : slot === 'q' ? people[1]! : pool[rng.int(pool.length)]!;
-      spans[slot] = { start: text.length, end: text.length + name.length, label: TYPE[slot]! };
-      text += name;
-    }
+    const { text, spans } = fillRelationTemplate(template, rng, names);
     for (const [label, h, t] of pairs) out.push({ text, head: spans[h]!, tail: spans[t]!, label });
   }
   return out;
