@@ -17,8 +17,11 @@
  *   - banking77 classification: the fused model against multinomial Naive Bayes and the n-gram branch alone
  *   - banking77 with 10 intents held out as unknown: out-of-scope rejection (temperature and threshold fitted
  *     on dev, reported on test): in-scope accuracy without and with rejection, out-of-scope recall, ECE on
- *     dev before/after, the ETA the first epoch predicted (seed 13); with BENCH_OOS_ALTERNATIVES=1 also, on
- *     dev only, other rejection scores (class-centroid distances and kNN) at the same budget (slow)
+ *     dev before/after, the ETA the first epoch predicted (seed 13), and per unknown intent the share the
+ *     seed-13 model rejects on dev and test with the seen intents it answers instead; with
+ *     BENCH_OOS_ALTERNATIVES=1 also, on dev only, other rejection scores (class-centroid distances and kNN) at
+ *     the same budget (slow); with BENCH_OOS_EXPOSURE=splice,brown, on dev only, outlier exposure: seed 13
+ *     trained again with 600 generated rows labelled oos per kind (3 min each)
  *   - serving: extraction latency p50/p99 of the seed-13 full wikigold model for a 30-word text, one thread, in
  *     a fresh process (ml/serving.ts: the bundle loaded as the model-server loads it, no training heap),
  *     and training examples/s

@@ -6,6 +6,7 @@
 /** Tensors, reverse-mode autograd, fused ORT kernels and AdamW. */
 export * as nn from './nn';
 export { loadGlove, type Embeddings } from './assets/load';
+export { readBrown } from './encoder/brown';
 export { NaiveBayes, NgramClassifier } from './classify/ngram-classifier';
 export { LinearTagger } from './extract/linear-tagger';
 export { classificationPRF, spanPRF, type Report } from './eval/metrics';

@@ -26,8 +26,8 @@ export interface OutOfScopeRequest {
 
 /**
  * Per single-label task with held-out rows: a temperature fitted on them, and a rejection threshold when the
- * task has an out-of-scope label (`oos`, `none`, `other`) or the caller asks. Held-out rows whose label the
- * task was not trained on count as out of scope.
+ * task has an out-of-scope label (`oos`, `none`, `other`) or the caller asks (naming the label, which may be
+ * a trained one). Held-out rows whose label the task was not trained on count as out of scope.
  */
 export function calibrateTasks(
   model: { encoder: EntityEncoder | null; classifiers: Map<string, NgramClassifier> },
@@ -39,8 +39,9 @@ export function calibrateTasks(
     const clf = model.classifiers.get(t.task);
     if (!clf || clf.multiLabel || !t.examples.length) continue;
     const labels = clf.labels;
+    // A label the caller names wins over a trained `oos`/`none`/`other`; asked without a name, it is `oos`.
     const trainedOos = labels.find((l) => (OUT_OF_SCOPE_LABELS as readonly string[]).includes(l.toLowerCase()));
-    const oosLabel = trainedOos ?? (outOfScope ? (outOfScope.label ?? 'oos') : undefined);
+    const oosLabel = outOfScope?.label ?? trainedOos ?? (outOfScope ? 'oos' : undefined);
     const scored = t.examples.map((e) => ({
       probs: taskScores(model.encoder, clf, e.text, t.task, labels).map((s) => s.confidence),
       gold: labels.indexOf(e.labels[0]!),

@@ -52,6 +52,7 @@ export function jobView(j: Job | undefined): JobView {
     nr_epochs: j?.nrEpochs ?? 0,
     learning_rate: j?.learningRate ?? 0,
     project_id: j?.projectId || null,
+    out_of_scope_label: j?.outOfScopeLabel || null,
     // The spec: metrics only when complete (and still once deployed).
     ...((status === 'complete' || status === 'deployed') && j?.metrics
       ? { metrics: j.metrics as Record<string, unknown> }

@@ -291,6 +291,7 @@ export interface JobView {
   nr_epochs: number;
   learning_rate: number;
   project_id: string | null;
+  out_of_scope_label: string | null;
   metrics?: Record<string, unknown>;
   progress: Record<string, unknown> | null;
   failure_reason: string | null;
@@ -350,6 +351,8 @@ export interface TrainingPort {
       nrEpochs: number;
       learningRate: number;
       projectId: string;
+      /** Empty for none. */
+      outOfScopeLabel: string;
     },
   ): Promise<JobView>;
   list(

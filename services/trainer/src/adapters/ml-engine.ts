@@ -38,6 +38,7 @@ export const mlEngine: TrainingEngine = {
             train,
             heldout,
             hyperparameters: input.hyperparameters,
+            ...(input.outOfScope ? { outOfScope: input.outOfScope } : {}),
             ...hooks,
           }),
     );

@@ -29,6 +29,8 @@ export interface TrainingWork {
   /** Empty to start fresh. */
   resumeKey: string;
   attempt: number;
+  /** The out-of-scope label the job named (classification rejection); empty or absent for none. */
+  outOfScopeLabel?: string;
 }
 
 export interface EvaluationWork {
@@ -106,6 +108,8 @@ export interface TrainingEngine {
       train: Row[];
       heldout: Row[];
       hyperparameters: { nrEpochs: number; learningRate: number; seed: number };
+      /** Single-label classification tasks answer this label below a threshold chosen on the held-out rows. */
+      outOfScope?: { label: string };
     },
     hooks: TrainHooks,
   ): Promise<{ bundle: Uint8Array; manifest: unknown; metrics: Record<string, unknown> }>;

@@ -90,6 +90,7 @@ async function train(deps: UseCaseDeps, job: TrainingWork, session: JobSession):
     train: rows,
     heldout,
     hyperparameters: { nrEpochs: job.nrEpochs, learningRate: job.learningRate, seed: job.seed },
+    ...(job.outOfScopeLabel ? { outOfScope: { label: job.outOfScopeLabel } } : {}),
   };
   const hooks = hooksFor(deps, job, session);
   const result = await deps.engine.train(input, { ...hooks, ...(resumeFrom ? { resumeFrom } : {}) }).catch((err) => {

@@ -1,6 +1,6 @@
 import { AppError } from '@whetstone/errors';
 import { fakeEngine, trainerDeps } from '../../test/fakes/in-memory';
-import type { EvaluationWork, TrainingWork } from './ports';
+import type { EvaluationWork, TrainingEngine, TrainingWork } from './ports';
 import { runEvaluation } from './run-evaluation';
 import { runTrainingJob } from './run-training-job';
 
@@ -60,6 +60,18 @@ describe('runTrainingJob', () => {
       { checkpointId: 'weights/1', key: 'jobs/j1/checkpoints/weights-1.ckpt' },
     ]);
     expect(ctx.orchestrator.logs).toContain('2 training rows, 1 held-out rows');
+  });
+
+  it('when the job names an out-of-scope label, then the engine trains with rejection to that label; otherwise without', async () => {
+    const engine = fakeEngine();
+    const asked: unknown[] = [];
+    const spy: TrainingEngine = {
+      ...engine,
+      train: (input, hooks) => (asked.push(input.outOfScope), engine.train(input, hooks)),
+    };
+    await runTrainingJob(withData(trainerDeps(spy)).deps, { ...job, outOfScopeLabel: 'unsupported' }, never);
+    await runTrainingJob(withData(trainerDeps(spy)).deps, job, never);
+    expect(asked).toEqual([{ label: 'unsupported' }, undefined]);
   });
 
   it('when the checkpoint to resume from cannot be read, then training starts over, says so, and completes', async () => {

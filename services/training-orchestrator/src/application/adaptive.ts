@@ -170,6 +170,7 @@ async function startAdaptation(
     nrEpochs: settings.nrEpochs,
     learningRate: baseline.learningRate,
     projectId,
+    outOfScopeLabel: baseline.outOfScopeLabel ?? '',
   };
   const candidate = await createJob(deps, actor, {
     ...recipe,

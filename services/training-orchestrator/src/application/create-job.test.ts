@@ -88,6 +88,35 @@ describe('createJob', () => {
     expect(jobs.events).toEqual([]);
   });
 
+  it('when an out-of-scope label is named for classification data, then the job stores it trimmed and logs it', async () => {
+    const { deps, logs } = inMemoryDeps();
+    const job = await createJob(
+      deps,
+      caller,
+      request({ datasets: ['wikigold', 'banking'], outOfScopeLabel: ' unsupported ' }),
+    );
+    expect(job.outOfScopeLabel).toBe('unsupported');
+    expect(logs.messages(job.id)[0]).toMatch(/out-of-scope inputs answered 'unsupported'/);
+    expect((await createJob(deps, caller, request({ outOfScopeLabel: '  ' }))).outOfScopeLabel).toBeNull();
+  });
+
+  it('when an out-of-scope label is named without classification data, or is too long, then out_of_scope_label is refused', async () => {
+    const { deps, jobs } = inMemoryDeps();
+    const extraction = await failure(createJob(deps, caller, request({ outOfScopeLabel: 'oos' })));
+    expect(extraction).toMatchObject({ kind: 'InvalidArgument', reason: 'VALIDATION_FAILED' });
+    expect(extraction.fieldErrors).toEqual([
+      {
+        field: 'out_of_scope_label',
+        message: 'applies to classification datasets; the datasets given hold extraction data',
+      },
+    ]);
+    const long = await failure(
+      createJob(deps, caller, request({ datasets: ['banking'], outOfScopeLabel: 'x'.repeat(101) })),
+    );
+    expect(long.fieldErrors).toEqual([{ field: 'out_of_scope_label', message: 'must be at most 100 characters' }]);
+    expect(jobs.events).toEqual([]);
+  });
+
   it('when base_model is neither a model nor an id, then it is InvalidArgument; an unknown id is NotFound', async () => {
     const { deps } = inMemoryDeps();
     expect(await failure(createJob(deps, caller, request({ baseModel: 'gpt-9' })))).toMatchObject({

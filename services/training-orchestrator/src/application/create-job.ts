@@ -10,7 +10,13 @@ import {
   type DatasetSplit,
   type Job,
 } from '../domain/job';
-import { assertRequestShape, invalid, resolveHyperparameters, type JobRequest } from '../domain/job-spec';
+import {
+  assertRequestShape,
+  invalid,
+  resolveHyperparameters,
+  resolveOutOfScopeLabel,
+  type JobRequest,
+} from '../domain/job-spec';
 import { TrainingReasons as R } from '../domain/reasons';
 import type { UseCaseDeps } from './deps';
 import { note } from './get-job';
@@ -72,14 +78,17 @@ export async function createJob(deps: UseCaseDeps, caller: Caller, input: JobReq
   const hp = resolveHyperparameters(root, input);
   const splits: DatasetSplit[] = [];
   const mismatched: FieldError[] = [];
+  const kinds: DatasetKind[] = [];
   for (const [i, name] of input.datasets.entries()) {
     const { type, corrections: _, ...split } = await deps.datasets.resolve(caller.teamId, name);
+    kinds.push(type);
     const problem = datasetKindProblem(root, type);
     if (problem) mismatched.push({ field: `datasets.${i}.name`, message: `'${name}' holds ${type} data; ${problem}` });
     const weight = input.weights?.[i] ?? 1;
     splits.push(weight > 1 ? { ...split, weight } : split);
   }
   if (mismatched.length) throw invalid('Dataset does not fit the base model', mismatched);
+  const outOfScopeLabel = resolveOutOfScopeLabel(input.outOfScopeLabel, kinds);
   const exampleEpochs = splits.reduce((n, d) => n + d.size * (d.weight ?? 1), 0) * hp.nrEpochs;
   await deps.billing.checkSpendable(caller.teamId, trainingCost(exampleEpochs));
 
@@ -95,6 +104,7 @@ export async function createJob(deps: UseCaseDeps, caller: Caller, input: JobReq
     ...hp,
     seed: Math.floor(Math.random() * 2 ** 31),
     projectId: input.projectId || null,
+    outOfScopeLabel,
     datasets: splits,
     status: 'requested',
     metrics: null,
@@ -122,7 +132,7 @@ export async function createJob(deps: UseCaseDeps, caller: Caller, input: JobReq
     deps,
     job.id,
     'info',
-    `job requested: ${job.trainingType} training of ${root.id} on ${on}, ${hp.nrEpochs} epochs, learning rate ${hp.learningRate}${resumeKey ? `, continuing from ${input.baseModel}` : ''}`,
+    `job requested: ${job.trainingType} training of ${root.id} on ${on}, ${hp.nrEpochs} epochs, learning rate ${hp.learningRate}${outOfScopeLabel ? `, out-of-scope inputs answered '${outOfScopeLabel}'` : ''}${resumeKey ? `, continuing from ${input.baseModel}` : ''}`,
   );
   deps.work.notify();
   return job;

@@ -14,6 +14,8 @@ export interface JobRequest {
   /** 0 means the base model's default. */
   learningRate: number;
   projectId: string;
+  /** The label classification tasks answer for out-of-scope inputs; empty (or absent) for none. */
+  outOfScopeLabel?: string;
   /** Internal (adaptive retraining): times each dataset's rows are seen per epoch, parallel to datasets; absent means 1. */
   weights?: number[];
 }
@@ -62,6 +64,26 @@ export function resolveHyperparameters(
     });
   if (problems.length) throw invalid('Invalid training job', problems);
   return { trainingType, nrEpochs, learningRate };
+}
+
+/** Longest out-of-scope label a job may name (a label, not a sentence). */
+export const MAX_LABEL_LENGTH = 100;
+
+/**
+ * The out-of-scope label a job names, trimmed; null when none. It applies to single-label classification, so
+ * at least one dataset must hold classification data; InvalidArgument otherwise.
+ */
+export function resolveOutOfScopeLabel(label: string | undefined, datasetKinds: readonly string[]): string | null {
+  const trimmed = (label ?? '').trim();
+  if (!trimmed) return null;
+  const problem =
+    trimmed.length > MAX_LABEL_LENGTH
+      ? `must be at most ${MAX_LABEL_LENGTH} characters`
+      : !datasetKinds.includes('classification')
+        ? `applies to classification datasets; the datasets given hold ${[...new Set(datasetKinds)].join(' and ')} data`
+        : null;
+  if (problem) throw invalid('Invalid training job', [{ field: 'out_of_scope_label', message: problem }]);
+  return trimmed;
 }
 
 /** Page bounds of a job listing. */

@@ -33,6 +33,8 @@ export interface Job {
   learningRate: number;
   seed: number;
   projectId: string | null;
+  /** The out-of-scope label named at creation: classification tasks reject below a held-out threshold. */
+  outOfScopeLabel: string | null;
   datasets: DatasetSplit[];
   status: JobStatus;
   metrics: Record<string, unknown> | null;

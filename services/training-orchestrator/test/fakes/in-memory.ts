@@ -240,6 +240,17 @@ export const CHAT: DatasetSplit & { type: DatasetKind } = {
   type: 'generation',
 };
 
+/** A classification dataset (intents). */
+export const BANKING: DatasetSplit & { type: DatasetKind } = {
+  name: 'banking',
+  version_number: 1,
+  size: 50,
+  bucket: 'datasets',
+  train_key: 'teams/t/banking/1/train.jsonl',
+  heldout_key: 'teams/t/banking/1/heldout.jsonl',
+  type: 'classification',
+};
+
 export const silentLogger = createLogger({ service: 'training-orchestrator-test', level: 'silent' });
 
 /** Use-case deps on in-memory ports; returns the fakes for assertions. */
@@ -256,7 +267,7 @@ export function inMemoryDeps(overrides: { hub?: ModelHub; billing?: SpendCheck }
     logs,
     checkpoints,
     evaluations,
-    datasets: fakeDatasets([WIKIGOLD, CHAT]),
+    datasets: fakeDatasets([WIKIGOLD, CHAT, BANKING]),
     billing: overrides.billing ?? { checkSpendable: async () => undefined },
     blobs: blobs.store,
     clock,

@@ -94,6 +94,11 @@ export async function trainingPage(main, _params, query) {
     h('label', {}, h('span', { class: 'label' }, 'Epochs'), epochs, epochsHint),
     h('label', {}, h('span', { class: 'label' }, 'Learning rate'), rate, rateHint),
     field('Model name', h('input', { name: 'model_name', maxlength: 100 }), 'Optional.'),
+    field(
+      'Out-of-scope label',
+      h('input', { name: 'out_of_scope_label', maxlength: 100, placeholder: 'oos' }),
+      'Optional, classification: inputs the model should not classify get this label.',
+    ),
     h('button', { type: 'submit' }, 'Start training'),
   );
   onSubmit(create, 'Starting…', async (body) => {
@@ -106,6 +111,7 @@ export async function trainingPage(main, _params, query) {
       nr_epochs: Number(body.nr_epochs),
       learning_rate: Number(body.learning_rate),
       model_name: body.model_name || undefined,
+      out_of_scope_label: body.out_of_scope_label || undefined,
     });
     await navigate(`/dashboard/training/${job.id}`);
   });
@@ -219,6 +225,7 @@ export async function jobPage(main, { id }) {
         ['Type', job.training_type],
         ['Epochs', String(job.nr_epochs)],
         ['Learning rate', String(job.learning_rate)],
+        ...(job.out_of_scope_label ? [['Out-of-scope label', job.out_of_scope_label]] : []),
         ['Datasets', (job.datasets || []).map((d) => d.name || d).join(', ')],
         ['Progress', progressText(job)],
         ['Created', fmtDate(job.created_at)],

@@ -47,6 +47,7 @@ export function workToPb(work: Work | null, leaseMs: number): MessageInitShape<t
         artifactPrefix: artifactPrefix(job.id),
         resumeKey: job.resumeKey ?? '',
         attempt: job.attempts,
+        outOfScopeLabel: job.outOfScopeLabel ?? '',
       },
     },
   };

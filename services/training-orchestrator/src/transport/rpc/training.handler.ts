@@ -38,6 +38,7 @@ export function trainingHandler(deps: UseCaseDeps): ServiceImpl<typeof TrainingS
         nrEpochs: req.nrEpochs,
         learningRate: req.learningRate,
         projectId: req.projectId,
+        outOfScopeLabel: req.outOfScopeLabel,
       });
       return { job: jobToPb(job) };
     },

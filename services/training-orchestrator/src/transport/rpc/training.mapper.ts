@@ -37,6 +37,7 @@ export function jobToPb(j: Job): MessageInitShape<typeof JobSchema> {
     startedAt: ts(j.startedAt),
     finishedAt: ts(j.finishedAt),
     costMicroCredits: j.costMicroCredits,
+    outOfScopeLabel: j.outOfScopeLabel ?? '',
   };
 }
 

@@ -17,6 +17,7 @@ const CreateJobBody = z
     nr_epochs: z.number().int().positive().max(INT32_MAX).optional(), // the base model's bounds are the orchestrator's
     learning_rate: z.number().positive().optional(),
     project_id: z.string().trim().max(100).optional(),
+    out_of_scope_label: z.string().trim().min(1, 'must not be empty').max(100).optional(), // classification rejection
   })
   .openapi('CreateTrainingJobRequest');
 const ListQuery = z.object({
@@ -31,7 +32,6 @@ const EvaluationBody = z
     dataset_name: z.string().trim().min(1, 'is required').max(100),
   })
   .openapi('CreateEvaluationRequest');
-
 const PushBody = z
   .object({
     repo_id: z.string().trim().min(3, 'is required').max(200),
@@ -94,6 +94,7 @@ function lifecycleRoutes(api: Api, training: TrainingPort, me: Me, projects?: Pr
         nrEpochs: body.nr_epochs ?? 0,
         learningRate: body.learning_rate ?? 0,
         projectId: body.project_id ?? '',
+        outOfScopeLabel: body.out_of_scope_label ?? '',
       });
       return { id: job.id, status: job.status, model_name: job.model_name };
     },
