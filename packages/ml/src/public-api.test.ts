@@ -61,6 +61,7 @@ describe('the package entries', () => {
         'loadEncoderBase',
         'loadGlove',
         'nn',
+        'readBrown',
         'spanPRF',
         'validateJsonl',
         'zeroShotSpans',
