@@ -28,7 +28,13 @@ export type EntityResult = {
   entities: Record<string, (string | { text: string; confidence?: number; start?: number; end?: number })[]>;
 };
 
-const PATTERNS: { name: string; aliases: string[]; regex: RegExp }[] = [
+/**
+ * A pattern serves a label whose name is close to its aliases (GloVe). `lexfiles`, when given, narrows that: a
+ * label WordNet knows must also have a noun sense in one of these lexicographer files, since GloVe puts "event"
+ * and "meeting" as close to "date" as "birthday" is (noun.time is 28: "date", "time", "birthday", "deadline" and
+ * "start" have a sense there; "event" and "meeting" do not).
+ */
+const PATTERNS: { name: string; aliases: string[]; regex: RegExp; lexfiles?: readonly number[] }[] = [
   { name: 'email', aliases: ['email', 'mail', 'address'], regex: /[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g },
   { name: 'url', aliases: ['url', 'website', 'link'], regex: /\bhttps?:\/\/[^\s]+/g },
   { name: 'phone', aliases: ['phone', 'telephone', 'number'], regex: /\+?\d[\d\s().-]{7,}\d/g },
@@ -42,6 +48,7 @@ const PATTERNS: { name: string; aliases: string[]; regex: RegExp }[] = [
   {
     name: 'date',
     aliases: ['date', 'day', 'year'],
+    lexfiles: [28],
     regex:
       /\b(?:\d{1,2}\s(?:January|February|March|April|May|June|July|August|September|October|November|December)(?:\s\d{4})?|(?:January|February|March|April|May|June|July|August|September|October|November|December)\s\d{1,2}(?:\s?,\s?\d{4})?|\d{4}-\d{2}-\d{2}|\b(?:1[5-9]|20)\d{2}\b|\b(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b)/g,
   },
@@ -83,6 +90,19 @@ function labelCanBe(label: string, kind: keyof typeof KINDS): boolean {
   const wn = loadWordNet();
   const fits = (s: number) => KIND_LEXFILES[kind].includes(wn.lexfile(s));
   return fits(senses[0]!) || (!NAME_LEXFILES.has(wn.lexfile(senses[0]!)) && senses.some(fits));
+}
+
+/** Whether WordNet lets a pattern serve a label (see PATTERNS): always for a label it does not know or an alias. */
+function patternCanServe(pattern: (typeof PATTERNS)[number], label: string): boolean {
+  if (!pattern.lexfiles) return true;
+  const lemma = label
+    .trim()
+    .toLowerCase()
+    .replace(/[\s-]+/g, '_');
+  if (pattern.aliases.includes(lemma)) return true;
+  const wn = loadWordNet();
+  const senses = wn.senses(lemma);
+  return !senses.length || senses.some((s) => pattern.lexfiles!.includes(wn.lexfile(s)));
 }
 
 /** The label most similar to the kind's words among those that can name it (pattern labels excluded), with its affinity. */
@@ -133,7 +153,7 @@ export function zeroShotSpans(text: string, labels: string[], threshold = 0.5): 
   for (const label of labels) {
     for (const p of PATTERNS) {
       const fit = affinity(glove, label, p.aliases);
-      if (fit < 0.6) continue;
+      if (fit < 0.6 || !patternCanServe(p, label)) continue;
       patternLabels.add(label);
       for (const m of text.matchAll(p.regex))
         add({ text: m[0], label, start: m.index, end: m.index + m[0].length, confidence: Math.min(1, 0.5 + fit / 2) });
@@ -147,9 +167,10 @@ export function zeroShotSpans(text: string, labels: string[], threshold = 0.5): 
     ['place', doc.places() as unknown as Matches],
     ['organization', doc.organizations() as unknown as Matches],
   ];
+  // compromise's names, by kind: they go to a label that can be that kind, and never to one that cannot.
+  const names: { start: number; end: number; kind: keyof typeof KINDS }[] = [];
   for (const [kind, matches] of kinds) {
     const scored = labelForKind(glove, labels, kind, patternLabels);
-    if (!scored || scored[1] < 0.45) continue;
     for (const m of matches.json({ offset: true })) {
       if (!m.offset) continue;
       let start = m.offset.start;
@@ -157,7 +178,8 @@ export function zeroShotSpans(text: string, labels: string[], threshold = 0.5): 
       // compromise includes trailing punctuation and spaces in its offsets.
       while (end > start && /[\s.,;:!?]/.test(text[end - 1]!)) end--;
       while (start < end && /\s/.test(text[start]!)) start++;
-      if (end > start)
+      if (end > start) names.push({ start, end, kind });
+      if (end > start && scored && scored[1] >= 0.45)
         add({
           text: text.slice(start, end),
           label: scored[0],
@@ -197,8 +219,9 @@ export function zeroShotSpans(text: string, labels: string[], threshold = 0.5): 
     const start = r[0]!.start;
     const end = r[r.length - 1]!.end;
     let best: [string, number] = ['', 0];
+    const kindsHere = names.filter((n) => n.start < end && start < n.end).map((n) => n.kind);
     for (const label of labels) {
-      if (patternLabels.has(label)) continue;
+      if (patternLabels.has(label) || kindsHere.some((kind) => !labelCanBe(label, kind))) continue;
       const sim = Math.max(...r.map((t) => affinity(glove, label, [t.text.toLowerCase()])));
       if (sim > best[1]) best = [label, sim];
     }

@@ -39,6 +39,15 @@ describe('zero-shot entity extraction', () => {
     expect(texts(['time', 'organization'])).toEqual(['3 May 1990:time']);
   });
 
+  it('when a label is near "date" in GloVe but no time (an event, a meeting), then dates are not its entities', () => {
+    const names = 'Anna Berg was born in Paris on 3 May 1990 .';
+    const texts = (labels: string[]) => zeroShotSpans(names, labels).map((s) => `${s.text}:${s.label}`);
+    expect(texts(['event'])).toEqual([]);
+    expect(texts(['meeting', 'date'])).toEqual(['3 May 1990:date']);
+    expect(texts(['birthday'])).toEqual(['3 May 1990:birthday']);
+    expect(texts(['when'])).toEqual(['3 May 1990:when']); // not in WordNet: GloVe alone
+  });
+
   it('when a label is a kind of person, then people are still its entities, and unrelated names are not', () => {
     const spans = zeroShotSpans('The novel by Anna Berg was praised in Paris .', ['author', 'date']);
     expect(spans.map((s) => `${s.text}:${s.label}`)).toEqual(['Anna Berg:author']);
