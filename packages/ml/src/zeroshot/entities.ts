@@ -29,22 +29,28 @@ export type EntityResult = {
 };
 
 /**
- * A pattern serves a label whose name is close to its aliases (GloVe). `lexfiles`, when given, narrows that: a
- * label WordNet knows must also have a noun sense in one of these lexicographer files, since GloVe puts "event"
- * and "meeting" as close to "date" as "birthday" is (noun.time is 28: "date", "time", "birthday", "deadline" and
- * "start" have a sense there; "event" and "meeting" do not).
+ * A pattern serves a label whose name is close to its aliases (GloVe), and, when WordNet knows the label, has a
+ * noun sense in one of the pattern's lexicographer files: GloVe puts "country" near "year", "number" and
+ * "money", "company" near "cost", and "event" near "date" (0.6 and more), none of which WordNet files under
+ * time (28), communication (10), artifacts (6), possession (21), attributes (7) or relations (24).
  */
-const PATTERNS: { name: string; aliases: string[]; regex: RegExp; lexfiles?: readonly number[] }[] = [
-  { name: 'email', aliases: ['email', 'mail', 'address'], regex: /[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g },
-  { name: 'url', aliases: ['url', 'website', 'link'], regex: /\bhttps?:\/\/[^\s]+/g },
-  { name: 'phone', aliases: ['phone', 'telephone', 'number'], regex: /\+?\d[\d\s().-]{7,}\d/g },
+const PATTERNS: { name: string; aliases: string[]; regex: RegExp; lexfiles: readonly number[] }[] = [
+  { name: 'email', aliases: ['email', 'mail', 'address'], regex: /[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g, lexfiles: [10] },
+  { name: 'url', aliases: ['url', 'website', 'link'], regex: /\bhttps?:\/\/[^\s]+/g, lexfiles: [10] },
+  { name: 'phone', aliases: ['phone', 'telephone', 'number'], regex: /\+?\d[\d\s().-]{7,}\d/g, lexfiles: [6, 10] },
   {
     name: 'money',
     aliases: ['money', 'price', 'amount', 'cost'],
+    lexfiles: [21, 7],
     regex:
       /(?:[$€£]\s?\d(?:[\d,.]*\d)?(?:\s?(?:million|billion))?|\b\d(?:[\d,.]*\d)?\s?(?:dollars|euros|pounds|USD|EUR|GBP)\b)/g,
   },
-  { name: 'percent', aliases: ['percent', 'percentage', 'rate'], regex: /\b\d+(?:\.\d+)?\s?(?:%|percent)\b/g },
+  {
+    name: 'percent',
+    aliases: ['percent', 'percentage', 'rate'],
+    regex: /\b\d+(?:\.\d+)?\s?(?:%|percent)\b/g,
+    lexfiles: [24],
+  },
   {
     name: 'date',
     aliases: ['date', 'day', 'year'],
@@ -94,7 +100,6 @@ function labelCanBe(label: string, kind: keyof typeof KINDS): boolean {
 
 /** Whether WordNet lets a pattern serve a label (see PATTERNS): always for a label it does not know or an alias. */
 function patternCanServe(pattern: (typeof PATTERNS)[number], label: string): boolean {
-  if (!pattern.lexfiles) return true;
   const lemma = label
     .trim()
     .toLowerCase()
@@ -102,7 +107,7 @@ function patternCanServe(pattern: (typeof PATTERNS)[number], label: string): boo
   if (pattern.aliases.includes(lemma)) return true;
   const wn = loadWordNet();
   const senses = wn.senses(lemma);
-  return !senses.length || senses.some((s) => pattern.lexfiles!.includes(wn.lexfile(s)));
+  return !senses.length || senses.some((s) => pattern.lexfiles.includes(wn.lexfile(s)));
 }
 
 /** The label most similar to the kind's words among those that can name it (pattern labels excluded), with its affinity. */
@@ -167,10 +172,20 @@ export function zeroShotSpans(text: string, labels: string[], threshold = 0.5): 
     ['place', doc.places() as unknown as Matches],
     ['organization', doc.organizations() as unknown as Matches],
   ];
-  // compromise's names, by kind: they go to a label that can be that kind, and never to one that cannot.
+  // WordNet's names and nouns under each label (added below, after compromise's).
+  const tokens = tokenize(text);
+  const listed = new Map(
+    labels.filter((l) => !patternLabels.has(l)).map((l) => [l, gazetteerSpans(text, l, tokens)] as const),
+  );
+  const listedUnder = (label: string, start: number, end: number) =>
+    listed.get(label)?.some((g) => g.start === start && g.end === end && g.confidence >= 0.5) ?? false;
+  // compromise's names, by kind: they go to a label that can be that kind, and never to one that cannot. A name
+  // WordNet lists under another label of the kind ("France" under `country` when `city` is nearer to places) is
+  // left to that label.
   const names: { start: number; end: number; kind: keyof typeof KINDS }[] = [];
   for (const [kind, matches] of kinds) {
     const scored = labelForKind(glove, labels, kind, patternLabels);
+    const others = labels.filter((l) => l !== scored?.[0] && listed.has(l) && labelCanBe(l, kind));
     for (const m of matches.json({ offset: true })) {
       if (!m.offset) continue;
       let start = m.offset.start;
@@ -179,7 +194,8 @@ export function zeroShotSpans(text: string, labels: string[], threshold = 0.5): 
       while (end > start && /[\s.,;:!?]/.test(text[end - 1]!)) end--;
       while (start < end && /\s/.test(text[start]!)) start++;
       if (end > start) names.push({ start, end, kind });
-      if (end > start && scored && scored[1] >= 0.45)
+      const elsewhere = !listedUnder(scored?.[0] ?? '', start, end) && others.some((l) => listedUnder(l, start, end));
+      if (end > start && scored && scored[1] >= 0.45 && !elsewhere)
         add({
           text: text.slice(start, end),
           label: scored[0],
@@ -191,11 +207,7 @@ export function zeroShotSpans(text: string, labels: string[], threshold = 0.5): 
   }
 
   // WordNet: names and (for labels that are not named-entity types) common nouns under the label's senses.
-  const tokens = tokenize(text);
-  for (const label of labels) {
-    if (patternLabels.has(label)) continue;
-    for (const s of gazetteerSpans(text, label, tokens)) add({ ...s, label });
-  }
+  for (const [label, spans] of listed) for (const s of spans) add({ ...s, label });
 
   // Remaining capitalised runs: scored by similarity between their words and each label.
   const runs: Token[][] = [];
@@ -218,10 +230,11 @@ export function zeroShotSpans(text: string, labels: string[], threshold = 0.5): 
   for (const r of runs) {
     const start = r[0]!.start;
     const end = r[r.length - 1]!.end;
+    // Runs that hold a name compromise found are its, above: "Germany and Berlin" is two places, not one run.
+    if (names.some((n) => n.start < end && start < n.end)) continue;
     let best: [string, number] = ['', 0];
-    const kindsHere = names.filter((n) => n.start < end && start < n.end).map((n) => n.kind);
     for (const label of labels) {
-      if (patternLabels.has(label) || kindsHere.some((kind) => !labelCanBe(label, kind))) continue;
+      if (patternLabels.has(label)) continue;
       const sim = Math.max(...r.map((t) => affinity(glove, label, [t.text.toLowerCase()])));
       if (sim > best[1]) best = [label, sim];
     }

@@ -48,6 +48,31 @@ describe('zero-shot entity extraction', () => {
     expect(texts(['when'])).toEqual(['3 May 1990:when']); // not in WordNet: GloVe alone
   });
 
+  it('when two labels are both places, then each place goes to the label WordNet lists it under', () => {
+    const texts = (text: string, labels: string[]) => zeroShotSpans(text, labels).map((s) => `${s.text}:${s.label}`);
+    const capital = 'Paris is the capital of France.';
+    expect(texts(capital, ['country', 'city'])).toEqual(['Paris:city', 'France:country']);
+    expect(texts(capital, ['city', 'country'])).toEqual(['Paris:city', 'France:country']);
+    expect(texts('Angela Merkel visited Germany and Berlin.', ['country', 'city'])).toEqual([
+      'Germany:country',
+      'Berlin:city',
+    ]);
+  });
+
+  it('when a label is near a pattern in GloVe but WordNet files it elsewhere, then the pattern does not serve it', () => {
+    // GloVe: "country" is 0.62 from "number" and 0.60 from "money", "company" 0.61 from "cost".
+    const texts = (text: string, labels: string[]) => zeroShotSpans(text, labels).map((s) => `${s.text}:${s.label}`);
+    expect(texts('Microsoft paid $5 million in Texas.', ['company', 'state', 'price'])).toEqual([
+      'Microsoft:company',
+      '$5 million:price',
+      'Texas:state',
+    ]);
+    expect(texts('Call +1 555 010 0199 from Canada.', ['country', 'phone'])).toEqual([
+      '+1 555 010 0199:phone',
+      'Canada:country',
+    ]);
+  });
+
   it('when a label is a kind of person, then people are still its entities, and unrelated names are not', () => {
     const spans = zeroShotSpans('The novel by Anna Berg was praised in Paris .', ['author', 'date']);
     expect(spans.map((s) => `${s.text}:${s.label}`)).toEqual(['Anna Berg:author']);
