@@ -190,8 +190,17 @@ describe('judge scores, end to end through pnpm start', () => {
 
     // The judge's own calls are ordinary inferences of the team, billed and recorded, outside the project: two per
     // judged record (the served job with confidences, and the zero-shot base).
-    const all = await json<{ data: JudgedRecord[] }>(await get('/inferences?limit=200'));
-    const judgeCalls = all.data.filter((r) => r.project_id === null);
+    // Their records are written like any call's, so they may land after the score they led to: wait for all of them.
+    const judgeCalls = await eventually(
+      async () => {
+        const all = await json<{ data: JudgedRecord[] }>(await get('/inferences?limit=200'));
+        const calls = all.data.filter((r) => r.project_id === null);
+        const of = (model: string) => calls.filter((r) => r.model_id === model).length;
+        return of(jobId) >= ids.length && of('whetstone-extract-base') >= ids.length ? calls : null;
+      },
+      30_000,
+      250,
+    );
     expect(judgeCalls.filter((r) => r.model_id === jobId)).toHaveLength(ids.length);
     expect(judgeCalls.filter((r) => r.model_id === 'whetstone-extract-base')).toHaveLength(ids.length);
     for (const r of judgeCalls) {
