@@ -178,7 +178,7 @@ export function zeroShotSpans(text: string, labels: string[], threshold = 0.5): 
     labels.filter((l) => !patternLabels.has(l)).map((l) => [l, gazetteerSpans(text, l, tokens)] as const),
   );
   const listedUnder = (label: string, start: number, end: number) =>
-    listed.get(label)?.some((g) => g.start === start && g.end === end && g.confidence >= 0.5) ?? false;
+    listed.get(label)?.some((g) => g.start === start && g.end === end && g.confidence >= threshold) ?? false;
   // compromise's names, by kind: they go to a label that can be that kind, and never to one that cannot. A name
   // WordNet lists under another label of the kind ("France" under `country` when `city` is nearer to places) is
   // left to that label.
