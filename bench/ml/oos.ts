@@ -1,5 +1,5 @@
 /** bench:ml's out-of-scope section: banking77 with 10 intents held out as unknown. */
-import { evaluateBundle, loadModel } from '@whetstone/ml';
+import { evaluateBundle, loadModel, type Metrics } from '@whetstone/ml';
 import {
   REJECTION_ACCURACY_BUDGET,
   chooseRejectThreshold,
@@ -190,19 +190,13 @@ function exposureRows(kind: string, train: Row[], n: number, seed: number): Row[
   throw new Error(`BENCH_OOS_EXPOSURE: '${kind}' is neither splice nor brown`);
 }
 
+/** One task's calibration as the job's metrics report it (absent when the task was not calibrated). */
+type HeldoutFigures = NonNullable<Metrics['calibration']>[string] | undefined;
+
 /**
  * Outlier exposure, dev only: the quoted seed trained again with 600 generated rows labelled `oos` per kind
  * (BENCH_OOS_EXPOSURE=splice,brown); the product's own held-out figures, against the same seed without them.
  */
-type HeldoutFigures =
-  | Partial<
-      Record<
-        'heldout_in_scope_accuracy_without_rejection' | 'heldout_in_scope_accuracy' | 'heldout_out_of_scope_recall',
-        number
-      >
-    >
-  | undefined;
-
 async function outlierExposureOnDev(train_: Row[], dev: Row[], baseline: HeldoutFigures) {
   const kinds = (process.env.BENCH_OOS_EXPOSURE ?? '').split(',').filter(Boolean);
   if (!kinds.length) return console.log('(outlier exposure on dev: BENCH_OOS_EXPOSURE=splice,brown, 3 min per kind)');
