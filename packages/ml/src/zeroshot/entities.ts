@@ -110,6 +110,19 @@ function patternCanServe(pattern: (typeof PATTERNS)[number], label: string): boo
   return !senses.length || senses.some((s) => pattern.lexfiles.includes(wn.lexfile(s)));
 }
 
+/**
+ * A label whose first WordNet sense is of a kind's sort takes that kind's names at least at this affinity (the
+ * floor names need, 0.45). GloVe alone leaves many such labels under it ("politician" 0.45 from "person",
+ * "musician" 0.36, "scientist" 0.37): they co-occur with "person" less than "date" does.
+ */
+const WORDNET_KIND_AFFINITY = 0.5;
+
+/** Whether WordNet files the label's first sense under the kind ("politician" under noun.person). */
+function wordNetKind(label: string, kind: keyof typeof KINDS): boolean {
+  const first = labelSenses(label)[0];
+  return first !== undefined && KIND_LEXFILES[kind].includes(loadWordNet().lexfile(first));
+}
+
 /** The label most similar to the kind's words among those that can name it (pattern labels excluded), with its affinity. */
 function labelForKind(
   glove: Embeddings,
@@ -119,7 +132,10 @@ function labelForKind(
 ): readonly [string, number] | undefined {
   return labels
     .filter((l) => !patternLabels.has(l) && labelCanBe(l, kind))
-    .map((l) => [l, affinity(glove, l, KINDS[kind])] as const)
+    .map((l) => {
+      const a = affinity(glove, l, KINDS[kind]);
+      return [l, a < WORDNET_KIND_AFFINITY && wordNetKind(l, kind) ? WORDNET_KIND_AFFINITY : a] as const;
+    })
     .sort((a, b) => b[1] - a[1])[0];
 }
 
