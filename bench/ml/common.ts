@@ -77,12 +77,13 @@ export interface Run {
   t0: number;
 }
 
-/** One trainModel run with the CLI's recipe at `seed`; one progress line on stderr when done. */
+/** One trainModel run with the CLI's recipe (or the given epochs and rate) at `seed`; one progress line on stderr when done. */
 export async function train(
   row: string,
   seed: number,
   req: Omit<Parameters<typeof trainModel>[0], 'baseModel' | 'hyperparameters'>,
   nrEpochs = EPOCHS,
+  learningRate = LEARNING_RATE,
 ): Promise<Run> {
   const logs: string[] = [];
   const t0 = performance.now();
@@ -91,7 +92,7 @@ export async function train(
   const result = await trainModel({
     ...req,
     baseModel: 'whetstone-extract-base',
-    hyperparameters: { nrEpochs, learningRate: LEARNING_RATE, seed },
+    hyperparameters: { nrEpochs, learningRate, seed },
     onLog: (_l, m) => logs.push(m),
     onProgress: (p) => {
       if (p.examplesPerSecond) rate = p.examplesPerSecond;

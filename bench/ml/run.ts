@@ -32,6 +32,8 @@
  *   BENCH_LIMIT=<n>        smoke runs: every training and every evaluation set cut to n rows (evenly spaced)
  *   BENCH_NER_ONLY=1 (wikigold NER and serving), BENCH_ZEROSHOT_ONLY=1, BENCH_RELATIONS_ONLY=1,
  *   BENCH_CLASSIFICATION_ONLY=1 (banking77 and out-of-scope), BENCH_OOS_ONLY=1: run one part
+ *   BENCH_RECIPE_ONLY=1    only the recipe check on wikigold dev (./recipe.ts: full and LoRA at other rates, full
+ *                          at 10 epochs; test not scored; about 12 min): not part of the full run
  * Progress goes to stderr, one line per trained run (row, seed, elapsed).
  * The decoder has its own command: bench:decoder.
  */
@@ -70,6 +72,7 @@ import {
   type Run,
 } from './common';
 import { outOfScope } from './oos';
+import { recipeCheck } from './recipe';
 import { servingLatency } from './serving';
 
 /** The seed-13 full wikigold bundle, for the serving section. */
@@ -317,6 +320,7 @@ async function main(): Promise<void> {
     env.BENCH_RELATIONS_ONLY,
     env.BENCH_CLASSIFICATION_ONLY,
     env.BENCH_OOS_ONLY,
+    env.BENCH_RECIPE_ONLY,
   ].some(Boolean);
   const run = (flag: string | undefined) => !only || Boolean(flag);
   console.log(`# bench:ml — ${RECIPE}${LIMIT ? `; BENCH_LIMIT=${LIMIT} (smoke run: figures are not comparable)` : ''}`);
@@ -326,6 +330,7 @@ async function main(): Promise<void> {
   if (run(env.BENCH_CLASSIFICATION_ONLY)) await classification();
   if (run(env.BENCH_CLASSIFICATION_ONLY || env.BENCH_OOS_ONLY)) await outOfScope();
   if (run(env.BENCH_NER_ONLY)) serving();
+  if (env.BENCH_RECIPE_ONLY) await recipeCheck();
 }
 
 main().catch((err: unknown) => {
