@@ -34,7 +34,21 @@ describe('calibration', () => {
     expect(chosen.baseAccuracy).toBe(0.9);
     // Rejecting the 10 wrong, least confident in-scope rows costs nothing; two more right ones cost 0.02.
     expect(chosen.inScopeAccuracy).toBe(0.88);
-    expect(chosen.threshold).toBeCloseTo(0.56, 10);
+    // Halfway between the highest rejected confidence (0.555) and the lowest kept one (0.56).
+    expect(chosen.threshold).toBeCloseTo(0.5575, 10);
     expect(chosen.outOfScopeRecall).toBe(0.65);
+  });
+
+  it('when serving computes a kept row a rounding error less confident, then it is still kept', () => {
+    const rows = [0.2, 0.4, 0.6, 0.8, 0.9].map((top, i) => ({
+      top,
+      inScope: i > 0,
+      correct: i > 1,
+      predictedOutOfScope: false,
+    }));
+    // Rejecting the wrong in-scope row at 0.4 costs nothing; the right one at 0.6 would cost 0.25.
+    const chosen = chooseRejectThreshold(rows, 0.1);
+    expect(chosen).toEqual({ threshold: 0.5, inScopeAccuracy: 0.75, baseAccuracy: 0.75, outOfScopeRecall: 1 });
+    expect(0.6 - 1e-7 >= chosen.threshold).toBe(true);
   });
 });

@@ -97,11 +97,15 @@ export function chooseRejectThreshold(
   });
   const base = at(0).inScopeAccuracy;
   let chosen = { threshold: 0, ...at(0) };
-  // Candidates just above each in-scope row's confidence: accuracy only changes there.
-  for (const t of [...new Set(rows.map((r) => r.top))].sort((a, b) => a - b)) {
-    const f = at(t);
+  // Candidates at each row's confidence (rows at or above it are kept): the figures only change there. The
+  // chosen one is then moved halfway down to the next lower confidence, so that a kept row whose confidence
+  // serving computes a rounding error lower (another batch, another kernel) is still kept: the held-out
+  // figures are the same anywhere in that gap.
+  const tops = [...new Set(rows.map((r) => r.top))].sort((a, b) => a - b);
+  for (let i = 0; i < tops.length; i++) {
+    const f = at(tops[i]!);
     if (f.inScopeAccuracy < base - maxAccuracyDrop) break;
-    chosen = { threshold: t, ...f };
+    chosen = { threshold: i > 0 ? (tops[i - 1]! + tops[i]!) / 2 : 0, ...f };
   }
   const r4 = (x: number) => Number(x.toFixed(4));
   return {
