@@ -93,10 +93,13 @@ function labelCanBe(label: string, kind: keyof typeof KINDS): boolean {
   if (words.some((w) => (KINDS[kind] as readonly string[]).includes(w))) return true;
   const senses = labelSenses(label);
   if (!senses.length) return true;
-  const wn = loadWordNet();
-  const fits = (s: number) => KIND_LEXFILES[kind].includes(wn.lexfile(s));
-  return fits(senses[0]!) || (!NAME_LEXFILES.has(wn.lexfile(senses[0]!)) && senses.some(fits));
+  const fits = (s: number) => senseOfKind(s, kind);
+  return fits(senses[0]!) || (!NAME_LEXFILES.has(loadWordNet().lexfile(senses[0]!)) && senses.some(fits));
 }
+
+/** Whether WordNet files a noun sense under the kind's lexicographer files. */
+const senseOfKind = (sense: number, kind: keyof typeof KINDS) =>
+  KIND_LEXFILES[kind].includes(loadWordNet().lexfile(sense));
 
 /** Whether WordNet lets a pattern serve a label (see PATTERNS): always for a label it does not know or an alias. */
 function patternCanServe(pattern: (typeof PATTERNS)[number], label: string): boolean {
@@ -120,7 +123,7 @@ const WORDNET_KIND_AFFINITY = 0.5;
 /** Whether WordNet files the label's first sense under the kind ("politician" under noun.person). */
 function wordNetKind(label: string, kind: keyof typeof KINDS): boolean {
   const first = labelSenses(label)[0];
-  return first !== undefined && KIND_LEXFILES[kind].includes(loadWordNet().lexfile(first));
+  return first !== undefined && senseOfKind(first, kind);
 }
 
 /** The label most similar to the kind's words among those that can name it (pattern labels excluded), with its affinity. */
