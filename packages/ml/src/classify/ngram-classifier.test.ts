@@ -1,5 +1,5 @@
 import { classificationPRF } from '../eval/metrics';
-import { ClassifierTrainer, NaiveBayes, NgramClassifier } from './ngram-classifier';
+import { ClassifierTrainer, NaiveBayes, NgramClassifier, ngramNames } from './ngram-classifier';
 
 const train = [
   ['my card has not arrived yet', 'card_arrival'],
@@ -80,6 +80,37 @@ describe('n-gram classifier', () => {
       onProgress: (p) => seen.push(p.epoch, p.step, Number(p.etaSeconds >= 0), Number(p.examplesPerSecond > 0)),
     });
     expect(seen).toEqual([1, 9, 1, 1, 2, 18, 1, 1]);
+  });
+
+  it('when a word is misspelt, then its character 4-grams still carry it to the class it was trained on', () => {
+    const rows = [
+      ...['I transferred money', 'the money I transferred', 'transferred it yesterday'].map((t) => [t, 'transfer']),
+      ...['I topped up money', 'the money I topped up', 'topped it up yesterday'].map((t) => [t, 'top_up']),
+    ].map(([text, label]) => ({ text: text!, labels: [label!] }));
+    expect(ngramNames('Transfered!', 'words+char4')).toEqual(
+      expect.arrayContaining(['transfered', '#<tra', '#tran', '#ered', '#red>']),
+    );
+    const chars = NgramClassifier.train(rows, { epochs: 10, seed: 1 }).model;
+    const words = NgramClassifier.train(rows, { epochs: 10, seed: 1, features: 'words' }).model;
+    expect(chars.featureSet).toBe('words+char4');
+    expect(chars.predict('transfered').label).toBe('transfer');
+    expect(chars.predict('transfered').confidence).toBeGreaterThan(0.8);
+    // Words alone know nothing of the misspelt word: only the bias answers.
+    expect(words.predict('transfered').confidence).toBeLessThan(0.6);
+  });
+
+  it('when a model or checkpoint was stored before character n-grams, then it keeps reading words alone', () => {
+    const words = NgramClassifier.train(train, { epochs: 3, seed: 7, features: 'words' }).model;
+    const { features, ...stored } = words.toJSON() as Parameters<typeof NgramClassifier.fromJSON>[0];
+    expect(features).toBe('words');
+    const restored = NgramClassifier.fromJSON(stored);
+    expect(restored.featureSet).toBe('words');
+    expect(restored.predict('my phone is gone')).toEqual(words.predict('my phone is gone'));
+    const trainer = new ClassifierTrainer(train, { seed: 7, features: 'words' });
+    trainer.runEpoch();
+    const { features: _, ...old } = trainer.snapshot();
+    expect(new ClassifierTrainer(train, { seed: 7 }, old).features).toBe('words');
+    expect(new ClassifierTrainer(train, { seed: 7 }).features).toBe('words+char4');
   });
 
   it('when Naive Bayes is trained, then it also separates the classes (it is the baseline)', () => {

@@ -1,5 +1,5 @@
 import { loadGlove } from '../assets/load';
-import { ClassifierTrainer } from '../classify/ngram-classifier';
+import { ClassifierTrainer, NGRAM_FEATURES, NGRAM_LEARNING_RATE } from '../classify/ngram-classifier';
 import { EncoderTrainer, loadEncoderBase, type ClassTask, type EncoderConfig, type EncoderWeights } from '../encoder';
 import { BUCKETS, FULL_BUCKETS, buildBundle } from './bundle';
 import { calibrateTasks } from './calibrate';
@@ -10,9 +10,12 @@ import { decodeState, encodeState } from './train-state';
 import type { Checkpoint, Metrics, TrainRequest, TrainResult, TrainingType } from './types';
 import { AppError } from '@whetstone/errors';
 
-/** Encoder defaults; `learning_rate` is AdamW's peak rate. The classifiers' AdaGrad step is 250× it. */
+/**
+ * Encoder defaults; `learning_rate` is AdamW's peak rate. The classifiers' AdaGrad step scales with it: their
+ * default step at the CLI's and API's default rate.
+ */
 export const ENCODER_DEFAULTS = { batchSize: 16, loraRank: 8, loraAlphaPerRank: 2 } as const;
-const CLASSIFIER_LR_SCALE = 250;
+const DEFAULT_LEARNING_RATE = 0.002;
 
 /**
  * Internal, for benchmarks only (not part of the service contract, not documented for users): start the encoder
@@ -123,6 +126,8 @@ export async function trainModel(req: TrainRequest & InternalTrainOptions): Prom
   const classifiers = new Map<string, ClassifierTrainer>();
   for (const t of data.tasks) {
     const prior = resumed?.classifiers[t.task];
+    // A checkpoint keeps the n-grams it was trained on (one from before character n-grams reads words).
+    const features = prior ? (prior.features ?? 'words') : NGRAM_FEATURES;
     classifiers.set(
       t.task,
       new ClassifierTrainer(
@@ -131,7 +136,8 @@ export async function trainModel(req: TrainRequest & InternalTrainOptions): Prom
           seed: hp.seed,
           bucketsLog2: buckets,
           multiLabel: t.multiLabel,
-          learningRate: hp.learningRate * CLASSIFIER_LR_SCALE,
+          features,
+          learningRate: (hp.learningRate / DEFAULT_LEARNING_RATE) * NGRAM_LEARNING_RATE[features],
         },
         prior ? { ...prior, epoch: continuing ? prior.epoch : 0 } : undefined,
       ),
