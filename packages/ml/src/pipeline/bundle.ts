@@ -111,7 +111,7 @@ export function buildBundle(
         ? { relations: 'encoder span pairs (head, tail, the words between, order) against relation-name vectors' }
         : {}),
       classifications: classifiers.size
-        ? `hashed word uni+bigram linear model${encoder?.tasks.length ? ", fused with the encoder's pooled head (label-name vectors) for single-label tasks" : ''}`
+        ? `hashed word uni+bigram${[...classifiers.values()].some((c) => c.featureSet === 'words+char4') ? ' and character 4-gram' : ''} linear model${encoder?.tasks.length ? ", fused with the encoder's pooled head (label-name vectors) for single-label tasks" : ''}`
         : null,
       ...(encoder?.adapter
         ? {
