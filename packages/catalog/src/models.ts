@@ -80,7 +80,7 @@ export const BUILTIN_MODELS: CatalogEntry[] = [
     supportsTraining: true,
     trainingTypes: ['lora', 'full'],
     nrEpochs: { default: 6, min: 1, max: 50 },
-    // AdamW's peak rate for the entity encoder; classification's AdaGrad step is 15× it.
+    // AdamW's peak rate for the entity encoder; classification's AdaGrad step is 15× it (250× multi-label).
     learningRate: { default: 0.002, min: 0.00001, max: 0.1 },
     // 0.001 credits per call plus 0.0001 credits per 1,000 input tokens.
     price: {

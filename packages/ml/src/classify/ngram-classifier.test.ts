@@ -1,5 +1,5 @@
 import { classificationPRF } from '../eval/metrics';
-import { ClassifierTrainer, NaiveBayes, NgramClassifier, ngramNames } from './ngram-classifier';
+import { ClassifierTrainer, NaiveBayes, NgramClassifier, ngramLearningRate, ngramNames } from './ngram-classifier';
 
 const train = [
   ['my card has not arrived yet', 'card_arrival'],
@@ -69,8 +69,17 @@ describe('n-gram classifier', () => {
       { text: 'refund please', labels: ['refund'] },
       { text: 'cancel it', labels: ['cancel'] },
     ];
-    const { model } = NgramClassifier.train(data, { epochs: 30, multiLabel: true, seed: 3 });
+    const rates: number[] = [];
+    const { model } = NgramClassifier.train(data, {
+      epochs: 30,
+      multiLabel: true,
+      seed: 3,
+      onProgress: (p) => rates.push(p.learningRate),
+    });
     expect(model.predict('refund and cancel').labels.sort()).toEqual(['cancel', 'refund']);
+    // Sigmoids keep the larger step (a small one leaves them short of the 0.5 threshold); softmax takes 0.03.
+    expect(new Set(rates)).toEqual(new Set([0.5]));
+    expect(ngramLearningRate('words+char4', false)).toBe(0.03);
   });
 
   it('when progress is reported, then it carries epoch, step, loss, throughput and ETA', () => {

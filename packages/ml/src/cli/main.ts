@@ -42,7 +42,7 @@ Options:
   --out <dir>           where to write model.bundle and manifest.json
   --mode <m>            full (default) or lora
   --epochs <n>          passes over the data (default 6)
-  --learning-rate <x>   AdamW peak rate for the encoder (default 0.002; the classifiers' AdaGrad step is 15× it)
+  --learning-rate <x>   AdamW peak rate for the encoder (default 0.002; the classifiers' AdaGrad step is 15× it, 250× multi-label)
   --batch-size <n>      texts per step (default ${ENCODER_DEFAULTS.batchSize})
   --lora-rank <n>       LoRA rank (default ${ENCODER_DEFAULTS.loraRank}); alpha is 2×rank
   --seed <n>            the same seed and data reproduce the model (default 13)

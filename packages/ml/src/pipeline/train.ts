@@ -1,5 +1,5 @@
 import { loadGlove } from '../assets/load';
-import { ClassifierTrainer, NGRAM_FEATURES, NGRAM_LEARNING_RATE } from '../classify/ngram-classifier';
+import { ClassifierTrainer, NGRAM_FEATURES, ngramLearningRate } from '../classify/ngram-classifier';
 import { EncoderTrainer, loadEncoderBase, type ClassTask, type EncoderConfig, type EncoderWeights } from '../encoder';
 import { BUCKETS, FULL_BUCKETS, buildBundle } from './bundle';
 import { calibrateTasks } from './calibrate';
@@ -137,7 +137,7 @@ export async function trainModel(req: TrainRequest & InternalTrainOptions): Prom
           bucketsLog2: buckets,
           multiLabel: t.multiLabel,
           features,
-          learningRate: (hp.learningRate / DEFAULT_LEARNING_RATE) * NGRAM_LEARNING_RATE[features],
+          learningRate: (hp.learningRate / DEFAULT_LEARNING_RATE) * ngramLearningRate(features, t.multiLabel),
         },
         prior ? { ...prior, epoch: continuing ? prior.epoch : 0 } : undefined,
       ),
