@@ -53,7 +53,10 @@ export function ngramNames(text: string, features: NgramFeatures): string[] {
 
 export interface NgramTrainOptions {
   epochs?: number;
+  /** The AdaGrad step; default `ngramLearningRate` of the features and task kind, times `learningRateScale`. */
   learningRate?: number;
+  /** Multiplies the default step (a training job's rate over its default rate); default 1. */
+  learningRateScale?: number;
   /** log2 of the number of hashed feature buckets. */
   bucketsLog2?: number;
   l2?: number;
@@ -155,7 +158,7 @@ export class NgramClassifier {
         epoch,
         step,
         loss: losses[losses.length - 1]!,
-        learningRate: options.learningRate ?? ngramLearningRate(trainer.features, options.multiLabel ?? false),
+        learningRate: trainer.learningRate,
         examplesPerSecond: step / elapsed,
         etaSeconds: ((epochs * trainer.size - step) * elapsed) / step,
       });
@@ -378,6 +381,12 @@ export class ClassifierTrainer {
     return this.state.features ?? 'words';
   }
 
+  /** The AdaGrad step this run takes. */
+  get learningRate(): number {
+    const { learningRate, learningRateScale = 1 } = this.options;
+    return learningRate ?? ngramLearningRate(this.features, this.state.multiLabel) * learningRateScale;
+  }
+
   get size(): number {
     return this.encoded.length;
   }
@@ -402,7 +411,7 @@ export class ClassifierTrainer {
 
   private *epochSteps(hooks: EpochHooks): Generator<void, number, void> {
     const st = this.state;
-    const lr = this.options.learningRate ?? ngramLearningRate(this.features, this.state.multiLabel);
+    const lr = this.learningRate;
     const l2 = this.options.l2 ?? 1e-6;
     const c = st.labels.length;
     const epoch = st.epoch + 1;

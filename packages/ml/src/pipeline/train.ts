@@ -1,5 +1,5 @@
 import { loadGlove } from '../assets/load';
-import { ClassifierTrainer, NGRAM_FEATURES, ngramLearningRate } from '../classify/ngram-classifier';
+import { ClassifierTrainer } from '../classify/ngram-classifier';
 import { EncoderTrainer, loadEncoderBase, type ClassTask, type EncoderConfig, type EncoderWeights } from '../encoder';
 import { BUCKETS, FULL_BUCKETS, buildBundle } from './bundle';
 import { calibrateTasks } from './calibrate';
@@ -126,8 +126,6 @@ export async function trainModel(req: TrainRequest & InternalTrainOptions): Prom
   const classifiers = new Map<string, ClassifierTrainer>();
   for (const t of data.tasks) {
     const prior = resumed?.classifiers[t.task];
-    // A checkpoint keeps the n-grams it was trained on (one from before character n-grams reads words).
-    const features = prior ? (prior.features ?? 'words') : NGRAM_FEATURES;
     classifiers.set(
       t.task,
       new ClassifierTrainer(
@@ -136,8 +134,9 @@ export async function trainModel(req: TrainRequest & InternalTrainOptions): Prom
           seed: hp.seed,
           bucketsLog2: buckets,
           multiLabel: t.multiLabel,
-          features,
-          learningRate: (hp.learningRate / DEFAULT_LEARNING_RATE) * ngramLearningRate(features, t.multiLabel),
+          // The classifier's default step (by its n-grams, which a checkpoint keeps, and its task kind),
+          // scaled as the job's rate is scaled from the default.
+          learningRateScale: hp.learningRate / DEFAULT_LEARNING_RATE,
         },
         prior ? { ...prior, epoch: continuing ? prior.epoch : 0 } : undefined,
       ),
