@@ -89,6 +89,8 @@ describe('compatible surfaces through the official clients, end to end', () => {
       const ids: string[] = [];
       for await (const model of openai.models.list()) ids.push(model.id);
       expect(ids).toEqual(expect.arrayContaining([OPENAI_MODEL, ANTHROPIC_MODEL, 'whetstone-extract-base']));
+      expect(await openai.models.retrieve(OPENAI_MODEL)).toMatchObject({ id: OPENAI_MODEL, object: 'model' });
+      await expect(openai.models.retrieve('no-such-model')).rejects.toBeInstanceOf(OpenAI.NotFoundError);
     });
 
     it('when the key is a placeholder or the body invalid, then AuthenticationError and UnprocessableEntityError', async () => {
@@ -114,6 +116,21 @@ describe('compatible surfaces through the official clients, end to end', () => {
   });
 
   describe('anthropic', () => {
+    it('when models are listed and retrieved, then they come in Anthropic\'s model shape', async () => {
+      const models: Anthropic.ModelInfo[] = [];
+      for await (const model of anthropic.models.list()) models.push(model);
+      expect(models.map((m) => m.id)).toEqual(expect.arrayContaining([ANTHROPIC_MODEL, 'whetstone-extract-base']));
+      const one = await anthropic.models.retrieve(ANTHROPIC_MODEL);
+      expect(one).toMatchObject({ type: 'model', id: ANTHROPIC_MODEL, display_name: ANTHROPIC_MODEL });
+      expect(Number.isNaN(Date.parse(one.created_at))).toBe(false);
+      const missing = await anthropic.models.retrieve('no-such-model').catch((e: unknown) => e);
+      expect(missing).toBeInstanceOf(Anthropic.NotFoundError);
+      expect((missing as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({
+        type: 'error',
+        error: { type: 'not_found_error' },
+      });
+    });
+
     it('when messages are sent with x-api-key and with a bearer token, then JSON and stream agree', async () => {
       const request = { model: ANTHROPIC_MODEL, max_tokens: 64, messages: user('good day') };
       const json = await anthropic.messages.create(request);
