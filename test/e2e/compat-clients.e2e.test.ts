@@ -116,7 +116,7 @@ describe('compatible surfaces through the official clients, end to end', () => {
   });
 
   describe('anthropic', () => {
-    it('when models are listed and retrieved, then they come in Anthropic\'s model shape', async () => {
+    it("when models are listed and retrieved, then they come in Anthropic's model shape", async () => {
       const models: Anthropic.ModelInfo[] = [];
       for await (const model of anthropic.models.list()) models.push(model);
       expect(models.map((m) => m.id)).toEqual(expect.arrayContaining([ANTHROPIC_MODEL, 'whetstone-extract-base']));
