@@ -131,6 +131,34 @@ describe('compatible surfaces through the official clients, end to end', () => {
       });
     });
 
+    it('when tokens are counted, then a built-in model counts what it bills, an upstream model is estimated, and an unknown one is not found', async () => {
+      const text = 'Ada Lovelace met Charles Babbage in London.';
+      const extraction = await anthropic.messages.countTokens({
+        model: 'whetstone-extract-base',
+        messages: user(text),
+        // @ts-expect-error Whetstone's extension field
+        schema: { entities: ['person'] },
+      });
+      const called = await post('/v1/messages', {
+        model: 'whetstone-extract-base',
+        max_tokens: 64,
+        messages: user(text),
+        schema: { entities: ['person'] },
+      });
+      const usage = ((await called.json()) as { usage: { input_tokens: number } }).usage;
+      expect(extraction).toEqual({ input_tokens: usage.input_tokens });
+      const system = 'You are terse.';
+      const upstream = await anthropic.messages.countTokens({ model: ANTHROPIC_MODEL, system, messages: user(text) });
+      expect(upstream.input_tokens).toBe(Math.ceil((system + text).length / 4));
+      const missing = await anthropic.messages
+        .countTokens({ model: 'no-such-model', messages: user(text) })
+        .catch((e: unknown) => e);
+      expect(missing).toBeInstanceOf(Anthropic.NotFoundError);
+      const invalid = await anthropic.messages.countTokens({ model: ANTHROPIC_MODEL, messages: [] }).catch((e) => e);
+      expect(invalid).toBeInstanceOf(Anthropic.UnprocessableEntityError);
+      expect((invalid as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ type: 'error' });
+    });
+
     it('when messages are sent with x-api-key and with a bearer token, then JSON and stream agree', async () => {
       const request = { model: ANTHROPIC_MODEL, max_tokens: 64, messages: user('good day') };
       const json = await anthropic.messages.create(request);

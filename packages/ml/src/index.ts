@@ -40,6 +40,7 @@ export {
 } from './data';
 export { generateExamples, type GenerateRequest } from './synth/generate';
 export { fnv1a } from './text/tokenize';
+export { decoderTokens, extractionTokens } from './text/billing-tokens';
 
 // The decoder: chat LoRA training, adapter bundles, streaming generation.
 export {

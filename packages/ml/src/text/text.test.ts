@@ -1,3 +1,4 @@
+import { decoderTokens, extractionTokens } from './billing-tokens';
 import { shapeFeatures, tokenize, wordNgrams } from './tokenize';
 
 describe('tokenizer', () => {
@@ -28,5 +29,18 @@ describe('tokenizer', () => {
 
   it('when n-grams are built, then unigrams and bigrams are lower-cased', () => {
     expect(wordNgrams('Top up card')).toEqual(['top', 'up', 'card', 'top up', 'up card']);
+  });
+});
+
+describe('billing tokens', () => {
+  it('when a decoder reads text, then each UTF-8 byte is a token', () => {
+    expect(decoderTokens('héllo')).toBe(6);
+    expect(decoderTokens('')).toBe(0);
+  });
+
+  it('when extraction reads text, then words and single symbols count and whitespace does not', () => {
+    expect(extractionTokens('Ada Lovelace, born in 1815.')).toBe(7);
+    expect(extractionTokens('  \n ')).toBe(0);
+    expect(extractionTokens('São Paulo!!')).toBe(4);
   });
 });

@@ -75,6 +75,10 @@ function servingOverRpc(client: Router) {
       // No deadline of the gateway's own: a long reply streams as long as the client listens.
       return chatPieces(client.chat(chatRequestToPb(principal, input), { signal }));
     },
+    async countChatTokens(principal, input) {
+      const res = await client.countChatTokens({ chat: chatRequestToPb(principal, input) });
+      return Number(res.inputTokens);
+    },
     async infer(principal, r) {
       const res = await client.infer({
         caller: caller(principal),

@@ -195,6 +195,8 @@ export interface Inference {
   generate(principal: Principal, input: GenerateInput, signal: AbortSignal): AsyncIterable<GeneratePiece>;
   /** The compatible surfaces' one core; aborting `signal` cancels the call and the upstream request. */
   chat(principal: Principal, input: ChatInput, signal: AbortSignal): AsyncIterable<ChatPiece>;
+  /** The input tokens `chat` with this input would be billed for (an estimate for upstream models); calls no model. */
+  countChatTokens(principal: Principal, input: ChatInput): Promise<number>;
   ready(): Promise<boolean>;
   listBaseModels(principal: Principal): Promise<BaseModelView[]>;
   listModels(principal: Principal): Promise<{ id: string; object: 'model'; created: number; owned_by: string }[]>;

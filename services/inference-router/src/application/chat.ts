@@ -8,6 +8,7 @@
  * its last piece; see chat-relay.ts for what a cut stream costs.
  */
 import { Reasons, errors } from '@whetstone/errors';
+import { decoderTokens, extractionTokens } from '@whetstone/ml';
 import { priceOf } from '../domain/catalog';
 import {
   approxTokens,
@@ -26,7 +27,7 @@ import { type ChatContext, meterReply, relay } from './chat-relay';
 import type { RouterDeps } from './deps';
 import type { CacheBreakpoint, UpstreamEvent } from './ports';
 import { failsOver, routeCall, routerOf } from './project-router';
-import { chatTarget, requireTask, resolveTarget, type Target } from './resolve-target';
+import { chatTarget, modelTarget, requireTask, resolveTarget, type Target } from './resolve-target';
 
 export interface ChatCall {
   caller: Caller;
@@ -68,15 +69,54 @@ export async function* chat(deps: RouterDeps, call: ChatCall): AsyncGenerator<Ch
 
 const taskOf = (target: Target): InferenceTask => (target.entry.task === 'extraction' ? 'extract' : 'generate');
 
-/** Hands a resolved call to what serves it: an extraction model, an upstream provider or a decoder. */
-async function* serve(deps: RouterDeps, ctx: ChatContext): AsyncGenerator<ChatPiece> {
-  const { request, target } = ctx;
-  if (target.entry.task === 'extraction') return yield* extractionReply(deps, ctx);
+type Server = 'extraction' | 'upstream' | 'decoder';
+
+/** What serves a resolved call, once its request fits that server: a schema only for extraction, tools only upstream. */
+function serverOf(request: ChatRequest, target: Target): Server {
+  if (target.entry.task === 'extraction') return 'extraction';
   if (request.schemaJson.length)
     refuse('schema', `Model '${request.model}' is not an extraction model: leave out the schema.`);
-  if (target.entry.upstream) return yield* upstreamReply(deps, ctx);
+  if (target.entry.upstream) return 'upstream';
   if (request.tools.length) refuse('tools', `Model '${request.model}' cannot call tools; only upstream models do.`);
+  return 'decoder';
+}
+
+/** Hands a resolved call to what serves it: an extraction model, an upstream provider or a decoder. */
+async function* serve(deps: RouterDeps, ctx: ChatContext): AsyncGenerator<ChatPiece> {
+  const server = serverOf(ctx.request, ctx.target);
+  if (server === 'extraction') return yield* extractionReply(deps, ctx);
+  if (server === 'upstream') return yield* upstreamReply(deps, ctx);
   yield* decoderReply(deps, ctx);
+}
+
+/**
+ * The input tokens a Chat call with this request would be billed for, without
+ * calling a model: exact for the built-in models (the model-server counts with
+ * the same functions), 4 characters a token for an upstream model. A router
+ * project counts for its reference model.
+ */
+export async function countChatTokens(deps: RouterDeps, caller: Caller, request: ChatRequest): Promise<number> {
+  const router = await routerOf(deps, caller, request.model);
+  const target = router
+    ? await modelTarget(deps, caller, router.referenceModel, 'any')
+    : (await chatTarget(deps, caller, request.model)).target;
+  const server = serverOf(request, target);
+  if (server === 'extraction') return extractionTokens(extractionText(request));
+  if (server === 'upstream') return approxTokens(promptText(request));
+  return decoderPrompt(request).turns.reduce((n, t) => n + decoderTokens(t.content), 0);
+}
+
+/** The text an extraction model reads: the last user turn, with a schema to extract with. */
+function extractionText(request: ChatRequest): string {
+  if (!request.schemaJson.length)
+    refuse('schema', `Model '${request.model}' is an extraction model: give a schema to extract with.`);
+  const lastUser = [...request.messages].reverse().find((m) => m.role === 'user');
+  const text = lastUser ? textOf(lastUser.content) : '';
+  if (!text)
+    throw errors.invalid(Reasons.VALIDATION_FAILED, 'An extraction model reads the last user message; it is empty.', [
+      { field: 'messages', message: 'needs a user message with text' },
+    ]);
+  return text;
 }
 
 /**
@@ -118,14 +158,7 @@ async function* routedReply(
 /** An extraction model answers the last user turn with its JSON result, in one piece. */
 async function* extractionReply(deps: RouterDeps, ctx: ChatContext): AsyncGenerator<ChatPiece> {
   const { request, target } = ctx;
-  if (!request.schemaJson.length)
-    refuse('schema', `Model '${request.model}' is an extraction model: give a schema to extract with.`);
-  const lastUser = [...request.messages].reverse().find((m) => m.role === 'user');
-  const text = lastUser ? textOf(lastUser.content) : '';
-  if (!text)
-    throw errors.invalid(Reasons.VALIDATION_FAILED, 'An extraction model reads the last user message; it is empty.', [
-      { field: 'messages', message: 'needs a user message with text' },
-    ]);
+  const text = extractionText(request);
   await deps.billing.checkSpendable(
     ctx.caller.teamId,
     priceOf(target.entry.price, { inputTokens: approxTokens(text) }),
@@ -203,7 +236,7 @@ export function decoderPrompt(request: ChatRequest): { turns: ChatTurn[]; breakp
 async function* decoderReply(deps: RouterDeps, ctx: ChatContext): AsyncGenerator<ChatPiece> {
   const { request, target } = ctx;
   const { turns, breakpoints } = decoderPrompt(request);
-  const promptBytes = turns.reduce((n, t) => n + Buffer.byteLength(t.content), 0);
+  const promptBytes = turns.reduce((n, t) => n + decoderTokens(t.content), 0);
   await deps.billing.checkSpendable(
     ctx.caller.teamId,
     priceOf(target.entry.price, {
@@ -228,6 +261,6 @@ async function* decoderReply(deps: RouterDeps, ctx: ChatContext): AsyncGenerator
   })();
   yield* relay(deps, ctx, {
     events,
-    estimate: (text) => ({ ...NO_TOKENS, inputTokens: promptBytes, outputTokens: Buffer.byteLength(text) }),
+    estimate: (text) => ({ ...NO_TOKENS, inputTokens: promptBytes, outputTokens: decoderTokens(text) }),
   });
 }

@@ -113,6 +113,30 @@ describe('Chat with built-in models: extraction with a schema and a trained deco
     expect(completed[0]).toMatchObject({ task: InferenceTask.GENERATE, surface: InferenceSurface.NATIVE });
   });
 
+  it('when tokens are counted, then the count is what the same call is billed, and a bad call fails as Chat would', async () => {
+    const count = async (over: Record<string, unknown>) =>
+      Number((await h.client.countChatTokens({ chat: { caller: team, ...chatRequest(over) } } as never)).inputTokens);
+    const decoderCall = {
+      model: decoderJob,
+      system: [{ text: 'You greet people.' }],
+      messages: user('hi, I am Ada'),
+      sampling: { temperature: 0, topP: 0, maxTokens: 4, stop: [], seed: 0n },
+    };
+    const u = (await chat(decoderCall)).last.usage!;
+    expect(await count(decoderCall)).toBe(Number(u.inputTokens + u.cacheReadTokens + u.cacheWriteTokens));
+
+    const extractionCall = {
+      model: 'whetstone-extract-base',
+      schemaJson: json({ entities: ['person'] }),
+      messages: user('Ada Lovelace, born in 1815, wrote notes.'),
+    };
+    expect(await count(extractionCall)).toBe(Number((await chat(extractionCall)).last.usage!.inputTokens));
+    expect(await count(extractionCall)).toBe(10);
+
+    expect((await rpcError(count({ model: 'no-such-model' }))).kind).toBe('NotFound');
+    expect((await rpcError(count({ model: 'whetstone-extract-base' }))).fieldErrors[0]?.field).toBe('schema');
+  });
+
   it('when the model is a project id, then its active deployment answers and the record names the project', async () => {
     const project = (await h.client.createProject({ caller: team, name: 'chat-project' })).project!;
     await h.client.createDeployment({ caller: team, projectId: project.id, trainingJobId: decoderJob });

@@ -1,5 +1,4 @@
-import type { ExtractionResult, PredictOptions } from '@whetstone/ml';
-import { countTokens } from '../domain/tokens';
+import { extractionTokens, type ExtractionResult, type PredictOptions } from '@whetstone/ml';
 import { parseSchema, runExtraction, type ExtractOutput } from './extract';
 import type { ExtractionModels } from './extraction-models';
 import type { ModelRef } from './ports';
@@ -106,7 +105,7 @@ export class ExtractBatcher {
     for (const c of calls) {
       const own = results.slice(from, from + c.texts.length);
       from += c.texts.length;
-      c.resolve({ results: own, inputTokens: c.texts.reduce((n, t) => n + countTokens(t), 0) });
+      c.resolve({ results: own, inputTokens: c.texts.reduce((n, t) => n + extractionTokens(t), 0) });
     }
   }
 }

@@ -1,6 +1,11 @@
 import { Reasons, errors } from '@whetstone/errors';
-import { SchemaError, type ExtractionModel, type ExtractionResult, type PredictOptions } from '@whetstone/ml';
-import { countTokens } from '../domain/tokens';
+import {
+  extractionTokens,
+  SchemaError,
+  type ExtractionModel,
+  type ExtractionResult,
+  type PredictOptions,
+} from '@whetstone/ml';
 import type { ExtractionModels } from './extraction-models';
 import type { ModelRef } from './ports';
 
@@ -53,5 +58,5 @@ export function extract(
   options: PredictOptions,
 ): ExtractOutput {
   const results = runExtraction(models.ready(ref), texts, schema, options);
-  return { results, inputTokens: texts.reduce((n, t) => n + countTokens(t), 0) };
+  return { results, inputTokens: texts.reduce((n, t) => n + extractionTokens(t), 0) };
 }

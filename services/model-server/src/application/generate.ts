@@ -1,5 +1,4 @@
-import type { Decoder, GenerateOptions, PrefixCache } from '@whetstone/ml';
-import { byteTokens } from '../domain/tokens';
+import { decoderTokens, type Decoder, type GenerateOptions, type PrefixCache } from '@whetstone/ml';
 import type { Decoders } from './decoders';
 import type { ModelRef } from './ports';
 
@@ -44,11 +43,11 @@ export async function generate(
       options.max_tokens && options.max_tokens > 0 ? Math.min(options.max_tokens, MAX_TOKENS) : DEFAULT_MAX_TOKENS,
   });
   let output = 0;
-  const inputTokens = messages.reduce((n, m) => n + byteTokens(m.content), 0);
+  const inputTokens = messages.reduce((n, m) => n + decoderTokens(m.content), 0);
   return {
     chunks: (async function* () {
       for await (const chunk of stream) {
-        output += byteTokens(chunk.text);
+        output += decoderTokens(chunk.text);
         yield chunk;
       }
     })(),

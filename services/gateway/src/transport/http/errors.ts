@@ -7,7 +7,7 @@ import type { Logger } from '@whetstone/telemetry';
 /** The legacy completions route is OpenAI's too, so its clients parse the same envelope (docs/api.md, Errors). */
 const OPENAI_PATHS = new Set(['/v1/chat/completions', '/v1/responses', '/v1/completions']);
 /** Messages clients expect Anthropic-shaped errors even when they leave the version header out. */
-const ANTHROPIC_PATHS = new Set(['/v1/messages']);
+const ANTHROPIC_PATHS = new Set(['/v1/messages', '/v1/messages/count_tokens']);
 
 /**
  * Which envelope this request's errors use (spec, Errors: envelope rules): the

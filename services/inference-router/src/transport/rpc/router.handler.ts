@@ -1,8 +1,9 @@
 import type { ServiceImpl } from '@connectrpc/connect';
 import type { InferenceRouterService } from '@whetstone/proto/inference/v1';
+import { Reasons, errors } from '@whetstone/errors';
 import { requireCaller } from '@whetstone/rpc';
 import { createDeployment, listDeployments, listJobDeployments } from '../../application/deployments';
-import { chat } from '../../application/chat';
+import { chat, countChatTokens } from '../../application/chat';
 import type { RouterDeps } from '../../application/deps';
 import { extract } from '../../application/extract';
 import { generate } from '../../application/generate';
@@ -69,6 +70,12 @@ export function routerHandler(deps: RouterDeps, warmer: DeploymentWarmer): Servi
       const responseId = deps.ids.uuid();
       const pieces = chat(deps, chatCallOf(requireCaller(req.caller), req, ctx.signal, responseId));
       for await (const piece of pieces) yield chatPieceToPb(piece, responseId);
+    },
+    async countChatTokens(req, ctx) {
+      if (!req.chat)
+        throw errors.invalid(Reasons.VALIDATION_FAILED, 'chat is required', [{ field: 'chat', message: 'required' }]);
+      const { caller, request } = chatCallOf(requireCaller(req.chat.caller), req.chat, ctx.signal, '');
+      return { inputTokens: BigInt(await countChatTokens(deps, caller, request)) };
     },
     async listJobDeployments(req) {
       const rows = await listJobDeployments(deps, requireCaller(req.caller), req.trainingJobId);

@@ -24,7 +24,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file whetstone/inference/v1/router.proto.
  */
 export const file_whetstone_inference_v1_router: GenFile = /*@__PURE__*/
-  fileDesc("CiN3aGV0c3RvbmUvaW5mZXJlbmNlL3YxL3JvdXRlci5wcm90bxIWd2hldHN0b25lLmluZmVyZW5jZS52MSIjCgxDYWNoZUNvbnRyb2wSEwoLdHRsX3NlY29uZHMYASABKAUiWQoMQ29udGVudEJsb2NrEgwKBHRleHQYASABKAkSOwoNY2FjaGVfY29udHJvbBgCIAEoCzIkLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2FjaGVDb250cm9sIqMBCgtDaGF0TWVzc2FnZRIuCgRyb2xlGAEgASgOMiAud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0Um9sZRI1Cgdjb250ZW50GAIgAygLMiQud2hldHN0b25lLmluZmVyZW5jZS52MS5Db250ZW50QmxvY2sSFwoPdG9vbF9jYWxsc19qc29uGAMgASgMEhQKDHRvb2xfY2FsbF9pZBgEIAEoCSK/AwoLQ2hhdFJlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISDQoFbW9kZWwYAiABKAkSNAoGc3lzdGVtGAMgAygLMiQud2hldHN0b25lLmluZmVyZW5jZS52MS5Db250ZW50QmxvY2sSNQoIbWVzc2FnZXMYBCADKAsyIy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNoYXRNZXNzYWdlEjYKCHNhbXBsaW5nGAUgASgLMiQud2hldHN0b25lLmNvbW1vbi52MS5TYW1wbGluZ09wdGlvbnMSEgoKdG9vbHNfanNvbhgGIAEoDBJBChN0b29sc19jYWNoZV9jb250cm9sGAcgASgLMiQud2hldHN0b25lLmluZmVyZW5jZS52MS5DYWNoZUNvbnRyb2wSEwoLc2NoZW1hX2pzb24YCCABKAwSOQoHc3VyZmFjZRgJIAEoDjIoLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuSW5mZXJlbmNlU3VyZmFjZRINCgVzdG9yZRgKIAEoCBIZChFpbmNsdWRlX3JlYXNvbmluZxgLIAEoCCKlAQoJQ2hhdFVzYWdlEhQKDGlucHV0X3Rva2VucxgBIAEoAxIZChFjYWNoZV9yZWFkX3Rva2VucxgCIAEoAxIaChJjYWNoZV93cml0ZV90b2tlbnMYAyABKAMSFQoNb3V0cHV0X3Rva2VucxgEIAEoAxIYChByZWFzb25pbmdfdG9rZW5zGAUgASgDEhoKEmNvc3RfbWljcm9fY3JlZGl0cxgGIAEoAyJACgdTYXZpbmdzEhkKEWlucHV0X3Blcl9taWxsaW9uGAEgASgBEhoKEm91dHB1dF9wZXJfbWlsbGlvbhgCIAEoASLNAgoMQ2hhdFJlc3BvbnNlEgwKBHRleHQYASABKAkSEQoJcmVhc29uaW5nGAIgASgJEhcKD3Rvb2xfY2FsbHNfanNvbhgDIAEoDBI7Cg1maW5pc2hfcmVhc29uGAQgASgOMiQud2hldHN0b25lLmluZmVyZW5jZS52MS5GaW5pc2hSZWFzb24SFAoMaW5mZXJlbmNlX2lkGAUgASgJEg0KBW1vZGVsGAYgASgJEjAKBXVzYWdlGAcgASgLMiEud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0VXNhZ2USFAoMcm91dGVkX21vZGVsGAggASgJEjAKB3NhdmluZ3MYCSABKAsyHy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlNhdmluZ3MSEgoKbGF0ZW5jeV9tcxgKIAEoARITCgtyZXNwb25zZV9pZBgLIAEoCSLiAQoFUHJpY2USIQoZcGVyX3JlcXVlc3RfbWljcm9fY3JlZGl0cxgBIAEoAxIpCiFwZXJfMWtfaW5wdXRfdG9rZW5zX21pY3JvX2NyZWRpdHMYAiABKAMSKgoicGVyXzFrX291dHB1dF90b2tlbnNfbWljcm9fY3JlZGl0cxgDIAEoAxIuCiZwZXJfMWtfY2FjaGVfcmVhZF90b2tlbnNfbWljcm9fY3JlZGl0cxgEIAEoAxIvCidwZXJfMWtfY2FjaGVfd3JpdGVfdG9rZW5zX21pY3JvX2NyZWRpdHMYBSABKAMiMwoGQm91bmRzEg8KB2RlZmF1bHQYASABKAESCwoDbWluGAIgASgBEgsKA21heBgDIAEoASL0AwoJQmFzZU1vZGVsEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSLwoEdGFzaxgDIAEoDjIhLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTW9kZWxUYXNrEhoKEnN1cHBvcnRzX2luZmVyZW5jZRgEIAEoCBIkChxzdXBwb3J0c19vbl9kZW1hbmRfaW5mZXJlbmNlGAUgASgIEhkKEXN1cHBvcnRzX3RyYWluaW5nGAYgASgIEjsKDnRyYWluaW5nX3R5cGVzGAcgAygOMiMud2hldHN0b25lLnRyYWluaW5nLnYxLlRyYWluaW5nVHlwZRIxCglucl9lcG9jaHMYCCABKAsyHi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkJvdW5kcxI1Cg1sZWFybmluZ19yYXRlGAkgASgLMh4ud2hldHN0b25lLmluZmVyZW5jZS52MS5Cb3VuZHMSLAoFcHJpY2UYCiABKAsyHS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlByaWNlEjcKCHByb3ZpZGVyGAsgASgOMiUud2hldHN0b25lLmluZmVyZW5jZS52MS5Nb2RlbFByb3ZpZGVyEhMKC2Rlc2NyaXB0aW9uGAwgASgJEhwKFG1pbl9jYWNoZWFibGVfdG9rZW5zGA0gASgFIkQKFUxpc3RCYXNlTW9kZWxzUmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlciJLChZMaXN0QmFzZU1vZGVsc1Jlc3BvbnNlEjEKBm1vZGVscxgBIAMoCzIhLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQmFzZU1vZGVsIkAKEUxpc3RNb2RlbHNSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyIl0KDUNhbGxhYmxlTW9kZWwSCgoCaWQYASABKAkSEAoIb3duZWRfYnkYAiABKAkSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiSwoSTGlzdE1vZGVsc1Jlc3BvbnNlEjUKBm1vZGVscxgBIAMoCzIlLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2FsbGFibGVNb2RlbCKOAgoMSW5mZXJSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEhAKCG1vZGVsX2lkGAIgASgJEhIKCnByb2plY3RfaWQYAyABKAkSDQoFdGV4dHMYBCADKAkSEQoJdGhyZXNob2xkGAYgASgBEhoKEmluY2x1ZGVfY29uZmlkZW5jZRgHIAEoCBIVCg1pbmNsdWRlX3NwYW5zGAggASgIEjMKBHRhc2sYCSABKA4yJS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkluZmVyZW5jZVRhc2sSEwoLc2NoZW1hX2pzb24YCiABKAxKBAgFEAZSBnNjaGVtYSJQCgVVc2FnZRIUCgxpbnB1dF90b2tlbnMYASABKAMSFQoNb3V0cHV0X3Rva2VucxgCIAEoAxIaChJjb3N0X21pY3JvX2NyZWRpdHMYAyABKAMimwEKDUluZmVyUmVzcG9uc2USFAoMaW5mZXJlbmNlX2lkGAEgASgJEg0KBW1vZGVsGAIgASgJEiwKBXVzYWdlGAQgASgLMh0ud2hldHN0b25lLmluZmVyZW5jZS52MS5Vc2FnZRISCgpsYXRlbmN5X21zGAUgASgBEhQKDHJlc3VsdHNfanNvbhgGIAEoDEoECAMQBFIHcmVzdWx0cyJzCgdQcm9qZWN0EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASHgoWYWN0aXZlX3RyYWluaW5nX2pvYl9pZBgEIAEoCSJRChRDcmVhdGVQcm9qZWN0UmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchIMCgRuYW1lGAIgASgJIkkKFUNyZWF0ZVByb2plY3RSZXNwb25zZRIwCgdwcm9qZWN0GAEgASgLMh8ud2hldHN0b25lLmluZmVyZW5jZS52MS5Qcm9qZWN0IkIKE0xpc3RQcm9qZWN0c1JlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXIiSQoUTGlzdFByb2plY3RzUmVzcG9uc2USMQoIcHJvamVjdHMYASADKAsyHy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlByb2plY3QiVwoURGVsZXRlUHJvamVjdFJlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISEgoKcHJvamVjdF9pZBgCIAEoCSIXChVEZWxldGVQcm9qZWN0UmVzcG9uc2UiqgIKCkRlcGxveW1lbnQSFQoNZGVwbG95bWVudF9pZBgBIAEoCRISCgpwcm9qZWN0X2lkGAIgASgJEhcKD3RyYWluaW5nX2pvYl9pZBgDIAEoCRI4CgZzdGF0dXMYBCABKA4yKC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkRlcGxveW1lbnRTdGF0dXMSDgoGcmVhc29uGAUgASgJEi4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGFjdGl2YXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZW5kZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wInMKF0NyZWF0ZURlcGxveW1lbnRSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEhIKCnByb2plY3RfaWQYAiABKAkSFwoPdHJhaW5pbmdfam9iX2lkGAMgASgJIlIKGENyZWF0ZURlcGxveW1lbnRSZXNwb25zZRI2CgpkZXBsb3ltZW50GAEgASgLMiIud2hldHN0b25lLmluZmVyZW5jZS52MS5EZXBsb3ltZW50IlkKFkxpc3REZXBsb3ltZW50c1JlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISEgoKcHJvamVjdF9pZBgCIAEoCSJSChdMaXN0RGVwbG95bWVudHNSZXNwb25zZRI3CgtkZXBsb3ltZW50cxgBIAMoCzIiLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRGVwbG95bWVudCJhChlMaXN0Sm9iRGVwbG95bWVudHNSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEhcKD3RyYWluaW5nX2pvYl9pZBgCIAEoCSJVChpMaXN0Sm9iRGVwbG95bWVudHNSZXNwb25zZRI3CgtkZXBsb3ltZW50cxgBIAMoCzIiLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRGVwbG95bWVudCLUAQoTR2VuZXJhdGVUZXh0UmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchIQCghtb2RlbF9pZBgCIAEoCRISCgpwcm9qZWN0X2lkGAMgASgJEjIKCG1lc3NhZ2VzGAQgAygLMiAud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0VHVybhI2CghzYW1wbGluZxgFIAEoCzIkLndoZXRzdG9uZS5jb21tb24udjEuU2FtcGxpbmdPcHRpb25zIsgBChRHZW5lcmF0ZVRleHRSZXNwb25zZRIMCgR0ZXh0GAEgASgJEjsKDWZpbmlzaF9yZWFzb24YAiABKA4yJC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkZpbmlzaFJlYXNvbhIUCgxpbmZlcmVuY2VfaWQYAyABKAkSDQoFbW9kZWwYBCABKAkSLAoFdXNhZ2UYBSABKAsyHS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlVzYWdlEhIKCmxhdGVuY3lfbXMYBiABKAEiWgoPUm91dGVyQ2FuZGlkYXRlEhAKCG1vZGVsX2lkGAEgASgJEhkKEWlucHV0X3Blcl9taWxsaW9uGAIgASgBEhoKEm91dHB1dF9wZXJfbWlsbGlvbhgDIAEoASKRAgoNUHJvamVjdFJvdXRlchISCgpwcm9qZWN0X2lkGAEgASgJEhIKCmNhbmRpZGF0ZXMYAiADKAkSFwoPcmVmZXJlbmNlX21vZGVsGAMgASgJEhkKEW1heF9wcm9tcHRfdG9rZW5zGAQgASgFEi4KCnVwZGF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjgKB3JhbmtpbmcYBiADKAsyJy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlJvdXRlckNhbmRpZGF0ZRI6CglyZWZlcmVuY2UYByABKAsyJy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlJvdXRlckNhbmRpZGF0ZSKiAQoXU2V0UHJvamVjdFJvdXRlclJlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISEgoKcHJvamVjdF9pZBgCIAEoCRISCgpjYW5kaWRhdGVzGAMgAygJEhcKD3JlZmVyZW5jZV9tb2RlbBgEIAEoCRIZChFtYXhfcHJvbXB0X3Rva2VucxgFIAEoBSJRChhTZXRQcm9qZWN0Um91dGVyUmVzcG9uc2USNQoGcm91dGVyGAEgASgLMiUud2hldHN0b25lLmluZmVyZW5jZS52MS5Qcm9qZWN0Um91dGVyIloKF0dldFByb2plY3RSb3V0ZXJSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEhIKCnByb2plY3RfaWQYAiABKAkiUQoYR2V0UHJvamVjdFJvdXRlclJlc3BvbnNlEjUKBnJvdXRlchgBIAEoCzIlLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuUHJvamVjdFJvdXRlciJdChpEZWxldGVQcm9qZWN0Um91dGVyUmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchISCgpwcm9qZWN0X2lkGAIgASgJIh0KG0RlbGV0ZVByb2plY3RSb3V0ZXJSZXNwb25zZTKjDAoWSW5mZXJlbmNlUm91dGVyU2VydmljZRJvCg5MaXN0QmFzZU1vZGVscxItLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdEJhc2VNb2RlbHNSZXF1ZXN0Gi4ud2hldHN0b25lLmluZmVyZW5jZS52MS5MaXN0QmFzZU1vZGVsc1Jlc3BvbnNlEmMKCkxpc3RNb2RlbHMSKS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RNb2RlbHNSZXF1ZXN0Gioud2hldHN0b25lLmluZmVyZW5jZS52MS5MaXN0TW9kZWxzUmVzcG9uc2USVAoFSW5mZXISJC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkluZmVyUmVxdWVzdBolLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuSW5mZXJSZXNwb25zZRJsCg1DcmVhdGVQcm9qZWN0Eiwud2hldHN0b25lLmluZmVyZW5jZS52MS5DcmVhdGVQcm9qZWN0UmVxdWVzdBotLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ3JlYXRlUHJvamVjdFJlc3BvbnNlEmkKDExpc3RQcm9qZWN0cxIrLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdFByb2plY3RzUmVxdWVzdBosLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdFByb2plY3RzUmVzcG9uc2USbAoNRGVsZXRlUHJvamVjdBIsLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRGVsZXRlUHJvamVjdFJlcXVlc3QaLS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkRlbGV0ZVByb2plY3RSZXNwb25zZRJ1ChBDcmVhdGVEZXBsb3ltZW50Ei8ud2hldHN0b25lLmluZmVyZW5jZS52MS5DcmVhdGVEZXBsb3ltZW50UmVxdWVzdBowLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ3JlYXRlRGVwbG95bWVudFJlc3BvbnNlEnIKD0xpc3REZXBsb3ltZW50cxIuLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdERlcGxveW1lbnRzUmVxdWVzdBovLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdERlcGxveW1lbnRzUmVzcG9uc2USawoMR2VuZXJhdGVUZXh0Eisud2hldHN0b25lLmluZmVyZW5jZS52MS5HZW5lcmF0ZVRleHRSZXF1ZXN0Giwud2hldHN0b25lLmluZmVyZW5jZS52MS5HZW5lcmF0ZVRleHRSZXNwb25zZTABEnsKEkxpc3RKb2JEZXBsb3ltZW50cxIxLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdEpvYkRlcGxveW1lbnRzUmVxdWVzdBoyLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdEpvYkRlcGxveW1lbnRzUmVzcG9uc2USUwoEQ2hhdBIjLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdFJlcXVlc3QaJC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNoYXRSZXNwb25zZTABEnUKEFNldFByb2plY3RSb3V0ZXISLy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlNldFByb2plY3RSb3V0ZXJSZXF1ZXN0GjAud2hldHN0b25lLmluZmVyZW5jZS52MS5TZXRQcm9qZWN0Um91dGVyUmVzcG9uc2USdQoQR2V0UHJvamVjdFJvdXRlchIvLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuR2V0UHJvamVjdFJvdXRlclJlcXVlc3QaMC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkdldFByb2plY3RSb3V0ZXJSZXNwb25zZRJ+ChNEZWxldGVQcm9qZWN0Um91dGVyEjIud2hldHN0b25lLmluZmVyZW5jZS52MS5EZWxldGVQcm9qZWN0Um91dGVyUmVxdWVzdBozLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRGVsZXRlUHJvamVjdFJvdXRlclJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_whetstone_common_v1_caller, file_whetstone_common_v1_sampling, file_whetstone_inference_v1_events, file_whetstone_inference_v1_kinds, file_whetstone_inference_v1_model_server, file_whetstone_training_v1_training]);
+  fileDesc("CiN3aGV0c3RvbmUvaW5mZXJlbmNlL3YxL3JvdXRlci5wcm90bxIWd2hldHN0b25lLmluZmVyZW5jZS52MSIjCgxDYWNoZUNvbnRyb2wSEwoLdHRsX3NlY29uZHMYASABKAUiWQoMQ29udGVudEJsb2NrEgwKBHRleHQYASABKAkSOwoNY2FjaGVfY29udHJvbBgCIAEoCzIkLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2FjaGVDb250cm9sIqMBCgtDaGF0TWVzc2FnZRIuCgRyb2xlGAEgASgOMiAud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0Um9sZRI1Cgdjb250ZW50GAIgAygLMiQud2hldHN0b25lLmluZmVyZW5jZS52MS5Db250ZW50QmxvY2sSFwoPdG9vbF9jYWxsc19qc29uGAMgASgMEhQKDHRvb2xfY2FsbF9pZBgEIAEoCSK/AwoLQ2hhdFJlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISDQoFbW9kZWwYAiABKAkSNAoGc3lzdGVtGAMgAygLMiQud2hldHN0b25lLmluZmVyZW5jZS52MS5Db250ZW50QmxvY2sSNQoIbWVzc2FnZXMYBCADKAsyIy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNoYXRNZXNzYWdlEjYKCHNhbXBsaW5nGAUgASgLMiQud2hldHN0b25lLmNvbW1vbi52MS5TYW1wbGluZ09wdGlvbnMSEgoKdG9vbHNfanNvbhgGIAEoDBJBChN0b29sc19jYWNoZV9jb250cm9sGAcgASgLMiQud2hldHN0b25lLmluZmVyZW5jZS52MS5DYWNoZUNvbnRyb2wSEwoLc2NoZW1hX2pzb24YCCABKAwSOQoHc3VyZmFjZRgJIAEoDjIoLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuSW5mZXJlbmNlU3VyZmFjZRINCgVzdG9yZRgKIAEoCBIZChFpbmNsdWRlX3JlYXNvbmluZxgLIAEoCCJLChZDb3VudENoYXRUb2tlbnNSZXF1ZXN0EjEKBGNoYXQYASABKAsyIy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNoYXRSZXF1ZXN0Ii8KF0NvdW50Q2hhdFRva2Vuc1Jlc3BvbnNlEhQKDGlucHV0X3Rva2VucxgBIAEoAyKlAQoJQ2hhdFVzYWdlEhQKDGlucHV0X3Rva2VucxgBIAEoAxIZChFjYWNoZV9yZWFkX3Rva2VucxgCIAEoAxIaChJjYWNoZV93cml0ZV90b2tlbnMYAyABKAMSFQoNb3V0cHV0X3Rva2VucxgEIAEoAxIYChByZWFzb25pbmdfdG9rZW5zGAUgASgDEhoKEmNvc3RfbWljcm9fY3JlZGl0cxgGIAEoAyJACgdTYXZpbmdzEhkKEWlucHV0X3Blcl9taWxsaW9uGAEgASgBEhoKEm91dHB1dF9wZXJfbWlsbGlvbhgCIAEoASLNAgoMQ2hhdFJlc3BvbnNlEgwKBHRleHQYASABKAkSEQoJcmVhc29uaW5nGAIgASgJEhcKD3Rvb2xfY2FsbHNfanNvbhgDIAEoDBI7Cg1maW5pc2hfcmVhc29uGAQgASgOMiQud2hldHN0b25lLmluZmVyZW5jZS52MS5GaW5pc2hSZWFzb24SFAoMaW5mZXJlbmNlX2lkGAUgASgJEg0KBW1vZGVsGAYgASgJEjAKBXVzYWdlGAcgASgLMiEud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0VXNhZ2USFAoMcm91dGVkX21vZGVsGAggASgJEjAKB3NhdmluZ3MYCSABKAsyHy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlNhdmluZ3MSEgoKbGF0ZW5jeV9tcxgKIAEoARITCgtyZXNwb25zZV9pZBgLIAEoCSLiAQoFUHJpY2USIQoZcGVyX3JlcXVlc3RfbWljcm9fY3JlZGl0cxgBIAEoAxIpCiFwZXJfMWtfaW5wdXRfdG9rZW5zX21pY3JvX2NyZWRpdHMYAiABKAMSKgoicGVyXzFrX291dHB1dF90b2tlbnNfbWljcm9fY3JlZGl0cxgDIAEoAxIuCiZwZXJfMWtfY2FjaGVfcmVhZF90b2tlbnNfbWljcm9fY3JlZGl0cxgEIAEoAxIvCidwZXJfMWtfY2FjaGVfd3JpdGVfdG9rZW5zX21pY3JvX2NyZWRpdHMYBSABKAMiMwoGQm91bmRzEg8KB2RlZmF1bHQYASABKAESCwoDbWluGAIgASgBEgsKA21heBgDIAEoASL0AwoJQmFzZU1vZGVsEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSLwoEdGFzaxgDIAEoDjIhLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTW9kZWxUYXNrEhoKEnN1cHBvcnRzX2luZmVyZW5jZRgEIAEoCBIkChxzdXBwb3J0c19vbl9kZW1hbmRfaW5mZXJlbmNlGAUgASgIEhkKEXN1cHBvcnRzX3RyYWluaW5nGAYgASgIEjsKDnRyYWluaW5nX3R5cGVzGAcgAygOMiMud2hldHN0b25lLnRyYWluaW5nLnYxLlRyYWluaW5nVHlwZRIxCglucl9lcG9jaHMYCCABKAsyHi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkJvdW5kcxI1Cg1sZWFybmluZ19yYXRlGAkgASgLMh4ud2hldHN0b25lLmluZmVyZW5jZS52MS5Cb3VuZHMSLAoFcHJpY2UYCiABKAsyHS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlByaWNlEjcKCHByb3ZpZGVyGAsgASgOMiUud2hldHN0b25lLmluZmVyZW5jZS52MS5Nb2RlbFByb3ZpZGVyEhMKC2Rlc2NyaXB0aW9uGAwgASgJEhwKFG1pbl9jYWNoZWFibGVfdG9rZW5zGA0gASgFIkQKFUxpc3RCYXNlTW9kZWxzUmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlciJLChZMaXN0QmFzZU1vZGVsc1Jlc3BvbnNlEjEKBm1vZGVscxgBIAMoCzIhLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQmFzZU1vZGVsIkAKEUxpc3RNb2RlbHNSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyIl0KDUNhbGxhYmxlTW9kZWwSCgoCaWQYASABKAkSEAoIb3duZWRfYnkYAiABKAkSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiSwoSTGlzdE1vZGVsc1Jlc3BvbnNlEjUKBm1vZGVscxgBIAMoCzIlLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2FsbGFibGVNb2RlbCKOAgoMSW5mZXJSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEhAKCG1vZGVsX2lkGAIgASgJEhIKCnByb2plY3RfaWQYAyABKAkSDQoFdGV4dHMYBCADKAkSEQoJdGhyZXNob2xkGAYgASgBEhoKEmluY2x1ZGVfY29uZmlkZW5jZRgHIAEoCBIVCg1pbmNsdWRlX3NwYW5zGAggASgIEjMKBHRhc2sYCSABKA4yJS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkluZmVyZW5jZVRhc2sSEwoLc2NoZW1hX2pzb24YCiABKAxKBAgFEAZSBnNjaGVtYSJQCgVVc2FnZRIUCgxpbnB1dF90b2tlbnMYASABKAMSFQoNb3V0cHV0X3Rva2VucxgCIAEoAxIaChJjb3N0X21pY3JvX2NyZWRpdHMYAyABKAMimwEKDUluZmVyUmVzcG9uc2USFAoMaW5mZXJlbmNlX2lkGAEgASgJEg0KBW1vZGVsGAIgASgJEiwKBXVzYWdlGAQgASgLMh0ud2hldHN0b25lLmluZmVyZW5jZS52MS5Vc2FnZRISCgpsYXRlbmN5X21zGAUgASgBEhQKDHJlc3VsdHNfanNvbhgGIAEoDEoECAMQBFIHcmVzdWx0cyJzCgdQcm9qZWN0EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASHgoWYWN0aXZlX3RyYWluaW5nX2pvYl9pZBgEIAEoCSJRChRDcmVhdGVQcm9qZWN0UmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchIMCgRuYW1lGAIgASgJIkkKFUNyZWF0ZVByb2plY3RSZXNwb25zZRIwCgdwcm9qZWN0GAEgASgLMh8ud2hldHN0b25lLmluZmVyZW5jZS52MS5Qcm9qZWN0IkIKE0xpc3RQcm9qZWN0c1JlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXIiSQoUTGlzdFByb2plY3RzUmVzcG9uc2USMQoIcHJvamVjdHMYASADKAsyHy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlByb2plY3QiVwoURGVsZXRlUHJvamVjdFJlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISEgoKcHJvamVjdF9pZBgCIAEoCSIXChVEZWxldGVQcm9qZWN0UmVzcG9uc2UiqgIKCkRlcGxveW1lbnQSFQoNZGVwbG95bWVudF9pZBgBIAEoCRISCgpwcm9qZWN0X2lkGAIgASgJEhcKD3RyYWluaW5nX2pvYl9pZBgDIAEoCRI4CgZzdGF0dXMYBCABKA4yKC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkRlcGxveW1lbnRTdGF0dXMSDgoGcmVhc29uGAUgASgJEi4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGFjdGl2YXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZW5kZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wInMKF0NyZWF0ZURlcGxveW1lbnRSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEhIKCnByb2plY3RfaWQYAiABKAkSFwoPdHJhaW5pbmdfam9iX2lkGAMgASgJIlIKGENyZWF0ZURlcGxveW1lbnRSZXNwb25zZRI2CgpkZXBsb3ltZW50GAEgASgLMiIud2hldHN0b25lLmluZmVyZW5jZS52MS5EZXBsb3ltZW50IlkKFkxpc3REZXBsb3ltZW50c1JlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISEgoKcHJvamVjdF9pZBgCIAEoCSJSChdMaXN0RGVwbG95bWVudHNSZXNwb25zZRI3CgtkZXBsb3ltZW50cxgBIAMoCzIiLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRGVwbG95bWVudCJhChlMaXN0Sm9iRGVwbG95bWVudHNSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEhcKD3RyYWluaW5nX2pvYl9pZBgCIAEoCSJVChpMaXN0Sm9iRGVwbG95bWVudHNSZXNwb25zZRI3CgtkZXBsb3ltZW50cxgBIAMoCzIiLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRGVwbG95bWVudCLUAQoTR2VuZXJhdGVUZXh0UmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchIQCghtb2RlbF9pZBgCIAEoCRISCgpwcm9qZWN0X2lkGAMgASgJEjIKCG1lc3NhZ2VzGAQgAygLMiAud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0VHVybhI2CghzYW1wbGluZxgFIAEoCzIkLndoZXRzdG9uZS5jb21tb24udjEuU2FtcGxpbmdPcHRpb25zIsgBChRHZW5lcmF0ZVRleHRSZXNwb25zZRIMCgR0ZXh0GAEgASgJEjsKDWZpbmlzaF9yZWFzb24YAiABKA4yJC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkZpbmlzaFJlYXNvbhIUCgxpbmZlcmVuY2VfaWQYAyABKAkSDQoFbW9kZWwYBCABKAkSLAoFdXNhZ2UYBSABKAsyHS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlVzYWdlEhIKCmxhdGVuY3lfbXMYBiABKAEiWgoPUm91dGVyQ2FuZGlkYXRlEhAKCG1vZGVsX2lkGAEgASgJEhkKEWlucHV0X3Blcl9taWxsaW9uGAIgASgBEhoKEm91dHB1dF9wZXJfbWlsbGlvbhgDIAEoASKRAgoNUHJvamVjdFJvdXRlchISCgpwcm9qZWN0X2lkGAEgASgJEhIKCmNhbmRpZGF0ZXMYAiADKAkSFwoPcmVmZXJlbmNlX21vZGVsGAMgASgJEhkKEW1heF9wcm9tcHRfdG9rZW5zGAQgASgFEi4KCnVwZGF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjgKB3JhbmtpbmcYBiADKAsyJy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlJvdXRlckNhbmRpZGF0ZRI6CglyZWZlcmVuY2UYByABKAsyJy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlJvdXRlckNhbmRpZGF0ZSKiAQoXU2V0UHJvamVjdFJvdXRlclJlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISEgoKcHJvamVjdF9pZBgCIAEoCRISCgpjYW5kaWRhdGVzGAMgAygJEhcKD3JlZmVyZW5jZV9tb2RlbBgEIAEoCRIZChFtYXhfcHJvbXB0X3Rva2VucxgFIAEoBSJRChhTZXRQcm9qZWN0Um91dGVyUmVzcG9uc2USNQoGcm91dGVyGAEgASgLMiUud2hldHN0b25lLmluZmVyZW5jZS52MS5Qcm9qZWN0Um91dGVyIloKF0dldFByb2plY3RSb3V0ZXJSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEhIKCnByb2plY3RfaWQYAiABKAkiUQoYR2V0UHJvamVjdFJvdXRlclJlc3BvbnNlEjUKBnJvdXRlchgBIAEoCzIlLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuUHJvamVjdFJvdXRlciJdChpEZWxldGVQcm9qZWN0Um91dGVyUmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchISCgpwcm9qZWN0X2lkGAIgASgJIh0KG0RlbGV0ZVByb2plY3RSb3V0ZXJSZXNwb25zZTKXDQoWSW5mZXJlbmNlUm91dGVyU2VydmljZRJvCg5MaXN0QmFzZU1vZGVscxItLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdEJhc2VNb2RlbHNSZXF1ZXN0Gi4ud2hldHN0b25lLmluZmVyZW5jZS52MS5MaXN0QmFzZU1vZGVsc1Jlc3BvbnNlEmMKCkxpc3RNb2RlbHMSKS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RNb2RlbHNSZXF1ZXN0Gioud2hldHN0b25lLmluZmVyZW5jZS52MS5MaXN0TW9kZWxzUmVzcG9uc2USVAoFSW5mZXISJC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkluZmVyUmVxdWVzdBolLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuSW5mZXJSZXNwb25zZRJsCg1DcmVhdGVQcm9qZWN0Eiwud2hldHN0b25lLmluZmVyZW5jZS52MS5DcmVhdGVQcm9qZWN0UmVxdWVzdBotLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ3JlYXRlUHJvamVjdFJlc3BvbnNlEmkKDExpc3RQcm9qZWN0cxIrLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdFByb2plY3RzUmVxdWVzdBosLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdFByb2plY3RzUmVzcG9uc2USbAoNRGVsZXRlUHJvamVjdBIsLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRGVsZXRlUHJvamVjdFJlcXVlc3QaLS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkRlbGV0ZVByb2plY3RSZXNwb25zZRJ1ChBDcmVhdGVEZXBsb3ltZW50Ei8ud2hldHN0b25lLmluZmVyZW5jZS52MS5DcmVhdGVEZXBsb3ltZW50UmVxdWVzdBowLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ3JlYXRlRGVwbG95bWVudFJlc3BvbnNlEnIKD0xpc3REZXBsb3ltZW50cxIuLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdERlcGxveW1lbnRzUmVxdWVzdBovLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdERlcGxveW1lbnRzUmVzcG9uc2USawoMR2VuZXJhdGVUZXh0Eisud2hldHN0b25lLmluZmVyZW5jZS52MS5HZW5lcmF0ZVRleHRSZXF1ZXN0Giwud2hldHN0b25lLmluZmVyZW5jZS52MS5HZW5lcmF0ZVRleHRSZXNwb25zZTABEnsKEkxpc3RKb2JEZXBsb3ltZW50cxIxLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdEpvYkRlcGxveW1lbnRzUmVxdWVzdBoyLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdEpvYkRlcGxveW1lbnRzUmVzcG9uc2USUwoEQ2hhdBIjLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdFJlcXVlc3QaJC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNoYXRSZXNwb25zZTABEnIKD0NvdW50Q2hhdFRva2VucxIuLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ291bnRDaGF0VG9rZW5zUmVxdWVzdBovLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ291bnRDaGF0VG9rZW5zUmVzcG9uc2USdQoQU2V0UHJvamVjdFJvdXRlchIvLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuU2V0UHJvamVjdFJvdXRlclJlcXVlc3QaMC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlNldFByb2plY3RSb3V0ZXJSZXNwb25zZRJ1ChBHZXRQcm9qZWN0Um91dGVyEi8ud2hldHN0b25lLmluZmVyZW5jZS52MS5HZXRQcm9qZWN0Um91dGVyUmVxdWVzdBowLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuR2V0UHJvamVjdFJvdXRlclJlc3BvbnNlEn4KE0RlbGV0ZVByb2plY3RSb3V0ZXISMi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkRlbGV0ZVByb2plY3RSb3V0ZXJSZXF1ZXN0GjMud2hldHN0b25lLmluZmVyZW5jZS52MS5EZWxldGVQcm9qZWN0Um91dGVyUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_whetstone_common_v1_caller, file_whetstone_common_v1_sampling, file_whetstone_inference_v1_events, file_whetstone_inference_v1_kinds, file_whetstone_inference_v1_model_server, file_whetstone_training_v1_training]);
 
 /**
  * CacheControl marks a prompt-cache breakpoint after the block that carries it.
@@ -211,6 +211,50 @@ export const ChatRequestSchema: GenMessage<ChatRequest> = /*@__PURE__*/
   messageDesc(file_whetstone_inference_v1_router, 3);
 
 /**
+ * CountChatTokensRequest is the call to count, as Chat would receive it.
+ *
+ * @generated from message whetstone.inference.v1.CountChatTokensRequest
+ */
+export type CountChatTokensRequest = Message<"whetstone.inference.v1.CountChatTokensRequest"> & {
+  /**
+   * The call; its sampling options, store flag and surface change nothing in the count.
+   *
+   * @generated from field: whetstone.inference.v1.ChatRequest chat = 1;
+   */
+  chat?: ChatRequest | undefined;
+};
+
+/**
+ * Describes the message whetstone.inference.v1.CountChatTokensRequest.
+ * Use `create(CountChatTokensRequestSchema)` to create a new message.
+ */
+export const CountChatTokensRequestSchema: GenMessage<CountChatTokensRequest> = /*@__PURE__*/
+  messageDesc(file_whetstone_inference_v1_router, 4);
+
+/**
+ * CountChatTokensResponse is the count, in the unit the model is priced in.
+ *
+ * @generated from message whetstone.inference.v1.CountChatTokensResponse
+ */
+export type CountChatTokensResponse = Message<"whetstone.inference.v1.CountChatTokensResponse"> & {
+  /**
+   * Input tokens: words and symbols of the last user turn for an extraction model, UTF-8 bytes of every turn for
+   * a built-in decoder (both exactly what the call is billed), and an estimate of 4 characters a token for an
+   * upstream model (its provider counts the real tokens, which the call's usage reports).
+   *
+   * @generated from field: int64 input_tokens = 1;
+   */
+  inputTokens: bigint;
+};
+
+/**
+ * Describes the message whetstone.inference.v1.CountChatTokensResponse.
+ * Use `create(CountChatTokensResponseSchema)` to create a new message.
+ */
+export const CountChatTokensResponseSchema: GenMessage<CountChatTokensResponse> = /*@__PURE__*/
+  messageDesc(file_whetstone_inference_v1_router, 5);
+
+/**
  * ChatUsage splits a call's tokens into the classes it is priced by; the surfaces render it in their own shapes.
  *
  * @generated from message whetstone.inference.v1.ChatUsage
@@ -264,7 +308,7 @@ export type ChatUsage = Message<"whetstone.inference.v1.ChatUsage"> & {
  * Use `create(ChatUsageSchema)` to create a new message.
  */
 export const ChatUsageSchema: GenMessage<ChatUsage> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 4);
+  messageDesc(file_whetstone_inference_v1_router, 6);
 
 /**
  * Savings compares a router project's routed model with its reference model, in credits per million tokens.
@@ -292,7 +336,7 @@ export type Savings = Message<"whetstone.inference.v1.Savings"> & {
  * Use `create(SavingsSchema)` to create a new message.
  */
 export const SavingsSchema: GenMessage<Savings> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 5);
+  messageDesc(file_whetstone_inference_v1_router, 7);
 
 /**
  * ChatResponse is one streamed piece of a reply; the last one has finish_reason set and the usage and ids.
@@ -384,7 +428,7 @@ export type ChatResponse = Message<"whetstone.inference.v1.ChatResponse"> & {
  * Use `create(ChatResponseSchema)` to create a new message.
  */
 export const ChatResponseSchema: GenMessage<ChatResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 6);
+  messageDesc(file_whetstone_inference_v1_router, 8);
 
 /**
  * Price is what a model costs, in micro-credits (1 credit = 1,000,000 micro-credits).
@@ -433,7 +477,7 @@ export type Price = Message<"whetstone.inference.v1.Price"> & {
  * Use `create(PriceSchema)` to create a new message.
  */
 export const PriceSchema: GenMessage<Price> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 7);
+  messageDesc(file_whetstone_inference_v1_router, 9);
 
 /**
  * Bounds are a training hyperparameter's default and inclusive range; all 0 for models that cannot be trained.
@@ -468,7 +512,7 @@ export type Bounds = Message<"whetstone.inference.v1.Bounds"> & {
  * Use `create(BoundsSchema)` to create a new message.
  */
 export const BoundsSchema: GenMessage<Bounds> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 8);
+  messageDesc(file_whetstone_inference_v1_router, 10);
 
 /**
  * BaseModel is one catalog entry: a built-in model or an operator-configured upstream.
@@ -573,7 +617,7 @@ export type BaseModel = Message<"whetstone.inference.v1.BaseModel"> & {
  * Use `create(BaseModelSchema)` to create a new message.
  */
 export const BaseModelSchema: GenMessage<BaseModel> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 9);
+  messageDesc(file_whetstone_inference_v1_router, 11);
 
 /**
  * ListBaseModelsRequest asks for the whole catalog; it is the same for every team.
@@ -594,7 +638,7 @@ export type ListBaseModelsRequest = Message<"whetstone.inference.v1.ListBaseMode
  * Use `create(ListBaseModelsRequestSchema)` to create a new message.
  */
 export const ListBaseModelsRequestSchema: GenMessage<ListBaseModelsRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 10);
+  messageDesc(file_whetstone_inference_v1_router, 12);
 
 /**
  * ListBaseModelsResponse lists the catalog.
@@ -615,7 +659,7 @@ export type ListBaseModelsResponse = Message<"whetstone.inference.v1.ListBaseMod
  * Use `create(ListBaseModelsResponseSchema)` to create a new message.
  */
 export const ListBaseModelsResponseSchema: GenMessage<ListBaseModelsResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 11);
+  messageDesc(file_whetstone_inference_v1_router, 13);
 
 /**
  * ListModelsRequest asks for the model ids one team can call.
@@ -636,7 +680,7 @@ export type ListModelsRequest = Message<"whetstone.inference.v1.ListModelsReques
  * Use `create(ListModelsRequestSchema)` to create a new message.
  */
 export const ListModelsRequestSchema: GenMessage<ListModelsRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 12);
+  messageDesc(file_whetstone_inference_v1_router, 14);
 
 /**
  * CallableModel is a model id the team can call.
@@ -671,7 +715,7 @@ export type CallableModel = Message<"whetstone.inference.v1.CallableModel"> & {
  * Use `create(CallableModelSchema)` to create a new message.
  */
 export const CallableModelSchema: GenMessage<CallableModel> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 13);
+  messageDesc(file_whetstone_inference_v1_router, 15);
 
 /**
  * ListModelsResponse lists callable models.
@@ -692,7 +736,7 @@ export type ListModelsResponse = Message<"whetstone.inference.v1.ListModelsRespo
  * Use `create(ListModelsResponseSchema)` to create a new message.
  */
 export const ListModelsResponseSchema: GenMessage<ListModelsResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 14);
+  messageDesc(file_whetstone_inference_v1_router, 16);
 
 /**
  * InferRequest is one native extraction call, already validated by the gateway.
@@ -770,7 +814,7 @@ export type InferRequest = Message<"whetstone.inference.v1.InferRequest"> & {
  * Use `create(InferRequestSchema)` to create a new message.
  */
 export const InferRequestSchema: GenMessage<InferRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 15);
+  messageDesc(file_whetstone_inference_v1_router, 17);
 
 /**
  * Usage is what was metered for one call.
@@ -805,7 +849,7 @@ export type Usage = Message<"whetstone.inference.v1.Usage"> & {
  * Use `create(UsageSchema)` to create a new message.
  */
 export const UsageSchema: GenMessage<Usage> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 16);
+  messageDesc(file_whetstone_inference_v1_router, 18);
 
 /**
  * InferResponse carries results and metering.
@@ -854,7 +898,7 @@ export type InferResponse = Message<"whetstone.inference.v1.InferResponse"> & {
  * Use `create(InferResponseSchema)` to create a new message.
  */
 export const InferResponseSchema: GenMessage<InferResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 17);
+  messageDesc(file_whetstone_inference_v1_router, 19);
 
 /**
  * Project groups deployments behind one endpoint.
@@ -896,7 +940,7 @@ export type Project = Message<"whetstone.inference.v1.Project"> & {
  * Use `create(ProjectSchema)` to create a new message.
  */
 export const ProjectSchema: GenMessage<Project> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 18);
+  messageDesc(file_whetstone_inference_v1_router, 20);
 
 /**
  * CreateProjectRequest names the project.
@@ -924,7 +968,7 @@ export type CreateProjectRequest = Message<"whetstone.inference.v1.CreateProject
  * Use `create(CreateProjectRequestSchema)` to create a new message.
  */
 export const CreateProjectRequestSchema: GenMessage<CreateProjectRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 19);
+  messageDesc(file_whetstone_inference_v1_router, 21);
 
 /**
  * CreateProjectResponse returns the new project.
@@ -945,7 +989,7 @@ export type CreateProjectResponse = Message<"whetstone.inference.v1.CreateProjec
  * Use `create(CreateProjectResponseSchema)` to create a new message.
  */
 export const CreateProjectResponseSchema: GenMessage<CreateProjectResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 20);
+  messageDesc(file_whetstone_inference_v1_router, 22);
 
 /**
  * ListProjectsRequest asks for one team's projects.
@@ -966,7 +1010,7 @@ export type ListProjectsRequest = Message<"whetstone.inference.v1.ListProjectsRe
  * Use `create(ListProjectsRequestSchema)` to create a new message.
  */
 export const ListProjectsRequestSchema: GenMessage<ListProjectsRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 21);
+  messageDesc(file_whetstone_inference_v1_router, 23);
 
 /**
  * ListProjectsResponse lists projects, newest first.
@@ -987,7 +1031,7 @@ export type ListProjectsResponse = Message<"whetstone.inference.v1.ListProjectsR
  * Use `create(ListProjectsResponseSchema)` to create a new message.
  */
 export const ListProjectsResponseSchema: GenMessage<ListProjectsResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 22);
+  messageDesc(file_whetstone_inference_v1_router, 24);
 
 /**
  * DeleteProjectRequest names the project.
@@ -1015,7 +1059,7 @@ export type DeleteProjectRequest = Message<"whetstone.inference.v1.DeleteProject
  * Use `create(DeleteProjectRequestSchema)` to create a new message.
  */
 export const DeleteProjectRequestSchema: GenMessage<DeleteProjectRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 23);
+  messageDesc(file_whetstone_inference_v1_router, 25);
 
 /**
  * DeleteProjectResponse has no fields: success is the answer.
@@ -1030,7 +1074,7 @@ export type DeleteProjectResponse = Message<"whetstone.inference.v1.DeleteProjec
  * Use `create(DeleteProjectResponseSchema)` to create a new message.
  */
 export const DeleteProjectResponseSchema: GenMessage<DeleteProjectResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 24);
+  messageDesc(file_whetstone_inference_v1_router, 26);
 
 /**
  * Deployment is one entry of a project's history.
@@ -1100,7 +1144,7 @@ export type Deployment = Message<"whetstone.inference.v1.Deployment"> & {
  * Use `create(DeploymentSchema)` to create a new message.
  */
 export const DeploymentSchema: GenMessage<Deployment> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 25);
+  messageDesc(file_whetstone_inference_v1_router, 27);
 
 /**
  * CreateDeploymentRequest deploys a job to a project.
@@ -1135,7 +1179,7 @@ export type CreateDeploymentRequest = Message<"whetstone.inference.v1.CreateDepl
  * Use `create(CreateDeploymentRequestSchema)` to create a new message.
  */
 export const CreateDeploymentRequestSchema: GenMessage<CreateDeploymentRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 26);
+  messageDesc(file_whetstone_inference_v1_router, 28);
 
 /**
  * CreateDeploymentResponse returns the new deployment.
@@ -1156,7 +1200,7 @@ export type CreateDeploymentResponse = Message<"whetstone.inference.v1.CreateDep
  * Use `create(CreateDeploymentResponseSchema)` to create a new message.
  */
 export const CreateDeploymentResponseSchema: GenMessage<CreateDeploymentResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 27);
+  messageDesc(file_whetstone_inference_v1_router, 29);
 
 /**
  * ListDeploymentsRequest names the project.
@@ -1184,7 +1228,7 @@ export type ListDeploymentsRequest = Message<"whetstone.inference.v1.ListDeploym
  * Use `create(ListDeploymentsRequestSchema)` to create a new message.
  */
 export const ListDeploymentsRequestSchema: GenMessage<ListDeploymentsRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 28);
+  messageDesc(file_whetstone_inference_v1_router, 30);
 
 /**
  * ListDeploymentsResponse lists a project's history.
@@ -1205,7 +1249,7 @@ export type ListDeploymentsResponse = Message<"whetstone.inference.v1.ListDeploy
  * Use `create(ListDeploymentsResponseSchema)` to create a new message.
  */
 export const ListDeploymentsResponseSchema: GenMessage<ListDeploymentsResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 29);
+  messageDesc(file_whetstone_inference_v1_router, 31);
 
 /**
  * ListJobDeploymentsRequest names the job.
@@ -1233,7 +1277,7 @@ export type ListJobDeploymentsRequest = Message<"whetstone.inference.v1.ListJobD
  * Use `create(ListJobDeploymentsRequestSchema)` to create a new message.
  */
 export const ListJobDeploymentsRequestSchema: GenMessage<ListJobDeploymentsRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 30);
+  messageDesc(file_whetstone_inference_v1_router, 32);
 
 /**
  * ListJobDeploymentsResponse lists every deployment of the job.
@@ -1254,7 +1298,7 @@ export type ListJobDeploymentsResponse = Message<"whetstone.inference.v1.ListJob
  * Use `create(ListJobDeploymentsResponseSchema)` to create a new message.
  */
 export const ListJobDeploymentsResponseSchema: GenMessage<ListJobDeploymentsResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 31);
+  messageDesc(file_whetstone_inference_v1_router, 33);
 
 /**
  * GenerateTextRequest asks a decoder (a trained job or a project's deployment) for a reply.
@@ -1303,7 +1347,7 @@ export type GenerateTextRequest = Message<"whetstone.inference.v1.GenerateTextRe
  * Use `create(GenerateTextRequestSchema)` to create a new message.
  */
 export const GenerateTextRequestSchema: GenMessage<GenerateTextRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 32);
+  messageDesc(file_whetstone_inference_v1_router, 34);
 
 /**
  * GenerateTextResponse is one streamed piece; the last one has the finish reason, usage and ids.
@@ -1359,7 +1403,7 @@ export type GenerateTextResponse = Message<"whetstone.inference.v1.GenerateTextR
  * Use `create(GenerateTextResponseSchema)` to create a new message.
  */
 export const GenerateTextResponseSchema: GenMessage<GenerateTextResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 33);
+  messageDesc(file_whetstone_inference_v1_router, 35);
 
 /**
  * RouterCandidate is one model a router may pick, with the rates it is ranked by.
@@ -1394,7 +1438,7 @@ export type RouterCandidate = Message<"whetstone.inference.v1.RouterCandidate"> 
  * Use `create(RouterCandidateSchema)` to create a new message.
  */
 export const RouterCandidateSchema: GenMessage<RouterCandidate> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 34);
+  messageDesc(file_whetstone_inference_v1_router, 36);
 
 /**
  * ProjectRouter is a project's routing configuration: candidates, a reference model and rules.
@@ -1457,7 +1501,7 @@ export type ProjectRouter = Message<"whetstone.inference.v1.ProjectRouter"> & {
  * Use `create(ProjectRouterSchema)` to create a new message.
  */
 export const ProjectRouterSchema: GenMessage<ProjectRouter> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 35);
+  messageDesc(file_whetstone_inference_v1_router, 37);
 
 /**
  * SetProjectRouterRequest sets a project's router.
@@ -1506,7 +1550,7 @@ export type SetProjectRouterRequest = Message<"whetstone.inference.v1.SetProject
  * Use `create(SetProjectRouterRequestSchema)` to create a new message.
  */
 export const SetProjectRouterRequestSchema: GenMessage<SetProjectRouterRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 36);
+  messageDesc(file_whetstone_inference_v1_router, 38);
 
 /**
  * SetProjectRouterResponse returns the stored router.
@@ -1527,7 +1571,7 @@ export type SetProjectRouterResponse = Message<"whetstone.inference.v1.SetProjec
  * Use `create(SetProjectRouterResponseSchema)` to create a new message.
  */
 export const SetProjectRouterResponseSchema: GenMessage<SetProjectRouterResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 37);
+  messageDesc(file_whetstone_inference_v1_router, 39);
 
 /**
  * GetProjectRouterRequest names the project.
@@ -1555,7 +1599,7 @@ export type GetProjectRouterRequest = Message<"whetstone.inference.v1.GetProject
  * Use `create(GetProjectRouterRequestSchema)` to create a new message.
  */
 export const GetProjectRouterRequestSchema: GenMessage<GetProjectRouterRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 38);
+  messageDesc(file_whetstone_inference_v1_router, 40);
 
 /**
  * GetProjectRouterResponse returns the router.
@@ -1576,7 +1620,7 @@ export type GetProjectRouterResponse = Message<"whetstone.inference.v1.GetProjec
  * Use `create(GetProjectRouterResponseSchema)` to create a new message.
  */
 export const GetProjectRouterResponseSchema: GenMessage<GetProjectRouterResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 39);
+  messageDesc(file_whetstone_inference_v1_router, 41);
 
 /**
  * DeleteProjectRouterRequest names the project.
@@ -1604,7 +1648,7 @@ export type DeleteProjectRouterRequest = Message<"whetstone.inference.v1.DeleteP
  * Use `create(DeleteProjectRouterRequestSchema)` to create a new message.
  */
 export const DeleteProjectRouterRequestSchema: GenMessage<DeleteProjectRouterRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 40);
+  messageDesc(file_whetstone_inference_v1_router, 42);
 
 /**
  * DeleteProjectRouterResponse has no fields: success is the answer, also when the project was not a router.
@@ -1619,7 +1663,7 @@ export type DeleteProjectRouterResponse = Message<"whetstone.inference.v1.Delete
  * Use `create(DeleteProjectRouterResponseSchema)` to create a new message.
  */
 export const DeleteProjectRouterResponseSchema: GenMessage<DeleteProjectRouterResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 41);
+  messageDesc(file_whetstone_inference_v1_router, 43);
 
 /**
  * InferenceRouterService owns the catalog, projects and deployments, and routes inference to model-servers.
@@ -1744,6 +1788,19 @@ export const InferenceRouterService: GenService<{
     methodKind: "server_streaming";
     input: typeof ChatRequestSchema;
     output: typeof ChatResponseSchema;
+  },
+  /**
+   * CountChatTokens counts the input tokens a Chat call with this request would be billed for, without calling a
+   * model or billing anything (the messages surface's count_tokens). A router project counts for its reference
+   * model. Errors as Chat's before its first piece: NotFound for an unknown model, FailedPrecondition
+   * MODEL_NOT_SERVABLE for a training-only base, InvalidArgument for a schema on a decoder or none on an extractor.
+   *
+   * @generated from rpc whetstone.inference.v1.InferenceRouterService.CountChatTokens
+   */
+  countChatTokens: {
+    methodKind: "unary";
+    input: typeof CountChatTokensRequestSchema;
+    output: typeof CountChatTokensResponseSchema;
   },
   /**
    * SetProjectRouter makes a project a router (or replaces its router): Chat calls naming the project go to the

@@ -1,7 +1,8 @@
 import type { ChatDone, ChatFinishReason, ChatPiece, Inference } from '../../../../application/ports';
 import type { Api } from '../../api';
+import { authOf } from '../../auth';
 import { collectChat, errorBodyOf, pumpChat, Sse, startChat, type ChatStart } from './chat-run';
-import { MessagesBody, messagesInputOf } from './messages.schema';
+import { CountTokensBody, MessagesBody, messagesInputOf } from './messages.schema';
 import { messagesUsage, xService } from './usage';
 
 /** POST /v1/messages: Anthropic's message object, or its event stream (message_start … message_stop). */
@@ -145,5 +146,24 @@ export function registerMessagesRoute(api: Api, inference: Inference): void {
       const sse = new Sse(res);
       return pumpChat(start, sse, eventWriter(sse, body.model, input.includeReasoning));
     },
+  );
+
+  api.route(
+    {
+      method: 'post',
+      path: '/v1/messages/count_tokens',
+      summary: 'Anthropic-compatible token count of a Messages request (no model runs; nothing is billed)',
+      tag: 'Compatible surfaces',
+      auth: 'key',
+      response: {
+        status: 200,
+        description:
+          '`{input_tokens}`: exact for built-in models and trained jobs, an estimate (4 characters a token) for upstream models',
+      },
+      body: CountTokensBody,
+    },
+    async ({ res, body }) => ({
+      input_tokens: await inference.countChatTokens(authOf(res).principal, messagesInputOf({ ...body, max_tokens: 1 })),
+    }),
   );
 }

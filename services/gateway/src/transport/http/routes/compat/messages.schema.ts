@@ -81,6 +81,18 @@ export const MessagesBody = z.object({
   store: z.boolean().optional(),
 });
 export type MessagesBody = z.infer<typeof MessagesBody>;
+
+/** POST /v1/messages/count_tokens: the request Anthropic's countTokens sends, without sampling or streaming. */
+export const CountTokensBody = MessagesBody.pick({
+  model: true,
+  system: true,
+  messages: true,
+  tools: true,
+  tool_choice: true,
+  thinking: true,
+  schema: true,
+});
+export type CountTokensBody = z.infer<typeof CountTokensBody>;
 type Msg = MessagesBody['messages'][number];
 
 const textBlocks = (content: string | z.infer<typeof TextBlock>[] | undefined): ChatBlock[] =>
