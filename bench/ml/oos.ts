@@ -19,8 +19,9 @@ export const UNKNOWN_INTENTS = (labels: string[]) =>
 /**
  * Dev out-of-scope recall of other rejection scores at the product's accuracy budget (higher score = in scope):
  * distances to class centroids of the training rows in the encoder's pooled space (cosine, Mahalanobis with a
- * shared diagonal covariance) and in the n-gram branch's centred log-probabilities, kNN, and z-score mixes with
- * the product's confidence whose weight is chosen on dev. Dev only: none of these is served, so test is not scored.
+ * shared diagonal covariance) and in the n-gram branch's centred log-probabilities, kNN, the count of words no
+ * training row has, and z-score mixes with the product's confidence whose weight is chosen on dev. Dev only: none
+ * of these is served, so test is not scored.
  */
 function otherScoresOnDev(
   bundle: Uint8Array,
@@ -70,6 +71,9 @@ function otherScoresOnDev(
   for (const r of trainRows)
     r.pooled.forEach((x, i) => (variance[i]! += (x - pooledMean[r.gold]![i]!) ** 2 / trainRows.length));
   const trainUnit = trainRows.map((r) => unit(r.pooled));
+  // Words of no training row: an unknown intent often names what no seen intent does (contactless, passcode).
+  const words = (text: string) => text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  const seen = new Set(train.flatMap((e) => words(e.text!)));
   const devRows = dev.map((e) => {
     const r = represent(e.text!);
     const probs = withTemperature(r.fused, rejectTemperature);
@@ -91,6 +95,7 @@ function otherScoresOnDev(
       'n-gram centred log-probabilities: cosine to the nearest centroid': Math.max(
         ...ngramUnit.map((c) => dot(c, unit(r.ngram))),
       ),
+      'words unseen in training (minus their count)': -words(e.text!).filter((w) => !seen.has(w)).length,
     };
     const gold = labels.indexOf(e.label!);
     return { scores, inScope: gold >= 0, correct: top === gold };
