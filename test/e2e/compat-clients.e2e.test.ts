@@ -93,6 +93,43 @@ describe('compatible surfaces through the official clients, end to end', () => {
       await expect(openai.models.retrieve('no-such-model')).rejects.toBeInstanceOf(OpenAI.NotFoundError);
     });
 
+    it('when JSON output is asked for, then an OpenAI-compatible upstream gets it, and a Messages-API model refuses it by name', async () => {
+      const schema = { type: 'object', properties: { echo: { type: 'string' } }, required: ['echo'] };
+      const before = fakeOpenAI.requests.length;
+      await openai.chat.completions.create({
+        model: OPENAI_MODEL,
+        messages: user('json please'),
+        response_format: { type: 'json_schema', json_schema: { name: 'echo', schema, strict: true } },
+      });
+      await openai.responses.create({
+        model: OPENAI_MODEL,
+        input: 'json please',
+        text: { format: { type: 'json_schema', name: 'echo', schema, strict: true } },
+      });
+      await openai.chat.completions.create({
+        model: OPENAI_MODEL,
+        messages: user('text'),
+        response_format: { type: 'text' },
+      });
+      const sent = fakeOpenAI.requests.slice(before).map((r) => r.body.response_format);
+      const asked = { type: 'json_schema', json_schema: { name: 'echo', schema, strict: true } };
+      expect(sent).toEqual([asked, asked, undefined]);
+
+      const refused = await openai.chat.completions
+        .create({ model: ANTHROPIC_MODEL, messages: user('json please'), response_format: { type: 'json_object' } })
+        .catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(OpenAI.UnprocessableEntityError);
+      expect((refused as InstanceType<typeof OpenAI.APIError>).error).toMatchObject({ param: 'response_format' });
+      const extraction = await openai.chat.completions.create({
+        model: 'whetstone-extract-base',
+        messages: user('Ada Lovelace met Charles Babbage in London.'),
+        response_format: { type: 'json_object' },
+        // @ts-expect-error Whetstone's extension field
+        schema: { entities: ['person'] },
+      });
+      expect(JSON.parse(extraction.choices[0]!.message.content!)).toHaveProperty('entities');
+    });
+
     it('when the key is a placeholder or the body invalid, then AuthenticationError and UnprocessableEntityError', async () => {
       const placeholder = new OpenAI({ apiKey: 'sk-placeholder', baseURL: `${system.baseUrl}/v1`, maxRetries: 0 });
       await expect(placeholder.models.list()).rejects.toBeInstanceOf(OpenAI.AuthenticationError);

@@ -74,6 +74,7 @@ export function chatRequestToPb(principal: Principal, input: ChatInput): ChatReq
       ? {}
       : { toolsCacheControl: { ttlSeconds: input.toolsCacheTtlSeconds } }),
     schemaJson: input.schema ? json(input.schema) : NO_BYTES,
+    responseFormatJson: input.responseFormat ? json(input.responseFormat) : NO_BYTES,
     surface: SURFACE[input.surface],
     store: input.store,
     includeReasoning: input.includeReasoning,

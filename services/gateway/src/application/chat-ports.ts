@@ -46,6 +46,8 @@ export interface ChatInput {
   toolsCacheTtlSeconds?: number;
   /** The extraction extension: the reply is the JSON result. */
   schema?: Record<string, unknown>;
+  /** JSON output asked for, in chat completions' `response_format` shape (never `text`). */
+  responseFormat?: Record<string, unknown>;
   surface: ChatSurface;
   store: boolean;
   includeReasoning: boolean;

@@ -41,7 +41,7 @@ export interface ChatCall {
 /** Output tokens assumed for a built-in decoder's credit check when the call sets no limit. */
 const DEFAULT_MAX_TOKENS = 128;
 
-function refuse(field: 'schema' | 'tools', message: string): never {
+function refuse(field: 'schema' | 'tools' | 'response_format', message: string): never {
   throw errors.invalid(Reasons.VALIDATION_FAILED, message, [{ field, message }]);
 }
 
@@ -78,6 +78,11 @@ function serverOf(request: ChatRequest, target: Target): Server {
     refuse('schema', `Model '${request.model}' is not an extraction model: leave out the schema.`);
   if (target.entry.upstream) return 'upstream';
   if (request.tools.length) refuse('tools', `Model '${request.model}' cannot call tools; only upstream models do.`);
+  if (request.responseFormat)
+    refuse(
+      'response_format',
+      `Model '${request.model}' cannot constrain its reply to JSON; leave out response_format (or use type "text").`,
+    );
   return 'decoder';
 }
 
@@ -196,6 +201,7 @@ async function* upstreamReply(deps: RouterDeps, ctx: ChatContext): AsyncGenerato
     messages: request.messages,
     tools: request.tools,
     ...(request.toolsCache ? { toolsCache: request.toolsCache } : {}),
+    ...(request.responseFormat ? { responseFormat: request.responseFormat } : {}),
     options: request.options,
   });
   yield* relay(deps, ctx, {

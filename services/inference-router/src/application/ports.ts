@@ -92,6 +92,8 @@ export interface UpstreamCall {
   messages: ChatMessage[];
   tools: ToolDefinition[];
   toolsCache?: CacheMarker;
+  /** JSON output asked for, as OpenAI's `response_format`; a dialect that cannot ask for it refuses the call. */
+  responseFormat?: Record<string, unknown>;
   /** Sampling, and the signal that aborts the upstream request when the caller goes away. */
   options: GenerateOptions;
 }

@@ -97,6 +97,8 @@ export interface ChatRequest {
   schemaJson: Uint8Array;
   /** The same schema parsed, for the record. */
   schema: Record<string, unknown> | undefined;
+  /** JSON output asked for, as OpenAI's `response_format` (never `text`); only some servers can honour it. */
+  responseFormat?: Record<string, unknown>;
   /** Unset for GenerateText, whose surface follows from its project (native or project). */
   surface?: ChatSurface;
   /** Whether the inference is stored in history (`store: true`). */

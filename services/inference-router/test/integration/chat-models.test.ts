@@ -63,6 +63,8 @@ describe('Chat with built-in models: extraction with a schema and a trained deco
     expect(misplaced.fieldErrors[0]?.field).toBe('schema');
     const tools = await rpcError(chat({ model: decoderJob, toolsJson: json([{ name: 'f' }]) }));
     expect(tools.fieldErrors[0]?.field).toBe('tools');
+    const format = await rpcError(chat({ model: decoderJob, responseFormatJson: json({ type: 'json_object' }) }));
+    expect(format.fieldErrors[0]?.field).toBe('response_format');
     expect(await rpcError(chat({ model: 'whetstone-decoder-base' }))).toMatchObject({
       kind: 'FailedPrecondition',
       reason: 'MODEL_NOT_SERVABLE',

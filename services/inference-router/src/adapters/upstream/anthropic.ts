@@ -5,6 +5,7 @@
  * one), and its event stream as upstream events. Usage: `input_tokens`
  * excludes the cache read and created, which arrive as their own counts.
  */
+import { Reasons, errors } from '@whetstone/errors';
 import type { UpstreamCall, UpstreamEvent } from '../../application/ports';
 import type { CacheMarker, ChatFinishReason, ChatMessage, ContentBlock } from '../../domain/chat';
 import { sampling } from './sampling';
@@ -62,6 +63,12 @@ function messagesOf(call: UpstreamCall): { role: 'user' | 'assistant'; content: 
 /** The request body; system turns inside the conversation join the system blocks. */
 export function anthropicBody(call: UpstreamCall): Record<string, unknown> {
   const { options, model } = call;
+  if (call.responseFormat)
+    throw errors.invalid(
+      Reasons.VALIDATION_FAILED,
+      `Model '${call.modelId}' is served through the Messages API, which has no response_format; leave it out (or use type "text").`,
+      [{ field: 'response_format', message: 'is not supported by this model' }],
+    );
   const system = [...call.system, ...call.messages.filter((m) => m.role === 'system').flatMap((m) => m.content)];
   const tools = call.tools.map((t, i) => ({
     name: t.name,

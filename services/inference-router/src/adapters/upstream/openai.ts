@@ -48,6 +48,7 @@ export function openaiBody(call: UpstreamCall): Record<string, unknown> {
     ...sampling(options),
     ...(options.stop.length ? { stop: options.stop } : {}),
     ...(options.seed ? { seed: options.seed } : {}),
+    ...(call.responseFormat ? { response_format: call.responseFormat } : {}),
     ...(call.tools.length
       ? {
           tools: call.tools.map((t) => ({

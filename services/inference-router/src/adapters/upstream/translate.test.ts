@@ -147,6 +147,24 @@ describe('OpenAI translation', () => {
   });
 });
 
+describe('response formats', () => {
+  const format = { type: 'json_schema', json_schema: { name: 'person', schema: { type: 'object' }, strict: true } };
+
+  it('when JSON output is asked for, then an OpenAI body carries response_format as sent', () => {
+    expect(openaiBody(call({ responseFormat: format })).response_format).toEqual(format);
+    expect(openaiBody(call())).not.toHaveProperty('response_format');
+  });
+
+  it('when JSON output is asked of a Messages-API model, then the call is refused naming response_format', () => {
+    expect(() => anthropicBody(call({ responseFormat: { type: 'json_object' } }))).toThrow(
+      expect.objectContaining({
+        kind: 'InvalidArgument',
+        fieldErrors: [expect.objectContaining({ field: 'response_format' })],
+      }),
+    );
+  });
+});
+
 describe('upstream failures', () => {
   const fail = (status: number, body = '{}', headers: Record<string, string> = {}) =>
     upstreamFailure(status, new Headers(headers), body, 'm');

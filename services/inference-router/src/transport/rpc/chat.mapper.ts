@@ -8,7 +8,7 @@ import type { ChatCall } from '../../application/chat';
 import type { ChatPiece, ContentBlock, ToolCall, ToolDefinition } from '../../domain/chat';
 import type { Caller } from '../../domain/model';
 import { chatMessageRoleOf, chatSurfaceOf, finishReasonToPb } from '../../adapters/proto-kinds';
-import { generateOptionsOf, schemaOf } from './router.mapper';
+import { generateOptionsOf, jsonObjectOf } from './router.mapper';
 
 /** Chat ⇄ the chat core's shapes; JSON fields are parsed here so the core sees typed values. */
 
@@ -33,6 +33,11 @@ function jsonList<T>(bytes: Uint8Array, field: string): T[] {
     { field, message: 'must be a JSON array' },
   ]);
 }
+
+const responseFormatOf = (bytes: Uint8Array) => {
+  const format = jsonObjectOf(bytes, 'response_format');
+  return format ? { responseFormat: format } : {};
+};
 
 function toolCallsOf(bytes: Uint8Array): ToolCall[] {
   return jsonList<Partial<ToolCall>>(bytes, 'tool_calls').map((c) => ({
@@ -59,7 +64,8 @@ export function chatCallOf(caller: Caller, req: PbChatRequest, signal: AbortSign
       tools: jsonList<ToolDefinition>(req.toolsJson, 'tools'),
       ...(req.toolsCacheControl ? { toolsCache: { ttlSeconds: req.toolsCacheControl.ttlSeconds } } : {}),
       schemaJson: req.schemaJson,
-      schema: schemaOf(req.schemaJson),
+      schema: jsonObjectOf(req.schemaJson, 'schema'),
+      ...responseFormatOf(req.responseFormatJson),
       surface: chatSurfaceOf(req.surface),
       store: req.store,
       includeReasoning: req.includeReasoning,

@@ -77,7 +77,8 @@ const usageToPb = (u: Usage) => ({
 const utf8 = new TextDecoder();
 
 /** The schema bytes as an object for the record; bytes that are not a JSON object are the caller's error. */
-export function schemaOf(bytes: Uint8Array): Record<string, unknown> | undefined {
+/** A JSON object field (the schema, the response format), or InvalidArgument naming it; undefined when empty. */
+export function jsonObjectOf(bytes: Uint8Array, field: string): Record<string, unknown> | undefined {
   if (!bytes.length) return undefined;
   let value: unknown;
   try {
@@ -86,8 +87,8 @@ export function schemaOf(bytes: Uint8Array): Record<string, unknown> | undefined
     value = undefined;
   }
   if (value && typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
-  throw errors.invalid(Reasons.VALIDATION_FAILED, 'Invalid schema: it must be a JSON object.', [
-    { field: 'schema', message: 'must be a JSON object' },
+  throw errors.invalid(Reasons.VALIDATION_FAILED, `Invalid ${field}: it must be a JSON object.`, [
+    { field, message: 'must be a JSON object' },
   ]);
 }
 
@@ -98,7 +99,7 @@ export function extractInputOf(caller: Caller, req: InferRequest): ExtractInput 
     projectId: req.projectId,
     texts: req.texts,
     schemaJson: req.schemaJson,
-    schema: schemaOf(req.schemaJson),
+    schema: jsonObjectOf(req.schemaJson, 'schema'),
     threshold: req.threshold,
     includeConfidence: req.includeConfidence,
     includeSpans: req.includeSpans,

@@ -24,6 +24,38 @@ export const Stop = z.union([z.string().min(1), z.array(z.string().min(1)).max(4
 export const Seed = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 export const SchemaExtension = z.record(z.string(), z.unknown());
 
+const JsonSchemaSpec = {
+  name: z.string().regex(/^[\w-]{1,64}$/, 'must be 1–64 letters, digits, _ or -'),
+  description: z.string().max(10_000).optional(),
+  schema: z.record(z.string(), z.unknown()).optional(),
+  strict: z.boolean().nullish(),
+};
+
+/** Chat completions' `response_format`: plain text, any JSON object, or JSON matching a schema. */
+export const ResponseFormat = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('text') }),
+  z.object({ type: z.literal('json_object') }),
+  z.object({ type: z.literal('json_schema'), json_schema: z.object(JsonSchemaSpec) }),
+]);
+
+/** The Responses API's `text.format`: the same choices, with the schema's fields beside `type`. */
+export const TextFormat = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('text') }),
+  z.object({ type: z.literal('json_object') }),
+  z.object({ type: z.literal('json_schema'), ...JsonSchemaSpec }),
+]);
+
+/** ChatInput's `responseFormat` (chat completions' shape) for JSON output; nothing for plain text. */
+export function responseFormatField(
+  format: z.infer<typeof ResponseFormat> | z.infer<typeof TextFormat> | null | undefined,
+): Pick<ChatInput, 'responseFormat'> {
+  if (!format || format.type === 'text') return {};
+  if (format.type === 'json_object') return { responseFormat: { type: 'json_object' } };
+  if ('json_schema' in format) return { responseFormat: { type: 'json_schema', json_schema: format.json_schema } };
+  const { type: _type, ...spec } = format;
+  return { responseFormat: { type: 'json_schema', json_schema: spec } };
+}
+
 const UNIT_SECONDS = { s: 1, m: 60, h: 3600 } as const;
 
 /** Seconds of a marker's ttl; 0 means the default lifetime. */

@@ -8,10 +8,12 @@ import {
   MaxTokens,
   ModelId,
   SAMPLING_DEFAULTS,
+  responseFormatField,
   SchemaExtension,
   Seed,
   Temperature,
   Text,
+  TextFormat,
   TopP,
   turn,
 } from './blocks';
@@ -64,6 +66,7 @@ export const ResponsesBody = z.object({
   reasoning: ReasoningControls.nullish(),
   previous_response_id: z.null({ error: 'is not supported: send the whole conversation in input' }).optional(),
   schema: SchemaExtension.optional(),
+  text: z.object({ format: TextFormat.optional() }).nullish(),
 });
 export type ResponsesBody = z.infer<typeof ResponsesBody>;
 type ItemT = z.infer<typeof Item>;
@@ -109,6 +112,7 @@ export function responsesInputOf(body: ResponsesBody): ChatInput {
             parameters: t.parameters ?? { type: 'object', properties: {} },
           })),
     ...(body.schema ? { schema: body.schema } : {}),
+    ...responseFormatField(body.text?.format),
     surface: 'responses',
     store: body.store ?? false,
     includeReasoning: optsInToReasoning(body.reasoning),
