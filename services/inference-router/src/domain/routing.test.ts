@@ -43,6 +43,13 @@ describe('routing policy', () => {
     );
   });
 
+  it('when the request asks for JSON, then built-in decoders are passed over for an upstream candidate', () => {
+    const decoder = builtin('whetstone-decoder-base');
+    const needs = { ...chatNeeds, responseFormat: true };
+    expect(routePlan([decoder, mid], big, needs, noRules).map((c) => c.id)).toEqual(['mid', 'big']);
+    expect(exclusionOf(decoder.entry, needs, noRules)).toMatch(/response_format/);
+  });
+
   it('when the request has a schema, then only extraction candidates may take it, and they need one', () => {
     const extract = builtin('whetstone-extract-base');
     expect(routePlan([mid, extract], big, { ...chatNeeds, schema: true }, noRules).map((c) => c.id)).toEqual([

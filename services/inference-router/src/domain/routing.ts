@@ -31,6 +31,8 @@ export interface RequestNeeds {
   tools: boolean;
   /** The request carries a schema: only extraction models read one, and they need it. */
   schema: boolean;
+  /** The request asks for a JSON reply (response_format): the built-in decoders cannot give one. */
+  responseFormat?: boolean;
 }
 
 /** A model the policy can pick: its id and the catalog entry that prices it and says its task. */
@@ -69,6 +71,8 @@ export function exclusionOf(
   if (needs.schema && entry.task !== 'extraction') return 'the request has a schema: extraction models only';
   if (!needs.schema && entry.task === 'extraction') return 'an extraction model needs a schema';
   if (needs.tools && !entry.upstream) return 'the request has tools: upstream models only';
+  if (needs.responseFormat && entry.task !== 'extraction' && !entry.upstream)
+    return 'the request asks for JSON (response_format): upstream and extraction models only';
   if (rules.maxPromptTokens > 0 && needs.promptTokens > rules.maxPromptTokens)
     return `the prompt is longer than ${rules.maxPromptTokens} tokens`;
   return null;
