@@ -46,6 +46,7 @@ const PARAMETERS: [RegExp, (a: Owned) => Record<string, string>][] = [
   [/^\/(core|v1)\/training(-jobs|\/jobs)\/\{(id|job_id)\}(\/|$)/, (a) => ({ id: a.jobId, job_id: a.jobId })],
   [/^\/core\/evaluations\/\{id\}$/, (a) => ({ id: a.evaluationId })],
   [/^\/inferences\/\{id\}(\/|$)/, (a) => ({ id: a.inferenceId })],
+  [/^\/v1\/models\/\{model_id\}$/, (a) => ({ model_id: a.jobId })],
 ];
 
 const HUB_TOKEN = 'hf_bola_secret_token_0123456789';
