@@ -31,7 +31,7 @@ interface FuzzRequest {
 }
 
 const surfaceOf = (pathname: string, headers: Record<string, string>): Surface =>
-  'anthropic-version' in headers || pathname === '/v1/messages'
+  'anthropic-version' in headers || ['/v1/messages', '/v1/messages/count_tokens'].includes(pathname)
     ? 'anthropic'
     : ['/v1/chat/completions', '/v1/responses', '/v1/completions'].includes(pathname)
       ? 'openai'
