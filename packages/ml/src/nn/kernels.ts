@@ -57,9 +57,21 @@ export function matmulBackend(): MatmulBackend {
   return ort ? 'ort' : 'js';
 }
 
-function viaOrt(out: Float32Array, n: number, acc: boolean, y: Float32Array): void {
-  if (!acc) out.set(y.subarray(0, n));
-  else for (let i = 0; i < n; i++) out[i]! += y[i]!;
+/**
+ * One reusable buffer for Gemm results that are added into a gradient: ORT writes there instead of into a fresh
+ * array per call (training's backward pass makes hundreds a step), and the sum is read out at once.
+ */
+let scratch = new Float32Array(0);
+
+/** out[0, n) = (or +=) op(a)·op(b) through ORT: written in place when overwriting, via the scratch buffer when adding. */
+function viaOrt(out: Float32Array, n: number, acc: boolean, gemm: (into: Float32Array) => Float32Array): void {
+  if (!acc) {
+    gemm(out.length === n ? out : out.subarray(0, n));
+    return;
+  }
+  if (scratch.length < n) scratch = new Float32Array(n);
+  const y = gemm(scratch.subarray(0, n));
+  for (let i = 0; i < n; i++) out[i]! += y[i]!;
 }
 
 /** out[M,N] (+)= a[M,K] · b[K,N] */
@@ -73,7 +85,9 @@ export function matmulInto(
   acc = false,
 ): void {
   if (ort && M * K * N >= ORT_MIN_FLOPS)
-    return viaOrt(out, M * N, acc, ort.gemm(a.subarray(0, M * K), [M, K], b.subarray(0, K * N), [K, N], false, false));
+    return viaOrt(out, M * N, acc, (y) =>
+      ort!.gemm(a.subarray(0, M * K), [M, K], b.subarray(0, K * N), [K, N], false, false, y),
+    );
   if (!acc) out.fill(0, 0, M * N);
   for (let i = 0; i < M; i++) {
     const ro = i * N;
@@ -98,7 +112,9 @@ export function matmulABtInto(
   acc = false,
 ): void {
   if (ort && M * K * N >= ORT_MIN_FLOPS)
-    return viaOrt(out, M * K, acc, ort.gemm(a.subarray(0, M * N), [M, N], b.subarray(0, K * N), [K, N], false, true));
+    return viaOrt(out, M * K, acc, (y) =>
+      ort!.gemm(a.subarray(0, M * N), [M, N], b.subarray(0, K * N), [K, N], false, true, y),
+    );
   for (let i = 0; i < M; i++) {
     const ra = i * N;
     for (let k = 0; k < K; k++) {
@@ -121,7 +137,9 @@ export function matmulAtBInto(
   acc = false,
 ): void {
   if (ort && M * K * N >= ORT_MIN_FLOPS)
-    return viaOrt(out, K * N, acc, ort.gemm(a.subarray(0, M * K), [M, K], b.subarray(0, M * N), [M, N], true, false));
+    return viaOrt(out, K * N, acc, (y) =>
+      ort!.gemm(a.subarray(0, M * K), [M, K], b.subarray(0, M * N), [M, N], true, false, y),
+    );
   if (!acc) out.fill(0, 0, K * N);
   for (let i = 0; i < M; i++) {
     const ra = i * K;

@@ -49,6 +49,24 @@ describe('nn ops', () => {
     gradCheck([param([4, 5])], ([x]) => crossEntropy(x!, targets, Float32Array.of(1, 0, 2, 1)));
   });
 
+  it('when backward runs twice on fresh graphs, then intermediates keep no gradient and reused buffers start at zero', () => {
+    const W = param([6, 5]);
+    const x = tensor(randn(new Rng(3), 4 * 6, 1), [4, 6]);
+    const w = randn(new Rng(4), 4 * 5, 1);
+    const pass = (): { grad: Float32Array; hidden: Tensor } => {
+      W.grad = null;
+      const hidden = gelu(matmul(x, W));
+      weightedSum(layerNorm(hidden, tensor([1, 1, 1, 1, 1], [5]), tensor([0, 0, 0, 0, 0], [5])), w).backward();
+      return { grad: W.grad!.slice(), hidden };
+    };
+    const first = pass();
+    const second = pass();
+    expect(first.hidden.grad).toBeNull();
+    expect(second.hidden.grad).toBeNull();
+    expect(Array.from(second.grad)).toEqual(Array.from(first.grad));
+    expect(first.grad.some((v) => v !== 0)).toBe(true);
+  });
+
   it('when cross-entropy sees uniform logits, then the loss is log V', () => {
     const loss = crossEntropy(tensor(new Float32Array(8), [2, 4]), Int32Array.of(0, 3));
     expect(loss.data[0]).toBeCloseTo(Math.log(4), 5);

@@ -144,7 +144,10 @@ export interface OrtGemm {
     transA: boolean,
     transB: boolean,
   ): Float32Array;
-  /** Y[M,N] = op(a)·op(b), where op transposes when asked; shapes as stored. */
+  /**
+   * Y[M,N] = op(a)·op(b), where op transposes when asked; shapes as stored. With `into` (exactly M·N values) the
+   * session writes Y there and returns it, so no output is allocated.
+   */
   gemm(
     a: Float32Array,
     aDims: [number, number],
@@ -152,6 +155,7 @@ export interface OrtGemm {
     bDims: [number, number],
     transA: boolean,
     transB: boolean,
+    into?: Float32Array,
   ): Float32Array;
 }
 
@@ -234,8 +238,10 @@ export function loadOrtGemm(): OrtGemm | null {
   const session = (ta: boolean, tb: boolean, batched = false): Run =>
     cached(`${batched}${ta}${tb}`, () => (batched ? bmmModel(ta, tb) : gemmModel(ta, tb)));
   loaded = {
-    gemm(a, aDims, b, bDims, transA, transB) {
-      return session(transA, transB)({ A: feed(a, aDims), B: feed(b, bDims) }, ['Y']).Y!.data;
+    gemm(a, aDims, b, bDims, transA, transB, into) {
+      const dims = [transA ? aDims[1] : aDims[0], transB ? bDims[0] : bDims[1]];
+      const out = into ? { Y: feed(into, dims) } : undefined;
+      return session(transA, transB)({ A: feed(a, aDims), B: feed(b, bDims) }, ['Y'], out).Y!.data;
     },
     bmm(a, aDims, b, bDims, transA, transB) {
       return session(transA, transB, true)({ A: feed(a, aDims), B: feed(b, bDims) }, ['Y']).Y!.data;
