@@ -1,6 +1,6 @@
 import type { Checkpoint, Hyperparameters, ProgressEvent } from '../pipeline/types';
 import { AppError } from '@whetstone/errors';
-import { Adam, decodeTensors, encodeTensors, Rng, tensor } from '../nn';
+import { Adam, decodeTensors, encodeTensors, Rng, tensor, trainingStep } from '../nn';
 import { loadDecoderBase } from './base';
 import { chatWindows, type ChatRow, validateChatRows } from './chat-data';
 import {
@@ -194,8 +194,12 @@ export async function trainDecoderLora(request: DecoderTrainRequest): Promise<De
     if (step % stepsPerEpoch === 0) order = orderOf(epoch);
     const within = step % stepsPerEpoch;
     const batch = order.slice(within * batchSize, (within + 1) * batchSize).map((i) => windows[i]!);
-    const loss = lossOf(config, weights, makeBatch(batch), adapter);
-    loss.backward();
+    // Forward and backward in buffers the next step reuses; only the loss value leaves the step.
+    const loss = trainingStep(() => {
+      const l = lossOf(config, weights, makeBatch(batch), adapter);
+      l.backward();
+      return l.data[0]!;
+    });
     opt.step();
     const done = step + 1;
     const seconds = (Date.now() - started) / 1000;
@@ -204,7 +208,7 @@ export async function trainDecoderLora(request: DecoderTrainRequest): Promise<De
       step: done,
       totalSteps,
       epoch: epoch + 1,
-      loss: loss.data[0]!,
+      loss,
       learningRate: hp.learningRate,
       examplesPerSecond,
       etaSeconds: ((totalSteps - done) * batchSize) / examplesPerSecond,

@@ -1,7 +1,19 @@
 import type { Embeddings } from '../assets/load';
 import type { EpochHooks } from '../classify/ngram-classifier';
 import { isNoRelation, type ArgumentSpan, type Example } from '../data';
-import { Adam, add, clipGradNorm, crossEntropy, Rng, scale, softmaxInPlace, tensor, zeros, type Tensor } from '../nn';
+import {
+  Adam,
+  add,
+  clipGradNorm,
+  crossEntropy,
+  Rng,
+  scale,
+  softmaxInPlace,
+  tensor,
+  trainingStep,
+  zeros,
+  type Tensor,
+} from '../nn';
 import { runSteps, runStepsAsync } from '../steps';
 import { featurize, type Featurized } from './features';
 import {
@@ -327,78 +339,16 @@ export class EncoderTrainer {
     for (const batchIds of batchList) {
       if (hooks.signal?.aborted) throw new Error('training cancelled');
       const picked = batchIds.map((k) => this.chunks[k]!);
-      const batch = makeBatch(
-        picked.map((c) => c.features),
-        this.glove,
-        { rate: this.options.featureDropout ?? 0.1, rng },
-      );
-      const parts: Tensor[] = [];
-      const masking = this.options.maskedTokens;
-      const masked = masking
-        ? maskTokens(
-            batch,
-            picked.map((c) => c.features),
-            masking.vocabulary,
-            masking.rate,
-            rng,
-          )
-        : null;
-      const states = encode(this.config, this.weights, batch, this.adapter ?? undefined, {
-        rate: this.options.dropout ?? 0.2,
-        rng,
-      });
-      if (masking && masked?.rows.length)
-        parts.push(scale(maskedTokenLoss(this.weights, states, masked, masking.vocabulary), masking.weight));
-      const perExample = picked[0]!.labels ? picked.map((c) => c.labels ?? []) : undefined;
-      if (this.options.labels.length || perExample)
-        parts.push(
-          tagLoss(
-            this.weights,
-            states,
-            batch,
-            picked.map((c) => c.tags),
-            this.options.labels,
-            this.glove,
-            perExample,
-          ),
-        );
-      const pairs = this.relationPairs(picked, rng);
-      if (pairs)
-        parts.push(
-          crossEntropy(
-            relationLogits(
-              this.weights,
-              states,
-              batch.time,
-              pairs,
-              this.relationLabels,
-              this.glove,
-              this.relationLabels,
-            ),
-            pairs.targets,
-          ),
-        );
-      if (picked.some((c) => c.classes)) {
-        const pooled = poolStates(states, batch);
-        this.tasks.forEach((t, k) => {
-          const targets = Int32Array.from(picked, (c) => Math.max(0, c.classes?.[k] ?? -1));
-          const mask = Float32Array.from(picked, (c) => ((c.classes?.[k] ?? -1) >= 0 ? 1 : 0));
-          if (mask.some((m) => m > 0))
-            parts.push(
-              crossEntropy(classLogits(this.weights, pooled, t.task, t.labels, this.glove, t.labels), targets, mask),
-            );
-        });
-      }
+      // Forward and backward in buffers the next step reuses; only the loss and the touched rows leave it.
+      const step = trainingStep(() => this.lossAndGradients(picked, rng));
       // A batch with nothing the encoder learns from (rows of multi-label tasks only) is passed over.
-      if (!parts.length) {
+      if (!step) {
         done += picked.length;
         yield;
         continue;
       }
-      const loss = parts.reduce((a, b) => add(a, b));
-      loss.backward();
       // Hash-table rows (and their adapter rows) that this batch's features touched: the tables update lazily.
-      const touched = Int32Array.from(new Set(batch.hashIds)).sort();
+      const touched = Int32Array.from(new Set(step.hashIds)).sort();
       const rows = new Map(
         [this.weights.hash, this.adapter?.tensors['hash.A']]
           .filter((t): t is Tensor => Boolean(t?.requiresGrad))
@@ -409,7 +359,7 @@ export class EncoderTrainer {
       this.adam.step(this.learningRate(), rows);
       this.step++;
       this.updateAverage(rows);
-      total += loss.data[0]!;
+      total += step.loss;
       batches++;
       done += picked.length;
       hooks.onExample?.(done, total / batches);
@@ -419,6 +369,68 @@ export class EncoderTrainer {
     // Every row's average is brought up to date at each epoch's end, so a run resumed from its checkpoint stays exact.
     for (const t of this.lazyAverages.keys()) this.catchUpAverage(t);
     return total / Math.max(1, batches);
+  }
+
+  /** One batch's loss, with every trained tensor's gradient accumulated; null when the batch has nothing to learn. */
+  private lossAndGradients(picked: readonly Chunk[], rng: Rng): { loss: number; hashIds: Int32Array } | null {
+    const batch = makeBatch(
+      picked.map((c) => c.features),
+      this.glove,
+      { rate: this.options.featureDropout ?? 0.1, rng },
+    );
+    const parts: Tensor[] = [];
+    const masking = this.options.maskedTokens;
+    const masked = masking
+      ? maskTokens(
+          batch,
+          picked.map((c) => c.features),
+          masking.vocabulary,
+          masking.rate,
+          rng,
+        )
+      : null;
+    const states = encode(this.config, this.weights, batch, this.adapter ?? undefined, {
+      rate: this.options.dropout ?? 0.2,
+      rng,
+    });
+    if (masking && masked?.rows.length)
+      parts.push(scale(maskedTokenLoss(this.weights, states, masked, masking.vocabulary), masking.weight));
+    const perExample = picked[0]!.labels ? picked.map((c) => c.labels ?? []) : undefined;
+    if (this.options.labels.length || perExample)
+      parts.push(
+        tagLoss(
+          this.weights,
+          states,
+          batch,
+          picked.map((c) => c.tags),
+          this.options.labels,
+          this.glove,
+          perExample,
+        ),
+      );
+    const pairs = this.relationPairs(picked, rng);
+    if (pairs)
+      parts.push(
+        crossEntropy(
+          relationLogits(this.weights, states, batch.time, pairs, this.relationLabels, this.glove, this.relationLabels),
+          pairs.targets,
+        ),
+      );
+    if (picked.some((c) => c.classes)) {
+      const pooled = poolStates(states, batch);
+      this.tasks.forEach((t, k) => {
+        const targets = Int32Array.from(picked, (c) => Math.max(0, c.classes?.[k] ?? -1));
+        const mask = Float32Array.from(picked, (c) => ((c.classes?.[k] ?? -1) >= 0 ? 1 : 0));
+        if (mask.some((m) => m > 0))
+          parts.push(
+            crossEntropy(classLogits(this.weights, pooled, t.task, t.labels, this.glove, t.labels), targets, mask),
+          );
+      });
+    }
+    if (!parts.length) return null;
+    const loss = parts.reduce((a, b) => add(a, b));
+    loss.backward();
+    return { loss: loss.data[0]!, hashIds: batch.hashIds };
   }
 
   /** A batch's relation pairs: every positive and given pair, and at most {@link NEGATIVES_PER_POSITIVE} times as many negatives (seeded choice). */

@@ -1,4 +1,4 @@
-export { Tensor, tensor, zeros } from './tensor';
+export { Tensor, tensor, trainingStep, zeros } from './tensor';
 export {
   matmul,
   matmulBT,

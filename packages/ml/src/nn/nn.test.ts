@@ -9,6 +9,7 @@ import {
   causalSelfAttention,
   crossEntropy,
   decodeTensors,
+  dropout,
   embedding,
   encodeTensors,
   gelu,
@@ -19,6 +20,7 @@ import {
   Rng,
   Tensor,
   tensor,
+  trainingStep,
   weightedSum,
 } from './index';
 
@@ -65,6 +67,23 @@ describe('nn ops', () => {
     expect(second.hidden.grad).toBeNull();
     expect(Array.from(second.grad)).toEqual(Array.from(first.grad));
     expect(first.grad.some((v) => v !== 0)).toBe(true);
+  });
+
+  it('when steps run in reused buffers, then losses and gradients are the bits of fresh buffers', () => {
+    const W = param([6, 5]);
+    const x = tensor(randn(new Rng(3), 4 * 6, 1), [4, 6]);
+    const targets = Int32Array.of(0, 3, 4, 1);
+    const step = (): [number, number[]] => {
+      W.grad = null;
+      const loss = crossEntropy(dropout(gelu(matmul(x, W)), 0.3, new Rng(9)), targets);
+      loss.backward();
+      return [loss.data[0]!, Array.from(W.grad!)];
+    };
+    const fresh = step();
+    expect(trainingStep(step)).toEqual(fresh);
+    expect(trainingStep(step)).toEqual(fresh);
+    expect(() => trainingStep(() => trainingStep(step))).toThrow(/already running/);
+    expect(trainingStep(step)).toEqual(fresh);
   });
 
   it('when cross-entropy sees uniform logits, then the loss is log V', () => {

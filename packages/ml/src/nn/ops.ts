@@ -1,5 +1,5 @@
 import { bmm, fusedKernels, matmulABtInto, matmulAtBInto, matmulInto, softmaxInPlace } from './kernels';
-import { Tensor } from './tensor';
+import { opBuffer, Tensor } from './tensor';
 import type { Rng } from './rng';
 
 function result(
@@ -33,7 +33,7 @@ export function matmul(a: Tensor, b: Tensor): Tensor {
   const [M, K] = need2d(a, 'matmul');
   const [K2, N] = need2d(b, 'matmul');
   if (K !== K2) throw new Error(`matmul: inner dimensions ${K} and ${K2} differ`);
-  const y = new Float32Array(M * N);
+  const y = opBuffer(M * N);
   matmulInto(y, a.data, b.data, M, K, N);
   return result(y, [M, N], [a, b], (out) => {
     const g = out.grad!;
@@ -45,7 +45,7 @@ export function matmul(a: Tensor, b: Tensor): Tensor {
 /** Elementwise a + b (same shape). */
 export function add(a: Tensor, b: Tensor): Tensor {
   if (a.data.length !== b.data.length) throw new Error('add: shapes differ');
-  const y = new Float32Array(a.data.length);
+  const y = opBuffer(a.data.length);
   for (let i = 0; i < y.length; i++) y[i] = a.data[i]! + b.data[i]!;
   return result(y, a.shape, [a, b], (out) => {
     const g = out.grad!;
@@ -74,7 +74,7 @@ export function addRows(x: Tensor, p: Tensor): Tensor {
       if (p.requiresGrad) accumulate(p, k.biasGrad(g, R, D));
     });
   }
-  const y = new Float32Array(R * D);
+  const y = opBuffer(R * D);
   for (let r = 0; r < R; r++) {
     const po = (r % T) * D;
     for (let d = 0; d < D; d++) y[r * D + d] = x.data[r * D + d]! + p.data[po + d]!;
@@ -123,9 +123,9 @@ export function layerNorm(x: Tensor, gain: Tensor, bias: Tensor, eps = 1e-5): Te
       if (bias.requiresGrad) accumulate(bias, d.dbias!);
     });
   }
-  const y = new Float32Array(M * N);
-  const xhat = new Float32Array(M * N);
-  const rstd = new Float32Array(M);
+  const y = opBuffer(M * N);
+  const xhat = opBuffer(M * N);
+  const rstd = opBuffer(M);
   for (let i = 0; i < M; i++) {
     const o = i * N;
     let mean = 0;
@@ -180,8 +180,8 @@ export function gelu(x: Tensor): Tensor {
   let dydx: Float32Array | null | undefined;
   if (k) ({ y, d: dydx } = k.gelu(x.data, x.requiresGrad));
   else {
-    y = new Float32Array(n);
-    dydx = x.requiresGrad ? new Float32Array(n) : null;
+    y = opBuffer(n);
+    dydx = x.requiresGrad ? opBuffer(n) : null;
     for (let i = 0; i < n; i++) {
       const v = x.data[i]!;
       const t = Math.tanh(GELU_C * (v + 0.044715 * v * v * v));
@@ -200,7 +200,7 @@ export function gelu(x: Tensor): Tensor {
 /** Rows of `table[V,D]` selected by `ids`: [ids.length, D]. */
 export function embedding(table: Tensor, ids: Int32Array): Tensor {
   const [V, D] = need2d(table, 'embedding');
-  const y = new Float32Array(ids.length * D);
+  const y = opBuffer(ids.length * D);
   for (let i = 0; i < ids.length; i++) {
     const id = ids[i]!;
     if (id < 0 || id >= V) throw new Error(`embedding: id ${id} outside [0, ${V})`);
@@ -223,7 +223,8 @@ export function embedding(table: Tensor, ids: Int32Array): Tensor {
 export function crossEntropy(logits: Tensor, targets: Int32Array, weights?: Float32Array): Tensor {
   const [M, V] = need2d(logits, 'crossEntropy');
   if (targets.length !== M) throw new Error('crossEntropy: one target per row');
-  const probs = new Float32Array(logits.data);
+  const probs = opBuffer(logits.data.length);
+  probs.set(logits.data);
   let total = 0;
   let wsum = 0;
   for (let i = 0; i < M; i++) {
@@ -295,7 +296,7 @@ function maskedSelfAttention(
   const scale = 1 / Math.sqrt(hd);
   // [B·T, 3D] → three [B·H, T, hd] blocks.
   const split = (src: Float32Array, col: number, width: number): Float32Array => {
-    const out = new Float32Array(BH * time * hd);
+    const out = opBuffer(BH * time * hd);
     for (let b = 0; b < batch; b++)
       for (let t = 0; t < time; t++)
         for (let h = 0; h < heads; h++)
@@ -327,7 +328,7 @@ function maskedSelfAttention(
     softmaxInPlace(P, o, n);
     P.fill(0, o + n, o + time);
   }
-  const y = new Float32Array(R * D);
+  const y = opBuffer(R * D);
   merge(bmm(P, V, BH, time, time, hd, false, false), y, 0, D);
   return result(y, [R, D], [qkv], (out) => {
     const dO = split(out.grad!, 0, D);
@@ -370,15 +371,15 @@ export function loraLinear(x: Tensor, W: Tensor, A: Tensor, B: Tensor, s: number
       if (d.db) accumulate(B, d.db);
     });
   }
-  const xa = new Float32Array(M * r);
+  const xa = opBuffer(M * r);
   matmulInto(xa, x.data, A.data, M, K, r);
-  const y = new Float32Array(M * N);
+  const y = opBuffer(M * N);
   matmulInto(y, x.data, W.data, M, K, N);
   for (let i = 0; i < xa.length; i++) xa[i]! *= s;
   matmulInto(y, xa, B.data, M, r, N, true);
   return result(y, [M, N], [x, W, A, B], (out) => {
     const g = out.grad!;
-    const gB = new Float32Array(M * r);
+    const gB = opBuffer(M * r);
     matmulABtInto(gB, g, B.data, M, N, r);
     for (let i = 0; i < gB.length; i++) gB[i]! *= s;
     if (B.requiresGrad) matmulAtBInto(B.gradBuffer(), xa, g, M, r, N, true);
@@ -397,7 +398,7 @@ export function matmulBT(a: Tensor, b: Tensor): Tensor {
   const [M, K] = need2d(a, 'matmulBT');
   const [N, K2] = need2d(b, 'matmulBT');
   if (K !== K2) throw new Error(`matmulBT: inner dimensions ${K} and ${K2} differ`);
-  const y = new Float32Array(M * N);
+  const y = opBuffer(M * N);
   matmulABtInto(y, a.data, b.data, M, K, N);
   return result(y, [M, N], [a, b], (out) => {
     const g = out.grad!;
@@ -414,7 +415,7 @@ export function concatCols(parts: Tensor[]): Tensor {
     return p.cols;
   });
   const N = widths.reduce((a, b) => a + b, 0);
-  const y = new Float32Array(M * N);
+  const y = opBuffer(M * N);
   let col = 0;
   parts.forEach((p, k) => {
     const w = widths[k]!;
@@ -437,7 +438,7 @@ export function concatCols(parts: Tensor[]): Tensor {
 
 /** x·s for a constant s. */
 export function scale(x: Tensor, s: number): Tensor {
-  const y = new Float32Array(x.data.length);
+  const y = opBuffer(x.data.length);
   for (let i = 0; i < y.length; i++) y[i] = x.data[i]! * s;
   return result(y, x.shape, [x], (out) => {
     const g = out.grad!;
@@ -454,7 +455,7 @@ export function scale(x: Tensor, s: number): Tensor {
 export function embeddingBag(table: Tensor, ids: Int32Array, offsets: Int32Array): Tensor {
   const [V, E] = need2d(table, 'embeddingBag');
   const n = offsets.length - 1;
-  const y = new Float32Array(n * E);
+  const y = opBuffer(n * E);
   for (let i = 0; i < n; i++) {
     const from = offsets[i]!;
     const to = offsets[i + 1]!;
@@ -492,7 +493,7 @@ export function window(x: Tensor, time: number, offsets: readonly number[]): Ten
   const [R, F] = need2d(x, 'window');
   if (R % time !== 0) throw new Error('window: rows are not a multiple of time');
   const W = F * offsets.length;
-  const y = new Float32Array(R * W);
+  const y = opBuffer(R * W);
   const source = (r: number, off: number): number => {
     const t = (r % time) + off;
     return t < 0 || t >= time ? -1 : r + off;
@@ -517,8 +518,8 @@ export function window(x: Tensor, time: number, offsets: readonly number[]): Ten
 /** Inverted dropout: zeroes each value with probability `rate` (seeded) and scales the rest by 1/(1-rate). */
 export function dropout(x: Tensor, rate: number, rng: Rng): Tensor {
   if (rate <= 0) return x;
-  const mask = rng.mask(x.data.length, rate, 1 / (1 - rate));
-  const y = new Float32Array(x.data.length);
+  const mask = rng.mask(x.data.length, rate, 1 / (1 - rate), opBuffer(x.data.length));
+  const y = opBuffer(x.data.length);
   const xd = x.data;
   for (let i = 0; i < y.length; i++) y[i] = xd[i]! * mask[i]!;
   return result(y, x.shape, [x], (out) => {
@@ -532,7 +533,9 @@ export function dropout(x: Tensor, rate: number, rng: Rng): Tensor {
 export function sliceRows(x: Tensor, from: number, to: number): Tensor {
   const [R, C] = need2d(x, 'sliceRows');
   if (from < 0 || to > R || from > to) throw new Error(`sliceRows: [${from}, ${to}) outside ${R} rows`);
-  return result(x.data.slice(from * C, to * C), [to - from, C], [x], (out) => {
+  const y = opBuffer((to - from) * C);
+  y.set(x.data.subarray(from * C, to * C));
+  return result(y, [to - from, C], [x], (out) => {
     const g = out.grad!;
     const xg = x.gradBuffer();
     for (let i = 0; i < g.length; i++) xg[from * C + i]! += g[i]!;

@@ -15,10 +15,9 @@ export class Rng {
 
   /**
    * A dropout mask: `keep` where the next uniform draw is at least `rate`, else
-   * 0 (the same draws as calling {@link next} per element, without the calls).
+   * 0 (the same draws as calling {@link next} per element, without the calls). `out` must hold n zeros.
    */
-  mask(n: number, rate: number, keep: number): Float32Array {
-    const out = new Float32Array(n);
+  mask(n: number, rate: number, keep: number, out: Float32Array = new Float32Array(n)): Float32Array {
     const threshold = rate * 4294967296;
     let state = this.state;
     for (let i = 0; i < n; i++) {

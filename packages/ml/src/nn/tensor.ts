@@ -1,31 +1,25 @@
 /**
- * A small reverse-mode autograd core on Float32Array. Tensors are row-major
- * 2-D (`[rows, cols]`) or 1-D; an op records a backward closure only when one
- * of its inputs requires a gradient, so inference builds no tape at all.
+ * Typed arrays kept for reuse. Training makes the same shapes step after step, and allocating every activation
+ * and gradient afresh was most of what the garbage collector collected (about 1.8 GB of typed arrays an epoch
+ * on wikigold). Buffers are grouped by power-of-two size and handed out as zeroed views, so a buffer serves
+ * any shape up to its size until the pool takes it back.
  */
-/**
- * Gradient buffers of intermediate tensors, kept between backward passes. Training makes the same shapes step
- * after step, and allocating each activation's gradient afresh was most of what the garbage collector collected
- * (about 1 GB of typed arrays an epoch on wikigold). Buffers are grouped by power-of-two size and handed out as
- * zeroed views, so a buffer serves any shape up to its size.
- */
-class GradPool {
+class BufferPool {
   private readonly free = new Map<number, Float32Array[]>();
-  private readonly lent: { tensor: Tensor; buffer: Float32Array }[] = [];
+  private readonly lent: Float32Array[] = [];
 
-  take(tensor: Tensor, n: number): Float32Array {
+  take(n: number): Float32Array {
     const size = 2 ** Math.ceil(Math.log2(Math.max(1, n)));
     const buffer = this.free.get(size)?.pop() ?? new Float32Array(size);
-    this.lent.push({ tensor, buffer });
+    this.lent.push(buffer);
     const view = buffer.subarray(0, n);
     view.fill(0);
     return view;
   }
 
-  /** Takes every lent buffer back; the tensors that held them no longer have a gradient. */
+  /** Takes every lent buffer back for the next take. */
   reclaim(): void {
-    for (const { tensor, buffer } of this.lent) {
-      tensor.grad = null;
+    for (const buffer of this.lent) {
       const list = this.free.get(buffer.length);
       if (list) list.push(buffer);
       else this.free.set(buffer.length, [buffer]);
@@ -34,10 +28,42 @@ class GradPool {
   }
 }
 
-const gradPool = new GradPool();
-/** Set while a backward pass runs: intermediate gradients then come from the pool. */
-let pooling = false;
+/** Intermediate gradients of a backward pass run outside a training step. */
+const gradPool = new BufferPool();
+/** Everything the ops of one training step allocate (see {@link trainingStep}). */
+const stepPool = new BufferPool();
+let inBackward = false;
+let inStep = false;
 
+/**
+ * A zeroed array of n values for an op's output. Inside {@link trainingStep} it comes from the step's pool;
+ * elsewhere (inference, evaluation) it is the caller's to keep.
+ */
+export function opBuffer(n: number): Float32Array {
+  return inStep ? stepPool.take(n) : new Float32Array(n);
+}
+
+/**
+ * Runs one training step's forward and backward pass with every op output and intermediate gradient taken
+ * from buffers that the next step reuses. Nothing `fn` computes with the ops may be kept once it returns
+ * (read the loss inside); parameters and their gradients are the caller's own and are not affected.
+ */
+export function trainingStep<T>(fn: () => T): T {
+  if (inStep) throw new Error('trainingStep: a training step is already running');
+  inStep = true;
+  try {
+    return fn();
+  } finally {
+    inStep = false;
+    stepPool.reclaim();
+  }
+}
+
+/**
+ * A small reverse-mode autograd core on Float32Array. Tensors are row-major
+ * 2-D (`[rows, cols]`) or 1-D; an op records a backward closure only when one
+ * of its inputs requires a gradient, so inference builds no tape at all.
+ */
 export class Tensor {
   grad: Float32Array | null = null;
   /** @internal */ readonly parents: readonly Tensor[];
@@ -65,13 +91,16 @@ export class Tensor {
   }
 
   /**
-   * The gradient buffer, allocated on first use. An intermediate tensor's comes from the pool during a backward
-   * pass and is taken back when the pass ends; a leaf's (a parameter's or an input's) is its own and stays.
+   * The gradient buffer, allocated on first use. An intermediate tensor's comes from a pool during a backward pass
+   * and is taken back when the pass (or the training step) ends; a leaf's (a parameter's or an input's) is its
+   * own and stays.
    */
   gradBuffer(): Float32Array {
-    if (!this.grad)
-      this.grad =
-        pooling && this.parents.length > 0 ? gradPool.take(this, this.data.length) : new Float32Array(this.data.length);
+    if (!this.grad) {
+      const n = this.data.length;
+      const pool = this.parents.length === 0 ? null : inStep ? stepPool : inBackward ? gradPool : null;
+      this.grad = pool ? pool.take(n) : new Float32Array(n);
+    }
     return this.grad;
   }
 
@@ -80,13 +109,13 @@ export class Tensor {
    * other autograd libraries, intermediate tensors keep no gradient afterwards.
    */
   backward(outputGrad?: Float32Array): void {
-    if (pooling) throw new Error('backward: another backward pass is running');
-    pooling = true;
+    if (inBackward) throw new Error('backward: another backward pass is running');
+    inBackward = true;
     try {
       this.propagate(outputGrad);
     } finally {
-      pooling = false;
-      gradPool.reclaim();
+      inBackward = false;
+      if (!inStep) gradPool.reclaim();
     }
   }
 
@@ -103,8 +132,11 @@ export class Tensor {
     const g = this.gradBuffer();
     if (outputGrad) g.set(outputGrad);
     else g.fill(1);
-    for (let i = order.length - 1; i >= 0; i--) order[i]!.backwardFn?.();
-    for (const t of order) if (t.parents.length > 0) t.grad = null;
+    try {
+      for (let i = order.length - 1; i >= 0; i--) order[i]!.backwardFn?.();
+    } finally {
+      for (const t of order) if (t.parents.length > 0) t.grad = null;
+    }
   }
 }
 
