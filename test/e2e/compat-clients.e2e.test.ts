@@ -187,6 +187,21 @@ describe('compatible surfaces through the official clients, end to end', () => {
       const system = 'You are terse.';
       const upstream = await anthropic.messages.countTokens({ model: ANTHROPIC_MODEL, system, messages: user(text) });
       expect(upstream.input_tokens).toBe(Math.ceil((system + text).length / 4));
+      const tool = {
+        name: 'lookup_person',
+        description: 'Looks a person up in the staff directory by full name.',
+        input_schema: { type: 'object' as const, properties: { name: { type: 'string' } }, required: ['name'] },
+      };
+      const withTools = await anthropic.messages.countTokens({
+        model: ANTHROPIC_MODEL,
+        system,
+        messages: user(text),
+        tools: [tool],
+      });
+      // The definitions are input too: at least their name and description (4 characters a token) are counted.
+      expect(withTools.input_tokens - upstream.input_tokens).toBeGreaterThanOrEqual(
+        Math.floor((tool.name + tool.description).length / 4),
+      );
       const missing = await anthropic.messages
         .countTokens({ model: 'no-such-model', messages: user(text) })
         .catch((e: unknown) => e);

@@ -136,9 +136,14 @@ export type ChatPiece = { delta: ChatDelta } | { done: ChatDone };
 /** The text of a turn: its blocks joined. */
 export const textOf = (blocks: ContentBlock[]): string => blocks.map((b) => b.text).join('');
 
-/** Every prompt character: system blocks, turns and the arguments of earlier tool calls. */
+/**
+ * Every prompt character: the tool definitions (as JSON: providers count them as input), system blocks, turns
+ * and the arguments of earlier tool calls.
+ */
 export const promptText = (r: ChatRequest): string =>
-  textOf(r.system) + r.messages.map((m) => textOf(m.content) + m.toolCalls.map((c) => c.arguments).join('')).join('');
+  (r.tools.length ? JSON.stringify(r.tools) : '') +
+  textOf(r.system) +
+  r.messages.map((m) => textOf(m.content) + m.toolCalls.map((c) => c.arguments).join('')).join('');
 
 /** Rough tokens of text for credit checks, cut streams and routing rules: 4 characters per token. */
 export const approxTokens = (text: string): number => Math.ceil(text.length / 4);
