@@ -20,6 +20,18 @@ describe('EtaEstimator', () => {
     expect(eta.etaSeconds(150, 4500)).toBe(5);
   });
 
+  it('when held-out scoring and checkpoints take time, then the training rate leaves them out and the ETA does not', () => {
+    const eta = new EtaEstimator(300, 100, 0, 0);
+    for (let step = 1; step <= 100; step++) eta.observe(step, step * 20);
+    eta.exclude(1000); // 2 s of steps, then 1 s of scoring before the report
+    expect(eta.trainingMsPerStep(100, 3000)).toBe(20); // from the warm-up mark (step 5, 100 ms), scoring left out
+    eta.exclude(500); // and a checkpoint
+    eta.epochEnded(100, 3500);
+    expect(eta.trainingMsPerStep(100, 3500)).toBe(20);
+    expect(eta.msPerStep(100, 3500)).toBe(35);
+    expect(eta.etaSeconds(100, 3500)).toBe(7);
+  });
+
   it('when a run resumes mid-way, then steps before the resume do not count as progress', () => {
     const eta = new EtaEstimator(300, 100, 200, 0);
     eta.observe(210, 1000);

@@ -183,7 +183,7 @@ export async function trainModel(req: TrainRequest & InternalTrainOptions): Prom
     eta.observe(step, now);
     if (!force && now - lastReport < 500) return;
     lastReport = now;
-    const msPerStep = eta.msPerStep(step, now);
+    const msPerStep = eta.trainingMsPerStep(step, now);
     req.onProgress?.({
       step,
       totalSteps,
@@ -226,9 +226,12 @@ export async function trainModel(req: TrainRequest & InternalTrainOptions): Prom
       const m = evaluate({ encoder: encoder?.model().merged() ?? null, classifiers: liveClassifiers() }, req.heldout);
       latest = { ...m, loss: Number(loss.toFixed(5)) };
       log('info', `epoch ${epoch} held-out: ${headline(m)} (scored in ${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+      // The ETA counts scoring (every epoch but the last has it); examples per second count training alone.
+      eta.exclude(Date.now() - t0);
       report(epoch, true);
     }
     if (req.onCheckpoint) {
+      const t0 = Date.now();
       const state = encodeState({
         baseModel: req.baseModel,
         trainingType,
@@ -244,6 +247,7 @@ export async function trainModel(req: TrainRequest & InternalTrainOptions): Prom
         structures: data.structures,
       });
       await req.onCheckpoint({ id: `sampler_weights/${step}`, type: 'sampler', step, bytes: partial.bytes });
+      eta.exclude(Date.now() - t0);
     }
     eta.epochEnded(step, Date.now());
   }
