@@ -3,9 +3,16 @@ import Anthropic from '@anthropic-ai/sdk';
 import { ChatOpenAI } from '@langchain/openai';
 import { generateText, streamText } from 'ai';
 import OpenAI from 'openai';
-import { eventually, startFakeAnthropicUpstream, startFakeOpenAIUpstream, type FakeUpstream } from '@whetstone/testing';
-import { ANTHROPIC_MODEL, frames, grantCredits, LONG_SYSTEM, OPENAI_MODEL, upstreamEnv } from './compat-helpers';
-import { signUpWithKey, startSystem, type RunningSystem } from './system';
+import { eventually, type FakeUpstream } from '@whetstone/testing';
+import {
+  ANTHROPIC_MODEL,
+  frames,
+  LONG_SYSTEM,
+  OPENAI_MODEL,
+  startWithUpstreams,
+  type UpstreamSystem,
+} from './compat-helpers';
+import type { RunningSystem } from './system';
 
 /**
  * The four compatible surfaces end to end: the official clients (openai,
@@ -14,6 +21,7 @@ import { signUpWithKey, startSystem, type RunningSystem } from './system';
  * loopback as its providers, and the built-in zero-shot extraction base.
  */
 describe('compatible surfaces through the official clients, end to end', () => {
+  let running: UpstreamSystem;
   let system: RunningSystem;
   let fakeOpenAI: FakeUpstream;
   let fakeAnthropic: FakeUpstream;
@@ -29,21 +37,12 @@ describe('compatible surfaces through the official clients, end to end', () => {
     });
 
   beforeAll(async () => {
-    fakeOpenAI = await startFakeOpenAIUpstream();
-    fakeAnthropic = await startFakeAnthropicUpstream();
-    system = await startSystem({ env: upstreamEnv(fakeOpenAI, fakeAnthropic) });
-    const account = await signUpWithKey(system.baseUrl, 'compat');
-    key = account.key;
-    await grantCredits(system.baseUrl, account.teamId, 50);
-    openai = new OpenAI({ apiKey: key, baseURL: `${system.baseUrl}/v1`, maxRetries: 3 });
+    running = await startWithUpstreams('compat');
+    ({ system, fakeOpenAI, fakeAnthropic, key, openai } = running);
     anthropic = new Anthropic({ apiKey: key, baseURL: system.baseUrl, maxRetries: 3 });
   }, 300_000);
 
-  afterAll(async () => {
-    await system?.stop();
-    await fakeOpenAI?.close();
-    await fakeAnthropic?.close();
-  }, 60_000);
+  afterAll(async () => running?.stop(), 60_000);
 
   describe('openai', () => {
     it('when a chat completion is asked for, then JSON and the stream carry the upstream reply and usage', async () => {

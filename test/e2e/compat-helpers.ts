@@ -1,7 +1,9 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { FakeUpstream } from '@whetstone/testing';
+import OpenAI from 'openai';
+import { startFakeAnthropicUpstream, startFakeOpenAIUpstream, type FakeUpstream } from '@whetstone/testing';
+import { signUpWithKey, startSystem, type RunningSystem } from './system';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -63,3 +65,34 @@ export async function frames(res: Response): Promise<[string | null, string][]> 
 
 /** A long system prompt (the fakes count one token per word), so a marker at its end has a cacheable prefix. */
 export const LONG_SYSTEM = Array.from({ length: 64 }, (_, i) => `rule${i}`).join(' ');
+
+/** The whole system with two fake upstreams as its providers, a team funded with credits, and its key. */
+export interface UpstreamSystem {
+  system: RunningSystem;
+  fakeOpenAI: FakeUpstream;
+  fakeAnthropic: FakeUpstream;
+  key: string;
+  teamId: string;
+  /** The `openai` client on the team's key. */
+  openai: OpenAI;
+  stop(): Promise<void>;
+}
+
+/** Starts the system as `pnpm start` does, with the fakes' provider config (`env`, default `upstreamEnv`). */
+export async function startWithUpstreams(
+  team: string,
+  env: (openai: FakeUpstream, anthropic: FakeUpstream) => Record<string, string> = upstreamEnv,
+): Promise<UpstreamSystem> {
+  const fakeOpenAI = await startFakeOpenAIUpstream();
+  const fakeAnthropic = await startFakeAnthropicUpstream();
+  const system = await startSystem({ env: env(fakeOpenAI, fakeAnthropic) });
+  const { key, teamId } = await signUpWithKey(system.baseUrl, team);
+  await grantCredits(system.baseUrl, teamId, 50);
+  const openai = new OpenAI({ apiKey: key, baseURL: `${system.baseUrl}/v1`, maxRetries: 3 });
+  const stop = async () => {
+    await system.stop();
+    await fakeOpenAI.close();
+    await fakeAnthropic.close();
+  };
+  return { system, fakeOpenAI, fakeAnthropic, key, teamId, openai, stop };
+}

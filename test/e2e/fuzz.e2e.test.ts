@@ -33,7 +33,8 @@ interface FuzzRequest {
 const surfaceOf = (pathname: string, headers: Record<string, string>): Surface =>
   'anthropic-version' in headers || ['/v1/messages', '/v1/messages/count_tokens'].includes(pathname)
     ? 'anthropic'
-    : ['/v1/chat/completions', '/v1/responses', '/v1/completions'].includes(pathname)
+    : ['/v1/chat/completions', '/v1/responses', '/v1/completions'].includes(pathname) ||
+        pathname.startsWith('/v1/responses/')
       ? 'openai'
       : 'generic';
 

@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
-import { startFakeAnthropicUpstream, startFakeOpenAIUpstream, type FakeUpstream } from '@whetstone/testing';
-import { ANTHROPIC_MODEL, grantCredits, OPENAI_MODEL, upstreamEnv } from './compat-helpers';
-import { signUpWithKey, startSystem, type RunningSystem } from './system';
+import type { FakeUpstream } from '@whetstone/testing';
+import { ANTHROPIC_MODEL, OPENAI_MODEL, startWithUpstreams, upstreamEnv, type UpstreamSystem } from './compat-helpers';
+import { signUpWithKey, type RunningSystem } from './system';
 
 /** A third of the reference's rates (credits per million tokens), served by the fake OpenAI-compatible upstream. */
 const CHEAP_MODEL = 'e2e-gpt-mini';
@@ -24,9 +24,9 @@ function routerEnv(openai: FakeUpstream, anthropic: FakeUpstream): Record<string
  * routed model and the savings against the reference.
  */
 describe('router projects through the public API and the openai client, end to end', () => {
+  let running: UpstreamSystem;
   let system: RunningSystem;
   let fakeOpenAI: FakeUpstream;
-  let fakeAnthropic: FakeUpstream;
   let key: string;
   let openai: OpenAI;
   const call = (method: string, path: string, body?: unknown) =>
@@ -37,20 +37,11 @@ describe('router projects through the public API and the openai client, end to e
     });
 
   beforeAll(async () => {
-    fakeOpenAI = await startFakeOpenAIUpstream();
-    fakeAnthropic = await startFakeAnthropicUpstream();
-    system = await startSystem({ env: routerEnv(fakeOpenAI, fakeAnthropic) });
-    const account = await signUpWithKey(system.baseUrl, 'router');
-    key = account.key;
-    await grantCredits(system.baseUrl, account.teamId, 50);
-    openai = new OpenAI({ apiKey: key, baseURL: `${system.baseUrl}/v1`, maxRetries: 3 });
+    running = await startWithUpstreams('router', routerEnv);
+    ({ system, fakeOpenAI, key, openai } = running);
   }, 300_000);
 
-  afterAll(async () => {
-    await system?.stop();
-    await fakeOpenAI?.close();
-    await fakeAnthropic?.close();
-  }, 60_000);
+  afterAll(async () => running?.stop(), 60_000);
 
   async function routerProject(name: string, rules?: { max_prompt_tokens: number }) {
     const created = await call('POST', '/projects', { name });

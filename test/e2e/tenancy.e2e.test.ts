@@ -11,9 +11,7 @@ import { signUpWithKey, startSystem, type RunningSystem } from './system';
 import { apiClient, fakeHub } from './training-helpers';
 
 /**
- * Routes of /openapi.json with a path parameter that this suite deliberately does not try with another
- * team's ids, each with the reason. A new parameterised route that is neither here nor resolvable by
- * PARAMETERS below fails the coverage test, so it cannot ship unchecked.
+ * Parameterised routes deliberately not tried with another team's ids, with reasons; any other must resolve by PARAMETERS.
  */
 const EXEMPT: Record<string, string> = {};
 
@@ -47,6 +45,7 @@ const PARAMETERS: [RegExp, (a: Owned) => Record<string, string>][] = [
   [/^\/core\/evaluations\/\{id\}$/, (a) => ({ id: a.evaluationId })],
   [/^\/inferences\/\{id\}(\/|$)/, (a) => ({ id: a.inferenceId })],
   [/^\/v1\/models\/\{model_id\}$/, (a) => ({ model_id: a.jobId })],
+  [/^\/v1\/responses\/\{response_id\}$/, (a) => ({ response_id: `resp_${a.inferenceId}` })], // OpenAI envelope
 ];
 
 const HUB_TOKEN = 'hf_bola_secret_token_0123456789';
@@ -252,11 +251,12 @@ describe('tenancy: another team gets 404 and no data on every id-bearing route',
       for (const { method, template } of routes) {
         if (`${method} ${template}` in EXEMPT) continue;
         const path = fill(template)!;
-        echoed = decodeURIComponent(path).split('/');
+        echoed = decodeURIComponent(path.replace('/resp_', '/')).split('/');
         const answer = await asB(method, path, bodyFor(method, template, owned), via);
         let detail: unknown;
         try {
-          detail = (JSON.parse(answer.text) as { detail?: unknown }).detail;
+          const body = JSON.parse(answer.text) as { detail?: unknown; error?: { message?: unknown } };
+          detail = body.detail ?? (template.startsWith('/v1/responses/') ? body.error?.message : undefined);
         } catch {
           detail = undefined;
         }

@@ -93,7 +93,7 @@ export function buildApp(deps: GatewayDeps): { app: Express; api: Api } {
     secureCookies: deps.publicBaseUrl.startsWith('https:'),
     loginAttempt: loginLimit(deps.rateLimiter, deps.rateLimits, now),
   });
-  if (deps.inference) registerInferenceRoutes(api, deps.inference);
+  if (deps.inference) registerInferenceRoutes(api, deps.inference, deps.history);
   if (deps.datasets) registerDatasetRoutes(api, deps.datasets);
   if (deps.training) registerTrainingRoutes(api, deps.training, deps.inference);
   if (deps.history) registerHistoryRoutes(api, deps.history);

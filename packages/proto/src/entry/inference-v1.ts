@@ -3,3 +3,4 @@ export * from '../gen/whetstone/inference/v1/router_pb';
 export * from '../gen/whetstone/inference/v1/model_server_pb';
 export * from '../gen/whetstone/inference/v1/events_pb';
 export * from '../gen/whetstone/inference/v1/kinds_pb';
+export * from './recorded-turn';

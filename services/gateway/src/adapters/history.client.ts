@@ -11,8 +11,14 @@ import {
   type InferenceHistoryService,
   type InferenceRecord,
 } from '@whetstone/proto/history/v1';
-import { InferenceStatus, InferenceSurface } from '@whetstone/proto/inference/v1';
-import type { FeedbackView, HistoryPort, InferenceRecordView, JudgeSettingsView } from '../application/history-ports';
+import { InferenceStatus, InferenceSurface, recordedTurnOf, type RecordedMessage } from '@whetstone/proto/inference/v1';
+import type {
+  FeedbackView,
+  HistoryPort,
+  InferenceRecordView,
+  JudgeSettingsView,
+  RecordedTurnView,
+} from '../application/history-ports';
 import type { Principal } from '../application/ports';
 
 /** The history contract ⇄ the public JSON of GET /inferences and the feedback routes. */
@@ -65,6 +71,15 @@ export function feedbackView(f: Feedback | undefined, inferenceId: string): Feed
   };
 }
 
+function turnView(m: RecordedMessage): RecordedTurnView {
+  const { toolCalls, toolCallId, ...turn } = recordedTurnOf(m);
+  return {
+    ...turn,
+    ...(toolCalls ? { tool_calls: toolCalls } : {}),
+    ...(toolCallId ? { tool_call_id: toolCallId } : {}),
+  };
+}
+
 export function recordView(r: InferenceRecord | undefined): InferenceRecordView {
   if (!r) throw new Error('inference-history answered without a record');
   const u = r.usage;
@@ -89,7 +104,7 @@ export function recordView(r: InferenceRecord | undefined): InferenceRecordView 
     surface: SURFACE[r.surface] ?? 'native',
     text: !decoder && r.inputs.length === 1 ? r.inputs[0]! : null,
     inputs: decoder ? [] : r.inputs,
-    messages: decoder ? r.messages.map((m) => ({ role: m.role, content: m.content })) : null,
+    messages: decoder ? r.messages.map(turnView) : null,
     schema: r.schema ?? null,
     output: single ? r.outputs[0]! : null,
     outputs: r.outputs,

@@ -1,6 +1,14 @@
 /** What the gateway needs from inference-history, in the public JSON's shapes. */
 import type { Principal } from './ports';
 
+/** One recorded turn of a decoder conversation. */
+export interface RecordedTurnView {
+  role: string;
+  content: string;
+  tool_calls?: { id: string; name: string; arguments: string }[];
+  tool_call_id?: string;
+}
+
 /** One stored inference as GET /inferences and GET /inferences/:id show it (docs/api.md). */
 export interface InferenceRecordView {
   id: string;
@@ -20,7 +28,8 @@ export interface InferenceRecordView {
   /** The input text of a single-text call; null for batches and decoder calls. */
   text: string | null;
   inputs: string[];
-  messages: { role: string; content: string }[] | null;
+  /** A decoder call's turns; `tool_calls` on an assistant turn that called tools, `tool_call_id` on a tool turn. */
+  messages: RecordedTurnView[] | null;
   schema: Record<string, unknown> | null;
   /** The result of a single-text call (or a decoder's reply); null for batches, which use outputs. */
   output: Record<string, unknown> | null;

@@ -2,6 +2,7 @@ import { create, fromJson, type JsonObject, type JsonValue } from '@bufbuild/pro
 import { ValueSchema, timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { encodeEvent, Topics, type OutboxRow } from '@whetstone/events';
 import { FeedbackSubmittedSchema, Verdict } from '@whetstone/proto/history/v1';
+import { recordedMessageOf } from '@whetstone/proto/inference/v1';
 import type { Feedback, InferenceRecord } from '../domain/record';
 
 /** The topic history publishes on. */
@@ -23,7 +24,7 @@ export function feedbackOutboxRow(record: InferenceRecord, feedback: Feedback): 
         ? {}
         : { correctedOutput: fromJson(ValueSchema, feedback.correctedOutput as JsonValue) }),
       inputs: record.inputs,
-      messages: record.messages,
+      messages: record.messages.map(recordedMessageOf),
       ...(record.schema ? { schema: record.schema as JsonObject } : {}),
       submittedAt: timestampFromDate(feedback.submittedAt),
       projectId: record.projectId ?? '',

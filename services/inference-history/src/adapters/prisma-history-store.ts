@@ -81,7 +81,7 @@ export function fromRow(row: Row): InferenceRecord {
     task: row.task,
     surface: row.surface as Surface,
     inputs: row.inputs as string[],
-    messages: row.messages as InferenceRecord['messages'],
+    messages: row.messages as unknown as InferenceRecord['messages'],
     schema: (row.schema as Record<string, unknown> | null) ?? null,
     outputs: row.outputs as Record<string, unknown>[],
     usage: {

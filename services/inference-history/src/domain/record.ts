@@ -9,6 +9,14 @@ export type Surface =
 
 export type Status = 'succeeded' | 'failed';
 
+/** One turn of a decoder conversation: its joined text, an assistant's tool calls or the call a tool turn answers. */
+export interface Turn {
+  role: string;
+  content: string;
+  toolCalls?: { id: string; name: string; arguments: string }[];
+  toolCallId?: string;
+}
+
 export type Verdict = 'correct' | 'incorrect';
 
 /** How the router labelled a call (the surface-level task of the inference contract). */
@@ -46,7 +54,7 @@ export interface InferenceRecord {
   task: string;
   surface: Surface;
   inputs: string[];
-  messages: { role: string; content: string }[];
+  messages: Turn[];
   schema: Record<string, unknown> | null;
   outputs: Record<string, unknown>[];
   usage: Usage;

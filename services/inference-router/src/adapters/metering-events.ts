@@ -5,7 +5,7 @@ import {
   InferenceCompletedSchema,
   InferenceStatus,
   InferenceSurface,
-  RecordedMessageSchema,
+  recordedMessageOf,
   UsageRecordedSchema,
 } from '@whetstone/proto/inference/v1';
 import type { InferenceRecord } from '../application/ports';
@@ -67,7 +67,7 @@ function inferenceRow(r: InferenceRecord): OutboxRow {
       task: inferenceTaskToPb(r.task),
       surface: surfaceOf(r),
       inputs: r.inputs,
-      messages: r.messages.map((m) => create(RecordedMessageSchema, m)),
+      messages: r.messages.map(recordedMessageOf),
       ...(r.schema ? { schema: r.schema as never } : {}),
       outputs: r.outputs as never,
       latencyMs: r.latencyMs,

@@ -26,7 +26,7 @@ import {
 } from '../domain/chat';
 import type { Caller, InferenceTask } from '../domain/model';
 import type { RouterDeps } from './deps';
-import type { UpstreamEvent } from './ports';
+import type { RecordedTurn, UpstreamEvent } from './ports';
 import { servedBy, type Target } from './resolve-target';
 
 /** One chat call being served: who asked, what, what serves it, and when it started. */
@@ -54,10 +54,21 @@ export interface ReplyOutcome {
   errorCode?: string;
 }
 
-/** The conversation as history records it: the system blocks as a first turn, then each turn's joined text. */
-function recordedMessages(request: ChatRequest): { role: string; content: string }[] {
+/**
+ * The conversation as history records it: the system blocks as a first turn, then each turn's joined text with
+ * its tool calls (or the call it answers), so that a stored Responses call can be continued by its id.
+ */
+function recordedMessages(request: ChatRequest): RecordedTurn[] {
   const system = request.system.length ? [{ role: 'system', content: textOf(request.system) }] : [];
-  return [...system, ...request.messages.map((m) => ({ role: m.role, content: textOf(m.content) }))];
+  return [
+    ...system,
+    ...request.messages.map((m) => ({
+      role: m.role,
+      content: textOf(m.content),
+      ...(m.toolCalls.length ? { toolCalls: m.toolCalls } : {}),
+      ...(m.toolCallId ? { toolCallId: m.toolCallId } : {}),
+    })),
+  ];
 }
 
 /**

@@ -4,6 +4,7 @@
  * deployments, the trained-model read model) and the outbox (metering).
  */
 import type { UpstreamModelRef } from '@whetstone/catalog';
+import type { RecordedTurn } from '@whetstone/proto/inference/v1';
 import type {
   CacheMarker,
   ChatDelta,
@@ -115,6 +116,8 @@ export interface Upstreams {
   stream(call: UpstreamCall): AsyncIterable<UpstreamEvent>;
 }
 
+export type { RecordedTurn };
+
 export interface InferenceRecord {
   inferenceId: string;
   caller: Caller;
@@ -129,7 +132,7 @@ export interface InferenceRecord {
   /** Extraction texts; for a decoder, its turns as "role: content" lines (the turns themselves are in messages). */
   inputs: string[];
   /** A decoder's conversation; empty for extraction. Roles: system, user, assistant or tool. */
-  messages: { role: string; content: string }[];
+  messages: RecordedTurn[];
   schema: Record<string, unknown> | undefined;
   outputs: Record<string, unknown>[];
   latencyMs: number;

@@ -19,7 +19,8 @@ export function surfaceOf(req: Request): Surface {
 
 function surfaceFor(path: string, anthropicVersion: boolean): Surface {
   if (anthropicVersion || ANTHROPIC_PATHS.has(path)) return 'anthropic';
-  if (OPENAI_PATHS.has(path)) return 'openai';
+  // A stored Response (GET /v1/responses/:response_id) is the Responses API's too.
+  if (OPENAI_PATHS.has(path) || path.startsWith('/v1/responses/')) return 'openai';
   return 'generic';
 }
 

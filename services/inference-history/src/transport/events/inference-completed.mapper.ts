@@ -3,6 +3,7 @@ import {
   InferenceStatus,
   InferenceSurface,
   InferenceTask,
+  recordedTurnOf,
   type InferenceCompleted,
 } from '@whetstone/proto/inference/v1';
 import { taskOf, type CallKind, type InferenceRecord, type Surface } from '../../domain/record';
@@ -51,7 +52,7 @@ export function recordOf(event: InferenceCompleted, receivedAt: Date): Inference
     task: taskOf(KIND[event.task] ?? 'extract', schema),
     surface: SURFACE[event.surface] ?? 'native',
     inputs: event.inputs,
-    messages: event.messages.map((m) => ({ role: m.role, content: m.content })),
+    messages: event.messages.map(recordedTurnOf),
     schema,
     outputs: event.outputs,
     usage: {

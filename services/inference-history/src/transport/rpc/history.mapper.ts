@@ -12,7 +12,7 @@ import {
   type InferenceRecord as PbInferenceRecord,
   type ListInferencesRequest,
 } from '@whetstone/proto/history/v1';
-import { InferenceStatus, InferenceSurface, RecordedMessageSchema } from '@whetstone/proto/inference/v1';
+import { InferenceStatus, InferenceSurface, recordedMessageOf } from '@whetstone/proto/inference/v1';
 import { errors, Reasons } from '@whetstone/errors';
 import type { JudgeKind, JudgeSettings, JudgeState } from '../../domain/judge';
 import type { Feedback, InferenceRecord, ListFilter, Surface, Verdict } from '../../domain/record';
@@ -44,7 +44,7 @@ export function recordToPb(r: InferenceRecord): PbInferenceRecord {
     task: r.task,
     surface: surfaceToPb(r.surface),
     inputs: r.inputs,
-    messages: r.messages.map((m) => create(RecordedMessageSchema, m)),
+    messages: r.messages.map(recordedMessageOf),
     ...(r.schema ? { schema: r.schema as JsonObject } : {}),
     outputs: r.outputs as JsonObject[],
     usage: {

@@ -1,3 +1,4 @@
+import type { HistoryPort } from '../../../application/history-ports';
 import type { Inference } from '../../../application/ports';
 import type { Api } from '../api';
 import { registerCompatRoutes } from './compat';
@@ -9,10 +10,10 @@ import { registerProjectRoutes } from './inference/projects.routes';
 export { GlinerBody, InferenceBody, SystemOneBody } from './inference/schemas';
 
 /** Native inference, GLiNER2 routes, the decision route, the catalog, projects with deployments, and the compatible surfaces. */
-export function registerInferenceRoutes(api: Api, inference: Inference): void {
+export function registerInferenceRoutes(api: Api, inference: Inference, history?: HistoryPort): void {
   registerCatalogRoutes(api, inference);
   registerExtractionRoutes(api, inference);
   registerProjectRoutes(api, inference);
   registerProjectRouterRoutes(api, inference);
-  registerCompatRoutes(api, inference);
+  registerCompatRoutes(api, inference, history);
 }

@@ -1,14 +1,19 @@
+import type { HistoryPort } from '../../../../application/history-ports';
 import type { Inference } from '../../../../application/ports';
 import type { Api } from '../../api';
 import { registerChatCompletionsRoute } from './chat-completions.routes';
 import { registerCompletionsRoute } from './completions.routes';
 import { registerMessagesRoute } from './messages.routes';
-import { registerResponsesRoute } from './responses.routes';
+import { registerResponsesRoute, registerStoredResponseRoute } from './responses.routes';
 
-/** The four compatible surfaces over the router's one chat core; the gateway only translates. */
-export function registerCompatRoutes(api: Api, inference: Inference): void {
+/**
+ * The four compatible surfaces over the router's one chat core; the gateway only translates. Stored Responses
+ * calls are read back from history (retrieval and `previous_response_id`).
+ */
+export function registerCompatRoutes(api: Api, inference: Inference, history?: HistoryPort): void {
   registerChatCompletionsRoute(api, inference);
   registerCompletionsRoute(api, inference);
-  registerResponsesRoute(api, inference);
+  registerResponsesRoute(api, inference, history);
+  if (history) registerStoredResponseRoute(api, history);
   registerMessagesRoute(api, inference);
 }

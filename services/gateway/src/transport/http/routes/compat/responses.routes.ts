@@ -1,7 +1,11 @@
-import type { ChatDone, ChatPiece, Inference } from '../../../../application/ports';
+import { AppError, Reasons } from '@whetstone/errors';
+import type { HistoryPort } from '../../../../application/history-ports';
+import type { ChatDone, ChatPiece, Inference, Principal } from '../../../../application/ports';
+import { authOf } from '../../auth';
 import type { Api } from '../../api';
 import { collectChat, errorBodyOf, pumpChat, Sse, startChat, type ChatStart } from './chat-run';
 import { ResponsesBody, responsesInputOf } from './responses.schema';
+import { continuedConversation, responseOfRecord, storedResponse } from './stored-responses';
 import { responsesUsage, xService } from './usage';
 
 /** POST /v1/responses: the Response object, or its event stream (response.created … response.completed). */
@@ -168,7 +172,18 @@ function eventWriter(sse: Sse, start: ChatStart, model: string, includeReasoning
   };
 }
 
-export function registerResponsesRoute(api: Api, inference: Inference): void {
+/** The conversation `previous_response_id` continues; without history (a gateway that has none) it is refused. */
+async function continuation(history: HistoryPort | undefined, principal: Principal, id: string) {
+  if (!history)
+    throw new AppError('InvalidArgument', Reasons.VALIDATION_FAILED, 'Request body failed validation', {
+      fieldErrors: [
+        { field: 'previous_response_id', message: 'needs inference history: send the whole conversation in input' },
+      ],
+    });
+  return continuedConversation(await storedResponse(history, principal, id, 'previous_response_id'));
+}
+
+export function registerResponsesRoute(api: Api, inference: Inference, history?: HistoryPort): void {
   api.route(
     {
       method: 'post',
@@ -184,11 +199,33 @@ export function registerResponsesRoute(api: Api, inference: Inference): void {
       body: ResponsesBody,
     },
     async ({ res, body }) => {
-      const input = responsesInputOf(body);
+      const previous = body.previous_response_id
+        ? await continuation(history, authOf(res).principal, body.previous_response_id)
+        : undefined;
+      const input = responsesInputOf(body, previous);
       const start = await startChat(inference, res, input);
       if (!body.stream) return response(start, body.model, input.includeReasoning);
       const sse = new Sse(res);
       return pumpChat(start, sse, eventWriter(sse, start, body.model, input.includeReasoning));
     },
+  );
+}
+
+/** GET /v1/responses/:response_id: a stored Responses call (`store: true`) of the caller's team. */
+export function registerStoredResponseRoute(api: Api, history: HistoryPort): void {
+  api.route(
+    {
+      method: 'get',
+      path: '/v1/responses/:response_id',
+      summary: 'OpenAI-compatible retrieval of a stored Response (one made with store: true)',
+      tag: 'Compatible surfaces',
+      auth: 'key-or-session',
+      response: {
+        status: 200,
+        description: 'The `response` object as POST /v1/responses answered it; 404 in the OpenAI envelope otherwise',
+      },
+    },
+    async ({ req, res }) =>
+      responseOfRecord(await storedResponse(history, authOf(res).principal, String(req.params.response_id))),
   );
 }

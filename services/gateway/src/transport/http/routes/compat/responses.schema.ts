@@ -64,7 +64,7 @@ export const ResponsesBody = z.object({
   stream: z.boolean().nullish(),
   store: z.boolean().nullish(),
   reasoning: ReasoningControls.nullish(),
-  previous_response_id: z.null({ error: 'is not supported: send the whole conversation in input' }).optional(),
+  previous_response_id: z.string().min(1).max(200).nullish(),
   schema: SchemaExtension.optional(),
   text: z.object({ format: TextFormat.optional() }).nullish(),
 });
@@ -83,21 +83,29 @@ function turnOf(item: ItemT): ChatTurn {
   return turn(system ? 'system' : item.role === 'user' ? 'user' : 'assistant', content);
 }
 
-/** `instructions` (never a marker) then leading system and developer messages form the system prompt. */
-export function responsesInputOf(body: ResponsesBody): ChatInput {
+/**
+ * `instructions` (never a marker) then leading system and developer messages form the system prompt. A
+ * continuation (`previous_response_id`) goes on from the earlier call's turns and reply, and keeps its system
+ * prompt unless this request gives instructions or system items of its own, which replace it.
+ */
+export function responsesInputOf(
+  body: ResponsesBody,
+  previous?: { system: ChatBlock[]; turns: ChatTurn[] },
+): ChatInput {
   const turns = typeof body.input === 'string' ? [turn('user', [{ text: body.input }])] : body.input.map(turnOf);
   const lead = turns.findIndex((t) => t.role !== 'system');
   if (lead < 0)
     throw new AppError('InvalidArgument', Reasons.VALIDATION_FAILED, 'Request body failed validation', {
       fieldErrors: [{ field: 'input', message: 'must hold at least one user, assistant or tool item' }],
     });
+  const system = [
+    ...(body.instructions ? [{ text: body.instructions }] : []),
+    ...turns.slice(0, lead).flatMap((t) => t.content),
+  ];
   return capBreakpoints({
     model: body.model,
-    system: [
-      ...(body.instructions ? [{ text: body.instructions }] : []),
-      ...turns.slice(0, lead).flatMap((t) => t.content),
-    ],
-    messages: turns.slice(lead),
+    system: system.length ? system : (previous?.system ?? []),
+    messages: [...(previous?.turns ?? []), ...turns.slice(lead)],
     temperature: body.temperature ?? SAMPLING_DEFAULTS.temperature,
     topP: body.top_p ?? SAMPLING_DEFAULTS.topP,
     maxTokens: body.max_output_tokens ?? SAMPLING_DEFAULTS.maxTokens,

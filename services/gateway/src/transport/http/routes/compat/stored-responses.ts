@@ -1,0 +1,139 @@
+import { AppError, isUuid } from '@whetstone/errors';
+import type { HistoryPort, InferenceRecordView, RecordedTurnView } from '../../../../application/history-ports';
+import type { ChatBlock, ChatTurn, Principal } from '../../../../application/ports';
+import { turn } from './blocks';
+
+/**
+ * Stored Responses calls (`store: true`) read back from inference history: the Response object of
+ * GET /v1/responses/:response_id, and the conversation a `previous_response_id` continues. A Response's id is
+ * `resp_` and its inference id; only the team's own stored Responses calls are found (docs/api.md).
+ */
+
+export const RESPONSE_ID_PREFIX = 'resp_';
+
+const notFound = (id: string, param?: string) =>
+  new AppError('NotFound', 'RESPONSE_NOT_FOUND', `Response with id '${id}' not found`, {
+    ...(param
+      ? {
+          fieldErrors: [
+            {
+              field: param,
+              message: 'names no stored response of this team (only calls made with store: true are kept)',
+            },
+          ],
+        }
+      : {}),
+  });
+
+/** The stored Responses call `id` names, or NotFound (in the OpenAI envelope, naming `param` when given). */
+export async function storedResponse(
+  history: HistoryPort,
+  principal: Principal,
+  id: string,
+  param?: string,
+): Promise<InferenceRecordView> {
+  const inferenceId = id.startsWith(RESPONSE_ID_PREFIX) ? id.slice(RESPONSE_ID_PREFIX.length) : '';
+  if (!isUuid(inferenceId)) throw notFound(id, param);
+  try {
+    const record = await history.get(principal, inferenceId);
+    if (record.surface !== 'responses') throw notFound(id, param);
+    return record;
+  } catch (err) {
+    if (err instanceof AppError && err.kind === 'NotFound') throw notFound(id, param);
+    throw err;
+  }
+}
+
+interface RecordedReply {
+  text?: unknown;
+  finish_reason?: unknown;
+  tool_calls?: { id: string; name: string; arguments: string }[];
+}
+
+const replyOf = (record: InferenceRecordView): RecordedReply => (record.outputs[0] ?? {}) as RecordedReply;
+
+const ROLES = new Set<string>(['user', 'assistant', 'tool']);
+
+const turnOf = (m: RecordedTurnView): ChatTurn =>
+  turn(m.role as ChatTurn['role'], m.content ? [{ text: m.content }] : [], {
+    toolCalls: m.tool_calls ?? [],
+    toolCallId: m.tool_call_id ?? '',
+  });
+
+/**
+ * What a continuation inherits from the Response it follows: that call's system prompt (its instructions and
+ * system or developer items, as one), its turns, and its reply (text and function calls; reasoning is not
+ * carried, as OpenAI does not carry it either unless asked).
+ */
+export function continuedConversation(record: InferenceRecordView): { system: ChatBlock[]; turns: ChatTurn[] } {
+  if (record.status !== 'succeeded')
+    throw new AppError('InvalidArgument', 'RESPONSE_NOT_COMPLETED', 'Previous response did not complete', {
+      fieldErrors: [
+        {
+          field: 'previous_response_id',
+          message: `names a response that ended with ${record.error_code ?? 'an error'}: send the conversation in input instead`,
+        },
+      ],
+    });
+  const messages = record.messages ?? [];
+  const system = messages.filter((m) => m.role === 'system').map((m) => ({ text: m.content }));
+  const turns = messages.filter((m) => ROLES.has(m.role)).map(turnOf);
+  const reply = replyOf(record);
+  const text = typeof reply.text === 'string' ? reply.text : '';
+  const calls = reply.tool_calls ?? [];
+  if (text || calls.length) turns.push(turn('assistant', text ? [{ text }] : [], { toolCalls: calls }));
+  return { system, turns };
+}
+
+/** The Response object of a stored call, as POST /v1/responses answered it (reasoning left out). */
+export function responseOfRecord(record: InferenceRecordView) {
+  const id = record.inference_id;
+  const reply = replyOf(record);
+  const text = typeof reply.text === 'string' ? reply.text : '';
+  const calls = reply.tool_calls ?? [];
+  const failed = record.status !== 'succeeded';
+  const finish = reply.finish_reason;
+  const incomplete = !failed && (finish === 'length' || finish === 'content_filter');
+  const output: Record<string, unknown>[] = [];
+  if (text || calls.length === 0)
+    output.push({
+      type: 'message',
+      id: `msg_${id}`,
+      status: failed || incomplete ? 'incomplete' : 'completed',
+      role: 'assistant',
+      content: [{ type: 'output_text', text, annotations: [], logprobs: [] }],
+    });
+  calls.forEach((c, i) =>
+    output.push({
+      type: 'function_call',
+      id: `fc_${id}_${i}`,
+      call_id: c.id,
+      name: c.name,
+      arguments: c.arguments,
+      status: 'completed',
+    }),
+  );
+  const u = record.usage;
+  const input = u.input_tokens;
+  return {
+    id: `${RESPONSE_ID_PREFIX}${id}`,
+    object: 'response',
+    created_at: Math.floor(Date.parse(record.created_at ?? '') / 1000) || 0,
+    status: failed ? 'failed' : incomplete ? 'incomplete' : 'completed',
+    model: record.model_id,
+    output,
+    output_text: text,
+    error: failed
+      ? { code: (record.error_code ?? 'server_error').toLowerCase(), message: 'The response did not complete' }
+      : null,
+    incomplete_details: incomplete ? { reason: finish === 'length' ? 'max_output_tokens' : 'content_filter' } : null,
+    usage: {
+      input_tokens: input,
+      input_tokens_details: { cached_tokens: u.cache_read_tokens, cache_write_tokens: u.cache_write_tokens },
+      output_tokens: u.output_tokens,
+      output_tokens_details: { reasoning_tokens: u.reasoning_tokens },
+      total_tokens: input + u.output_tokens,
+    },
+    x_service: { inference_id: id },
+  };
+}

@@ -1,0 +1,132 @@
+import OpenAI from 'openai';
+import { grantCredits, OPENAI_MODEL, startWithUpstreams, type UpstreamSystem } from './compat-helpers';
+import { signUpWithKey, type RunningSystem } from './system';
+
+/**
+ * Stored Responses calls read back and continued through the `openai` client (`responses.retrieve`,
+ * `previous_response_id`), against the whole system started as `pnpm start` does, with a fake
+ * OpenAI-compatible upstream on loopback recording what the router sends it.
+ */
+describe('stored responses: retrieve and previous_response_id, end to end', () => {
+  let running: UpstreamSystem;
+  let system: RunningSystem;
+  let key: string;
+  let openai: OpenAI;
+  let fakeOpenAI: UpstreamSystem['fakeOpenAI'];
+
+  beforeAll(async () => {
+    running = await startWithUpstreams('stored-responses');
+    ({ system, key, openai, fakeOpenAI } = running);
+  }, 300_000);
+
+  afterAll(async () => running?.stop(), 60_000);
+
+  it('when a stored response is continued by previous_response_id, then the upstream gets the whole conversation, and retrieve returns it', async () => {
+    const first = await openai.responses.create({
+      model: OPENAI_MODEL,
+      instructions: 'answer briefly',
+      input: 'first question',
+      store: true,
+    });
+    const before = fakeOpenAI.requests.length;
+    const second = await openai.responses.create({
+      model: OPENAI_MODEL,
+      input: 'second question',
+      previous_response_id: first.id,
+      store: true,
+    });
+    expect(second.output_text).toBe('Echo: SECOND QUESTION');
+    expect(fakeOpenAI.requests[before]!.body.messages).toEqual([
+      { role: 'system', content: 'answer briefly' },
+      { role: 'user', content: 'first question' },
+      { role: 'assistant', content: 'Echo: FIRST QUESTION' },
+      { role: 'user', content: 'second question' },
+    ]);
+    // A chain: the third turn inherits both earlier ones; its own instructions replace the inherited ones.
+    const third = await openai.responses
+      .stream({ model: OPENAI_MODEL, instructions: 'be formal', input: 'third', previous_response_id: second.id })
+      .finalResponse();
+    expect(third.output_text).toBe('Echo: THIRD');
+    expect(fakeOpenAI.requests.at(-1)!.body.messages).toEqual([
+      { role: 'system', content: 'be formal' },
+      { role: 'user', content: 'first question' },
+      { role: 'assistant', content: 'Echo: FIRST QUESTION' },
+      { role: 'user', content: 'second question' },
+      { role: 'assistant', content: 'Echo: SECOND QUESTION' },
+      { role: 'user', content: 'third' },
+    ]);
+
+    const retrieved = await openai.responses.retrieve(second.id);
+    expect(retrieved).toMatchObject({
+      id: second.id,
+      object: 'response',
+      status: 'completed',
+      model: OPENAI_MODEL,
+      output_text: 'Echo: SECOND QUESTION',
+      usage: { input_tokens: second.usage!.input_tokens, output_tokens: second.usage!.output_tokens },
+    });
+    expect(retrieved.output).toEqual(second.output);
+  });
+
+  it('when a function call is answered by previous_response_id and a function_call_output, then the call and its output reach the upstream', async () => {
+    const tools = [
+      {
+        type: 'function' as const,
+        name: 'lookup',
+        parameters: { type: 'object', properties: { text: { type: 'string' } } },
+        strict: false,
+      },
+    ];
+    const call = await openai.responses.create({ model: OPENAI_MODEL, input: 'find it', tools, store: true });
+    const fn = call.output.find((o) => o.type === 'function_call');
+    expect(fn).toMatchObject({ name: 'lookup', arguments: JSON.stringify({ text: 'find it' }) });
+    const answer = await openai.responses.create({
+      model: OPENAI_MODEL,
+      previous_response_id: call.id,
+      input: [{ type: 'function_call_output', call_id: fn!.call_id, output: 'found: 42' }],
+      tools,
+      store: true,
+    });
+    expect(answer.output_text).toBe('Tool result: found: 42');
+    const sent = fakeOpenAI.requests.at(-1)!.body.messages as Record<string, unknown>[];
+    expect(sent.slice(-2)).toMatchObject([
+      { role: 'assistant', tool_calls: [{ id: fn!.call_id, function: { name: 'lookup' } }] },
+      { role: 'tool', tool_call_id: fn!.call_id, content: 'found: 42' },
+    ]);
+    // History shows the turns with their tool calls.
+    const record = (await (
+      await fetch(`${system.baseUrl}/inferences/${answer.id.slice('resp_'.length)}`, {
+        headers: { 'x-api-key': key },
+      })
+    ).json()) as { messages: Record<string, unknown>[] };
+    expect(record.messages).toEqual([
+      { role: 'user', content: 'find it' },
+      { role: 'assistant', content: '', tool_calls: [{ id: fn!.call_id, name: 'lookup', arguments: fn!.arguments }] },
+      { role: 'tool', content: 'found: 42', tool_call_id: fn!.call_id },
+    ]);
+  });
+
+  it("when a response was not stored, is unknown or is another team's, then previous_response_id and retrieve are 404 in the OpenAI envelope", async () => {
+    const unstored = await openai.responses.create({ model: OPENAI_MODEL, input: 'forget me' });
+    const continued = await openai.responses
+      .create({ model: OPENAI_MODEL, input: 'and then?', previous_response_id: unstored.id })
+      .catch((e: unknown) => e);
+    expect(continued).toBeInstanceOf(OpenAI.NotFoundError);
+    expect((continued as InstanceType<typeof OpenAI.APIError>).error).toMatchObject({
+      code: 'response_not_found',
+      param: 'previous_response_id',
+      message: expect.stringContaining('store: true'),
+    });
+    await expect(openai.responses.retrieve(unstored.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    await expect(openai.responses.retrieve('resp_not-an-id')).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+
+    const stored = await openai.responses.create({ model: OPENAI_MODEL, input: 'mine', store: true });
+    const other = await signUpWithKey(system.baseUrl, 'compat-other');
+    await grantCredits(system.baseUrl, other.teamId, 1);
+    const mallory = new OpenAI({ apiKey: other.key, baseURL: `${system.baseUrl}/v1`, maxRetries: 0 });
+    await expect(mallory.responses.retrieve(stored.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    await expect(
+      mallory.responses.create({ model: OPENAI_MODEL, input: 'steal', previous_response_id: stored.id }),
+    ).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+  });
+});
