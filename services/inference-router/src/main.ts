@@ -1,5 +1,6 @@
 /** Composition root: config → adapters → buildApp → gRPC server and event consumers; drains on SIGTERM. */
 import '@whetstone/telemetry/instrument';
+import { randomUUID } from 'node:crypto';
 import { uuidv7 } from '@whetstone/errors';
 import { GroupCommitOutbox, startServiceEvents } from '@whetstone/events';
 import { ModelServerService } from '@whetstone/proto/inference/v1';
@@ -106,7 +107,7 @@ async function main(): Promise<void> {
     metering,
     store: prismaProjectStore(prisma),
     // Time-ordered ids: an inference id says when it was minted, which history's read-your-writes relies on.
-    ids: { uuid: () => uuidv7() },
+    ids: { uuid: () => uuidv7(), ephemeral: () => randomUUID() },
     logger,
     now: () => new Date(),
     warmTimeoutMs: config.DEPLOY_WARM_TIMEOUT_SECONDS * 1000,

@@ -189,5 +189,11 @@ export interface ProjectStore {
 }
 
 export interface Ids {
+  /** A UUIDv7: time-ordered, so history can tell an id still on its way from an unknown one (read your writes). */
   uuid(): string;
+  /**
+   * A UUIDv4, for a chat call that is not stored: it names no record, and history answers such an id unknown at
+   * once instead of waiting for a record that will never come (GET /v1/responses/:id, previous_response_id).
+   */
+  ephemeral(): string;
 }

@@ -69,7 +69,7 @@ function fakes(trained: TrainedModel | null, fleet: Partial<ModelFleet> = {}, me
     },
     metering: metering ?? { record: async (r) => void recorded.push(r) },
     store,
-    ids: { uuid: () => 'id-1' },
+    ids: { uuid: () => 'id-1', ephemeral: () => 'id-2' },
     logger: {
       debug() {},
       info() {},

@@ -238,7 +238,7 @@ export async function startHarness() {
     upstreams,
     metering,
     store: prismaProjectStore(prisma),
-    ids: { uuid: randomUUID },
+    ids: { uuid: randomUUID, ephemeral: randomUUID },
     logger,
     now: () => new Date(),
     warmTimeoutMs: 10_000,

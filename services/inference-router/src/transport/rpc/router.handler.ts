@@ -67,7 +67,8 @@ export function routerHandler(deps: RouterDeps, warmer: DeploymentWarmer): Servi
       };
     },
     async *chat(req, ctx) {
-      const responseId = deps.ids.uuid();
+      // Only a stored call's id names a record; an unstored one is a v4, which history never waits for.
+      const responseId = req.store ? deps.ids.uuid() : deps.ids.ephemeral();
       const pieces = chat(deps, chatCallOf(requireCaller(req.caller), req, ctx.signal, responseId));
       for await (const piece of pieces) yield chatPieceToPb(piece, responseId);
     },
