@@ -106,6 +106,30 @@ describe('stored responses: retrieve and previous_response_id, end to end', () =
     ]);
   });
 
+  it('when an extraction model answered a stored response, then retrieve and a continuation see its JSON result as the reply', async () => {
+    const extraction = await openai.responses.create({
+      model: 'whetstone-extract-base',
+      input: 'Ada Lovelace met Charles Babbage in London.',
+      store: true,
+      // @ts-expect-error Whetstone's extension field
+      schema: { entities: ['person'] },
+    });
+    expect(JSON.parse(extraction.output_text)).toHaveProperty('entities');
+    const retrieved = await openai.responses.retrieve(extraction.id);
+    expect(retrieved.output_text).toBe(extraction.output_text);
+    const before = fakeOpenAI.requests.length;
+    await openai.responses.create({
+      model: OPENAI_MODEL,
+      input: 'summarise that',
+      previous_response_id: extraction.id,
+    });
+    expect(fakeOpenAI.requests[before]!.body.messages).toEqual([
+      { role: 'user', content: 'Ada Lovelace met Charles Babbage in London.' },
+      { role: 'assistant', content: extraction.output_text },
+      { role: 'user', content: 'summarise that' },
+    ]);
+  });
+
   it("when a response was not stored, is unknown or is another team's, then previous_response_id and retrieve are 404 in the OpenAI envelope", async () => {
     const unstored = await openai.responses.create({ model: OPENAI_MODEL, input: 'forget me' });
     const continued = await openai.responses

@@ -44,13 +44,29 @@ export async function storedResponse(
   }
 }
 
+type ToolCall = { id: string; name: string; arguments: string };
+
+/** What a decoder or upstream call's record holds as its output (chat-relay's outcome). */
 interface RecordedReply {
   text?: unknown;
   finish_reason?: unknown;
-  tool_calls?: { id: string; name: string; arguments: string }[];
+  tool_calls?: ToolCall[];
 }
 
-const replyOf = (record: InferenceRecordView): RecordedReply => (record.outputs[0] ?? {}) as RecordedReply;
+/**
+ * The reply a stored call gave: a model's text and calls, or for an extraction model (the call carried a `schema`)
+ * its JSON result, which is what the assistant text was.
+ */
+function replyOf(record: InferenceRecordView): { text: string; calls: ToolCall[]; finish: unknown } {
+  const first = record.outputs[0] ?? {};
+  if (record.schema) return { text: JSON.stringify(first), calls: [], finish: 'stop' };
+  const reply = first as RecordedReply;
+  return {
+    text: typeof reply.text === 'string' ? reply.text : '',
+    calls: reply.tool_calls ?? [],
+    finish: reply.finish_reason,
+  };
+}
 
 const ROLES = new Set<string>(['user', 'assistant', 'tool']);
 
@@ -78,9 +94,7 @@ export function continuedConversation(record: InferenceRecordView): { system: Ch
   const messages = record.messages ?? [];
   const system = messages.filter((m) => m.role === 'system').map((m) => ({ text: m.content }));
   const turns = messages.filter((m) => ROLES.has(m.role)).map(turnOf);
-  const reply = replyOf(record);
-  const text = typeof reply.text === 'string' ? reply.text : '';
-  const calls = reply.tool_calls ?? [];
+  const { text, calls } = replyOf(record);
   if (text || calls.length) turns.push(turn('assistant', text ? [{ text }] : [], { toolCalls: calls }));
   return { system, turns };
 }
@@ -88,11 +102,8 @@ export function continuedConversation(record: InferenceRecordView): { system: Ch
 /** The Response object of a stored call, as POST /v1/responses answered it (reasoning left out). */
 export function responseOfRecord(record: InferenceRecordView) {
   const id = record.inference_id;
-  const reply = replyOf(record);
-  const text = typeof reply.text === 'string' ? reply.text : '';
-  const calls = reply.tool_calls ?? [];
+  const { text, calls, finish } = replyOf(record);
   const failed = record.status !== 'succeeded';
-  const finish = reply.finish_reason;
   const incomplete = !failed && (finish === 'length' || finish === 'content_filter');
   const output: Record<string, unknown>[] = [];
   if (text || calls.length === 0)
