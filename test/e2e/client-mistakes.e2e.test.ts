@@ -2,21 +2,13 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { eventually } from '@whetstone/testing';
+import { surfaceOf, type Surface } from './envelopes';
 import { signUpWithKey, startSystem, type RunningSystem } from './system';
 import { apiClient } from './training-helpers';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '..', '..');
 const ADMIN_TOKEN = 'e2e-admin-token-mistakes-0123456789';
-
-type Surface = 'generic' | 'openai' | 'anthropic';
-
-/** The envelope rule of docs/api.md (Errors): the version header, then the route's family. */
-function surfaceOf(pathname: string, headers: Record<string, string> = {}): Surface {
-  if ('anthropic-version' in headers || pathname === '/v1/messages') return 'anthropic';
-  if (['/v1/chat/completions', '/v1/responses', '/v1/completions'].includes(pathname)) return 'openai';
-  return 'generic';
-}
 
 interface Answer {
   status: number;

@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { surfaceOf, type Surface } from './envelopes';
 import { signUpWithKey, startSystem, type RunningSystem } from './system';
 
 /** Fixed (FUZZ_SEED overrides it to explore), so a failure reproduces: the same seed sends the same requests. */
@@ -8,7 +9,6 @@ const REQUESTS = 10_000;
 const TIME_BUDGET_MS = 240_000;
 const CONCURRENCY = 8;
 
-type Surface = 'generic' | 'openai' | 'anthropic';
 type JsonSchema = {
   $ref?: string;
   type?: string | string[];
@@ -29,14 +29,6 @@ interface FuzzRequest {
   headers: Record<string, string>;
   body?: string;
 }
-
-const surfaceOf = (pathname: string, headers: Record<string, string>): Surface =>
-  'anthropic-version' in headers || ['/v1/messages', '/v1/messages/count_tokens'].includes(pathname)
-    ? 'anthropic'
-    : ['/v1/chat/completions', '/v1/responses', '/v1/completions'].includes(pathname) ||
-        pathname.startsWith('/v1/responses/')
-      ? 'openai'
-      : 'generic';
 
 /** docs/api.md, Errors: the envelope of each surface (billing denials have their own generic shape). */
 function inEnvelope(surface: Surface, body: unknown): boolean {

@@ -1,0 +1,13 @@
+/** The error envelope rule of docs/api.md (Errors), as the end-to-end suites check it. */
+export type Surface = 'generic' | 'openai' | 'anthropic';
+
+const ANTHROPIC_PATHS = ['/v1/messages', '/v1/messages/count_tokens'];
+const OPENAI_PATHS = ['/v1/chat/completions', '/v1/responses', '/v1/completions'];
+
+/** Which envelope a request's errors use: the Anthropic version header, then the route's family. */
+export function surfaceOf(pathname: string, headers: Record<string, string> = {}): Surface {
+  if ('anthropic-version' in headers || ANTHROPIC_PATHS.includes(pathname)) return 'anthropic';
+  // A stored Response (GET /v1/responses/:response_id) is the Responses API's too.
+  if (OPENAI_PATHS.includes(pathname) || pathname.startsWith('/v1/responses/')) return 'openai';
+  return 'generic';
+}
