@@ -135,6 +135,10 @@ describe('router projects through the public API and the openai client, end to e
       routed_model: CHEAP_MODEL,
       savings: { input_per_million: 70, output_per_million: 280 },
     });
+
+    // A stored Response through the project reads back under the project's id, as it answered.
+    const response = await openai.responses.create({ model: id, input: 'hello there', store: true });
+    expect(await openai.responses.retrieve(response.id)).toMatchObject({ model: id, output_text: 'Echo: HELLO THERE' });
   });
 
   it('when a rule excludes the candidates, then the reference answers with routed_model and savings null', async () => {

@@ -131,7 +131,8 @@ export function responseOfRecord(record: InferenceRecordView) {
     object: 'response',
     created_at: Math.floor(Date.parse(record.created_at ?? '') / 1000) || 0,
     status: failed ? 'failed' : incomplete ? 'incomplete' : 'completed',
-    model: record.model_id,
+    // What the call asked for: a project's id when it went through one (the record names the model that answered).
+    model: record.project_id ?? record.model_id,
     output,
     output_text: text,
     error: failed
