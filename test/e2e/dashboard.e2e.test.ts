@@ -352,6 +352,26 @@ describeWithBrowser('the dashboard in Chromium, end to end through pnpm start', 
     // The fake upstream echoes the last message in capitals.
     expect(await page.locator('#chat-thread .assistant').textContent()).toContain('HELLO FROM THE DASHBOARD');
     await check('chat');
+
+    // A stored conversation with a tool call reads back turn by turn on its inference page.
+    const call = { id: 'call_9', type: 'function', function: { name: 'lookup', arguments: '{"q":"x"}' } };
+    const messages = [
+      { role: 'user', content: 'look it up' },
+      { role: 'assistant', content: null, tool_calls: [call] },
+      { role: 'tool', tool_call_id: 'call_9', content: 'found' },
+    ];
+    const stored = (await (
+      await fetch(`${base}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': apiKey },
+        body: JSON.stringify({ model: CHAT_MODEL, messages, store: true }),
+      })
+    ).json()) as { x_service: { inference_id: string } };
+    await page.goto(`${base}/dashboard/inferences/${stored.x_service.inference_id}`);
+    await page.locator('#conversation .msg.tool').waitFor();
+    expect(await page.locator('#conversation').textContent()).toContain('lookup({"q":"x"}) call_9');
+    expect(await page.locator('#conversation .msg.tool').textContent()).toContain('answers call_9');
+    await check('inference-conversation');
   });
 
   it('when the user logs out, then the nav offers log in and no Log out, and no page broke the CSP or threw', async () => {

@@ -26,6 +26,24 @@ const FILTERS = [
 /** datetime-local values are local time; the API wants ISO 8601. */
 const toIso = (local) => (local ? new Date(local).toISOString() : '');
 
+/** A decoder call's turns, as the chat page shows them, with the tool calls an assistant turn made and answers. */
+const conversation = (messages) =>
+  h(
+    'div',
+    { id: 'conversation', class: 'thread' },
+    messages.map((m) =>
+      h(
+        'div',
+        { class: `msg ${m.role}` },
+        h('strong', {}, m.tool_call_id ? `${m.role} (answers ${m.tool_call_id}): ` : `${m.role}: `),
+        m.content,
+        (m.tool_calls || []).map((c) =>
+          h('div', { class: 'tool-call' }, h('code', {}, `${c.name}(${c.arguments})`), ` ${c.id}`),
+        ),
+      ),
+    ),
+  );
+
 export async function inferencesPage(main, _params, query) {
   const form = h(
     'form',
@@ -395,8 +413,8 @@ export async function inferencePage(main, { id }) {
       ['Cost (credits)', fmtNum(r.usage?.cost_credits, 6)],
     ]),
     h('h2', {}, 'Input'),
-    r.text ? h('p', { class: 'input-text' }, r.text) : pre(r.inputs || r.messages),
-    r.schema ? h('details', {}, h('summary', {}, 'Schema'), pre(r.schema)) : null,
+    r.text ? h('p', { class: 'input-text' }, r.text) : r.messages ? conversation(r.messages) : pre(r.inputs),
+    r.schema ? h('details', {}, h('summary', {}, 'Schema'), pre(r.schema)) : '', // main.append would print null
     h('h2', {}, 'Output'),
     r.text ? renderResult(r.text, r.output) : pre(r.output ?? r.outputs),
     h('h2', {}, 'Judge'),
