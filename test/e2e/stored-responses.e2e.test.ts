@@ -44,7 +44,13 @@ describe('stored responses: retrieve and previous_response_id, end to end', () =
     ]);
     // A chain: the third turn inherits both earlier ones; its own instructions replace the inherited ones.
     const third = await openai.responses
-      .stream({ model: OPENAI_MODEL, instructions: 'be formal', input: 'third', previous_response_id: second.id })
+      .stream({
+        model: OPENAI_MODEL,
+        instructions: 'be formal',
+        input: 'third',
+        previous_response_id: second.id,
+        store: true,
+      })
       .finalResponse();
     expect(third.output_text).toBe('Echo: THIRD');
     expect(fakeOpenAI.requests.at(-1)!.body.messages).toEqual([
@@ -55,6 +61,22 @@ describe('stored responses: retrieve and previous_response_id, end to end', () =
       { role: 'assistant', content: 'Echo: SECOND QUESTION' },
       { role: 'user', content: 'third' },
     ]);
+
+    // Its input items: every turn it was answered from, the inherited ones included; pages by cursor.
+    const items = await openai.responses.inputItems.list(third.id, { order: 'asc' });
+    const texts = items.data.map((i) =>
+      i.type === 'message' ? i.content.map((c) => ('text' in c ? c.text : '')).join('') : i.type,
+    );
+    expect(texts).toEqual([
+      'first question',
+      'Echo: FIRST QUESTION',
+      'second question',
+      'Echo: SECOND QUESTION',
+      'third',
+    ]);
+    const paged: string[] = [];
+    for await (const item of openai.responses.inputItems.list(third.id, { limit: 2 })) paged.push(item.id!);
+    expect(paged).toEqual(items.data.map((i) => i.id).reverse());
 
     const retrieved = await openai.responses.retrieve(second.id);
     expect(retrieved).toMatchObject({
@@ -92,6 +114,11 @@ describe('stored responses: retrieve and previous_response_id, end to end', () =
     expect(sent.slice(-2)).toMatchObject([
       { role: 'assistant', tool_calls: [{ id: fn!.call_id, function: { name: 'lookup' } }] },
       { role: 'tool', tool_call_id: fn!.call_id, content: 'found: 42' },
+    ]);
+    expect((await openai.responses.inputItems.list(answer.id, { order: 'asc' })).data).toMatchObject([
+      { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'find it' }] },
+      { type: 'function_call', call_id: fn!.call_id, name: 'lookup', arguments: fn!.arguments },
+      { type: 'function_call_output', call_id: fn!.call_id, output: 'found: 42' },
     ]);
     // History shows the turns with their tool calls.
     const record = (await (
@@ -143,6 +170,7 @@ describe('stored responses: retrieve and previous_response_id, end to end', () =
     });
     await expect(openai.responses.retrieve(unstored.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
     await expect(openai.responses.retrieve('resp_not-an-id')).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    await expect(openai.responses.inputItems.list(unstored.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
 
     const stored = await openai.responses.create({ model: OPENAI_MODEL, input: 'mine', store: true });
     const other = await signUpWithKey(system.baseUrl, 'compat-other');

@@ -45,7 +45,7 @@ const PARAMETERS: [RegExp, (a: Owned) => Record<string, string>][] = [
   [/^\/core\/evaluations\/\{id\}$/, (a) => ({ id: a.evaluationId })],
   [/^\/inferences\/\{id\}(\/|$)/, (a) => ({ id: a.inferenceId })],
   [/^\/v1\/models\/\{model_id\}$/, (a) => ({ model_id: a.jobId })],
-  [/^\/v1\/responses\/\{response_id\}$/, (a) => ({ response_id: `resp_${a.inferenceId}` })], // OpenAI envelope
+  [/^\/v1\/responses\/\{response_id\}(\/|$)/, (a) => ({ response_id: `resp_${a.inferenceId}` })], // OpenAI envelope
 ];
 
 const HUB_TOKEN = 'hf_bola_secret_token_0123456789';

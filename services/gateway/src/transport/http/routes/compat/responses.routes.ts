@@ -1,11 +1,13 @@
+import { z } from 'zod';
 import { AppError, Reasons } from '@whetstone/errors';
 import type { HistoryPort } from '../../../../application/history-ports';
 import type { ChatDone, ChatPiece, Inference, Principal } from '../../../../application/ports';
 import { authOf } from '../../auth';
+import { parseParams } from '../../validate';
 import type { Api } from '../../api';
 import { collectChat, errorBodyOf, pumpChat, Sse, startChat, type ChatStart } from './chat-run';
 import { ResponsesBody, responsesInputOf } from './responses.schema';
-import { continuedConversation, responseOfRecord, storedResponse } from './stored-responses';
+import { continuedConversation, cursorPage, inputItemsOf, responseOfRecord, storedResponse } from './stored-responses';
 import { responsesUsage, xService } from './usage';
 
 /** POST /v1/responses: the Response object, or its event stream (response.created … response.completed). */
@@ -228,4 +230,31 @@ export function registerStoredResponseRoute(api: Api, history: HistoryPort): voi
     async ({ req, res }) =>
       responseOfRecord(await storedResponse(history, authOf(res).principal, String(req.params.response_id))),
   );
+
+  api.route(
+    {
+      method: 'get',
+      path: '/v1/responses/:response_id/input_items',
+      summary: 'OpenAI-compatible list of the input items a stored Response was answered from',
+      tag: 'Compatible surfaces',
+      auth: 'key-or-session',
+      response: {
+        status: 200,
+        description:
+          '`{object: "list", data, first_id, last_id, has_more}`: the turns, earlier ones a previous_response_id brought in included; `limit` (1–100, default 20), `order` (`desc` default), `after`, `before`',
+      },
+    },
+    async ({ req, res }) => {
+      const q = parseParams(InputItemsQuery, req.query, 'query');
+      const record = await storedResponse(history, authOf(res).principal, String(req.params.response_id));
+      return cursorPage(inputItemsOf(record), { ...q, limit: q.limit ?? 20, order: q.order ?? 'desc' });
+    },
+  );
 }
+
+const InputItemsQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).optional(),
+  order: z.enum(['asc', 'desc']).optional(),
+  after: z.string().max(200).optional(),
+  before: z.string().max(200).optional(),
+});

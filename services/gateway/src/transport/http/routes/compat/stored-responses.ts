@@ -1,4 +1,4 @@
-import { AppError, isUuid } from '@whetstone/errors';
+import { AppError, isUuid, Reasons } from '@whetstone/errors';
 import type { HistoryPort, InferenceRecordView, RecordedTurnView } from '../../../../application/history-ports';
 import type { ChatBlock, ChatTurn, Principal } from '../../../../application/ports';
 import { turn } from './blocks';
@@ -147,5 +147,72 @@ export function responseOfRecord(record: InferenceRecordView) {
       total_tokens: input + u.output_tokens,
     },
     x_service: { inference_id: id },
+  };
+}
+
+/**
+ * The items a stored call was answered from, oldest first, as `GET /v1/responses/:id/input_items` lists them:
+ * its turns, those a `previous_response_id` brought in included (as other Responses-compatible services do),
+ * but not its system prompt (`instructions` are not input items). Ids are stable: the inference id and the
+ * item's place.
+ */
+export function inputItemsOf(record: InferenceRecordView): Record<string, unknown>[] {
+  const id = record.inference_id;
+  return (record.messages ?? [])
+    .filter((m) => ROLES.has(m.role))
+    .flatMap((m, i): Record<string, unknown>[] => {
+      if (m.role === 'tool')
+        return [
+          {
+            type: 'function_call_output',
+            id: `fco_${id}_${i}`,
+            call_id: m.tool_call_id ?? '',
+            output: m.content,
+            status: 'completed',
+          },
+        ];
+      const calls = m.tool_calls ?? [];
+      const part =
+        m.role === 'assistant'
+          ? { type: 'output_text', text: m.content, annotations: [] }
+          : { type: 'input_text', text: m.content };
+      const message = { type: 'message', id: `msg_${id}_${i}`, role: m.role, status: 'completed', content: [part] };
+      return [
+        ...(m.content || calls.length === 0 ? [message] : []),
+        ...calls.map((c, k) => ({
+          type: 'function_call',
+          id: `fc_${id}_${i}_${k}`,
+          call_id: c.id,
+          name: c.name,
+          arguments: c.arguments,
+          status: 'completed',
+        })),
+      ];
+    });
+}
+
+/** One page of a list in OpenAI's cursor shape; `after` and `before` name an item of it (422 otherwise). */
+export function cursorPage(
+  items: Record<string, unknown>[],
+  q: { limit: number; order: 'asc' | 'desc'; after?: string | undefined; before?: string | undefined },
+) {
+  const ordered = q.order === 'desc' ? [...items].reverse() : items;
+  const at = (param: 'after' | 'before', cursor: string) => {
+    const i = ordered.findIndex((item) => item.id === cursor);
+    if (i < 0)
+      throw new AppError('InvalidArgument', Reasons.VALIDATION_FAILED, 'Invalid query parameter', {
+        fieldErrors: [{ field: param, message: `names no item of this response: '${cursor}'` }],
+      });
+    return i;
+  };
+  const start = q.after ? at('after', q.after) + 1 : 0;
+  const end = q.before ? at('before', q.before) : ordered.length;
+  const data = ordered.slice(start, Math.max(start, end)).slice(0, q.limit);
+  return {
+    object: 'list',
+    data,
+    first_id: (data[0]?.id as string | undefined) ?? null,
+    last_id: (data.at(-1)?.id as string | undefined) ?? null,
+    has_more: start + data.length < end,
   };
 }
