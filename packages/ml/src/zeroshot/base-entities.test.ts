@@ -50,3 +50,26 @@ describe('the zero-shot base entities', () => {
     );
   });
 });
+
+describe('abbreviated names in the zero-shot base', () => {
+  const labels = ['person', 'location', 'organization'];
+  const by = (text: string, label: string) =>
+    baseEntities(text, labels, 0.5)
+      .filter((s) => s.label === label)
+      .map((s) => s.text);
+
+  it('when a place name begins with an abbreviation, then the span is the whole name and nothing inside it is another', () => {
+    expect(by('Edmund Hillary climbed Mt. Everest in 1953.', 'location')).toEqual(['Mt. Everest']);
+    expect(by('Dr. Smith moved to St. Louis last year.', 'location')).toEqual(['St. Louis']);
+    expect(by('Dr. Smith moved to St. Louis last year.', 'person')).not.toContain('Louis');
+  });
+
+  it('when a name ends in a company suffix, then its period is part of it', () => {
+    expect(by('She works for Apple Inc. in Cupertino.', 'organization')).toEqual(['Apple Inc.']);
+  });
+
+  it('when spans are rewritten, then offsets still slice the text', () => {
+    const text = 'Edmund Hillary climbed Mt. Everest; she works for Apple Inc. now.';
+    for (const s of baseEntities(text, labels, 0.5)) expect(text.slice(s.start, s.end)).toBe(s.text);
+  });
+});

@@ -45,12 +45,38 @@ export function baseEntitiesMany(
     // A text in which the encoder finds no name at all (a bare "Ada Lovelace", a short query: it learned names
     // in context) gets the rules for every label.
     if (named.length && !fromEncoder[i]!.length) return zeroShotSpans(text, [...labels], threshold);
-    const mine = fromEncoder[i]!;
+    const mine = withAbbreviations(text, fromEncoder[i]!);
     const rest = others.length
       ? zeroShotSpans(text, others, threshold).filter((z) => !mine.some((m) => z.start < m.end && z.end > m.start))
       : [];
     return [...mine, ...rest].sort((a, b) => a.start - b.start);
   });
+}
+
+/** Place-name abbreviations that begin a name: "Mt. Everest", "St. Louis", "Ft. Worth". */
+const NAME_PREFIX = /^(?:Mt|Mts|St|Ste|Ft|Pt)$/;
+/** Abbreviations that end a name: "Apple Inc.", "Martin Luther King Jr.". */
+const NAME_SUFFIX = /\b(?:Inc|Corp|Co|Ltd|Bros|Jr|Sr)$/;
+/** The period of a name prefix, then the capitalised words of the rest of the name. */
+const AFTER_PREFIX = /^\.\s+\p{Lu}[\p{L}'’-]*(?:\s+\p{Lu}[\p{L}'’-]*)*/u;
+
+/**
+ * The encoder's spans with abbreviated names made whole. The tokenizer splits "St. Louis" at its period, and the
+ * encoder then answers "St" as a place (and "Louis" as a person): a span that is a name prefix followed by its
+ * period and capitalised words takes them in (and the spans it covers go), and a span that ends in a company
+ * or generational suffix takes its period.
+ */
+export function withAbbreviations(text: string, spans: readonly ZeroShotSpan[]): ZeroShotSpan[] {
+  const out: ZeroShotSpan[] = [];
+  for (const s of [...spans].sort((a, b) => a.start - b.start)) {
+    if (out.some((o) => s.start < o.end && s.end > o.start)) continue;
+    let end = s.end;
+    const rest = NAME_PREFIX.test(s.text) ? AFTER_PREFIX.exec(text.slice(end)) : null;
+    if (rest) end += rest[0].length;
+    else if (NAME_SUFFIX.test(s.text) && text[end] === '.') end += 1;
+    out.push(end === s.end ? s : { ...s, end, text: text.slice(s.start, end) });
+  }
+  return out;
 }
 
 /** {@link baseEntitiesMany} for one text. */
