@@ -7,7 +7,14 @@ import { parseParams } from '../../validate';
 import type { Api } from '../../api';
 import { collectChat, errorBodyOf, pumpChat, Sse, startChat, type ChatStart } from './chat-run';
 import { ResponsesBody, responsesInputOf } from './responses.schema';
-import { continuedConversation, cursorPage, inputItemsOf, responseOfRecord, storedResponse } from './stored-responses';
+import {
+  continuedConversation,
+  cursorPage,
+  inputItemsOf,
+  RESPONSE_ID_PREFIX,
+  responseOfRecord,
+  storedResponse,
+} from './stored-responses';
 import { responsesUsage, xService } from './usage';
 
 /** POST /v1/responses: the Response object, or its event stream (response.created … response.completed). */
@@ -39,7 +46,7 @@ const callItem = (id: string, index: number, callId: string, name: string, args:
 function responseObject(start: ChatStart, id: string, model: string, output: Item[], done?: ChatDone) {
   const incomplete = done && (done.finishReason === 'length' || done.finishReason === 'content_filter');
   return {
-    id: `resp_${id}`,
+    id: `${RESPONSE_ID_PREFIX}${id}`,
     object: 'response',
     created_at: start.created,
     status: !done ? 'in_progress' : incomplete ? 'incomplete' : 'completed',

@@ -12,7 +12,7 @@ import { turn } from './blocks';
 export const RESPONSE_ID_PREFIX = 'resp_';
 
 const notFound = (id: string, param?: string) =>
-  new AppError('NotFound', 'RESPONSE_NOT_FOUND', `Response with id '${id}' not found`, {
+  new AppError('NotFound', 'RESPONSE_NOT_FOUND', `Response with id '${id.slice(0, 200)}' not found`, {
     ...(param
       ? {
           fieldErrors: [
