@@ -23,6 +23,31 @@ describe('the LLM judge rubric', () => {
     expect(subject).toEqual({ inputs: ['Ada'], schema: { entities: ['person'] }, outputs: [{ entities: {} }] });
   });
 
+  it('when a decoder conversation called a tool, then the subject shows the call and the turn that answered it', () => {
+    const call = { id: 'c1', name: 'weather', arguments: '{"city":"Oslo"}' };
+    const subject = JSON.parse(
+      rubricSubject(
+        record({
+          task: 'generate',
+          messages: [
+            { role: 'user', content: 'weather in Oslo?' },
+            { role: 'assistant', content: '', toolCalls: [call] },
+            { role: 'tool', content: 'rain', toolCallId: 'c1' },
+          ],
+          outputs: [{ text: 'It rains in Oslo.' }],
+        }),
+      ),
+    );
+    expect(subject).toEqual({
+      conversation: [
+        { role: 'user', content: 'weather in Oslo?' },
+        { role: 'assistant', content: '', tool_calls: [call] },
+        { role: 'tool', content: 'rain', tool_call_id: 'c1' },
+      ],
+      reply: { text: 'It rains in Oslo.' },
+    });
+  });
+
   it('when the answer is exactly the JSON object, then it parses; anything else is null', () => {
     expect(parseJudgeAnswer(' {"score": 0.7, "rationale": "two of three entities right"}\n')).toEqual({
       score: 0.7,

@@ -47,7 +47,15 @@ export function rubricSubject(record: InferenceRecord): string {
   const subject =
     rubricTaskOf(record) === 'generation'
       ? {
-          conversation: record.messages.map((m) => ({ role: m.role, content: clip(m.content, 4000) })),
+          // Tool calls and the calls tool turns answer, so the judge sees what the model asked for and got.
+          conversation: record.messages.map((m) => ({
+            role: m.role,
+            content: clip(m.content, 4000),
+            ...(m.toolCalls?.length
+              ? { tool_calls: m.toolCalls.map((c) => ({ ...c, arguments: clip(c.arguments, 4000) })) }
+              : {}),
+            ...(m.toolCallId ? { tool_call_id: m.toolCallId } : {}),
+          })),
           reply: record.outputs[0] ?? null,
         }
       : {
