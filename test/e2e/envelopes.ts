@@ -3,11 +3,12 @@ export type Surface = 'generic' | 'openai' | 'anthropic';
 
 const ANTHROPIC_PATHS = ['/v1/messages', '/v1/messages/count_tokens'];
 const OPENAI_PATHS = ['/v1/chat/completions', '/v1/responses', '/v1/completions'];
+const OPENAI_PREFIXES = ['/v1/responses/', '/v1/chat/completions/'];
 
 /** Which envelope a request's errors use: the Anthropic version header, then the route's family. */
 export function surfaceOf(pathname: string, headers: Record<string, string> = {}): Surface {
   if ('anthropic-version' in headers || ANTHROPIC_PATHS.includes(pathname)) return 'anthropic';
-  // A stored Response (GET /v1/responses/:response_id) is the Responses API's too.
-  if (OPENAI_PATHS.includes(pathname) || pathname.startsWith('/v1/responses/')) return 'openai';
+  // A stored Response or chat completion (GET /v1/responses/:id, /v1/chat/completions/:id) is OpenAI's too.
+  if (OPENAI_PATHS.includes(pathname) || OPENAI_PREFIXES.some((p) => pathname.startsWith(p))) return 'openai';
   return 'generic';
 }

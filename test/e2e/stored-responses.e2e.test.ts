@@ -7,7 +7,7 @@ import { signUpWithKey, type RunningSystem } from './system';
  * `previous_response_id`), against the whole system started as `pnpm start` does, with a fake
  * OpenAI-compatible upstream on loopback recording what the router sends it.
  */
-describe('stored responses: retrieve and previous_response_id, end to end', () => {
+describe('stored responses and chat completions: retrieve, list and previous_response_id, end to end', () => {
   let running: UpstreamSystem;
   let system: RunningSystem;
   let key: string;
@@ -155,6 +155,52 @@ describe('stored responses: retrieve and previous_response_id, end to end', () =
       { role: 'assistant', content: extraction.output_text },
       { role: 'user', content: 'summarise that' },
     ]);
+  });
+
+  it('when a stored chat completion is retrieved, then it and its messages read back as they were', async () => {
+    const tools = [{ type: 'function' as const, function: { name: 'lookup', parameters: { type: 'object' } } }];
+    const messages = [
+      { role: 'system' as const, content: 'be brief' },
+      { role: 'user' as const, content: 'find it' },
+    ];
+    const called = await openai.chat.completions.create({ model: OPENAI_MODEL, messages, tools, store: true });
+    const call = called.choices[0]!.message.tool_calls![0]!;
+    const answered = await openai.chat.completions.create({
+      model: OPENAI_MODEL,
+      messages: [
+        ...messages,
+        { role: 'assistant', content: null, tool_calls: [call] },
+        { role: 'tool', tool_call_id: call.id, content: 'found: 42' },
+      ],
+      store: true,
+    });
+    expect(await openai.chat.completions.retrieve(called.id)).toMatchObject({
+      id: called.id,
+      object: 'chat.completion',
+      model: OPENAI_MODEL,
+      choices: [{ message: { content: null, tool_calls: [call] }, finish_reason: 'tool_calls' }],
+      usage: called.usage,
+    });
+    expect((await openai.chat.completions.retrieve(answered.id)).choices[0]!.message.content).toBe(
+      'Tool result: found: 42',
+    );
+    const listed = await openai.chat.completions.messages.list(answered.id);
+    expect(listed.data.map((m) => [m.role, m.content])).toEqual([
+      ['system', 'be brief'],
+      ['user', 'find it'],
+      ['assistant', null],
+      ['tool', 'found: 42'],
+    ]);
+    expect(listed.data[2]).toMatchObject({ tool_calls: [call] });
+    const unstored = await openai.chat.completions.create({ model: OPENAI_MODEL, messages });
+    await expect(openai.chat.completions.retrieve(unstored.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    // A Response's id names no chat completion, and the other way round.
+    await expect(openai.chat.completions.retrieve(called.id.replace('chatcmpl-', 'resp_'))).rejects.toBeInstanceOf(
+      OpenAI.NotFoundError,
+    );
+    await expect(openai.responses.retrieve(called.id.replace('chatcmpl-', 'resp_'))).rejects.toBeInstanceOf(
+      OpenAI.NotFoundError,
+    );
   });
 
   it("when a response was not stored, is unknown or is another team's, then previous_response_id and retrieve are 404 in the OpenAI envelope", async () => {

@@ -7,12 +7,11 @@ import {
   type FakeUpstream,
 } from '@whetstone/testing';
 import { ANTHROPIC_MODEL, OPENAI_MODEL, upstreamEnv } from './compat-helpers';
+import { surfaceOf } from './envelopes';
 import { signUpWithKey, startSystem, type RunningSystem } from './system';
 import { apiClient, fakeHub } from './training-helpers';
 
-/**
- * Parameterised routes deliberately not tried with another team's ids, with reasons; any other must resolve by PARAMETERS.
- */
+/** Parameterised routes deliberately not tried with another team's ids, with reasons (others resolve by PARAMETERS). */
 const EXEMPT: Record<string, string> = {};
 
 /** Everything team A owns; each id-bearing route is filled with these. */
@@ -46,6 +45,7 @@ const PARAMETERS: [RegExp, (a: Owned) => Record<string, string>][] = [
   [/^\/inferences\/\{id\}(\/|$)/, (a) => ({ id: a.inferenceId })],
   [/^\/v1\/models\/\{model_id\}$/, (a) => ({ model_id: a.jobId })],
   [/^\/v1\/responses\/\{response_id\}(\/|$)/, (a) => ({ response_id: `resp_${a.inferenceId}` })], // OpenAI envelope
+  [/^\/v1\/chat\/completions\/\{completion_id\}(\/|$)/, (a) => ({ completion_id: `chatcmpl-${a.inferenceId}` })],
 ];
 
 const HUB_TOKEN = 'hf_bola_secret_token_0123456789';
@@ -251,12 +251,12 @@ describe('tenancy: another team gets 404 and no data on every id-bearing route',
       for (const { method, template } of routes) {
         if (`${method} ${template}` in EXEMPT) continue;
         const path = fill(template)!;
-        echoed = decodeURIComponent(path.replace('/resp_', '/')).split('/');
+        echoed = decodeURIComponent(path.replace(/\/(resp_|chatcmpl-)/, '/')).split('/');
         const answer = await asB(method, path, bodyFor(method, template, owned), via);
         let detail: unknown;
         try {
           const body = JSON.parse(answer.text) as { detail?: unknown; error?: { message?: unknown } };
-          detail = body.detail ?? (template.startsWith('/v1/responses/') ? body.error?.message : undefined);
+          detail = body.detail ?? (surfaceOf(template) === 'openai' ? body.error?.message : undefined);
         } catch {
           detail = undefined;
         }

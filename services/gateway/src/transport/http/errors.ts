@@ -6,6 +6,7 @@ import type { Logger } from '@whetstone/telemetry';
 
 /** The legacy completions route is OpenAI's too, so its clients parse the same envelope (docs/api.md, Errors). */
 const OPENAI_PATHS = new Set(['/v1/chat/completions', '/v1/responses', '/v1/completions']);
+const OPENAI_PREFIXES = ['/v1/responses/', '/v1/chat/completions/'];
 /** Messages clients expect Anthropic-shaped errors even when they leave the version header out. */
 const ANTHROPIC_PATHS = new Set(['/v1/messages', '/v1/messages/count_tokens']);
 
@@ -19,8 +20,8 @@ export function surfaceOf(req: Request): Surface {
 
 function surfaceFor(path: string, anthropicVersion: boolean): Surface {
   if (anthropicVersion || ANTHROPIC_PATHS.has(path)) return 'anthropic';
-  // A stored Response (GET /v1/responses/:response_id) is the Responses API's too.
-  if (OPENAI_PATHS.has(path) || path.startsWith('/v1/responses/')) return 'openai';
+  // A stored Response or chat completion (GET /v1/responses/:id, /v1/chat/completions/:id) is OpenAI's too.
+  if (OPENAI_PATHS.has(path) || OPENAI_PREFIXES.some((p) => path.startsWith(p))) return 'openai';
   return 'generic';
 }
 

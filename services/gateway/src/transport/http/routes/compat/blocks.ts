@@ -113,3 +113,10 @@ export const SAMPLING_DEFAULTS = { temperature: 1, topP: 1, maxTokens: 0, seed: 
 
 export const stopList = (stop: string | string[] | undefined | null): string[] =>
   typeof stop === 'string' ? [stop] : (stop ?? []);
+
+/** A whole tool call in chat completions' shape: live answers and stored ones read back alike. */
+export const toolCallOut = (c: { id: string; name: string; arguments: string }) => ({
+  id: c.id,
+  type: 'function' as const,
+  function: { name: c.name, arguments: c.arguments },
+});

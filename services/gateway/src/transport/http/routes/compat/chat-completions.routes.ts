@@ -1,16 +1,22 @@
-import type { ChatPiece, ChatToolCall, ChatToolCallDelta, Inference } from '../../../../application/ports';
+import type { ChatPiece, ChatToolCallDelta, Inference } from '../../../../application/ports';
+import type { HistoryPort } from '../../../../application/history-ports';
 import type { Api } from '../../api';
+import { authOf } from '../../auth';
+import { parseParams } from '../../validate';
+import { toolCallOut } from './blocks';
 import { ChatCompletionsBody, chatInputOf } from './chat-completions.schema';
 import { collectChat, errorBodyOf, pumpChat, Sse, startChat, type ChatStart } from './chat-run';
+import {
+  CHAT_COMPLETIONS,
+  completionMessagesOf,
+  completionOfRecord,
+  CursorQuery,
+  cursorPage,
+  storedCall,
+} from './stored-responses';
 import { openAiUsage, xService } from './usage';
 
 /** POST /v1/chat/completions: OpenAI's chat.completion object, or its chunk stream ending with `data: [DONE]`. */
-
-const toolCallOut = (c: ChatToolCall) => ({
-  id: c.id,
-  type: 'function' as const,
-  function: { name: c.name, arguments: c.arguments },
-});
 
 const toolDeltaOut = (d: ChatToolCallDelta) => ({
   index: d.index,
@@ -101,6 +107,45 @@ export function registerChatCompletionsRoute(api: Api, inference: Inference): vo
       if (!body.stream) return completion(start, body.model, input.includeReasoning);
       const sse = new Sse(res);
       return pumpChat(start, sse, chunkWriter(sse, start, body.model, input.includeReasoning));
+    },
+  );
+}
+
+/** GET /v1/chat/completions/:completion_id and its messages: a stored chat completion (`store: true`) of the team. */
+export function registerStoredCompletionRoutes(api: Api, history: HistoryPort): void {
+  const stored = (res: Parameters<typeof authOf>[0], id: unknown) =>
+    storedCall(CHAT_COMPLETIONS, history, authOf(res).principal, String(id));
+  api.route(
+    {
+      method: 'get',
+      path: '/v1/chat/completions/:completion_id',
+      summary: 'OpenAI-compatible retrieval of a stored chat completion (one made with store: true)',
+      tag: 'Compatible surfaces',
+      auth: 'key-or-session',
+      response: {
+        status: 200,
+        description: 'The `chat.completion` object as the call answered it; 404 in the OpenAI envelope otherwise',
+      },
+    },
+    async ({ req, res }) => completionOfRecord(await stored(res, req.params.completion_id)),
+  );
+  api.route(
+    {
+      method: 'get',
+      path: '/v1/chat/completions/:completion_id/messages',
+      summary: 'OpenAI-compatible list of the messages a stored chat completion was answered from',
+      tag: 'Compatible surfaces',
+      auth: 'key-or-session',
+      response: {
+        status: 200,
+        description:
+          '`{object: "list", data, first_id, last_id, has_more}`; `limit` (1–100, default 20), `order` (`asc` default), `after`, `before`',
+      },
+    },
+    async ({ req, res }) => {
+      const q = parseParams(CursorQuery, req.query, 'query');
+      const record = await stored(res, req.params.completion_id);
+      return cursorPage(completionMessagesOf(record), { ...q, limit: q.limit ?? 20, order: q.order ?? 'asc' });
     },
   );
 }

@@ -1,7 +1,7 @@
 import type { HistoryPort } from '../../../../application/history-ports';
 import type { Inference } from '../../../../application/ports';
 import type { Api } from '../../api';
-import { registerChatCompletionsRoute } from './chat-completions.routes';
+import { registerChatCompletionsRoute, registerStoredCompletionRoutes } from './chat-completions.routes';
 import { registerCompletionsRoute } from './completions.routes';
 import { registerMessagesRoute } from './messages.routes';
 import { registerResponsesRoute, registerStoredResponseRoute } from './responses.routes';
@@ -15,5 +15,6 @@ export function registerCompatRoutes(api: Api, inference: Inference, history?: H
   registerCompletionsRoute(api, inference);
   registerResponsesRoute(api, inference, history);
   if (history) registerStoredResponseRoute(api, history);
+  if (history) registerStoredCompletionRoutes(api, history);
   registerMessagesRoute(api, inference);
 }

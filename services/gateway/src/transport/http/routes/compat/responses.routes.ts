@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { AppError, Reasons } from '@whetstone/errors';
 import type { HistoryPort } from '../../../../application/history-ports';
 import type { ChatDone, ChatPiece, Inference, Principal } from '../../../../application/ports';
@@ -9,6 +8,7 @@ import { collectChat, errorBodyOf, pumpChat, Sse, startChat, type ChatStart } fr
 import { ResponsesBody, responsesInputOf } from './responses.schema';
 import {
   continuedConversation,
+  CursorQuery,
   cursorPage,
   inputItemsOf,
   RESPONSE_ID_PREFIX,
@@ -252,16 +252,9 @@ export function registerStoredResponseRoute(api: Api, history: HistoryPort): voi
       },
     },
     async ({ req, res }) => {
-      const q = parseParams(InputItemsQuery, req.query, 'query');
+      const q = parseParams(CursorQuery, req.query, 'query');
       const record = await storedResponse(history, authOf(res).principal, String(req.params.response_id));
       return cursorPage(inputItemsOf(record), { ...q, limit: q.limit ?? 20, order: q.order ?? 'desc' });
     },
   );
 }
-
-const InputItemsQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).optional(),
-  order: z.enum(['asc', 'desc']).optional(),
-  after: z.string().max(200).optional(),
-  before: z.string().max(200).optional(),
-});

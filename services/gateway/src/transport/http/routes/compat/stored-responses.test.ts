@@ -1,6 +1,12 @@
 import { AppError } from '@whetstone/errors';
 import type { InferenceRecordView } from '../../../../application/history-ports';
-import { continuedConversation, cursorPage, inputItemsOf } from './stored-responses';
+import {
+  completionMessagesOf,
+  completionOfRecord,
+  continuedConversation,
+  cursorPage,
+  inputItemsOf,
+} from './stored-responses';
 
 const record = (over: Partial<InferenceRecordView> = {}) =>
   ({
@@ -55,5 +61,29 @@ describe('stored responses', () => {
     });
     expect(ids(cursorPage(items, { limit: 20, order: 'asc', before: 'fco_r1_2' }))).toEqual(['msg_r1_0', 'fc_r1_1_0']);
     expect(() => cursorPage(items, { limit: 20, order: 'asc', after: 'nope' })).toThrow(AppError);
+  });
+
+  it('when a stored chat completion is read back, then its reply and messages are in chat completions shapes', () => {
+    const r = record({
+      usage: { input_tokens: 10, cache_read_tokens: 4, cache_write_tokens: 0, output_tokens: 3 } as never,
+      created_at: '2026-11-28T00:00:00.000Z',
+    });
+    expect(completionOfRecord(r)).toMatchObject({
+      id: 'chatcmpl-r1',
+      created: 1795824000,
+      choices: [{ message: { content: 'It is sunny.' }, finish_reason: 'stop' }],
+      usage: { prompt_tokens: 10, completion_tokens: 3, prompt_tokens_details: { cached_tokens: 4 } },
+    });
+    expect(completionMessagesOf(r)).toEqual([
+      { id: 'chatcmpl-r1-0', role: 'system', content: 'be brief' },
+      { id: 'chatcmpl-r1-1', role: 'user', content: 'weather?' },
+      {
+        id: 'chatcmpl-r1-2',
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'weather', arguments: '{}' } }],
+      },
+      { id: 'chatcmpl-r1-3', role: 'tool', content: 'sunny', tool_call_id: 'c1' },
+    ]);
   });
 });

@@ -1,18 +1,41 @@
+import { z } from 'zod';
 import { AppError, isUuid, Reasons } from '@whetstone/errors';
 import type { HistoryPort, InferenceRecordView, RecordedTurnView } from '../../../../application/history-ports';
 import type { ChatBlock, ChatTurn, Principal } from '../../../../application/ports';
-import { turn } from './blocks';
+import { toolCallOut, turn } from './blocks';
+import { openAiUsage } from './usage';
 
 /**
- * Stored Responses calls (`store: true`) read back from inference history: the Response object of
- * GET /v1/responses/:response_id, and the conversation a `previous_response_id` continues. A Response's id is
- * `resp_` and its inference id; only the team's own stored Responses calls are found (docs/api.md).
+ * Stored calls of OpenAI's surfaces (`store: true`) read back from inference history: the Response object of
+ * GET /v1/responses/:response_id and the conversation a `previous_response_id` continues, and the chat.completion
+ * of GET /v1/chat/completions/:completion_id. A call's public id is its surface's prefix and its inference id;
+ * only the team's own stored calls of that surface are found (docs/api.md).
  */
 
-export const RESPONSE_ID_PREFIX = 'resp_';
+/** One surface's stored calls: the id prefix of its answers, its history surface, and its not-found reason. */
+export interface StoredKind {
+  prefix: string;
+  surface: string;
+  noun: string;
+  reason: string;
+}
 
-const notFound = (id: string, param?: string) =>
-  new AppError('NotFound', 'RESPONSE_NOT_FOUND', `Response with id '${id.slice(0, 200)}' not found`, {
+export const RESPONSES: StoredKind = {
+  prefix: 'resp_',
+  surface: 'responses',
+  noun: 'Response',
+  reason: 'RESPONSE_NOT_FOUND',
+};
+export const CHAT_COMPLETIONS: StoredKind = {
+  prefix: 'chatcmpl-',
+  surface: 'chat-completions',
+  noun: 'Chat completion',
+  reason: 'CHAT_COMPLETION_NOT_FOUND',
+};
+export const RESPONSE_ID_PREFIX = RESPONSES.prefix;
+
+const notFound = (kind: StoredKind, id: string, param?: string) =>
+  new AppError('NotFound', kind.reason, `${kind.noun} with id '${id.slice(0, 200)}' not found`, {
     ...(param
       ? {
           fieldErrors: [
@@ -25,24 +48,29 @@ const notFound = (id: string, param?: string) =>
       : {}),
   });
 
-/** The stored Responses call `id` names, or NotFound (in the OpenAI envelope, naming `param` when given). */
-export async function storedResponse(
+/** The stored call of `kind` that `id` names, or NotFound (in the OpenAI envelope, naming `param` when given). */
+export async function storedCall(
+  kind: StoredKind,
   history: HistoryPort,
   principal: Principal,
   id: string,
   param?: string,
 ): Promise<InferenceRecordView> {
-  const inferenceId = id.startsWith(RESPONSE_ID_PREFIX) ? id.slice(RESPONSE_ID_PREFIX.length) : '';
-  if (!isUuid(inferenceId)) throw notFound(id, param);
+  const inferenceId = id.startsWith(kind.prefix) ? id.slice(kind.prefix.length) : '';
+  if (!isUuid(inferenceId)) throw notFound(kind, id, param);
   try {
     const record = await history.get(principal, inferenceId);
-    if (record.surface !== 'responses') throw notFound(id, param);
+    if (record.surface !== kind.surface) throw notFound(kind, id, param);
     return record;
   } catch (err) {
-    if (err instanceof AppError && err.kind === 'NotFound') throw notFound(id, param);
+    if (err instanceof AppError && err.kind === 'NotFound') throw notFound(kind, id, param);
     throw err;
   }
 }
+
+/** {@link storedCall} for a Responses call. */
+export const storedResponse = (history: HistoryPort, principal: Principal, id: string, param?: string) =>
+  storedCall(RESPONSES, history, principal, id, param);
 
 type ToolCall = { id: string; name: string; arguments: string };
 
@@ -191,6 +219,14 @@ export function inputItemsOf(record: InferenceRecordView): Record<string, unknow
     });
 }
 
+/** The query of OpenAI's cursor lists: `limit` 1–100, `order`, and `after`/`before` an item's id. */
+export const CursorQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).optional(),
+  order: z.enum(['asc', 'desc']).optional(),
+  after: z.string().max(200).optional(),
+  before: z.string().max(200).optional(),
+});
+
 /** One page of a list in OpenAI's cursor shape; `after` and `before` name an item of it (422 otherwise). */
 export function cursorPage(
   items: Record<string, unknown>[],
@@ -201,7 +237,7 @@ export function cursorPage(
     const i = ordered.findIndex((item) => item.id === cursor);
     if (i < 0)
       throw new AppError('InvalidArgument', Reasons.VALIDATION_FAILED, 'Invalid query parameter', {
-        fieldErrors: [{ field: param, message: `names no item of this response: '${cursor}'` }],
+        fieldErrors: [{ field: param, message: `names no item of this list: '${cursor}'` }],
       });
     return i;
   };
@@ -215,4 +251,61 @@ export function cursorPage(
     last_id: (data.at(-1)?.id as string | undefined) ?? null,
     has_more: start + data.length < end,
   };
+}
+
+/** The chat.completion object of a stored chat-completions call, as it answered (reasoning left out). */
+export function completionOfRecord(record: InferenceRecordView) {
+  const { text, calls, finish } = replyOf(record);
+  const u = record.usage;
+  return {
+    id: `${CHAT_COMPLETIONS.prefix}${record.inference_id}`,
+    object: 'chat.completion',
+    created: Math.floor(Date.parse(record.created_at ?? '') / 1000) || 0,
+    // What the call asked for: a project's id when it went through one.
+    model: record.project_id ?? record.model_id,
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content: text || (calls.length ? null : ''),
+          refusal: null,
+          ...(calls.length
+            ? {
+                tool_calls: calls.map(toolCallOut),
+              }
+            : {}),
+        },
+        logprobs: null,
+        finish_reason: typeof finish === 'string' ? finish : 'stop',
+      },
+    ],
+    usage: openAiUsage({
+      input_tokens: u.input_tokens - u.cache_read_tokens - u.cache_write_tokens,
+      cache_read_tokens: u.cache_read_tokens,
+      cache_write_tokens: u.cache_write_tokens,
+      output_tokens: u.output_tokens,
+      reasoning_tokens: u.reasoning_tokens,
+      cost_credits: u.cost_credits,
+    }),
+    x_service: { inference_id: record.inference_id },
+  };
+}
+
+/**
+ * The messages of a stored chat-completions call, oldest first, as `GET /v1/chat/completions/:id/messages` lists
+ * them: `{id, role, content, tool_calls?, tool_call_id?}` with the system prompt as its first `system` message.
+ */
+export function completionMessagesOf(record: InferenceRecordView): Record<string, unknown>[] {
+  return (record.messages ?? []).map((m, i) => ({
+    id: `${CHAT_COMPLETIONS.prefix}${record.inference_id}-${i}`,
+    role: m.role,
+    content: m.content || (m.tool_calls?.length ? null : ''),
+    ...(m.tool_calls?.length
+      ? {
+          tool_calls: m.tool_calls.map(toolCallOut),
+        }
+      : {}),
+    ...(m.tool_call_id ? { tool_call_id: m.tool_call_id } : {}),
+  }));
 }
