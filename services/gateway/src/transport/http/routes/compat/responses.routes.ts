@@ -5,6 +5,7 @@ import { authOf } from '../../auth';
 import { parseParams } from '../../validate';
 import type { Api } from '../../api';
 import { collectChat, errorBodyOf, pumpChat, Sse, startChat, type ChatStart } from './chat-run';
+import { callItem, messageItem, reasoningItem, type Item } from './responses.items';
 import { ResponsesBody, responsesInputOf } from './responses.schema';
 import {
   continuedConversation,
@@ -18,29 +19,6 @@ import {
 import { responsesUsage, xService } from './usage';
 
 /** POST /v1/responses: the Response object, or its event stream (response.created … response.completed). */
-
-type Item = Record<string, unknown> & { type: string; id: string };
-
-const reasoningItem = (id: string, text: string): Item => ({
-  type: 'reasoning',
-  id: `rs_${id}`,
-  summary: text ? [{ type: 'summary_text', text }] : [],
-});
-const messageItem = (id: string, text: string | null): Item => ({
-  type: 'message',
-  id: `msg_${id}`,
-  status: text === null ? 'in_progress' : 'completed',
-  role: 'assistant',
-  content: text === null ? [] : [{ type: 'output_text', text, annotations: [], logprobs: [] }],
-});
-const callItem = (id: string, index: number, callId: string, name: string, args: string | null): Item => ({
-  type: 'function_call',
-  id: `fc_${id}_${index}`,
-  call_id: callId,
-  name,
-  arguments: args ?? '',
-  status: args === null ? 'in_progress' : 'completed',
-});
 
 /** The Response object; `done` absent while it is in progress. */
 function responseObject(start: ChatStart, id: string, model: string, output: Item[], done?: ChatDone) {

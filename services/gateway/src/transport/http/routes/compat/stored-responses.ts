@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { AppError, isUuid, Reasons } from '@whetstone/errors';
 import type { HistoryPort, InferenceRecordView, RecordedTurnView } from '../../../../application/history-ports';
-import type { ChatBlock, ChatTurn, Principal } from '../../../../application/ports';
+import type { ChatBlock, ChatTurn, ChatUsageView, Principal } from '../../../../application/ports';
 import { toolCallOut, turn } from './blocks';
-import { openAiUsage } from './usage';
+import { callItem, messageItem, type Item } from './responses.items';
+import { openAiUsage, responsesUsage } from './usage';
 
 /**
  * Stored calls of OpenAI's surfaces (`store: true`) read back from inference history: the Response object of
@@ -96,6 +97,19 @@ function replyOf(record: InferenceRecordView): { text: string; calls: ToolCall[]
   };
 }
 
+/**
+ * A record's usage as a live call's last piece reports it, for the surfaces' usage shapes: the record counts every
+ * input token in input_tokens, the piece only those neither read from nor written to a cache.
+ */
+const usageViewOf = ({ usage: u }: InferenceRecordView): ChatUsageView => ({
+  input_tokens: u.input_tokens - u.cache_read_tokens - u.cache_write_tokens,
+  cache_read_tokens: u.cache_read_tokens,
+  cache_write_tokens: u.cache_write_tokens,
+  output_tokens: u.output_tokens,
+  reasoning_tokens: u.reasoning_tokens,
+  cost_credits: u.cost_credits,
+});
+
 const ROLES = new Set<string>(['user', 'assistant', 'tool']);
 
 const turnOf = (m: RecordedTurnView): ChatTurn =>
@@ -133,27 +147,10 @@ export function responseOfRecord(record: InferenceRecordView) {
   const { text, calls, finish } = replyOf(record);
   const failed = record.status !== 'succeeded';
   const incomplete = !failed && (finish === 'length' || finish === 'content_filter');
-  const output: Record<string, unknown>[] = [];
+  const output: Item[] = [];
   if (text || calls.length === 0)
-    output.push({
-      type: 'message',
-      id: `msg_${id}`,
-      status: failed || incomplete ? 'incomplete' : 'completed',
-      role: 'assistant',
-      content: [{ type: 'output_text', text, annotations: [], logprobs: [] }],
-    });
-  calls.forEach((c, i) =>
-    output.push({
-      type: 'function_call',
-      id: `fc_${id}_${i}`,
-      call_id: c.id,
-      name: c.name,
-      arguments: c.arguments,
-      status: 'completed',
-    }),
-  );
-  const u = record.usage;
-  const input = u.input_tokens;
+    output.push({ ...messageItem(id, text), ...(failed || incomplete ? { status: 'incomplete' } : {}) });
+  calls.forEach((c, i) => output.push(callItem(id, i, c.id, c.name, c.arguments)));
   return {
     id: `${RESPONSE_ID_PREFIX}${id}`,
     object: 'response',
@@ -167,13 +164,7 @@ export function responseOfRecord(record: InferenceRecordView) {
       ? { code: (record.error_code ?? 'server_error').toLowerCase(), message: 'The response did not complete' }
       : null,
     incomplete_details: incomplete ? { reason: finish === 'length' ? 'max_output_tokens' : 'content_filter' } : null,
-    usage: {
-      input_tokens: input,
-      input_tokens_details: { cached_tokens: u.cache_read_tokens, cache_write_tokens: u.cache_write_tokens },
-      output_tokens: u.output_tokens,
-      output_tokens_details: { reasoning_tokens: u.reasoning_tokens },
-      total_tokens: input + u.output_tokens,
-    },
+    usage: responsesUsage(usageViewOf(record)),
     x_service: { inference_id: id },
   };
 }
@@ -256,7 +247,6 @@ export function cursorPage(
 /** The chat.completion object of a stored chat-completions call, as it answered (reasoning left out). */
 export function completionOfRecord(record: InferenceRecordView) {
   const { text, calls, finish } = replyOf(record);
-  const u = record.usage;
   return {
     id: `${CHAT_COMPLETIONS.prefix}${record.inference_id}`,
     object: 'chat.completion',
@@ -280,14 +270,7 @@ export function completionOfRecord(record: InferenceRecordView) {
         finish_reason: typeof finish === 'string' ? finish : 'stop',
       },
     ],
-    usage: openAiUsage({
-      input_tokens: u.input_tokens - u.cache_read_tokens - u.cache_write_tokens,
-      cache_read_tokens: u.cache_read_tokens,
-      cache_write_tokens: u.cache_write_tokens,
-      output_tokens: u.output_tokens,
-      reasoning_tokens: u.reasoning_tokens,
-      cost_credits: u.cost_credits,
-    }),
+    usage: openAiUsage(usageViewOf(record)),
     x_service: { inference_id: record.inference_id },
   };
 }
