@@ -227,4 +227,44 @@ describe('stored responses and chat completions: retrieve, list and previous_res
       mallory.responses.create({ model: OPENAI_MODEL, input: 'steal', previous_response_id: stored.id }),
     ).rejects.toBeInstanceOf(OpenAI.NotFoundError);
   });
+
+  it('when a stored response or chat completion is deleted, then it is gone from every read, for its team only', async () => {
+    const stored = await openai.responses.create({ model: OPENAI_MODEL, input: 'delete me', store: true });
+    const other = await signUpWithKey(system.baseUrl, 'compat-deleter');
+    const mallory = new OpenAI({ apiKey: other.key, baseURL: `${system.baseUrl}/v1`, maxRetries: 0 });
+    await expect(mallory.responses.delete(stored.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    // The client types this as void; the body is OpenAI's.
+    expect(await openai.responses.delete(stored.id)).toEqual({ id: stored.id, object: 'response', deleted: true });
+    await expect(openai.responses.retrieve(stored.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    await expect(openai.responses.inputItems.list(stored.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    await expect(
+      openai.responses.create({ model: OPENAI_MODEL, input: 'more', previous_response_id: stored.id }),
+    ).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    await expect(openai.responses.delete(stored.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    const auth = { authorization: `Bearer ${key}` };
+    const record = await fetch(`${system.baseUrl}/inferences/${stored.id.slice('resp_'.length)}`, { headers: auth });
+    expect(record.status).toBe(404);
+
+    const messages = [{ role: 'user' as const, content: 'forget this' }];
+    const completion = await openai.chat.completions.create({ model: OPENAI_MODEL, messages, store: true });
+    // A chat completion's id is no Response's.
+    await expect(openai.responses.delete(completion.id.replace('chatcmpl-', 'resp_'))).rejects.toBeInstanceOf(
+      OpenAI.NotFoundError,
+    );
+    expect(await openai.chat.completions.delete(completion.id)).toEqual({
+      id: completion.id,
+      object: 'chat.completion.deleted',
+      deleted: true,
+    });
+    await expect(openai.chat.completions.retrieve(completion.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+
+    // The native route deletes any stored inference of the team, by its inference id.
+    const kept = await openai.chat.completions.create({ model: OPENAI_MODEL, messages, store: true });
+    const inferenceId = kept.id.slice('chatcmpl-'.length);
+    const removed = await fetch(`${system.baseUrl}/inferences/${inferenceId}`, { method: 'DELETE', headers: auth });
+    expect(await removed.json()).toEqual({ inference_id: inferenceId, deleted: true });
+    await expect(openai.chat.completions.retrieve(kept.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    const again = await fetch(`${system.baseUrl}/inferences/${inferenceId}`, { method: 'DELETE', headers: auth });
+    expect(again.status).toBe(404);
+  });
 });

@@ -16,7 +16,7 @@ export const Topics = {
   deployments: 'deployments.v1',
   /** InferenceCompleted: router → inference history. */
   inferences: 'inferences.v1',
-  /** FeedbackSubmitted: inference history → orchestrator (adaptive retraining). */
+  /** FeedbackSubmitted, InferenceDeleted: inference history → dataset (feedback datasets for adaptive retraining). */
   feedback: 'feedback.v1',
 } as const;
 

@@ -5,7 +5,7 @@ import { collectFeedback } from './application/collect-feedback';
 import { createDatasetContext } from './application/context';
 import type { DatasetDeps } from './application/ports';
 import { resumeAbandoned, resumeGenerations } from './application/resume';
-import { feedbackVerdicts } from './transport/events/feedback-submitted.consumer';
+import { feedbackChanges } from './transport/events/feedback-submitted.consumer';
 import { datasetHandler } from './transport/rpc/dataset.handler';
 
 /** The wired service: its RPC routes and its background work. No I/O happens here. */
@@ -15,7 +15,7 @@ export interface DatasetApp {
   resumeAbandoned(): Promise<number>;
   /** Re-runs generation jobs a stopped process left queued or running; returns how many. */
   resumeGenerations(): Promise<number>;
-  /** Stores a delivered batch of FeedbackSubmitted and cuts the feedback dataset versions it calls for. */
+  /** Stores a delivered batch of FeedbackSubmitted and InferenceDeleted and cuts the feedback dataset versions it calls for. */
   onFeedbackEvents(envelopes: EventEnvelope[]): Promise<void>;
   /** Resolves when no processing runs in this process (tests, shutdown). */
   idle(): Promise<void>;
@@ -27,7 +27,7 @@ export function buildApp(deps: DatasetDeps): DatasetApp {
     registerRoutes: (router) => router.service(DatasetService, datasetHandler(ctx)),
     resumeAbandoned: () => resumeAbandoned(ctx),
     resumeGenerations: () => resumeGenerations(ctx),
-    onFeedbackEvents: async (envelopes) => void (await collectFeedback(ctx, feedbackVerdicts(ctx.logger, envelopes))),
+    onFeedbackEvents: async (envelopes) => void (await collectFeedback(ctx, feedbackChanges(ctx.logger, envelopes))),
     idle: () => ctx.work.idle(),
   };
 }

@@ -1,6 +1,16 @@
 /** Feedback examples per (team, project) in the service's schema. */
 import type { FeedbackStore } from '../application/ports';
 import type { FeedbackIssue, FeedbackRow } from '../domain/feedback';
+
+const pendingOf = async (
+  tx: Pick<PrismaClient, 'feedbackExample'>,
+  projects: Iterable<{ teamId: string; projectId: string }>,
+) => {
+  const out = [];
+  for (const p of projects)
+    out.push({ ...p, pending: await tx.feedbackExample.count({ where: { ...p, pending: true } }) });
+  return out;
+};
 import type { PrismaClient } from '../generated/prisma/client';
 
 export function prismaFeedbackStore(prisma: PrismaClient): FeedbackStore {
@@ -23,10 +33,20 @@ export function prismaFeedbackStore(prisma: PrismaClient): FeedbackStore {
           // Every project of the batch, changed or not: a batch redelivered after a failed cut cuts it again.
           projects.set(`${v.teamId}/${v.projectId}`, { teamId: v.teamId, projectId: v.projectId });
         }
-        const out = [];
-        for (const p of projects.values())
-          out.push({ ...p, pending: await tx.feedbackExample.count({ where: { ...p, pending: true } }) });
-        return out;
+        return pendingOf(tx, projects.values());
+      }),
+    removeFeedback: (deletions) =>
+      prisma.$transaction(async (tx) => {
+        const projects = new Map<string, { teamId: string; projectId: string }>();
+        for (const d of deletions) {
+          // Only a verdict held for that team; one submitted after the deletion cannot exist (history refuses it).
+          const held = await tx.$executeRaw`
+            UPDATE feedback_examples SET verdict = 'deleted', rows = '[]'::jsonb, issues = '[]'::jsonb,
+              submitted_at = ${d.deletedAt}, pending = true, updated_at = now()
+            WHERE inference_id = ${d.inferenceId} AND team_id = ${d.teamId} AND submitted_at < ${d.deletedAt}`;
+          if (held) projects.set(`${d.teamId}/${d.projectId}`, { teamId: d.teamId, projectId: d.projectId });
+        }
+        return pendingOf(tx, projects.values());
       }),
     async snapshot(teamId, projectId) {
       const rows = await prisma.feedbackExample.findMany({
@@ -36,7 +56,7 @@ export function prismaFeedbackStore(prisma: PrismaClient): FeedbackStore {
       });
       return rows.map((r) => ({
         inferenceId: r.inferenceId,
-        verdict: r.verdict === 'incorrect' ? 'incorrect' : 'correct',
+        verdict: r.verdict === 'incorrect' || r.verdict === 'deleted' ? r.verdict : 'correct',
         submittedAt: r.submittedAt,
         rows: r.rows as unknown as FeedbackRow[],
         issues: r.issues as unknown as FeedbackIssue[],

@@ -6,7 +6,7 @@ import {
   feedbackDatasetType,
   feedbackExamples,
   rowFor,
-  type FeedbackVerdict,
+  type FeedbackChanges,
 } from '../domain/feedback';
 import type { DatasetContext } from './context';
 import type { FeedbackStore, VersionRow } from './ports';
@@ -19,17 +19,26 @@ import { startProcessing } from './process-version';
 export const DEFAULT_FEEDBACK_VERSION_MIN_ROWS = 10;
 
 /**
- * Stores a delivered batch of verdicts (a later verdict on an inference replaces its rows) and, for every project
- * whose changed verdicts reached the threshold, cuts one new version of its feedback dataset holding all of its
- * rows; the version is processed like an upload (ready or failed, with a report). Returns the versions cut.
+ * Stores a delivered batch of verdicts (a later verdict on an inference replaces its rows), then empties the
+ * verdicts of deleted inferences, and, for every project whose changed verdicts reached the threshold, cuts one new
+ * version of its feedback dataset holding all of its rows; the version is processed like an upload (ready or
+ * failed, with a report). Returns the versions cut.
  */
-export async function collectFeedback(ctx: DatasetContext, verdicts: FeedbackVerdict[]): Promise<VersionRow[]> {
+export async function collectFeedback(
+  ctx: DatasetContext,
+  { verdicts, deletions }: FeedbackChanges,
+): Promise<VersionRow[]> {
   const { feedback } = ctx;
-  if (!feedback || !verdicts.length) return [];
-  const changed = await feedback.saveFeedback(verdicts.map((v) => ({ ...v, ...feedbackExamples(v) })));
+  if (!feedback || (!verdicts.length && !deletions.length)) return [];
+  const saved = verdicts.length
+    ? await feedback.saveFeedback(verdicts.map((v) => ({ ...v, ...feedbackExamples(v) })))
+    : [];
+  const removed = deletions.length ? await feedback.removeFeedback(deletions) : [];
+  // The later count of a project counts both.
+  const changed = new Map([...saved, ...removed].map((p) => [`${p.teamId}/${p.projectId}`, p]));
   const min = ctx.feedbackVersionMinRows ?? DEFAULT_FEEDBACK_VERSION_MIN_ROWS;
   const cut: VersionRow[] = [];
-  for (const project of changed)
+  for (const project of changed.values())
     if (project.pending >= min) cut.push(await cutVersion(ctx, feedback, project.teamId, project.projectId));
   return cut;
 }

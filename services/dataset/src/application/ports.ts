@@ -8,7 +8,7 @@ import type {
   VersionReport,
   VersionStatus,
 } from '../domain/dataset';
-import type { FeedbackExamples, FeedbackVerdict } from '../domain/feedback';
+import type { FeedbackDeletion, FeedbackExamples, FeedbackVerdict } from '../domain/feedback';
 
 export interface VersionRow {
   id: string;
@@ -103,7 +103,8 @@ export interface DatasetStore {
 /** A verdict as stored: its converted rows or why it has none. */
 export interface StoredFeedback extends FeedbackExamples {
   inferenceId: string;
-  verdict: 'correct' | 'incorrect';
+  /** deleted: the inference was deleted from history; kept with no rows until a version leaves it out. */
+  verdict: 'correct' | 'incorrect' | 'deleted';
   submittedAt: Date;
 }
 
@@ -116,6 +117,11 @@ export interface FeedbackStore {
   saveFeedback(
     verdicts: (FeedbackVerdict & FeedbackExamples)[],
   ): Promise<{ teamId: string; projectId: string; pending: number }[]>;
+  /**
+   * Empties the verdicts of deleted inferences (no rows; pending, so the next version leaves them out) and returns,
+   * per project that had one, how many of its verdicts changed since its last version.
+   */
+  removeFeedback(deletions: FeedbackDeletion[]): Promise<{ teamId: string; projectId: string; pending: number }[]>;
   /** All of a project's verdicts, in inference id order (UUIDv7: the order the inferences were made). */
   snapshot(teamId: string, projectId: string): Promise<StoredFeedback[]>;
   /** Verdicts of the project changed since its last version. */

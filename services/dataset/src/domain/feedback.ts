@@ -20,6 +20,20 @@ export interface FeedbackVerdict {
   messages?: ChatMessage[];
 }
 
+/** An inference deleted from history: its verdict leaves the project's next feedback dataset version. */
+export interface FeedbackDeletion {
+  inferenceId: string;
+  teamId: string;
+  projectId: string;
+  deletedAt: Date;
+}
+
+/** What a delivered batch of feedback.v1 changes: verdicts to store, and deleted inferences to drop. */
+export interface FeedbackChanges {
+  verdicts: FeedbackVerdict[];
+  deletions: FeedbackDeletion[];
+}
+
 export interface ChatMessage {
   role: string;
   content: string;

@@ -6,7 +6,7 @@ import { timestampFromDate, ValueSchema } from '@bufbuild/protobuf/wkt';
 import { Pool } from 'pg';
 import { FsBlobStore, readAll } from '@whetstone/blobs';
 import { PgEventLog, Topics, type EventEnvelope, type Subscription } from '@whetstone/events';
-import { FeedbackSubmittedSchema, Verdict } from '@whetstone/proto/history/v1';
+import { FeedbackSubmittedSchema, InferenceDeletedSchema, Verdict } from '@whetstone/proto/history/v1';
 import { applyMigrations, createTestSchema, eventually, testDatabaseUrl, type TestSchema } from '@whetstone/testing';
 import { prismaFeedbackStore } from '../../src/adapters/prisma-feedback';
 import { createPrismaClient, type PrismaClient } from '../../src/adapters/prisma-client';
@@ -113,7 +113,26 @@ describe('feedback datasets from feedback.v1 (real Postgres, event log)', () => 
     };
   }
 
-  const versions = () => getDataset(deps, TEAM, NAME).catch(() => []);
+  /** InferenceDeleted as history's relay publishes it, on the same topic and key as the inference's feedback. */
+  function deleted(i: number, at: Date, projectId: string): EventEnvelope {
+    const event = create(InferenceDeletedSchema, {
+      inferenceId: id(i),
+      teamId: TEAM,
+      projectId,
+      deletedAt: timestampFromDate(at),
+    });
+    return {
+      id: `relay/${++seq}`,
+      topic: Topics.feedback,
+      type: InferenceDeletedSchema.typeName,
+      key: id(i),
+      payload: toBinary(InferenceDeletedSchema, event),
+      headers: {},
+      occurredAt: at,
+    };
+  }
+
+  const versions = (name = NAME) => getDataset(deps, TEAM, name).catch(() => []);
   async function rowsOf(versionNumber: number): Promise<unknown[]> {
     const v = (await versions()).find((x) => x.versionNumber === versionNumber)!;
     const keys = splitKeys(TEAM, v.datasetId, versionNumber);
@@ -210,5 +229,37 @@ describe('feedback datasets from feedback.v1 (real Postgres, event log)', () => 
       [1, 'failed', 'the feedback file could not be written'],
     ]);
     expect(cut[0]!.report).toMatchObject({ total_rows: 2, valid_rows: 2 });
+  });
+
+  it('when inferences are deleted, then the next version leaves their verdicts out and earlier versions keep them', async () => {
+    const project = '5b0f3c1e-0000-4000-8000-0000000000ee';
+    const name = `feedback-${project}`;
+    const t0 = new Date('2026-11-28T10:00:00Z');
+    const answer = { entities: { person: ['Ada Lovelace'] } };
+    await log.publish(
+      [200, 201, 202, 203, 204, 205, 206, 207, 208, 209, 210, 211].map((i) =>
+        feedback(i, 'incorrect', answer, t0, project),
+      ),
+    );
+    await eventually(async () => (await versions(name))[0]?.status === 'ready');
+
+    // Two deleted inferences reach the threshold (2); a deleted inference without feedback changes nothing.
+    const t1 = new Date('2026-11-28T11:00:00Z');
+    await log.publish([deleted(200, t1, project), deleted(201, t1, project), deleted(299, t1, project)]);
+    await eventually(async () => {
+      const [newest] = await versions(name);
+      return newest?.versionNumber === 2 && newest.status === 'ready';
+    });
+    const [v2, v1] = await versions(name);
+    expect(v1).toMatchObject({ versionNumber: 1, size: 12 });
+    expect(v2).toMatchObject({ versionNumber: 2, size: 10 });
+    const held = await prisma.$queryRawUnsafe<{ inference_id: string; verdict: string; pending: boolean }[]>(
+      `SELECT inference_id, verdict, pending FROM "${schema.name}".feedback_examples
+       WHERE project_id = '${project}' AND verdict = 'deleted' ORDER BY inference_id`,
+    );
+    expect(held).toEqual([
+      { inference_id: id(200), verdict: 'deleted', pending: false },
+      { inference_id: id(201), verdict: 'deleted', pending: false },
+    ]);
   });
 });

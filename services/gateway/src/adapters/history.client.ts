@@ -174,6 +174,9 @@ export function historyOverRpc(
     async getFeedback(principal, inferenceId) {
       return feedbackView((await client.getFeedback({ caller: caller(principal), inferenceId })).feedback, inferenceId);
     },
+    async delete(principal, inferenceId) {
+      return (await client.deleteInference({ caller: caller(principal), inferenceId })).inferenceId;
+    },
     async getJudgeSettings(principal, projectId) {
       const res = await client.getJudgeSettings({ caller: caller(principal), projectId });
       return judgeSettingsView(res.settings, projectId);

@@ -107,6 +107,8 @@ export interface HistoryPort {
     input: { verdict: 'correct' | 'incorrect'; correctedOutput: unknown; notes: string },
   ): Promise<FeedbackView>;
   getFeedback(principal: Principal, inferenceId: string): Promise<FeedbackView>;
+  /** Deletes the record for good (content, feedback, judge state); NotFound as get. Returns its id. */
+  delete(principal: Principal, inferenceId: string): Promise<string>;
   getJudgeSettings(principal: Principal, projectId: string): Promise<JudgeSettingsView>;
   setJudgeSettings(
     principal: Principal,

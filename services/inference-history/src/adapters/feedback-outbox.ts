@@ -1,7 +1,7 @@
 import { create, fromJson, type JsonObject, type JsonValue } from '@bufbuild/protobuf';
 import { ValueSchema, timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { encodeEvent, Topics, type OutboxRow } from '@whetstone/events';
-import { FeedbackSubmittedSchema, Verdict } from '@whetstone/proto/history/v1';
+import { FeedbackSubmittedSchema, InferenceDeletedSchema, Verdict } from '@whetstone/proto/history/v1';
 import { recordedMessageOf } from '@whetstone/proto/inference/v1';
 import type { Feedback, InferenceRecord } from '../domain/record';
 
@@ -29,6 +29,21 @@ export function feedbackOutboxRow(record: InferenceRecord, feedback: Feedback): 
       submittedAt: timestampFromDate(feedback.submittedAt),
       projectId: record.projectId ?? '',
       ...(feedback.verdict === 'correct' ? { output: fromJson(ValueSchema, record.outputs as JsonValue) } : {}),
+    }),
+    record.inferenceId,
+  );
+}
+
+/** InferenceDeleted as an outbox row, keyed by inference id like the record's feedback, so it follows that. */
+export function deletedOutboxRow(record: InferenceRecord, deletedAt: Date): OutboxRow {
+  return encodeEvent(
+    FEEDBACK_TOPIC,
+    InferenceDeletedSchema,
+    create(InferenceDeletedSchema, {
+      inferenceId: record.inferenceId,
+      teamId: record.teamId,
+      projectId: record.projectId ?? '',
+      deletedAt: timestampFromDate(deletedAt),
     }),
     record.inferenceId,
   );

@@ -2,7 +2,7 @@ import { TOTAL_CAP, type HistoryStore } from '../application/ports';
 import type { JudgeKind, JudgeStatus } from '../domain/judge';
 import type { Feedback, InferenceRecord, ListFilter, Status, Surface, Verdict } from '../domain/record';
 import { Prisma, type PrismaClient } from '../generated/prisma/client';
-import { feedbackOutboxRow } from './feedback-outbox';
+import { deletedOutboxRow, feedbackOutboxRow } from './feedback-outbox';
 
 type Row = Prisma.InferenceRecordGetPayload<object>;
 type Json = Prisma.InputJsonValue;
@@ -23,7 +23,7 @@ const R_NAMES = NAMES.split(', ')
   .join(', ');
 
 /**
- * Idempotent by inference id: a redelivered record is skipped, never an error. A record of a project that judges
+ * Idempotent by inference id: a redelivered record is skipped, never an error, and so is a deleted one. A record of a project that judges
  * its inferences is queued for the judge in the same statement when a hash of its id falls below the sample rate
  * (the same id always samples the same way), so nothing is lost between storing and judging.
  */
@@ -35,6 +35,7 @@ const INGEST_SQL = `INSERT INTO inference_records (${NAMES}, judge_status, judge
       THEN now() END
   FROM jsonb_to_recordset($1::jsonb) AS r(${COLUMNS})
   LEFT JOIN judge_settings j ON j.project_id = r.project_id AND j.team_id = r.team_id
+  WHERE NOT EXISTS (SELECT 1 FROM deleted_inferences d WHERE d.id = r.id)
   ON CONFLICT (id) DO NOTHING`;
 
 /** A record as one JSON row of INGEST_SQL (snake_case columns; bigints as strings). */
@@ -196,6 +197,21 @@ export function prismaHistoryStore(prisma: PrismaClient): HistoryStore {
         }),
         prisma.outboxEvent.create({ data: { ...row, payload: Buffer.from(row.payload) } }),
       ]);
+    },
+    async delete(record, deletedAt) {
+      const row = deletedOutboxRow(record, deletedAt);
+      await prisma.$transaction([
+        prisma.deletedInference.upsert({
+          where: { id: record.inferenceId },
+          create: { id: record.inferenceId, teamId: record.teamId, deletedAt },
+          update: {},
+        }),
+        prisma.inferenceRecord.deleteMany({ where: { id: record.inferenceId } }),
+        prisma.outboxEvent.create({ data: { ...row, payload: Buffer.from(row.payload) } }),
+      ]);
+    },
+    async wasDeleted(inferenceId) {
+      return (await prisma.deletedInference.count({ where: { id: inferenceId } })) > 0;
     },
   };
 }

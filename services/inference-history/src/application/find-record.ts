@@ -8,7 +8,7 @@ const notFound = (id: string) => errors.notFound('INFERENCE_NOT_FOUND', `Inferen
 /**
  * The team's record. An id that is not stored yet but was minted moments ago may
  * still be on its way from the router: wait for the consumer to store it (woken
- * by the ingest, bounded by readWaitMs). Anything else unknown is NotFound at once.
+ * by the ingest, bounded by readWaitMs). Anything else unknown, or deleted, is NotFound at once.
  */
 export async function findRecord(deps: HistoryDeps, teamId: string, inferenceId: string): Promise<InferenceRecord> {
   const id = inferenceId.toLowerCase();
@@ -23,7 +23,8 @@ export async function findRecord(deps: HistoryDeps, teamId: string, inferenceId:
   try {
     const held = ours(await deps.store.get(id));
     if (held) return held;
-    if (!waiter) throw notFound(inferenceId);
+    // A deleted record will not arrive: no wait.
+    if (!waiter || (await deps.store.wasDeleted(id))) throw notFound(inferenceId);
     await waiter.arrived(deps.readWaitMs);
     const late = ours(await deps.store.get(id));
     if (late) return late;

@@ -25,6 +25,13 @@ export interface HistoryStore {
   list(teamId: string, filter: ListFilter): Promise<Page>;
   /** Stores the verdict on the record and appends FeedbackSubmitted to the outbox, in one transaction. */
   saveFeedback(record: InferenceRecord, feedback: Feedback): Promise<void>;
+  /**
+   * Deletes the record, keeps its id so that a redelivered event never stores it again, and appends
+   * InferenceDeleted to the outbox, in one transaction.
+   */
+  delete(record: InferenceRecord, deletedAt: Date): Promise<void>;
+  /** Whether a record of that id was deleted (its id is all that is kept). */
+  wasDeleted(inferenceId: string): Promise<boolean>;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { fromBinary, toJson } from '@bufbuild/protobuf';
 import { ValueSchema } from '@bufbuild/protobuf/wkt';
-import { FeedbackSubmittedSchema } from '@whetstone/proto/history/v1';
+import { FeedbackSubmittedSchema, InferenceDeletedSchema } from '@whetstone/proto/history/v1';
 import { createLogger } from '@whetstone/telemetry';
 import { inProcessIngestSignal } from '../../src/adapters/ingest-signal';
 import { prismaHistoryStore } from '../../src/adapters/prisma-history-store';
@@ -11,6 +11,7 @@ import { getInference } from '../../src/application/get-inference';
 import { listInferences } from '../../src/application/list-inferences';
 import { submitFeedback } from '../../src/application/submit-feedback';
 import { getFeedback } from '../../src/application/get-feedback';
+import { deleteInference } from '../../src/application/delete-inference';
 import { createHistoryDatabase } from '../factories/database';
 import { completed, envelopeOf } from '../factories/events';
 
@@ -149,5 +150,34 @@ describe('inference-history against real Postgres', () => {
     expect(toJson(ValueSchema, confirmation!.output!)).toEqual(
       (await getInference(deps, TEAM, event.inferenceId)).outputs,
     );
+  });
+
+  it('deletes a record for good: gone from reads and lists, never stored again, InferenceDeleted after its feedback', async () => {
+    const projectId = '5b0f3c1e-0000-4000-8000-0000000000dd';
+    const event = completed({ projectId });
+    await app.onInferenceEvents([envelopeOf(event)]);
+    await submitFeedback(deps, TEAM, event.inferenceId, { verdict: 'correct', correctedOutput: null, notes: '' });
+    // Another team's delete is NotFound and deletes nothing.
+    await expect(deleteInference(deps, OTHER, event.inferenceId)).rejects.toMatchObject({ kind: 'NotFound' });
+    expect(await deleteInference(deps, TEAM, event.inferenceId.toUpperCase())).toBe(event.inferenceId);
+
+    await expect(getInference(deps, TEAM, event.inferenceId)).rejects.toMatchObject({ reason: 'INFERENCE_NOT_FOUND' });
+    await expect(deleteInference(deps, TEAM, event.inferenceId)).rejects.toMatchObject({ kind: 'NotFound' });
+    const page = await listInferences(deps, TEAM, { limit: 100, offset: 0, projectId });
+    expect(page.records).toEqual([]);
+    // A redelivered event does not bring it back.
+    expect(await app.onInferenceEvents([envelopeOf(event)])).toBe(0);
+    expect(await db.prisma.inferenceRecord.count({ where: { id: event.inferenceId } })).toBe(0);
+
+    const outbox = await db.prisma.outboxEvent.findMany({ where: { key: event.inferenceId }, orderBy: { id: 'asc' } });
+    expect(outbox.map((o) => o.type)).toEqual([
+      'whetstone.history.v1.FeedbackSubmitted',
+      'whetstone.history.v1.InferenceDeleted',
+    ]);
+    expect(fromBinary(InferenceDeletedSchema, outbox[1]!.payload)).toMatchObject({
+      inferenceId: event.inferenceId,
+      teamId: TEAM,
+      projectId,
+    });
   });
 });

@@ -2,6 +2,7 @@ import type { ServiceImpl } from '@connectrpc/connect';
 import type { InferenceHistoryService } from '@whetstone/proto/history/v1';
 import { requireCaller } from '@whetstone/rpc';
 import type { HistoryDeps } from '../../application/deps';
+import { deleteInference } from '../../application/delete-inference';
 import { getFeedback } from '../../application/get-feedback';
 import { getInference } from '../../application/get-inference';
 import { listInferences } from '../../application/list-inferences';
@@ -40,6 +41,9 @@ export function historyHandler(
     },
     async getFeedback(req) {
       return { feedback: feedbackToPb(await getFeedback(deps, requireCaller(req.caller).teamId, req.inferenceId)) };
+    },
+    async deleteInference(req) {
+      return { inferenceId: await deleteInference(deps, requireCaller(req.caller).teamId, req.inferenceId) };
     },
     async setJudgeSettings(req) {
       const s = req.settings;

@@ -120,6 +120,25 @@ export function registerHistoryRoutes(api: Api, history: HistoryPort): void {
 
   api.route(
     {
+      method: 'delete',
+      path: '/inferences/:id',
+      summary: `Delete one stored inference for good (content, feedback, judge score; the ledger keeps its usage): {inference_id, deleted: true}`,
+      tag: 'Inference history',
+      auth: 'key-or-session',
+    },
+    async ({ req, res }) => ({
+      inference_id: await history.delete(authOf(res).principal, inferenceId(req.params.id)),
+      deleted: true,
+    }),
+  );
+
+  registerFeedbackRoutes(api, history);
+}
+
+/** A verdict on one inference, and reading it back. */
+function registerFeedbackRoutes(api: Api, history: HistoryPort): void {
+  api.route(
+    {
       method: 'post',
       path: '/inferences/:id/feedback',
       summary:

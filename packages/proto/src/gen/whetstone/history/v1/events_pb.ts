@@ -16,7 +16,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file whetstone/history/v1/events.proto.
  */
 export const file_whetstone_history_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("CiF3aGV0c3RvbmUvaGlzdG9yeS92MS9ldmVudHMucHJvdG8SFHdoZXRzdG9uZS5oaXN0b3J5LnYxIrcDChFGZWVkYmFja1N1Ym1pdHRlZBIUCgxpbmZlcmVuY2VfaWQYASABKAkSDwoHdGVhbV9pZBgCIAEoCRIQCghtb2RlbF9pZBgDIAEoCRIXCg90cmFpbmluZ19qb2JfaWQYBCABKAkSDAoEdGFzaxgFIAEoCRIuCgd2ZXJkaWN0GAYgASgOMh0ud2hldHN0b25lLmhpc3RvcnkudjEuVmVyZGljdBIwChBjb3JyZWN0ZWRfb3V0cHV0GAcgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEg4KBmlucHV0cxgIIAMoCRInCgZzY2hlbWEYCSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EjAKDHN1Ym1pdHRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKcHJvamVjdF9pZBgLIAEoCRImCgZvdXRwdXQYDCABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSOQoIbWVzc2FnZXMYDSADKAsyJy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlJlY29yZGVkTWVzc2FnZWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_whetstone_history_v1_history, file_whetstone_inference_v1_events]);
+  fileDesc("CiF3aGV0c3RvbmUvaGlzdG9yeS92MS9ldmVudHMucHJvdG8SFHdoZXRzdG9uZS5oaXN0b3J5LnYxIrcDChFGZWVkYmFja1N1Ym1pdHRlZBIUCgxpbmZlcmVuY2VfaWQYASABKAkSDwoHdGVhbV9pZBgCIAEoCRIQCghtb2RlbF9pZBgDIAEoCRIXCg90cmFpbmluZ19qb2JfaWQYBCABKAkSDAoEdGFzaxgFIAEoCRIuCgd2ZXJkaWN0GAYgASgOMh0ud2hldHN0b25lLmhpc3RvcnkudjEuVmVyZGljdBIwChBjb3JyZWN0ZWRfb3V0cHV0GAcgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEg4KBmlucHV0cxgIIAMoCRInCgZzY2hlbWEYCSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EjAKDHN1Ym1pdHRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKcHJvamVjdF9pZBgLIAEoCRImCgZvdXRwdXQYDCABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSOQoIbWVzc2FnZXMYDSADKAsyJy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlJlY29yZGVkTWVzc2FnZSJ9ChBJbmZlcmVuY2VEZWxldGVkEhQKDGluZmVyZW5jZV9pZBgBIAEoCRIPCgd0ZWFtX2lkGAIgASgJEhIKCnByb2plY3RfaWQYAyABKAkSLgoKZGVsZXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBiBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_whetstone_history_v1_history, file_whetstone_inference_v1_events]);
 
 /**
  * FeedbackSubmitted is published on feedback.v1 (through history's outbox, in the feedback's transaction) each
@@ -123,4 +123,48 @@ export type FeedbackSubmitted = Message<"whetstone.history.v1.FeedbackSubmitted"
  */
 export const FeedbackSubmittedSchema: GenMessage<FeedbackSubmitted> = /*@__PURE__*/
   messageDesc(file_whetstone_history_v1_events, 0);
+
+/**
+ * InferenceDeleted is published on feedback.v1 (through history's outbox, in the deletion's transaction) when a
+ * record is deleted; the dataset service drops its verdict, so the project's next feedback dataset version leaves
+ * it out. Versions cut before stay as they were (a version is immutable).
+ *
+ * @generated from message whetstone.history.v1.InferenceDeleted
+ */
+export type InferenceDeleted = Message<"whetstone.history.v1.InferenceDeleted"> & {
+  /**
+   * UUID of the inference deleted; also the event key, so it follows any FeedbackSubmitted of that inference.
+   *
+   * @generated from field: string inference_id = 1;
+   */
+  inferenceId: string;
+
+  /**
+   * UUID of the team that owned it.
+   *
+   * @generated from field: string team_id = 2;
+   */
+  teamId: string;
+
+  /**
+   * UUID of its project; empty for calls outside a project.
+   *
+   * @generated from field: string project_id = 3;
+   */
+  projectId: string;
+
+  /**
+   * When it was deleted.
+   *
+   * @generated from field: google.protobuf.Timestamp deleted_at = 4;
+   */
+  deletedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message whetstone.history.v1.InferenceDeleted.
+ * Use `create(InferenceDeletedSchema)` to create a new message.
+ */
+export const InferenceDeletedSchema: GenMessage<InferenceDeleted> = /*@__PURE__*/
+  messageDesc(file_whetstone_history_v1_events, 1);
 

@@ -12,6 +12,7 @@ import {
   completionOfRecord,
   CursorQuery,
   cursorPage,
+  deleteStoredCall,
   storedCall,
 } from './stored-responses';
 import { openAiUsage, xService } from './usage';
@@ -128,6 +129,25 @@ export function registerStoredCompletionRoutes(api: Api, history: HistoryPort): 
       },
     },
     async ({ req, res }) => completionOfRecord(await stored(res, req.params.completion_id)),
+  );
+  api.route(
+    {
+      method: 'delete',
+      path: '/v1/chat/completions/:completion_id',
+      summary:
+        'OpenAI-compatible deletion of a stored chat completion: its inference record goes from history for good (docs/api.md)',
+      tag: 'Compatible surfaces',
+      auth: 'key-or-session',
+      response: {
+        status: 200,
+        description: '`{id, object: "chat.completion.deleted", deleted: true}`; 404 in the OpenAI envelope otherwise',
+      },
+    },
+    async ({ req, res }) => ({
+      id: await deleteStoredCall(CHAT_COMPLETIONS, history, authOf(res).principal, String(req.params.completion_id)),
+      object: 'chat.completion.deleted',
+      deleted: true,
+    }),
   );
   api.route(
     {

@@ -11,8 +11,10 @@ import {
   continuedConversation,
   CursorQuery,
   cursorPage,
+  deleteStoredCall,
   inputItemsOf,
   RESPONSE_ID_PREFIX,
+  RESPONSES,
   responseOfRecord,
   storedResponse,
 } from './stored-responses';
@@ -214,6 +216,26 @@ export function registerStoredResponseRoute(api: Api, history: HistoryPort): voi
     },
     async ({ req, res }) =>
       responseOfRecord(await storedResponse(history, authOf(res).principal, String(req.params.response_id))),
+  );
+
+  api.route(
+    {
+      method: 'delete',
+      path: '/v1/responses/:response_id',
+      summary:
+        'OpenAI-compatible deletion of a stored Response: its inference record goes from history for good (docs/api.md)',
+      tag: 'Compatible surfaces',
+      auth: 'key-or-session',
+      response: {
+        status: 200,
+        description: '`{id, object: "response", deleted: true}`; 404 in the OpenAI envelope for an id not stored',
+      },
+    },
+    async ({ req, res }) => ({
+      id: await deleteStoredCall(RESPONSES, history, authOf(res).principal, String(req.params.response_id)),
+      object: 'response',
+      deleted: true,
+    }),
   );
 
   api.route(

@@ -69,6 +69,27 @@ export async function storedCall(
   }
 }
 
+/**
+ * Deletes the stored call of `kind` that `id` names, for good (history keeps its id only, so it never returns);
+ * NotFound as {@link storedCall}. Returns the public id.
+ */
+export async function deleteStoredCall(
+  kind: StoredKind,
+  history: HistoryPort,
+  principal: Principal,
+  id: string,
+): Promise<string> {
+  const record = await storedCall(kind, history, principal, id);
+  try {
+    await history.delete(principal, record.inference_id);
+  } catch (err) {
+    // Deleted by a concurrent request between the two calls.
+    if (err instanceof AppError && err.kind === 'NotFound') throw notFound(kind, id);
+    throw err;
+  }
+  return `${kind.prefix}${record.inference_id}`;
+}
+
 /** {@link storedCall} for a Responses call. */
 export const storedResponse = (history: HistoryPort, principal: Principal, id: string, param?: string) =>
   storedCall(RESPONSES, history, principal, id, param);
