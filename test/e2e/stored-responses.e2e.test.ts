@@ -267,4 +267,60 @@ describe('stored responses and chat completions: retrieve, list and previous_res
     const again = await fetch(`${system.baseUrl}/inferences/${inferenceId}`, { method: 'DELETE', headers: auth });
     expect(again.status).toBe(404);
   });
+
+  it('when stored chat completions carry metadata, then the list filters and pages them and update replaces it', async () => {
+    // A team of its own, so the list holds only this test's calls.
+    const own = await signUpWithKey(system.baseUrl, 'compat-lister');
+    await grantCredits(system.baseUrl, own.teamId, 1);
+    const client = new OpenAI({ apiKey: own.key, baseURL: `${system.baseUrl}/v1`, maxRetries: 0 });
+    const ask = (content: string, metadata: Record<string, string>) =>
+      client.chat.completions.create({
+        model: OPENAI_MODEL,
+        messages: [{ role: 'user', content }],
+        store: true,
+        metadata,
+      });
+    const a = await ask('one', { run: 'a', user: 'u1' });
+    const b = await ask('two', { run: 'b' });
+    const c = await ask('three', { run: 'a' });
+    await client.chat.completions.create({ model: OPENAI_MODEL, messages: [{ role: 'user', content: 'unstored' }] });
+    const response = await client.responses.create({
+      model: OPENAI_MODEL,
+      input: 'x',
+      store: true,
+      metadata: { run: 'a' },
+    });
+    expect(response.metadata).toEqual({ run: 'a' });
+    expect((await client.responses.retrieve(response.id)).metadata).toEqual({ run: 'a' });
+
+    const ids = async (params: OpenAI.Chat.Completions.ChatCompletionListParams) => {
+      const out: string[] = [];
+      for await (const completion of client.chat.completions.list(params)) out.push(completion.id);
+      return out;
+    };
+    // Oldest first by default; every page of 2 followed by the client; a Response is no chat completion.
+    expect(await ids({ limit: 2 })).toEqual([a.id, b.id, c.id]);
+    expect(await ids({ order: 'desc' })).toEqual([c.id, b.id, a.id]);
+    expect(await ids({ metadata: { run: 'a' } })).toEqual([a.id, c.id]);
+    expect(await ids({ metadata: { run: 'a', user: 'u1' }, model: OPENAI_MODEL })).toEqual([a.id]);
+    expect(await ids({ model: 'another-model' })).toEqual([]);
+    const page = await client.chat.completions.list({ limit: 1, after: a.id });
+    expect(page.data.map((d) => [d.id, d.metadata])).toEqual([[b.id, { run: 'b' }]]);
+    expect(page.has_more).toBe(true);
+
+    const updated = await client.chat.completions.update(b.id, { metadata: { run: 'a', reviewed: 'yes' } });
+    expect(updated.metadata).toEqual({ run: 'a', reviewed: 'yes' });
+    expect((await client.chat.completions.retrieve(b.id)).metadata).toEqual({ run: 'a', reviewed: 'yes' });
+    expect(await ids({ metadata: { run: 'a' } })).toEqual([a.id, b.id, c.id]);
+    // Another team's completion cannot be updated; bad metadata and cursors are refused, naming the parameter.
+    await expect(openai.chat.completions.update(a.id, { metadata: {} })).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    const tooLong = await ask('x', { k: 'v'.repeat(513) }).catch((e: unknown) => e);
+    expect(tooLong).toBeInstanceOf(OpenAI.APIError);
+    expect((tooLong as InstanceType<typeof OpenAI.APIError>).status).toBeLessThan(500);
+    expect((tooLong as InstanceType<typeof OpenAI.APIError>).error).toMatchObject({
+      param: expect.stringContaining('metadata'),
+    });
+    const badCursor = await client.chat.completions.list({ after: response.id }).catch((e: unknown) => e);
+    expect((badCursor as InstanceType<typeof OpenAI.APIError>).error).toMatchObject({ param: 'after' });
+  });
 });

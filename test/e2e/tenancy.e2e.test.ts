@@ -55,12 +55,10 @@ function bodyFor(method: string, template: string, a: Owned): unknown {
   const bodies: Record<string, unknown> = {
     'post /projects/{project_id}/deployments': { training_job_id: a.jobId },
     'post /projects/{project_id}/inference': { text: 'Grace Hopper visited Boston.' },
-    'put /projects/{project_id}/router': {
-      candidates: [OPENAI_MODEL],
-      reference_model: ANTHROPIC_MODEL,
-    },
+    'put /projects/{project_id}/router': { candidates: [OPENAI_MODEL], reference_model: ANTHROPIC_MODEL },
     'post /v1/training-jobs/{job_id}/push-to-hub': { repo_id: 'mallory/stolen-model', hub_token: HUB_TOKEN },
     'post /inferences/{id}/feedback': { verdict: 'correct', notes: 'overwritten by another team' },
+    'post /v1/chat/completions/{completion_id}': { metadata: { stolen: 'by another team' } },
     'put /projects/{project_id}/judge': { enabled: true, sample_rate: 1 },
     'put /projects/{project_id}/adaptive': { enabled: true, min_corrections: 1 },
   };

@@ -77,6 +77,7 @@ export function chatRequestToPb(principal: Principal, input: ChatInput): ChatReq
     responseFormatJson: input.responseFormat ? json(input.responseFormat) : NO_BYTES,
     surface: SURFACE[input.surface],
     store: input.store,
+    metadata: input.metadata ?? {},
     includeReasoning: input.includeReasoning,
   });
 }

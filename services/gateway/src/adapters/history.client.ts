@@ -37,6 +37,12 @@ const SURFACE: Record<InferenceSurface, string> = {
   [InferenceSurface.COMPLETIONS]: 'completions',
   [InferenceSurface.RESPONSES]: 'responses',
 };
+/** The reverse, for the list's surface filter (the routes ask only for names of SURFACE). */
+const SURFACE_OF_NAME: Record<string, InferenceSurface> = Object.fromEntries(
+  Object.entries(SURFACE)
+    .filter(([pb]) => Number(pb) !== InferenceSurface.UNSPECIFIED)
+    .map(([pb, name]) => [name, Number(pb) as InferenceSurface]),
+);
 
 const JUDGE_STATUS: Record<JudgeStatus, InferenceRecordView['judge_status']> = {
   [JudgeStatus.UNSPECIFIED]: null,
@@ -128,6 +134,7 @@ export function recordView(r: InferenceRecord | undefined): InferenceRecordView 
     judge_error: r.judgeError || null,
     judged_at: iso(r.judgedAt),
     feedback: r.feedback ? feedbackView(r.feedback, r.inferenceId) : null,
+    metadata: { ...r.metadata },
   };
 }
 
@@ -153,6 +160,10 @@ export function historyOverRpc(
         llmajScoreMax: f.llmajScoreMax,
         ...(f.since ? { since: timestampFromDate(f.since) } : {}),
         ...(f.until ? { until: timestampFromDate(f.until) } : {}),
+        ...(f.surface && SURFACE_OF_NAME[f.surface] ? { surface: SURFACE_OF_NAME[f.surface] } : {}),
+        metadata: f.metadata ?? {},
+        oldestFirst: f.oldestFirst ?? false,
+        afterId: f.afterId ?? '',
       });
       return { records: res.records.map(recordView), total: Number(res.total), totalCapped: res.totalCapped };
     },
@@ -173,6 +184,10 @@ export function historyOverRpc(
     },
     async getFeedback(principal, inferenceId) {
       return feedbackView((await client.getFeedback({ caller: caller(principal), inferenceId })).feedback, inferenceId);
+    },
+    async updateMetadata(principal, inferenceId, metadata) {
+      const res = await client.updateInferenceMetadata({ caller: caller(principal), inferenceId, metadata });
+      return recordView(res.record);
     },
     async delete(principal, inferenceId) {
       return (await client.deleteInference({ caller: caller(principal), inferenceId })).inferenceId;

@@ -50,6 +50,8 @@ export interface ChatInput {
   responseFormat?: Record<string, unknown>;
   surface: ChatSurface;
   store: boolean;
+  /** OpenAI's `metadata`, kept with a stored call. */
+  metadata?: Record<string, string>;
   includeReasoning: boolean;
 }
 

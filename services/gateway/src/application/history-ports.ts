@@ -57,6 +57,8 @@ export interface InferenceRecordView {
   judge_error: string | null;
   judged_at: string | null;
   feedback: FeedbackView | null;
+  /** OpenAI's `metadata` of a stored compatible call; `{}` when none. */
+  metadata: Record<string, string>;
 }
 
 /** One project's judging settings, as PUT and GET /projects/:project_id/judge show them. */
@@ -91,6 +93,12 @@ export interface InferenceFilter {
   llmajScoreMax?: number | undefined;
   since?: Date | undefined;
   until?: Date | undefined;
+  /** A public surface name of the record (`chat-completions`, …). */
+  surface?: string | undefined;
+  metadata?: Record<string, string> | undefined;
+  oldestFirst?: boolean | undefined;
+  /** Cursor: an inference id; only records after it in the page's order. */
+  afterId?: string | undefined;
 }
 
 /** What the gateway needs from inference-history. */
@@ -107,6 +115,12 @@ export interface HistoryPort {
     input: { verdict: 'correct' | 'incorrect'; correctedOutput: unknown; notes: string },
   ): Promise<FeedbackView>;
   getFeedback(principal: Principal, inferenceId: string): Promise<FeedbackView>;
+  /** Replaces a record's metadata; NotFound as get. Returns the record updated. */
+  updateMetadata(
+    principal: Principal,
+    inferenceId: string,
+    metadata: Record<string, string>,
+  ): Promise<InferenceRecordView>;
   /** Deletes the record for good (content, feedback, judge state); NotFound as get. Returns its id. */
   delete(principal: Principal, inferenceId: string): Promise<string>;
   getJudgeSettings(principal: Principal, projectId: string): Promise<JudgeSettingsView>;

@@ -35,6 +35,7 @@ const record = (over: Partial<InferenceRecord> = {}): InferenceRecord => ({
   createdAt: new Date(),
   completedAt: new Date(),
   llmajScore: null,
+  metadata: {},
   feedback: null,
   ...over,
 });

@@ -1,3 +1,4 @@
+import { isUuid } from '@whetstone/errors';
 import { TOTAL_CAP, type HistoryStore } from '../application/ports';
 import type { JudgeKind, JudgeStatus } from '../domain/judge';
 import type { Feedback, InferenceRecord, ListFilter, Status, Surface, Verdict } from '../domain/record';
@@ -13,7 +14,7 @@ const COLUMNS = `id uuid, team_id uuid, key_id text, user_id text, project_id te
   base_model text, task text, surface text, inputs jsonb, messages jsonb, schema jsonb, outputs jsonb, input_tokens bigint,
   output_tokens bigint, cache_read_tokens bigint, cache_write_tokens bigint, reasoning_tokens bigint,
   cost_micro_credits bigint, latency_ms double precision, status text, error_code text, created_at timestamptz,
-  completed_at timestamptz`;
+  completed_at timestamptz, metadata jsonb`;
 const NAMES = COLUMNS.split(',')
   .map((c) => c.trim().split(' ')[0]!)
   .join(', ');
@@ -66,6 +67,7 @@ function ingestRow(r: InferenceRecord): Record<string, unknown> {
     error_code: r.errorCode,
     created_at: r.createdAt.toISOString(),
     completed_at: r.completedAt.toISOString(),
+    metadata: r.metadata,
   };
 }
 
@@ -109,6 +111,7 @@ export function fromRow(row: Row): InferenceRecord {
             submittedAt: row.humanFeedbackAt,
           }
         : null,
+    metadata: (row.metadata as Record<string, string> | null) ?? {},
     judge: {
       status: row.judgeStatus as JudgeStatus | null,
       rationale: row.judgeRationale,
@@ -139,11 +142,25 @@ function whereOf(teamId: string, f: ListFilter): Prisma.InferenceRecordWhereInpu
     ...(latency ? { latencyMs: latency } : {}),
     ...(score ? { llmajScore: score } : {}),
     ...(created ? { createdAt: created } : {}),
+    ...(f.surface ? { surface: f.surface } : {}),
+    ...(f.metadata
+      ? { AND: Object.entries(f.metadata).map(([key, value]) => ({ metadata: { path: [key], equals: value } })) }
+      : {}),
+  };
+}
+
+/** Records after `cursor` in the page's order: (created_at, id) beyond the cursor's, in that direction. */
+function afterCursor(cursor: { createdAt: Date; id: string }, oldestFirst: boolean): Prisma.InferenceRecordWhereInput {
+  const beyond = oldestFirst ? 'gt' : 'lt';
+  return {
+    OR: [{ createdAt: { [beyond]: cursor.createdAt } }, { createdAt: cursor.createdAt, id: { [beyond]: cursor.id } }],
   };
 }
 
 /** Newest first; every filter's index ends with these two columns, so pages and the capped count need no sort. */
 const PAGE_ORDER: Prisma.InferenceRecordOrderByWithRelationInput[] = [{ createdAt: 'desc' }, { id: 'desc' }];
+/** The same index read backwards. */
+const OLDEST_FIRST: Prisma.InferenceRecordOrderByWithRelationInput[] = [{ createdAt: 'asc' }, { id: 'asc' }];
 
 /** History's records in its own schema, through Prisma. */
 export function prismaHistoryStore(prisma: PrismaClient): HistoryStore {
@@ -158,20 +175,32 @@ export function prismaHistoryStore(prisma: PrismaClient): HistoryStore {
       return row ? fromRow(row) : null;
     },
     async list(teamId, filter) {
-      const where = whereOf(teamId, filter);
+      const filtered = whereOf(teamId, filter);
+      const order = filter.oldestFirst ? OLDEST_FIRST : PAGE_ORDER;
+      let where = filtered;
+      if (filter.afterId) {
+        const cursor = isUuid(filter.afterId)
+          ? await prisma.inferenceRecord.findFirst({
+              where: { ...filtered, id: filter.afterId.toLowerCase() },
+              select: { id: true, createdAt: true },
+            })
+          : null;
+        if (!cursor) return null;
+        where = { AND: [filtered, afterCursor(cursor, filter.oldestFirst ?? false)] };
+      }
       // A deferred join: the page's ids come from the filter's index alone (it ends with created_at and id), so
       // only the 50 rows shown are read from the table, not every row the offset skips.
       const [ids, total] = await Promise.all([
         prisma.inferenceRecord.findMany({
           where,
           select: { id: true },
-          orderBy: PAGE_ORDER,
+          orderBy: order,
           skip: filter.offset,
           take: filter.limit,
         }),
         // Ordered like the page: Prisma's capped count otherwise orders by id, which walks the primary key (or sorts
         // every match) instead of stopping after TOTAL_CAP + 1 entries of the filter's index.
-        prisma.inferenceRecord.count({ where, orderBy: PAGE_ORDER, take: TOTAL_CAP + 1 }),
+        prisma.inferenceRecord.count({ where, orderBy: order, take: TOTAL_CAP + 1 }),
       ]);
       const rows = ids.length
         ? await prisma.inferenceRecord.findMany({ where: { id: { in: ids.map((r) => r.id) } } })
@@ -209,6 +238,10 @@ export function prismaHistoryStore(prisma: PrismaClient): HistoryStore {
         prisma.inferenceRecord.deleteMany({ where: { id: record.inferenceId } }),
         prisma.outboxEvent.create({ data: { ...row, payload: Buffer.from(row.payload) } }),
       ]);
+    },
+    async updateMetadata(inferenceId, metadata) {
+      const rows = await prisma.inferenceRecord.updateManyAndReturn({ where: { id: inferenceId }, data: { metadata } });
+      return rows[0] ? fromRow(rows[0]) : null;
     },
     async wasDeleted(inferenceId) {
       return (await prisma.deletedInference.count({ where: { id: inferenceId } })) > 0;

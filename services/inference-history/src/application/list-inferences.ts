@@ -27,12 +27,20 @@ export function filterProblems(f: ListFilter): FieldError[] {
   if (above(f.latencyMin, f.latencyMax)) bad('latency_max', 'must not be below latency_min');
   if (above(f.llmajScoreMin, f.llmajScoreMax)) bad('llmaj_score_max', 'must not be below llmaj_score_min');
   if (f.since && f.until && f.since.getTime() > f.until.getTime()) bad('until', 'must not be before since');
+  if (f.afterId && f.offset > 0) bad('offset', 'must be 0 with a cursor (after_id)');
   return issues;
 }
 
-/** A page of the caller's team's records, newest first; InvalidArgument (422) naming every bad filter. */
+/**
+ * A page of the caller's team's records, newest first (or oldest first); InvalidArgument (422) naming every bad
+ * filter, and naming after_id when the cursor is not one of the records the filter matches.
+ */
 export async function listInferences(deps: HistoryDeps, teamId: string, filter: ListFilter): Promise<Page> {
   const issues = filterProblems(filter);
   if (issues.length) throw errors.invalid(Reasons.VALIDATION_FAILED, 'Invalid inference filters', issues);
-  return deps.store.list(teamId, filter);
+  const page = await deps.store.list(teamId, filter);
+  if (page) return page;
+  throw errors.invalid(Reasons.VALIDATION_FAILED, 'Invalid inference filters', [
+    { field: 'after_id', message: `names no record of this list: '${String(filter.afterId).slice(0, 100)}'` },
+  ]);
 }

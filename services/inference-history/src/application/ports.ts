@@ -21,8 +21,11 @@ export interface HistoryStore {
   ingest(records: InferenceRecord[]): Promise<number>;
   /** The record of that id, whatever its team (use cases scope it), or null. */
   get(inferenceId: string): Promise<InferenceRecord | null>;
-  /** One page, newest first, and how many match in all, counted up to TOTAL_CAP (then totalCapped). */
-  list(teamId: string, filter: ListFilter): Promise<Page>;
+  /**
+   * One page, newest first (or oldest first), and how many match in all, counted up to TOTAL_CAP (then
+   * totalCapped); null when the filter's cursor (afterId) names no record of the team that matches the filter.
+   */
+  list(teamId: string, filter: ListFilter): Promise<Page | null>;
   /** Stores the verdict on the record and appends FeedbackSubmitted to the outbox, in one transaction. */
   saveFeedback(record: InferenceRecord, feedback: Feedback): Promise<void>;
   /**
@@ -30,6 +33,8 @@ export interface HistoryStore {
    * InferenceDeleted to the outbox, in one transaction.
    */
   delete(record: InferenceRecord, deletedAt: Date): Promise<void>;
+  /** Replaces the record's metadata; returns the record as updated, or null when it is gone. */
+  updateMetadata(inferenceId: string, metadata: Record<string, string>): Promise<InferenceRecord | null>;
   /** Whether a record of that id was deleted (its id is all that is kept). */
   wasDeleted(inferenceId: string): Promise<boolean>;
 }

@@ -37,6 +37,7 @@ const record = (over: Partial<InferenceRecord> = {}): InferenceRecord => ({
   createdAt: new Date(),
   completedAt: new Date(),
   llmajScore: null,
+  metadata: {},
   feedback: null,
   ...over,
 });

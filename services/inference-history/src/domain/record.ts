@@ -67,6 +67,8 @@ export interface InferenceRecord {
   feedback: Feedback | null;
   /** The judge's state; absent (as on a record just built from its event) means not sampled. */
   judge?: JudgeState;
+  /** The caller's string pairs of a stored compatible call (OpenAI's `metadata`); empty when none. */
+  metadata: Record<string, string>;
 }
 
 /** What the list filters on; every field left undefined matches everything. */
@@ -85,6 +87,12 @@ export interface ListFilter {
   since?: Date | undefined;
   /** Exclusive. */
   until?: Date | undefined;
+  surface?: Surface | undefined;
+  /** Pairs the record's metadata must hold. */
+  metadata?: Record<string, string> | undefined;
+  oldestFirst?: boolean | undefined;
+  /** Cursor: only records after this one in the page's order. */
+  afterId?: string | undefined;
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

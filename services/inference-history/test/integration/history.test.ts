@@ -1,5 +1,5 @@
 import { fromBinary, toJson } from '@bufbuild/protobuf';
-import { ValueSchema } from '@bufbuild/protobuf/wkt';
+import { timestampFromDate, ValueSchema } from '@bufbuild/protobuf/wkt';
 import { FeedbackSubmittedSchema, InferenceDeletedSchema } from '@whetstone/proto/history/v1';
 import { createLogger } from '@whetstone/telemetry';
 import { inProcessIngestSignal } from '../../src/adapters/ingest-signal';
@@ -12,7 +12,9 @@ import { listInferences } from '../../src/application/list-inferences';
 import { submitFeedback } from '../../src/application/submit-feedback';
 import { getFeedback } from '../../src/application/get-feedback';
 import { deleteInference } from '../../src/application/delete-inference';
+import { updateMetadata } from '../../src/application/update-metadata';
 import { createHistoryDatabase } from '../factories/database';
+import { InferenceSurface } from '@whetstone/proto/inference/v1';
 import { completed, envelopeOf } from '../factories/events';
 
 const TEAM = '5b0f3c1e-0000-4000-8000-000000000001';
@@ -179,5 +181,44 @@ describe('inference-history against real Postgres', () => {
       teamId: TEAM,
       projectId,
     });
+  });
+
+  it('lists one surface by metadata, oldest or newest first, by cursor, and updates metadata', async () => {
+    const team = '5b0f3c1e-0000-4000-8000-000000000004';
+    const base = Date.now() - 60_000;
+    const at = (i: number) => timestampFromDate(new Date(base + i * 1000));
+    const chat = (i: number, metadata: Record<string, string>) =>
+      completed({
+        teamId: team,
+        surface: InferenceSurface.CHAT_COMPLETIONS,
+        metadata,
+        startedAt: at(i),
+        completedAt: at(i),
+      });
+    const events = [
+      chat(1, { run: 'a', user: 'u1' }),
+      chat(2, { run: 'b' }),
+      chat(3, { run: 'a' }),
+      completed({ teamId: team, startedAt: at(4), completedAt: at(4) }),
+    ];
+    await app.onInferenceEvents(events.map(envelopeOf));
+    const ids = (filter: Partial<Parameters<typeof listInferences>[2]>) =>
+      listInferences(deps, team, { limit: 10, offset: 0, ...filter }).then((p) => p.records.map((r) => r.inferenceId));
+    const [a1, b2, a3] = events.map((e) => e.inferenceId);
+    expect(await ids({ surface: 'chat-completions' })).toEqual([a3, b2, a1]);
+    expect(await ids({ surface: 'chat-completions', oldestFirst: true })).toEqual([a1, b2, a3]);
+    expect(await ids({ surface: 'chat-completions', metadata: { run: 'a' } })).toEqual([a3, a1]);
+    expect(await ids({ metadata: { run: 'a', user: 'u1' } })).toEqual([a1]);
+    expect(await ids({ surface: 'chat-completions', oldestFirst: true, afterId: a1 })).toEqual([b2, a3]);
+    expect(await ids({ surface: 'chat-completions', afterId: b2, limit: 1 })).toEqual([a1]);
+    // A cursor that is not in the list (another surface's record) names after_id.
+    await expect(ids({ surface: 'chat-completions', afterId: events[3]!.inferenceId })).rejects.toMatchObject({
+      fieldErrors: [{ field: 'after_id' }],
+    });
+    const updated = await updateMetadata(deps, team, a1!, { run: 'c' });
+    expect(updated.metadata).toEqual({ run: 'c' });
+    expect((await getInference(deps, team, a1!)).metadata).toEqual({ run: 'c' });
+    expect(await ids({ metadata: { run: 'a' } })).toEqual([a3]);
+    await expect(updateMetadata(deps, OTHER, a1!, {})).rejects.toMatchObject({ kind: 'NotFound' });
   });
 });

@@ -81,6 +81,7 @@ function inferenceRow(r: InferenceRecord): OutboxRow {
       errorCode: r.errorCode ?? '',
       startedAt: timestampFromDate(r.startedAt),
       completedAt: timestampFromDate(r.completedAt),
+      metadata: r.metadata ?? {},
     }),
     r.inferenceId,
   );

@@ -109,6 +109,7 @@ export async function meterReply(deps: RouterDeps, ctx: ChatContext, out: ReplyO
     completedAt: deps.now(),
     ...(ctx.request.surface ? { surface: ctx.request.surface } : {}),
     stored,
+    ...(ctx.request.metadata ? { metadata: ctx.request.metadata } : {}),
     ...(out.errorCode ? { errorCode: out.errorCode } : {}),
   });
   return {

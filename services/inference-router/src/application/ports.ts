@@ -150,6 +150,8 @@ export interface InferenceRecord {
   surface?: ChatSurface;
   /** False: only the usage is recorded (a chat call without `store: true`), no history record. Unset: true. */
   stored?: boolean;
+  /** OpenAI's `metadata` of a stored compatible call. */
+  metadata?: Record<string, string>;
   /** Set when the call failed after it was metered (e.g. client_disconnected); the record's status is failed. */
   errorCode?: string;
 }

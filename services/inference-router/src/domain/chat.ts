@@ -103,6 +103,8 @@ export interface ChatRequest {
   surface?: ChatSurface;
   /** Whether the inference is stored in history (`store: true`). */
   store: boolean;
+  /** OpenAI's `metadata`, kept with a stored call; unset or empty: none. */
+  metadata?: Record<string, string>;
   /** Whether reasoning text is passed on (the caller opted in). */
   includeReasoning: boolean;
 }

@@ -70,5 +70,6 @@ export function recordOf(event: InferenceCompleted, receivedAt: Date): Inference
     completedAt,
     llmajScore: null,
     feedback: null,
+    metadata: { ...event.metadata },
   };
 }

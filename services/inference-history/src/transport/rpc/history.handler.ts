@@ -3,6 +3,7 @@ import type { InferenceHistoryService } from '@whetstone/proto/history/v1';
 import { requireCaller } from '@whetstone/rpc';
 import type { HistoryDeps } from '../../application/deps';
 import { deleteInference } from '../../application/delete-inference';
+import { updateMetadata } from '../../application/update-metadata';
 import { getFeedback } from '../../application/get-feedback';
 import { getInference } from '../../application/get-inference';
 import { listInferences } from '../../application/list-inferences';
@@ -44,6 +45,10 @@ export function historyHandler(
     },
     async deleteInference(req) {
       return { inferenceId: await deleteInference(deps, requireCaller(req.caller).teamId, req.inferenceId) };
+    },
+    async updateInferenceMetadata(req) {
+      const teamId = requireCaller(req.caller).teamId;
+      return { record: recordToPb(await updateMetadata(deps, teamId, req.inferenceId, { ...req.metadata })) };
     },
     async setJudgeSettings(req) {
       const s = req.settings;

@@ -63,6 +63,7 @@ export function recordToPb(r: InferenceRecord): PbInferenceRecord {
     ...(r.llmajScore === null ? {} : { llmajScore: r.llmajScore }),
     ...(r.feedback ? { feedback: feedbackToPb(r.feedback) } : {}),
     ...judgeStateToPb(r.judge),
+    metadata: r.metadata,
   });
 }
 
@@ -80,6 +81,10 @@ export function filterOf(req: ListInferencesRequest): ListFilter {
     llmajScoreMax: req.llmajScoreMax,
     since: req.since ? timestampDate(req.since) : undefined,
     until: req.until ? timestampDate(req.until) : undefined,
+    surface: req.surface === InferenceSurface.UNSPECIFIED ? undefined : SURFACE[req.surface],
+    metadata: Object.keys(req.metadata).length ? { ...req.metadata } : undefined,
+    oldestFirst: req.oldestFirst,
+    afterId: req.afterId || undefined,
   };
 }
 

@@ -68,6 +68,7 @@ export function chatCallOf(caller: Caller, req: PbChatRequest, signal: AbortSign
       ...responseFormatOf(req.responseFormatJson),
       surface: chatSurfaceOf(req.surface),
       store: req.store,
+      ...(Object.keys(req.metadata).length ? { metadata: { ...req.metadata } } : {}),
       includeReasoning: req.includeReasoning,
     },
   };

@@ -15,6 +15,7 @@ import {
   deleteStoredCall,
   storedCall,
 } from './stored-responses';
+import { registerCompletionListRoutes } from './stored-completions';
 import { openAiUsage, xService } from './usage';
 
 /** POST /v1/chat/completions: OpenAI's chat.completion object, or its chunk stream ending with `data: [DONE]`. */
@@ -130,6 +131,7 @@ export function registerStoredCompletionRoutes(api: Api, history: HistoryPort): 
     },
     async ({ req, res }) => completionOfRecord(await stored(res, req.params.completion_id)),
   );
+  registerCompletionListRoutes(api, history);
   api.route(
     {
       method: 'delete',

@@ -11,6 +11,7 @@ import {
   ResponseFormat,
   responseFormatField,
   SchemaExtension,
+  Metadata,
   Seed,
   Stop,
   stopList,
@@ -84,6 +85,7 @@ export const ChatCompletionsBody = z.object({
   schema: SchemaExtension.optional(),
   response_format: ResponseFormat.nullish(),
   store: z.boolean().nullish(),
+  metadata: Metadata.nullish(),
   reasoning: ReasoningControls.nullish(),
 });
 export type ChatCompletionsBody = z.infer<typeof ChatCompletionsBody>;
@@ -146,6 +148,7 @@ export function chatInputOf(body: ChatCompletionsBody): ChatInput {
     ...responseFormatField(body.response_format),
     surface: 'chat_completions',
     store: body.store ?? false,
+    ...(body.metadata ? { metadata: body.metadata } : {}),
     includeReasoning: optsInToReasoning(body.reasoning),
   });
 }

@@ -16,6 +16,8 @@ export interface ChatStart {
   first: IteratorResult<ChatPiece>;
   /** Unix seconds when the request arrived, the `created` of every surface. */
   created: number;
+  /** The request's `metadata` (OpenAI's string pairs); `{}` when none. */
+  metadata: Record<string, string>;
 }
 
 /**
@@ -32,7 +34,7 @@ export async function startChat(inference: Inference, res: Response, input: Chat
   const created = Math.floor(Date.now() / 1000);
   const iterator = inference.chat(authOf(res).principal, input, controller.signal)[Symbol.asyncIterator]();
   const first = await iterator.next();
-  return { iterator, first, created };
+  return { iterator, first, created, metadata: input.metadata ?? {} };
 }
 
 /** A whole reply, for the JSON answers. */

@@ -37,6 +37,7 @@ function responseObject(start: ChatStart, id: string, model: string, output: Ite
       ? { reason: done.finishReason === 'length' ? 'max_output_tokens' : 'content_filter' }
       : null,
     usage: done ? responsesUsage(done.usage) : null,
+    metadata: start.metadata,
     x_service: done ? xService(done) : null,
   };
 }

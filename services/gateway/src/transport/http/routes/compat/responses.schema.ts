@@ -6,6 +6,7 @@ import {
   CacheControl,
   capBreakpoints,
   MaxTokens,
+  Metadata,
   ModelId,
   SAMPLING_DEFAULTS,
   responseFormatField,
@@ -63,6 +64,7 @@ export const ResponsesBody = z.object({
   tool_choice: z.union([z.enum(['none', 'auto', 'required']), z.object({ type: z.string() })]).optional(),
   stream: z.boolean().nullish(),
   store: z.boolean().nullish(),
+  metadata: Metadata.nullish(),
   reasoning: ReasoningControls.nullish(),
   previous_response_id: z.string().min(1).max(200).nullish(),
   schema: SchemaExtension.optional(),
@@ -123,6 +125,7 @@ export function responsesInputOf(
     ...responseFormatField(body.text?.format),
     surface: 'responses',
     store: body.store ?? false,
+    ...(body.metadata ? { metadata: body.metadata } : {}),
     includeReasoning: optsInToReasoning(body.reasoning),
   });
 }

@@ -186,6 +186,7 @@ export function responseOfRecord(record: InferenceRecordView) {
       : null,
     incomplete_details: incomplete ? { reason: finish === 'length' ? 'max_output_tokens' : 'content_filter' } : null,
     usage: responsesUsage(usageViewOf(record)),
+    metadata: record.metadata,
     x_service: { inference_id: id },
   };
 }
@@ -292,6 +293,7 @@ export function completionOfRecord(record: InferenceRecordView) {
       },
     ],
     usage: openAiUsage(usageViewOf(record)),
+    metadata: record.metadata,
     x_service: { inference_id: record.inference_id },
   };
 }
