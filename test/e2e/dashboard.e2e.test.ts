@@ -364,7 +364,7 @@ describeWithBrowser('the dashboard in Chromium, end to end through pnpm start', 
       await fetch(`${base}/v1/chat/completions`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-api-key': apiKey },
-        body: JSON.stringify({ model: CHAT_MODEL, messages, store: true }),
+        body: JSON.stringify({ model: CHAT_MODEL, messages, store: true, metadata: { ticket: 'T-1' } }),
       })
     ).json()) as { x_service: { inference_id: string } };
     await page.goto(`${base}/dashboard/inferences/${stored.x_service.inference_id}`);
@@ -372,6 +372,11 @@ describeWithBrowser('the dashboard in Chromium, end to end through pnpm start', 
     expect(await page.locator('#conversation').textContent()).toContain('lookup({"q":"x"}) call_9');
     expect(await page.locator('#conversation .msg.tool').textContent()).toContain('answers call_9');
     await check('inference-conversation');
+    expect(await page.locator('#metadata').textContent()).toContain('T-1');
+    await page.locator('#delete-inference').click();
+    await page.waitForURL(/\/dashboard\/inferences$/);
+    const id = stored.x_service.inference_id;
+    expect((await fetch(`${base}/inferences/${id}`, { headers: { 'x-api-key': apiKey } })).status).toBe(404);
   });
 
   it('when the user logs out, then the nav offers log in and no Log out, and no page broke the CSP or threw', async () => {

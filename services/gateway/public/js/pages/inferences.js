@@ -1,7 +1,23 @@
 // Inference explorer: the history with every filter, a record page, feedback with a correction editor.
-import { get, post, withQuery } from '../api.js';
+import { del, get, post, withQuery } from '../api.js';
 import { navigate } from '../../app.js';
-import { badge, field, fmtDate, fmtNum, h, link, onSubmit, poll, pre, shortId, stats, table, fill } from '../ui.js';
+import {
+  actionButton,
+  badge,
+  field,
+  flash,
+  fmtDate,
+  fmtNum,
+  h,
+  link,
+  onSubmit,
+  poll,
+  pre,
+  shortId,
+  stats,
+  table,
+  fill,
+} from '../ui.js';
 import { renderResult } from './projects.js';
 
 const FILTERS = [
@@ -415,6 +431,9 @@ export async function inferencePage(main, { id }) {
     h('h2', {}, 'Input'),
     r.text ? h('p', { class: 'input-text' }, r.text) : r.messages ? conversation(r.messages) : pre(r.inputs),
     r.schema ? h('details', {}, h('summary', {}, 'Schema'), pre(r.schema)) : '', // main.append would print null
+    Object.keys(r.metadata || {}).length
+      ? h('details', { id: 'metadata' }, h('summary', {}, 'Metadata'), pre(r.metadata))
+      : '',
     h('h2', {}, 'Output'),
     r.text ? renderResult(r.text, r.output) : pre(r.output ?? r.outputs),
     h('h2', {}, 'Judge'),
@@ -422,6 +441,24 @@ export async function inferencePage(main, { id }) {
     h('h2', {}, 'Feedback'),
     feedbackBox,
     form,
+    h(
+      'p',
+      {},
+      actionButton(
+        'Delete inference',
+        'Deleting…',
+        async () => {
+          const ask =
+            'Delete this inference for good? Its input, output, feedback and score go; the credits stay billed.';
+          if (!window.confirm(ask)) return;
+          await del(`/inferences/${id}`);
+          await navigate('/dashboard/inferences');
+          flash('Inference deleted.', true);
+        },
+        flash,
+        { class: 'danger', id: 'delete-inference' },
+      ),
+    ),
   );
   // A sampled record is scored shortly after it is stored: follow it until the judge is done.
   if (r.judge_status !== 'pending') return undefined;
