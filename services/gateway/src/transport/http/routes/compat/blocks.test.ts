@@ -1,5 +1,5 @@
 import type { ChatInput } from '../../../../application/ports';
-import { capBreakpoints, CacheControl, ttlSeconds, turn } from './blocks';
+import { capBreakpoints, CacheControl, Metadata, ttlSeconds, turn } from './blocks';
 
 const input = (over: Partial<ChatInput>): ChatInput => ({
   model: 'm',
@@ -44,5 +44,20 @@ describe('cache markers', () => {
     const out = capBreakpoints(input({ system: [{ text: 's', cacheTtlSeconds: 300 }] }));
     expect(out.system).toEqual([{ text: 's', cacheTtlSeconds: 300 }]);
     expect(out).not.toHaveProperty('toolsCacheTtlSeconds');
+  });
+});
+
+describe("OpenAI's metadata", () => {
+  const problems = (m: unknown) =>
+    (Metadata.safeParse(m).error?.issues ?? []).map((i) => [i.path.join('.'), i.message]);
+
+  it('takes up to 16 string pairs with keys of 1–64 characters and values of up to 512', () => {
+    const sixteen = Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`k${i}`, 'v'.repeat(512)]));
+    expect(problems(sixteen)).toEqual([]);
+    expect(problems({ ...sixteen, k16: 'v' })).toEqual([['', 'must hold at most 16 pairs']]);
+    expect(problems({ ['k'.repeat(65)]: 'v' })).toEqual([['k'.repeat(65), 'keys must be 1–64 characters']]);
+    expect(problems({ '': 'v' })).toEqual([['', 'keys must be 1–64 characters']]);
+    expect(problems({ k: 'v'.repeat(513) })).toEqual([['k', 'values must be at most 512 characters']]);
+    expect(problems({ k: 1 })).toEqual([['k', 'values must be strings']]);
   });
 });

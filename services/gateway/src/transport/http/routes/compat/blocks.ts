@@ -24,11 +24,13 @@ export const Stop = z.union([z.string().min(1), z.array(z.string().min(1)).max(4
 export const Seed = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 /** OpenAI's `metadata`: up to 16 string pairs, keys of at most 64 characters, values of at most 512. */
 export const Metadata = z
-  .record(
-    z.string().min(1, 'keys must not be empty').max(64, 'keys must be at most 64 characters'),
-    z.string({ error: 'values must be strings' }).max(512, 'values must be at most 512 characters'),
-  )
-  .refine((m) => Object.keys(m).length <= 16, 'must hold at most 16 pairs');
+  .record(z.string(), z.string({ error: 'values must be strings' }).max(512, 'values must be at most 512 characters'))
+  .superRefine((m, ctx) => {
+    const keys = Object.keys(m);
+    if (keys.length > 16) ctx.addIssue({ code: 'custom', message: 'must hold at most 16 pairs' });
+    const bad = keys.find((k) => k.length === 0 || k.length > 64);
+    if (bad !== undefined) ctx.addIssue({ code: 'custom', message: 'keys must be 1–64 characters', path: [bad] });
+  });
 export const SchemaExtension = z.record(z.string(), z.unknown());
 
 const JsonSchemaSpec = {
