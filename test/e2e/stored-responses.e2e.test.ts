@@ -204,7 +204,10 @@ describe('stored responses and chat completions: retrieve, list and previous_res
   });
 
   it("when a response was not stored, is unknown or is another team's, then previous_response_id and retrieve are 404 in the OpenAI envelope", async () => {
-    const unstored = await openai.responses.create({ model: OPENAI_MODEL, input: 'forget me' });
+    const unstored = await openai.responses.create({ model: OPENAI_MODEL, input: 'forget me', store: false });
+    // Stored by default, as OpenAI's: read back without asking.
+    const kept = await openai.responses.create({ model: OPENAI_MODEL, input: 'keep me' });
+    expect((await openai.responses.retrieve(kept.id)).output_text).toBe('Echo: KEEP ME');
     const continued = await openai.responses
       .create({ model: OPENAI_MODEL, input: 'and then?', previous_response_id: unstored.id })
       .catch((e: unknown) => e);

@@ -178,7 +178,8 @@ export function registerResponsesRoute(api: Api, inference: Inference, history?:
     {
       method: 'post',
       path: '/v1/responses',
-      summary: 'OpenAI-compatible Responses call (JSON, or SSE events with stream: true)',
+      summary:
+        'OpenAI-compatible Responses call (JSON, or SSE events with stream: true); stored unless store: false, as OpenAI',
       tag: 'Compatible surfaces',
       auth: 'key',
       response: {

@@ -124,7 +124,8 @@ export function responsesInputOf(
     ...(body.schema ? { schema: body.schema } : {}),
     ...responseFormatField(body.text?.format),
     surface: 'responses',
-    store: body.store ?? false,
+    // As OpenAI's Responses API: stored unless the caller says otherwise, so previous_response_id works as sent.
+    store: body.store ?? true,
     ...(body.metadata ? { metadata: body.metadata } : {}),
     includeReasoning: optsInToReasoning(body.reasoning),
   });
