@@ -162,6 +162,10 @@ describe('inference history, end to end through pnpm start', () => {
     const gliner = await json<{ data: Record_[]; total: number }>(await get('/inferences?task=ner&limit=1'));
     expect(gliner.total).toBe(made.filter((m) => m.task === 'ner').length);
     expect(gliner.data).toHaveLength(1);
+    const bySurface = await json<{ data: Record_[]; total: number }>(await get('/inferences?surface=gliner-2'));
+    expect(bySurface.total).toBe(made.filter((m) => m.surface === 'gliner-2').length);
+    expect(bySurface.data.every((r) => r.surface === 'gliner-2')).toBe(true);
+    expect((await get('/inferences?surface=carrier-pigeon')).status).toBe(400);
     const byModel = await json<{ data: Record_[] }>(await get('/inferences?model_id=whetstone-extract-base'));
     expect(byModel.data.every((r) => r.model_id === 'whetstone-extract-base')).toBe(true);
     const newest = all.data[0]!;

@@ -30,6 +30,12 @@ const FILTERS = [
   ],
   ['project_id', 'Project id', 'text'],
   ['training_job_id', 'Training job id', 'text'],
+  [
+    'surface',
+    'Surface',
+    'select',
+    ['', 'native', 'gliner-2', 'systemone', 'project', 'chat-completions', 'messages', 'completions', 'responses'],
+  ],
   ['latency_min', 'Latency from (ms)', 'number'],
   ['latency_max', 'Latency to (ms)', 'number'],
   ['llmaj_score_min', 'Judge score from', 'number'],

@@ -31,6 +31,18 @@ const instant = z
   .optional();
 const text = z.string().trim().max(200).optional();
 
+/** The public surfaces a record can name, as records show them. */
+const SURFACES = [
+  'native',
+  'gliner-2',
+  'systemone',
+  'project',
+  'chat-completions',
+  'messages',
+  'completions',
+  'responses',
+] as const;
+
 const ListQuery = z.object({
   limit: int,
   offset: int,
@@ -44,6 +56,7 @@ const ListQuery = z.object({
   llmaj_score_max: num,
   since: instant,
   until: instant,
+  surface: z.enum(SURFACES).optional(),
 });
 
 const FeedbackBody = z
@@ -78,6 +91,7 @@ function filterOf(query: unknown): InferenceFilter {
     llmajScoreMax: q.llmaj_score_max,
     since: q.since,
     until: q.until,
+    surface: q.surface,
   };
 }
 
@@ -88,7 +102,7 @@ export function registerHistoryRoutes(api: Api, history: HistoryPort): void {
       method: 'get',
       path: '/inferences',
       summary:
-        'List stored inferences, newest first: {object: "list", data, total, total_capped, limit, offset, has_more}. Filters: model_id, task, project_id, training_job_id, latency_min/max, llmaj_score_min/max, since (inclusive), until (exclusive); limit 1–200 (default 50)',
+        'List stored inferences, newest first: {object: "list", data, total, total_capped, limit, offset, has_more}. Filters: model_id, task, project_id, training_job_id, surface, latency_min/max, llmaj_score_min/max, since (inclusive), until (exclusive); limit 1–200 (default 50)',
       tag: 'Inference history',
       auth: 'key-or-session',
     },
