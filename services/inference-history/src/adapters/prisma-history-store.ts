@@ -1,5 +1,5 @@
 import { isUuid } from '@whetstone/errors';
-import { TOTAL_CAP, type HistoryStore } from '../application/ports';
+import { TOTAL_CAP, type HistoryStore, type Page } from '../application/ports';
 import type { JudgeKind, JudgeStatus } from '../domain/judge';
 import type { Feedback, InferenceRecord, ListFilter, Status, Surface, Verdict } from '../domain/record';
 import { Prisma, type PrismaClient } from '../generated/prisma/client';
@@ -162,6 +162,44 @@ const PAGE_ORDER: Prisma.InferenceRecordOrderByWithRelationInput[] = [{ createdA
 /** The same index read backwards. */
 const OLDEST_FIRST: Prisma.InferenceRecordOrderByWithRelationInput[] = [{ createdAt: 'asc' }, { id: 'asc' }];
 
+/** One page in the filter's order: the page's ids from the filter's index, then those rows (a deferred join). */
+async function listPage(prisma: PrismaClient, teamId: string, filter: ListFilter): Promise<Page | null> {
+  const filtered = whereOf(teamId, filter);
+  const order = filter.oldestFirst ? OLDEST_FIRST : PAGE_ORDER;
+  let where = filtered;
+  if (filter.afterId) {
+    const cursor = isUuid(filter.afterId)
+      ? await prisma.inferenceRecord.findFirst({
+          where: { ...filtered, id: filter.afterId.toLowerCase() },
+          select: { id: true, createdAt: true },
+        })
+      : null;
+    if (!cursor) return null;
+    where = { AND: [filtered, afterCursor(cursor, filter.oldestFirst ?? false)] };
+  }
+  // A deferred join: the page's ids come from the filter's index alone (it ends with created_at and id), so
+  // only the 50 rows shown are read from the table, not every row the offset skips.
+  const [ids, total] = await Promise.all([
+    prisma.inferenceRecord.findMany({
+      where,
+      select: { id: true },
+      orderBy: order,
+      skip: filter.offset,
+      take: filter.limit,
+    }),
+    // Ordered like the page: Prisma's capped count otherwise orders by id, which walks the primary key (or sorts
+    // every match) instead of stopping after TOTAL_CAP + 1 entries of the filter's index.
+    prisma.inferenceRecord.count({ where, orderBy: order, take: TOTAL_CAP + 1 }),
+  ]);
+  const rows = ids.length ? await prisma.inferenceRecord.findMany({ where: { id: { in: ids.map((r) => r.id) } } }) : [];
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const records = ids.flatMap(({ id }) => {
+    const row = byId.get(id);
+    return row ? [fromRow(row)] : [];
+  });
+  return { records, total: Math.min(total, TOTAL_CAP), totalCapped: total > TOTAL_CAP };
+}
+
 /** History's records in its own schema, through Prisma. */
 export function prismaHistoryStore(prisma: PrismaClient): HistoryStore {
   return {
@@ -174,44 +212,7 @@ export function prismaHistoryStore(prisma: PrismaClient): HistoryStore {
       const row = await prisma.inferenceRecord.findUnique({ where: { id: inferenceId } });
       return row ? fromRow(row) : null;
     },
-    async list(teamId, filter) {
-      const filtered = whereOf(teamId, filter);
-      const order = filter.oldestFirst ? OLDEST_FIRST : PAGE_ORDER;
-      let where = filtered;
-      if (filter.afterId) {
-        const cursor = isUuid(filter.afterId)
-          ? await prisma.inferenceRecord.findFirst({
-              where: { ...filtered, id: filter.afterId.toLowerCase() },
-              select: { id: true, createdAt: true },
-            })
-          : null;
-        if (!cursor) return null;
-        where = { AND: [filtered, afterCursor(cursor, filter.oldestFirst ?? false)] };
-      }
-      // A deferred join: the page's ids come from the filter's index alone (it ends with created_at and id), so
-      // only the 50 rows shown are read from the table, not every row the offset skips.
-      const [ids, total] = await Promise.all([
-        prisma.inferenceRecord.findMany({
-          where,
-          select: { id: true },
-          orderBy: order,
-          skip: filter.offset,
-          take: filter.limit,
-        }),
-        // Ordered like the page: Prisma's capped count otherwise orders by id, which walks the primary key (or sorts
-        // every match) instead of stopping after TOTAL_CAP + 1 entries of the filter's index.
-        prisma.inferenceRecord.count({ where, orderBy: order, take: TOTAL_CAP + 1 }),
-      ]);
-      const rows = ids.length
-        ? await prisma.inferenceRecord.findMany({ where: { id: { in: ids.map((r) => r.id) } } })
-        : [];
-      const byId = new Map(rows.map((r) => [r.id, r]));
-      const records = ids.flatMap(({ id }) => {
-        const row = byId.get(id);
-        return row ? [fromRow(row)] : [];
-      });
-      return { records, total: Math.min(total, TOTAL_CAP), totalCapped: total > TOTAL_CAP };
-    },
+    list: (teamId, filter) => listPage(prisma, teamId, filter),
     async saveFeedback(record, feedback: Feedback) {
       const row = feedbackOutboxRow(record, feedback);
       await prisma.$transaction([
