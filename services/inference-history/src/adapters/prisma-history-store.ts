@@ -215,8 +215,8 @@ export function prismaHistoryStore(prisma: PrismaClient): HistoryStore {
     list: (teamId, filter) => listPage(prisma, teamId, filter),
     async saveFeedback(record, feedback: Feedback) {
       const row = feedbackOutboxRow(record, feedback);
-      await prisma.$transaction([
-        prisma.inferenceRecord.update({
+      return prisma.$transaction(async (tx) => {
+        const { count } = await tx.inferenceRecord.updateMany({
           where: { id: record.inferenceId },
           data: {
             humanVerdict: feedback.verdict,
@@ -224,9 +224,12 @@ export function prismaHistoryStore(prisma: PrismaClient): HistoryStore {
             notes: feedback.notes,
             humanFeedbackAt: feedback.submittedAt,
           },
-        }),
-        prisma.outboxEvent.create({ data: { ...row, payload: Buffer.from(row.payload) } }),
-      ]);
+        });
+        // Deleted since it was read: no verdict, and no event for it.
+        if (count === 0) return false;
+        await tx.outboxEvent.create({ data: { ...row, payload: Buffer.from(row.payload) } });
+        return true;
+      });
     },
     async delete(record, deletedAt) {
       const row = deletedOutboxRow(record, deletedAt);

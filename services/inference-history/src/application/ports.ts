@@ -26,8 +26,11 @@ export interface HistoryStore {
    * totalCapped); null when the filter's cursor (afterId) names no record of the team that matches the filter.
    */
   list(teamId: string, filter: ListFilter): Promise<Page | null>;
-  /** Stores the verdict on the record and appends FeedbackSubmitted to the outbox, in one transaction. */
-  saveFeedback(record: InferenceRecord, feedback: Feedback): Promise<void>;
+  /**
+   * Stores the verdict on the record and appends FeedbackSubmitted to the outbox, in one transaction; false (and
+   * nothing written) when the record was deleted since it was read.
+   */
+  saveFeedback(record: InferenceRecord, feedback: Feedback): Promise<boolean>;
   /**
    * Deletes the record, keeps its id so that a redelivered event never stores it again, and appends
    * InferenceDeleted to the outbox, in one transaction.

@@ -32,6 +32,7 @@ export async function submitFeedback(
     notes: input.notes,
     submittedAt: deps.now(),
   };
-  await deps.store.saveFeedback(record, feedback);
+  if (!(await deps.store.saveFeedback(record, feedback)))
+    throw errors.notFound('INFERENCE_NOT_FOUND', `Inference '${inferenceId}' was not found.`);
   return feedback;
 }

@@ -159,6 +159,7 @@ describe('inference-history against real Postgres', () => {
     const event = completed({ projectId });
     await app.onInferenceEvents([envelopeOf(event)]);
     await submitFeedback(deps, TEAM, event.inferenceId, { verdict: 'correct', correctedOutput: null, notes: '' });
+    const held = await getInference(deps, TEAM, event.inferenceId);
     // Another team's delete is NotFound and deletes nothing.
     await expect(deleteInference(deps, OTHER, event.inferenceId)).rejects.toMatchObject({ kind: 'NotFound' });
     expect(await deleteInference(deps, TEAM, event.inferenceId.toUpperCase())).toBe(event.inferenceId);
@@ -167,6 +168,9 @@ describe('inference-history against real Postgres', () => {
     await expect(deleteInference(deps, TEAM, event.inferenceId)).rejects.toMatchObject({ kind: 'NotFound' });
     const page = await listInferences(deps, TEAM, { limit: 100, offset: 0, projectId });
     expect(page.records).toEqual([]);
+    // A verdict racing the deletion (its record read before) writes nothing: no row, no event.
+    const late = { inferenceId: held.inferenceId, verdict: 'correct' as const, correctedOutput: null, notes: '' };
+    expect(await deps.store.saveFeedback(held, { ...late, submittedAt: new Date() })).toBe(false);
     // A redelivered event does not bring it back.
     expect(await app.onInferenceEvents([envelopeOf(event)])).toBe(0);
     expect(await db.prisma.inferenceRecord.count({ where: { id: event.inferenceId } })).toBe(0);
