@@ -6,7 +6,7 @@
  *   - list: the table is grown to 1,000,000 records (generated in SQL), analysed, and filtered ListInferences
  *     (the use case on the Prisma store, as the gRPC handler calls it) is timed per filter: p50 and p95.
  *
- *   pnpm --filter @whetstone/bench bench:history [--events 100000] [--rows 1000000]
+ *   pnpm --filter @whetstone/bench bench:history [--events 100000] [--rows 1000000] [--keep]
  */
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
@@ -139,22 +139,30 @@ async function ingestBench(url: string, pool: Pool) {
   };
 }
 
-/** Grows the table to ROWS in SQL: one big team, 20 models, 6 tasks, 50 projects, half the rows judged. */
+/**
+ * Grows the table to ROWS in SQL: one big team, 20 models, 6 tasks, 50 projects, half the rows judged, a quarter
+ * stored chat completions with metadata `{run: r0…r99}`.
+ */
 async function grow(pool: Pool, have: number) {
   const add = ROWS - have;
   for (let done = 0; done < add; done += 100_000) {
     const n = Math.min(100_000, add - done);
     await pool.query(
       `INSERT INTO history.inference_records (id, team_id, model_id, training_job_id, base_model, task, surface, project_id,
-         inputs, schema, outputs, input_tokens, cost_micro_credits, latency_ms, llmaj_score, created_at, completed_at)
+         inputs, schema, outputs, input_tokens, cost_micro_credits, latency_ms, llmaj_score, created_at, completed_at,
+         metadata, metadata_pairs)
        SELECT gen_random_uuid(), CASE WHEN g % 10 = 0 THEN gen_random_uuid() ELSE $1::uuid END,
          ($2::text[])[1 + g % 20], NULL, 'whetstone-extract-base',
-         (ARRAY['ner','classification','relations','structures','decision','generate'])[1 + g % 6], 'native',
+         (ARRAY['ner','classification','relations','structures','decision','generate'])[1 + g % 6],
+         CASE WHEN g % 4 = 1 THEN 'chat-completions' ELSE 'native' END,
          CASE WHEN g % 7 = 0 THEN 'project-' || (g % 50) END,
          '["Ada Lovelace met Charles Babbage in London."]', '{"entities":["person","city"]}',
          '[{"entities":{"person":["Ada Lovelace"],"city":["London"]}}]', 9, 1001,
          random() * 400, CASE WHEN g % 2 = 0 THEN random() END,
-         now() - (random() * interval '30 days'), now()
+         now() - (random() * interval '30 days'), now(),
+         CASE WHEN g % 4 = 1 THEN jsonb_build_object('run', 'r' || (g % 100)) ELSE '{}' END,
+         CASE WHEN g % 4 = 1 THEN ARRAY[CASE WHEN g % 10 = 0 THEN 'other' ELSE $1::text END || ' ["run","r' || (g % 100) || '"]']
+           ELSE '{}' END
        FROM generate_series($3::int, $4::int) g`,
       [TEAM, MODELS, have + done, have + done + n - 1],
     );
@@ -162,6 +170,9 @@ async function grow(pool: Pool, have: number) {
   // What autovacuum does to a table of this size soon after: statistics, and the visibility map index-only scans use.
   await pool.query('VACUUM ANALYZE history.inference_records');
 }
+
+/** As GET /v1/chat/completions asks: one surface, the first page (offset 0), counted only for has_more. */
+const OPENAI_LIST: Partial<ListFilter> = { surface: 'chat-completions', offset: 0, countToPage: true };
 
 async function listBench(url: string) {
   const prisma = createPrismaClient(url);
@@ -188,6 +199,14 @@ async function listBench(url: string) {
     ['llmaj_score ≥ 0.9', () => ({ llmajScoreMin: 0.9, llmajScoreMax: 1 })],
     ['since/until (1 day)', () => ({ since: new Date(Date.now() - 3 * day), until: new Date(Date.now() - 2 * day) })],
     ['model_id + since (7 days)', () => ({ modelId: 'model-3', since: new Date(Date.now() - 7 * day) })],
+    // OpenAI's list of stored chat completions: one surface, oldest first, first pages (offset 0), by metadata.
+    ['surface, oldest first', () => ({ ...OPENAI_LIST, oldestFirst: true })],
+    [
+      'surface + metadata (1% of them)',
+      // Only r1, r5, … r97 are held (g % 4 = 1): 1% of the stored completions each.
+      () => ({ ...OPENAI_LIST, metadata: { run: `r${1 + 4 * Math.floor(Math.random() * 25)}` } }),
+    ],
+    ['surface + metadata (none match)', () => ({ ...OPENAI_LIST, metadata: { run: 'r2' } })],
   ];
   const all: number[] = [];
   log('\nfiltered ListInferences on the big team (limit 50, offsets 0–500), ms:');
@@ -253,7 +272,9 @@ async function main() {
     await listBench(url.toString());
   } finally {
     await pool.end();
-    await withClient(server, (c) => c.query(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`));
+    // --keep leaves the database for EXPLAIN ANALYZE of a filter's statements (drop it by hand afterwards).
+    if (process.argv.includes('--keep')) log(`kept the database ${db}`);
+    else await withClient(server, (c) => c.query(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`));
   }
 }
 

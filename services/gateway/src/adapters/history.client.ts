@@ -164,6 +164,7 @@ export function historyOverRpc(
         metadata: f.metadata ?? {},
         oldestFirst: f.oldestFirst ?? false,
         afterId: f.afterId ?? '',
+        countToPage: f.countToPage ?? false,
       });
       return { records: res.records.map(recordView), total: Number(res.total), totalCapped: res.totalCapped };
     },

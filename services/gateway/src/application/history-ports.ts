@@ -99,6 +99,8 @@ export interface InferenceFilter {
   oldestFirst?: boolean | undefined;
   /** Cursor: an inference id; only records after it in the page's order. */
   afterId?: string | undefined;
+  /** Count only up to limit + 1 (has_more, not a total). */
+  countToPage?: boolean | undefined;
 }
 
 /** What the gateway needs from inference-history. */

@@ -14,7 +14,7 @@ const COLUMNS = `id uuid, team_id uuid, key_id text, user_id text, project_id te
   base_model text, task text, surface text, inputs jsonb, messages jsonb, schema jsonb, outputs jsonb, input_tokens bigint,
   output_tokens bigint, cache_read_tokens bigint, cache_write_tokens bigint, reasoning_tokens bigint,
   cost_micro_credits bigint, latency_ms double precision, status text, error_code text, created_at timestamptz,
-  completed_at timestamptz, metadata jsonb`;
+  completed_at timestamptz, metadata jsonb, metadata_pairs text[]`;
 const NAMES = COLUMNS.split(',')
   .map((c) => c.trim().split(' ')[0]!)
   .join(', ');
@@ -38,6 +38,35 @@ const INGEST_SQL = `INSERT INTO inference_records (${NAMES}, judge_status, judge
   LEFT JOIN judge_settings j ON j.project_id = r.project_id AND j.team_id = r.team_id
   WHERE NOT EXISTS (SELECT 1 FROM deleted_inferences d WHERE d.id = r.id)
   ON CONFLICT (id) DO NOTHING`;
+
+/**
+ * Metadata as its indexed pairs: the team, then each `[key, value]` as JSON (so no key or value can run into
+ * another). With the team inside, the GIN index answers one team's matches exactly.
+ */
+const metadataPairs = (teamId: string, metadata: Record<string, string>): string[] =>
+  Object.entries(metadata).map((pair) => `${teamId} ${JSON.stringify(pair)}`);
+
+/**
+ * A metadata filter with at most this many matches in the team is answered from the GIN index (then sorted);
+ * beyond it, matches are common enough for the page-order scan to find a page soon.
+ */
+const METADATA_CANDIDATES = 2_000;
+
+/** The metadata filter as a where clause: the matching ids when they are few, else the containment itself. */
+async function metadataWhere(
+  prisma: PrismaClient,
+  teamId: string,
+  metadata: Record<string, string>,
+): Promise<Prisma.InferenceRecordWhereInput> {
+  const pairs = metadataPairs(teamId, metadata);
+  // Containment alone, so the planner takes the GIN index; with the team's conditions it would rather walk the
+  // page-order index and filter, which reads every row of the team when nothing matches.
+  const ids = await prisma.$queryRaw<{ id: string }[]>`
+    SELECT id FROM inference_records WHERE metadata_pairs @> ${pairs}::text[] LIMIT ${METADATA_CANDIDATES + 1}`;
+  return ids.length <= METADATA_CANDIDATES
+    ? { id: { in: ids.map((r) => r.id) } }
+    : { metadataPairs: { hasEvery: pairs } };
+}
 
 /** A record as one JSON row of INGEST_SQL (snake_case columns; bigints as strings). */
 function ingestRow(r: InferenceRecord): Record<string, unknown> {
@@ -68,6 +97,7 @@ function ingestRow(r: InferenceRecord): Record<string, unknown> {
     created_at: r.createdAt.toISOString(),
     completed_at: r.completedAt.toISOString(),
     metadata: r.metadata,
+    metadata_pairs: metadataPairs(r.teamId, r.metadata),
   };
 }
 
@@ -143,9 +173,6 @@ function whereOf(teamId: string, f: ListFilter): Prisma.InferenceRecordWhereInpu
     ...(score ? { llmajScore: score } : {}),
     ...(created ? { createdAt: created } : {}),
     ...(f.surface ? { surface: f.surface } : {}),
-    ...(f.metadata
-      ? { AND: Object.entries(f.metadata).map(([key, value]) => ({ metadata: { path: [key], equals: value } })) }
-      : {}),
   };
 }
 
@@ -164,8 +191,11 @@ const OLDEST_FIRST: Prisma.InferenceRecordOrderByWithRelationInput[] = [{ create
 
 /** One page in the filter's order: the page's ids from the filter's index, then those rows (a deferred join). */
 async function listPage(prisma: PrismaClient, teamId: string, filter: ListFilter): Promise<Page | null> {
-  const filtered = whereOf(teamId, filter);
+  const filtered = filter.metadata
+    ? { AND: [whereOf(teamId, filter), await metadataWhere(prisma, teamId, filter.metadata)] }
+    : whereOf(teamId, filter);
   const order = filter.oldestFirst ? OLDEST_FIRST : PAGE_ORDER;
+  const cap = filter.countToPage ? filter.limit : TOTAL_CAP;
   let where = filtered;
   if (filter.afterId) {
     const cursor = isUuid(filter.afterId)
@@ -188,8 +218,8 @@ async function listPage(prisma: PrismaClient, teamId: string, filter: ListFilter
       take: filter.limit,
     }),
     // Ordered like the page: Prisma's capped count otherwise orders by id, which walks the primary key (or sorts
-    // every match) instead of stopping after TOTAL_CAP + 1 entries of the filter's index.
-    prisma.inferenceRecord.count({ where, orderBy: order, take: TOTAL_CAP + 1 }),
+    // every match) instead of stopping after cap + 1 entries of the filter's index.
+    prisma.inferenceRecord.count({ where, orderBy: order, take: cap + 1 }),
   ]);
   const rows = ids.length ? await prisma.inferenceRecord.findMany({ where: { id: { in: ids.map((r) => r.id) } } }) : [];
   const byId = new Map(rows.map((r) => [r.id, r]));
@@ -197,7 +227,7 @@ async function listPage(prisma: PrismaClient, teamId: string, filter: ListFilter
     const row = byId.get(id);
     return row ? [fromRow(row)] : [];
   });
-  return { records, total: Math.min(total, TOTAL_CAP), totalCapped: total > TOTAL_CAP };
+  return { records, total: Math.min(total, cap), totalCapped: total > cap };
 }
 
 /** History's records in its own schema, through Prisma. */
@@ -243,8 +273,12 @@ export function prismaHistoryStore(prisma: PrismaClient): HistoryStore {
         prisma.outboxEvent.create({ data: { ...row, payload: Buffer.from(row.payload) } }),
       ]);
     },
-    async updateMetadata(inferenceId, metadata) {
-      const rows = await prisma.inferenceRecord.updateManyAndReturn({ where: { id: inferenceId }, data: { metadata } });
+    async updateMetadata(record, metadata) {
+      const teamId = record.teamId;
+      const rows = await prisma.inferenceRecord.updateManyAndReturn({
+        where: { id: record.inferenceId },
+        data: { metadata, metadataPairs: metadataPairs(teamId, metadata) },
+      });
       return rows[0] ? fromRow(rows[0]) : null;
     },
     async wasDeleted(inferenceId) {

@@ -10,9 +10,9 @@ export const TOTAL_CAP = 1_000;
 
 export interface Page {
   records: InferenceRecord[];
-  /** Matches, exact up to TOTAL_CAP. */
+  /** Matches, exact up to TOTAL_CAP (or the page's limit, with countToPage). */
   total: number;
-  /** More than TOTAL_CAP match; total is TOTAL_CAP. */
+  /** More than that cap match; total is the cap. */
   totalCapped: boolean;
 }
 
@@ -37,7 +37,7 @@ export interface HistoryStore {
    */
   delete(record: InferenceRecord, deletedAt: Date): Promise<void>;
   /** Replaces the record's metadata; returns the record as updated, or null when it is gone. */
-  updateMetadata(inferenceId: string, metadata: Record<string, string>): Promise<InferenceRecord | null>;
+  updateMetadata(record: InferenceRecord, metadata: Record<string, string>): Promise<InferenceRecord | null>;
   /** Whether a record of that id was deleted (its id is all that is kept). */
   wasDeleted(inferenceId: string): Promise<boolean>;
 }

@@ -11,7 +11,7 @@ export async function updateMetadata(
   metadata: Record<string, string>,
 ): Promise<InferenceRecord> {
   const record = await findRecord(deps, teamId, inferenceId);
-  const updated = await deps.store.updateMetadata(record.inferenceId, metadata);
+  const updated = await deps.store.updateMetadata(record, metadata);
   // Deleted between the two statements.
   if (!updated) throw errors.notFound('INFERENCE_NOT_FOUND', `Inference '${inferenceId}' was not found.`);
   return updated;

@@ -93,6 +93,8 @@ export interface ListFilter {
   oldestFirst?: boolean | undefined;
   /** Cursor: only records after this one in the page's order. */
   afterId?: string | undefined;
+  /** Count only up to limit + 1 (a cursor list's has_more), not TOTAL_CAP. */
+  countToPage?: boolean | undefined;
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

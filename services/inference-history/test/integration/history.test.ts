@@ -225,4 +225,21 @@ describe('inference-history against real Postgres', () => {
     expect(await ids({ metadata: { run: 'a' } })).toEqual([a3]);
     await expect(updateMetadata(deps, OTHER, a1!, {})).rejects.toMatchObject({ kind: 'NotFound' });
   });
+
+  it('filters by metadata that many records share as well as by rare metadata', async () => {
+    const team = '5b0f3c1e-0000-4000-8000-000000000005';
+    const common = Array.from({ length: 2_001 }, () => completed({ teamId: team, metadata: { env: 'prod' } }));
+    const rare = completed({ teamId: team, metadata: { env: 'prod', run: 'only-me' } });
+    await app.onInferenceEvents([...common, rare].map(envelopeOf));
+    // Past the GIN candidates' cap the page-order scan answers; under it, the candidates do.
+    const many = await listInferences(deps, team, { limit: 10, offset: 0, metadata: { env: 'prod' } });
+    expect(many.records).toHaveLength(10);
+    expect(many).toMatchObject({ total: 1_000, totalCapped: true });
+    const one = await listInferences(deps, team, { limit: 10, offset: 0, metadata: { run: 'only-me' } });
+    expect(one.records.map((r) => r.inferenceId)).toEqual([rare.inferenceId]);
+    // Another team's metadata never matches.
+    expect((await listInferences(deps, TEAM, { limit: 10, offset: 0, metadata: { run: 'only-me' } })).records).toEqual(
+      [],
+    );
+  });
 });

@@ -85,6 +85,7 @@ export function filterOf(req: ListInferencesRequest): ListFilter {
     metadata: Object.keys(req.metadata).length ? { ...req.metadata } : undefined,
     oldestFirst: req.oldestFirst,
     afterId: req.afterId || undefined,
+    countToPage: req.countToPage,
   };
 }
 

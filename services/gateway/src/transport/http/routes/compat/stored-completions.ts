@@ -64,6 +64,7 @@ async function storedCompletionsPage(history: HistoryPort, principal: Principal,
       metadata,
       oldestFirst: (q.order ?? 'asc') === 'asc',
       afterId: afterId || undefined,
+      countToPage: true,
     })
     .catch((err: unknown) => {
       // History names its own cursor parameter; the caller's is `after`.
