@@ -232,7 +232,19 @@ async function listBench(url: string) {
   await prisma.$disconnect();
 }
 
+const HELP = `Usage: pnpm --filter @whetstone/bench bench:history [--events n] [--rows n] [--keep]
+
+Ingest and list timings of inference history on a fresh database of the test server (TEST_DATABASE_URL).
+
+Options:
+  --events <n>  InferenceCompleted events drained through the consumer (default 100000)
+  --rows <n>    records the table is grown to before the list timings (default 1000000)
+  --keep        keep the database afterwards, for EXPLAIN ANALYZE (drop it by hand)
+  -h, --help    show this help
+`;
+
 async function main() {
+  if (process.argv.includes('--help') || process.argv.includes('-h')) return void process.stdout.write(HELP);
   const server = testDatabaseUrl();
   const db = `whetstone_bench_history_${randomBytes(3).toString('hex')}`;
   await withClient(server, (c) => c.query(`CREATE DATABASE ${db}`));
