@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { create, fromJson, toBinary, type JsonValue } from '@bufbuild/protobuf';
+import { create, fromJson, toBinary, type DescMessage, type JsonValue, type MessageShape } from '@bufbuild/protobuf';
 import { timestampFromDate, ValueSchema } from '@bufbuild/protobuf/wkt';
 import { Pool } from 'pg';
 import { FsBlobStore, readAll } from '@whetstone/blobs';
@@ -102,15 +102,7 @@ describe('feedback datasets from feedback.v1 (real Postgres, event log)', () => 
       schema: { entities: ['person', 'city'] },
       submittedAt: timestampFromDate(at),
     });
-    return {
-      id: `relay/${++seq}`,
-      topic: Topics.feedback,
-      type: FeedbackSubmittedSchema.typeName,
-      key: id(i),
-      payload: toBinary(FeedbackSubmittedSchema, event),
-      headers: {},
-      occurredAt: at,
-    };
+    return relayed(FeedbackSubmittedSchema, event, i, at);
   }
 
   /** InferenceDeleted as history's relay publishes it, on the same topic and key as the inference's feedback. */
@@ -121,12 +113,18 @@ describe('feedback datasets from feedback.v1 (real Postgres, event log)', () => 
       projectId,
       deletedAt: timestampFromDate(at),
     });
+    return relayed(InferenceDeletedSchema, event, i, at);
+  }
+
+  /** An event of inference i as history's relay delivers it: keyed by the inference, a fresh event id each time. */
+  function relayed<D extends DescMessage>(schema: D, event: MessageShape<D>, i: number, at: Date): EventEnvelope {
+    const payload = toBinary(schema, event);
     return {
       id: `relay/${++seq}`,
       topic: Topics.feedback,
-      type: InferenceDeletedSchema.typeName,
+      type: schema.typeName,
       key: id(i),
-      payload: toBinary(InferenceDeletedSchema, event),
+      payload,
       headers: {},
       occurredAt: at,
     };

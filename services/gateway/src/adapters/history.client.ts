@@ -18,6 +18,7 @@ import type {
   InferenceRecordView,
   JudgeSettingsView,
   RecordedTurnView,
+  SurfaceName,
 } from '../application/history-ports';
 import type { Principal } from '../application/ports';
 
@@ -26,7 +27,7 @@ import type { Principal } from '../application/ports';
 const iso = (ts: Timestamp | undefined): string | null => (ts ? timestampDate(ts).toISOString() : null);
 const caller = (p: Principal) => ({ teamId: p.teamId, keyId: p.keyId, userId: p.userId });
 
-const SURFACE: Record<InferenceSurface, string> = {
+const SURFACE: Record<InferenceSurface, SurfaceName> = {
   [InferenceSurface.UNSPECIFIED]: 'native',
   [InferenceSurface.NATIVE]: 'native',
   [InferenceSurface.GLINER2]: 'gliner-2',
@@ -37,12 +38,12 @@ const SURFACE: Record<InferenceSurface, string> = {
   [InferenceSurface.COMPLETIONS]: 'completions',
   [InferenceSurface.RESPONSES]: 'responses',
 };
-/** The reverse, for the list's surface filter (the routes ask only for names of SURFACE). */
-const SURFACE_OF_NAME: Record<string, InferenceSurface> = Object.fromEntries(
+/** The reverse, for the list's surface filter. */
+const SURFACE_OF_NAME = Object.fromEntries(
   Object.entries(SURFACE)
     .filter(([pb]) => Number(pb) !== InferenceSurface.UNSPECIFIED)
     .map(([pb, name]) => [name, Number(pb) as InferenceSurface]),
-);
+) as Record<SurfaceName, InferenceSurface>;
 
 const JUDGE_STATUS: Record<JudgeStatus, InferenceRecordView['judge_status']> = {
   [JudgeStatus.UNSPECIFIED]: null,
@@ -160,7 +161,7 @@ export function historyOverRpc(
         llmajScoreMax: f.llmajScoreMax,
         ...(f.since ? { since: timestampFromDate(f.since) } : {}),
         ...(f.until ? { until: timestampFromDate(f.until) } : {}),
-        ...(f.surface && SURFACE_OF_NAME[f.surface] ? { surface: SURFACE_OF_NAME[f.surface] } : {}),
+        ...(f.surface ? { surface: SURFACE_OF_NAME[f.surface] } : {}),
         metadata: f.metadata ?? {},
         oldestFirst: f.oldestFirst ?? false,
         afterId: f.afterId ?? '',

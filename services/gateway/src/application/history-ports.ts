@@ -1,6 +1,19 @@
 /** What the gateway needs from inference-history, in the public JSON's shapes. */
 import type { Principal } from './ports';
 
+/** The public surfaces a record names, as records show them (and `GET /inferences?surface=` takes). */
+export const SURFACES = [
+  'native',
+  'gliner-2',
+  'systemone',
+  'project',
+  'chat-completions',
+  'messages',
+  'completions',
+  'responses',
+] as const;
+export type SurfaceName = (typeof SURFACES)[number];
+
 /** One recorded turn of a decoder conversation. */
 export interface RecordedTurnView {
   role: string;
@@ -93,8 +106,7 @@ export interface InferenceFilter {
   llmajScoreMax?: number | undefined;
   since?: Date | undefined;
   until?: Date | undefined;
-  /** A public surface name of the record (`chat-completions`, …). */
-  surface?: string | undefined;
+  surface?: SurfaceName | undefined;
   metadata?: Record<string, string> | undefined;
   oldestFirst?: boolean | undefined;
   /** Cursor: an inference id; only records after it in the page's order. */

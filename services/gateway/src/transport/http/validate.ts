@@ -98,6 +98,12 @@ export function parseBody<S extends z.ZodType>(schema: S, req: Request): z.infer
   });
 }
 
+/** A well-typed query parameter whose value is not acceptable (an unknown cursor, bad metadata): 422 naming it. */
+export const invalidQuery = (field: string, message: string) =>
+  new AppError('InvalidArgument', Reasons.VALIDATION_FAILED, 'Invalid query parameter', {
+    fieldErrors: [{ field, message }],
+  });
+
 /** Validate query or path parameters: wrong types are a malformed request, 400 `{detail}`. */
 export function parseParams<S extends z.ZodType>(schema: S, value: unknown, where: 'query' | 'path'): z.infer<S> {
   const result = schema.safeParse(value);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AppError, isUuid } from '@whetstone/errors';
-import type { HistoryPort, InferenceFilter } from '../../../application/history-ports';
+import { SURFACES, type HistoryPort, type InferenceFilter } from '../../../application/history-ports';
 import type { Api } from '../api';
 import { authOf } from '../auth';
 import { INT32_MAX, parseParams } from '../validate';
@@ -30,18 +30,6 @@ const instant = z
   .refine((d) => !Number.isNaN(d.getTime()), 'is not a valid date-time')
   .optional();
 const text = z.string().trim().max(200).optional();
-
-/** The public surfaces a record can name, as records show them. */
-const SURFACES = [
-  'native',
-  'gliner-2',
-  'systemone',
-  'project',
-  'chat-completions',
-  'messages',
-  'completions',
-  'responses',
-] as const;
 
 const ListQuery = z.object({
   limit: int,

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { AppError, isUuid, Reasons } from '@whetstone/errors';
+import { AppError, isUuid } from '@whetstone/errors';
 import type { HistoryPort } from '../../../../application/history-ports';
 import type { Principal } from '../../../../application/ports';
 import type { Api } from '../../api';
 import { authOf } from '../../auth';
-import { parseParams } from '../../validate';
+import { invalidQuery, parseParams } from '../../validate';
 import { Metadata } from './blocks';
 import { CHAT_COMPLETIONS, completionOfRecord, CursorQuery, storedCall } from './stored-responses';
 
@@ -24,11 +24,6 @@ const ListQuery = z.object({
 /** POST /v1/chat/completions/:completion_id's body: the new metadata, which replaces the old (null clears it). */
 const CompletionUpdateBody = z.object({ metadata: Metadata.nullable() }).openapi('ChatCompletionUpdateRequest');
 
-const invalid = (field: string, message: string) =>
-  new AppError('InvalidArgument', Reasons.VALIDATION_FAILED, 'Invalid query parameter', {
-    fieldErrors: [{ field, message }],
-  });
-
 /**
  * The `metadata[key]=value` pairs of a query string (the gateway's simple query parser keeps the brackets in the
  * names), checked as OpenAI's metadata; undefined when there are none.
@@ -38,12 +33,12 @@ function metadataFilter(query: Record<string, unknown>): Record<string, string> 
   for (const [name, value] of Object.entries(query)) {
     const key = /^metadata\[(.*)\]$/s.exec(name)?.[1];
     if (key === undefined) continue;
-    if (typeof value !== 'string') throw invalid(name, 'must be given once, as metadata[key]=value');
+    if (typeof value !== 'string') throw invalidQuery(name, 'must be given once, as metadata[key]=value');
     pairs[key] = value;
   }
   if (!Object.keys(pairs).length) return undefined;
   const parsed = Metadata.safeParse(pairs);
-  if (!parsed.success) throw invalid('metadata', parsed.error.issues[0]?.message ?? 'is not valid metadata');
+  if (!parsed.success) throw invalidQuery('metadata', parsed.error.issues[0]?.message ?? 'is not valid metadata');
   return parsed.data;
 }
 
@@ -54,7 +49,7 @@ async function storedCompletionsPage(history: HistoryPort, principal: Principal,
   const metadata = metadataFilter(query);
   const afterId = q.after?.startsWith(CHAT_COMPLETIONS.prefix) ? q.after.slice(CHAT_COMPLETIONS.prefix.length) : '';
   if (q.after !== undefined && !isUuid(afterId))
-    throw invalid('after', `names no stored chat completion: '${q.after.slice(0, 200)}'`);
+    throw invalidQuery('after', `names no stored chat completion: '${q.after.slice(0, 200)}'`);
   const page = await history
     .list(principal, {
       limit: q.limit ?? 20,
@@ -69,7 +64,7 @@ async function storedCompletionsPage(history: HistoryPort, principal: Principal,
     .catch((err: unknown) => {
       // History names its own cursor parameter; the caller's is `after`.
       if (err instanceof AppError && err.fieldErrors.some((f) => f.field === 'after_id'))
-        throw invalid('after', `names no chat completion of this list: '${String(q.after).slice(0, 200)}'`);
+        throw invalidQuery('after', `names no chat completion of this list: '${String(q.after).slice(0, 200)}'`);
       throw err;
     });
   const data = page.records.map(completionOfRecord);

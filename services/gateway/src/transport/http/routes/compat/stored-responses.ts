@@ -1,7 +1,13 @@
 import { z } from 'zod';
-import { AppError, isUuid, Reasons } from '@whetstone/errors';
-import type { HistoryPort, InferenceRecordView, RecordedTurnView } from '../../../../application/history-ports';
+import { AppError, isUuid } from '@whetstone/errors';
+import type {
+  HistoryPort,
+  InferenceRecordView,
+  RecordedTurnView,
+  SurfaceName,
+} from '../../../../application/history-ports';
 import type { ChatBlock, ChatTurn, ChatUsageView, Principal } from '../../../../application/ports';
+import { invalidQuery } from '../../validate';
 import { toolCallOut, turn } from './blocks';
 import { callItem, messageItem, type Item } from './responses.items';
 import { openAiUsage, responsesUsage } from './usage';
@@ -16,7 +22,7 @@ import { openAiUsage, responsesUsage } from './usage';
 /** One surface's stored calls: the id prefix of its answers, its history surface, and its not-found reason. */
 export interface StoredKind {
   prefix: string;
-  surface: string;
+  surface: SurfaceName;
   noun: string;
   reason: string;
 }
@@ -248,10 +254,7 @@ export function cursorPage(
   const ordered = q.order === 'desc' ? [...items].reverse() : items;
   const at = (param: 'after' | 'before', cursor: string) => {
     const i = ordered.findIndex((item) => item.id === cursor);
-    if (i < 0)
-      throw new AppError('InvalidArgument', Reasons.VALIDATION_FAILED, 'Invalid query parameter', {
-        fieldErrors: [{ field: param, message: `names no item of this list: '${cursor}'` }],
-      });
+    if (i < 0) throw invalidQuery(param, `names no item of this list: '${cursor}'`);
     return i;
   };
   const start = q.after ? at('after', q.after) + 1 : 0;
