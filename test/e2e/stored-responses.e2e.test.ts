@@ -315,6 +315,19 @@ describe('stored responses and chat completions: retrieve, list and previous_res
     expect(updated.metadata).toEqual({ run: 'a', reviewed: 'yes' });
     expect((await client.chat.completions.retrieve(b.id)).metadata).toEqual({ run: 'a', reviewed: 'yes' });
     expect(await ids({ metadata: { run: 'a' } })).toEqual([a.id, b.id, c.id]);
+    // The native list filters every surface's records by metadata too (here: the Response besides the completions).
+    const native = await fetch(`${system.baseUrl}/inferences?metadata[run]=a&metadata[reviewed]=yes`, {
+      headers: { authorization: `Bearer ${own.key}` },
+    });
+    expect(((await native.json()) as { data: { id: string }[] }).data.map((r) => `chatcmpl-${r.id}`)).toEqual([b.id]);
+    const natives = await fetch(`${system.baseUrl}/inferences?metadata[run]=a`, {
+      headers: { authorization: `Bearer ${own.key}` },
+    });
+    expect(((await natives.json()) as { total: number }).total).toBe(4);
+    const badPair = await fetch(`${system.baseUrl}/inferences?metadata[${'k'.repeat(65)}]=v`, {
+      headers: { authorization: `Bearer ${own.key}` },
+    });
+    expect(badPair.status).toBe(422);
     // Another team's completion cannot be updated; bad metadata and cursors are refused, naming the parameter.
     await expect(openai.chat.completions.update(a.id, { metadata: {} })).rejects.toBeInstanceOf(OpenAI.NotFoundError);
     const tooLong = await ask('x', { k: 'v'.repeat(513) }).catch((e: unknown) => e);

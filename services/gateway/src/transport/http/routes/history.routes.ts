@@ -4,6 +4,7 @@ import { SURFACES, type HistoryPort, type InferenceFilter } from '../../../appli
 import type { Api } from '../api';
 import { authOf } from '../auth';
 import { INT32_MAX, parseParams } from '../validate';
+import { metadataOfQuery } from './compat/blocks';
 
 /** A number in a query string; anything that is not one is a malformed parameter (400). */
 const num = z
@@ -46,6 +47,11 @@ const ListQuery = z.object({
   until: instant,
   surface: z.enum(SURFACES).optional(),
 });
+/** The list's query: the filters above, and `metadata[key]=value` pairs, which `ListQuery` lets through. */
+const listQueryOf = (query: unknown) => ({
+  ...parseParams(ListQuery, query, 'query'),
+  metadata: metadataOfQuery((query ?? {}) as Record<string, unknown>),
+});
 
 const FeedbackBody = z
   .object({
@@ -65,7 +71,7 @@ const inferenceId = (value: unknown): string => {
 };
 
 function filterOf(query: unknown): InferenceFilter {
-  const q = parseParams(ListQuery, query, 'query');
+  const q = listQueryOf(query);
   return {
     limit: q.limit ?? DEFAULT_PAGE,
     offset: q.offset ?? 0,
@@ -80,6 +86,7 @@ function filterOf(query: unknown): InferenceFilter {
     since: q.since,
     until: q.until,
     surface: q.surface,
+    metadata: q.metadata,
   };
 }
 
@@ -90,7 +97,7 @@ export function registerHistoryRoutes(api: Api, history: HistoryPort): void {
       method: 'get',
       path: '/inferences',
       summary:
-        'List stored inferences, newest first: {object: "list", data, total, total_capped, limit, offset, has_more}. Filters: model_id, task, project_id, training_job_id, surface, latency_min/max, llmaj_score_min/max, since (inclusive), until (exclusive); limit 1–200 (default 50)',
+        'List stored inferences, newest first: {object: "list", data, total, total_capped, limit, offset, has_more}. Filters: model_id, task, project_id, training_job_id, surface, metadata[key]=value (every pair given must match), latency_min/max, llmaj_score_min/max, since (inclusive), until (exclusive); limit 1–200 (default 50)',
       tag: 'Inference history',
       auth: 'key-or-session',
     },

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ChatBlock, ChatInput, ChatTurn } from '../../../../application/ports';
+import { invalidQuery } from '../../validate';
 
 /** Shared pieces of the compatible surfaces' requests: texts, cache markers, sampling. */
 
@@ -31,6 +32,23 @@ export const Metadata = z
     const bad = keys.find((k) => k.length === 0 || k.length > 64);
     if (bad !== undefined) ctx.addIssue({ code: 'custom', message: 'keys must be 1–64 characters', path: [bad] });
   });
+/**
+ * The `metadata[key]=value` pairs of a query string (the gateway's simple query parser keeps the brackets in the
+ * names), checked as OpenAI's metadata; undefined when there are none. 422 naming the parameter otherwise.
+ */
+export function metadataOfQuery(query: Record<string, unknown>): Record<string, string> | undefined {
+  const pairs: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(query)) {
+    const key = /^metadata\[(.*)\]$/s.exec(name)?.[1];
+    if (key === undefined) continue;
+    if (typeof value !== 'string') throw invalidQuery(name, 'must be given once, as metadata[key]=value');
+    pairs[key] = value;
+  }
+  if (!Object.keys(pairs).length) return undefined;
+  const parsed = Metadata.safeParse(pairs);
+  if (!parsed.success) throw invalidQuery('metadata', parsed.error.issues[0]?.message ?? 'is not valid metadata');
+  return parsed.data;
+}
 export const SchemaExtension = z.record(z.string(), z.unknown());
 
 const JsonSchemaSpec = {

@@ -5,7 +5,7 @@ import type { Principal } from '../../../../application/ports';
 import type { Api } from '../../api';
 import { authOf } from '../../auth';
 import { invalidQuery, parseParams } from '../../validate';
-import { Metadata } from './blocks';
+import { Metadata, metadataOfQuery } from './blocks';
 import { CHAT_COMPLETIONS, completionOfRecord, CursorQuery, storedCall } from './stored-responses';
 
 /**
@@ -24,29 +24,11 @@ const ListQuery = z.object({
 /** POST /v1/chat/completions/:completion_id's body: the new metadata, which replaces the old (null clears it). */
 const CompletionUpdateBody = z.object({ metadata: Metadata.nullable() }).openapi('ChatCompletionUpdateRequest');
 
-/**
- * The `metadata[key]=value` pairs of a query string (the gateway's simple query parser keeps the brackets in the
- * names), checked as OpenAI's metadata; undefined when there are none.
- */
-function metadataFilter(query: Record<string, unknown>): Record<string, string> | undefined {
-  const pairs: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(query)) {
-    const key = /^metadata\[(.*)\]$/s.exec(name)?.[1];
-    if (key === undefined) continue;
-    if (typeof value !== 'string') throw invalidQuery(name, 'must be given once, as metadata[key]=value');
-    pairs[key] = value;
-  }
-  if (!Object.keys(pairs).length) return undefined;
-  const parsed = Metadata.safeParse(pairs);
-  if (!parsed.success) throw invalidQuery('metadata', parsed.error.issues[0]?.message ?? 'is not valid metadata');
-  return parsed.data;
-}
-
 /** One page of the team's stored chat completions, in OpenAI's cursor list shape. */
 async function storedCompletionsPage(history: HistoryPort, principal: Principal, rawQuery: unknown) {
   const query = (rawQuery ?? {}) as Record<string, unknown>;
   const q = parseParams(ListQuery, query, 'query');
-  const metadata = metadataFilter(query);
+  const metadata = metadataOfQuery(query);
   const afterId = q.after?.startsWith(CHAT_COMPLETIONS.prefix) ? q.after.slice(CHAT_COMPLETIONS.prefix.length) : '';
   if (q.after !== undefined && !isUuid(afterId))
     throw invalidQuery('after', `names no stored chat completion: '${q.after.slice(0, 200)}'`);
