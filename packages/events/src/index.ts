@@ -9,6 +9,7 @@ export * from './pg';
 export * from './pg-listener';
 export * from './outbox-relay';
 export * from './group-commit';
+export * from './polling-worker';
 export { PgEventLog } from './pg-event-log';
 export { KafkaTransport, envelopeOf } from './kafka';
 

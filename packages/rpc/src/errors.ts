@@ -2,7 +2,7 @@ import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { anyPack, anyUnpack } from '@bufbuild/protobuf/wkt';
 import { Metadata, status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
 import { AppError, Reasons, asDependencyUnavailable, type ErrorKind } from '@whetstone/errors';
-import { ErrorDetailSchema } from '@whetstone/proto/common/v1';
+import { type ErrorDetail, ErrorDetailSchema } from '@whetstone/proto/common/v1';
 import { StatusSchema } from '@whetstone/proto/google/rpc';
 
 /** Error kind → gRPC status code. The reason travels in the ErrorDetail. */
@@ -32,6 +32,35 @@ export function codeName(code: GrpcStatus): string {
   return (GrpcStatus[code] ?? 'UNKNOWN').toLowerCase();
 }
 
+/** A typed error as the ErrorDetail it travels in (a gRPC status's detail, a stored batch result). */
+export function errorDetailOf(err: AppError): ErrorDetail {
+  return create(ErrorDetailSchema, {
+    reason: err.reason,
+    kind: err.kind,
+    fieldViolations: err.fieldErrors.map((f) => ({ field: f.field, message: f.message, code: f.code ?? '' })),
+    retryAfterSeconds: err.retryAfterSeconds ?? 0,
+    metadata: err.metadata,
+    retryable: err.retryable,
+  });
+}
+
+/** The typed error an ErrorDetail and its message describe. */
+export function appErrorOfDetail(detail: ErrorDetail, message: string): AppError {
+  return AppError.fromJSON({
+    kind: detail.kind,
+    reason: detail.reason,
+    message,
+    fieldErrors: detail.fieldViolations.map((f) => ({
+      field: f.field,
+      message: f.message,
+      ...(f.code ? { code: f.code } : {}),
+    })),
+    ...(detail.retryAfterSeconds ? { retryAfterSeconds: detail.retryAfterSeconds } : {}),
+    metadata: { ...detail.metadata },
+    retryable: detail.retryable,
+  });
+}
+
 /**
  * Server side: an AppError becomes its status code plus a google.rpc.Status
  * carrying a whetstone.common.v1.ErrorDetail; a lost database connection becomes
@@ -43,14 +72,7 @@ export function toServiceError(thrown: unknown): Partial<ServiceError> & { code:
   if (!(err instanceof AppError) || err.kind === 'Internal')
     return { code: GrpcStatus.INTERNAL, details: GENERIC_INTERNAL };
   const code = CODE_OF[err.kind];
-  const detail = create(ErrorDetailSchema, {
-    reason: err.reason,
-    kind: err.kind,
-    fieldViolations: err.fieldErrors.map((f) => ({ field: f.field, message: f.message, code: f.code ?? '' })),
-    retryAfterSeconds: err.retryAfterSeconds ?? 0,
-    metadata: err.metadata,
-    retryable: err.retryable,
-  });
+  const detail = errorDetailOf(err);
   const status = create(StatusSchema, { code, message: err.message, details: [anyPack(ErrorDetailSchema, detail)] });
   const metadata = new Metadata();
   metadata.set(DETAILS_KEY, Buffer.from(toBinary(StatusSchema, status)));
@@ -65,19 +87,7 @@ export function appErrorFromStatus(message: string, trailers: Metadata | undefin
   for (const any of status.details) {
     const detail = anyUnpack(any, ErrorDetailSchema);
     if (!detail) continue;
-    return AppError.fromJSON({
-      kind: detail.kind,
-      reason: detail.reason,
-      message: status.message || message,
-      fieldErrors: detail.fieldViolations.map((f) => ({
-        field: f.field,
-        message: f.message,
-        ...(f.code ? { code: f.code } : {}),
-      })),
-      ...(detail.retryAfterSeconds ? { retryAfterSeconds: detail.retryAfterSeconds } : {}),
-      metadata: { ...detail.metadata },
-      retryable: detail.retryable,
-    });
+    return appErrorOfDetail(detail, status.message || message);
   }
   return null;
 }

@@ -8,6 +8,6 @@ export {
   type RpcClientOptions,
 } from './client';
 export { callerOf, activeTraceId, CALLER_HEADER } from './context';
-export { appErrorFromStatus, toAppError, toServiceError, CODE_OF } from './errors';
+export { appErrorFromStatus, appErrorOfDetail, errorDetailOf, toAppError, toServiceError, CODE_OF } from './errors';
 export type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 export { requireCaller, type TeamCaller } from './team-caller';

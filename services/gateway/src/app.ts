@@ -4,7 +4,7 @@ import type { Registry } from 'prom-client';
 import { AuthCache, type Invalidation } from './application/auth-cache';
 import type { AdaptivePort } from './application/adaptive-ports';
 import type { HistoryPort } from './application/history-ports';
-import type { DatasetsPort, Inference, KeyBilling, TrainingPort } from './application/ports';
+import type { ChatBatches, DatasetsPort, Inference, KeyBilling, TrainingPort } from './application/ports';
 import type { RateLimiter, RateLimitSettings } from './domain/rate-limit';
 import { Api, type AuthMode } from './transport/http/api';
 import { authenticate, presentedKey } from './transport/http/auth';
@@ -15,6 +15,7 @@ import { endpointLimit, loginLimit, preAuthLimit } from './transport/http/rate-l
 import { checkRequestLine } from './transport/http/validate';
 import { registerAccountRoutes } from './transport/http/routes/account.routes';
 import { registerInferenceRoutes } from './transport/http/routes/inference.routes';
+import { registerMessageBatchRoutes } from './transport/http/routes/compat/message-batches.routes';
 import { registerDatasetRoutes } from './transport/http/routes/datasets.routes';
 import { registerHistoryRoutes } from './transport/http/routes/history.routes';
 import { registerAdaptiveRoutes } from './transport/http/routes/adaptive.routes';
@@ -26,6 +27,8 @@ export interface GatewayDeps {
   keyBilling: KeyBilling;
   /** The inference-router; its routes are mounted only when it is configured. */
   inference?: Inference;
+  /** The router's message batches; mounted with the inference routes. */
+  chatBatches?: ChatBatches;
   /** The dataset service; its routes are mounted only when it is configured. */
   datasets?: DatasetsPort;
   /** The training-orchestrator; training routes are mounted only when it is configured. */
@@ -94,6 +97,7 @@ export function buildApp(deps: GatewayDeps): { app: Express; api: Api } {
     loginAttempt: loginLimit(deps.rateLimiter, deps.rateLimits, now),
   });
   if (deps.inference) registerInferenceRoutes(api, deps.inference, deps.history);
+  if (deps.chatBatches) registerMessageBatchRoutes(api, deps.chatBatches, deps.publicBaseUrl);
   if (deps.datasets) registerDatasetRoutes(api, deps.datasets);
   if (deps.training) registerTrainingRoutes(api, deps.training, deps.inference);
   if (deps.history) registerHistoryRoutes(api, deps.history);

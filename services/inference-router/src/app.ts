@@ -1,10 +1,13 @@
-import { InferenceRouterService } from '@whetstone/proto/inference/v1';
+import { startPollingWorker, type PollingWorker } from '@whetstone/events';
+import { ChatBatchService, InferenceRouterService } from '@whetstone/proto/inference/v1';
 import type { ServiceRouter } from '@whetstone/rpc';
+import { runBatchPass } from './application/batches';
 import { releaseJob, resumePendingDeployments } from './application/deployments';
 import type { RouterDeps } from './application/deps';
 import { recordJobChanged, recordJobDeleted } from './application/record-job';
 import { DeploymentWarmer } from './application/warm-deployment';
 import type { TrainedModel } from './domain/trained-model';
+import { batchAnswers, batchesHandler } from './transport/rpc/batches.handler';
 import { routerHandler } from './transport/rpc/router.handler';
 
 export type { RouterDeps };
@@ -22,16 +25,41 @@ export interface RouterApp {
   releaseJob(trainingJobId: string): Promise<number>;
   /** Deployments still warming. */
   readonly deploymentsInFlight: number;
+  /** The message-batch worker: claims due batch requests and runs each as a Chat call. */
+  startBatchWorker(options: BatchWorkerOptions): PollingWorker;
+}
+
+export interface BatchWorkerOptions {
+  concurrency: number;
+  idleMs: number;
+  leaseMs: number;
+  maxAttempts: number;
 }
 
 export function buildApp(deps: RouterDeps): RouterApp {
   const warmer = new DeploymentWarmer(deps);
   return {
-    registerRoutes: (router) => router.service(InferenceRouterService, routerHandler(deps, warmer)),
+    registerRoutes: (router) => {
+      router.service(InferenceRouterService, routerHandler(deps, warmer));
+      router.service(ChatBatchService, batchesHandler(deps));
+    },
     onJobChanged: (model) => recordJobChanged(deps, model),
     onJobDeleted: (jobId, teamId) => recordJobDeleted(deps, jobId, teamId),
     resumePendingDeployments: () => resumePendingDeployments(deps, warmer),
     releaseJob: (jobId) => releaseJob(deps, jobId),
+    startBatchWorker: ({ concurrency, idleMs, leaseMs, maxAttempts }) => {
+      const worker = {
+        batches: deps.batches,
+        // Calls end well inside their lease, so a slow call is never run twice.
+        answers: batchAnswers(deps, Math.max(5_000, leaseMs - 30_000)),
+        now: deps.now,
+        logger: deps.logger,
+        concurrency,
+        leaseMs,
+        maxAttempts,
+      };
+      return startPollingWorker({ name: 'batch', pass: () => runBatchPass(worker), idleMs, logger: deps.logger });
+    },
     get deploymentsInFlight() {
       return warmer.inFlight;
     },

@@ -47,6 +47,14 @@ const schema = z.object({
   METERING_MAX_WAIT_MS: z.coerce.number().int().positive().default(2_000),
   /** How long a deployment may take to warm before it is failed. */
   DEPLOY_WARM_TIMEOUT_SECONDS: z.coerce.number().int().positive().default(60),
+  /** Message-batch requests each replica runs at once (0: this replica runs none). */
+  BATCH_CONCURRENCY: z.coerce.number().int().min(0).max(64).default(4),
+  /** How often an idle batch worker looks for due requests (a batch made here wakes it at once). */
+  BATCH_IDLE_MS: z.coerce.number().int().positive().default(1000),
+  /** How long a worker holds a request; a request whose worker died runs again after it. Calls time out before. */
+  BATCH_LEASE_SECONDS: z.coerce.number().int().min(10).default(900),
+  /** Attempts per request for retryable failures (a warming model, a saturated upstream) before it is errored. */
+  BATCH_MAX_ATTEMPTS: z.coerce.number().int().positive().max(20).default(5),
 });
 
 export type RouterConfig = z.infer<typeof schema> & {

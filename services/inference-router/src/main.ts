@@ -22,12 +22,13 @@ import { billingOverRpc } from './adapters/key-billing.client';
 import { GrpcModelFleet } from './adapters/model-fleet';
 import { resolveModelServers, watchModelServers } from './adapters/model-server-discovery';
 import { OutboxMetering } from './adapters/outbox-metering';
+import { prismaBatchStore } from './adapters/prisma-batches';
 import { createPrismaClient } from './adapters/prisma-client';
 import { prismaProjectStore } from './adapters/prisma-store';
 import { prismaTrainedModels } from './adapters/prisma-trained-models';
 import { httpUpstreams } from './adapters/upstream';
 import { withOrchestratorFallback } from './adapters/training.client';
-import { buildApp } from './app';
+import { buildApp, type RouterApp } from './app';
 import { loadRouterConfig, type RouterConfig } from './config';
 import { BUILTIN_MODELS, Catalog, Restrictions, upstreamEntry } from './domain/catalog';
 import { startTrainingConsumer } from './transport/events/training.consumer';
@@ -72,6 +73,17 @@ async function startModelFleet(config: RouterConfig, rpc: { caller: string; logg
   return { fleet, discovery };
 }
 
+/** The message-batch worker, unless this replica runs none (BATCH_CONCURRENCY=0). */
+function startBatchWorker(config: RouterConfig, app: RouterApp) {
+  if (!config.BATCH_CONCURRENCY) return null;
+  return app.startBatchWorker({
+    concurrency: config.BATCH_CONCURRENCY,
+    idleMs: config.BATCH_IDLE_MS,
+    leaseMs: config.BATCH_LEASE_SECONDS * 1000,
+    maxAttempts: config.BATCH_MAX_ATTEMPTS,
+  });
+}
+
 async function main(): Promise<void> {
   const telemetry = initTelemetry({ service: 'inference-router' });
   const config = loadRouterConfig();
@@ -106,6 +118,7 @@ async function main(): Promise<void> {
     fleet,
     metering,
     store: prismaProjectStore(prisma),
+    batches: prismaBatchStore(prisma),
     // Time-ordered ids: an inference id says when it was minted, which history's read-your-writes relies on.
     ids: { uuid: () => uuidv7(), ephemeral: () => randomUUID() },
     logger,
@@ -125,6 +138,7 @@ async function main(): Promise<void> {
   });
   const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
   const resumed = await app.resumePendingDeployments();
+  const batchWorker = startBatchWorker(config, app);
   logger.info(
     { port: server.port, metricsPort: metricsServer.port, modelServers: config.modelServers.length, resumed },
     'inference-router listening',
@@ -134,6 +148,7 @@ async function main(): Promise<void> {
     logger,
     [
       () => server.close(),
+      () => batchWorker?.stop(),
       () => discovery.stop(),
       () => fleet.stop(),
       () => metering.close(),

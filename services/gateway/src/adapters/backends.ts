@@ -2,13 +2,14 @@
 import type { DescService } from '@bufbuild/protobuf';
 import { DatasetService } from '@whetstone/proto/dataset/v1';
 import { InferenceHistoryService } from '@whetstone/proto/history/v1';
-import { InferenceRouterService } from '@whetstone/proto/inference/v1';
+import { ChatBatchService, InferenceRouterService } from '@whetstone/proto/inference/v1';
 import { KeyBillingService } from '@whetstone/proto/keybilling/v1';
 import { AdaptiveService, TrainingService } from '@whetstone/proto/training/v1';
 import { createHealthChecker, createRpcClient } from '@whetstone/rpc';
 import type { Logger } from '@whetstone/telemetry';
 import type { HistoryPort } from '../application/history-ports';
-import type { DatasetsPort, Inference, KeyBilling, TrainingPort } from '../application/ports';
+import type { ChatBatches, DatasetsPort, Inference, KeyBilling, TrainingPort } from '../application/ports';
+import { chatBatchesOverRpc } from './batches.client';
 import type { GatewayConfig } from '../config';
 import { datasetsOverRpc } from './dataset.client';
 import { historyOverRpc } from './history.client';
@@ -22,6 +23,8 @@ export interface Backends {
   keyBilling: KeyBilling;
   /** Each optional back end is present only when its address is configured; its routes are mounted only then. */
   inference?: Inference;
+  /** The router's message batches (the same address as inference). */
+  chatBatches?: ChatBatches;
   datasets?: DatasetsPort;
   training?: TrainingPort;
   adaptive?: AdaptivePort;
@@ -40,8 +43,10 @@ export function connectBackends(config: GatewayConfig, logger: Logger): Backends
     keyBilling: keyBillingOverRpc(client(KeyBillingService, config.KEY_BILLING_ADDR), ready(config.KEY_BILLING_ADDR)),
   };
   const inferenceAddr = config.INFERENCE_ROUTER_ADDR;
-  if (inferenceAddr)
+  if (inferenceAddr) {
     backends.inference = inferenceOverRpc(client(InferenceRouterService, inferenceAddr, 60_000), ready(inferenceAddr));
+    backends.chatBatches = chatBatchesOverRpc(client(ChatBatchService, inferenceAddr, 60_000));
+  }
   const datasetAddr = config.DATASET_ADDR;
   if (datasetAddr) backends.datasets = datasetsOverRpc(client(DatasetService, datasetAddr, 30_000), ready(datasetAddr));
   const trainingAddr = config.TRAINING_ORCHESTRATOR_ADDR;

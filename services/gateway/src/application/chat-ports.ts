@@ -1,3 +1,5 @@
+import type { Principal } from './ports';
+
 /** The compatible surfaces' chat core, in plain shapes: what the gateway sends the router and gets back. */
 
 /** A text block of a chat turn; `cacheTtlSeconds` is set when a cache marker ends the prefix here (0 = default). */
@@ -94,4 +96,43 @@ export interface ChatPiece {
   reasoning: string;
   toolCalls: ChatToolCallDelta[];
   done?: ChatDone;
+}
+
+/** Where a message batch is (Anthropic's `processing_status`). */
+export type ChatBatchStatus = 'in_progress' | 'canceling' | 'ended';
+
+/** A batch of chat calls run in the background (Anthropic's Message Batches). */
+export interface ChatBatchView {
+  id: string;
+  status: ChatBatchStatus;
+  counts: { processing: number; succeeded: number; errored: number; canceled: number; expired: number };
+  createdAt: Date;
+  expiresAt: Date;
+  endedAt: Date | null;
+  cancelInitiatedAt: Date | null;
+}
+
+/** One request's result: the whole reply as one piece, the error, or neither (canceled or expired). */
+export type ChatBatchResultView =
+  | { customId: string; outcome: 'succeeded'; reply: ChatPiece; requestedModel: string }
+  | { customId: string; outcome: 'errored'; error: Error }
+  | { customId: string; outcome: 'canceled' | 'expired' };
+
+/** The router's message batches; another team's batch is NotFound. */
+export interface ChatBatches {
+  create(principal: Principal, requests: { customId: string; input: ChatInput }[]): Promise<ChatBatchView>;
+  get(principal: Principal, batchId: string): Promise<ChatBatchView>;
+  /** Newest first; `afterId` pages to older batches, `beforeId` to newer ones. */
+  list(
+    principal: Principal,
+    page: { limit: number; afterId?: string | undefined; beforeId?: string | undefined },
+  ): Promise<{ batches: ChatBatchView[]; hasMore: boolean }>;
+  cancel(principal: Principal, batchId: string): Promise<ChatBatchView>;
+  delete(principal: Principal, batchId: string): Promise<string>;
+  /** A page of an ended batch's results in request order; `nextOffset` 0 when there are no more. */
+  results(
+    principal: Principal,
+    batchId: string,
+    offset: number,
+  ): Promise<{ results: ChatBatchResultView[]; nextOffset: number }>;
 }

@@ -1,4 +1,5 @@
 import { AppError, failureOf } from '@whetstone/errors';
+import { startPollingWorker, type PollingWorker } from '@whetstone/events';
 import type { Logger } from '@whetstone/telemetry';
 import { afterFailure, isScore, type JudgeKind } from '../domain/judge';
 import type { ClaimedRecord, Judge, JudgeStore } from './ports';
@@ -51,39 +52,7 @@ async function judgeOne(deps: JudgeWorkerDeps, { record, attempts, settings }: C
   }
 }
 
-/**
- * Runs judge passes until stopped: straight on while there is work, else after `idleMs` or a wake-up (new records
- * were just stored). A failing pass (the database down) is logged and retried after the idle wait.
- */
-export function startJudgeWorker(deps: JudgeWorkerDeps, idleMs: number): { wake(): void; stop(): Promise<void> } {
-  let stopped = false;
-  let wakeUp: (() => void) | null = null;
-  const sleep = () =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, idleMs);
-      wakeUp = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-  const loop = (async () => {
-    while (!stopped) {
-      let claimed = 0;
-      try {
-        claimed = await judgePending(deps);
-      } catch (err) {
-        deps.logger.error({ err }, 'judge pass failed');
-      }
-      if (!claimed && !stopped) await sleep();
-      wakeUp = null;
-    }
-  })();
-  return {
-    wake: () => wakeUp?.(),
-    async stop() {
-      stopped = true;
-      wakeUp?.();
-      await loop;
-    },
-  };
+/** The judge worker: judge passes until stopped, woken early when new records were just stored. */
+export function startJudgeWorker(deps: JudgeWorkerDeps, idleMs: number): PollingWorker {
+  return startPollingWorker({ name: 'judge', pass: () => judgePending(deps), idleMs, logger: deps.logger });
 }

@@ -1,6 +1,15 @@
 import type { Logger } from '@whetstone/telemetry';
 import type { Catalog, Restrictions } from '../domain/catalog';
-import type { Billing, Ids, Metering, ModelFleet, ProjectStore, TrainedModels, Upstreams } from './ports';
+import type {
+  Billing,
+  ChatBatchStore,
+  Ids,
+  Metering,
+  ModelFleet,
+  ProjectStore,
+  TrainedModels,
+  Upstreams,
+} from './ports';
 
 /** Everything the use cases share; built once in main.ts (or a test) and handed to buildApp. */
 export interface RouterDeps {
@@ -13,6 +22,8 @@ export interface RouterDeps {
   upstreams: Upstreams;
   metering: Metering;
   store: ProjectStore;
+  /** Message batches and their requests. */
+  batches: ChatBatchStore;
   ids: Ids;
   logger: Logger;
   now: () => Date;

@@ -15,6 +15,7 @@ import type {
   TokenUsage,
   ToolDefinition,
 } from '../domain/chat';
+import type { BatchRequestState, ChatBatch } from '../domain/batch';
 import type { DeploymentRow, ProjectRow } from '../domain/deployment';
 import type { ProjectRouterRow } from '../domain/routing';
 import type { Caller, ChatTurn, FinishReason, GenerateOptions, InferenceTask, ModelRef } from '../domain/model';
@@ -198,4 +199,70 @@ export interface Ids {
    * once instead of waiting for a record that will never come (GET /v1/responses/:id, previous_response_id).
    */
   ephemeral(): string;
+}
+
+/** One request of a new batch: its Chat call encoded by the transport (the store keeps it opaque). */
+export interface NewBatchRequest {
+  customId: string;
+  /** Minted now, so a request run twice (its worker died) is billed once under the same usage key. */
+  responseId: string;
+  request: Uint8Array;
+}
+
+/** A request a worker has claimed (for `leaseMs`), with the batch's caller, who is billed for it. */
+export interface ClaimedBatchRequest {
+  batchId: string;
+  position: number;
+  customId: string;
+  responseId: string;
+  request: Uint8Array;
+  /** This claim included. */
+  attempts: number;
+  caller: Caller;
+}
+
+/** An ended request's result as stored (encoded by the transport); null for canceled and expired ones. */
+export interface BatchResultRow {
+  customId: string;
+  state: BatchRequestState;
+  result: Uint8Array | null;
+}
+
+export interface BatchPage {
+  limit: number;
+  /** Older than this batch (the next page of a newest-first list). */
+  afterId?: string | undefined;
+  /** Newer than this batch (the previous page). */
+  beforeId?: string | undefined;
+}
+
+/** Batches and their requests, in the router's schema. Another team's batch reads as absent (null or false). */
+export interface ChatBatchStore {
+  create(
+    batch: { id: string; caller: Caller; createdAt: Date; expiresAt: Date },
+    requests: NewBatchRequest[],
+  ): Promise<void>;
+  get(teamId: string, batchId: string): Promise<ChatBatch | null>;
+  /** Newest first; a cursor that names no batch of the team is null. */
+  list(teamId: string, page: BatchPage): Promise<{ batches: ChatBatch[]; hasMore: boolean } | null>;
+  /** Marks the batch cancelled (once) and ends its pending requests that no worker holds as canceled. */
+  cancel(teamId: string, batchId: string, at: Date): Promise<ChatBatch | null>;
+  /** Deletes the batch with its requests; false when it is not the team's. */
+  delete(teamId: string, batchId: string): Promise<boolean>;
+  /** Ended requests from `offset` in request order. */
+  results(teamId: string, batchId: string, offset: number, limit: number): Promise<BatchResultRow[]>;
+  /** Ends pending requests no worker holds of cancelled batches (canceled) and of expired ones (expired). */
+  sweep(at: Date): Promise<number>;
+  /** Claims due requests of live batches for `leaseMs` (SKIP LOCKED: replicas take different ones). */
+  claim(limit: number, leaseMs: number): Promise<ClaimedBatchRequest[]>;
+  /** Stores a request's result; false when it had already ended (it ran past its lease and was swept). */
+  finish(
+    batchId: string,
+    position: number,
+    state: 'succeeded' | 'errored',
+    result: Uint8Array,
+    at: Date,
+  ): Promise<boolean>;
+  /** Leaves a request pending until `at` (a retryable failure). */
+  retryLater(batchId: string, position: number, at: Date): Promise<void>;
 }

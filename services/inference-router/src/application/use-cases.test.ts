@@ -69,6 +69,14 @@ function fakes(trained: TrainedModel | null, fleet: Partial<ModelFleet> = {}, me
     },
     metering: metering ?? { record: async (r) => void recorded.push(r) },
     store,
+    batches: new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Error('no batches in these tests');
+        },
+      },
+    ) as never,
     ids: { uuid: () => 'id-1', ephemeral: () => 'id-2' },
     logger: {
       debug() {},

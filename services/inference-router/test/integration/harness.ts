@@ -9,7 +9,7 @@ import { FsBlobStore } from '@whetstone/blobs';
 import { AppError, Reasons } from '@whetstone/errors';
 import { encodeEvent, GroupCommitOutbox, PgEventLog, pgPoolFromUrl, Topics } from '@whetstone/events';
 import { extractBaseModel, loadDecoder, type ExtractionModel } from '@whetstone/ml';
-import { InferenceRouterService, ModelServerService } from '@whetstone/proto/inference/v1';
+import { ChatBatchService, InferenceRouterService, ModelServerService } from '@whetstone/proto/inference/v1';
 import { JobDeletedSchema, JobStatus, JobStatusChangedSchema } from '@whetstone/proto/training/v1';
 import { createRpcClient, createRpcServer, type RpcServer } from '@whetstone/rpc';
 import { createLogger } from '@whetstone/telemetry';
@@ -28,6 +28,7 @@ import { cachedTrainedModels } from '../../src/adapters/cached-trained-models';
 import { GrpcModelFleet } from '../../src/adapters/model-fleet';
 import { OutboxMetering } from '../../src/adapters/outbox-metering';
 import { createPrismaClient } from '../../src/adapters/prisma-client';
+import { prismaBatchStore } from '../../src/adapters/prisma-batches';
 import { prismaProjectStore } from '../../src/adapters/prisma-store';
 import { prismaTrainedModels } from '../../src/adapters/prisma-trained-models';
 import { httpUpstreams } from '../../src/adapters/upstream';
@@ -210,6 +211,13 @@ function recordingBilling() {
 
 export type Harness = Awaited<ReturnType<typeof startHarness>>;
 
+/** Clients of the router's two services on its port. */
+function routerClients(port: number) {
+  const options = { addr: `127.0.0.1:${port}`, caller: 'router-test', timeoutMs: 10_000 };
+  const client: Client<typeof InferenceRouterService> = createRpcClient(InferenceRouterService, options);
+  return { client, batches: createRpcClient(ChatBatchService, options) };
+}
+
 /** Starts everything; `close()` stops it and drops what it created. */
 export async function startHarness() {
   const schema = await createTestSchema('router');
@@ -222,8 +230,7 @@ export async function startHarness() {
     publicBaseUrl: 'http://localhost:1',
     signingSecret: 'router-test-secret-0123',
   });
-  const real = blobBundles(store);
-  const state = { gate: Promise.resolve() as Promise<void> };
+  const [real, state] = [blobBundles(store), { gate: Promise.resolve() as Promise<void> }];
   const gated: BundleSource = { read: async (b, k) => (await state.gate, real.read(b, k)) };
   const { servings, servers, fleet } = await startModelServers(gated);
   const metering = new OutboxMetering(new GroupCommitOutbox({ pool: pool.pool, schema: schema.name, logger }));
@@ -238,6 +245,7 @@ export async function startHarness() {
     upstreams,
     metering,
     store: prismaProjectStore(prisma),
+    batches: prismaBatchStore(prisma),
     ids: { uuid: randomUUID, ephemeral: randomUUID },
     logger,
     now: () => new Date(),
@@ -252,11 +260,7 @@ export async function startHarness() {
     logger,
     register: (r) => router.registerRoutes(r),
   });
-  const client: Client<typeof InferenceRouterService> = createRpcClient(InferenceRouterService, {
-    addr: `127.0.0.1:${routerServer.port}`,
-    caller: 'router-test',
-    timeoutMs: 10_000,
-  });
+  const { client, batches } = routerClients(routerServer.port);
 
   const events = jobEvents(log, prisma, store);
   return {
@@ -267,6 +271,7 @@ export async function startHarness() {
     store,
     servings,
     client,
+    batches,
     router,
     metering,
     spend,

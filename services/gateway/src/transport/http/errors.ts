@@ -8,7 +8,9 @@ import type { Logger } from '@whetstone/telemetry';
 const OPENAI_PATHS = new Set(['/v1/chat/completions', '/v1/responses', '/v1/completions']);
 const OPENAI_PREFIXES = ['/v1/responses/', '/v1/chat/completions/'];
 /** Messages clients expect Anthropic-shaped errors even when they leave the version header out. */
-const ANTHROPIC_PATHS = new Set(['/v1/messages', '/v1/messages/count_tokens']);
+const ANTHROPIC_PATHS = new Set(['/v1/messages']);
+/** count_tokens and the message batches. */
+const ANTHROPIC_PREFIXES = ['/v1/messages/'];
 
 /**
  * Which envelope this request's errors use (spec, Errors: envelope rules): the
@@ -19,7 +21,8 @@ export function surfaceOf(req: Request): Surface {
 }
 
 function surfaceFor(path: string, anthropicVersion: boolean): Surface {
-  if (anthropicVersion || ANTHROPIC_PATHS.has(path)) return 'anthropic';
+  if (anthropicVersion || ANTHROPIC_PATHS.has(path) || ANTHROPIC_PREFIXES.some((p) => path.startsWith(p)))
+    return 'anthropic';
   // A stored Response or chat completion (GET /v1/responses/:id, /v1/chat/completions/:id) is OpenAI's too.
   if (OPENAI_PATHS.has(path) || OPENAI_PREFIXES.some((p) => path.startsWith(p))) return 'openai';
   return 'generic';

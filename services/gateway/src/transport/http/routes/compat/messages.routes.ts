@@ -1,7 +1,7 @@
 import type { ChatDone, ChatFinishReason, ChatPiece, Inference } from '../../../../application/ports';
 import type { Api } from '../../api';
 import { authOf } from '../../auth';
-import { collectChat, errorBodyOf, pumpChat, Sse, startChat, type ChatStart } from './chat-run';
+import { type ChatReply, collectChat, errorBodyOf, pumpChat, Sse, startChat, type ChatStart } from './chat-run';
 import { CountTokensBody, MessagesBody, messagesInputOf } from './messages.schema';
 import { messagesUsage, xService } from './usage';
 
@@ -30,7 +30,11 @@ const messageShell = (id: string, model: string) => ({
 });
 
 async function message(start: ChatStart, model: string, includeThinking: boolean) {
-  const reply = await collectChat(start);
+  return messageOfReply(await collectChat(start), model, includeThinking);
+}
+
+/** Anthropic's `message` object of a whole reply (a JSON answer, or a batch request's result). */
+export function messageOfReply(reply: ChatReply, model: string, includeThinking: boolean) {
   const content: Record<string, unknown>[] = [];
   if (includeThinking && reply.reasoning) content.push({ type: 'thinking', thinking: reply.reasoning, signature: '' });
   if (reply.text || reply.toolCalls.length === 0) content.push({ type: 'text', text: reply.text });

@@ -1,0 +1,85 @@
+import { timestampDate, type Timestamp } from '@bufbuild/protobuf/wkt';
+import type { Client } from '@connectrpc/connect';
+import {
+  type ChatBatch,
+  ChatBatchOutcome,
+  type ChatBatchResult,
+  type ChatBatchService,
+  ChatBatchStatus,
+} from '@whetstone/proto/inference/v1';
+import { appErrorOfDetail } from '@whetstone/rpc';
+import type { ChatBatches, ChatBatchResultView, ChatBatchView, Principal } from '../application/ports';
+import { chatPieceOf, chatRequestToPb } from './chat.mapper';
+
+const caller = (p: Principal) => ({ teamId: p.teamId, keyId: p.keyId, userId: p.userId });
+const dateOf = (ts: Timestamp | undefined) => (ts ? timestampDate(ts) : null);
+
+const STATUS: Record<ChatBatchStatus, ChatBatchView['status']> = {
+  [ChatBatchStatus.UNSPECIFIED]: 'in_progress',
+  [ChatBatchStatus.IN_PROGRESS]: 'in_progress',
+  [ChatBatchStatus.CANCELING]: 'canceling',
+  [ChatBatchStatus.ENDED]: 'ended',
+};
+
+function batchView(batch: ChatBatch | undefined): ChatBatchView {
+  const c = batch?.counts;
+  return {
+    id: batch?.id ?? '',
+    status: STATUS[batch?.status ?? ChatBatchStatus.UNSPECIFIED],
+    counts: {
+      processing: c?.processing ?? 0,
+      succeeded: c?.succeeded ?? 0,
+      errored: c?.errored ?? 0,
+      canceled: c?.canceled ?? 0,
+      expired: c?.expired ?? 0,
+    },
+    createdAt: dateOf(batch?.createdAt) ?? new Date(0),
+    expiresAt: dateOf(batch?.expiresAt) ?? new Date(0),
+    endedAt: dateOf(batch?.endedAt),
+    cancelInitiatedAt: dateOf(batch?.cancelInitiatedAt),
+  };
+}
+
+function resultView(r: ChatBatchResult): ChatBatchResultView {
+  const customId = r.customId;
+  if (r.outcome === ChatBatchOutcome.SUCCEEDED && r.reply)
+    return { customId, outcome: 'succeeded', reply: chatPieceOf(r.reply), requestedModel: r.requestedModel };
+  if (r.outcome === ChatBatchOutcome.ERRORED && r.error)
+    return { customId, outcome: 'errored', error: appErrorOfDetail(r.error, r.errorMessage) };
+  return { customId, outcome: r.outcome === ChatBatchOutcome.EXPIRED ? 'expired' : 'canceled' };
+}
+
+/** The router's ChatBatchService over gRPC, in the gateway's plain shapes. */
+export function chatBatchesOverRpc(client: Client<typeof ChatBatchService>): ChatBatches {
+  return {
+    async create(principal, requests) {
+      const res = await client.createChatBatch({
+        caller: caller(principal),
+        requests: requests.map((r) => ({ customId: r.customId, chat: chatRequestToPb(principal, r.input) })),
+      });
+      return batchView(res.batch);
+    },
+    async get(principal, batchId) {
+      return batchView((await client.getChatBatch({ caller: caller(principal), batchId })).batch);
+    },
+    async list(principal, page) {
+      const res = await client.listChatBatches({
+        caller: caller(principal),
+        limit: page.limit,
+        afterId: page.afterId ?? '',
+        beforeId: page.beforeId ?? '',
+      });
+      return { batches: res.batches.map(batchView), hasMore: res.hasMore };
+    },
+    async cancel(principal, batchId) {
+      return batchView((await client.cancelChatBatch({ caller: caller(principal), batchId })).batch);
+    },
+    async delete(principal, batchId) {
+      return (await client.deleteChatBatch({ caller: caller(principal), batchId })).batchId;
+    },
+    async results(principal, batchId, offset) {
+      const res = await client.listChatBatchResults({ caller: caller(principal), batchId, offset, limit: 500 });
+      return { results: res.results.map(resultView), nextOffset: res.nextOffset };
+    },
+  };
+}

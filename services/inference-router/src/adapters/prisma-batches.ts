@@ -1,0 +1,199 @@
+import type { BatchCounts, BatchRequestState, ChatBatch } from '../domain/batch';
+import { EMPTY_COUNTS } from '../domain/batch';
+import type { ChatBatchStore, ClaimedBatchRequest } from '../application/ports';
+import type { PrismaClient } from '../generated/prisma/client';
+
+type BatchRow = NonNullable<Awaited<ReturnType<PrismaClient['chatBatch']['findFirst']>>>;
+
+/**
+ * The claim: due pending requests of live batches (neither cancelled nor expired), locked with SKIP LOCKED so that
+ * replicas take different ones, each counted as an attempt and pushed a lease ahead in the same statement.
+ */
+const CLAIM_SQL = `UPDATE chat_batch_requests r
+  SET attempts = r.attempts + 1, next_at = now() + ($2::int * interval '1 millisecond')
+  FROM chat_batches b
+  WHERE b.id = r.batch_id AND (r.batch_id, r.position) IN (
+    SELECT q.batch_id, q.position FROM chat_batch_requests q JOIN chat_batches qb ON qb.id = q.batch_id
+    WHERE q.state = 'pending' AND q.next_at <= now() AND qb.cancel_initiated_at IS NULL AND qb.expires_at > now()
+    ORDER BY q.next_at, q.batch_id, q.position
+    LIMIT $1
+    FOR UPDATE OF q SKIP LOCKED)
+  RETURNING r.batch_id, r.position, r.custom_id, r.response_id, r.request, r.attempts, b.team_id, b.key_id, b.user_id`;
+
+/** Pending requests no worker holds, of cancelled batches (canceled) and of expired ones (expired); $2 one batch. */
+const SWEEP_SQL = `UPDATE chat_batch_requests r
+  SET state = CASE WHEN b.cancel_initiated_at IS NOT NULL THEN 'canceled' ELSE 'expired' END, finished_at = $1
+  FROM chat_batches b
+  WHERE b.id = r.batch_id AND r.state = 'pending' AND r.next_at <= now()
+    AND (b.cancel_initiated_at IS NOT NULL OR b.expires_at <= $1)
+    AND ($2::uuid IS NULL OR r.batch_id = $2::uuid)`;
+
+const COUNTS_SQL = `SELECT batch_id, state, count(*)::int AS n, max(finished_at) AS last
+  FROM chat_batch_requests WHERE batch_id = ANY($1::uuid[]) GROUP BY batch_id, state`;
+
+interface CountRow {
+  batch_id: string;
+  state: BatchRequestState;
+  n: number;
+  last: Date | null;
+}
+
+const COUNT_OF: Record<BatchRequestState, keyof BatchCounts> = {
+  pending: 'processing',
+  succeeded: 'succeeded',
+  errored: 'errored',
+  canceled: 'canceled',
+  expired: 'expired',
+};
+
+/** The rows with their counts, read off their requests in one grouped query. */
+async function withCounts(prisma: PrismaClient, rows: BatchRow[]): Promise<ChatBatch[]> {
+  if (!rows.length) return [];
+  const grouped = await prisma.$queryRawUnsafe<CountRow[]>(
+    COUNTS_SQL,
+    rows.map((r) => r.id),
+  );
+  return rows.map((row) => {
+    const counts = { ...EMPTY_COUNTS };
+    let last: Date | null = null;
+    for (const g of grouped.filter((c) => c.batch_id === row.id)) {
+      counts[COUNT_OF[g.state]] += Number(g.n);
+      if (g.last && (!last || g.last > last)) last = g.last;
+    }
+    return {
+      id: row.id,
+      teamId: row.teamId,
+      createdAt: row.createdAt,
+      expiresAt: row.expiresAt,
+      cancelInitiatedAt: row.cancelInitiatedAt,
+      endedAt: counts.processing === 0 ? (last ?? row.createdAt) : null,
+      counts,
+    };
+  });
+}
+
+/** Batches and their requests in the router's schema. */
+export function prismaBatchStore(prisma: PrismaClient): ChatBatchStore {
+  return { ...batchReads(prisma), ...batchWork(prisma) };
+}
+
+/** What the ChatBatchService's calls read and change. */
+function batchReads(prisma: PrismaClient): Omit<ChatBatchStore, 'sweep' | 'claim' | 'finish' | 'retryLater'> {
+  const one = async (teamId: string, id: string) => {
+    const row = await prisma.chatBatch.findFirst({ where: { id, teamId } });
+    return row ? ((await withCounts(prisma, [row]))[0] ?? null) : null;
+  };
+
+  return {
+    async create(batch, requests) {
+      const { id, caller, createdAt, expiresAt } = batch;
+      await prisma.$transaction([
+        prisma.chatBatch.create({
+          data: { id, teamId: caller.teamId, keyId: caller.keyId, userId: caller.userId, createdAt, expiresAt },
+        }),
+        prisma.chatBatchRequest.createMany({
+          data: requests.map((r, position) => ({
+            batchId: id,
+            position,
+            customId: r.customId,
+            responseId: r.responseId,
+            request: Buffer.from(r.request),
+          })),
+        }),
+      ]);
+    },
+    get: one,
+    async list(teamId, page) {
+      const cursorId = page.afterId ?? page.beforeId;
+      const cursor = cursorId ? await prisma.chatBatch.findFirst({ where: { id: cursorId, teamId } }) : null;
+      if (cursorId && !cursor) return null;
+      const older = !page.beforeId;
+      const beyond = cursor
+        ? older
+          ? {
+              OR: [{ createdAt: { lt: cursor.createdAt } }, { createdAt: cursor.createdAt, id: { lt: cursor.id } }],
+            }
+          : {
+              OR: [{ createdAt: { gt: cursor.createdAt } }, { createdAt: cursor.createdAt, id: { gt: cursor.id } }],
+            }
+        : {};
+      const order = older ? 'desc' : 'asc';
+      const rows = await prisma.chatBatch.findMany({
+        where: { teamId, ...beyond },
+        orderBy: [{ createdAt: order }, { id: order }],
+        take: page.limit + 1,
+      });
+      const hasMore = rows.length > page.limit;
+      const shown = rows.slice(0, page.limit);
+      return { batches: await withCounts(prisma, older ? shown : shown.reverse()), hasMore };
+    },
+    async cancel(teamId, batchId, at) {
+      const marked = await prisma.chatBatch.updateMany({
+        where: { id: batchId, teamId, cancelInitiatedAt: null },
+        data: { cancelInitiatedAt: at },
+      });
+      if (marked.count) await prisma.$executeRawUnsafe(SWEEP_SQL, at, batchId);
+      return one(teamId, batchId);
+    },
+    async delete(teamId, batchId) {
+      return (await prisma.chatBatch.deleteMany({ where: { id: batchId, teamId } })).count > 0;
+    },
+    async results(teamId, batchId, offset, limit) {
+      const rows = await prisma.chatBatchRequest.findMany({
+        where: { batchId, batch: { teamId }, position: { gte: offset }, state: { not: 'pending' } },
+        orderBy: { position: 'asc' },
+        take: limit,
+        select: { customId: true, state: true, result: true },
+      });
+      return rows.map((r) => ({
+        customId: r.customId,
+        state: r.state as BatchRequestState,
+        result: r.result ? new Uint8Array(r.result) : null,
+      }));
+    },
+  };
+}
+
+/** What the batch worker reads and changes. */
+function batchWork(prisma: PrismaClient): Pick<ChatBatchStore, 'sweep' | 'claim' | 'finish' | 'retryLater'> {
+  return {
+    sweep: (at) => prisma.$executeRawUnsafe(SWEEP_SQL, at, null),
+    async claim(limit, leaseMs) {
+      const rows = await prisma.$queryRawUnsafe<
+        {
+          batch_id: string;
+          position: number;
+          custom_id: string;
+          response_id: string;
+          request: Uint8Array;
+          attempts: number;
+          team_id: string;
+          key_id: string;
+          user_id: string;
+        }[]
+      >(CLAIM_SQL, limit, leaseMs);
+      return rows.map((r): ClaimedBatchRequest => ({
+        batchId: r.batch_id,
+        position: Number(r.position),
+        customId: r.custom_id,
+        responseId: r.response_id,
+        request: new Uint8Array(r.request),
+        attempts: Number(r.attempts),
+        caller: { teamId: r.team_id, keyId: r.key_id, userId: r.user_id },
+      }));
+    },
+    async finish(batchId, position, state, result, at) {
+      const done = await prisma.chatBatchRequest.updateMany({
+        where: { batchId, position, state: 'pending' },
+        data: { state, result: Buffer.from(result), finishedAt: at },
+      });
+      return done.count > 0;
+    },
+    async retryLater(batchId, position, at) {
+      await prisma.chatBatchRequest.updateMany({
+        where: { batchId, position, state: 'pending' },
+        data: { nextAt: at },
+      });
+    },
+  };
+}

@@ -1,0 +1,203 @@
+/**
+ * Chat batches (Anthropic's Message Batches): a batch is stored at once and answered in the background, one Chat
+ * call per request, each billed (and stored in history when it asks to be) as the call it is. The worker claims
+ * due requests with a lease, so replicas share the work and a request whose worker died runs again after it; its
+ * response id was minted with the batch, so a rerun is metered once. A retryable failure (a warming model, a
+ * saturated upstream) is tried again with a growing delay, up to `maxAttempts`; any other failure is the request's
+ * errored result. Cancelling ends the requests no worker holds; expiry (24 hours) ends those still waiting.
+ */
+import { AppError, Reasons, errors, isUuid } from '@whetstone/errors';
+import type { Logger } from '@whetstone/telemetry';
+import {
+  BATCH_LIFETIME_MS,
+  BatchReasons,
+  batchStatusOf,
+  type ChatBatch,
+  EMPTY_COUNTS,
+  MAX_BATCH_REQUESTS,
+  retryDelayMs,
+} from '../domain/batch';
+import type { Caller } from '../domain/model';
+import type { BatchPage, BatchResultRow, ChatBatchStore, ClaimedBatchRequest, Ids, NewBatchRequest } from './ports';
+
+export interface BatchDeps {
+  batches: ChatBatchStore;
+  ids: Ids;
+  now: () => Date;
+}
+
+/** A request's result, encoded by the transport; `retryable` failures may be tried again. */
+export interface BatchAnswer {
+  outcome: 'succeeded' | 'errored';
+  result: Uint8Array;
+  retryable: boolean;
+}
+
+/** Runs one claimed request as a Chat call (never throws: a failure is an errored answer). */
+export interface BatchAnswers {
+  answer(claimed: ClaimedBatchRequest): Promise<BatchAnswer>;
+  /** The errored answer of a failure that happened outside a call. */
+  errored(err: unknown): BatchAnswer;
+}
+
+export interface BatchWorkerDeps {
+  batches: ChatBatchStore;
+  answers: BatchAnswers;
+  now: () => Date;
+  logger: Logger;
+  /** Requests claimed per pass, run concurrently. */
+  concurrency: number;
+  /** How long a claim holds a request; longer than any one call takes. */
+  leaseMs: number;
+  /** Attempts per request before a retryable failure becomes its result. */
+  maxAttempts: number;
+}
+
+const CUSTOM_ID = /^[\w-]{1,64}$/;
+
+const notFound = (batchId: string): never => {
+  throw errors.notFound(BatchReasons.NOT_FOUND, `Message batch '${batchId.slice(0, 100)}' was not found.`);
+};
+
+const batchIdOf = (batchId: string) => {
+  if (!isUuid(batchId)) notFound(batchId);
+  return batchId.toLowerCase();
+};
+
+/** Stores a batch; its requests run in the background. Custom ids are checked here, the calls when they run. */
+export async function createBatch(
+  deps: BatchDeps,
+  caller: Caller,
+  requests: { customId: string; request: Uint8Array; store: boolean }[],
+): Promise<ChatBatch> {
+  if (!requests.length || requests.length > MAX_BATCH_REQUESTS)
+    throw errors.invalid(Reasons.VALIDATION_FAILED, `A batch holds 1 to ${MAX_BATCH_REQUESTS} requests.`, [
+      { field: 'requests', message: `must hold 1 to ${MAX_BATCH_REQUESTS} requests` },
+    ]);
+  const seen = new Set<string>();
+  for (const [i, r] of requests.entries()) {
+    const field = `requests[${i}].custom_id`;
+    if (!CUSTOM_ID.test(r.customId))
+      throw errors.invalid(Reasons.VALIDATION_FAILED, `${field} must be 1–64 letters, digits, _ or -.`, [
+        { field, message: 'must be 1–64 letters, digits, _ or -' },
+      ]);
+    if (seen.has(r.customId))
+      throw errors.invalid(Reasons.VALIDATION_FAILED, `${field} '${r.customId}' is used twice in this batch.`, [
+        { field, message: 'must be unique in the batch' },
+      ]);
+    seen.add(r.customId);
+  }
+  const createdAt = deps.now();
+  const batch = {
+    id: deps.ids.uuid(),
+    caller,
+    createdAt,
+    expiresAt: new Date(createdAt.getTime() + BATCH_LIFETIME_MS),
+  };
+  const rows: NewBatchRequest[] = requests.map((r) => ({
+    customId: r.customId,
+    // As Chat mints them: a stored call's id is time-ordered, an unstored one's is random.
+    responseId: r.store ? deps.ids.uuid() : deps.ids.ephemeral(),
+    request: r.request,
+  }));
+  await deps.batches.create(batch, rows);
+  return {
+    id: batch.id,
+    teamId: caller.teamId,
+    createdAt,
+    expiresAt: batch.expiresAt,
+    cancelInitiatedAt: null,
+    endedAt: null,
+    counts: { ...EMPTY_COUNTS, processing: rows.length },
+  };
+}
+
+export async function getBatch(deps: BatchDeps, caller: Caller, batchId: string): Promise<ChatBatch> {
+  return (await deps.batches.get(caller.teamId, batchIdOf(batchId))) ?? notFound(batchId);
+}
+
+export async function listBatches(
+  deps: BatchDeps,
+  caller: Caller,
+  page: BatchPage,
+): Promise<{ batches: ChatBatch[]; hasMore: boolean }> {
+  if (page.afterId && page.beforeId)
+    throw errors.invalid(Reasons.VALIDATION_FAILED, 'Give after_id or before_id, not both.', [
+      { field: 'before_id', message: 'cannot be given with after_id' },
+    ]);
+  for (const [field, id] of [
+    ['after_id', page.afterId],
+    ['before_id', page.beforeId],
+  ] as const)
+    if (id !== undefined && !isUuid(id))
+      throw errors.invalid(Reasons.VALIDATION_FAILED, `${field} names no message batch of this team.`, [
+        { field, message: 'names no message batch of this team' },
+      ]);
+  const found = await deps.batches.list(caller.teamId, page);
+  if (!found)
+    throw errors.invalid(Reasons.VALIDATION_FAILED, 'The cursor names no message batch of this team.', [
+      { field: page.afterId ? 'after_id' : 'before_id', message: 'names no message batch of this team' },
+    ]);
+  return found;
+}
+
+export async function cancelBatch(deps: BatchDeps, caller: Caller, batchId: string): Promise<ChatBatch> {
+  return (await deps.batches.cancel(caller.teamId, batchIdOf(batchId), deps.now())) ?? notFound(batchId);
+}
+
+export async function deleteBatch(deps: BatchDeps, caller: Caller, batchId: string): Promise<string> {
+  const batch = await getBatch(deps, caller, batchId);
+  if (batchStatusOf(batch) !== 'ended')
+    throw errors.precondition(
+      BatchReasons.NOT_ENDED,
+      `Message batch '${batch.id}' is still ${batchStatusOf(batch).replace('_', ' ')}: cancel it and wait for it to end before deleting it.`,
+    );
+  if (!(await deps.batches.delete(caller.teamId, batch.id))) notFound(batchId);
+  return batch.id;
+}
+
+/** One page of an ended batch's results, in request order. */
+export async function batchResults(
+  deps: BatchDeps,
+  caller: Caller,
+  batchId: string,
+  offset: number,
+  limit: number,
+): Promise<{ results: BatchResultRow[]; nextOffset: number }> {
+  const batch = await getBatch(deps, caller, batchId);
+  if (batchStatusOf(batch) !== 'ended')
+    throw errors.precondition(
+      BatchReasons.NOT_ENDED,
+      `Message batch '${batch.id}' has not ended: its results can be read once processing_status is "ended".`,
+    );
+  const size = Math.min(Math.max(limit || 100, 1), 1000);
+  const results = await deps.batches.results(caller.teamId, batch.id, Math.max(offset, 0), size);
+  return { results, nextOffset: results.length === size ? Math.max(offset, 0) + size : 0 };
+}
+
+/** One pass of the batch worker: ends what no longer may run, then claims due requests and runs them. */
+export async function runBatchPass(deps: BatchWorkerDeps): Promise<number> {
+  const swept = await deps.batches.sweep(deps.now());
+  const claimed = await deps.batches.claim(deps.concurrency, deps.leaseMs);
+  await Promise.all(claimed.map((c) => runOne(deps, c)));
+  return claimed.length + swept;
+}
+
+async function runOne(deps: BatchWorkerDeps, claimed: ClaimedBatchRequest): Promise<void> {
+  const { batchId, position } = claimed;
+  // A claim past the last attempt means workers died during the attempts before it: their leases ran out.
+  const answer =
+    claimed.attempts > deps.maxAttempts + 1
+      ? deps.answers.errored(
+          new AppError('Unavailable', BatchReasons.ABANDONED, 'The request did not finish in time.', {
+            retryable: false,
+          }),
+        )
+      : await deps.answers.answer(claimed);
+  if (answer.outcome === 'errored' && answer.retryable && claimed.attempts < deps.maxAttempts) {
+    await deps.batches.retryLater(batchId, position, new Date(deps.now().getTime() + retryDelayMs(claimed.attempts)));
+    return;
+  }
+  if (!(await deps.batches.finish(batchId, position, answer.outcome, answer.result, deps.now())))
+    deps.logger.warn({ batchId, position }, 'batch request answered after it had ended; its result was dropped');
+}

@@ -1,0 +1,52 @@
+/**
+ * A batch of Chat calls (Anthropic's Message Batches): stored at once, answered one request at a time by the batch
+ * worker, read back once every request has a result. Its status is read off its requests' states.
+ */
+
+/** Where one request is: pending until it has a result. */
+export type BatchRequestState = 'pending' | 'succeeded' | 'errored' | 'canceled' | 'expired';
+export type BatchStatus = 'in_progress' | 'canceling' | 'ended';
+
+export interface BatchCounts {
+  /** Requests still pending. */
+  processing: number;
+  succeeded: number;
+  errored: number;
+  canceled: number;
+  expired: number;
+}
+
+export interface ChatBatch {
+  id: string;
+  teamId: string;
+  createdAt: Date;
+  expiresAt: Date;
+  cancelInitiatedAt: Date | null;
+  /** When the last request got its result; null while any is pending. */
+  endedAt: Date | null;
+  counts: BatchCounts;
+}
+
+/** Requests per batch, as Anthropic's Message Batches allow at most 100,000; a tenth keeps one batch modest here. */
+export const MAX_BATCH_REQUESTS = 10_000;
+/** How long a batch may take: requests not run by then end as expired (Anthropic: 24 hours). */
+export const BATCH_LIFETIME_MS = 24 * 60 * 60 * 1000;
+
+export const EMPTY_COUNTS: BatchCounts = { processing: 0, succeeded: 0, errored: 0, canceled: 0, expired: 0 };
+
+export function batchStatusOf(batch: Pick<ChatBatch, 'counts' | 'cancelInitiatedAt'>): BatchStatus {
+  if (batch.counts.processing === 0) return 'ended';
+  return batch.cancelInitiatedAt ? 'canceling' : 'in_progress';
+}
+
+/** Seconds before a retryable failure is tried again: 2, 4, 8 … up to a minute. */
+export const retryDelayMs = (attempts: number): number => Math.min(60_000, 1000 * 2 ** Math.max(1, attempts));
+
+/** The batch errors' reasons (public codes in lower case). */
+export const BatchReasons = {
+  NOT_FOUND: 'BATCH_NOT_FOUND',
+  /** Results and deletion wait for the batch to end. */
+  NOT_ENDED: 'BATCH_NOT_ENDED',
+  /** Workers died during every attempt of the request (their leases ran out). */
+  ABANDONED: 'BATCH_REQUEST_ABANDONED',
+} as const;

@@ -1,0 +1,168 @@
+import { create, fromBinary, type MessageInitShape, toBinary } from '@bufbuild/protobuf';
+import { timestampFromDate } from '@bufbuild/protobuf/wkt';
+import type { ServiceImpl } from '@connectrpc/connect';
+import { AppError, INTERNAL_MESSAGE } from '@whetstone/errors';
+import {
+  ChatBatchOutcome,
+  ChatBatchResultSchema,
+  type ChatBatchSchema,
+  type ChatBatchService,
+  ChatBatchStatus,
+  ChatRequestSchema,
+} from '@whetstone/proto/inference/v1';
+import { errorDetailOf, requireCaller } from '@whetstone/rpc';
+import {
+  type BatchAnswer,
+  type BatchAnswers,
+  type BatchDeps,
+  batchResults,
+  cancelBatch,
+  createBatch,
+  deleteBatch,
+  getBatch,
+  listBatches,
+} from '../../application/batches';
+import { chat } from '../../application/chat';
+import type { RouterDeps } from '../../application/deps';
+import type { ClaimedBatchRequest } from '../../application/ports';
+import { batchStatusOf, type BatchRequestState, type ChatBatch } from '../../domain/batch';
+import type { ToolCallDelta } from '../../domain/chat';
+import { chatCallOf, chatPieceToPb } from './chat.mapper';
+
+const STATUS = {
+  in_progress: ChatBatchStatus.IN_PROGRESS,
+  canceling: ChatBatchStatus.CANCELING,
+  ended: ChatBatchStatus.ENDED,
+} as const;
+
+const OUTCOME: Record<Exclude<BatchRequestState, 'pending'>, ChatBatchOutcome> = {
+  succeeded: ChatBatchOutcome.SUCCEEDED,
+  errored: ChatBatchOutcome.ERRORED,
+  canceled: ChatBatchOutcome.CANCELED,
+  expired: ChatBatchOutcome.EXPIRED,
+};
+
+function batchToPb(batch: ChatBatch): MessageInitShape<typeof ChatBatchSchema> {
+  return {
+    id: batch.id,
+    status: STATUS[batchStatusOf(batch)],
+    counts: { ...batch.counts },
+    createdAt: timestampFromDate(batch.createdAt),
+    expiresAt: timestampFromDate(batch.expiresAt),
+    ...(batch.endedAt ? { endedAt: timestampFromDate(batch.endedAt) } : {}),
+    ...(batch.cancelInitiatedAt ? { cancelInitiatedAt: timestampFromDate(batch.cancelInitiatedAt) } : {}),
+  };
+}
+
+/** ChatBatchService: proto in, use case, proto out. Requests are kept as the ChatRequest bytes they came in. */
+export function batchesHandler(deps: BatchDeps): ServiceImpl<typeof ChatBatchService> {
+  return {
+    async createChatBatch(req) {
+      const requests = req.requests.map((r) => {
+        const chatRequest = r.chat ?? create(ChatRequestSchema);
+        return { customId: r.customId, request: toBinary(ChatRequestSchema, chatRequest), store: chatRequest.store };
+      });
+      return { batch: batchToPb(await createBatch(deps, requireCaller(req.caller), requests)) };
+    },
+    async getChatBatch(req) {
+      return { batch: batchToPb(await getBatch(deps, requireCaller(req.caller), req.batchId)) };
+    },
+    async listChatBatches(req) {
+      const page = await listBatches(deps, requireCaller(req.caller), {
+        limit: Math.min(Math.max(req.limit || 20, 1), 1000),
+        afterId: req.afterId || undefined,
+        beforeId: req.beforeId || undefined,
+      });
+      return { batches: page.batches.map(batchToPb), hasMore: page.hasMore };
+    },
+    async cancelChatBatch(req) {
+      return { batch: batchToPb(await cancelBatch(deps, requireCaller(req.caller), req.batchId)) };
+    },
+    async deleteChatBatch(req) {
+      return { batchId: await deleteBatch(deps, requireCaller(req.caller), req.batchId) };
+    },
+    async listChatBatchResults(req) {
+      const page = await batchResults(deps, requireCaller(req.caller), req.batchId, req.offset, req.limit);
+      return {
+        // The stored result names no custom id: the row does.
+        results: page.results.map((r) =>
+          r.result
+            ? { ...fromBinary(ChatBatchResultSchema, r.result), customId: r.customId }
+            : create(ChatBatchResultSchema, { customId: r.customId, outcome: OUTCOME[r.state as 'canceled'] }),
+        ),
+        nextOffset: page.nextOffset,
+      };
+    },
+  };
+}
+
+/** Tool-call deltas joined into whole calls, each as one delta with its index, id, name and whole arguments. */
+function wholeToolCalls(deltas: ToolCallDelta[]): ToolCallDelta[] {
+  const calls = new Map<number, Required<ToolCallDelta>>();
+  for (const d of deltas) {
+    const call = calls.get(d.index) ?? { index: d.index, id: '', name: '', arguments: '' };
+    if (d.id) call.id = d.id;
+    if (d.name) call.name = d.name;
+    if (d.arguments) call.arguments += d.arguments;
+    calls.set(d.index, call);
+  }
+  return [...calls.values()].sort((a, b) => a.index - b.index);
+}
+
+/**
+ * The batch worker's calls: a claimed request runs as the Chat call it encodes, for the batch's caller, under the
+ * response id minted with the batch; its reply is kept whole, as one ChatResponse.
+ */
+export function batchAnswers(deps: RouterDeps, callTimeoutMs: number): BatchAnswers {
+  const errored = (err: unknown): BatchAnswer => {
+    const typed = err instanceof AppError && err.kind !== 'Internal' ? err : null;
+    if (!typed) deps.logger.error({ err }, 'batch request failed unexpectedly');
+    const result = create(ChatBatchResultSchema, {
+      outcome: ChatBatchOutcome.ERRORED,
+      ...(typed
+        ? { error: errorDetailOf(typed), errorMessage: typed.message }
+        : { error: { reason: 'INTERNAL', kind: 'Internal' }, errorMessage: INTERNAL_MESSAGE }),
+    });
+    return {
+      outcome: 'errored',
+      result: toBinary(ChatBatchResultSchema, result),
+      retryable: typed?.retryable ?? false,
+    };
+  };
+  return {
+    errored,
+    async answer(claimed: ClaimedBatchRequest): Promise<BatchAnswer> {
+      try {
+        const request = fromBinary(ChatRequestSchema, claimed.request);
+        const call = chatCallOf(claimed.caller, request, AbortSignal.timeout(callTimeoutMs), claimed.responseId);
+        let text = '';
+        let reasoning = '';
+        const toolCalls: ToolCallDelta[] = [];
+        for await (const piece of chat(deps, call)) {
+          if ('delta' in piece) {
+            text += piece.delta.text ?? '';
+            reasoning += piece.delta.reasoning ?? '';
+            toolCalls.push(...(piece.delta.toolCalls ?? []));
+            continue;
+          }
+          const whole = wholeToolCalls(toolCalls);
+          const reply = {
+            ...chatPieceToPb(piece, claimed.responseId),
+            text,
+            reasoning,
+            toolCallsJson: whole.length ? new TextEncoder().encode(JSON.stringify(whole)) : new Uint8Array(),
+          };
+          const result = create(ChatBatchResultSchema, {
+            outcome: ChatBatchOutcome.SUCCEEDED,
+            reply,
+            requestedModel: request.model,
+          });
+          return { outcome: 'succeeded', result: toBinary(ChatBatchResultSchema, result), retryable: false };
+        }
+        throw new AppError('Unavailable', 'DEPENDENCY_UNAVAILABLE', 'The model stream ended without a final piece.');
+      } catch (err) {
+        return errored(err);
+      }
+    },
+  };
+}

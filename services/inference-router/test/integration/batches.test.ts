@@ -1,0 +1,139 @@
+import { ChatBatchOutcome, ChatBatchStatus, FinishReason, InferenceSurface } from '@whetstone/proto/inference/v1';
+import { eventually } from '@whetstone/testing';
+import { prismaBatchStore } from '../../src/adapters/prisma-batches';
+import { chatRequest, outboxOf } from './chat-support';
+import { rpcError, startHarness, team, type Harness } from './harness';
+
+const WORKER = { concurrency: 2, idleMs: 50, leaseMs: 60_000, maxAttempts: 3 };
+
+describe('message batches over real gRPC, Postgres and fake upstreams', () => {
+  let h: Harness;
+
+  beforeAll(async () => {
+    h = await startHarness();
+  }, 60_000);
+  afterAll(() => h?.close());
+
+  const item = (customId: string, over: Record<string, unknown> = {}) => ({
+    customId,
+    chat: chatRequest({ surface: InferenceSurface.MESSAGES, model: 'gpt-fake', ...over }),
+  });
+  const create = async (requests: ReturnType<typeof item>[], caller = team) =>
+    (await h.batches.createChatBatch({ caller, requests } as never)).batch!;
+  const get = async (batchId: string, caller = team) => (await h.batches.getChatBatch({ caller, batchId })).batch!;
+  /** Runs the batch worker until the batch has ended. */
+  const runToEnd = async (batchId: string) => {
+    const worker = h.router.startBatchWorker(WORKER);
+    try {
+      await eventually(async () => (await get(batchId)).status === ChatBatchStatus.ENDED, 20_000);
+    } finally {
+      await worker.stop();
+    }
+    return get(batchId);
+  };
+  const results = async (batchId: string) => (await h.batches.listChatBatchResults({ caller: team, batchId })).results;
+  const setNextAt = (batchId: string, when: string) =>
+    h.pool.pool.query(`UPDATE "${h.schema.name}".chat_batch_requests SET next_at = ${when} WHERE batch_id = $1`, [
+      batchId,
+    ]);
+
+  it('when a batch is made, then it waits for the worker, its results and deletion wait for its end, and each result is the whole reply', async () => {
+    const batch = await create([
+      item('a'),
+      item('b', { model: 'claude-fake', store: false }),
+      item('c', { model: 'no-such-model' }),
+    ]);
+    expect(batch).toMatchObject({ status: ChatBatchStatus.IN_PROGRESS, counts: { processing: 3, succeeded: 0 } });
+    expect(batch.endedAt).toBeUndefined();
+    expect((await rpcError(results(batch.id))).reason).toBe('BATCH_NOT_ENDED');
+    expect((await rpcError(h.batches.deleteChatBatch({ caller: team, batchId: batch.id }))).reason).toBe(
+      'BATCH_NOT_ENDED',
+    );
+
+    const ended = await runToEnd(batch.id);
+    expect(ended.counts).toMatchObject({ processing: 0, succeeded: 2, errored: 1, canceled: 0, expired: 0 });
+    expect(ended.endedAt).toBeDefined();
+    const [a, b, c] = await results(batch.id);
+    expect(a).toMatchObject({ customId: 'a', outcome: ChatBatchOutcome.SUCCEEDED, requestedModel: 'gpt-fake' });
+    expect(a!.reply).toMatchObject({ text: 'Echo: HELLO THERE', finishReason: FinishReason.STOP, model: 'gpt-fake' });
+    // Stored: the inference id is the response id, minted with the batch; billed once, recorded once.
+    expect(a!.reply!.inferenceId).toBe(a!.reply!.responseId);
+    const { usage, completed } = await outboxOf(h, a!.reply!.responseId);
+    expect(usage).toHaveLength(1);
+    expect(completed[0]).toMatchObject({ surface: InferenceSurface.MESSAGES });
+    expect(b).toMatchObject({ customId: 'b', outcome: ChatBatchOutcome.SUCCEEDED });
+    expect(b!.reply!.inferenceId).toBe('');
+    expect(c).toMatchObject({ customId: 'c', outcome: ChatBatchOutcome.ERRORED, error: { kind: 'NotFound' } });
+    expect(c!.errorMessage).toContain('no-such-model');
+
+    await h.batches.deleteChatBatch({ caller: team, batchId: batch.id });
+    expect((await rpcError(get(batch.id))).reason).toBe('BATCH_NOT_FOUND');
+  }, 60_000);
+
+  it('when a batch is cancelled, then requests no worker holds end at once and a held one ends when its lease runs out', async () => {
+    const batch = await create([item('a'), item('b'), item('c')]);
+    // A worker holds the first request (and then dies: it never answers).
+    const held = await prismaBatchStore(h.prisma).claim(1, 60_000);
+    expect(held.map((c) => [c.batchId, c.position, c.attempts])).toEqual([[batch.id, 0, 1]]);
+    const cancelled = (await h.batches.cancelChatBatch({ caller: team, batchId: batch.id })).batch!;
+    expect(cancelled).toMatchObject({ status: ChatBatchStatus.CANCELING, counts: { processing: 1, canceled: 2 } });
+    expect(cancelled.cancelInitiatedAt).toBeDefined();
+    // Its lease runs out: the worker's sweep cancels it instead of running it.
+    await setNextAt(batch.id, "now() - interval '1 second'");
+    const ended = await runToEnd(batch.id);
+    expect(ended.counts).toMatchObject({ processing: 0, canceled: 3, succeeded: 0 });
+    expect((await results(batch.id)).map((r) => r.outcome)).toEqual([
+      ChatBatchOutcome.CANCELED,
+      ChatBatchOutcome.CANCELED,
+      ChatBatchOutcome.CANCELED,
+    ]);
+  }, 60_000);
+
+  it('when a worker dies holding a request, then another runs it after the lease under the same response id', async () => {
+    const batch = await create([item('only')]);
+    const [held] = await prismaBatchStore(h.prisma).claim(1, 60_000);
+    await setNextAt(batch.id, "now() - interval '1 second'");
+    const ended = await runToEnd(batch.id);
+    expect(ended.counts).toMatchObject({ succeeded: 1 });
+    const [only] = await results(batch.id);
+    expect(only!.reply!.responseId).toBe(held!.responseId);
+    const attempts = await h.pool.pool.query<{ attempts: number }>(
+      `SELECT attempts FROM "${h.schema.name}".chat_batch_requests WHERE batch_id = $1`,
+      [batch.id],
+    );
+    expect(attempts.rows[0]!.attempts).toBe(2);
+  }, 60_000);
+
+  it('when a batch expires, then its waiting requests end as expired', async () => {
+    const batch = await create([item('a'), item('b')]);
+    await h.pool.pool.query(
+      `UPDATE "${h.schema.name}".chat_batches SET expires_at = now() - interval '1 second' WHERE id = $1`,
+      [batch.id],
+    );
+    const ended = await runToEnd(batch.id);
+    expect(ended.counts).toMatchObject({ expired: 2, processing: 0 });
+  }, 60_000);
+
+  it('when batches are listed, another team asks or custom ids repeat, then pages, NotFound and InvalidArgument follow', async () => {
+    const lister = { teamId: 'team-batches', keyId: 'key-b', userId: 'user-b' };
+    const made = [];
+    for (const n of [1, 2, 3]) made.push((await create([item(`r${n}`)], lister)).id);
+    const list = async (over: Record<string, unknown>) =>
+      h.batches.listChatBatches({ caller: lister, limit: 2, afterId: '', beforeId: '', ...over });
+    const first = await list({});
+    expect(first.batches.map((b) => b.id)).toEqual([made[2], made[1]]);
+    expect(first.hasMore).toBe(true);
+    const next = await list({ afterId: made[1] });
+    expect([next.batches.map((b) => b.id), next.hasMore]).toEqual([[made[0]], false]);
+    const newer = await list({ beforeId: made[0] });
+    expect(newer.batches.map((b) => b.id)).toEqual([made[2], made[1]]);
+    expect((await rpcError(list({ afterId: made[0], beforeId: made[2] }))).kind).toBe('InvalidArgument');
+
+    expect((await rpcError(get(made[0]!))).reason).toBe('BATCH_NOT_FOUND');
+    expect((await rpcError(h.batches.cancelChatBatch({ caller: team, batchId: made[0]! }))).kind).toBe('NotFound');
+    expect((await rpcError(get('not-a-uuid', lister))).kind).toBe('NotFound');
+    const dup = await rpcError(create([item('same'), item('same')]));
+    expect(dup).toMatchObject({ kind: 'InvalidArgument' });
+    expect(dup.fieldErrors[0]?.field).toBe('requests[1].custom_id');
+  }, 60_000);
+});
