@@ -1,14 +1,27 @@
 /** The error envelope rule of docs/api.md (Errors), as the end-to-end suites check it. */
 export type Surface = 'generic' | 'openai' | 'anthropic';
 
-const ANTHROPIC_PATHS = ['/v1/messages', '/v1/messages/count_tokens'];
+const ANTHROPIC_PATHS = ['/v1/messages'];
+/** count_tokens and the message batches. */
+const ANTHROPIC_PREFIXES = ['/v1/messages/'];
 const OPENAI_PATHS = ['/v1/chat/completions', '/v1/responses', '/v1/completions'];
 const OPENAI_PREFIXES = ['/v1/responses/', '/v1/chat/completions/'];
 
 /** Which envelope a request's errors use: the Anthropic version header, then the route's family. */
 export function surfaceOf(pathname: string, headers: Record<string, string> = {}): Surface {
   if ('anthropic-version' in headers || ANTHROPIC_PATHS.includes(pathname)) return 'anthropic';
+  if (ANTHROPIC_PREFIXES.some((p) => pathname.startsWith(p))) return 'anthropic';
   // A stored Response or chat completion (GET /v1/responses/:id, /v1/chat/completions/:id) is OpenAI's too.
   if (OPENAI_PATHS.includes(pathname) || OPENAI_PREFIXES.some((p) => pathname.startsWith(p))) return 'openai';
   return 'generic';
+}
+
+/** The message of an error body in the envelope of its path (`detail`, or `error.message`); undefined otherwise. */
+export function errorMessageOf(pathname: string, text: string): unknown {
+  try {
+    const body = JSON.parse(text) as { detail?: unknown; error?: { message?: unknown } };
+    return surfaceOf(pathname) === 'generic' ? body.detail : body.error?.message;
+  } catch {
+    return undefined;
+  }
 }

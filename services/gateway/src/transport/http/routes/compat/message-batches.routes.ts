@@ -143,7 +143,7 @@ function registerBatchRoutes(api: Api, batches: ChatBatches, publicBaseUrl: stri
       summary:
         "The team's message batches, newest first: `{data, has_more, first_id, last_id}`; `limit` (1–1000, default 20), `after_id` (older), `before_id` (newer)",
       tag,
-      auth: 'key',
+      auth: 'key-or-session',
     },
     async ({ req, res }) => {
       const q = parseParams(ListQuery, req.query, 'query');
@@ -169,7 +169,7 @@ function registerBatchRoutes(api: Api, batches: ChatBatches, publicBaseUrl: stri
       path: '/v1/messages/batches/:message_batch_id',
       summary: 'One message batch with its request counts (`results_url` once it has ended)',
       tag,
-      auth: 'key',
+      auth: 'key-or-session',
     },
     async ({ req, res }) =>
       batchObject(await batches.get(authOf(res).principal, batchIdOf(req.params.message_batch_id)), publicBaseUrl),
@@ -184,7 +184,7 @@ function registerBatchResultRoutes(api: Api, batches: ChatBatches, publicBaseUrl
       path: '/v1/messages/batches/:message_batch_id/cancel',
       summary: 'Cancel a message batch: requests not yet running end as canceled; running ones finish',
       tag,
-      auth: 'key',
+      auth: 'key-or-session',
     },
     async ({ req, res }) =>
       batchObject(await batches.cancel(authOf(res).principal, batchIdOf(req.params.message_batch_id)), publicBaseUrl),
@@ -197,7 +197,7 @@ function registerBatchResultRoutes(api: Api, batches: ChatBatches, publicBaseUrl
       summary:
         'Delete an ended message batch and its results: `{id, type: "message_batch_deleted"}` (409 while it runs)',
       tag,
-      auth: 'key',
+      auth: 'key-or-session',
     },
     async ({ req, res }) => ({
       id: `${PREFIX}${await batches.delete(authOf(res).principal, batchIdOf(req.params.message_batch_id))}`,
@@ -212,7 +212,7 @@ function registerBatchResultRoutes(api: Api, batches: ChatBatches, publicBaseUrl
       summary:
         "An ended batch's results as JSON Lines, one `{custom_id, result}` per request in request order (409 until it has ended)",
       tag,
-      auth: 'key',
+      auth: 'key-or-session',
       response: {
         status: 200,
         description:

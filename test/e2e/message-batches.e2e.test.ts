@@ -1,0 +1,146 @@
+import Anthropic from '@anthropic-ai/sdk';
+import { eventually } from '@whetstone/testing';
+import { ANTHROPIC_MODEL, OPENAI_MODEL, startWithUpstreams, type UpstreamSystem } from './compat-helpers';
+import { signUpWithKey } from './system';
+
+/**
+ * Anthropic's Message Batches through the `@anthropic-ai/sdk` client against the whole system (`pnpm start`'s
+ * processes, fake upstreams on loopback): create, retrieve until ended, list, results as JSON Lines, cancel,
+ * delete, and the errors a client can cause.
+ */
+describe('message batches through the Anthropic client, end to end', () => {
+  let running: UpstreamSystem;
+  let anthropic: Anthropic;
+  const user = (content: string) => [{ role: 'user' as const, content }];
+  const params = (content: string, model = ANTHROPIC_MODEL) => ({ model, max_tokens: 32, messages: user(content) });
+  const ended = (id: string) =>
+    eventually(async () => {
+      const batch = await anthropic.messages.batches.retrieve(id);
+      return batch.processing_status === 'ended' && batch;
+    }, 60_000);
+
+  beforeAll(async () => {
+    running = await startWithUpstreams('batches');
+    anthropic = new Anthropic({ apiKey: running.key, baseURL: running.system.baseUrl, maxRetries: 2 });
+  }, 300_000);
+
+  afterAll(async () => running?.stop(), 60_000);
+
+  it('when a batch is created, then it is answered in the background and its results read back in request order', async () => {
+    const created = await anthropic.messages.batches.create({
+      requests: [
+        {
+          custom_id: 'greeting',
+          params: { ...params('good day'), store: true } as Anthropic.MessageCreateParamsNonStreaming,
+        },
+        { custom_id: 'openai-model', params: params('hello there', OPENAI_MODEL) },
+        { custom_id: 'unknown-model', params: params('x', 'no-such-model') },
+      ],
+    });
+    expect(created).toMatchObject({
+      type: 'message_batch',
+      processing_status: 'in_progress',
+      request_counts: { processing: 3, succeeded: 0, errored: 0, canceled: 0, expired: 0 },
+      results_url: null,
+      archived_at: null,
+      cancel_initiated_at: null,
+    });
+    expect(created.id).toMatch(/^msgbatch_/);
+    expect(Date.parse(created.expires_at) - Date.parse(created.created_at)).toBe(24 * 3600 * 1000);
+
+    const batch = await ended(created.id);
+    expect(batch.request_counts).toEqual({ processing: 0, succeeded: 2, errored: 1, canceled: 0, expired: 0 });
+    expect(batch.ended_at).not.toBeNull();
+    expect(batch.results_url).toMatch(new RegExp(`/v1/messages/batches/${created.id}/results$`));
+
+    const results: Anthropic.Messages.MessageBatchIndividualResponse[] = [];
+    for await (const line of await anthropic.messages.batches.results(created.id)) results.push(line);
+    expect(results.map((r) => [r.custom_id, r.result.type])).toEqual([
+      ['greeting', 'succeeded'],
+      ['openai-model', 'succeeded'],
+      ['unknown-model', 'errored'],
+    ]);
+    const greeting = results[0]!.result as Anthropic.Messages.MessageBatchSucceededResult;
+    expect(greeting.message).toMatchObject({
+      type: 'message',
+      role: 'assistant',
+      model: ANTHROPIC_MODEL,
+      content: [{ type: 'text', text: 'Echo: GOOD DAY' }],
+      stop_reason: 'end_turn',
+      usage: { output_tokens: expect.any(Number) },
+    });
+    const failed = results[2]!.result as Anthropic.Messages.MessageBatchErroredResult;
+    expect(failed.error).toMatchObject({ type: 'error', error: { type: 'not_found_error' } });
+    expect(failed.error.error.message).toContain('no-such-model');
+
+    // A stored request is an inference like any Messages call: its record reads back under the message's id.
+    const inferenceId = greeting.message.id.replace(/^msg_/, '');
+    const record = await fetch(`${running.system.baseUrl}/inferences/${inferenceId}`, {
+      headers: { 'x-api-key': running.key },
+    });
+    expect(record.status).toBe(200);
+    expect(await record.json()).toMatchObject({ surface: 'messages', model_id: ANTHROPIC_MODEL });
+
+    const listed: string[] = [];
+    for await (const b of anthropic.messages.batches.list({ limit: 1 })) listed.push(b.id);
+    expect(listed).toContain(created.id);
+
+    expect(await anthropic.messages.batches.delete(created.id)).toEqual({
+      id: created.id,
+      type: 'message_batch_deleted',
+    });
+    await expect(anthropic.messages.batches.retrieve(created.id)).rejects.toBeInstanceOf(Anthropic.NotFoundError);
+  }, 120_000);
+
+  it('when a batch is cancelled, then it ends with every request answered or canceled', async () => {
+    const created = await anthropic.messages.batches.create({
+      requests: Array.from({ length: 40 }, (_, i) => ({ custom_id: `r-${i}`, params: params(`call ${i}`) })),
+    });
+    const cancelled = await anthropic.messages.batches.cancel(created.id);
+    expect(cancelled.cancel_initiated_at).not.toBeNull();
+    expect(['canceling', 'ended']).toContain(cancelled.processing_status);
+    const batch = await ended(created.id);
+    expect(batch.request_counts.succeeded + batch.request_counts.canceled).toBe(40);
+    const types = new Set<string>();
+    for await (const line of await anthropic.messages.batches.results(created.id)) types.add(line.result.type);
+    expect([...types].every((t) => t === 'succeeded' || t === 'canceled')).toBe(true);
+  }, 120_000);
+
+  it('when a batch is malformed or another team asks, then the error says so in the Anthropic envelope', async () => {
+    const bad = (requests: unknown) =>
+      anthropic.messages.batches.create({ requests } as never).then(
+        () => {
+          throw new Error('expected the batch to be refused');
+        },
+        (e: unknown) => e as InstanceType<typeof Anthropic.APIError>,
+      );
+    const badId = await bad([{ custom_id: 'has space', params: params('x') }]);
+    expect(badId.status).toBe(422);
+    expect(badId.error).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
+    expect(JSON.stringify(badId.error)).toContain('requests.0.custom_id');
+    const dup = await bad([
+      { custom_id: 'same', params: params('x') },
+      { custom_id: 'same', params: params('y') },
+    ]);
+    expect(dup.status).toBe(422);
+    expect(JSON.stringify(dup.error)).toContain('requests[1].custom_id');
+    const streaming = await bad([{ custom_id: 'a', params: { ...params('x'), stream: true } }]);
+    expect(JSON.stringify(streaming.error)).toContain('requests[0].params.stream');
+    expect((await bad([])).status).toBe(422);
+    const noTokens = await bad([{ custom_id: 'a', params: { model: ANTHROPIC_MODEL, messages: user('x') } }]);
+    expect(JSON.stringify(noTokens.error)).toContain('max_tokens');
+
+    const mine = await anthropic.messages.batches.create({ requests: [{ custom_id: 'a', params: params('x') }] });
+    const other = await signUpWithKey(running.system.baseUrl, 'batches-other');
+    const stranger = new Anthropic({ apiKey: other.key, baseURL: running.system.baseUrl, maxRetries: 0 });
+    await expect(stranger.messages.batches.retrieve(mine.id)).rejects.toBeInstanceOf(Anthropic.NotFoundError);
+    await expect(stranger.messages.batches.cancel(mine.id)).rejects.toBeInstanceOf(Anthropic.NotFoundError);
+    await expect(stranger.messages.batches.delete(mine.id)).rejects.toBeInstanceOf(Anthropic.NotFoundError);
+    await expect(anthropic.messages.batches.retrieve('msgbatch_nope')).rejects.toBeInstanceOf(Anthropic.NotFoundError);
+    const cursor = await fetch(`${running.system.baseUrl}/v1/messages/batches?after_id=nope`, {
+      headers: { 'x-api-key': running.key },
+    });
+    expect(cursor.status).toBe(422);
+    expect(await cursor.json()).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
+  }, 120_000);
+});
