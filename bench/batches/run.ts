@@ -1,0 +1,142 @@
+/**
+ * Message-batch benchmark: how fast the router's batch worker answers a batch, against the same calls made one by
+ * one through POST /v1/messages at the worker's concurrency. Run with --help for what it measures.
+ */
+import { loadavg } from 'node:os';
+import { startFakeAnthropicUpstream, startFakeOpenAIUpstream } from '@whetstone/testing';
+import { ANTHROPIC_MODEL, grantCredits, upstreamEnv } from '../../test/e2e/compat-helpers';
+import { signUpWithKey, startSystem } from '../../test/e2e/system';
+import { pct } from '../serving/load';
+
+const USAGE = `bench:batches — Anthropic's Message Batches through the whole system
+
+  pnpm --filter @whetstone/bench bench:batches [--help]
+
+Starts the whole system as \`pnpm start\` does, with fake OpenAI- and Anthropic-compatible upstreams
+(packages/testing, in this process, no artificial delay) as providers, grants the team credits, then:
+  - creates batches of BENCH_REQUESTS Messages requests (model '${ANTHROPIC_MODEL}', a short prompt) and
+    measures the create call, the time until processing_status is "ended" (polled every 50 ms), requests answered
+    per second, and reading the JSON Lines results back; every result must have succeeded;
+  - makes the same number of POST /v1/messages calls with c = the worker's concurrency (BATCH_CONCURRENCY,
+    4 by default) as the baseline: what the worker does, made by a client.
+Prints the machine's load average at the start and the end. Nothing here is timed by a test.
+
+Settings (environment):
+  BENCH_REQUESTS   requests per batch (default 1000)
+  BENCH_BATCHES    batches, run one after another (default 3)
+Options:
+  --help           this text`;
+
+const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 1000);
+const BATCHES = Number(process.env.BENCH_BATCHES ?? 3);
+const CONCURRENCY = Number(process.env.BATCH_CONCURRENCY ?? 4);
+
+const params = (i: number) => ({
+  model: ANTHROPIC_MODEL,
+  max_tokens: 16,
+  messages: [{ role: 'user', content: `benchmark call ${i}` }],
+});
+
+type Api = (path: string, init?: RequestInit) => Promise<Response>;
+
+/** One batch: created, polled until ended, its results read back; its row of the table. */
+async function runBatch(api: Api, b: number): Promise<string[]> {
+  const requests = Array.from({ length: REQUESTS }, (_, i) => ({ custom_id: `r${i}`, params: params(i) }));
+  const t0 = performance.now();
+  const created = await api('/v1/messages/batches', { method: 'POST', body: JSON.stringify({ requests }) });
+  if (created.status !== 200) throw new Error(`create: ${created.status} ${await created.text()}`);
+  const { id } = (await created.json()) as { id: string };
+  const createMs = performance.now() - t0;
+  for (;;) {
+    const batch = (await (await api(`/v1/messages/batches/${id}`)).json()) as { processing_status: string };
+    if (batch.processing_status === 'ended') break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const endedMs = performance.now() - t0;
+  const t1 = performance.now();
+  const text = await (await api(`/v1/messages/batches/${id}/results`)).text();
+  const resultsMs = performance.now() - t1;
+  const lines = text.trim().split('\n');
+  const succeeded = lines.filter((l) => (JSON.parse(l) as { result: { type: string } }).result.type === 'succeeded');
+  if (succeeded.length !== REQUESTS) throw new Error(`batch ${id}: ${succeeded.length} of ${REQUESTS} succeeded`);
+  return [
+    `batch ${b + 1}`,
+    createMs.toFixed(0),
+    (endedMs / 1000).toFixed(2),
+    (REQUESTS / (endedMs / 1000)).toFixed(0),
+    resultsMs.toFixed(0),
+    (text.length / 1024).toFixed(0),
+  ];
+}
+
+/** The baseline: the same number of calls through POST /v1/messages, `CONCURRENCY` at a time, each timed. */
+async function runDirect(api: Api): Promise<{ seconds: number; p50: number }> {
+  let sent = 0;
+  const latencies: number[] = [];
+  const t2 = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (sent < REQUESTS) {
+        const i = sent++;
+        const t = performance.now();
+        const res = await api('/v1/messages', { method: 'POST', body: JSON.stringify(params(i)) });
+        if (res.status !== 200) throw new Error(`POST /v1/messages: HTTP ${res.status}`);
+        await res.arrayBuffer();
+        latencies.push(performance.now() - t);
+      }
+    }),
+  );
+  return { seconds: (performance.now() - t2) / 1000, p50: pct(latencies, 50) };
+}
+
+async function main(): Promise<void> {
+  if (process.argv.includes('--help')) {
+    console.log(USAGE);
+    return;
+  }
+  console.log(
+    `load average at start: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
+  const [openai, anthropic] = [await startFakeOpenAIUpstream(), await startFakeAnthropicUpstream()];
+  // The fakes keep every request for tests; a benchmark's thousands would only grow the heap.
+  setInterval(() => anthropic.requests.splice(0, anthropic.requests.length), 1000).unref();
+  const system = await startSystem({ env: upstreamEnv(openai, anthropic) });
+  try {
+    const { key, teamId } = await signUpWithKey(system.baseUrl, 'bench-batches');
+    await grantCredits(system.baseUrl, teamId, 1000);
+    const headers = { 'x-api-key': key, 'content-type': 'application/json' };
+    const api: Api = (path, init = {}) => fetch(`${system.baseUrl}${path}`, { headers, ...init });
+
+    const rows: string[][] = [];
+    for (let b = 0; b < BATCHES; b++) {
+      rows.push(await runBatch(api, b));
+      console.log(`batch ${b + 1}: ${rows.at(-1)!.slice(1).join(' | ')}`);
+    }
+
+    const direct = await runDirect(api);
+    console.log(
+      `\n| ${REQUESTS} requests, c=${CONCURRENCY} (BATCH_CONCURRENCY) | create ms | s until ended | requests/s | results ms | results KiB |`,
+    );
+    console.log('|---|---|---|---|---|---|');
+    for (const r of rows) console.log(`| ${r.join(' | ')} |`);
+    console.log(
+      `| the same calls through POST /v1/messages, c=${CONCURRENCY} | | ${direct.seconds.toFixed(2)} | ${(REQUESTS / direct.seconds).toFixed(0)} (p50 ${direct.p50.toFixed(1)} ms a call) | | |`,
+    );
+  } finally {
+    console.log(
+      `load average at the end: ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+    );
+    await system.stop();
+    await openai.close();
+    await anthropic.close();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
