@@ -1,5 +1,7 @@
 import axe from 'axe-core';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import type { FakeUpstream } from '@whetstone/testing';
+import { ADMIN_TOKEN } from './compat-helpers';
 
 /** Debian's Chromium, which .ci/run installs; never a browser download. */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -28,6 +30,35 @@ export async function seriousViolations(page: Page): Promise<string[]> {
   return (await page.evaluate(`axe.run(document).then((r) => r.violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => v.id + ' (' + v.impact + '): ' + v.nodes.map((n) => n.target.join(' ')).join(', ')))`)) as string[];
+}
+
+/** The system's environment with one fake OpenAI-compatible upstream serving `model` (loopback allowed). */
+export function chatUpstreamEnv(upstream: FakeUpstream, model: string): Record<string, string> {
+  return {
+    ADMIN_TOKEN,
+    UPSTREAM_ALLOW_PRIVATE_HOSTS: '127.0.0.1',
+    E2E_DASH_OPENAI_KEY: upstream.apiKey,
+    CATALOG_UPSTREAMS: JSON.stringify([
+      {
+        name: 'fake-openai',
+        kind: 'openai-compatible',
+        base_url: upstream.url,
+        api_key_env: 'E2E_DASH_OPENAI_KEY',
+        models: [{ id: model, price: { unit: '1m', input: 100, output: 400 } }],
+      },
+    ]),
+  };
+}
+
+/** A JSON POST with the team's key; the parsed answer, or an error naming the status. */
+export async function postJson<T>(base: string, p: string, apiKey: string, body: unknown): Promise<T> {
+  const res = await fetch(`${base}${p}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': apiKey },
+    body: JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`POST ${p}: ${res.status} ${await res.text()}`);
+  return res.json() as Promise<T>;
 }
 
 /**

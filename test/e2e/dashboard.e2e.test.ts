@@ -4,8 +4,15 @@ import path from 'node:path';
 import type { Browser, Page, Response } from 'playwright-core';
 import { fixtureDataset, startFakeOpenAIUpstream, type FakeUpstream } from '@whetstone/testing';
 import { startSystem, type RunningSystem } from './system';
-import { ADMIN_TOKEN, grantCredits } from './compat-helpers';
-import { CHROMIUM, launchChromium, seedCorrections, seriousViolations } from './dashboard-helpers';
+import { grantCredits } from './compat-helpers';
+import {
+  chatUpstreamEnv,
+  CHROMIUM,
+  launchChromium,
+  postJson,
+  seedCorrections,
+  seriousViolations,
+} from './dashboard-helpers';
 
 // Git-ignored; a reviewer opens the PNGs to see every page as the journey left it.
 const SHOTS = path.join(__dirname, 'test-output', 'dashboard');
@@ -51,22 +58,7 @@ describeWithBrowser('the dashboard in Chromium, end to end through pnpm start', 
     rmSync(SHOTS, { recursive: true, force: true });
     mkdirSync(SHOTS, { recursive: true });
     upstream = await startFakeOpenAIUpstream();
-    system = await startSystem({
-      env: {
-        ADMIN_TOKEN,
-        UPSTREAM_ALLOW_PRIVATE_HOSTS: '127.0.0.1',
-        E2E_DASH_OPENAI_KEY: upstream.apiKey,
-        CATALOG_UPSTREAMS: JSON.stringify([
-          {
-            name: 'fake-openai',
-            kind: 'openai-compatible',
-            base_url: upstream.url,
-            api_key_env: 'E2E_DASH_OPENAI_KEY',
-            models: [{ id: CHAT_MODEL, price: { unit: '1m', input: 100, output: 400 } }],
-          },
-        ]),
-      },
-    });
+    system = await startSystem({ env: chatUpstreamEnv(upstream, CHAT_MODEL) });
     base = system.baseUrl;
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
@@ -360,13 +352,8 @@ describeWithBrowser('the dashboard in Chromium, end to end through pnpm start', 
       { role: 'assistant', content: null, tool_calls: [call] },
       { role: 'tool', tool_call_id: 'call_9', content: 'found' },
     ];
-    const stored = (await (
-      await fetch(`${base}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-api-key': apiKey },
-        body: JSON.stringify({ model: CHAT_MODEL, messages, store: true, metadata: { ticket: 'T-1' } }),
-      })
-    ).json()) as { x_service: { inference_id: string } };
+    const body = { model: CHAT_MODEL, messages, store: true, metadata: { ticket: 'T-1' } };
+    const stored = await postJson<{ x_service: { inference_id: string } }>(base, '/v1/chat/completions', apiKey, body);
     await page.goto(`${base}/dashboard/inferences/${stored.x_service.inference_id}`);
     await page.locator('#conversation .msg.tool').waitFor();
     expect(await page.locator('#conversation').textContent()).toContain('lookup({"q":"x"}) call_9');
@@ -377,6 +364,15 @@ describeWithBrowser('the dashboard in Chromium, end to end through pnpm start', 
     await page.waitForURL(/\/dashboard\/inferences$/);
     const id = stored.x_service.inference_id;
     expect((await fetch(`${base}/inferences/${id}`, { headers: { 'x-api-key': apiKey } })).status).toBe(404);
+
+    // A message batch made with the key is listed with its counts, and offers its results once it has ended.
+    const params = { model: CHAT_MODEL, max_tokens: 8, messages: [{ role: 'user', content: 'batched' }] };
+    const requests = [{ custom_id: 'a', params }];
+    const batch = await postJson<{ id: string }>(base, '/v1/messages/batches', apiKey, { requests });
+    await nav('Batches').click();
+    await page.locator('#batch-list', { hasText: batch.id }).waitFor();
+    await page.locator('#batch-list', { hasText: '1 succeeded' }).locator('a').waitFor({ timeout: 30_000 });
+    await check('batches');
   });
 
   it('when the user logs out, then the nav offers log in and no Log out, and no page broke the CSP or threw', async () => {

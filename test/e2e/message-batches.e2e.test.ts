@@ -1,14 +1,17 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { eventually } from '@whetstone/testing';
+import OpenAI from 'openai';
 import { ANTHROPIC_MODEL, OPENAI_MODEL, startWithUpstreams, type UpstreamSystem } from './compat-helpers';
 import { signUpWithKey } from './system';
 
 /**
+ * OpenAI's background Responses run on the same batch worker; they are tested here through the `openai` client.
+ *
  * Anthropic's Message Batches through the `@anthropic-ai/sdk` client against the whole system (`pnpm start`'s
  * processes, fake upstreams on loopback): create, retrieve until ended, list, results as JSON Lines, cancel,
  * delete, and the errors a client can cause.
  */
-describe('message batches through the Anthropic client, end to end', () => {
+describe('message batches (Anthropic client) and background responses (openai client), end to end', () => {
   let running: UpstreamSystem;
   let anthropic: Anthropic;
   const user = (content: string) => [{ role: 'user' as const, content }];
@@ -143,4 +146,63 @@ describe('message batches through the Anthropic client, end to end', () => {
     expect(cursor.status).toBe(422);
     expect(await cursor.json()).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
   }, 120_000);
+
+  it('when a Response is made with background: true, then it is queued at once, polled to its end, cancelled and deleted as OpenAI', async () => {
+    const openai = running.openai;
+    const settled = (id: string) =>
+      eventually(async () => {
+        const r = await openai.responses.retrieve(id);
+        return !['queued', 'in_progress'].includes(r.status ?? '') && r;
+      }, 60_000);
+    const queued = await openai.responses.create({
+      model: OPENAI_MODEL,
+      input: 'hello there',
+      background: true,
+      metadata: { run: 'bg' },
+    });
+    expect(queued).toMatchObject({ status: 'queued', background: true, model: OPENAI_MODEL, output: [] });
+    expect(queued.metadata).toEqual({ run: 'bg' });
+    const done = await settled(queued.id);
+    expect(done).toMatchObject({
+      status: 'completed',
+      background: true,
+      model: OPENAI_MODEL,
+      output_text: 'Echo: HELLO THERE',
+    });
+    expect(done.metadata).toEqual({ run: 'bg' });
+    // Stored, so it can be continued; cancelling it now changes nothing.
+    const next = await openai.responses.create({
+      model: OPENAI_MODEL,
+      input: 'again',
+      previous_response_id: queued.id,
+    });
+    expect(next.status).toBe('completed');
+    expect((await openai.responses.cancel(queued.id)).status).toBe('completed');
+
+    const failed = await settled(
+      (await openai.responses.create({ model: 'no-such-model', input: 'x', background: true })).id,
+    );
+    expect(failed.status).toBe('failed');
+    expect(failed.error?.message).toContain('no-such-model');
+
+    // Cancelled before a worker takes it, or finished first: either way it settles, never stays queued.
+    const raced = await openai.responses.create({ model: OPENAI_MODEL, input: 'race', background: true });
+    const cancelled = await openai.responses.cancel(raced.id);
+    expect(['cancelled', 'in_progress', 'completed']).toContain(cancelled.status);
+    expect(['cancelled', 'completed']).toContain((await settled(raced.id)).status);
+
+    const refused = (body: Record<string, unknown>) =>
+      openai.responses.create({ model: OPENAI_MODEL, input: 'x', background: true, ...body } as never).then(
+        () => null,
+        (e: unknown) => e as InstanceType<typeof OpenAI.APIError>,
+      );
+    expect((await refused({ store: false }))?.error).toMatchObject({ param: 'store' });
+    expect((await refused({ stream: true }))?.error).toMatchObject({ param: 'stream' });
+    await expect(openai.responses.cancel(next.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    // Not a message batch: the Anthropic list never shows it.
+    for await (const b of anthropic.messages.batches.list()) expect(b.id).not.toContain(queued.id.slice(5));
+
+    await openai.responses.delete(queued.id);
+    await expect(openai.responses.retrieve(queued.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+  }, 180_000);
 });

@@ -31,6 +31,7 @@ function renderNav() {
         ['projects', 'Projects'],
         ['inferences', 'Inferences'],
         ['chat', 'Chat'],
+        ['batches', 'Batches'],
       ]
     : [['login', 'Log in or sign up']];
   const current = location.pathname.replace(/^\/dashboard\/?/, '').split('/')[0] || 'keys';

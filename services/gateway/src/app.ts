@@ -96,7 +96,7 @@ export function buildApp(deps: GatewayDeps): { app: Express; api: Api } {
     secureCookies: deps.publicBaseUrl.startsWith('https:'),
     loginAttempt: loginLimit(deps.rateLimiter, deps.rateLimits, now),
   });
-  if (deps.inference) registerInferenceRoutes(api, deps.inference, deps.history);
+  if (deps.inference) registerInferenceRoutes(api, deps.inference, deps.history, deps.chatBatches);
   if (deps.chatBatches) registerMessageBatchRoutes(api, deps.chatBatches, deps.publicBaseUrl);
   if (deps.datasets) registerDatasetRoutes(api, deps.datasets);
   if (deps.training) registerTrainingRoutes(api, deps.training, deps.inference);

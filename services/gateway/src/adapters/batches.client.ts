@@ -2,11 +2,13 @@ import { timestampDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import type { Client } from '@connectrpc/connect';
 import {
   type ChatBatch,
+  ChatBatchKind,
   ChatBatchOutcome,
   type ChatBatchResult,
   type ChatBatchService,
   ChatBatchStatus,
 } from '@whetstone/proto/inference/v1';
+import { AppError } from '@whetstone/errors';
 import { appErrorOfDetail } from '@whetstone/rpc';
 import type { ChatBatches, ChatBatchResultView, ChatBatchView, Principal } from '../application/ports';
 import { chatPieceOf, chatRequestToPb } from './chat.mapper';
@@ -25,6 +27,7 @@ function batchView(batch: ChatBatch | undefined): ChatBatchView {
   const c = batch?.counts;
   return {
     id: batch?.id ?? '',
+    kind: batch?.kind === ChatBatchKind.BACKGROUND_RESPONSE ? 'background_response' : 'messages',
     status: STATUS[batch?.status ?? ChatBatchStatus.UNSPECIFIED],
     counts: {
       processing: c?.processing ?? 0,
@@ -43,7 +46,13 @@ function batchView(batch: ChatBatch | undefined): ChatBatchView {
 function resultView(r: ChatBatchResult): ChatBatchResultView {
   const customId = r.customId;
   if (r.outcome === ChatBatchOutcome.SUCCEEDED && r.reply)
-    return { customId, outcome: 'succeeded', reply: chatPieceOf(r.reply), requestedModel: r.requestedModel };
+    return {
+      customId,
+      outcome: 'succeeded',
+      reply: chatPieceOf(r.reply),
+      requestedModel: r.requestedModel,
+      requestMetadata: { ...r.requestMetadata },
+    };
   if (r.outcome === ChatBatchOutcome.ERRORED && r.error)
     return { customId, outcome: 'errored', error: appErrorOfDetail(r.error, r.errorMessage) };
   return { customId, outcome: r.outcome === ChatBatchOutcome.EXPIRED ? 'expired' : 'canceled' };
@@ -52,12 +61,28 @@ function resultView(r: ChatBatchResult): ChatBatchResultView {
 /** The router's ChatBatchService over gRPC, in the gateway's plain shapes. */
 export function chatBatchesOverRpc(client: Client<typeof ChatBatchService>): ChatBatches {
   return {
-    async create(principal, requests) {
+    async create(principal, requests, kind = 'messages') {
       const res = await client.createChatBatch({
         caller: caller(principal),
         requests: requests.map((r) => ({ customId: r.customId, chat: chatRequestToPb(principal, r.input) })),
+        kind: kind === 'messages' ? ChatBatchKind.MESSAGE_BATCH : ChatBatchKind.BACKGROUND_RESPONSE,
       });
-      return batchView(res.batch);
+      return { batch: batchView(res.batch), responseIds: res.responseIds };
+    },
+    async findCall(principal, responseId) {
+      try {
+        const res = await client.getBatchedCall({ caller: caller(principal), responseId });
+        return {
+          batch: batchView(res.batch),
+          started: res.started,
+          result: res.result ? resultView(res.result) : null,
+          model: res.requestedModel,
+          metadata: { ...res.requestMetadata },
+        };
+      } catch (err) {
+        if (err instanceof AppError && err.kind === 'NotFound') return null;
+        throw err;
+      }
     },
     async get(principal, batchId) {
       return batchView((await client.getChatBatch({ caller: caller(principal), batchId })).batch);

@@ -104,6 +104,8 @@ export type ChatBatchStatus = 'in_progress' | 'canceling' | 'ended';
 /** A batch of chat calls run in the background (Anthropic's Message Batches). */
 export interface ChatBatchView {
   id: string;
+  /** A message batch, or an OpenAI background Response (a batch of one). */
+  kind: 'messages' | 'background_response';
   status: ChatBatchStatus;
   counts: { processing: number; succeeded: number; errored: number; canceled: number; expired: number };
   createdAt: Date;
@@ -114,13 +116,35 @@ export interface ChatBatchView {
 
 /** One request's result: the whole reply as one piece, the error, or neither (canceled or expired). */
 export type ChatBatchResultView =
-  | { customId: string; outcome: 'succeeded'; reply: ChatPiece; requestedModel: string }
+  | {
+      customId: string;
+      outcome: 'succeeded';
+      reply: ChatPiece;
+      requestedModel: string;
+      requestMetadata: Record<string, string>;
+    }
   | { customId: string; outcome: 'errored'; error: Error }
   | { customId: string; outcome: 'canceled' | 'expired' };
 
 /** The router's message batches; another team's batch is NotFound. */
 export interface ChatBatches {
-  create(principal: Principal, requests: { customId: string; input: ChatInput }[]): Promise<ChatBatchView>;
+  create(
+    principal: Principal,
+    requests: { customId: string; input: ChatInput }[],
+    kind?: ChatBatchView['kind'],
+  ): Promise<{ batch: ChatBatchView; responseIds: string[] }>;
+  /** The request a response id was minted for (a background Response); null when the team has none. */
+  findCall(
+    principal: Principal,
+    responseId: string,
+  ): Promise<{
+    batch: ChatBatchView;
+    started: boolean;
+    result: ChatBatchResultView | null;
+    /** The model the request named, and its metadata. */
+    model: string;
+    metadata: Record<string, string>;
+  } | null>;
   get(principal: Principal, batchId: string): Promise<ChatBatchView>;
   /** Newest first; `afterId` pages to older batches, `beforeId` to newer ones. */
   list(

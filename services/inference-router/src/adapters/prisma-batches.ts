@@ -1,4 +1,4 @@
-import type { BatchCounts, BatchRequestState, ChatBatch } from '../domain/batch';
+import type { BatchCounts, BatchKind, BatchRequestState, ChatBatch } from '../domain/batch';
 import { EMPTY_COUNTS } from '../domain/batch';
 import type { ChatBatchStore, ClaimedBatchRequest } from '../application/ports';
 import type { PrismaClient } from '../generated/prisma/client';
@@ -63,6 +63,7 @@ async function withCounts(prisma: PrismaClient, rows: BatchRow[]): Promise<ChatB
     return {
       id: row.id,
       teamId: row.teamId,
+      kind: row.kind as BatchKind,
       createdAt: row.createdAt,
       expiresAt: row.expiresAt,
       cancelInitiatedAt: row.cancelInitiatedAt,
@@ -72,24 +73,49 @@ async function withCounts(prisma: PrismaClient, rows: BatchRow[]): Promise<ChatB
   });
 }
 
+/** One batch of the team with its counts; null when it is not the team's. */
+async function oneBatch(prisma: PrismaClient, teamId: string, id: string): Promise<ChatBatch | null> {
+  const row = await prisma.chatBatch.findFirst({ where: { id, teamId } });
+  return row ? ((await withCounts(prisma, [row]))[0] ?? null) : null;
+}
+
+/** The request a response id was minted for, with its batch. */
+async function findCall(prisma: PrismaClient, teamId: string, responseId: string) {
+  const row = await prisma.chatBatchRequest.findFirst({
+    where: { responseId, batch: { teamId } },
+    select: { batchId: true, customId: true, state: true, attempts: true, request: true, result: true },
+  });
+  const batch = row ? await oneBatch(prisma, teamId, row.batchId) : null;
+  if (!row || !batch) return null;
+  const result = {
+    customId: row.customId,
+    state: row.state as BatchRequestState,
+    result: row.result ? new Uint8Array(row.result) : null,
+  };
+  return { batch, attempts: row.attempts, request: new Uint8Array(row.request), result };
+}
+
 /** Batches and their requests in the router's schema. */
 export function prismaBatchStore(prisma: PrismaClient): ChatBatchStore {
-  return { ...batchReads(prisma), ...batchWork(prisma) };
+  return {
+    ...batchReads(prisma),
+    ...batchWork(prisma),
+    findCall: (teamId, responseId) => findCall(prisma, teamId, responseId),
+  };
 }
 
 /** What the ChatBatchService's calls read and change. */
-function batchReads(prisma: PrismaClient): Omit<ChatBatchStore, 'sweep' | 'claim' | 'finish' | 'retryLater'> {
-  const one = async (teamId: string, id: string) => {
-    const row = await prisma.chatBatch.findFirst({ where: { id, teamId } });
-    return row ? ((await withCounts(prisma, [row]))[0] ?? null) : null;
-  };
+function batchReads(
+  prisma: PrismaClient,
+): Omit<ChatBatchStore, 'sweep' | 'claim' | 'finish' | 'retryLater' | 'findCall'> {
+  const one = (teamId: string, id: string) => oneBatch(prisma, teamId, id);
 
   return {
     async create(batch, requests) {
-      const { id, caller, createdAt, expiresAt } = batch;
+      const { id, kind, caller, createdAt, expiresAt } = batch;
       await prisma.$transaction([
         prisma.chatBatch.create({
-          data: { id, teamId: caller.teamId, keyId: caller.keyId, userId: caller.userId, createdAt, expiresAt },
+          data: { id, kind, teamId: caller.teamId, keyId: caller.keyId, userId: caller.userId, createdAt, expiresAt },
         }),
         prisma.chatBatchRequest.createMany({
           data: requests.map((r, position) => ({
@@ -105,7 +131,9 @@ function batchReads(prisma: PrismaClient): Omit<ChatBatchStore, 'sweep' | 'claim
     get: one,
     async list(teamId, page) {
       const cursorId = page.afterId ?? page.beforeId;
-      const cursor = cursorId ? await prisma.chatBatch.findFirst({ where: { id: cursorId, teamId } }) : null;
+      const cursor = cursorId
+        ? await prisma.chatBatch.findFirst({ where: { id: cursorId, teamId, kind: page.kind } })
+        : null;
       if (cursorId && !cursor) return null;
       const older = !page.beforeId;
       const beyond = cursor
@@ -119,7 +147,7 @@ function batchReads(prisma: PrismaClient): Omit<ChatBatchStore, 'sweep' | 'claim
         : {};
       const order = older ? 'desc' : 'asc';
       const rows = await prisma.chatBatch.findMany({
-        where: { teamId, ...beyond },
+        where: { teamId, kind: page.kind, ...beyond },
         orderBy: [{ createdAt: order }, { id: order }],
         take: page.limit + 1,
       });

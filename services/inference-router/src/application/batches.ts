@@ -10,6 +10,7 @@ import { AppError, Reasons, errors, isUuid } from '@whetstone/errors';
 import type { Logger } from '@whetstone/telemetry';
 import {
   BATCH_LIFETIME_MS,
+  type BatchKind,
   BatchReasons,
   batchStatusOf,
   type ChatBatch,
@@ -69,7 +70,8 @@ export async function createBatch(
   deps: BatchDeps,
   caller: Caller,
   requests: { customId: string; request: Uint8Array; store: boolean }[],
-): Promise<ChatBatch> {
+  kind: BatchKind = 'messages',
+): Promise<{ batch: ChatBatch; responseIds: string[] }> {
   if (!requests.length || requests.length > MAX_BATCH_REQUESTS)
     throw errors.invalid(Reasons.VALIDATION_FAILED, `A batch holds 1 to ${MAX_BATCH_REQUESTS} requests.`, [
       { field: 'requests', message: `must hold 1 to ${MAX_BATCH_REQUESTS} requests` },
@@ -90,6 +92,7 @@ export async function createBatch(
   const createdAt = deps.now();
   const batch = {
     id: deps.ids.uuid(),
+    kind,
     caller,
     createdAt,
     expiresAt: new Date(createdAt.getTime() + BATCH_LIFETIME_MS),
@@ -102,14 +105,26 @@ export async function createBatch(
   }));
   await deps.batches.create(batch, rows);
   return {
-    id: batch.id,
-    teamId: caller.teamId,
-    createdAt,
-    expiresAt: batch.expiresAt,
-    cancelInitiatedAt: null,
-    endedAt: null,
-    counts: { ...EMPTY_COUNTS, processing: rows.length },
+    batch: {
+      id: batch.id,
+      teamId: caller.teamId,
+      kind,
+      createdAt,
+      expiresAt: batch.expiresAt,
+      cancelInitiatedAt: null,
+      endedAt: null,
+      counts: { ...EMPTY_COUNTS, processing: rows.length },
+    },
+    responseIds: rows.map((r) => r.responseId),
   };
+}
+
+/** The request a response id was minted for (a background Response): its batch, whether it started, its result. */
+export async function getBatchedCall(deps: BatchDeps, caller: Caller, responseId: string) {
+  const found = isUuid(responseId) ? await deps.batches.findCall(caller.teamId, responseId.toLowerCase()) : null;
+  if (!found)
+    throw errors.notFound(BatchReasons.CALL_NOT_FOUND, `No batched call has the id '${responseId.slice(0, 100)}'.`);
+  return { batch: found.batch, started: found.attempts > 0, request: found.request, result: found.result };
 }
 
 export async function getBatch(deps: BatchDeps, caller: Caller, batchId: string): Promise<ChatBatch> {

@@ -15,7 +15,7 @@ import type {
   TokenUsage,
   ToolDefinition,
 } from '../domain/chat';
-import type { BatchRequestState, ChatBatch } from '../domain/batch';
+import type { BatchKind, BatchRequestState, ChatBatch } from '../domain/batch';
 import type { DeploymentRow, ProjectRow } from '../domain/deployment';
 import type { ProjectRouterRow } from '../domain/routing';
 import type { Caller, ChatTurn, FinishReason, GenerateOptions, InferenceTask, ModelRef } from '../domain/model';
@@ -229,6 +229,7 @@ export interface BatchResultRow {
 }
 
 export interface BatchPage {
+  kind: BatchKind;
   limit: number;
   /** Older than this batch (the next page of a newest-first list). */
   afterId?: string | undefined;
@@ -239,11 +240,16 @@ export interface BatchPage {
 /** Batches and their requests, in the router's schema. Another team's batch reads as absent (null or false). */
 export interface ChatBatchStore {
   create(
-    batch: { id: string; caller: Caller; createdAt: Date; expiresAt: Date },
+    batch: { id: string; kind: BatchKind; caller: Caller; createdAt: Date; expiresAt: Date },
     requests: NewBatchRequest[],
   ): Promise<void>;
   get(teamId: string, batchId: string): Promise<ChatBatch | null>;
-  /** Newest first; a cursor that names no batch of the team is null. */
+  /** The request a response id was minted for, with its batch; null when none is the team's. */
+  findCall(
+    teamId: string,
+    responseId: string,
+  ): Promise<{ batch: ChatBatch; attempts: number; request: Uint8Array; result: BatchResultRow } | null>;
+  /** Newest first, of one kind; a cursor that names no batch of the team is null. */
   list(teamId: string, page: BatchPage): Promise<{ batches: ChatBatch[]; hasMore: boolean } | null>;
   /** Marks the batch cancelled (once) and ends its pending requests that no worker holds as canceled. */
   cancel(teamId: string, batchId: string, at: Date): Promise<ChatBatch | null>;

@@ -6,6 +6,8 @@
 /** Where one request is: pending until it has a result. */
 export type BatchRequestState = 'pending' | 'succeeded' | 'errored' | 'canceled' | 'expired';
 export type BatchStatus = 'in_progress' | 'canceling' | 'ended';
+/** An Anthropic message batch, or an OpenAI background Response (a batch of one, never listed with the others). */
+export type BatchKind = 'messages' | 'background_response';
 
 export interface BatchCounts {
   /** Requests still pending. */
@@ -19,6 +21,7 @@ export interface BatchCounts {
 export interface ChatBatch {
   id: string;
   teamId: string;
+  kind: BatchKind;
   createdAt: Date;
   expiresAt: Date;
   cancelInitiatedAt: Date | null;
@@ -47,6 +50,8 @@ export const BatchReasons = {
   NOT_FOUND: 'BATCH_NOT_FOUND',
   /** Results and deletion wait for the batch to end. */
   NOT_ENDED: 'BATCH_NOT_ENDED',
+  /** No batched request was minted that response id (for the caller's team). */
+  CALL_NOT_FOUND: 'BATCHED_CALL_NOT_FOUND',
   /** Workers died during every attempt of the request (their leases ran out). */
   ABANDONED: 'BATCH_REQUEST_ABANDONED',
 } as const;

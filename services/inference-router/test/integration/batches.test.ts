@@ -66,6 +66,14 @@ describe('message batches over real gRPC, Postgres and fake upstreams', () => {
     expect(c).toMatchObject({ customId: 'c', outcome: ChatBatchOutcome.ERRORED, error: { kind: 'NotFound' } });
     expect(c!.errorMessage).toContain('no-such-model');
 
+    // A request is found by its response id (a background Response's lookup), for its team only.
+    const call = await h.batches.getBatchedCall({ caller: team, responseId: a!.reply!.responseId });
+    expect(call).toMatchObject({ batch: { id: batch.id }, started: true, requestedModel: 'gpt-fake' });
+    expect(call.result).toMatchObject({ customId: 'a', outcome: ChatBatchOutcome.SUCCEEDED });
+    const stranger = { ...team, teamId: 'team-z' };
+    const hidden = await rpcError(h.batches.getBatchedCall({ caller: stranger, responseId: a!.reply!.responseId }));
+    expect(hidden.reason).toBe('BATCHED_CALL_NOT_FOUND');
+
     await h.batches.deleteChatBatch({ caller: team, batchId: batch.id });
     expect((await rpcError(get(batch.id))).reason).toBe('BATCH_NOT_FOUND');
   }, 60_000);

@@ -5,6 +5,7 @@ import { jobPage, trainingPage } from './training.js';
 import { adaptivePage, projectPage, projectsPage } from './projects.js';
 import { inferencePage, inferencesPage } from './inferences.js';
 import { chatPage } from './chat.js';
+import { batchesPage } from './batches.js';
 
 export const routes = [
   ['login', loginPage],
@@ -20,4 +21,5 @@ export const routes = [
   ['inferences', inferencesPage],
   ['inferences/:id', inferencePage],
   ['chat', chatPage],
+  ['batches', batchesPage],
 ];

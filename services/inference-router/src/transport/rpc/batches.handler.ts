@@ -3,6 +3,7 @@ import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import type { ServiceImpl } from '@connectrpc/connect';
 import { AppError, INTERNAL_MESSAGE } from '@whetstone/errors';
 import {
+  ChatBatchKind,
   ChatBatchOutcome,
   ChatBatchResultSchema,
   type ChatBatchSchema,
@@ -20,12 +21,13 @@ import {
   createBatch,
   deleteBatch,
   getBatch,
+  getBatchedCall,
   listBatches,
 } from '../../application/batches';
 import { chat } from '../../application/chat';
 import type { RouterDeps } from '../../application/deps';
-import type { ClaimedBatchRequest } from '../../application/ports';
-import { batchStatusOf, type BatchRequestState, type ChatBatch } from '../../domain/batch';
+import type { BatchResultRow, ClaimedBatchRequest } from '../../application/ports';
+import { type BatchKind, batchStatusOf, type BatchRequestState, type ChatBatch } from '../../domain/batch';
 import type { ToolCallDelta } from '../../domain/chat';
 import { chatCallOf, chatPieceToPb } from './chat.mapper';
 
@@ -34,6 +36,13 @@ const STATUS = {
   canceling: ChatBatchStatus.CANCELING,
   ended: ChatBatchStatus.ENDED,
 } as const;
+
+const KIND: Record<BatchKind, ChatBatchKind> = {
+  messages: ChatBatchKind.MESSAGE_BATCH,
+  background_response: ChatBatchKind.BACKGROUND_RESPONSE,
+};
+const kindOf = (k: ChatBatchKind): BatchKind =>
+  k === ChatBatchKind.BACKGROUND_RESPONSE ? 'background_response' : 'messages';
 
 const OUTCOME: Record<Exclude<BatchRequestState, 'pending'>, ChatBatchOutcome> = {
   succeeded: ChatBatchOutcome.SUCCEEDED,
@@ -45,6 +54,7 @@ const OUTCOME: Record<Exclude<BatchRequestState, 'pending'>, ChatBatchOutcome> =
 function batchToPb(batch: ChatBatch): MessageInitShape<typeof ChatBatchSchema> {
   return {
     id: batch.id,
+    kind: KIND[batch.kind],
     status: STATUS[batchStatusOf(batch)],
     counts: { ...batch.counts },
     createdAt: timestampFromDate(batch.createdAt),
@@ -54,6 +64,12 @@ function batchToPb(batch: ChatBatch): MessageInitShape<typeof ChatBatchSchema> {
   };
 }
 
+/** An ended request's result; the stored one names no custom id (the row does), canceled and expired have none. */
+const resultToPb = (r: BatchResultRow) =>
+  r.result
+    ? { ...fromBinary(ChatBatchResultSchema, r.result), customId: r.customId }
+    : create(ChatBatchResultSchema, { customId: r.customId, outcome: OUTCOME[r.state as 'canceled'] });
+
 /** ChatBatchService: proto in, use case, proto out. Requests are kept as the ChatRequest bytes they came in. */
 export function batchesHandler(deps: BatchDeps): ServiceImpl<typeof ChatBatchService> {
   return {
@@ -62,13 +78,15 @@ export function batchesHandler(deps: BatchDeps): ServiceImpl<typeof ChatBatchSer
         const chatRequest = r.chat ?? create(ChatRequestSchema);
         return { customId: r.customId, request: toBinary(ChatRequestSchema, chatRequest), store: chatRequest.store };
       });
-      return { batch: batchToPb(await createBatch(deps, requireCaller(req.caller), requests)) };
+      const made = await createBatch(deps, requireCaller(req.caller), requests, kindOf(req.kind));
+      return { batch: batchToPb(made.batch), responseIds: made.responseIds };
     },
     async getChatBatch(req) {
       return { batch: batchToPb(await getBatch(deps, requireCaller(req.caller), req.batchId)) };
     },
     async listChatBatches(req) {
       const page = await listBatches(deps, requireCaller(req.caller), {
+        kind: kindOf(req.kind),
         limit: Math.min(Math.max(req.limit || 20, 1), 1000),
         afterId: req.afterId || undefined,
         beforeId: req.beforeId || undefined,
@@ -81,15 +99,21 @@ export function batchesHandler(deps: BatchDeps): ServiceImpl<typeof ChatBatchSer
     async deleteChatBatch(req) {
       return { batchId: await deleteBatch(deps, requireCaller(req.caller), req.batchId) };
     },
+    async getBatchedCall(req) {
+      const call = await getBatchedCall(deps, requireCaller(req.caller), req.responseId);
+      const request = fromBinary(ChatRequestSchema, call.request);
+      return {
+        batch: batchToPb(call.batch),
+        started: call.started,
+        requestedModel: request.model,
+        requestMetadata: request.metadata,
+        ...(call.result.state === 'pending' ? {} : { result: resultToPb(call.result) }),
+      };
+    },
     async listChatBatchResults(req) {
       const page = await batchResults(deps, requireCaller(req.caller), req.batchId, req.offset, req.limit);
       return {
-        // The stored result names no custom id: the row does.
-        results: page.results.map((r) =>
-          r.result
-            ? { ...fromBinary(ChatBatchResultSchema, r.result), customId: r.customId }
-            : create(ChatBatchResultSchema, { customId: r.customId, outcome: OUTCOME[r.state as 'canceled'] }),
-        ),
+        results: page.results.map(resultToPb),
         nextOffset: page.nextOffset,
       };
     },
@@ -156,6 +180,7 @@ export function batchAnswers(deps: RouterDeps, callTimeoutMs: number): BatchAnsw
             outcome: ChatBatchOutcome.SUCCEEDED,
             reply,
             requestedModel: request.model,
+            requestMetadata: request.metadata,
           });
           return { outcome: 'succeeded', result: toBinary(ChatBatchResultSchema, result), retryable: false };
         }

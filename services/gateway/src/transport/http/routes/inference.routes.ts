@@ -1,5 +1,5 @@
 import type { HistoryPort } from '../../../application/history-ports';
-import type { Inference } from '../../../application/ports';
+import type { ChatBatches, Inference } from '../../../application/ports';
 import type { Api } from '../api';
 import { registerCompatRoutes } from './compat';
 import { registerCatalogRoutes } from './inference/catalog.routes';
@@ -10,10 +10,15 @@ import { registerProjectRoutes } from './inference/projects.routes';
 export { GlinerBody, InferenceBody, SystemOneBody } from './inference/schemas';
 
 /** Native inference, GLiNER2 routes, the decision route, the catalog, projects with deployments, and the compatible surfaces. */
-export function registerInferenceRoutes(api: Api, inference: Inference, history?: HistoryPort): void {
+export function registerInferenceRoutes(
+  api: Api,
+  inference: Inference,
+  history?: HistoryPort,
+  batches?: ChatBatches,
+): void {
   registerCatalogRoutes(api, inference);
   registerExtractionRoutes(api, inference);
   registerProjectRoutes(api, inference);
   registerProjectRouterRoutes(api, inference);
-  registerCompatRoutes(api, inference, history);
+  registerCompatRoutes(api, inference, history, batches);
 }

@@ -18,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file whetstone/inference/v1/batches.proto.
  */
 export const file_whetstone_inference_v1_batches: GenFile = /*@__PURE__*/
-  fileDesc("CiR3aGV0c3RvbmUvaW5mZXJlbmNlL3YxL2JhdGNoZXMucHJvdG8SFndoZXRzdG9uZS5pbmZlcmVuY2UudjEiVQoNQ2hhdEJhdGNoSXRlbRIRCgljdXN0b21faWQYASABKAkSMQoEY2hhdBgCIAEoCzIjLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdFJlcXVlc3QifgoWQ3JlYXRlQ2hhdEJhdGNoUmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchI3CghyZXF1ZXN0cxgCIAMoCzIlLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdEJhdGNoSXRlbSJUChNHZXRDaGF0QmF0Y2hSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEhAKCGJhdGNoX2lkGAIgASgJIlcKFkNhbmNlbENoYXRCYXRjaFJlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISEAoIYmF0Y2hfaWQYAiABKAkiVwoWRGVsZXRlQ2hhdEJhdGNoUmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchIQCghiYXRjaF9pZBgCIAEoCSJsCg9DaGF0QmF0Y2hDb3VudHMSEgoKcHJvY2Vzc2luZxgBIAEoBRIRCglzdWNjZWVkZWQYAiABKAUSDwoHZXJyb3JlZBgDIAEoBRIQCghjYW5jZWxlZBgEIAEoBRIPCgdleHBpcmVkGAUgASgFItACCglDaGF0QmF0Y2gSCgoCaWQYASABKAkSNwoGc3RhdHVzGAIgASgOMicud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0QmF0Y2hTdGF0dXMSNwoGY291bnRzGAMgASgLMicud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0QmF0Y2hDb3VudHMSLgoKY3JlYXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKZXhwaXJlc19hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZW5kZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjcKE2NhbmNlbF9pbml0aWF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIksKF0NyZWF0ZUNoYXRCYXRjaFJlc3BvbnNlEjAKBWJhdGNoGAEgASgLMiEud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0QmF0Y2giSAoUR2V0Q2hhdEJhdGNoUmVzcG9uc2USMAoFYmF0Y2gYASABKAsyIS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNoYXRCYXRjaCJLChdDYW5jZWxDaGF0QmF0Y2hSZXNwb25zZRIwCgViYXRjaBgBIAEoCzIhLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdEJhdGNoInkKFkxpc3RDaGF0QmF0Y2hlc1JlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISDQoFbGltaXQYAiABKAUSEAoIYWZ0ZXJfaWQYAyABKAkSEQoJYmVmb3JlX2lkGAQgASgJIl8KF0xpc3RDaGF0QmF0Y2hlc1Jlc3BvbnNlEjIKB2JhdGNoZXMYASADKAsyIS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNoYXRCYXRjaBIQCghoYXNfbW9yZRgCIAEoCCIrChdEZWxldGVDaGF0QmF0Y2hSZXNwb25zZRIQCghiYXRjaF9pZBgBIAEoCSL1AQoPQ2hhdEJhdGNoUmVzdWx0EhEKCWN1c3RvbV9pZBgBIAEoCRI5CgdvdXRjb21lGAIgASgOMigud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0QmF0Y2hPdXRjb21lEjMKBXJlcGx5GAMgASgLMiQud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0UmVzcG9uc2USLwoFZXJyb3IYBCABKAsyIC53aGV0c3RvbmUuY29tbW9uLnYxLkVycm9yRGV0YWlsEhUKDWVycm9yX21lc3NhZ2UYBSABKAkSFwoPcmVxdWVzdGVkX21vZGVsGAYgASgJInsKG0xpc3RDaGF0QmF0Y2hSZXN1bHRzUmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchIQCghiYXRjaF9pZBgCIAEoCRIOCgZvZmZzZXQYAyABKAUSDQoFbGltaXQYBCABKAUibQocTGlzdENoYXRCYXRjaFJlc3VsdHNSZXNwb25zZRI4CgdyZXN1bHRzGAEgAygLMicud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0QmF0Y2hSZXN1bHQSEwoLbmV4dF9vZmZzZXQYAiABKAUqlQEKD0NoYXRCYXRjaFN0YXR1cxIhCh1DSEFUX0JBVENIX1NUQVRVU19VTlNQRUNJRklFRBAAEiEKHUNIQVRfQkFUQ0hfU1RBVFVTX0lOX1BST0dSRVNTEAESHwobQ0hBVF9CQVRDSF9TVEFUVVNfQ0FOQ0VMSU5HEAISGwoXQ0hBVF9CQVRDSF9TVEFUVVNfRU5ERUQQAyq5AQoQQ2hhdEJhdGNoT3V0Y29tZRIiCh5DSEFUX0JBVENIX09VVENPTUVfVU5TUEVDSUZJRUQQABIgChxDSEFUX0JBVENIX09VVENPTUVfU1VDQ0VFREVEEAESHgoaQ0hBVF9CQVRDSF9PVVRDT01FX0VSUk9SRUQQAhIfChtDSEFUX0JBVENIX09VVENPTUVfQ0FOQ0VMRUQQAxIeChpDSEFUX0JBVENIX09VVENPTUVfRVhQSVJFRBAEMtEFChBDaGF0QmF0Y2hTZXJ2aWNlEnIKD0NyZWF0ZUNoYXRCYXRjaBIuLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ3JlYXRlQ2hhdEJhdGNoUmVxdWVzdBovLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ3JlYXRlQ2hhdEJhdGNoUmVzcG9uc2USaQoMR2V0Q2hhdEJhdGNoEisud2hldHN0b25lLmluZmVyZW5jZS52MS5HZXRDaGF0QmF0Y2hSZXF1ZXN0Giwud2hldHN0b25lLmluZmVyZW5jZS52MS5HZXRDaGF0QmF0Y2hSZXNwb25zZRJyCg9MaXN0Q2hhdEJhdGNoZXMSLi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RDaGF0QmF0Y2hlc1JlcXVlc3QaLy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RDaGF0QmF0Y2hlc1Jlc3BvbnNlEnIKD0NhbmNlbENoYXRCYXRjaBIuLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2FuY2VsQ2hhdEJhdGNoUmVxdWVzdBovLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2FuY2VsQ2hhdEJhdGNoUmVzcG9uc2UScgoPRGVsZXRlQ2hhdEJhdGNoEi4ud2hldHN0b25lLmluZmVyZW5jZS52MS5EZWxldGVDaGF0QmF0Y2hSZXF1ZXN0Gi8ud2hldHN0b25lLmluZmVyZW5jZS52MS5EZWxldGVDaGF0QmF0Y2hSZXNwb25zZRKBAQoUTGlzdENoYXRCYXRjaFJlc3VsdHMSMy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RDaGF0QmF0Y2hSZXN1bHRzUmVxdWVzdBo0LndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdENoYXRCYXRjaFJlc3VsdHNSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_whetstone_common_v1_caller, file_whetstone_common_v1_error, file_whetstone_inference_v1_router]);
+  fileDesc("CiR3aGV0c3RvbmUvaW5mZXJlbmNlL3YxL2JhdGNoZXMucHJvdG8SFndoZXRzdG9uZS5pbmZlcmVuY2UudjEiVQoNQ2hhdEJhdGNoSXRlbRIRCgljdXN0b21faWQYASABKAkSMQoEY2hhdBgCIAEoCzIjLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdFJlcXVlc3QiswEKFkNyZWF0ZUNoYXRCYXRjaFJlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISNwoIcmVxdWVzdHMYAiADKAsyJS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNoYXRCYXRjaEl0ZW0SMwoEa2luZBgDIAEoDjIlLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdEJhdGNoS2luZCJUChNHZXRDaGF0QmF0Y2hSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEhAKCGJhdGNoX2lkGAIgASgJIlcKFkNhbmNlbENoYXRCYXRjaFJlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISEAoIYmF0Y2hfaWQYAiABKAkiVwoWRGVsZXRlQ2hhdEJhdGNoUmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchIQCghiYXRjaF9pZBgCIAEoCSJsCg9DaGF0QmF0Y2hDb3VudHMSEgoKcHJvY2Vzc2luZxgBIAEoBRIRCglzdWNjZWVkZWQYAiABKAUSDwoHZXJyb3JlZBgDIAEoBRIQCghjYW5jZWxlZBgEIAEoBRIPCgdleHBpcmVkGAUgASgFIoUDCglDaGF0QmF0Y2gSCgoCaWQYASABKAkSNwoGc3RhdHVzGAIgASgOMicud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0QmF0Y2hTdGF0dXMSNwoGY291bnRzGAMgASgLMicud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0QmF0Y2hDb3VudHMSLgoKY3JlYXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKZXhwaXJlc19hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZW5kZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjcKE2NhbmNlbF9pbml0aWF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjMKBGtpbmQYCCABKA4yJS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNoYXRCYXRjaEtpbmQiYQoXQ3JlYXRlQ2hhdEJhdGNoUmVzcG9uc2USMAoFYmF0Y2gYASABKAsyIS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNoYXRCYXRjaBIUCgxyZXNwb25zZV9pZHMYAiADKAkiSAoUR2V0Q2hhdEJhdGNoUmVzcG9uc2USMAoFYmF0Y2gYASABKAsyIS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNoYXRCYXRjaCJLChdDYW5jZWxDaGF0QmF0Y2hSZXNwb25zZRIwCgViYXRjaBgBIAEoCzIhLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdEJhdGNoIq4BChZMaXN0Q2hhdEJhdGNoZXNSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEg0KBWxpbWl0GAIgASgFEhAKCGFmdGVyX2lkGAMgASgJEhEKCWJlZm9yZV9pZBgEIAEoCRIzCgRraW5kGAUgASgOMiUud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0QmF0Y2hLaW5kIlkKFUdldEJhdGNoZWRDYWxsUmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchITCgtyZXNwb25zZV9pZBgCIAEoCSLEAgoWR2V0QmF0Y2hlZENhbGxSZXNwb25zZRIwCgViYXRjaBgBIAEoCzIhLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdEJhdGNoEg8KB3N0YXJ0ZWQYAiABKAgSNwoGcmVzdWx0GAMgASgLMicud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0QmF0Y2hSZXN1bHQSFwoPcmVxdWVzdGVkX21vZGVsGAQgASgJEl0KEHJlcXVlc3RfbWV0YWRhdGEYBSADKAsyQy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkdldEJhdGNoZWRDYWxsUmVzcG9uc2UuUmVxdWVzdE1ldGFkYXRhRW50cnkaNgoUUmVxdWVzdE1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJfChdMaXN0Q2hhdEJhdGNoZXNSZXNwb25zZRIyCgdiYXRjaGVzGAEgAygLMiEud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0QmF0Y2gSEAoIaGFzX21vcmUYAiABKAgiKwoXRGVsZXRlQ2hhdEJhdGNoUmVzcG9uc2USEAoIYmF0Y2hfaWQYASABKAkihQMKD0NoYXRCYXRjaFJlc3VsdBIRCgljdXN0b21faWQYASABKAkSOQoHb3V0Y29tZRgCIAEoDjIoLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdEJhdGNoT3V0Y29tZRIzCgVyZXBseRgDIAEoCzIkLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdFJlc3BvbnNlEi8KBWVycm9yGAQgASgLMiAud2hldHN0b25lLmNvbW1vbi52MS5FcnJvckRldGFpbBIVCg1lcnJvcl9tZXNzYWdlGAUgASgJEhcKD3JlcXVlc3RlZF9tb2RlbBgGIAEoCRJWChByZXF1ZXN0X21ldGFkYXRhGAcgAygLMjwud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0QmF0Y2hSZXN1bHQuUmVxdWVzdE1ldGFkYXRhRW50cnkaNgoUUmVxdWVzdE1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJ7ChtMaXN0Q2hhdEJhdGNoUmVzdWx0c1JlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISEAoIYmF0Y2hfaWQYAiABKAkSDgoGb2Zmc2V0GAMgASgFEg0KBWxpbWl0GAQgASgFIm0KHExpc3RDaGF0QmF0Y2hSZXN1bHRzUmVzcG9uc2USOAoHcmVzdWx0cxgBIAMoCzInLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdEJhdGNoUmVzdWx0EhMKC25leHRfb2Zmc2V0GAIgASgFKnwKDUNoYXRCYXRjaEtpbmQSHwobQ0hBVF9CQVRDSF9LSU5EX1VOU1BFQ0lGSUVEEAASIQodQ0hBVF9CQVRDSF9LSU5EX01FU1NBR0VfQkFUQ0gQARInCiNDSEFUX0JBVENIX0tJTkRfQkFDS0dST1VORF9SRVNQT05TRRACKpUBCg9DaGF0QmF0Y2hTdGF0dXMSIQodQ0hBVF9CQVRDSF9TVEFUVVNfVU5TUEVDSUZJRUQQABIhCh1DSEFUX0JBVENIX1NUQVRVU19JTl9QUk9HUkVTUxABEh8KG0NIQVRfQkFUQ0hfU1RBVFVTX0NBTkNFTElORxACEhsKF0NIQVRfQkFUQ0hfU1RBVFVTX0VOREVEEAMquQEKEENoYXRCYXRjaE91dGNvbWUSIgoeQ0hBVF9CQVRDSF9PVVRDT01FX1VOU1BFQ0lGSUVEEAASIAocQ0hBVF9CQVRDSF9PVVRDT01FX1NVQ0NFRURFRBABEh4KGkNIQVRfQkFUQ0hfT1VUQ09NRV9FUlJPUkVEEAISHwobQ0hBVF9CQVRDSF9PVVRDT01FX0NBTkNFTEVEEAMSHgoaQ0hBVF9CQVRDSF9PVVRDT01FX0VYUElSRUQQBDLCBgoQQ2hhdEJhdGNoU2VydmljZRJyCg9DcmVhdGVDaGF0QmF0Y2gSLi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNyZWF0ZUNoYXRCYXRjaFJlcXVlc3QaLy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNyZWF0ZUNoYXRCYXRjaFJlc3BvbnNlEmkKDEdldENoYXRCYXRjaBIrLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuR2V0Q2hhdEJhdGNoUmVxdWVzdBosLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuR2V0Q2hhdEJhdGNoUmVzcG9uc2UScgoPTGlzdENoYXRCYXRjaGVzEi4ud2hldHN0b25lLmluZmVyZW5jZS52MS5MaXN0Q2hhdEJhdGNoZXNSZXF1ZXN0Gi8ud2hldHN0b25lLmluZmVyZW5jZS52MS5MaXN0Q2hhdEJhdGNoZXNSZXNwb25zZRJyCg9DYW5jZWxDaGF0QmF0Y2gSLi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNhbmNlbENoYXRCYXRjaFJlcXVlc3QaLy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNhbmNlbENoYXRCYXRjaFJlc3BvbnNlEnIKD0RlbGV0ZUNoYXRCYXRjaBIuLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRGVsZXRlQ2hhdEJhdGNoUmVxdWVzdBovLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRGVsZXRlQ2hhdEJhdGNoUmVzcG9uc2USbwoOR2V0QmF0Y2hlZENhbGwSLS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkdldEJhdGNoZWRDYWxsUmVxdWVzdBouLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuR2V0QmF0Y2hlZENhbGxSZXNwb25zZRKBAQoUTGlzdENoYXRCYXRjaFJlc3VsdHMSMy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RDaGF0QmF0Y2hSZXN1bHRzUmVxdWVzdBo0LndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdENoYXRCYXRjaFJlc3VsdHNSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_whetstone_common_v1_caller, file_whetstone_common_v1_error, file_whetstone_inference_v1_router]);
 
 /**
  * ChatBatchItem is one request of a batch.
@@ -67,6 +67,13 @@ export type CreateChatBatchRequest = Message<"whetstone.inference.v1.CreateChatB
    * @generated from field: repeated whetstone.inference.v1.ChatBatchItem requests = 2;
    */
   requests: ChatBatchItem[];
+
+  /**
+   * What the batch stands for.
+   *
+   * @generated from field: whetstone.inference.v1.ChatBatchKind kind = 3;
+   */
+  kind: ChatBatchKind;
 };
 
 /**
@@ -263,6 +270,13 @@ export type ChatBatch = Message<"whetstone.inference.v1.ChatBatch"> & {
    * @generated from field: google.protobuf.Timestamp cancel_initiated_at = 7;
    */
   cancelInitiatedAt?: Timestamp | undefined;
+
+  /**
+   * What it stands for.
+   *
+   * @generated from field: whetstone.inference.v1.ChatBatchKind kind = 8;
+   */
+  kind: ChatBatchKind;
 };
 
 /**
@@ -284,6 +298,13 @@ export type CreateChatBatchResponse = Message<"whetstone.inference.v1.CreateChat
    * @generated from field: whetstone.inference.v1.ChatBatch batch = 1;
    */
   batch?: ChatBatch | undefined;
+
+  /**
+   * The response id minted for each request, in request order (the inference id of a stored one).
+   *
+   * @generated from field: repeated string response_ids = 2;
+   */
+  responseIds: string[];
 };
 
 /**
@@ -368,6 +389,13 @@ export type ListChatBatchesRequest = Message<"whetstone.inference.v1.ListChatBat
    * @generated from field: string before_id = 4;
    */
   beforeId: string;
+
+  /**
+   * Which kind to list; UNSPECIFIED lists message batches.
+   *
+   * @generated from field: whetstone.inference.v1.ChatBatchKind kind = 5;
+   */
+  kind: ChatBatchKind;
 };
 
 /**
@@ -376,6 +404,83 @@ export type ListChatBatchesRequest = Message<"whetstone.inference.v1.ListChatBat
  */
 export const ListChatBatchesRequestSchema: GenMessage<ListChatBatchesRequest> = /*@__PURE__*/
   messageDesc(file_whetstone_inference_v1_batches, 10);
+
+/**
+ * GetBatchedCallRequest names a request by the response id minted for it.
+ *
+ * @generated from message whetstone.inference.v1.GetBatchedCallRequest
+ */
+export type GetBatchedCallRequest = Message<"whetstone.inference.v1.GetBatchedCallRequest"> & {
+  /**
+   * Who asks.
+   *
+   * @generated from field: whetstone.common.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * The response id (a UUID).
+   *
+   * @generated from field: string response_id = 2;
+   */
+  responseId: string;
+};
+
+/**
+ * Describes the message whetstone.inference.v1.GetBatchedCallRequest.
+ * Use `create(GetBatchedCallRequestSchema)` to create a new message.
+ */
+export const GetBatchedCallRequestSchema: GenMessage<GetBatchedCallRequest> = /*@__PURE__*/
+  messageDesc(file_whetstone_inference_v1_batches, 11);
+
+/**
+ * GetBatchedCallResponse is where that request is.
+ *
+ * @generated from message whetstone.inference.v1.GetBatchedCallResponse
+ */
+export type GetBatchedCallResponse = Message<"whetstone.inference.v1.GetBatchedCallResponse"> & {
+  /**
+   * Its batch.
+   *
+   * @generated from field: whetstone.inference.v1.ChatBatch batch = 1;
+   */
+  batch?: ChatBatch | undefined;
+
+  /**
+   * Whether a worker has taken it (false: still queued).
+   *
+   * @generated from field: bool started = 2;
+   */
+  started: boolean;
+
+  /**
+   * Its result once it has ended; unset while it is pending.
+   *
+   * @generated from field: whetstone.inference.v1.ChatBatchResult result = 3;
+   */
+  result?: ChatBatchResult | undefined;
+
+  /**
+   * The model the request named.
+   *
+   * @generated from field: string requested_model = 4;
+   */
+  requestedModel: string;
+
+  /**
+   * The request's OpenAI `metadata`.
+   *
+   * @generated from field: map<string, string> request_metadata = 5;
+   */
+  requestMetadata: { [key: string]: string };
+};
+
+/**
+ * Describes the message whetstone.inference.v1.GetBatchedCallResponse.
+ * Use `create(GetBatchedCallResponseSchema)` to create a new message.
+ */
+export const GetBatchedCallResponseSchema: GenMessage<GetBatchedCallResponse> = /*@__PURE__*/
+  messageDesc(file_whetstone_inference_v1_batches, 12);
 
 /**
  * ListChatBatchesResponse is one page of batches.
@@ -403,7 +508,7 @@ export type ListChatBatchesResponse = Message<"whetstone.inference.v1.ListChatBa
  * Use `create(ListChatBatchesResponseSchema)` to create a new message.
  */
 export const ListChatBatchesResponseSchema: GenMessage<ListChatBatchesResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_batches, 11);
+  messageDesc(file_whetstone_inference_v1_batches, 13);
 
 /**
  * DeleteChatBatchResponse confirms a deletion.
@@ -424,7 +529,7 @@ export type DeleteChatBatchResponse = Message<"whetstone.inference.v1.DeleteChat
  * Use `create(DeleteChatBatchResponseSchema)` to create a new message.
  */
 export const DeleteChatBatchResponseSchema: GenMessage<DeleteChatBatchResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_batches, 12);
+  messageDesc(file_whetstone_inference_v1_batches, 14);
 
 /**
  * ChatBatchResult is one request's result.
@@ -473,6 +578,13 @@ export type ChatBatchResult = Message<"whetstone.inference.v1.ChatBatchResult"> 
    * @generated from field: string requested_model = 6;
    */
   requestedModel: string;
+
+  /**
+   * The request's OpenAI `metadata`, echoed by a background Response.
+   *
+   * @generated from field: map<string, string> request_metadata = 7;
+   */
+  requestMetadata: { [key: string]: string };
 };
 
 /**
@@ -480,7 +592,7 @@ export type ChatBatchResult = Message<"whetstone.inference.v1.ChatBatchResult"> 
  * Use `create(ChatBatchResultSchema)` to create a new message.
  */
 export const ChatBatchResultSchema: GenMessage<ChatBatchResult> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_batches, 13);
+  messageDesc(file_whetstone_inference_v1_batches, 15);
 
 /**
  * ListChatBatchResultsRequest asks for a page of an ended batch's results.
@@ -522,7 +634,7 @@ export type ListChatBatchResultsRequest = Message<"whetstone.inference.v1.ListCh
  * Use `create(ListChatBatchResultsRequestSchema)` to create a new message.
  */
 export const ListChatBatchResultsRequestSchema: GenMessage<ListChatBatchResultsRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_batches, 14);
+  messageDesc(file_whetstone_inference_v1_batches, 16);
 
 /**
  * ListChatBatchResultsResponse is one page of results.
@@ -550,7 +662,41 @@ export type ListChatBatchResultsResponse = Message<"whetstone.inference.v1.ListC
  * Use `create(ListChatBatchResultsResponseSchema)` to create a new message.
  */
 export const ListChatBatchResultsResponseSchema: GenMessage<ListChatBatchResultsResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_batches, 15);
+  messageDesc(file_whetstone_inference_v1_batches, 17);
+
+/**
+ * ChatBatchKind is what a batch stands for on the public surface.
+ *
+ * @generated from enum whetstone.inference.v1.ChatBatchKind
+ */
+export enum ChatBatchKind {
+  /**
+   * Read as MESSAGE_BATCH.
+   *
+   * @generated from enum value: CHAT_BATCH_KIND_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Anthropic's Message Batches.
+   *
+   * @generated from enum value: CHAT_BATCH_KIND_MESSAGE_BATCH = 1;
+   */
+  MESSAGE_BATCH = 1,
+
+  /**
+   * An OpenAI Response made with `background: true`: a batch of one, never listed with message batches.
+   *
+   * @generated from enum value: CHAT_BATCH_KIND_BACKGROUND_RESPONSE = 2;
+   */
+  BACKGROUND_RESPONSE = 2,
+}
+
+/**
+ * Describes the enum whetstone.inference.v1.ChatBatchKind.
+ */
+export const ChatBatchKindSchema: GenEnum<ChatBatchKind> = /*@__PURE__*/
+  enumDesc(file_whetstone_inference_v1_batches, 0);
 
 /**
  * ChatBatchStatus is where a batch is.
@@ -591,7 +737,7 @@ export enum ChatBatchStatus {
  * Describes the enum whetstone.inference.v1.ChatBatchStatus.
  */
 export const ChatBatchStatusSchema: GenEnum<ChatBatchStatus> = /*@__PURE__*/
-  enumDesc(file_whetstone_inference_v1_batches, 0);
+  enumDesc(file_whetstone_inference_v1_batches, 1);
 
 /**
  * ChatBatchOutcome is how one request ended.
@@ -639,10 +785,11 @@ export enum ChatBatchOutcome {
  * Describes the enum whetstone.inference.v1.ChatBatchOutcome.
  */
 export const ChatBatchOutcomeSchema: GenEnum<ChatBatchOutcome> = /*@__PURE__*/
-  enumDesc(file_whetstone_inference_v1_batches, 1);
+  enumDesc(file_whetstone_inference_v1_batches, 2);
 
 /**
- * ChatBatchService runs many Chat calls asynchronously (Anthropic's Message Batches): the batch is stored at once,
+ * ChatBatchService runs many Chat calls asynchronously (Anthropic's Message Batches; an OpenAI background Response
+ * is a batch of one): the batch is stored at once,
  * a worker in the router answers its requests one by one (each billed and, when asked, stored in history as the
  * Chat call it is), and the results are read once the batch has ended. Served by inference-router beside
  * InferenceRouterService. Every call carries the caller's team; another team's batch is NotFound.
@@ -700,6 +847,17 @@ export const ChatBatchService: GenService<{
     methodKind: "unary";
     input: typeof DeleteChatBatchRequestSchema;
     output: typeof DeleteChatBatchResponseSchema;
+  },
+  /**
+   * GetBatchedCall finds the request a response id was minted for (a background Response is a batch of one):
+   * its batch, whether a worker has taken it, and its result once it has ended. NotFound BATCHED_CALL_NOT_FOUND.
+   *
+   * @generated from rpc whetstone.inference.v1.ChatBatchService.GetBatchedCall
+   */
+  getBatchedCall: {
+    methodKind: "unary";
+    input: typeof GetBatchedCallRequestSchema;
+    output: typeof GetBatchedCallResponseSchema;
   },
   /**
    * ListChatBatchResults returns an ended batch's results in request order, a page at a time;

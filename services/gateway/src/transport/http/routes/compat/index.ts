@@ -1,5 +1,5 @@
 import type { HistoryPort } from '../../../../application/history-ports';
-import type { Inference } from '../../../../application/ports';
+import type { ChatBatches, Inference } from '../../../../application/ports';
 import type { Api } from '../../api';
 import { registerChatCompletionsRoute, registerStoredCompletionRoutes } from './chat-completions.routes';
 import { registerCompletionsRoute } from './completions.routes';
@@ -8,13 +8,18 @@ import { registerResponsesRoute, registerStoredResponseRoute } from './responses
 
 /**
  * The four compatible surfaces over the router's one chat core; the gateway only translates. Stored Responses
- * calls are read back from history (retrieval and `previous_response_id`).
+ * calls are read back from history (retrieval and `previous_response_id`); background ones run as batches of one.
  */
-export function registerCompatRoutes(api: Api, inference: Inference, history?: HistoryPort): void {
+export function registerCompatRoutes(
+  api: Api,
+  inference: Inference,
+  history?: HistoryPort,
+  batches?: ChatBatches,
+): void {
   registerChatCompletionsRoute(api, inference);
   registerCompletionsRoute(api, inference);
-  registerResponsesRoute(api, inference, history);
-  if (history) registerStoredResponseRoute(api, history);
+  registerResponsesRoute(api, inference, history, batches);
+  if (history) registerStoredResponseRoute(api, history, batches);
   if (history) registerStoredCompletionRoutes(api, history);
   registerMessagesRoute(api, inference);
 }

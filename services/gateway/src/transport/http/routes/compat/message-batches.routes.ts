@@ -1,6 +1,12 @@
 import { z } from 'zod';
 import { AppError, Reasons, toHttpError } from '@whetstone/errors';
-import type { ChatBatches, ChatBatchResultView, ChatBatchView, ChatInput } from '../../../../application/ports';
+import type {
+  ChatBatches,
+  ChatBatchResultView,
+  ChatBatchView,
+  ChatInput,
+  Principal,
+} from '../../../../application/ports';
 import type { Api } from '../../api';
 import { authOf } from '../../auth';
 import { invalidQuery, parseParams } from '../../validate';
@@ -45,6 +51,13 @@ function batchIdOf(publicId: unknown): string {
   const id = String(publicId);
   if (!id.startsWith(PREFIX)) throw notFound(id);
   return id.slice(PREFIX.length);
+}
+
+/** A message batch of the team; a background Response (a batch of one inside) is none. */
+async function messageBatch(batches: ChatBatches, principal: Principal, publicId: unknown): Promise<ChatBatchView> {
+  const batch = await batches.get(principal, batchIdOf(publicId));
+  if (batch.kind !== 'messages') throw notFound(String(publicId));
+  return batch;
 }
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -132,7 +145,7 @@ function registerBatchRoutes(api: Api, batches: ChatBatches, publicBaseUrl: stri
     },
     async ({ res, body }) => {
       const requests = body.requests.map((r, i) => ({ customId: r.custom_id, input: inputOf(r.params, i) }));
-      return batchObject(await batches.create(authOf(res).principal, requests), publicBaseUrl);
+      return batchObject((await batches.create(authOf(res).principal, requests)).batch, publicBaseUrl);
     },
   );
 
@@ -172,7 +185,7 @@ function registerBatchRoutes(api: Api, batches: ChatBatches, publicBaseUrl: stri
       auth: 'key-or-session',
     },
     async ({ req, res }) =>
-      batchObject(await batches.get(authOf(res).principal, batchIdOf(req.params.message_batch_id)), publicBaseUrl),
+      batchObject(await messageBatch(batches, authOf(res).principal, req.params.message_batch_id), publicBaseUrl),
   );
 }
 
@@ -186,8 +199,11 @@ function registerBatchResultRoutes(api: Api, batches: ChatBatches, publicBaseUrl
       tag,
       auth: 'key-or-session',
     },
-    async ({ req, res }) =>
-      batchObject(await batches.cancel(authOf(res).principal, batchIdOf(req.params.message_batch_id)), publicBaseUrl),
+    async ({ req, res }) => {
+      const principal = authOf(res).principal;
+      const batch = await messageBatch(batches, principal, req.params.message_batch_id);
+      return batchObject(await batches.cancel(principal, batch.id), publicBaseUrl);
+    },
   );
 
   api.route(
@@ -199,10 +215,11 @@ function registerBatchResultRoutes(api: Api, batches: ChatBatches, publicBaseUrl
       tag,
       auth: 'key-or-session',
     },
-    async ({ req, res }) => ({
-      id: `${PREFIX}${await batches.delete(authOf(res).principal, batchIdOf(req.params.message_batch_id))}`,
-      type: 'message_batch_deleted',
-    }),
+    async ({ req, res }) => {
+      const principal = authOf(res).principal;
+      const batch = await messageBatch(batches, principal, req.params.message_batch_id);
+      return { id: `${PREFIX}${await batches.delete(principal, batch.id)}`, type: 'message_batch_deleted' };
+    },
   );
 
   api.route(
@@ -221,7 +238,7 @@ function registerBatchResultRoutes(api: Api, batches: ChatBatches, publicBaseUrl
     },
     async ({ req, res }) => {
       const principal = authOf(res).principal;
-      const batchId = batchIdOf(req.params.message_batch_id);
+      const batchId = (await messageBatch(batches, principal, req.params.message_batch_id)).id;
       // The first page before any byte, so an unknown or unfinished batch is an ordinary error response.
       let page = await batches.results(principal, batchId, 0);
       res.status(200).type('application/x-jsonl; charset=utf-8');

@@ -1,10 +1,17 @@
 import { AppError, Reasons } from '@whetstone/errors';
 import type { HistoryPort } from '../../../../application/history-ports';
-import type { ChatDone, ChatPiece, Inference, Principal } from '../../../../application/ports';
+import type { ChatBatches, ChatDone, ChatPiece, Inference, Principal } from '../../../../application/ports';
+import {
+  backgroundResponse,
+  cancelBackground,
+  checkBackground,
+  deleteBackground,
+  startBackground,
+} from './background-responses';
 import { authOf } from '../../auth';
 import { parseParams } from '../../validate';
 import type { Api } from '../../api';
-import { collectChat, errorBodyOf, pumpChat, Sse, startChat, type ChatStart } from './chat-run';
+import { type ChatReply, collectChat, errorBodyOf, pumpChat, Sse, startChat, type ChatStart } from './chat-run';
 import { callItem, messageItem, reasoningItem, type Item } from './responses.items';
 import { ResponsesBody, responsesInputOf } from './responses.schema';
 import {
@@ -22,8 +29,14 @@ import { responsesUsage, xService } from './usage';
 
 /** POST /v1/responses: the Response object, or its event stream (response.created … response.completed). */
 
+/** When a Response was asked for and the metadata it carries. */
+interface ResponseMeta {
+  created: number;
+  metadata: Record<string, string>;
+}
+
 /** The Response object; `done` absent while it is in progress. */
-function responseObject(start: ChatStart, id: string, model: string, output: Item[], done?: ChatDone) {
+function responseObject(start: ResponseMeta, id: string, model: string, output: Item[], done?: ChatDone) {
   const incomplete = done && (done.finishReason === 'length' || done.finishReason === 'content_filter');
   return {
     id: `${RESPONSE_ID_PREFIX}${id}`,
@@ -43,13 +56,17 @@ function responseObject(start: ChatStart, id: string, model: string, output: Ite
 }
 
 async function response(start: ChatStart, model: string, includeReasoning: boolean) {
-  const reply = await collectChat(start);
+  return responseOfReply(await collectChat(start), start, model, includeReasoning);
+}
+
+/** The Response object of a whole reply (a JSON answer, or a background Response's result). */
+export function responseOfReply(reply: ChatReply, meta: ResponseMeta, model: string, includeReasoning: boolean) {
   const id = reply.responseId;
   const output: Item[] = [];
   if (includeReasoning && reply.reasoning) output.push(reasoningItem(id, reply.reasoning));
   if (reply.text || reply.toolCalls.length === 0) output.push(messageItem(id, reply.text));
   reply.toolCalls.forEach((c, i) => output.push(callItem(id, i, c.id, c.name, c.arguments)));
-  return { ...responseObject(start, id, model, output, reply.done), output_text: reply.text };
+  return { ...responseObject(meta, id, model, output, reply.done), output_text: reply.text };
 }
 
 /** The output items of a streamed Response: each opens when its kind of delta first arrives and closes before the next. */
@@ -173,7 +190,12 @@ async function continuation(history: HistoryPort | undefined, principal: Princip
   return continuedConversation(await storedResponse(history, principal, id, 'previous_response_id'));
 }
 
-export function registerResponsesRoute(api: Api, inference: Inference, history?: HistoryPort): void {
+export function registerResponsesRoute(
+  api: Api,
+  inference: Inference,
+  history?: HistoryPort,
+  batches?: ChatBatches,
+): void {
   api.route(
     {
       method: 'post',
@@ -194,6 +216,16 @@ export function registerResponsesRoute(api: Api, inference: Inference, history?:
         ? await continuation(history, authOf(res).principal, body.previous_response_id)
         : undefined;
       const input = responsesInputOf(body, previous);
+      if (body.background) {
+        checkBackground(body);
+        if (!batches)
+          throw new AppError(
+            'FailedPrecondition',
+            'BACKGROUND_UNAVAILABLE',
+            'Background responses are not served here.',
+          );
+        return startBackground(batches, authOf(res).principal, input, body.model);
+      }
       const start = await startChat(inference, res, input);
       if (!body.stream) return response(start, body.model, input.includeReasoning);
       const sse = new Sse(res);
@@ -202,8 +234,11 @@ export function registerResponsesRoute(api: Api, inference: Inference, history?:
   );
 }
 
-/** GET /v1/responses/:response_id: a stored Responses call (`store: true`) of the caller's team. */
-export function registerStoredResponseRoute(api: Api, history: HistoryPort): void {
+/**
+ * GET and DELETE /v1/responses/:response_id, and its input items: a stored Responses call (`store: true`) of the
+ * caller's team, or a background one (asked of the router's batches first); POST …/cancel for a background one.
+ */
+export function registerStoredResponseRoute(api: Api, history: HistoryPort, batches?: ChatBatches): void {
   api.route(
     {
       method: 'get',
@@ -216,9 +251,15 @@ export function registerStoredResponseRoute(api: Api, history: HistoryPort): voi
         description: 'The `response` object as POST /v1/responses answered it; 404 in the OpenAI envelope otherwise',
       },
     },
-    async ({ req, res }) =>
-      responseOfRecord(await storedResponse(history, authOf(res).principal, String(req.params.response_id))),
+    async ({ req, res }) => {
+      const principal = authOf(res).principal;
+      const id = String(req.params.response_id);
+      const background = batches ? await backgroundResponse(batches, principal, id) : null;
+      return background ?? responseOfRecord(await storedResponse(history, principal, id));
+    },
   );
+
+  if (batches) registerCancelRoute(api, batches);
 
   api.route(
     {
@@ -233,11 +274,17 @@ export function registerStoredResponseRoute(api: Api, history: HistoryPort): voi
         description: '`{id, object: "response", deleted: true}`; 404 in the OpenAI envelope for an id not stored',
       },
     },
-    async ({ req, res }) => ({
-      id: await deleteStoredCall(RESPONSES, history, authOf(res).principal, String(req.params.response_id)),
-      object: 'response',
-      deleted: true,
-    }),
+    async ({ req, res }) => {
+      const principal = authOf(res).principal;
+      const id = String(req.params.response_id);
+      // A background call's batch goes first (409 while it runs); its record, once stored, as any stored call's.
+      const background = batches ? await deleteBackground(batches, principal, id) : false;
+      const deleted = await deleteStoredCall(RESPONSES, history, principal, id).catch((err: unknown) => {
+        if (background && err instanceof AppError && err.kind === 'NotFound') return id;
+        throw err;
+      });
+      return { id: deleted, object: 'response', deleted: true };
+    },
   );
 
   api.route(
@@ -257,6 +304,31 @@ export function registerStoredResponseRoute(api: Api, history: HistoryPort): voi
       const q = parseParams(CursorQuery, req.query, 'query');
       const record = await storedResponse(history, authOf(res).principal, String(req.params.response_id));
       return cursorPage(inputItemsOf(record), { ...q, limit: q.limit ?? 20, order: q.order ?? 'desc' });
+    },
+  );
+}
+
+/** POST /v1/responses/:response_id/cancel: a background Response not yet running ends `cancelled`. */
+function registerCancelRoute(api: Api, batches: ChatBatches): void {
+  api.route(
+    {
+      method: 'post',
+      path: '/v1/responses/:response_id/cancel',
+      summary: 'OpenAI-compatible cancellation of a background Response (one made with background: true)',
+      tag: 'Compatible surfaces',
+      auth: 'key-or-session',
+      response: {
+        status: 200,
+        description:
+          'The `response` object: `cancelled` when it had not started, else as it stands (a running call finishes)',
+      },
+    },
+    async ({ req, res }) => {
+      const id = String(req.params.response_id);
+      const cancelled = await cancelBackground(batches, authOf(res).principal, id);
+      if (!cancelled)
+        throw new AppError('NotFound', 'RESPONSE_NOT_FOUND', `No background response with id '${id.slice(0, 200)}'`);
+      return cancelled;
     },
   );
 }

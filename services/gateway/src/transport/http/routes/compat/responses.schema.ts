@@ -64,6 +64,7 @@ export const ResponsesBody = z.object({
   tool_choice: z.union([z.enum(['none', 'auto', 'required']), z.object({ type: z.string() })]).optional(),
   stream: z.boolean().nullish(),
   store: z.boolean().nullish(),
+  background: z.boolean().nullish(),
   metadata: Metadata.nullish(),
   reasoning: ReasoningControls.nullish(),
   previous_response_id: z.string().min(1).max(200).nullish(),
