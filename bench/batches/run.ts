@@ -14,7 +14,8 @@ const USAGE = `bench:batches — Anthropic's Message Batches through the whole s
 
 Starts the whole system as \`pnpm start\` does, with fake OpenAI- and Anthropic-compatible upstreams
 (packages/testing, in this process, no artificial delay) as providers, grants the team credits, then:
-  - creates batches of BENCH_REQUESTS Messages requests (model '${ANTHROPIC_MODEL}', a short prompt) and
+  - creates batches of BENCH_REQUESTS Messages requests (model '${ANTHROPIC_MODEL}', a short prompt; every
+    BENCH_SLOW_EVERY-th one is a slow call, answered after BENCH_SLOW_MS) and
     measures the create call, the time until processing_status is "ended" (polled every 50 ms), requests answered
     per second, and reading the JSON Lines results back; every result must have succeeded;
   - makes the same number of POST /v1/messages calls with c = the worker's concurrency (BATCH_CONCURRENCY,
@@ -24,17 +25,22 @@ Prints the machine's load average at the start and the end. Nothing here is time
 Settings (environment):
   BENCH_REQUESTS   requests per batch (default 1000)
   BENCH_BATCHES    batches, run one after another (default 3)
+  BENCH_SLOW_EVERY every how many requests one is slow (default 10; 0: none)
+  BENCH_SLOW_MS    how long the fake upstream takes to answer a slow one (default 500)
 Options:
   --help           this text`;
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 1000);
 const BATCHES = Number(process.env.BENCH_BATCHES ?? 3);
 const CONCURRENCY = Number(process.env.BATCH_CONCURRENCY ?? 4);
+const SLOW_EVERY = Number(process.env.BENCH_SLOW_EVERY ?? 10);
+const SLOW_MS = Number(process.env.BENCH_SLOW_MS ?? 500);
+const slow = (i: number) => SLOW_EVERY > 0 && i % SLOW_EVERY === 0;
 
 const params = (i: number) => ({
   model: ANTHROPIC_MODEL,
   max_tokens: 16,
-  messages: [{ role: 'user', content: `benchmark call ${i}` }],
+  messages: [{ role: 'user', content: `benchmark call ${i}${slow(i) ? ' slow' : ''}` }],
 });
 
 type Api = (path: string, init?: RequestInit) => Promise<Response>;
@@ -99,7 +105,8 @@ async function main(): Promise<void> {
       .map((l) => l.toFixed(2))
       .join(' ')}`,
   );
-  const [openai, anthropic] = [await startFakeOpenAIUpstream(), await startFakeAnthropicUpstream()];
+  const delayMs = (req: { body: unknown }) => (JSON.stringify(req.body).includes(' slow') ? SLOW_MS : 0);
+  const [openai, anthropic] = [await startFakeOpenAIUpstream(), await startFakeAnthropicUpstream({ delayMs })];
   // The fakes keep every request for tests; a benchmark's thousands would only grow the heap.
   setInterval(() => anthropic.requests.splice(0, anthropic.requests.length), 1000).unref();
   const system = await startSystem({ env: upstreamEnv(openai, anthropic) });
@@ -117,7 +124,7 @@ async function main(): Promise<void> {
 
     const direct = await runDirect(api);
     console.log(
-      `\n| ${REQUESTS} requests, c=${CONCURRENCY} (BATCH_CONCURRENCY) | create ms | s until ended | requests/s | results ms | results KiB |`,
+      `\n| ${REQUESTS} requests (${SLOW_EVERY ? `1 in ${SLOW_EVERY} answered after ${SLOW_MS} ms` : 'none slow'}), c=${CONCURRENCY} (BATCH_CONCURRENCY) | create ms | s until ended | requests/s | results ms | results KiB |`,
     );
     console.log('|---|---|---|---|---|---|');
     for (const r of rows) console.log(`| ${r.join(' | ')} |`);

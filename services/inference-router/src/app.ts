@@ -1,7 +1,7 @@
 import { startPollingWorker, type PollingWorker } from '@whetstone/events';
 import { ChatBatchService, InferenceRouterService } from '@whetstone/proto/inference/v1';
 import type { ServiceRouter } from '@whetstone/rpc';
-import { runBatchPass } from './application/batches';
+import { batchSlots } from './application/batches';
 import { releaseJob, resumePendingDeployments } from './application/deployments';
 import type { RouterDeps } from './application/deps';
 import { recordJobChanged, recordJobDeleted } from './application/record-job';
@@ -58,7 +58,12 @@ export function buildApp(deps: RouterDeps): RouterApp {
         leaseMs,
         maxAttempts,
       };
-      return startPollingWorker({ name: 'batch', pass: () => runBatchPass(worker), idleMs, logger: deps.logger });
+      const slots = batchSlots(worker, idleMs);
+      const loop = startPollingWorker({ name: 'batch', pass: slots.pass, idleMs, logger: deps.logger });
+      return {
+        wake: loop.wake,
+        stop: () => loop.stop().then(slots.drain),
+      };
     },
     get deploymentsInFlight() {
       return warmer.inFlight;

@@ -23,6 +23,8 @@ export interface FakeAnthropicOptions {
   apiKey?: string;
   /** Smallest prefix (in fake tokens) that is cached; Anthropic's is 1,024 to 4,096 real tokens. */
   minCacheTokens?: number;
+  /** Milliseconds to wait before answering a request (a slow call); none by default. */
+  delayMs?: (req: ReceivedRequest) => number;
 }
 
 interface Block {
@@ -198,6 +200,7 @@ export function startFakeAnthropicUpstream(options: FakeAnthropicOptions = {}): 
     authorized: (req, key) => req.headers['x-api-key'] === key && !!req.headers['anthropic-version'],
     errorBody: (status, message) => ({ type: 'error', error: { type: ERROR_TYPE[status] ?? 'api_error', message } }),
     onReset: () => cache.clear(),
+    delayMs: options.delayMs,
     routes: {
       'POST /v1/messages': (received, res, stall) => {
         const req = received as Req;

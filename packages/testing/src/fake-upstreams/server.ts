@@ -56,6 +56,8 @@ export interface ServerOptions {
   routes: Record<string, Responder>;
   errorBody: ErrorBody;
   onReset: () => void;
+  /** Milliseconds to wait before answering a request (a slow provider); none by default. */
+  delayMs?: ((req: ReceivedRequest) => number) | undefined;
 }
 
 function readBody(req: IncomingMessage): Promise<string> {
@@ -116,6 +118,8 @@ export async function startFakeServer(options: ServerOptions): Promise<FakeUpstr
           b.retryAfterSeconds === undefined ? {} : { 'retry-after': String(b.retryAfterSeconds) };
         return sendJson(res, b.status, options.errorBody(b.status, b.message ?? `fake upstream ${b.status}`), headers);
       }
+      const wait = options.delayMs?.(record) ?? 0;
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       route(record, res, b?.kind === 'stall-after-first-piece');
     })().catch(() => res.destroy());
   });

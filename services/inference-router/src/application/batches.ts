@@ -190,12 +190,35 @@ export async function batchResults(
   return { results, nextOffset: results.length === size ? Math.max(offset, 0) + size : 0 };
 }
 
-/** One pass of the batch worker: ends what no longer may run, then claims due requests and runs them. */
-export async function runBatchPass(deps: BatchWorkerDeps): Promise<number> {
-  const swept = await deps.batches.sweep(deps.now());
-  const claimed = await deps.batches.claim(deps.concurrency, deps.leaseMs);
-  await Promise.all(claimed.map((c) => runOne(deps, c)));
-  return claimed.length + swept;
+/**
+ * The batch worker's slots: each pass ends what no longer may run, then claims as many due requests as there are
+ * free slots and starts them without waiting for them, so a slow call holds its own slot only. With every slot busy
+ * a pass waits for one to free; with nothing due while calls run, it waits for one to end (or `idleMs`, so new work
+ * still fills free slots). `drain` waits for the calls under way (a stopping worker leaves none half done).
+ */
+export function batchSlots(deps: BatchWorkerDeps, idleMs: number) {
+  const running = new Set<Promise<void>>();
+  const start = (claimed: ClaimedBatchRequest) => {
+    const call: Promise<void> = runOne(deps, claimed)
+      .catch((err: unknown) => deps.logger.error({ err, batchId: claimed.batchId }, 'batch request failed'))
+      .finally(() => running.delete(call));
+    running.add(call);
+  };
+  const sleep = () => new Promise<void>((resolve) => setTimeout(resolve, idleMs).unref());
+  return {
+    /** One pass; resolves with how much it did (0: nothing due and nothing running, the worker may idle). */
+    async pass(): Promise<number> {
+      if (running.size >= deps.concurrency) await Promise.race(running);
+      const swept = await deps.batches.sweep(deps.now());
+      const claimed = await deps.batches.claim(deps.concurrency - running.size, deps.leaseMs);
+      claimed.forEach(start);
+      if (claimed.length || swept) return claimed.length + swept;
+      if (!running.size) return 0;
+      await Promise.race([...running, sleep()]);
+      return 1;
+    },
+    drain: () => Promise.all(running).then(() => undefined),
+  };
 }
 
 async function runOne(deps: BatchWorkerDeps, claimed: ClaimedBatchRequest): Promise<void> {
