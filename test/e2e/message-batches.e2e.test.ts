@@ -1,7 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { eventually } from '@whetstone/testing';
 import OpenAI from 'openai';
-import { ANTHROPIC_MODEL, OPENAI_MODEL, startWithUpstreams, type UpstreamSystem } from './compat-helpers';
+import { ANTHROPIC_MODEL, OPENAI_MODEL, startWithUpstreams, upstreamEnv, type UpstreamSystem } from './compat-helpers';
 import { signUpWithKey } from './system';
 
 /**
@@ -23,7 +23,8 @@ describe('message batches (Anthropic client) and background responses (openai cl
     }, 60_000);
 
   beforeAll(async () => {
-    running = await startWithUpstreams('batches');
+    // A short lease, so that requests a killed worker held run again within the test.
+    running = await startWithUpstreams('batches', (o, a) => ({ ...upstreamEnv(o, a), BATCH_LEASE_SECONDS: '10' }));
     anthropic = new Anthropic({ apiKey: running.key, baseURL: running.system.baseUrl, maxRetries: 2 });
   }, 300_000);
 
@@ -204,5 +205,24 @@ describe('message batches (Anthropic client) and background responses (openai cl
 
     await openai.responses.delete(queued.id);
     await expect(openai.responses.retrieve(queued.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+  }, 180_000);
+
+  it('when the router is killed while its worker holds requests, then after the restart every request succeeds once', async () => {
+    // The first four calls reach the upstream and never come back: the worker's four slots hold them.
+    running.fakeAnthropic.behave({ kind: 'hang' }, 4);
+    const before = running.fakeAnthropic.requests.length;
+    const created = await anthropic.messages.batches.create({
+      requests: Array.from({ length: 12 }, (_, i) => ({ custom_id: `k-${i}`, params: params(`kill ${i}`) })),
+    });
+    await eventually(async () => running.fakeAnthropic.requests.length - before >= 4, 30_000);
+    for (const pid of running.system.pids('inference-router')) process.kill(pid, 'SIGKILL');
+    // pnpm start's supervisor brings the router back; the held requests run again once their lease has run out.
+    const batch = await ended(created.id);
+    expect(batch.request_counts).toEqual({ processing: 0, succeeded: 12, errored: 0, canceled: 0, expired: 0 });
+    const ids: string[] = [];
+    for await (const line of await anthropic.messages.batches.results(created.id)) ids.push(line.custom_id);
+    expect(ids).toEqual(Array.from({ length: 12 }, (_, i) => `k-${i}`));
+    // The four held calls were sent twice (the dead worker's and the rerun), the rest once.
+    expect(running.fakeAnthropic.requests.length - before).toBe(16);
   }, 180_000);
 });
