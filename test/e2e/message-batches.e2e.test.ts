@@ -35,7 +35,11 @@ describe('message batches (Anthropic client) and background responses (openai cl
       requests: [
         {
           custom_id: 'greeting',
-          params: { ...params('good day'), store: true } as Anthropic.MessageCreateParamsNonStreaming,
+          params: {
+            ...params('good day'),
+            store: true,
+            metadata: { user_id: 'u-42' },
+          } as Anthropic.MessageCreateParamsNonStreaming,
         },
         { custom_id: 'openai-model', params: params('hello there', OPENAI_MODEL) },
         { custom_id: 'unknown-model', params: params('x', 'no-such-model') },
@@ -83,7 +87,9 @@ describe('message batches (Anthropic client) and background responses (openai cl
       headers: { 'x-api-key': running.key },
     });
     expect(record.status).toBe(200);
-    expect(await record.json()).toMatchObject({ surface: 'messages', model_id: ANTHROPIC_MODEL });
+    // Anthropic's metadata.user_id is kept as the record's metadata.
+    const stored = { surface: 'messages', model_id: ANTHROPIC_MODEL, metadata: { user_id: 'u-42' } };
+    expect(await record.json()).toMatchObject(stored);
 
     const listed: string[] = [];
     for await (const b of anthropic.messages.batches.list({ limit: 1 })) listed.push(b.id);

@@ -76,7 +76,11 @@ export const MessagesBody = z.object({
       display: z.string().max(50).optional(),
     })
     .optional(),
-  metadata: z.record(z.string(), z.unknown()).optional(),
+  /** Anthropic's `metadata`: `user_id` is kept with a stored call (as OpenAI metadata `{user_id}`); other keys are ignored. */
+  metadata: z
+    .object({ user_id: z.string().max(256, 'must be at most 256 characters').nullish() })
+    .catchall(z.unknown())
+    .nullish(),
   schema: SchemaExtension.optional(),
   store: z.boolean().optional(),
 });
@@ -153,6 +157,7 @@ export function messagesInputOf(body: MessagesBody): ChatInput {
     ...(body.schema ? { schema: body.schema } : {}),
     surface: 'messages',
     store: body.store ?? false,
+    ...(body.metadata?.user_id ? { metadata: { user_id: body.metadata.user_id } } : {}),
     includeReasoning:
       body.thinking !== undefined && body.thinking.type !== 'disabled' && body.thinking.display !== 'omitted',
   });
