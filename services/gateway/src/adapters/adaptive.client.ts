@@ -13,12 +13,11 @@ import type {
   AdaptivePort,
   AdaptiveSettingsView,
 } from '../application/adaptive-ports';
-import type { Principal } from '../application/ports';
+import { callerOf } from './caller';
 
 /** The adaptive contract ⇄ the public JSON of the /projects/:id/adaptive and /adaptations routes. */
 
 const iso = (ts: Timestamp | undefined): string | null => (ts ? timestampDate(ts).toISOString() : null);
-const caller = (p: Principal) => ({ teamId: p.teamId, keyId: p.keyId, userId: p.userId });
 
 const STATUS: Record<AdaptationStatus, AdaptationView['status']> = {
   [AdaptationStatus.UNSPECIFIED]: 'failed',
@@ -78,12 +77,12 @@ function adaptationView(a: Adaptation | undefined): AdaptationView {
 export function adaptiveOverRpc(client: Client<typeof AdaptiveService>): AdaptivePort {
   return {
     async getSettings(p, projectId) {
-      const res = await client.getAdaptiveSettings({ caller: caller(p), projectId });
+      const res = await client.getAdaptiveSettings({ caller: callerOf(p), projectId });
       return settingsView(res.settings, projectId);
     },
     async setSettings(p, s) {
       const res = await client.setAdaptiveSettings({
-        caller: caller(p),
+        caller: callerOf(p),
         settings: {
           projectId: s.project_id,
           enabled: s.enabled,
@@ -100,14 +99,14 @@ export function adaptiveOverRpc(client: Client<typeof AdaptiveService>): Adaptiv
       return settingsView(res.settings, s.project_id);
     },
     async adapt(p, projectId) {
-      return adaptationView((await client.adapt({ caller: caller(p), projectId })).adaptation);
+      return adaptationView((await client.adapt({ caller: callerOf(p), projectId })).adaptation);
     },
     async list(p, projectId, limit) {
-      const res = await client.listAdaptations({ caller: caller(p), projectId, limit });
+      const res = await client.listAdaptations({ caller: callerOf(p), projectId, limit });
       return res.adaptations.map(adaptationView);
     },
     async get(p, adaptationId) {
-      return adaptationView((await client.getAdaptation({ caller: caller(p), adaptationId })).adaptation);
+      return adaptationView((await client.getAdaptation({ caller: callerOf(p), adaptationId })).adaptation);
     },
   };
 }

@@ -10,10 +10,10 @@ import {
 } from '@whetstone/proto/inference/v1';
 import { AppError } from '@whetstone/errors';
 import { appErrorOfDetail } from '@whetstone/rpc';
-import type { ChatBatches, ChatBatchResultView, ChatBatchView, Principal } from '../application/ports';
+import type { ChatBatches, ChatBatchResultView, ChatBatchView } from '../application/ports';
 import { chatPieceOf, chatRequestToPb } from './chat.mapper';
+import { callerOf } from './caller';
 
-const caller = (p: Principal) => ({ teamId: p.teamId, keyId: p.keyId, userId: p.userId });
 const dateOf = (ts: Timestamp | undefined) => (ts ? timestampDate(ts) : null);
 
 const STATUS: Record<ChatBatchStatus, ChatBatchView['status']> = {
@@ -63,7 +63,7 @@ export function chatBatchesOverRpc(client: Client<typeof ChatBatchService>): Cha
   return {
     async create(principal, requests, kind = 'messages') {
       const res = await client.createChatBatch({
-        caller: caller(principal),
+        caller: callerOf(principal),
         requests: requests.map((r) => ({ customId: r.customId, chat: chatRequestToPb(principal, r.input) })),
         kind: kind === 'messages' ? ChatBatchKind.MESSAGE_BATCH : ChatBatchKind.BACKGROUND_RESPONSE,
       });
@@ -71,7 +71,7 @@ export function chatBatchesOverRpc(client: Client<typeof ChatBatchService>): Cha
     },
     async findCall(principal, responseId) {
       try {
-        const res = await client.getBatchedCall({ caller: caller(principal), responseId });
+        const res = await client.getBatchedCall({ caller: callerOf(principal), responseId });
         return {
           batch: batchView(res.batch),
           started: res.started,
@@ -85,11 +85,11 @@ export function chatBatchesOverRpc(client: Client<typeof ChatBatchService>): Cha
       }
     },
     async get(principal, batchId) {
-      return batchView((await client.getChatBatch({ caller: caller(principal), batchId })).batch);
+      return batchView((await client.getChatBatch({ caller: callerOf(principal), batchId })).batch);
     },
     async list(principal, page) {
       const res = await client.listChatBatches({
-        caller: caller(principal),
+        caller: callerOf(principal),
         limit: page.limit,
         afterId: page.afterId ?? '',
         beforeId: page.beforeId ?? '',
@@ -97,13 +97,13 @@ export function chatBatchesOverRpc(client: Client<typeof ChatBatchService>): Cha
       return { batches: res.batches.map(batchView), hasMore: res.hasMore };
     },
     async cancel(principal, batchId) {
-      return batchView((await client.cancelChatBatch({ caller: caller(principal), batchId })).batch);
+      return batchView((await client.cancelChatBatch({ caller: callerOf(principal), batchId })).batch);
     },
     async delete(principal, batchId) {
-      return (await client.deleteChatBatch({ caller: caller(principal), batchId })).batchId;
+      return (await client.deleteChatBatch({ caller: callerOf(principal), batchId })).batchId;
     },
     async results(principal, batchId, offset) {
-      const res = await client.listChatBatchResults({ caller: caller(principal), batchId, offset, limit: 500 });
+      const res = await client.listChatBatchResults({ caller: callerOf(principal), batchId, offset, limit: 500 });
       return { results: res.results.map(resultView), nextOffset: res.nextOffset };
     },
   };

@@ -18,6 +18,7 @@ import type {
   ChatTurn,
   Principal,
 } from '../application/ports';
+import { callerOf } from './caller';
 
 /** The Chat contract's messages ⇄ the gateway's plain chat shapes. */
 
@@ -53,7 +54,7 @@ const blockToPb = (b: ChatBlock): Pick<ContentBlock, 'text'> & { cacheControl?: 
 
 export function chatRequestToPb(principal: Principal, input: ChatInput): ChatRequest {
   return create(ChatRequestSchema, {
-    caller: { teamId: principal.teamId, keyId: principal.keyId, userId: principal.userId },
+    caller: callerOf(principal),
     model: input.model,
     system: input.system.map(blockToPb),
     messages: input.messages.map((m) => ({

@@ -20,12 +20,11 @@ import type {
   RecordedTurnView,
   SurfaceName,
 } from '../application/history-ports';
-import type { Principal } from '../application/ports';
+import { callerOf } from './caller';
 
 /** The history contract ⇄ the public JSON of GET /inferences and the feedback routes. */
 
 const iso = (ts: Timestamp | undefined): string | null => (ts ? timestampDate(ts).toISOString() : null);
-const caller = (p: Principal) => ({ teamId: p.teamId, keyId: p.keyId, userId: p.userId });
 
 const SURFACE: Record<InferenceSurface, SurfaceName> = {
   [InferenceSurface.UNSPECIFIED]: 'native',
@@ -148,7 +147,7 @@ export function historyOverRpc(
     ready,
     async list(principal, f) {
       const res = await client.listInferences({
-        caller: caller(principal),
+        caller: callerOf(principal),
         limit: f.limit,
         offset: f.offset,
         modelId: f.modelId ?? '',
@@ -170,11 +169,11 @@ export function historyOverRpc(
       return { records: res.records.map(recordView), total: Number(res.total), totalCapped: res.totalCapped };
     },
     async get(principal, inferenceId) {
-      return recordView((await client.getInference({ caller: caller(principal), inferenceId })).record);
+      return recordView((await client.getInference({ caller: callerOf(principal), inferenceId })).record);
     },
     async submitFeedback(principal, inferenceId, input) {
       const res = await client.submitFeedback({
-        caller: caller(principal),
+        caller: callerOf(principal),
         inferenceId,
         verdict: input.verdict === 'correct' ? Verdict.CORRECT : Verdict.INCORRECT,
         ...(input.correctedOutput === null || input.correctedOutput === undefined
@@ -185,22 +184,25 @@ export function historyOverRpc(
       return feedbackView(res.feedback, inferenceId);
     },
     async getFeedback(principal, inferenceId) {
-      return feedbackView((await client.getFeedback({ caller: caller(principal), inferenceId })).feedback, inferenceId);
+      return feedbackView(
+        (await client.getFeedback({ caller: callerOf(principal), inferenceId })).feedback,
+        inferenceId,
+      );
     },
     async updateMetadata(principal, inferenceId, metadata) {
-      const res = await client.updateInferenceMetadata({ caller: caller(principal), inferenceId, metadata });
+      const res = await client.updateInferenceMetadata({ caller: callerOf(principal), inferenceId, metadata });
       return recordView(res.record);
     },
     async delete(principal, inferenceId) {
-      return (await client.deleteInference({ caller: caller(principal), inferenceId })).inferenceId;
+      return (await client.deleteInference({ caller: callerOf(principal), inferenceId })).inferenceId;
     },
     async getJudgeSettings(principal, projectId) {
-      const res = await client.getJudgeSettings({ caller: caller(principal), projectId });
+      const res = await client.getJudgeSettings({ caller: callerOf(principal), projectId });
       return judgeSettingsView(res.settings, projectId);
     },
     async setJudgeSettings(principal, s) {
       const res = await client.setJudgeSettings({
-        caller: caller(principal),
+        caller: callerOf(principal),
         settings: {
           projectId: s.projectId,
           enabled: s.enabled,

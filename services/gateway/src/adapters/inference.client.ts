@@ -13,8 +13,8 @@ import {
   projectView,
   usageView,
 } from './inference.mapper';
+import { callerOf } from './caller';
 
-const caller = (p: Principal) => ({ teamId: p.teamId, keyId: p.keyId, userId: p.userId });
 const NO_BYTES = new Uint8Array(0);
 const utf8 = new TextDecoder();
 const unixSeconds = (ts: Timestamp | undefined) => (ts ? Math.floor(timestampDate(ts).getTime() / 1000) : 0);
@@ -46,10 +46,10 @@ async function* chatPieces(stream: ReturnType<Router['chat']>): AsyncGenerator<C
 function servingOverRpc(client: Router) {
   return {
     async listBaseModels(principal: Principal): Promise<BaseModelView[]> {
-      return (await client.listBaseModels({ caller: caller(principal) })).models.map(baseModelView);
+      return (await client.listBaseModels({ caller: callerOf(principal) })).models.map(baseModelView);
     },
     async listModels(principal: Principal) {
-      const res = await client.listModels({ caller: caller(principal) });
+      const res = await client.listModels({ caller: callerOf(principal) });
       return res.models.map((m) => ({
         id: m.id,
         object: 'model' as const,
@@ -61,7 +61,7 @@ function servingOverRpc(client: Router) {
       const { modelId, projectId, messages, ...sampling } = input;
       const stream = client.generateText(
         {
-          caller: caller(principal),
+          caller: callerOf(principal),
           modelId,
           projectId,
           messages: messages.map((m) => ({ role: chatRoleToPb(m.role), content: m.content })),
@@ -81,7 +81,7 @@ function servingOverRpc(client: Router) {
     },
     async infer(principal, r) {
       const res = await client.infer({
-        caller: caller(principal),
+        caller: callerOf(principal),
         modelId: r.modelId,
         projectId: r.projectId,
         texts: r.texts,
@@ -106,24 +106,24 @@ function servingOverRpc(client: Router) {
 function projectsOverRpc(client: Router) {
   return {
     async createProject(principal, name) {
-      return projectView((await client.createProject({ caller: caller(principal), name })).project);
+      return projectView((await client.createProject({ caller: callerOf(principal), name })).project);
     },
     async listProjects(principal) {
-      return (await client.listProjects({ caller: caller(principal) })).projects.map(projectView);
+      return (await client.listProjects({ caller: callerOf(principal) })).projects.map(projectView);
     },
     async deleteProject(principal, projectId) {
-      await client.deleteProject({ caller: caller(principal), projectId });
+      await client.deleteProject({ caller: callerOf(principal), projectId });
     },
     async createDeployment(principal, projectId, trainingJobId) {
-      const res = await client.createDeployment({ caller: caller(principal), projectId, trainingJobId });
+      const res = await client.createDeployment({ caller: callerOf(principal), projectId, trainingJobId });
       return deploymentView(res.deployment);
     },
     async listJobDeployments(principal, trainingJobId) {
-      const res = await client.listJobDeployments({ caller: caller(principal), trainingJobId });
+      const res = await client.listJobDeployments({ caller: callerOf(principal), trainingJobId });
       return res.deployments.map(deploymentView);
     },
     async listDeployments(principal, projectId) {
-      return (await client.listDeployments({ caller: caller(principal), projectId })).deployments.map(deploymentView);
+      return (await client.listDeployments({ caller: callerOf(principal), projectId })).deployments.map(deploymentView);
     },
   } satisfies Partial<Inference>;
 }
@@ -132,14 +132,14 @@ function projectsOverRpc(client: Router) {
 function routersOverRpc(client: Router) {
   return {
     async setProjectRouter(principal, projectId, input) {
-      const res = await client.setProjectRouter({ caller: caller(principal), projectId, ...input });
+      const res = await client.setProjectRouter({ caller: callerOf(principal), projectId, ...input });
       return projectRouterView(res.router);
     },
     async getProjectRouter(principal, projectId) {
-      return projectRouterView((await client.getProjectRouter({ caller: caller(principal), projectId })).router);
+      return projectRouterView((await client.getProjectRouter({ caller: callerOf(principal), projectId })).router);
     },
     async deleteProjectRouter(principal, projectId) {
-      await client.deleteProjectRouter({ caller: caller(principal), projectId });
+      await client.deleteProjectRouter({ caller: callerOf(principal), projectId });
     },
   } satisfies Partial<Inference>;
 }

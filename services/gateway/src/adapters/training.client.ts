@@ -11,7 +11,8 @@ import {
   type Job,
   type LogEntry,
 } from '@whetstone/proto/training/v1';
-import type { CheckpointView, EvaluationView, JobView, LogView, Principal, TrainingPort } from '../application/ports';
+import type { CheckpointView, EvaluationView, JobView, LogView, TrainingPort } from '../application/ports';
+import { callerOf } from './caller';
 
 // The public API's strings for the training enums (the HTTP JSON keeps its words; the contract carries enums).
 const JOB_STATUS: Record<string, JobStatus> = {
@@ -37,7 +38,6 @@ const nameOf = <V extends number>(table: Record<string, V>, value: V | undefined
 const jobStatusName = (s: JobStatus | undefined) => nameOf(JOB_STATUS, s);
 
 const iso = (ts: Timestamp | undefined): string | null => (ts ? timestampDate(ts).toISOString() : null);
-const caller = (p: Principal) => ({ teamId: p.teamId, keyId: p.keyId, userId: p.userId });
 const num = (v: unknown): number | null => (typeof v === 'number' ? v : null);
 
 export function jobView(j: Job | undefined): JobView {
@@ -112,40 +112,40 @@ export function trainingOverRpc(client: Client<typeof TrainingService>, ready: (
     ready,
     async create(p, input) {
       const trainingType = TRAINING_TYPE[input.trainingType] ?? TrainingType.UNSPECIFIED;
-      return jobView((await client.createJob({ caller: caller(p), ...input, trainingType })).job);
+      return jobView((await client.createJob({ caller: callerOf(p), ...input, trainingType })).job);
     },
     async list(p, filter) {
       const status = JOB_STATUS[filter.status] ?? JobStatus.UNSPECIFIED;
-      const res = await client.listJobs({ caller: caller(p), ...filter, status });
+      const res = await client.listJobs({ caller: callerOf(p), ...filter, status });
       return { jobs: res.jobs.map(jobView), total: res.total };
     },
     async get(p, id) {
-      return jobView((await client.getJob({ caller: caller(p), jobId: id })).job);
+      return jobView((await client.getJob({ caller: callerOf(p), jobId: id })).job);
     },
     async stop(p, id) {
-      return jobView((await client.stopJob({ caller: caller(p), jobId: id })).job);
+      return jobView((await client.stopJob({ caller: callerOf(p), jobId: id })).job);
     },
     async remove(p, id) {
-      await client.deleteJob({ caller: caller(p), jobId: id });
+      await client.deleteJob({ caller: callerOf(p), jobId: id });
     },
     async logs(p, id) {
-      return (await client.listLogs({ caller: caller(p), jobId: id })).logs.map(logView);
+      return (await client.listLogs({ caller: callerOf(p), jobId: id })).logs.map(logView);
     },
     async *streamLogs(p, id, signal) {
       for await (const chunk of client.streamLogs(
-        { caller: caller(p), jobId: id },
+        { caller: callerOf(p), jobId: id },
         { signal, timeoutMs: 6 * 3600 * 1000 },
       )) {
         yield { logs: chunk.logs.map(logView), status: jobStatusName(chunk.status) };
       }
     },
     async checkpoints(p, id) {
-      return (await client.listCheckpoints({ caller: caller(p), jobId: id })).checkpoints.map((c) =>
+      return (await client.listCheckpoints({ caller: callerOf(p), jobId: id })).checkpoints.map((c) =>
         checkpointView(id, c),
       );
     },
     async download(p, id, checkpointId) {
-      const d = await client.getDownload({ caller: caller(p), jobId: id, checkpointId });
+      const d = await client.getDownload({ caller: callerOf(p), jobId: id, checkpointId });
       return {
         download_url: d.downloadUrl,
         expires_in_seconds: d.expiresInSeconds,
@@ -154,20 +154,20 @@ export function trainingOverRpc(client: Client<typeof TrainingService>, ready: (
       };
     },
     async trainedModels(p) {
-      return (await client.listTrainedModels({ caller: caller(p) })).jobs.map(jobView);
+      return (await client.listTrainedModels({ caller: callerOf(p) })).jobs.map(jobView);
     },
     async createEvaluation(p, jobId, datasetName) {
-      return evaluationView((await client.createEvaluation({ caller: caller(p), jobId, datasetName })).evaluation);
+      return evaluationView((await client.createEvaluation({ caller: callerOf(p), jobId, datasetName })).evaluation);
     },
     async pushToHub(p, jobId, input) {
       const res = await client.pushToHub(
-        { caller: caller(p), jobId, repoId: input.repoId, hubToken: input.hubToken, private: input.private },
+        { caller: callerOf(p), jobId, repoId: input.repoId, hubToken: input.hubToken, private: input.private },
         { timeoutMs: 120_000 },
       );
       return { repo_id: res.repoId, url: res.url, commit: res.commit || null, files: res.files };
     },
     async getEvaluation(p, id) {
-      return evaluationView((await client.getEvaluation({ caller: caller(p), evaluationId: id })).evaluation);
+      return evaluationView((await client.getEvaluation({ caller: callerOf(p), evaluationId: id })).evaluation);
     },
   };
 }

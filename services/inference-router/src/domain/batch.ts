@@ -42,7 +42,7 @@ export function batchStatusOf(batch: Pick<ChatBatch, 'counts' | 'cancelInitiated
   return batch.cancelInitiatedAt ? 'canceling' : 'in_progress';
 }
 
-/** Seconds before a retryable failure is tried again: 2, 4, 8 … up to a minute. */
+/** Milliseconds before a retryable failure is tried again: 2, 4, 8 … seconds, up to a minute. */
 export const retryDelayMs = (attempts: number): number => Math.min(60_000, 1000 * 2 ** Math.max(1, attempts));
 
 /** The batch errors' reasons (public codes in lower case). */

@@ -98,6 +98,12 @@ export function parseBody<S extends z.ZodType>(schema: S, req: Request): z.infer
   });
 }
 
+/** A body field that passed its schema but cannot be used as it is (no message left, a stream in a batch): 422 naming it. */
+export const invalidBody = (field: string, message: string) =>
+  new AppError('InvalidArgument', Reasons.VALIDATION_FAILED, 'Request body failed validation', {
+    fieldErrors: [{ field, message }],
+  });
+
 /** A well-typed query parameter whose value is not acceptable (an unknown cursor, bad metadata): 422 naming it. */
 export const invalidQuery = (field: string, message: string) =>
   new AppError('InvalidArgument', Reasons.VALIDATION_FAILED, 'Invalid query parameter', {

@@ -1,9 +1,10 @@
-import { AppError, isUuid, Reasons, toHttpError } from '@whetstone/errors';
+import { AppError, isUuid, toHttpError } from '@whetstone/errors';
 import type { ChatBatches, ChatBatchView, ChatInput, Principal } from '../../../../application/ports';
 import { ToolCallAssembler } from './chat-run';
 import type { ResponsesBody } from './responses.schema';
 import { responseOfReply } from './responses.routes';
 import { RESPONSE_ID_PREFIX } from './stored-responses';
+import { invalidBody } from '../../validate';
 
 /**
  * OpenAI's background Responses (`background: true`): the call is stored in the router as a batch of one and run
@@ -14,15 +15,11 @@ import { RESPONSE_ID_PREFIX } from './stored-responses';
 
 type Found = NonNullable<Awaited<ReturnType<ChatBatches['findCall']>>>;
 
-const invalid = (field: string, message: string) =>
-  new AppError('InvalidArgument', Reasons.VALIDATION_FAILED, 'Request body failed validation', {
-    fieldErrors: [{ field, message }],
-  });
-
 /** What `background: true` cannot go with: an unstored call (it could never be read back), or a stream. */
 export function checkBackground(body: ResponsesBody): void {
-  if (body.store === false) throw invalid('store', 'a background response is stored: leave store out or set it true');
-  if (body.stream) throw invalid('stream', 'a background response is polled, not streamed: leave stream out');
+  if (body.store === false)
+    throw invalidBody('store', 'a background response is stored: leave store out or set it true');
+  if (body.stream) throw invalidBody('stream', 'a background response is polled, not streamed: leave stream out');
 }
 
 const unix = (d: Date) => Math.floor(d.getTime() / 1000);

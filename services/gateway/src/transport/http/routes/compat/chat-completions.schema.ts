@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { AppError, Reasons } from '@whetstone/errors';
 import type { ChatBlock, ChatInput, ChatTurn } from '../../../../application/ports';
 import {
   block,
@@ -20,6 +19,7 @@ import {
   TopP,
   turn,
 } from './blocks';
+import { invalidBody } from '../../validate';
 
 /** POST /v1/chat/completions: the request as OpenAI's clients send it, plus the spec's extensions. */
 
@@ -123,10 +123,7 @@ function turnOf(m: Msg): ChatTurn {
 export function chatInputOf(body: ChatCompletionsBody): ChatInput {
   const turns = body.messages.map(turnOf);
   const lead = turns.findIndex((t) => t.role !== 'system');
-  if (lead < 0)
-    throw new AppError('InvalidArgument', Reasons.VALIDATION_FAILED, 'Request body failed validation', {
-      fieldErrors: [{ field: 'messages', message: 'must hold at least one user, assistant or tool message' }],
-    });
+  if (lead < 0) throw invalidBody('messages', 'must hold at least one user, assistant or tool message');
   const noTools = body.tool_choice === 'none';
   return capBreakpoints({
     model: body.model,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AppError, Reasons, toHttpError } from '@whetstone/errors';
+import { AppError, toHttpError } from '@whetstone/errors';
 import type {
   ChatBatches,
   ChatBatchResultView,
@@ -9,7 +9,7 @@ import type {
 } from '../../../../application/ports';
 import type { Api } from '../../api';
 import { authOf } from '../../auth';
-import { invalidQuery, parseParams } from '../../validate';
+import { invalidBody, invalidQuery, parseParams } from '../../validate';
 import { ToolCallAssembler } from './chat-run';
 import { MessagesBody, messagesInputOf } from './messages.schema';
 import { messageOfReply } from './messages.routes';
@@ -82,10 +82,7 @@ function batchObject(batch: ChatBatchView, publicBaseUrl: string) {
 /** A request's params as the chat core's input; its errors name the request (`requests[2].params.messages`). */
 function inputOf(params: MessagesBody, index: number): ChatInput {
   const at = `requests[${index}].params`;
-  if (params.stream)
-    throw new AppError('InvalidArgument', Reasons.VALIDATION_FAILED, 'Request body failed validation', {
-      fieldErrors: [{ field: `${at}.stream`, message: 'a batch request cannot stream; leave stream out' }],
-    });
+  if (params.stream) throw invalidBody(`${at}.stream`, 'a batch request cannot stream; leave stream out');
   try {
     return messagesInputOf(params);
   } catch (err) {

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { AppError, Reasons } from '@whetstone/errors';
 import type { ChatBlock, ChatInput, ChatTurn } from '../../../../application/ports';
 import {
   block,
@@ -17,6 +16,7 @@ import {
   ttlSeconds,
   turn,
 } from './blocks';
+import { invalidBody } from '../../validate';
 
 /** POST /v1/messages: Anthropic's Messages request; markers count on system, message and tools blocks. */
 
@@ -139,10 +139,7 @@ export function messagesInputOf(body: MessagesBody): ChatInput {
   const tools = noTools ? [] : (body.tools ?? []);
   const toolsMarker = tools.findLast((t) => t.cache_control)?.cache_control;
   const messages = body.messages.flatMap(turnsOf);
-  if (messages.length === 0)
-    throw new AppError('InvalidArgument', Reasons.VALIDATION_FAILED, 'Request body failed validation', {
-      fieldErrors: [{ field: 'messages', message: 'must hold at least 1 message' }],
-    });
+  if (messages.length === 0) throw invalidBody('messages', 'must hold at least 1 message');
   return capBreakpoints({
     model: body.model,
     system: textBlocks(body.system),

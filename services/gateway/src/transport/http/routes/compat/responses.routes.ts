@@ -1,4 +1,4 @@
-import { AppError, Reasons } from '@whetstone/errors';
+import { AppError } from '@whetstone/errors';
 import type { HistoryPort } from '../../../../application/history-ports';
 import type { ChatBatches, ChatDone, ChatPiece, Inference, Principal } from '../../../../application/ports';
 import {
@@ -9,7 +9,7 @@ import {
   startBackground,
 } from './background-responses';
 import { authOf } from '../../auth';
-import { parseParams } from '../../validate';
+import { invalidBody, parseParams } from '../../validate';
 import type { Api } from '../../api';
 import { type ChatReply, collectChat, errorBodyOf, pumpChat, Sse, startChat, type ChatStart } from './chat-run';
 import { callItem, messageItem, reasoningItem, type Item } from './responses.items';
@@ -182,11 +182,7 @@ function eventWriter(sse: Sse, start: ChatStart, model: string, includeReasoning
 /** The conversation `previous_response_id` continues; without history (a gateway that has none) it is refused. */
 async function continuation(history: HistoryPort | undefined, principal: Principal, id: string) {
   if (!history)
-    throw new AppError('InvalidArgument', Reasons.VALIDATION_FAILED, 'Request body failed validation', {
-      fieldErrors: [
-        { field: 'previous_response_id', message: 'needs inference history: send the whole conversation in input' },
-      ],
-    });
+    throw invalidBody('previous_response_id', 'needs inference history: send the whole conversation in input');
   return continuedConversation(await storedResponse(history, principal, id, 'previous_response_id'));
 }
 

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { AppError, Reasons } from '@whetstone/errors';
 import type { ChatBlock, ChatInput, ChatTurn } from '../../../../application/ports';
 import {
   block,
@@ -19,6 +18,7 @@ import {
   turn,
 } from './blocks';
 import { optsInToReasoning, ReasoningControls } from './chat-completions.schema';
+import { invalidBody } from '../../validate';
 
 /** POST /v1/responses: input text or input messages; markers count on system and developer message blocks only. */
 
@@ -97,10 +97,7 @@ export function responsesInputOf(
 ): ChatInput {
   const turns = typeof body.input === 'string' ? [turn('user', [{ text: body.input }])] : body.input.map(turnOf);
   const lead = turns.findIndex((t) => t.role !== 'system');
-  if (lead < 0)
-    throw new AppError('InvalidArgument', Reasons.VALIDATION_FAILED, 'Request body failed validation', {
-      fieldErrors: [{ field: 'input', message: 'must hold at least one user, assistant or tool item' }],
-    });
+  if (lead < 0) throw invalidBody('input', 'must hold at least one user, assistant or tool item');
   const system = [
     ...(body.instructions ? [{ text: body.instructions }] : []),
     ...turns.slice(0, lead).flatMap((t) => t.content),

@@ -1,5 +1,4 @@
 import type { z } from 'zod';
-import { AppError, Reasons } from '@whetstone/errors';
 import type { Inference, InferenceTask, InferResult, Principal } from '../../../../application/ports';
 import type { Api } from '../../api';
 import { authOf } from '../../auth';
@@ -13,6 +12,7 @@ import {
   SystemOneBody,
   type GlinerTask,
 } from './schemas';
+import { invalidBody } from '../../validate';
 
 const DEFAULT_EXTRACTION_MODEL = 'whetstone-extract-base';
 
@@ -29,10 +29,7 @@ function glinerSchema(task: GlinerTask, schema: Record<string, unknown> | unknow
     case 'extract_relations':
       return wrap('relations');
     case 'schema':
-      if (Array.isArray(schema))
-        throw new AppError('InvalidArgument', Reasons.VALIDATION_FAILED, 'Request body failed validation', {
-          fieldErrors: [{ field: 'schema', message: 'must be an object for task schema' }],
-        });
+      if (Array.isArray(schema)) throw invalidBody('schema', 'must be an object for task schema');
       return schema;
   }
 }
