@@ -15,6 +15,12 @@ const schema = z.object({
     .int()
     .positive()
     .default(200 * 1024 * 1024),
+  /** Largest Files API file (413 above it). */
+  FILE_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(50 * 1024 * 1024),
   /** Changed feedback verdicts a project needs before a delivered batch cuts its feedback dataset's next version. */
   FEEDBACK_VERSION_MIN_ROWS: z.coerce.number().int().positive().default(10),
 });

@@ -13,6 +13,7 @@ import {
 } from '@whetstone/telemetry';
 import { createPrismaClient } from './adapters/prisma-client';
 import { prismaFeedbackStore } from './adapters/prisma-feedback';
+import { prismaFileStore } from './adapters/prisma-files';
 import { prismaDatasetStore } from './adapters/prisma-store';
 import { buildApp } from './app';
 import { loadDatasetConfig } from './config';
@@ -20,6 +21,8 @@ import { FEEDBACK_CONSUMER, FEEDBACK_TOPIC } from './transport/events/feedback-s
 
 /** How often versions whose processing claim expired (a crashed replica) are looked for. */
 const SWEEP_MS = 20_000;
+/** How often Files API files past their expiry are deleted (reads already treat them as gone). */
+const FILE_SWEEP_MS = 10 * 60_000;
 
 async function main(): Promise<void> {
   const telemetry = initTelemetry({ service: 'dataset' });
@@ -29,8 +32,10 @@ async function main(): Promise<void> {
   const app = buildApp({
     store: prismaDatasetStore(prisma),
     blobs: blobStoreFromEnv(config),
+    files: prismaFileStore(prisma),
     logger,
     maxUploadBytes: config.DATASET_MAX_UPLOAD_BYTES,
+    maxFileBytes: config.FILE_MAX_BYTES,
     feedback: prismaFeedbackStore(prisma),
     feedbackVersionMinRows: config.FEEDBACK_VERSION_MIN_ROWS,
   });
@@ -61,12 +66,18 @@ async function main(): Promise<void> {
     SWEEP_MS,
   );
   sweep.unref();
+  const fileSweep = setInterval(
+    () => void app.sweepExpiredFiles().catch((err: unknown) => logger.warn({ err }, 'file sweep failed')),
+    FILE_SWEEP_MS,
+  );
+  fileSweep.unref();
   logger.info({ port: server.port, metricsPort: metricsServer.port, resumed }, 'dataset listening');
 
   drainOnSignals(
     logger,
     [
       () => clearInterval(sweep),
+      () => clearInterval(fileSweep),
       () => server.close(),
       () => feedback.stop(),
       () => events.close(),

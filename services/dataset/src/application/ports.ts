@@ -9,6 +9,7 @@ import type {
   VersionStatus,
 } from '../domain/dataset';
 import type { FeedbackDeletion, FeedbackExamples, FeedbackVerdict } from '../domain/feedback';
+import type { FilePurpose } from '../domain/file';
 
 export interface VersionRow {
   id: string;
@@ -130,13 +131,54 @@ export interface FeedbackStore {
   markVersioned(teamId: string, projectId: string, examples: StoredFeedback[]): Promise<void>;
 }
 
+/** A file uploaded through the Files API; its bytes are in the datasets bucket under `blobKey`. */
+export interface FileRow {
+  id: string;
+  teamId: string;
+  filename: string;
+  purpose: FilePurpose;
+  bytes: number;
+  blobKey: string;
+  createdAt: Date;
+  /** Null: kept until deleted. */
+  expiresAt: Date | null;
+}
+
+/** One page of a team's files, by created_at then id. */
+export interface FilePage {
+  purpose?: FilePurpose;
+  limit: number;
+  /** Only files strictly beyond this one in the order asked. */
+  afterId?: string;
+  ascending: boolean;
+}
+
+/** Files API records. Reads take `now` and leave out files expired by then (the sweep deletes those later). */
+export interface FileStore {
+  create(row: FileRow): Promise<void>;
+  /** The team's file unexpired at `now`; null for any other. */
+  get(teamId: string, id: string, now: Date): Promise<FileRow | null>;
+  /** Null when `afterId` names none of the team's files (expired or not). */
+  list(teamId: string, page: FilePage, now: Date): Promise<{ files: FileRow[]; hasMore: boolean } | null>;
+  /** Deletes the team's file unexpired at `now` and returns it; null when there was none. */
+  delete(teamId: string, id: string, now: Date): Promise<FileRow | null>;
+  /** Up to `limit` files expired at `now`, soonest expired first. */
+  expired(now: Date, limit: number): Promise<FileRow[]>;
+  /** Deletes those of `ids` expired at `now`; returns how many. */
+  deleteExpired(ids: string[], now: Date): Promise<number>;
+}
+
 /** What every use case may use: ports and limits. */
 export interface DatasetDeps {
   store: DatasetStore;
   blobs: BlobStore;
+  /** Files API records (the bytes go to `blobs`); without it, FileService is not served. */
+  files?: FileStore;
   logger: Logger;
   /** Largest accepted upload in bytes (the upload URL refuses more). */
   maxUploadBytes: number;
+  /** Largest Files API file in bytes (PayloadTooLarge above it); DEFAULT_FILE_MAX_BYTES when unset. */
+  maxFileBytes?: number;
   /** CSV and CoNLL are converted in memory; larger files of those formats fail (JSONL is streamed). */
   maxConvertBytes?: number;
   /** Feedback examples; without it, feedback is not collected. */
@@ -146,3 +188,6 @@ export interface DatasetDeps {
   /** Names this process in processing claims; defaults to one derived from the pid. */
   instance?: string;
 }
+
+/** What the Files API use cases need: the ports, with the file records. */
+export type FileDeps = DatasetDeps & { files: FileStore };
