@@ -96,3 +96,20 @@ export async function startWithUpstreams(
   };
   return { system, fakeOpenAI, fakeAnthropic, key, teamId, openai, stop };
 }
+
+/** An OpenAI batch of one chat completion over an uploaded input file, made with the team's key: the two ids. */
+export async function openAiBatchOf(baseUrl: string, key: string, model: string) {
+  const openai = new OpenAI({ apiKey: key, baseURL: `${baseUrl}/v1`, maxRetries: 0 });
+  const body = { model, messages: [{ role: 'user', content: 'Ada Lovelace' }] };
+  const line = { custom_id: 'a', method: 'POST', url: '/v1/chat/completions', body };
+  const file = await openai.files.create({
+    file: await OpenAI.toFile(Buffer.from(JSON.stringify(line)), 'batch.jsonl'),
+    purpose: 'batch',
+  });
+  const batch = await openai.batches.create({
+    input_file_id: file.id,
+    endpoint: '/v1/chat/completions',
+    completion_window: '24h',
+  });
+  return { fileId: file.id, batchId: batch.id };
+}

@@ -6,7 +6,7 @@ import {
   startFakeOpenAIUpstream,
   type FakeUpstream,
 } from '@whetstone/testing';
-import { ANTHROPIC_MODEL, OPENAI_MODEL, upstreamEnv } from './compat-helpers';
+import { ANTHROPIC_MODEL, OPENAI_MODEL, openAiBatchOf, upstreamEnv } from './compat-helpers';
 import { errorMessageOf } from './envelopes';
 import { signUpWithKey, startSystem, type RunningSystem } from './system';
 import { apiClient, fakeHub } from './training-helpers';
@@ -26,6 +26,7 @@ interface Owned {
   inferenceId: string;
   adaptationId: string;
   batchId: string;
+  openAi: { fileId: string; batchId: string };
 }
 
 /** Which of team A's objects each path parameter names, by route family; the first match wins. */
@@ -48,6 +49,8 @@ const PARAMETERS: [RegExp, (a: Owned) => Record<string, string>][] = [
   [/^\/v1\/responses\/\{response_id\}(\/|$)/, (a) => ({ response_id: `resp_${a.inferenceId}` })], // OpenAI envelope
   [/^\/v1\/chat\/completions\/\{completion_id\}(\/|$)/, (a) => ({ completion_id: `chatcmpl-${a.inferenceId}` })],
   [/^\/v1\/messages\/batches\/\{message_batch_id\}(\/|$)/, (a) => ({ message_batch_id: a.batchId })], // Anthropic's
+  [/^\/v1\/files\/\{file_id\}(\/|$)/, (a) => ({ file_id: a.openAi.fileId })],
+  [/^\/v1\/batches\/\{batch_id\}(\/|$)/, (a) => ({ batch_id: a.openAi.batchId })],
 ];
 
 const HUB_TOKEN = 'hf_bola_secret_token_0123456789';
@@ -126,13 +129,10 @@ describe('tenancy: another team gets 404 and no data on every id-bearing route',
     expect(generation.status).toBe(202);
     owned.generationJobId = (await json<{ job_id: string }>(generation)).job_id;
     owned.projectId = (await json<{ id: string }>(await a.post('/projects', { name: 'tenant-a-project' }))).id;
-    const batchParams = {
-      model: ANTHROPIC_MODEL,
-      max_tokens: 8,
-      messages: [{ role: 'user', content: 'Ada Lovelace' }],
-    };
+    const batchParams = { model: ANTHROPIC_MODEL, max_tokens: 8, messages: [{ role: 'user', content: 'Ada' }] };
     const batch = await a.post('/v1/messages/batches', { requests: [{ custom_id: 'a', params: batchParams }] });
     owned.batchId = (await json<{ id: string }>(batch)).id;
+    owned.openAi = await openAiBatchOf(system.baseUrl, teamA.key, OPENAI_MODEL);
     expect((await a.until(owned.jobId, ['complete', 'failed'], 300_000)).status).toBe('complete');
 
     const checkpoints = await json<{ checkpoints: { checkpoint_id: string; checkpoint_type: string }[] }>(
@@ -259,7 +259,7 @@ describe('tenancy: another team gets 404 and no data on every id-bearing route',
       for (const { method, template } of routes) {
         if (`${method} ${template}` in EXEMPT) continue;
         const path = fill(template)!;
-        echoed = decodeURIComponent(path.replace(/\/(resp_|chatcmpl-|msgbatch_)/, '/')).split('/');
+        echoed = decodeURIComponent(path.replace(/\/(resp_|chatcmpl-|msgbatch_|file-|batch_)/, '/')).split('/');
         const answer = await asB(method, path, bodyFor(method, template, owned), via);
         const detail = errorMessageOf(template, answer.text);
         answers.push({

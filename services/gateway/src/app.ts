@@ -4,7 +4,7 @@ import type { Registry } from 'prom-client';
 import { AuthCache, type Invalidation } from './application/auth-cache';
 import type { AdaptivePort } from './application/adaptive-ports';
 import type { HistoryPort } from './application/history-ports';
-import type { ChatBatches, DatasetsPort, Inference, KeyBilling, TrainingPort } from './application/ports';
+import type { ChatBatches, DatasetsPort, FilesPort, Inference, KeyBilling, TrainingPort } from './application/ports';
 import type { RateLimiter, RateLimitSettings } from './domain/rate-limit';
 import { Api, type AuthMode } from './transport/http/api';
 import { authenticate, presentedKey } from './transport/http/auth';
@@ -16,6 +16,8 @@ import { checkRequestLine } from './transport/http/validate';
 import { registerAccountRoutes } from './transport/http/routes/account.routes';
 import { registerInferenceRoutes } from './transport/http/routes/inference.routes';
 import { registerMessageBatchRoutes } from './transport/http/routes/compat/message-batches.routes';
+import { registerFileRoutes } from './transport/http/routes/compat/files.routes';
+import { registerOpenAiBatchRoutes } from './transport/http/routes/compat/openai-batches.routes';
 import { registerDatasetRoutes } from './transport/http/routes/datasets.routes';
 import { registerHistoryRoutes } from './transport/http/routes/history.routes';
 import { registerAdaptiveRoutes } from './transport/http/routes/adaptive.routes';
@@ -31,6 +33,8 @@ export interface GatewayDeps {
   chatBatches?: ChatBatches;
   /** The dataset service; its routes are mounted only when it is configured. */
   datasets?: DatasetsPort;
+  /** The OpenAI Files API's files (the dataset service); mounted with it. */
+  files?: FilesPort;
   /** The training-orchestrator; training routes are mounted only when it is configured. */
   training?: TrainingPort;
   /** inference-history; the inference history and feedback routes are mounted only when it is configured. */
@@ -47,6 +51,8 @@ export interface GatewayDeps {
   trustProxy: string;
   publicBaseUrl: string;
   maxJsonBodyBytes: number;
+  /** Largest file `POST /v1/files` accepts (413 above it). */
+  maxFileBytes: number;
   sessionCookie: string;
   /** Serves the filesystem store's signed URLs (embedded default); absent with S3. */
   blobHandler?: (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => void;
@@ -98,6 +104,8 @@ export function buildApp(deps: GatewayDeps): { app: Express; api: Api } {
   });
   if (deps.inference) registerInferenceRoutes(api, deps.inference, deps.history, deps.chatBatches);
   if (deps.chatBatches) registerMessageBatchRoutes(api, deps.chatBatches, deps.publicBaseUrl);
+  if (deps.files) registerFileRoutes(api, deps.files, deps.chatBatches, deps.maxFileBytes);
+  if (deps.files && deps.chatBatches) registerOpenAiBatchRoutes(api, deps.chatBatches, deps.files);
   if (deps.datasets) registerDatasetRoutes(api, deps.datasets);
   if (deps.training) registerTrainingRoutes(api, deps.training, deps.inference);
   if (deps.history) registerHistoryRoutes(api, deps.history);

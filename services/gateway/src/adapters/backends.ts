@@ -1,6 +1,6 @@
 /** The gRPC services behind the gateway, each as its port with a readiness probe. */
 import type { DescService } from '@bufbuild/protobuf';
-import { DatasetService } from '@whetstone/proto/dataset/v1';
+import { DatasetService, FileService } from '@whetstone/proto/dataset/v1';
 import { InferenceHistoryService } from '@whetstone/proto/history/v1';
 import { ChatBatchService, InferenceRouterService } from '@whetstone/proto/inference/v1';
 import { KeyBillingService } from '@whetstone/proto/keybilling/v1';
@@ -8,10 +8,11 @@ import { AdaptiveService, TrainingService } from '@whetstone/proto/training/v1';
 import { createHealthChecker, createRpcClient } from '@whetstone/rpc';
 import type { Logger } from '@whetstone/telemetry';
 import type { HistoryPort } from '../application/history-ports';
-import type { ChatBatches, DatasetsPort, Inference, KeyBilling, TrainingPort } from '../application/ports';
+import type { ChatBatches, DatasetsPort, FilesPort, Inference, KeyBilling, TrainingPort } from '../application/ports';
 import { chatBatchesOverRpc } from './batches.client';
 import type { GatewayConfig } from '../config';
 import { datasetsOverRpc } from './dataset.client';
+import { filesOverRpc } from './files.client';
 import { historyOverRpc } from './history.client';
 import { inferenceOverRpc } from './inference.client';
 import { keyBillingOverRpc } from './key-billing.client';
@@ -26,6 +27,8 @@ export interface Backends {
   /** The router's message batches (the same address as inference). */
   chatBatches?: ChatBatches;
   datasets?: DatasetsPort;
+  /** The OpenAI Files API's files (the dataset service's FileService, at the same address). */
+  files?: FilesPort;
   training?: TrainingPort;
   adaptive?: AdaptivePort;
   history?: HistoryPort;
@@ -48,7 +51,10 @@ export function connectBackends(config: GatewayConfig, logger: Logger): Backends
     backends.chatBatches = chatBatchesOverRpc(client(ChatBatchService, inferenceAddr, 60_000));
   }
   const datasetAddr = config.DATASET_ADDR;
-  if (datasetAddr) backends.datasets = datasetsOverRpc(client(DatasetService, datasetAddr, 30_000), ready(datasetAddr));
+  if (datasetAddr) {
+    backends.datasets = datasetsOverRpc(client(DatasetService, datasetAddr, 30_000), ready(datasetAddr));
+    backends.files = filesOverRpc(client(FileService, datasetAddr, 60_000));
+  }
   const trainingAddr = config.TRAINING_ORCHESTRATOR_ADDR;
   if (trainingAddr) {
     backends.training = trainingOverRpc(client(TrainingService, trainingAddr, 30_000), ready(trainingAddr));

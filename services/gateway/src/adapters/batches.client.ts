@@ -23,11 +23,23 @@ const STATUS: Record<ChatBatchStatus, ChatBatchView['status']> = {
   [ChatBatchStatus.ENDED]: 'ended',
 };
 
+const KIND_OF: Record<ChatBatchKind, ChatBatchView['kind']> = {
+  [ChatBatchKind.UNSPECIFIED]: 'messages',
+  [ChatBatchKind.MESSAGE_BATCH]: 'messages',
+  [ChatBatchKind.BACKGROUND_RESPONSE]: 'background_response',
+  [ChatBatchKind.OPENAI_BATCH]: 'openai_batch',
+};
+const KIND: Record<ChatBatchView['kind'], ChatBatchKind> = {
+  messages: ChatBatchKind.MESSAGE_BATCH,
+  background_response: ChatBatchKind.BACKGROUND_RESPONSE,
+  openai_batch: ChatBatchKind.OPENAI_BATCH,
+};
+
 function batchView(batch: ChatBatch | undefined): ChatBatchView {
   const c = batch?.counts;
   return {
     id: batch?.id ?? '',
-    kind: batch?.kind === ChatBatchKind.BACKGROUND_RESPONSE ? 'background_response' : 'messages',
+    kind: KIND_OF[batch?.kind ?? ChatBatchKind.UNSPECIFIED],
     status: STATUS[batch?.status ?? ChatBatchStatus.UNSPECIFIED],
     counts: {
       processing: c?.processing ?? 0,
@@ -40,6 +52,13 @@ function batchView(batch: ChatBatch | undefined): ChatBatchView {
     expiresAt: dateOf(batch?.expiresAt) ?? new Date(0),
     endedAt: dateOf(batch?.endedAt),
     cancelInitiatedAt: dateOf(batch?.cancelInitiatedAt),
+    source: batch?.source
+      ? {
+          inputFileId: batch.source.inputFileId,
+          endpoint: batch.source.endpoint,
+          metadata: { ...batch.source.metadata },
+        }
+      : null,
   };
 }
 
@@ -61,11 +80,12 @@ function resultView(r: ChatBatchResult): ChatBatchResultView {
 /** The router's ChatBatchService over gRPC, in the gateway's plain shapes. */
 export function chatBatchesOverRpc(client: Client<typeof ChatBatchService>): ChatBatches {
   return {
-    async create(principal, requests, kind = 'messages') {
+    async create(principal, requests, kind = 'messages', source) {
       const res = await client.createChatBatch({
         caller: callerOf(principal),
         requests: requests.map((r) => ({ customId: r.customId, chat: chatRequestToPb(principal, r.input) })),
-        kind: kind === 'messages' ? ChatBatchKind.MESSAGE_BATCH : ChatBatchKind.BACKGROUND_RESPONSE,
+        kind: KIND[kind],
+        ...(source ? { source } : {}),
       });
       return { batch: batchView(res.batch), responseIds: res.responseIds };
     },
@@ -93,6 +113,7 @@ export function chatBatchesOverRpc(client: Client<typeof ChatBatchService>): Cha
         limit: page.limit,
         afterId: page.afterId ?? '',
         beforeId: page.beforeId ?? '',
+        kind: KIND[page.kind ?? 'messages'],
       });
       return { batches: res.batches.map(batchView), hasMore: res.hasMore };
     },

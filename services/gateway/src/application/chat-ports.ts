@@ -101,17 +101,28 @@ export interface ChatPiece {
 /** Where a message batch is (Anthropic's `processing_status`). */
 export type ChatBatchStatus = 'in_progress' | 'canceling' | 'ended';
 
-/** A batch of chat calls run in the background (Anthropic's Message Batches). */
+/** What an OpenAI batch was made from. */
+export interface ChatBatchSource {
+  /** UUID of the uploaded input file. */
+  inputFileId: string;
+  /** `/v1/chat/completions` or `/v1/responses`. */
+  endpoint: string;
+  metadata: Record<string, string>;
+}
+
+/** A batch of chat calls run in the background (Anthropic's Message Batches, OpenAI's Batch API). */
 export interface ChatBatchView {
   id: string;
-  /** A message batch, or an OpenAI background Response (a batch of one). */
-  kind: 'messages' | 'background_response';
+  /** A message batch, an OpenAI background Response (a batch of one) or an OpenAI batch over an input file. */
+  kind: 'messages' | 'background_response' | 'openai_batch';
   status: ChatBatchStatus;
   counts: { processing: number; succeeded: number; errored: number; canceled: number; expired: number };
   createdAt: Date;
   expiresAt: Date;
   endedAt: Date | null;
   cancelInitiatedAt: Date | null;
+  /** An OpenAI batch's input file, endpoint and metadata; null for other kinds. */
+  source: ChatBatchSource | null;
 }
 
 /** One request's result: the whole reply as one piece, the error, or neither (canceled or expired). */
@@ -132,6 +143,7 @@ export interface ChatBatches {
     principal: Principal,
     requests: { customId: string; input: ChatInput }[],
     kind?: ChatBatchView['kind'],
+    source?: ChatBatchSource,
   ): Promise<{ batch: ChatBatchView; responseIds: string[] }>;
   /** The request a response id was minted for (a background Response); null when the team has none. */
   findCall(
@@ -146,10 +158,15 @@ export interface ChatBatches {
     metadata: Record<string, string>;
   } | null>;
   get(principal: Principal, batchId: string): Promise<ChatBatchView>;
-  /** Newest first; `afterId` pages to older batches, `beforeId` to newer ones. */
+  /** Newest first, of one kind (message batches unless named); `afterId` pages to older ones, `beforeId` to newer. */
   list(
     principal: Principal,
-    page: { limit: number; afterId?: string | undefined; beforeId?: string | undefined },
+    page: {
+      limit: number;
+      afterId?: string | undefined;
+      beforeId?: string | undefined;
+      kind?: ChatBatchView['kind'];
+    },
   ): Promise<{ batches: ChatBatchView[]; hasMore: boolean }>;
   cancel(principal: Principal, batchId: string): Promise<ChatBatchView>;
   delete(principal: Principal, batchId: string): Promise<string>;
@@ -159,4 +176,29 @@ export interface ChatBatches {
     batchId: string,
     offset: number,
   ): Promise<{ results: ChatBatchResultView[]; nextOffset: number }>;
+}
+
+/** A file a team uploaded through the OpenAI Files API. */
+export interface StoredFileView {
+  id: string;
+  filename: string;
+  purpose: string;
+  bytes: number;
+  createdAt: Date;
+  expiresAt: Date | null;
+}
+
+/** The dataset service's files; another team's file is NotFound FILE_NOT_FOUND. */
+export interface FilesPort {
+  upload(
+    principal: Principal,
+    file: { filename: string; purpose: string; content: Uint8Array; expiresAfterSeconds?: number },
+  ): Promise<StoredFileView>;
+  get(principal: Principal, fileId: string): Promise<StoredFileView>;
+  list(
+    principal: Principal,
+    page: { purpose?: string | undefined; limit: number; afterId?: string | undefined; ascending: boolean },
+  ): Promise<{ files: StoredFileView[]; hasMore: boolean }>;
+  content(principal: Principal, fileId: string): Promise<{ file: StoredFileView; content: Uint8Array }>;
+  delete(principal: Principal, fileId: string): Promise<string>;
 }

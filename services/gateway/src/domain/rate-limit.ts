@@ -47,13 +47,14 @@ interface EndpointLimit {
 }
 
 const post = (test: (path: string) => boolean) => (method: string, path: string) => method === 'POST' && test(path);
-/** A message batch's creation counts once; its requests run at the batch worker's pace. */
+/** A message batch's or OpenAI batch's creation counts once; its requests run at the batch worker's pace. */
 const CHAT_PATHS = new Set([
   '/v1/chat/completions',
   '/v1/completions',
   '/v1/responses',
   '/v1/messages',
   '/v1/messages/batches',
+  '/v1/batches',
 ]);
 
 const ENDPOINT_LIMITS: EndpointLimit[] = [

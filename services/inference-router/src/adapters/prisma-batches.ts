@@ -1,4 +1,4 @@
-import type { BatchCounts, BatchKind, BatchRequestState, ChatBatch } from '../domain/batch';
+import type { BatchCounts, BatchKind, BatchRequestState, BatchSource, ChatBatch } from '../domain/batch';
 import { EMPTY_COUNTS } from '../domain/batch';
 import type { ChatBatchStore, ClaimedBatchRequest } from '../application/ports';
 import type { PrismaClient } from '../generated/prisma/client';
@@ -69,6 +69,7 @@ async function withCounts(prisma: PrismaClient, rows: BatchRow[]): Promise<ChatB
       cancelInitiatedAt: row.cancelInitiatedAt,
       endedAt: counts.processing === 0 ? (last ?? row.createdAt) : null,
       counts,
+      source: (row.source as BatchSource | null) ?? null,
     };
   });
 }
@@ -95,6 +96,21 @@ async function findCall(prisma: PrismaClient, teamId: string, responseId: string
   return { batch, attempts: row.attempts, request: new Uint8Array(row.request), result };
 }
 
+/** A new batch's row: its caller and, for an OpenAI batch, its source. */
+function batchRow(batch: Parameters<ChatBatchStore['create']>[0]) {
+  const { id, kind, caller, createdAt, expiresAt, source } = batch;
+  return {
+    id,
+    kind,
+    teamId: caller.teamId,
+    keyId: caller.keyId,
+    userId: caller.userId,
+    createdAt,
+    expiresAt,
+    ...(source ? { source: { ...source } } : {}),
+  };
+}
+
 /** Batches and their requests in the router's schema. */
 export function prismaBatchStore(prisma: PrismaClient): ChatBatchStore {
   return {
@@ -112,11 +128,9 @@ function batchReads(
 
   return {
     async create(batch, requests) {
-      const { id, kind, caller, createdAt, expiresAt } = batch;
+      const { id } = batch;
       await prisma.$transaction([
-        prisma.chatBatch.create({
-          data: { id, kind, teamId: caller.teamId, keyId: caller.keyId, userId: caller.userId, createdAt, expiresAt },
-        }),
+        prisma.chatBatch.create({ data: batchRow(batch) }),
         prisma.chatBatchRequest.createMany({
           data: requests.map((r, position) => ({
             batchId: id,

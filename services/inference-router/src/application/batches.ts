@@ -11,6 +11,7 @@ import type { Logger } from '@whetstone/telemetry';
 import {
   BATCH_LIFETIME_MS,
   type BatchKind,
+  type BatchSource,
   BatchReasons,
   batchStatusOf,
   type ChatBatch,
@@ -57,7 +58,7 @@ export interface BatchWorkerDeps {
 const CUSTOM_ID = /^[\w-]{1,64}$/;
 
 const notFound = (batchId: string): never => {
-  throw errors.notFound(BatchReasons.NOT_FOUND, `Message batch '${batchId.slice(0, 100)}' was not found.`);
+  throw errors.notFound(BatchReasons.NOT_FOUND, `Batch '${batchId.slice(0, 100)}' was not found.`);
 };
 
 const batchIdOf = (batchId: string) => {
@@ -71,6 +72,7 @@ export async function createBatch(
   caller: Caller,
   requests: { customId: string; request: Uint8Array; store: boolean }[],
   kind: BatchKind = 'messages',
+  source: BatchSource | null = null,
 ): Promise<{ batch: ChatBatch; responseIds: string[] }> {
   if (!requests.length || requests.length > MAX_BATCH_REQUESTS)
     throw errors.invalid(Reasons.VALIDATION_FAILED, `A batch holds 1 to ${MAX_BATCH_REQUESTS} requests.`, [
@@ -96,6 +98,7 @@ export async function createBatch(
     caller,
     createdAt,
     expiresAt: new Date(createdAt.getTime() + BATCH_LIFETIME_MS),
+    source: kind === 'openai_batch' ? source : null,
   };
   const rows: NewBatchRequest[] = requests.map((r) => ({
     customId: r.customId,
@@ -114,6 +117,7 @@ export async function createBatch(
       cancelInitiatedAt: null,
       endedAt: null,
       counts: { ...EMPTY_COUNTS, processing: rows.length },
+      source: batch.source,
     },
     responseIds: rows.map((r) => r.responseId),
   };
@@ -165,7 +169,7 @@ export async function deleteBatch(deps: BatchDeps, caller: Caller, batchId: stri
   if (batchStatusOf(batch) !== 'ended')
     throw errors.precondition(
       BatchReasons.NOT_ENDED,
-      `Message batch '${batch.id}' is still ${batchStatusOf(batch).replace('_', ' ')}: cancel it and wait for it to end before deleting it.`,
+      `Batch '${batch.id}' is still ${batchStatusOf(batch).replace('_', ' ')}: cancel it and wait for it to end before deleting it.`,
     );
   if (!(await deps.batches.delete(caller.teamId, batch.id))) notFound(batchId);
   return batch.id;
@@ -183,7 +187,7 @@ export async function batchResults(
   if (batchStatusOf(batch) !== 'ended')
     throw errors.precondition(
       BatchReasons.NOT_ENDED,
-      `Message batch '${batch.id}' has not ended: its results can be read once processing_status is "ended".`,
+      `Batch '${batch.id}' has not ended: its results can be read once it has.`,
     );
   const size = Math.min(Math.max(limit || 100, 1), 1000);
   const results = await deps.batches.results(caller.teamId, batch.id, Math.max(offset, 0), size);

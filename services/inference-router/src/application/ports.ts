@@ -15,7 +15,7 @@ import type {
   TokenUsage,
   ToolDefinition,
 } from '../domain/chat';
-import type { BatchKind, BatchRequestState, ChatBatch } from '../domain/batch';
+import type { BatchKind, BatchRequestState, BatchSource, ChatBatch } from '../domain/batch';
 import type { DeploymentRow, ProjectRow } from '../domain/deployment';
 import type { ProjectRouterRow } from '../domain/routing';
 import type { Caller, ChatTurn, FinishReason, GenerateOptions, InferenceTask, ModelRef } from '../domain/model';
@@ -240,7 +240,14 @@ export interface BatchPage {
 /** Batches and their requests, in the router's schema. Another team's batch reads as absent (null or false). */
 export interface ChatBatchStore {
   create(
-    batch: { id: string; kind: BatchKind; caller: Caller; createdAt: Date; expiresAt: Date },
+    batch: {
+      id: string;
+      kind: BatchKind;
+      caller: Caller;
+      createdAt: Date;
+      expiresAt: Date;
+      source: BatchSource | null;
+    },
     requests: NewBatchRequest[],
   ): Promise<void>;
   get(teamId: string, batchId: string): Promise<ChatBatch | null>;

@@ -6,8 +6,21 @@
 /** Where one request is: pending until it has a result. */
 export type BatchRequestState = 'pending' | 'succeeded' | 'errored' | 'canceled' | 'expired';
 export type BatchStatus = 'in_progress' | 'canceling' | 'ended';
-/** An Anthropic message batch, or an OpenAI background Response (a batch of one, never listed with the others). */
-export type BatchKind = 'messages' | 'background_response';
+/**
+ * An Anthropic message batch, an OpenAI background Response (a batch of one, never listed with the others), or an
+ * OpenAI Batch over an uploaded input file.
+ */
+export type BatchKind = 'messages' | 'background_response' | 'openai_batch';
+
+/** What an OpenAI batch was made from, kept with it and returned as given. */
+export interface BatchSource {
+  /** UUID of the uploaded input file. */
+  inputFileId: string;
+  /** The public endpoint every request names (`/v1/chat/completions` or `/v1/responses`). */
+  endpoint: string;
+  /** The batch's own OpenAI metadata. */
+  metadata: Record<string, string>;
+}
 
 export interface BatchCounts {
   /** Requests still pending. */
@@ -28,6 +41,8 @@ export interface ChatBatch {
   /** When the last request got its result; null while any is pending. */
   endedAt: Date | null;
   counts: BatchCounts;
+  /** What an OpenAI batch was made from; null for other kinds. */
+  source: BatchSource | null;
 }
 
 /** Requests per batch, as Anthropic's Message Batches allow at most 100,000; a tenth keeps one batch modest here. */

@@ -40,9 +40,14 @@ const STATUS = {
 const KIND: Record<BatchKind, ChatBatchKind> = {
   messages: ChatBatchKind.MESSAGE_BATCH,
   background_response: ChatBatchKind.BACKGROUND_RESPONSE,
+  openai_batch: ChatBatchKind.OPENAI_BATCH,
 };
 const kindOf = (k: ChatBatchKind): BatchKind =>
-  k === ChatBatchKind.BACKGROUND_RESPONSE ? 'background_response' : 'messages';
+  k === ChatBatchKind.BACKGROUND_RESPONSE
+    ? 'background_response'
+    : k === ChatBatchKind.OPENAI_BATCH
+      ? 'openai_batch'
+      : 'messages';
 
 const OUTCOME: Record<Exclude<BatchRequestState, 'pending'>, ChatBatchOutcome> = {
   succeeded: ChatBatchOutcome.SUCCEEDED,
@@ -61,6 +66,7 @@ function batchToPb(batch: ChatBatch): MessageInitShape<typeof ChatBatchSchema> {
     expiresAt: timestampFromDate(batch.expiresAt),
     ...(batch.endedAt ? { endedAt: timestampFromDate(batch.endedAt) } : {}),
     ...(batch.cancelInitiatedAt ? { cancelInitiatedAt: timestampFromDate(batch.cancelInitiatedAt) } : {}),
+    ...(batch.source ? { source: { ...batch.source } } : {}),
   };
 }
 
@@ -78,7 +84,10 @@ export function batchesHandler(deps: BatchDeps): ServiceImpl<typeof ChatBatchSer
         const chatRequest = r.chat ?? create(ChatRequestSchema);
         return { customId: r.customId, request: toBinary(ChatRequestSchema, chatRequest), store: chatRequest.store };
       });
-      const made = await createBatch(deps, requireCaller(req.caller), requests, kindOf(req.kind));
+      const source = req.source
+        ? { inputFileId: req.source.inputFileId, endpoint: req.source.endpoint, metadata: { ...req.source.metadata } }
+        : null;
+      const made = await createBatch(deps, requireCaller(req.caller), requests, kindOf(req.kind), source);
       return { batch: batchToPb(made.batch), responseIds: made.responseIds };
     },
     async getChatBatch(req) {

@@ -18,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file whetstone/inference/v1/batches.proto.
  */
 export const file_whetstone_inference_v1_batches: GenFile = /*@__PURE__*/
-  fileDesc("CiR3aGV0c3RvbmUvaW5mZXJlbmNlL3YxL2JhdGNoZXMucHJvdG8SFndoZXRzdG9uZS5pbmZlcmVuY2UudjEiVQoNQ2hhdEJhdGNoSXRlbRIRCgljdXN0b21faWQYASABKAkSMQoEY2hhdBgCIAEoCzIjLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdFJlcXVlc3QiswEKFkNyZWF0ZUNoYXRCYXRjaFJlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISNwoIcmVxdWVzdHMYAiADKAsyJS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNoYXRCYXRjaEl0ZW0SMwoEa2luZBgDIAEoDjIlLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdEJhdGNoS2luZCJUChNHZXRDaGF0QmF0Y2hSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEhAKCGJhdGNoX2lkGAIgASgJIlcKFkNhbmNlbENoYXRCYXRjaFJlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISEAoIYmF0Y2hfaWQYAiABKAkiVwoWRGVsZXRlQ2hhdEJhdGNoUmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchIQCghiYXRjaF9pZBgCIAEoCSJsCg9DaGF0QmF0Y2hDb3VudHMSEgoKcHJvY2Vzc2luZxgBIAEoBRIRCglzdWNjZWVkZWQYAiABKAUSDwoHZXJyb3JlZBgDIAEoBRIQCghjYW5jZWxlZBgEIAEoBRIPCgdleHBpcmVkGAUgASgFIoUDCglDaGF0QmF0Y2gSCgoCaWQYASABKAkSNwoGc3RhdHVzGAIgASgOMicud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0QmF0Y2hTdGF0dXMSNwoGY291bnRzGAMgASgLMicud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0QmF0Y2hDb3VudHMSLgoKY3JlYXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKZXhwaXJlc19hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZW5kZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjcKE2NhbmNlbF9pbml0aWF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjMKBGtpbmQYCCABKA4yJS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNoYXRCYXRjaEtpbmQiYQoXQ3JlYXRlQ2hhdEJhdGNoUmVzcG9uc2USMAoFYmF0Y2gYASABKAsyIS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNoYXRCYXRjaBIUCgxyZXNwb25zZV9pZHMYAiADKAkiSAoUR2V0Q2hhdEJhdGNoUmVzcG9uc2USMAoFYmF0Y2gYASABKAsyIS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNoYXRCYXRjaCJLChdDYW5jZWxDaGF0QmF0Y2hSZXNwb25zZRIwCgViYXRjaBgBIAEoCzIhLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdEJhdGNoIq4BChZMaXN0Q2hhdEJhdGNoZXNSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEg0KBWxpbWl0GAIgASgFEhAKCGFmdGVyX2lkGAMgASgJEhEKCWJlZm9yZV9pZBgEIAEoCRIzCgRraW5kGAUgASgOMiUud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0QmF0Y2hLaW5kIlkKFUdldEJhdGNoZWRDYWxsUmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchITCgtyZXNwb25zZV9pZBgCIAEoCSLEAgoWR2V0QmF0Y2hlZENhbGxSZXNwb25zZRIwCgViYXRjaBgBIAEoCzIhLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdEJhdGNoEg8KB3N0YXJ0ZWQYAiABKAgSNwoGcmVzdWx0GAMgASgLMicud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0QmF0Y2hSZXN1bHQSFwoPcmVxdWVzdGVkX21vZGVsGAQgASgJEl0KEHJlcXVlc3RfbWV0YWRhdGEYBSADKAsyQy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkdldEJhdGNoZWRDYWxsUmVzcG9uc2UuUmVxdWVzdE1ldGFkYXRhRW50cnkaNgoUUmVxdWVzdE1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJfChdMaXN0Q2hhdEJhdGNoZXNSZXNwb25zZRIyCgdiYXRjaGVzGAEgAygLMiEud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0QmF0Y2gSEAoIaGFzX21vcmUYAiABKAgiKwoXRGVsZXRlQ2hhdEJhdGNoUmVzcG9uc2USEAoIYmF0Y2hfaWQYASABKAkihQMKD0NoYXRCYXRjaFJlc3VsdBIRCgljdXN0b21faWQYASABKAkSOQoHb3V0Y29tZRgCIAEoDjIoLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdEJhdGNoT3V0Y29tZRIzCgVyZXBseRgDIAEoCzIkLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdFJlc3BvbnNlEi8KBWVycm9yGAQgASgLMiAud2hldHN0b25lLmNvbW1vbi52MS5FcnJvckRldGFpbBIVCg1lcnJvcl9tZXNzYWdlGAUgASgJEhcKD3JlcXVlc3RlZF9tb2RlbBgGIAEoCRJWChByZXF1ZXN0X21ldGFkYXRhGAcgAygLMjwud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0QmF0Y2hSZXN1bHQuUmVxdWVzdE1ldGFkYXRhRW50cnkaNgoUUmVxdWVzdE1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJ7ChtMaXN0Q2hhdEJhdGNoUmVzdWx0c1JlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISEAoIYmF0Y2hfaWQYAiABKAkSDgoGb2Zmc2V0GAMgASgFEg0KBWxpbWl0GAQgASgFIm0KHExpc3RDaGF0QmF0Y2hSZXN1bHRzUmVzcG9uc2USOAoHcmVzdWx0cxgBIAMoCzInLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdEJhdGNoUmVzdWx0EhMKC25leHRfb2Zmc2V0GAIgASgFKnwKDUNoYXRCYXRjaEtpbmQSHwobQ0hBVF9CQVRDSF9LSU5EX1VOU1BFQ0lGSUVEEAASIQodQ0hBVF9CQVRDSF9LSU5EX01FU1NBR0VfQkFUQ0gQARInCiNDSEFUX0JBVENIX0tJTkRfQkFDS0dST1VORF9SRVNQT05TRRACKpUBCg9DaGF0QmF0Y2hTdGF0dXMSIQodQ0hBVF9CQVRDSF9TVEFUVVNfVU5TUEVDSUZJRUQQABIhCh1DSEFUX0JBVENIX1NUQVRVU19JTl9QUk9HUkVTUxABEh8KG0NIQVRfQkFUQ0hfU1RBVFVTX0NBTkNFTElORxACEhsKF0NIQVRfQkFUQ0hfU1RBVFVTX0VOREVEEAMquQEKEENoYXRCYXRjaE91dGNvbWUSIgoeQ0hBVF9CQVRDSF9PVVRDT01FX1VOU1BFQ0lGSUVEEAASIAocQ0hBVF9CQVRDSF9PVVRDT01FX1NVQ0NFRURFRBABEh4KGkNIQVRfQkFUQ0hfT1VUQ09NRV9FUlJPUkVEEAISHwobQ0hBVF9CQVRDSF9PVVRDT01FX0NBTkNFTEVEEAMSHgoaQ0hBVF9CQVRDSF9PVVRDT01FX0VYUElSRUQQBDLCBgoQQ2hhdEJhdGNoU2VydmljZRJyCg9DcmVhdGVDaGF0QmF0Y2gSLi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNyZWF0ZUNoYXRCYXRjaFJlcXVlc3QaLy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNyZWF0ZUNoYXRCYXRjaFJlc3BvbnNlEmkKDEdldENoYXRCYXRjaBIrLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuR2V0Q2hhdEJhdGNoUmVxdWVzdBosLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuR2V0Q2hhdEJhdGNoUmVzcG9uc2UScgoPTGlzdENoYXRCYXRjaGVzEi4ud2hldHN0b25lLmluZmVyZW5jZS52MS5MaXN0Q2hhdEJhdGNoZXNSZXF1ZXN0Gi8ud2hldHN0b25lLmluZmVyZW5jZS52MS5MaXN0Q2hhdEJhdGNoZXNSZXNwb25zZRJyCg9DYW5jZWxDaGF0QmF0Y2gSLi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNhbmNlbENoYXRCYXRjaFJlcXVlc3QaLy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNhbmNlbENoYXRCYXRjaFJlc3BvbnNlEnIKD0RlbGV0ZUNoYXRCYXRjaBIuLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRGVsZXRlQ2hhdEJhdGNoUmVxdWVzdBovLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRGVsZXRlQ2hhdEJhdGNoUmVzcG9uc2USbwoOR2V0QmF0Y2hlZENhbGwSLS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkdldEJhdGNoZWRDYWxsUmVxdWVzdBouLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuR2V0QmF0Y2hlZENhbGxSZXNwb25zZRKBAQoUTGlzdENoYXRCYXRjaFJlc3VsdHMSMy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RDaGF0QmF0Y2hSZXN1bHRzUmVxdWVzdBo0LndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdENoYXRCYXRjaFJlc3VsdHNSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_whetstone_common_v1_caller, file_whetstone_common_v1_error, file_whetstone_inference_v1_router]);
+  fileDesc("CiR3aGV0c3RvbmUvaW5mZXJlbmNlL3YxL2JhdGNoZXMucHJvdG8SFndoZXRzdG9uZS5pbmZlcmVuY2UudjEiVQoNQ2hhdEJhdGNoSXRlbRIRCgljdXN0b21faWQYASABKAkSMQoEY2hhdBgCIAEoCzIjLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdFJlcXVlc3QitAEKD0NoYXRCYXRjaFNvdXJjZRIVCg1pbnB1dF9maWxlX2lkGAEgASgJEhAKCGVuZHBvaW50GAIgASgJEkcKCG1ldGFkYXRhGAMgAygLMjUud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0QmF0Y2hTb3VyY2UuTWV0YWRhdGFFbnRyeRovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEi7AEKFkNyZWF0ZUNoYXRCYXRjaFJlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISNwoIcmVxdWVzdHMYAiADKAsyJS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNoYXRCYXRjaEl0ZW0SMwoEa2luZBgDIAEoDjIlLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdEJhdGNoS2luZBI3CgZzb3VyY2UYBCABKAsyJy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNoYXRCYXRjaFNvdXJjZSJUChNHZXRDaGF0QmF0Y2hSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEhAKCGJhdGNoX2lkGAIgASgJIlcKFkNhbmNlbENoYXRCYXRjaFJlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISEAoIYmF0Y2hfaWQYAiABKAkiVwoWRGVsZXRlQ2hhdEJhdGNoUmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchIQCghiYXRjaF9pZBgCIAEoCSJsCg9DaGF0QmF0Y2hDb3VudHMSEgoKcHJvY2Vzc2luZxgBIAEoBRIRCglzdWNjZWVkZWQYAiABKAUSDwoHZXJyb3JlZBgDIAEoBRIQCghjYW5jZWxlZBgEIAEoBRIPCgdleHBpcmVkGAUgASgFIr4DCglDaGF0QmF0Y2gSCgoCaWQYASABKAkSNwoGc3RhdHVzGAIgASgOMicud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0QmF0Y2hTdGF0dXMSNwoGY291bnRzGAMgASgLMicud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0QmF0Y2hDb3VudHMSLgoKY3JlYXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKZXhwaXJlc19hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZW5kZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjcKE2NhbmNlbF9pbml0aWF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjMKBGtpbmQYCCABKA4yJS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNoYXRCYXRjaEtpbmQSNwoGc291cmNlGAkgASgLMicud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0QmF0Y2hTb3VyY2UiYQoXQ3JlYXRlQ2hhdEJhdGNoUmVzcG9uc2USMAoFYmF0Y2gYASABKAsyIS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNoYXRCYXRjaBIUCgxyZXNwb25zZV9pZHMYAiADKAkiSAoUR2V0Q2hhdEJhdGNoUmVzcG9uc2USMAoFYmF0Y2gYASABKAsyIS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNoYXRCYXRjaCJLChdDYW5jZWxDaGF0QmF0Y2hSZXNwb25zZRIwCgViYXRjaBgBIAEoCzIhLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdEJhdGNoIq4BChZMaXN0Q2hhdEJhdGNoZXNSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEg0KBWxpbWl0GAIgASgFEhAKCGFmdGVyX2lkGAMgASgJEhEKCWJlZm9yZV9pZBgEIAEoCRIzCgRraW5kGAUgASgOMiUud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0QmF0Y2hLaW5kIlkKFUdldEJhdGNoZWRDYWxsUmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchITCgtyZXNwb25zZV9pZBgCIAEoCSLEAgoWR2V0QmF0Y2hlZENhbGxSZXNwb25zZRIwCgViYXRjaBgBIAEoCzIhLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdEJhdGNoEg8KB3N0YXJ0ZWQYAiABKAgSNwoGcmVzdWx0GAMgASgLMicud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0QmF0Y2hSZXN1bHQSFwoPcmVxdWVzdGVkX21vZGVsGAQgASgJEl0KEHJlcXVlc3RfbWV0YWRhdGEYBSADKAsyQy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkdldEJhdGNoZWRDYWxsUmVzcG9uc2UuUmVxdWVzdE1ldGFkYXRhRW50cnkaNgoUUmVxdWVzdE1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJfChdMaXN0Q2hhdEJhdGNoZXNSZXNwb25zZRIyCgdiYXRjaGVzGAEgAygLMiEud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0QmF0Y2gSEAoIaGFzX21vcmUYAiABKAgiKwoXRGVsZXRlQ2hhdEJhdGNoUmVzcG9uc2USEAoIYmF0Y2hfaWQYASABKAkihQMKD0NoYXRCYXRjaFJlc3VsdBIRCgljdXN0b21faWQYASABKAkSOQoHb3V0Y29tZRgCIAEoDjIoLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdEJhdGNoT3V0Y29tZRIzCgVyZXBseRgDIAEoCzIkLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdFJlc3BvbnNlEi8KBWVycm9yGAQgASgLMiAud2hldHN0b25lLmNvbW1vbi52MS5FcnJvckRldGFpbBIVCg1lcnJvcl9tZXNzYWdlGAUgASgJEhcKD3JlcXVlc3RlZF9tb2RlbBgGIAEoCRJWChByZXF1ZXN0X21ldGFkYXRhGAcgAygLMjwud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0QmF0Y2hSZXN1bHQuUmVxdWVzdE1ldGFkYXRhRW50cnkaNgoUUmVxdWVzdE1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJ7ChtMaXN0Q2hhdEJhdGNoUmVzdWx0c1JlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISEAoIYmF0Y2hfaWQYAiABKAkSDgoGb2Zmc2V0GAMgASgFEg0KBWxpbWl0GAQgASgFIm0KHExpc3RDaGF0QmF0Y2hSZXN1bHRzUmVzcG9uc2USOAoHcmVzdWx0cxgBIAMoCzInLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdEJhdGNoUmVzdWx0EhMKC25leHRfb2Zmc2V0GAIgASgFKp4BCg1DaGF0QmF0Y2hLaW5kEh8KG0NIQVRfQkFUQ0hfS0lORF9VTlNQRUNJRklFRBAAEiEKHUNIQVRfQkFUQ0hfS0lORF9NRVNTQUdFX0JBVENIEAESJwojQ0hBVF9CQVRDSF9LSU5EX0JBQ0tHUk9VTkRfUkVTUE9OU0UQAhIgChxDSEFUX0JBVENIX0tJTkRfT1BFTkFJX0JBVENIEAMqlQEKD0NoYXRCYXRjaFN0YXR1cxIhCh1DSEFUX0JBVENIX1NUQVRVU19VTlNQRUNJRklFRBAAEiEKHUNIQVRfQkFUQ0hfU1RBVFVTX0lOX1BST0dSRVNTEAESHwobQ0hBVF9CQVRDSF9TVEFUVVNfQ0FOQ0VMSU5HEAISGwoXQ0hBVF9CQVRDSF9TVEFUVVNfRU5ERUQQAyq5AQoQQ2hhdEJhdGNoT3V0Y29tZRIiCh5DSEFUX0JBVENIX09VVENPTUVfVU5TUEVDSUZJRUQQABIgChxDSEFUX0JBVENIX09VVENPTUVfU1VDQ0VFREVEEAESHgoaQ0hBVF9CQVRDSF9PVVRDT01FX0VSUk9SRUQQAhIfChtDSEFUX0JBVENIX09VVENPTUVfQ0FOQ0VMRUQQAxIeChpDSEFUX0JBVENIX09VVENPTUVfRVhQSVJFRBAEMsIGChBDaGF0QmF0Y2hTZXJ2aWNlEnIKD0NyZWF0ZUNoYXRCYXRjaBIuLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ3JlYXRlQ2hhdEJhdGNoUmVxdWVzdBovLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ3JlYXRlQ2hhdEJhdGNoUmVzcG9uc2USaQoMR2V0Q2hhdEJhdGNoEisud2hldHN0b25lLmluZmVyZW5jZS52MS5HZXRDaGF0QmF0Y2hSZXF1ZXN0Giwud2hldHN0b25lLmluZmVyZW5jZS52MS5HZXRDaGF0QmF0Y2hSZXNwb25zZRJyCg9MaXN0Q2hhdEJhdGNoZXMSLi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RDaGF0QmF0Y2hlc1JlcXVlc3QaLy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RDaGF0QmF0Y2hlc1Jlc3BvbnNlEnIKD0NhbmNlbENoYXRCYXRjaBIuLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2FuY2VsQ2hhdEJhdGNoUmVxdWVzdBovLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2FuY2VsQ2hhdEJhdGNoUmVzcG9uc2UScgoPRGVsZXRlQ2hhdEJhdGNoEi4ud2hldHN0b25lLmluZmVyZW5jZS52MS5EZWxldGVDaGF0QmF0Y2hSZXF1ZXN0Gi8ud2hldHN0b25lLmluZmVyZW5jZS52MS5EZWxldGVDaGF0QmF0Y2hSZXNwb25zZRJvCg5HZXRCYXRjaGVkQ2FsbBItLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuR2V0QmF0Y2hlZENhbGxSZXF1ZXN0Gi4ud2hldHN0b25lLmluZmVyZW5jZS52MS5HZXRCYXRjaGVkQ2FsbFJlc3BvbnNlEoEBChRMaXN0Q2hhdEJhdGNoUmVzdWx0cxIzLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdENoYXRCYXRjaFJlc3VsdHNSZXF1ZXN0GjQud2hldHN0b25lLmluZmVyZW5jZS52MS5MaXN0Q2hhdEJhdGNoUmVzdWx0c1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_whetstone_common_v1_caller, file_whetstone_common_v1_error, file_whetstone_inference_v1_router]);
 
 /**
  * ChatBatchItem is one request of a batch.
@@ -49,6 +49,41 @@ export const ChatBatchItemSchema: GenMessage<ChatBatchItem> = /*@__PURE__*/
   messageDesc(file_whetstone_inference_v1_batches, 0);
 
 /**
+ * ChatBatchSource is what an OpenAI batch was made from, kept with it and returned as given.
+ *
+ * @generated from message whetstone.inference.v1.ChatBatchSource
+ */
+export type ChatBatchSource = Message<"whetstone.inference.v1.ChatBatchSource"> & {
+  /**
+   * UUID of the uploaded input file (the dataset service's FileService).
+   *
+   * @generated from field: string input_file_id = 1;
+   */
+  inputFileId: string;
+
+  /**
+   * The public endpoint every request names: /v1/chat/completions or /v1/responses.
+   *
+   * @generated from field: string endpoint = 2;
+   */
+  endpoint: string;
+
+  /**
+   * The batch's own OpenAI `metadata` (up to 16 pairs).
+   *
+   * @generated from field: map<string, string> metadata = 3;
+   */
+  metadata: { [key: string]: string };
+};
+
+/**
+ * Describes the message whetstone.inference.v1.ChatBatchSource.
+ * Use `create(ChatBatchSourceSchema)` to create a new message.
+ */
+export const ChatBatchSourceSchema: GenMessage<ChatBatchSource> = /*@__PURE__*/
+  messageDesc(file_whetstone_inference_v1_batches, 1);
+
+/**
  * CreateChatBatchRequest is a new batch.
  *
  * @generated from message whetstone.inference.v1.CreateChatBatchRequest
@@ -74,6 +109,13 @@ export type CreateChatBatchRequest = Message<"whetstone.inference.v1.CreateChatB
    * @generated from field: whetstone.inference.v1.ChatBatchKind kind = 3;
    */
   kind: ChatBatchKind;
+
+  /**
+   * What an OpenAI batch was made from; unset for other kinds.
+   *
+   * @generated from field: whetstone.inference.v1.ChatBatchSource source = 4;
+   */
+  source?: ChatBatchSource | undefined;
 };
 
 /**
@@ -81,7 +123,7 @@ export type CreateChatBatchRequest = Message<"whetstone.inference.v1.CreateChatB
  * Use `create(CreateChatBatchRequestSchema)` to create a new message.
  */
 export const CreateChatBatchRequestSchema: GenMessage<CreateChatBatchRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_batches, 1);
+  messageDesc(file_whetstone_inference_v1_batches, 2);
 
 /**
  * GetChatBatchRequest names the batch to read.
@@ -109,7 +151,7 @@ export type GetChatBatchRequest = Message<"whetstone.inference.v1.GetChatBatchRe
  * Use `create(GetChatBatchRequestSchema)` to create a new message.
  */
 export const GetChatBatchRequestSchema: GenMessage<GetChatBatchRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_batches, 2);
+  messageDesc(file_whetstone_inference_v1_batches, 3);
 
 /**
  * CancelChatBatchRequest names the batch to cancel.
@@ -137,7 +179,7 @@ export type CancelChatBatchRequest = Message<"whetstone.inference.v1.CancelChatB
  * Use `create(CancelChatBatchRequestSchema)` to create a new message.
  */
 export const CancelChatBatchRequestSchema: GenMessage<CancelChatBatchRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_batches, 3);
+  messageDesc(file_whetstone_inference_v1_batches, 4);
 
 /**
  * DeleteChatBatchRequest names the batch to delete.
@@ -165,7 +207,7 @@ export type DeleteChatBatchRequest = Message<"whetstone.inference.v1.DeleteChatB
  * Use `create(DeleteChatBatchRequestSchema)` to create a new message.
  */
 export const DeleteChatBatchRequestSchema: GenMessage<DeleteChatBatchRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_batches, 4);
+  messageDesc(file_whetstone_inference_v1_batches, 5);
 
 /**
  * ChatBatchCounts counts a batch's requests by where they are.
@@ -214,7 +256,7 @@ export type ChatBatchCounts = Message<"whetstone.inference.v1.ChatBatchCounts"> 
  * Use `create(ChatBatchCountsSchema)` to create a new message.
  */
 export const ChatBatchCountsSchema: GenMessage<ChatBatchCounts> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_batches, 5);
+  messageDesc(file_whetstone_inference_v1_batches, 6);
 
 /**
  * ChatBatch is a batch as its owner sees it.
@@ -277,6 +319,13 @@ export type ChatBatch = Message<"whetstone.inference.v1.ChatBatch"> & {
    * @generated from field: whetstone.inference.v1.ChatBatchKind kind = 8;
    */
   kind: ChatBatchKind;
+
+  /**
+   * What an OpenAI batch was made from; unset for other kinds.
+   *
+   * @generated from field: whetstone.inference.v1.ChatBatchSource source = 9;
+   */
+  source?: ChatBatchSource | undefined;
 };
 
 /**
@@ -284,7 +333,7 @@ export type ChatBatch = Message<"whetstone.inference.v1.ChatBatch"> & {
  * Use `create(ChatBatchSchema)` to create a new message.
  */
 export const ChatBatchSchema: GenMessage<ChatBatch> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_batches, 6);
+  messageDesc(file_whetstone_inference_v1_batches, 7);
 
 /**
  * CreateChatBatchResponse is the batch just stored.
@@ -312,7 +361,7 @@ export type CreateChatBatchResponse = Message<"whetstone.inference.v1.CreateChat
  * Use `create(CreateChatBatchResponseSchema)` to create a new message.
  */
 export const CreateChatBatchResponseSchema: GenMessage<CreateChatBatchResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_batches, 7);
+  messageDesc(file_whetstone_inference_v1_batches, 8);
 
 /**
  * GetChatBatchResponse is the batch read.
@@ -333,7 +382,7 @@ export type GetChatBatchResponse = Message<"whetstone.inference.v1.GetChatBatchR
  * Use `create(GetChatBatchResponseSchema)` to create a new message.
  */
 export const GetChatBatchResponseSchema: GenMessage<GetChatBatchResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_batches, 8);
+  messageDesc(file_whetstone_inference_v1_batches, 9);
 
 /**
  * CancelChatBatchResponse is the batch as cancelled.
@@ -354,7 +403,7 @@ export type CancelChatBatchResponse = Message<"whetstone.inference.v1.CancelChat
  * Use `create(CancelChatBatchResponseSchema)` to create a new message.
  */
 export const CancelChatBatchResponseSchema: GenMessage<CancelChatBatchResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_batches, 9);
+  messageDesc(file_whetstone_inference_v1_batches, 10);
 
 /**
  * ListChatBatchesRequest asks for a page of the team's batches, newest first.
@@ -403,7 +452,7 @@ export type ListChatBatchesRequest = Message<"whetstone.inference.v1.ListChatBat
  * Use `create(ListChatBatchesRequestSchema)` to create a new message.
  */
 export const ListChatBatchesRequestSchema: GenMessage<ListChatBatchesRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_batches, 10);
+  messageDesc(file_whetstone_inference_v1_batches, 11);
 
 /**
  * GetBatchedCallRequest names a request by the response id minted for it.
@@ -431,7 +480,7 @@ export type GetBatchedCallRequest = Message<"whetstone.inference.v1.GetBatchedCa
  * Use `create(GetBatchedCallRequestSchema)` to create a new message.
  */
 export const GetBatchedCallRequestSchema: GenMessage<GetBatchedCallRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_batches, 11);
+  messageDesc(file_whetstone_inference_v1_batches, 12);
 
 /**
  * GetBatchedCallResponse is where that request is.
@@ -480,7 +529,7 @@ export type GetBatchedCallResponse = Message<"whetstone.inference.v1.GetBatchedC
  * Use `create(GetBatchedCallResponseSchema)` to create a new message.
  */
 export const GetBatchedCallResponseSchema: GenMessage<GetBatchedCallResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_batches, 12);
+  messageDesc(file_whetstone_inference_v1_batches, 13);
 
 /**
  * ListChatBatchesResponse is one page of batches.
@@ -508,7 +557,7 @@ export type ListChatBatchesResponse = Message<"whetstone.inference.v1.ListChatBa
  * Use `create(ListChatBatchesResponseSchema)` to create a new message.
  */
 export const ListChatBatchesResponseSchema: GenMessage<ListChatBatchesResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_batches, 13);
+  messageDesc(file_whetstone_inference_v1_batches, 14);
 
 /**
  * DeleteChatBatchResponse confirms a deletion.
@@ -529,7 +578,7 @@ export type DeleteChatBatchResponse = Message<"whetstone.inference.v1.DeleteChat
  * Use `create(DeleteChatBatchResponseSchema)` to create a new message.
  */
 export const DeleteChatBatchResponseSchema: GenMessage<DeleteChatBatchResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_batches, 14);
+  messageDesc(file_whetstone_inference_v1_batches, 15);
 
 /**
  * ChatBatchResult is one request's result.
@@ -592,7 +641,7 @@ export type ChatBatchResult = Message<"whetstone.inference.v1.ChatBatchResult"> 
  * Use `create(ChatBatchResultSchema)` to create a new message.
  */
 export const ChatBatchResultSchema: GenMessage<ChatBatchResult> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_batches, 15);
+  messageDesc(file_whetstone_inference_v1_batches, 16);
 
 /**
  * ListChatBatchResultsRequest asks for a page of an ended batch's results.
@@ -634,7 +683,7 @@ export type ListChatBatchResultsRequest = Message<"whetstone.inference.v1.ListCh
  * Use `create(ListChatBatchResultsRequestSchema)` to create a new message.
  */
 export const ListChatBatchResultsRequestSchema: GenMessage<ListChatBatchResultsRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_batches, 16);
+  messageDesc(file_whetstone_inference_v1_batches, 17);
 
 /**
  * ListChatBatchResultsResponse is one page of results.
@@ -662,7 +711,7 @@ export type ListChatBatchResultsResponse = Message<"whetstone.inference.v1.ListC
  * Use `create(ListChatBatchResultsResponseSchema)` to create a new message.
  */
 export const ListChatBatchResultsResponseSchema: GenMessage<ListChatBatchResultsResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_batches, 17);
+  messageDesc(file_whetstone_inference_v1_batches, 18);
 
 /**
  * ChatBatchKind is what a batch stands for on the public surface.
@@ -690,6 +739,13 @@ export enum ChatBatchKind {
    * @generated from enum value: CHAT_BATCH_KIND_BACKGROUND_RESPONSE = 2;
    */
   BACKGROUND_RESPONSE = 2,
+
+  /**
+   * An OpenAI Batch (`/v1/batches`) over an uploaded input file of chat completions or Responses requests.
+   *
+   * @generated from enum value: CHAT_BATCH_KIND_OPENAI_BATCH = 3;
+   */
+  OPENAI_BATCH = 3,
 }
 
 /**

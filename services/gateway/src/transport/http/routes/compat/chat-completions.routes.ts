@@ -5,7 +5,7 @@ import { authOf } from '../../auth';
 import { parseParams } from '../../validate';
 import { toolCallOut } from './blocks';
 import { ChatCompletionsBody, chatInputOf } from './chat-completions.schema';
-import { collectChat, errorBodyOf, pumpChat, Sse, startChat, type ChatStart } from './chat-run';
+import { type ChatReply, collectChat, errorBodyOf, pumpChat, Sse, startChat, type ChatStart } from './chat-run';
 import {
   CHAT_COMPLETIONS,
   completionMessagesOf,
@@ -27,11 +27,15 @@ const toolDeltaOut = (d: ChatToolCallDelta) => ({
 });
 
 async function completion(start: ChatStart, model: string, includeReasoning: boolean) {
-  const reply = await collectChat(start);
+  return completionOfReply(await collectChat(start), start.created, model, includeReasoning);
+}
+
+/** The chat.completion object of a whole reply (a JSON answer, or a batch request's result). */
+export function completionOfReply(reply: ChatReply, created: number, model: string, includeReasoning: boolean) {
   return {
     id: `chatcmpl-${reply.responseId}`,
     object: 'chat.completion',
-    created: start.created,
+    created,
     model,
     choices: [
       {

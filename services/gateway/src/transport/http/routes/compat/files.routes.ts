@@ -1,0 +1,215 @@
+import type { Request, Response } from 'express';
+import multer from 'multer';
+import { z } from 'zod';
+import { AppError, isUuid, Reasons } from '@whetstone/errors';
+import type { ChatBatches, FilesPort, Principal, StoredFileView } from '../../../../application/ports';
+import type { Api } from '../../api';
+import { authOf } from '../../auth';
+import { invalidBody, parseParams } from '../../validate';
+import { batchFile, renderBatchFile } from './openai-batches';
+
+/**
+ * OpenAI's Files API (the `openai` client's `files`): a team uploads files (an OpenAI batch's input, purpose
+ * `batch`), lists, reads and deletes them. The dataset service keeps them (blob store and Postgres). A batch's
+ * output and error files are read here too, rendered from the batch's results.
+ */
+
+export const FILE_ID_PREFIX = 'file-';
+const PURPOSES = ['batch', 'fine-tune', 'assistants', 'vision', 'user_data', 'evals'] as const;
+
+const UploadFields = z.object({
+  purpose: z.enum(PURPOSES, { message: `must be one of ${PURPOSES.join(', ')}` }),
+  expires_after: z
+    .object({
+      anchor: z.literal('created_at', { message: 'must be created_at' }),
+      seconds: z.coerce
+        .number()
+        .int('must be a whole number of seconds')
+        .min(3600, 'must be at least 3600 (1 hour)')
+        .max(2_592_000, 'must be at most 2592000 (30 days)'),
+    })
+    .optional(),
+});
+
+const ListQuery = z.object({
+  purpose: z.string().max(64).optional(),
+  limit: z.coerce.number().int().min(1).max(10_000).optional(),
+  after: z.string().max(200).optional(),
+  order: z.enum(['asc', 'desc']).optional(),
+});
+
+const notFound = (id: string) =>
+  new AppError('NotFound', 'FILE_NOT_FOUND', `File '${id.slice(0, 100)}' was not found.`);
+
+/** The UUID inside a public `file-…` id of an uploaded file; anything else names none. */
+function fileIdOf(publicId: string): string {
+  const id = publicId.startsWith(FILE_ID_PREFIX) ? publicId.slice(FILE_ID_PREFIX.length) : '';
+  if (!isUuid(id)) throw notFound(publicId);
+  return id;
+}
+
+const unix = (d: Date) => Math.floor(d.getTime() / 1000);
+
+/** OpenAI's File object. */
+export function fileObject(file: Omit<StoredFileView, 'id'> & { id: string }) {
+  return {
+    id: file.id,
+    object: 'file',
+    bytes: file.bytes,
+    created_at: unix(file.createdAt),
+    expires_at: file.expiresAt ? unix(file.expiresAt) : null,
+    filename: file.filename,
+    purpose: file.purpose,
+    status: 'processed',
+    status_details: null,
+  };
+}
+
+const publicFile = (file: StoredFileView) => fileObject({ ...file, id: `${FILE_ID_PREFIX}${file.id}` });
+
+/** Reads the multipart body (one `file` part and its fields) within the size limit. */
+async function readUpload(req: Request, res: Response, maxBytes: number): Promise<Express.Multer.File> {
+  if (!req.is('multipart/form-data'))
+    throw new AppError('InvalidArgument', Reasons.VALIDATION_FAILED, 'Send the file as multipart/form-data', {
+      fieldErrors: [{ field: 'file', message: 'is required: send multipart/form-data with a file part' }],
+    });
+  const upload = multer({ storage: multer.memoryStorage(), limits: { fileSize: maxBytes, files: 1, fields: 10 } });
+  await new Promise<void>((resolve, reject) =>
+    upload.single('file')(req, res, (err: unknown) => (err ? reject(uploadError(err, maxBytes)) : resolve())),
+  );
+  if (!req.file) throw invalidBody('file', 'is required');
+  return req.file;
+}
+
+function uploadError(err: unknown, maxBytes: number): unknown {
+  if (!(err instanceof multer.MulterError)) return err;
+  if (err.code === 'LIMIT_FILE_SIZE')
+    return new AppError(
+      'PayloadTooLarge',
+      Reasons.PAYLOAD_TOO_LARGE,
+      `The file exceeds the size limit of ${maxBytes.toLocaleString('en-US')} bytes`,
+    );
+  if (err.code === 'LIMIT_UNEXPECTED_FILE' || err.code === 'LIMIT_FILE_COUNT')
+    return invalidBody(err.field ?? 'file', 'send exactly one file, in the part named file');
+  return invalidBody(err.field ?? '(body)', err.message);
+}
+
+const tag = 'Compatible surfaces';
+
+/** POST/GET /v1/files, GET/DELETE /v1/files/:file_id and GET …/content. */
+export function registerFileRoutes(api: Api, files: FilesPort, batches: ChatBatches | undefined, maxBytes: number) {
+  api.route(
+    {
+      method: 'post',
+      path: '/v1/files',
+      summary: `OpenAI-compatible file upload (multipart/form-data: \`file\`, \`purpose\`, optional \`expires_after[anchor]\`/\`expires_after[seconds]\`), up to ${maxBytes.toLocaleString('en-US')} bytes`,
+      tag,
+      auth: 'key',
+      response: { status: 200, description: 'The `file` object' },
+    },
+    async ({ req, res }) => {
+      const part = await readUpload(req, res, maxBytes);
+      const fields = UploadFields.safeParse(req.body ?? {});
+      if (!fields.success) {
+        const issue = fields.error.issues[0]!;
+        throw invalidBody(issue.path.map(String).join('.') || 'purpose', issue.message);
+      }
+      const stored = await files.upload(authOf(res).principal, {
+        filename: part.originalname || 'file',
+        purpose: fields.data.purpose,
+        content: new Uint8Array(part.buffer),
+        ...(fields.data.expires_after ? { expiresAfterSeconds: fields.data.expires_after.seconds } : {}),
+      });
+      return publicFile(stored);
+    },
+  );
+
+  api.route(
+    {
+      method: 'get',
+      path: '/v1/files',
+      summary:
+        'The team\'s uploaded files: `{object: "list", data, first_id, last_id, has_more}`; `purpose`, `limit` (1–10000), `after`, `order` (asc or desc, default desc)',
+      tag,
+      auth: 'key-or-session',
+    },
+    async ({ req, res }) => {
+      const q = parseParams(ListQuery, req.query, 'query');
+      const page = await files.list(authOf(res).principal, {
+        purpose: q.purpose,
+        limit: q.limit ?? 10_000,
+        afterId: q.after === undefined ? undefined : fileIdOf(q.after),
+        ascending: q.order === 'asc',
+      });
+      const data = page.files.map(publicFile);
+      return {
+        object: 'list',
+        data,
+        first_id: data[0]?.id ?? null,
+        last_id: data.at(-1)?.id ?? null,
+        has_more: page.hasMore,
+      };
+    },
+  );
+
+  registerFileReadRoutes(api, files, batches);
+}
+
+/** A file the id names: an uploaded one, or a batch's output or error file. */
+async function anyFile(files: FilesPort, batches: ChatBatches | undefined, principal: Principal, id: string) {
+  const derived = batches ? await batchFile(batches, principal, id) : null;
+  if (derived) return derived;
+  return publicFile(await files.get(principal, fileIdOf(id)));
+}
+
+function registerFileReadRoutes(api: Api, files: FilesPort, batches: ChatBatches | undefined): void {
+  api.route(
+    { method: 'get', path: '/v1/files/:file_id', summary: 'One file (the `file` object)', tag, auth: 'key-or-session' },
+    async ({ req, res }) => anyFile(files, batches, authOf(res).principal, String(req.params.file_id)),
+  );
+
+  api.route(
+    {
+      method: 'get',
+      path: '/v1/files/:file_id/content',
+      summary: "A file's bytes (a batch's output and error files as JSON Lines)",
+      tag,
+      auth: 'key-or-session',
+      response: { status: 200, description: 'The bytes as uploaded; `application/jsonl` for a batch output' },
+    },
+    async ({ req, res }) => {
+      const principal = authOf(res).principal;
+      const id = String(req.params.file_id);
+      if (batches && (await renderBatchFile(batches, principal, id, res))) return undefined;
+      const { file, content } = await files.content(principal, fileIdOf(id));
+      res
+        .status(200)
+        .type('application/octet-stream')
+        .setHeader('Content-Disposition', `attachment; filename="${file.filename.replace(/["\\\r\n]/g, '_')}"`);
+      res.end(Buffer.from(content));
+      return undefined;
+    },
+  );
+
+  api.route(
+    {
+      method: 'delete',
+      path: '/v1/files/:file_id',
+      summary: 'Delete an uploaded file: `{id, object: "file", deleted: true}` (a batch output goes with its batch)',
+      tag,
+      auth: 'key-or-session',
+    },
+    async ({ req, res }) => {
+      const principal = authOf(res).principal;
+      const id = String(req.params.file_id);
+      if (batches && (await batchFile(batches, principal, id)))
+        throw new AppError(
+          'FailedPrecondition',
+          'FILE_NOT_DELETABLE',
+          `File '${id}' is a batch's output: it is kept as long as its batch.`,
+        );
+      await files.delete(principal, fileIdOf(id));
+      return { id, object: 'file', deleted: true };
+    },
+  );
+}

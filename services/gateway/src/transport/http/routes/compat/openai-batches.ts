@@ -1,0 +1,264 @@
+import type { Response } from 'express';
+import type { z } from 'zod';
+import { AppError, isUuid, Reasons, toHttpError, type FieldError } from '@whetstone/errors';
+import type {
+  ChatBatches,
+  ChatBatchResultView,
+  ChatBatchView,
+  ChatInput,
+  Principal,
+} from '../../../../application/ports';
+import { ToolCallAssembler } from './chat-run';
+import { completionOfReply } from './chat-completions.routes';
+import { ChatCompletionsBody, chatInputOf } from './chat-completions.schema';
+import { responseOfReply } from './responses.routes';
+import { ResponsesBody, responsesInputOf } from './responses.schema';
+import { fileObject } from './files.routes';
+
+/**
+ * OpenAI's Batch API over an uploaded input file: each JSON line `{custom_id, method: "POST", url, body}` is a
+ * chat completions or Responses request, checked when the batch is made and then run by the router's batch worker
+ * (the one that runs Anthropic's Message Batches), each billed and (when it asks to be stored) recorded as the call
+ * it is. Once the batch has ended, its output file (answered requests) and error file (failed, expired and
+ * cancelled ones) are rendered from its results as JSON Lines.
+ */
+
+export const BATCH_ID_PREFIX = 'batch_';
+const OUTPUT_PREFIX = 'file-batch_output-';
+const ERRORS_PREFIX = 'file-batch_errors-';
+/** Requests per batch (the router's limit). */
+export const MAX_BATCH_LINES = 10_000;
+/** Validation problems listed in one error; the rest are counted. */
+const MAX_LISTED = 20;
+
+export const ENDPOINTS = ['/v1/chat/completions', '/v1/responses'] as const;
+type Endpoint = (typeof ENDPOINTS)[number];
+
+export const batchNotFound = (id: string) =>
+  new AppError('NotFound', 'BATCH_NOT_FOUND', `Batch '${id.slice(0, 100)}' was not found.`);
+
+/** An OpenAI batch of the team by its public `batch_…` id. */
+export async function openAiBatch(batches: ChatBatches, principal: Principal, publicId: string) {
+  const id = publicId.startsWith(BATCH_ID_PREFIX) ? publicId.slice(BATCH_ID_PREFIX.length) : '';
+  if (!isUuid(id)) throw batchNotFound(publicId);
+  const batch = await batches.get(principal, id);
+  if (batch.kind !== 'openai_batch') throw batchNotFound(publicId);
+  return batch;
+}
+
+const unix = (d: Date | null) => (d ? Math.floor(d.getTime() / 1000) : null);
+
+/** OpenAI's status of a batch: cancelled or expired when it ended so, else completed. */
+function statusOf(batch: ChatBatchView): string {
+  if (batch.status === 'in_progress') return 'in_progress';
+  if (batch.status === 'canceling') return 'cancelling';
+  if (batch.cancelInitiatedAt) return 'cancelled';
+  return batch.counts.expired > 0 ? 'expired' : 'completed';
+}
+
+const failedCount = (b: ChatBatchView) => b.counts.errored + b.counts.expired + b.counts.canceled;
+
+/** OpenAI's Batch object. */
+export function batchObject(batch: ChatBatchView) {
+  const status = statusOf(batch);
+  const ended = batch.status === 'ended';
+  const c = batch.counts;
+  const total = c.processing + c.succeeded + failedCount(batch);
+  return {
+    id: `${BATCH_ID_PREFIX}${batch.id}`,
+    object: 'batch',
+    endpoint: batch.source?.endpoint ?? '',
+    errors: null,
+    input_file_id: `file-${batch.source?.inputFileId ?? ''}`,
+    completion_window: '24h',
+    status,
+    output_file_id: ended && c.succeeded > 0 ? `${OUTPUT_PREFIX}${batch.id}` : null,
+    error_file_id: ended && failedCount(batch) > 0 ? `${ERRORS_PREFIX}${batch.id}` : null,
+    created_at: unix(batch.createdAt),
+    in_progress_at: unix(batch.createdAt),
+    expires_at: unix(batch.expiresAt),
+    finalizing_at: ended ? unix(batch.endedAt) : null,
+    completed_at: status === 'completed' ? unix(batch.endedAt) : null,
+    failed_at: null,
+    expired_at: status === 'expired' ? unix(batch.endedAt) : null,
+    cancelling_at: unix(batch.cancelInitiatedAt),
+    cancelled_at: status === 'cancelled' ? unix(batch.endedAt) : null,
+    request_counts: { total, completed: c.succeeded, failed: failedCount(batch) },
+    metadata: batch.source?.metadata ?? {},
+  };
+}
+
+/** The field errors of one line's body, named by the line. */
+function lineErrors(line: number, issues: FieldError[]): FieldError[] {
+  return issues.map((f) => ({ field: 'input_file_id', message: `line ${line}: ${f.field}: ${f.message}` }));
+}
+
+const zodErrors = (error: z.ZodError, at: string): FieldError[] =>
+  error.issues.map((i) => ({ field: [at, ...i.path.map(String)].join('.'), message: i.message }));
+
+/** One line's body as the chat core's input, by the endpoint's own schema and conversion. */
+function inputOfBody(endpoint: Endpoint, body: unknown): ChatInput | FieldError[] {
+  try {
+    if (endpoint === '/v1/chat/completions') {
+      const parsed = ChatCompletionsBody.safeParse(body);
+      if (!parsed.success) return zodErrors(parsed.error, 'body');
+      if (parsed.data.stream) return [{ field: 'body.stream', message: 'a batch request cannot stream' }];
+      return chatInputOf(parsed.data);
+    }
+    const parsed = ResponsesBody.safeParse(body);
+    if (!parsed.success) return zodErrors(parsed.error, 'body');
+    const unsupported = (['stream', 'background', 'previous_response_id'] as const).find((k) => parsed.data[k]);
+    if (unsupported)
+      return [{ field: `body.${unsupported}`, message: 'is not supported in a batch request; leave it out' }];
+    return responsesInputOf(parsed.data);
+  } catch (err) {
+    if (err instanceof AppError && err.fieldErrors.length)
+      return err.fieldErrors.map((f) => ({ field: `body.${f.field}`, message: f.message }));
+    throw err;
+  }
+}
+
+const hasControl = (s: string) => [...s].some((c) => c.charCodeAt(0) < 32);
+
+/** One JSON line of the input file: its custom id and input, or what is wrong with it. */
+function parseLine(text: string, endpoint: Endpoint): { customId: string; input: ChatInput } | FieldError[] {
+  let line: unknown;
+  try {
+    line = JSON.parse(text);
+  } catch {
+    return [{ field: '(line)', message: 'is not valid JSON' }];
+  }
+  if (line === null || typeof line !== 'object' || Array.isArray(line))
+    return [{ field: '(line)', message: 'must be a JSON object {custom_id, method, url, body}' }];
+  const { custom_id: customId, method, url, body } = line as Record<string, unknown>;
+  if (typeof customId !== 'string' || customId.length < 1 || customId.length > 512 || hasControl(customId))
+    return [{ field: 'custom_id', message: 'must be a string of 1–512 characters' }];
+  if (method !== 'POST') return [{ field: 'method', message: 'must be POST' }];
+  if (url !== endpoint) return [{ field: 'url', message: `must be the batch's endpoint, ${endpoint}` }];
+  const input = inputOfBody(endpoint, body);
+  return Array.isArray(input) ? input : { customId, input };
+}
+
+/**
+ * The requests of an input file, every line checked: 422 listing the first problems by line when any is wrong
+ * (nothing is stored then), with custom ids unique in the file.
+ */
+export function requestsOfFile(content: Uint8Array, endpoint: Endpoint): { customId: string; input: ChatInput }[] {
+  const lines = Buffer.from(content).toString('utf8').split(/\r?\n/);
+  const requests: { customId: string; input: ChatInput }[] = [];
+  const problems: FieldError[] = [];
+  const seen = new Set<string>();
+  lines.forEach((text, i) => {
+    if (!text.trim()) return;
+    const parsed = parseLine(text, endpoint);
+    if (Array.isArray(parsed)) problems.push(...lineErrors(i + 1, parsed));
+    else if (seen.has(parsed.customId))
+      problems.push(...lineErrors(i + 1, [{ field: 'custom_id', message: 'is used by an earlier line' }]));
+    else {
+      seen.add(parsed.customId);
+      requests.push(parsed);
+    }
+  });
+  if (!problems.length && (requests.length === 0 || requests.length > MAX_BATCH_LINES))
+    problems.push({ field: 'input_file_id', message: `must hold 1 to ${MAX_BATCH_LINES} request lines` });
+  if (problems.length) {
+    const more = problems.length > MAX_LISTED ? ` (the first ${MAX_LISTED} of ${problems.length} shown)` : '';
+    throw new AppError('InvalidArgument', Reasons.VALIDATION_FAILED, `The input file failed validation${more}`, {
+      fieldErrors: problems.slice(0, MAX_LISTED),
+    });
+  }
+  return requests;
+}
+
+/** One line of the output or error file, as OpenAI's batch request output. */
+function outputLine(r: ChatBatchResultView, batch: ChatBatchView): object {
+  const endpoint = batch.source?.endpoint;
+  if (r.outcome === 'succeeded') {
+    const tools = new ToolCallAssembler();
+    tools.add(r.reply.toolCalls);
+    const reply = { ...r.reply, toolCalls: tools.all(), done: r.reply.done! };
+    const created = unix(batch.createdAt)!;
+    const reasoning = reply.reasoning !== '';
+    const body =
+      endpoint === '/v1/responses'
+        ? responseOfReply(reply, { created, metadata: r.requestMetadata }, r.requestedModel, reasoning)
+        : completionOfReply(reply, created, r.requestedModel, reasoning);
+    const id = r.reply.responseId;
+    return {
+      id: `batch_req_${id}`,
+      custom_id: r.customId,
+      response: { status_code: 200, request_id: id, body },
+      error: null,
+    };
+  }
+  if (r.outcome === 'errored') {
+    const { status, body } = toHttpError(r.error, 'openai');
+    return { id: null, custom_id: r.customId, response: { status_code: status, request_id: null, body }, error: null };
+  }
+  const error =
+    r.outcome === 'expired'
+      ? { code: 'batch_expired', message: 'This request could not be executed before the completion window expired.' }
+      : { code: 'batch_cancelled', message: 'This request was not executed because the batch was cancelled.' };
+  return { id: null, custom_id: r.customId, response: null, error };
+}
+
+/** The batch whose output or error file a public file id names; null when it names none. */
+async function derived(batches: ChatBatches, principal: Principal, fileId: string) {
+  const kind: 'output' | 'errors' | null = fileId.startsWith(OUTPUT_PREFIX)
+    ? 'output'
+    : fileId.startsWith(ERRORS_PREFIX)
+      ? 'errors'
+      : null;
+  if (!kind) return null;
+  const id = fileId.slice((kind === 'output' ? OUTPUT_PREFIX : ERRORS_PREFIX).length);
+  if (!isUuid(id)) return null;
+  try {
+    const batch = await batches.get(principal, id);
+    const object = batchObject(batch);
+    const listed = kind === 'output' ? object.output_file_id : object.error_file_id;
+    return batch.kind === 'openai_batch' && listed === fileId ? { batch, kind } : null;
+  } catch (err) {
+    if (err instanceof AppError && err.kind === 'NotFound') return null;
+    throw err;
+  }
+}
+
+/** Each line of a derived file, in request order. */
+async function* linesOf(batches: ChatBatches, principal: Principal, batch: ChatBatchView, kind: 'output' | 'errors') {
+  let offset = 0;
+  do {
+    const page = await batches.results(principal, batch.id, offset);
+    for (const r of page.results)
+      if ((r.outcome === 'succeeded') === (kind === 'output')) yield `${JSON.stringify(outputLine(r, batch))}\n`;
+    offset = page.nextOffset;
+  } while (offset);
+}
+
+/** The File object of a batch's output or error file; null when the id names neither. */
+export async function batchFile(batches: ChatBatches, principal: Principal, fileId: string) {
+  const found = await derived(batches, principal, fileId);
+  if (!found) return null;
+  let bytes = 0;
+  for await (const line of linesOf(batches, principal, found.batch, found.kind)) bytes += Buffer.byteLength(line);
+  return fileObject({
+    id: fileId,
+    filename: `batch_${found.batch.id}_${found.kind === 'output' ? 'output' : 'error'}.jsonl`,
+    purpose: 'batch_output',
+    bytes,
+    createdAt: found.batch.endedAt ?? found.batch.createdAt,
+    expiresAt: null,
+  });
+}
+
+/** Writes a batch's output or error file as JSON Lines; false when the id names neither. */
+export async function renderBatchFile(batches: ChatBatches, principal: Principal, fileId: string, res: Response) {
+  const found = await derived(batches, principal, fileId);
+  if (!found) return false;
+  res.status(200).type('application/jsonl; charset=utf-8');
+  for await (const line of linesOf(batches, principal, found.batch, found.kind)) {
+    if (res.destroyed) break;
+    res.write(line);
+  }
+  res.end();
+  return true;
+}

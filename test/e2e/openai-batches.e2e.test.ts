@@ -1,0 +1,229 @@
+import { eventually } from '@whetstone/testing';
+import OpenAI, { toFile } from 'openai';
+import { ANTHROPIC_MODEL, OPENAI_MODEL, startWithUpstreams, type UpstreamSystem } from './compat-helpers';
+import { signUpWithKey } from './system';
+
+/**
+ * OpenAI's Files and Batch APIs through the `openai` client against the whole system (`pnpm start`'s processes,
+ * fake upstreams on loopback): upload an input file, make a batch of it, poll it to its end, read its output and
+ * error files, cancel one, and the errors a client can cause.
+ */
+/** One line of a batch's output or error file. */
+interface OutputLine {
+  custom_id: string;
+  response: { status_code: number; body: { id: string; choices: { message: { content: string } }[] } } | null;
+  error: { code: string } | null;
+}
+
+describe('files and batches (openai client), end to end', () => {
+  let running: UpstreamSystem;
+  let openai: OpenAI;
+  const chatLine = (customId: string, content: string, model = OPENAI_MODEL, extra: object = {}) => ({
+    custom_id: customId,
+    method: 'POST',
+    url: '/v1/chat/completions',
+    body: { model, messages: [{ role: 'user', content }], max_tokens: 32, ...extra },
+  });
+  const upload = async (lines: unknown[], purpose: 'batch' | 'user_data' = 'batch') =>
+    openai.files.create({
+      file: await toFile(Buffer.from(lines.map((l) => JSON.stringify(l)).join('\n')), 'requests.jsonl'),
+      purpose,
+    });
+  const settled = (id: string) =>
+    eventually(async () => {
+      const batch = await openai.batches.retrieve(id);
+      return ['completed', 'cancelled', 'expired', 'failed'].includes(batch.status) && batch;
+    }, 60_000);
+  const jsonLines = async (fileId: string) =>
+    (await (await openai.files.content(fileId)).text())
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as OutputLine);
+
+  beforeAll(async () => {
+    running = await startWithUpstreams('openai-batches');
+    openai = running.openai;
+  }, 300_000);
+
+  afterAll(async () => running?.stop(), 60_000);
+
+  it('when a file is uploaded, then it is listed, read back byte for byte and deleted as OpenAI', async () => {
+    const lines = [chatLine('a', 'hello')];
+    const file = await upload(lines);
+    expect(file).toMatchObject({ object: 'file', purpose: 'batch', filename: 'requests.jsonl', status: 'processed' });
+    expect(file.id).toMatch(/^file-/);
+    expect(file.bytes).toBe(Buffer.byteLength(JSON.stringify(lines[0])));
+    expect(await openai.files.retrieve(file.id)).toMatchObject({ id: file.id, bytes: file.bytes });
+    expect(await (await openai.files.content(file.id)).text()).toBe(JSON.stringify(lines[0]));
+
+    const other = await upload([{ note: 'not a request' }], 'user_data');
+    const listed: string[] = [];
+    for await (const f of openai.files.list({ purpose: 'batch' })) listed.push(f.id);
+    expect(listed).toContain(file.id);
+    expect(listed).not.toContain(other.id);
+
+    expect(await openai.files.delete(other.id)).toEqual({ id: other.id, object: 'file', deleted: true });
+    await expect(openai.files.retrieve(other.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    await expect(openai.files.content(other.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+  }, 60_000);
+
+  it('when a batch of chat completions is made, then it completes and its output and error files hold every line', async () => {
+    const input = await upload([
+      chatLine('greeting', 'good day', OPENAI_MODEL, { store: true, metadata: { run: 'b1' } }),
+      chatLine('claude', 'hello there', ANTHROPIC_MODEL),
+      chatLine('unknown-model', 'x', 'no-such-model'),
+    ]);
+    const created = await openai.batches.create({
+      input_file_id: input.id,
+      endpoint: '/v1/chat/completions',
+      completion_window: '24h',
+      metadata: { job: 'nightly' },
+    });
+    expect(created).toMatchObject({
+      object: 'batch',
+      endpoint: '/v1/chat/completions',
+      input_file_id: input.id,
+      completion_window: '24h',
+      status: 'in_progress',
+      output_file_id: null,
+      request_counts: { total: 3, completed: 0, failed: 0 },
+      metadata: { job: 'nightly' },
+    });
+    expect(created.id).toMatch(/^batch_/);
+    expect(created.expires_at! - created.created_at).toBe(24 * 3600);
+
+    const batch = await settled(created.id);
+    expect(batch).toMatchObject({ status: 'completed', request_counts: { total: 3, completed: 2, failed: 1 } });
+    expect(batch.completed_at).not.toBeNull();
+
+    const output = await jsonLines(batch.output_file_id!);
+    expect(output.map((l) => l.custom_id)).toEqual(['greeting', 'claude']);
+    expect(output[0]).toMatchObject({
+      custom_id: 'greeting',
+      error: null,
+      response: { status_code: 200, body: { object: 'chat.completion', model: OPENAI_MODEL } },
+    });
+    expect(output[0]!.response!.body.choices[0]!.message.content).toBe('Echo: GOOD DAY');
+    expect(output[1]!.response!.body.choices[0]!.message.content).toMatch(/HELLO THERE/);
+    const errors = await jsonLines(batch.error_file_id!);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatchObject({
+      custom_id: 'unknown-model',
+      response: { status_code: 404, body: { error: { type: 'not_found_error' } } },
+    });
+    expect(await openai.files.retrieve(batch.output_file_id!)).toMatchObject({ purpose: 'batch_output' });
+
+    // A stored request is an inference like any chat completion, with its own metadata.
+    const inferenceId = String(output[0]!.response!.body.id).replace(/^chatcmpl-/, '');
+    const record = await fetch(`${running.system.baseUrl}/inferences/${inferenceId}`, {
+      headers: { 'x-api-key': running.key },
+    });
+    expect(await record.json()).toMatchObject({ surface: 'chat-completions', metadata: { run: 'b1' } });
+
+    const listed: string[] = [];
+    for await (const b of openai.batches.list({ limit: 1 })) listed.push(b.id);
+    expect(listed).toContain(created.id);
+  }, 120_000);
+
+  it('when a batch of Responses requests is made, then its output holds Response objects', async () => {
+    const input = await upload([
+      { custom_id: 'r1', method: 'POST', url: '/v1/responses', body: { model: OPENAI_MODEL, input: 'hello there' } },
+    ]);
+    const created = await openai.batches.create({
+      input_file_id: input.id,
+      endpoint: '/v1/responses',
+      completion_window: '24h',
+    });
+    const batch = await settled(created.id);
+    expect(batch.status).toBe('completed');
+    const [line] = await jsonLines(batch.output_file_id!);
+    expect(line).toMatchObject({
+      custom_id: 'r1',
+      response: {
+        status_code: 200,
+        body: { object: 'response', status: 'completed', output_text: 'Echo: HELLO THERE' },
+      },
+    });
+    expect(batch.error_file_id).toBeNull();
+  }, 120_000);
+
+  it('when a batch is cancelled, then it ends cancelled with every request answered or failed', async () => {
+    const input = await upload(Array.from({ length: 40 }, (_, i) => chatLine(`r-${i}`, `call ${i}`)));
+    const created = await openai.batches.create({
+      input_file_id: input.id,
+      endpoint: '/v1/chat/completions',
+      completion_window: '24h',
+    });
+    const cancelling = await openai.batches.cancel(created.id);
+    expect(['cancelling', 'cancelled']).toContain(cancelling.status);
+    expect(cancelling.cancelling_at).not.toBeNull();
+    const batch = await settled(created.id);
+    expect(batch.status).toBe('cancelled');
+    expect(batch.request_counts!.completed + batch.request_counts!.failed).toBe(40);
+    if (batch.error_file_id)
+      for (const line of await jsonLines(batch.error_file_id))
+        expect(line).toMatchObject({ response: null, error: { code: 'batch_cancelled' } });
+  }, 120_000);
+
+  it('when the input file or the batch is wrong or another team asks, then the error says so in the OpenAI envelope', async () => {
+    const refused = (body: Record<string, unknown>) =>
+      openai.batches.create(body as never).then(
+        () => {
+          throw new Error('expected the batch to be refused');
+        },
+        (e: unknown) => e as InstanceType<typeof OpenAI.APIError>,
+      );
+    const badLines = await upload([
+      chatLine('ok', 'fine'),
+      { custom_id: 'no-body', method: 'POST', url: '/v1/chat/completions' },
+      chatLine('ok', 'duplicate id'),
+      { ...chatLine('wrong-url', 'x'), url: '/v1/embeddings' },
+      chatLine('streams', 'x', OPENAI_MODEL, { stream: true }),
+    ]);
+    const lines = await refused({
+      input_file_id: badLines.id,
+      endpoint: '/v1/chat/completions',
+      completion_window: '24h',
+    });
+    expect(lines.status).toBe(422);
+    expect(lines.error).toMatchObject({ type: 'invalid_request_error', param: 'input_file_id' });
+    for (const bad of ['line 2: body', 'line 3: custom_id', 'line 4: url', 'line 5: body.stream'])
+      expect(lines.message).toContain(bad);
+
+    const notBatch = await upload([chatLine('a', 'x')], 'user_data');
+    const base = { endpoint: '/v1/chat/completions', completion_window: '24h' };
+    expect((await refused({ ...base, input_file_id: notBatch.id })).message).toContain('purpose batch');
+    expect((await refused({ ...base, input_file_id: 'file-nope' })).param).toBe('input_file_id');
+    const good = await upload([chatLine('a', 'x')]);
+    expect((await refused({ ...base, input_file_id: good.id, endpoint: '/v1/embeddings' })).param).toBe('endpoint');
+    expect((await refused({ ...base, input_file_id: good.id, completion_window: '1h' })).param).toBe(
+      'completion_window',
+    );
+    await expect(openai.batches.retrieve('batch_nope')).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+
+    const noFile = await fetch(`${running.system.baseUrl}/v1/files`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${running.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ purpose: 'batch' }),
+    });
+    expect(noFile.status).toBe(422);
+    expect(await noFile.json()).toMatchObject({ error: { type: 'invalid_request_error', param: 'file' } });
+    const badPurpose = await openai.files
+      .create({ file: await toFile(Buffer.from('x'), 'x.txt'), purpose: 'nonsense' as never })
+      .catch((e: unknown) => e as InstanceType<typeof OpenAI.APIError>);
+    expect(badPurpose).toMatchObject({ status: 422, param: 'purpose' });
+
+    const mine = await openai.batches.create({ ...base, input_file_id: good.id } as never);
+    const other = await signUpWithKey(running.system.baseUrl, 'openai-batches-other');
+    const stranger = new OpenAI({ apiKey: other.key, baseURL: `${running.system.baseUrl}/v1`, maxRetries: 0 });
+    await expect(stranger.batches.retrieve(mine.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    await expect(stranger.batches.cancel(mine.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    await expect(stranger.files.retrieve(good.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    await expect(stranger.files.content(good.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    await expect(stranger.files.delete(good.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    const theirs = await stranger.batches
+      .create({ ...base, input_file_id: good.id } as never)
+      .catch((e: unknown) => e as InstanceType<typeof OpenAI.APIError>);
+    expect(theirs).toMatchObject({ status: 422, param: 'input_file_id' });
+  }, 120_000);
+});
