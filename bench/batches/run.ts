@@ -8,7 +8,7 @@ import { ANTHROPIC_MODEL, grantCredits, upstreamEnv } from '../../test/e2e/compa
 import { signUpWithKey, startSystem } from '../../test/e2e/system';
 import { pct } from '../serving/load';
 
-const USAGE = `bench:batches — Anthropic's Message Batches through the whole system
+const USAGE = `bench:batches — Anthropic's Message Batches and OpenAI's Batch API through the whole system
 
   pnpm --filter @whetstone/bench bench:batches [--help]
 
@@ -18,6 +18,10 @@ Starts the whole system as \`pnpm start\` does, with fake OpenAI- and Anthropic-
     BENCH_SLOW_EVERY-th one is a slow call, answered after BENCH_SLOW_MS) and
     measures the create call, the time until processing_status is "ended" (polled every 50 ms), requests answered
     per second, and reading the JSON Lines results back; every result must have succeeded;
+  - with BENCH_SURFACE openai or both, does the same through OpenAI's Files and Batch APIs: uploads a JSON Lines
+    file of the same requests as chat completions (POST /v1/files), creates a batch of it (POST /v1/batches: the
+    file is read back and every line checked), polls until "completed" and reads the output file; it measures the
+    upload, the create call (with the check of every line), the time until completed, and the output file read;
   - makes the same number of POST /v1/messages calls with c = the worker's concurrency (BATCH_CONCURRENCY,
     4 by default) as the baseline: what the worker does, made by a client.
 Prints the machine's load average at the start and the end. Nothing here is timed by a test.
@@ -26,6 +30,7 @@ Settings (environment):
   BENCH_REQUESTS   requests per batch (default 1000)
   BENCH_BATCHES    batches, run one after another (default 3)
   BENCH_SLOW_EVERY every how many requests one is slow (default 10; 0: none)
+  BENCH_SURFACE    messages, openai or both (default both: each batch once per surface, alternating)
   BENCH_SLOW_MS    how long the fake upstream takes to answer a slow one (default 500)
 Options:
   --help           this text`;
@@ -35,6 +40,7 @@ const BATCHES = Number(process.env.BENCH_BATCHES ?? 3);
 const CONCURRENCY = Number(process.env.BATCH_CONCURRENCY ?? 4);
 const SLOW_EVERY = Number(process.env.BENCH_SLOW_EVERY ?? 10);
 const SLOW_MS = Number(process.env.BENCH_SLOW_MS ?? 500);
+const SURFACE = process.env.BENCH_SURFACE ?? 'both';
 const slow = (i: number) => SLOW_EVERY > 0 && i % SLOW_EVERY === 0;
 
 const params = (i: number) => ({
@@ -66,11 +72,53 @@ async function runBatch(api: Api, b: number): Promise<string[]> {
   const succeeded = lines.filter((l) => (JSON.parse(l) as { result: { type: string } }).result.type === 'succeeded');
   if (succeeded.length !== REQUESTS) throw new Error(`batch ${id}: ${succeeded.length} of ${REQUESTS} succeeded`);
   return [
-    `batch ${b + 1}`,
+    `message batch ${b + 1}`,
     createMs.toFixed(0),
     (endedMs / 1000).toFixed(2),
     (REQUESTS / (endedMs / 1000)).toFixed(0),
     resultsMs.toFixed(0),
+    (text.length / 1024).toFixed(0),
+  ];
+}
+
+/** One OpenAI batch of the same requests as chat completions: uploaded, created, polled, its output read. */
+async function runOpenAiBatch(api: Api, b: number): Promise<string[]> {
+  const lines = Array.from({ length: REQUESTS }, (_, i) =>
+    JSON.stringify({ custom_id: `r${i}`, method: 'POST', url: '/v1/chat/completions', body: params(i) }),
+  );
+  const form = new FormData();
+  form.append('purpose', 'batch');
+  form.append('file', new Blob([lines.join('\n')]), 'requests.jsonl');
+  const t0 = performance.now();
+  const uploaded = await api('/v1/files', { method: 'POST', body: form });
+  if (uploaded.status !== 200) throw new Error(`upload: ${uploaded.status} ${await uploaded.text()}`);
+  const file = (await uploaded.json()) as { id: string; bytes: number };
+  const uploadMs = performance.now() - t0;
+  const t1 = performance.now();
+  const body = JSON.stringify({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+  const created = await api('/v1/batches', { method: 'POST', body });
+  if (created.status !== 200) throw new Error(`create: ${created.status} ${await created.text()}`);
+  const { id } = (await created.json()) as { id: string };
+  const createMs = performance.now() - t1;
+  let batch: { status: string; output_file_id: string | null };
+  for (;;) {
+    batch = (await (await api(`/v1/batches/${id}`)).json()) as typeof batch;
+    if (batch.status !== 'in_progress') break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const endedMs = performance.now() - t1;
+  const t2 = performance.now();
+  const text = await (await api(`/v1/files/${batch.output_file_id}/content`)).text();
+  const outputMs = performance.now() - t2;
+  const answered = text.trim().split('\n').length;
+  if (batch.status !== 'completed' || answered !== REQUESTS)
+    throw new Error(`batch ${id}: ${batch.status}, ${answered} of ${REQUESTS} answered`);
+  return [
+    `openai batch ${b + 1} (upload ${uploadMs.toFixed(0)} ms, ${(file.bytes / 1024).toFixed(0)} KiB)`,
+    createMs.toFixed(0),
+    (endedMs / 1000).toFixed(2),
+    (REQUESTS / (endedMs / 1000)).toFixed(0),
+    outputMs.toFixed(0),
     (text.length / 1024).toFixed(0),
   ];
 }
@@ -114,17 +162,23 @@ async function main(): Promise<void> {
     const { key, teamId } = await signUpWithKey(system.baseUrl, 'bench-batches');
     await grantCredits(system.baseUrl, teamId, 1000);
     const headers = { 'x-api-key': key, 'content-type': 'application/json' };
-    const api: Api = (path, init = {}) => fetch(`${system.baseUrl}${path}`, { headers, ...init });
+    // A multipart body brings its own content type (with the boundary).
+    const api: Api = (path, init = {}) =>
+      fetch(`${system.baseUrl}${path}`, {
+        headers: init.body instanceof FormData ? { 'x-api-key': key } : headers,
+        ...init,
+      });
 
     const rows: string[][] = [];
     for (let b = 0; b < BATCHES; b++) {
-      rows.push(await runBatch(api, b));
-      console.log(`batch ${b + 1}: ${rows.at(-1)!.slice(1).join(' | ')}`);
+      if (SURFACE !== 'openai') rows.push(await runBatch(api, b));
+      if (SURFACE !== 'messages') rows.push(await runOpenAiBatch(api, b));
+      for (const row of rows.slice(SURFACE === 'both' ? -2 : -1)) console.log(`${row[0]}: ${row.slice(1).join(' | ')}`);
     }
 
     const direct = await runDirect(api);
     console.log(
-      `\n| ${REQUESTS} requests (${SLOW_EVERY ? `1 in ${SLOW_EVERY} answered after ${SLOW_MS} ms` : 'none slow'}), c=${CONCURRENCY} (BATCH_CONCURRENCY) | create ms | s until ended | requests/s | results ms | results KiB |`,
+      `\n| ${REQUESTS} requests (${SLOW_EVERY ? `1 in ${SLOW_EVERY} answered after ${SLOW_MS} ms` : 'none slow'}), c=${CONCURRENCY} (BATCH_CONCURRENCY) | create ms | s until ended | requests/s | results (output file) ms | KiB |`,
     );
     console.log('|---|---|---|---|---|---|');
     for (const r of rows) console.log(`| ${r.join(' | ')} |`);

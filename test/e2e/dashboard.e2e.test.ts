@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Browser, Page, Response } from 'playwright-core';
 import { fixtureDataset, startFakeOpenAIUpstream, type FakeUpstream } from '@whetstone/testing';
 import { startSystem, type RunningSystem } from './system';
-import { grantCredits } from './compat-helpers';
+import { grantCredits, openAiBatchOf } from './compat-helpers';
 import {
   chatUpstreamEnv,
   CHROMIUM,
@@ -372,6 +372,11 @@ describeWithBrowser('the dashboard in Chromium, end to end through pnpm start', 
     await nav('Batches').click();
     await page.locator('#batch-list', { hasText: batch.id }).waitFor();
     await page.locator('#batch-list', { hasText: '1 succeeded' }).locator('a').waitFor({ timeout: 30_000 });
+    // So is an OpenAI batch, with its output file once it has ended, and the file it was made from.
+    const openAi = await openAiBatchOf(base, apiKey, CHAT_MODEL);
+    const output = page.locator('#openai-batch-list', { hasText: openAi.batchId }).getByText('Output');
+    await output.waitFor({ timeout: 30_000 });
+    await page.locator('#file-list', { hasText: openAi.fileId }).waitFor();
     await check('batches');
   });
 
