@@ -125,7 +125,7 @@ describe('files and batches (openai client), end to end', () => {
     expect(listed).toContain(created.id);
   }, 120_000);
 
-  it('when a batch of Responses requests is made, then its output holds Response objects', async () => {
+  it('when a batch of Responses or legacy completions requests is made, then its output holds those objects', async () => {
     const input = await upload([
       { custom_id: 'r1', method: 'POST', url: '/v1/responses', body: { model: OPENAI_MODEL, input: 'hello there' } },
     ]);
@@ -145,6 +145,16 @@ describe('files and batches (openai client), end to end', () => {
       },
     });
     expect(batch.error_file_id).toBeNull();
+
+    const legacy = await upload([
+      { custom_id: 'c1', method: 'POST', url: '/v1/completions', body: { model: OPENAI_MODEL, prompt: 'hello there' } },
+    ]);
+    const completions = await settled(
+      (await openai.batches.create({ input_file_id: legacy.id, endpoint: '/v1/completions', completion_window: '24h' }))
+        .id,
+    );
+    const [text] = await jsonLines(completions.output_file_id!);
+    expect(text).toMatchObject({ response: { status_code: 200, body: { object: 'text_completion' } } });
   }, 120_000);
 
   it('when a batch is cancelled, then it ends cancelled with every request answered or failed', async () => {

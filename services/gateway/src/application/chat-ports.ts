@@ -105,7 +105,7 @@ export type ChatBatchStatus = 'in_progress' | 'canceling' | 'ended';
 export interface ChatBatchSource {
   /** UUID of the uploaded input file. */
   inputFileId: string;
-  /** `/v1/chat/completions` or `/v1/responses`. */
+  /** `/v1/chat/completions`, `/v1/responses` or `/v1/completions`. */
   endpoint: string;
   metadata: Record<string, string>;
 }

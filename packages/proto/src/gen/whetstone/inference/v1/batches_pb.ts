@@ -62,7 +62,7 @@ export type ChatBatchSource = Message<"whetstone.inference.v1.ChatBatchSource"> 
   inputFileId: string;
 
   /**
-   * The public endpoint every request names: /v1/chat/completions or /v1/responses.
+   * The public endpoint every request names: /v1/chat/completions, /v1/responses or /v1/completions.
    *
    * @generated from field: string endpoint = 2;
    */
@@ -741,7 +741,7 @@ export enum ChatBatchKind {
   BACKGROUND_RESPONSE = 2,
 
   /**
-   * An OpenAI Batch (`/v1/batches`) over an uploaded input file of chat completions or Responses requests.
+   * An OpenAI Batch (`/v1/batches`) over an uploaded input file of chat completions, Responses or completions requests.
    *
    * @generated from enum value: CHAT_BATCH_KIND_OPENAI_BATCH = 3;
    */

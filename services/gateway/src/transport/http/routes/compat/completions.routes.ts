@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { ChatInput, ChatPiece, Inference } from '../../../../application/ports';
 import type { Api } from '../../api';
 import { MaxTokens, ModelId, SAMPLING_DEFAULTS, Seed, Stop, stopList, Temperature, Text, TopP, turn } from './blocks';
-import { collectChat, errorBodyOf, pumpChat, Sse, startChat, type ChatStart } from './chat-run';
+import { type ChatReply, collectChat, errorBodyOf, pumpChat, Sse, startChat, type ChatStart } from './chat-run';
 import { openAiUsage, xService } from './usage';
 
 /** POST /v1/completions: the legacy text completion; one opaque prompt (no cache markers) as one user turn. */
@@ -41,11 +41,15 @@ export function completionsInputOf(body: CompletionsBody): ChatInput {
 }
 
 async function completion(start: ChatStart, model: string) {
-  const reply = await collectChat(start);
+  return textCompletionOfReply(await collectChat(start), start.created, model);
+}
+
+/** The text_completion object of a whole reply (a JSON answer, or a batch request's result). */
+export function textCompletionOfReply(reply: ChatReply, created: number, model: string) {
   return {
     id: `cmpl-${reply.responseId}`,
     object: 'text_completion',
-    created: start.created,
+    created,
     model,
     choices: [{ index: 0, text: reply.text, logprobs: null, finish_reason: reply.done.finishReason }],
     usage: openAiUsage(reply.done.usage),

@@ -11,6 +11,7 @@ import type {
 import { ToolCallAssembler } from './chat-run';
 import { completionOfReply } from './chat-completions.routes';
 import { ChatCompletionsBody, chatInputOf } from './chat-completions.schema';
+import { CompletionsBody, completionsInputOf, textCompletionOfReply } from './completions.routes';
 import { responseOfReply } from './responses.routes';
 import { ResponsesBody, responsesInputOf } from './responses.schema';
 import { fileObject } from './files.routes';
@@ -31,7 +32,7 @@ export const MAX_BATCH_LINES = 10_000;
 /** Validation problems listed in one error; the rest are counted. */
 const MAX_LISTED = 20;
 
-export const ENDPOINTS = ['/v1/chat/completions', '/v1/responses'] as const;
+export const ENDPOINTS = ['/v1/chat/completions', '/v1/responses', '/v1/completions'] as const;
 type Endpoint = (typeof ENDPOINTS)[number];
 
 export const batchNotFound = (id: string) =>
@@ -99,6 +100,12 @@ const zodErrors = (error: z.ZodError, at: string): FieldError[] =>
 /** One line's body as the chat core's input, by the endpoint's own schema and conversion. */
 function inputOfBody(endpoint: Endpoint, body: unknown): ChatInput | FieldError[] {
   try {
+    if (endpoint === '/v1/completions') {
+      const parsed = CompletionsBody.safeParse(body);
+      if (!parsed.success) return zodErrors(parsed.error, 'body');
+      if (parsed.data.stream) return [{ field: 'body.stream', message: 'a batch request cannot stream' }];
+      return completionsInputOf(parsed.data);
+    }
     if (endpoint === '/v1/chat/completions') {
       const parsed = ChatCompletionsBody.safeParse(body);
       if (!parsed.success) return zodErrors(parsed.error, 'body');
@@ -182,7 +189,9 @@ function outputLine(r: ChatBatchResultView, batch: ChatBatchView): object {
     const body =
       endpoint === '/v1/responses'
         ? responseOfReply(reply, { created, metadata: r.requestMetadata }, r.requestedModel, reasoning)
-        : completionOfReply(reply, created, r.requestedModel, reasoning);
+        : endpoint === '/v1/completions'
+          ? textCompletionOfReply(reply, created, r.requestedModel)
+          : completionOfReply(reply, created, r.requestedModel, reasoning);
     const id = r.reply.responseId;
     return {
       id: `batch_req_${id}`,
