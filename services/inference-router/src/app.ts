@@ -33,6 +33,8 @@ export interface BatchWorkerOptions {
   concurrency: number;
   idleMs: number;
   leaseMs: number;
+  /** How long one batched call may run. */
+  callTimeoutMs: number;
   maxAttempts: number;
 }
 
@@ -47,11 +49,10 @@ export function buildApp(deps: RouterDeps): RouterApp {
     onJobDeleted: (jobId, teamId) => recordJobDeleted(deps, jobId, teamId),
     resumePendingDeployments: () => resumePendingDeployments(deps, warmer),
     releaseJob: (jobId) => releaseJob(deps, jobId),
-    startBatchWorker: ({ concurrency, idleMs, leaseMs, maxAttempts }) => {
+    startBatchWorker: ({ concurrency, idleMs, leaseMs, callTimeoutMs, maxAttempts }) => {
       const worker = {
         batches: deps.batches,
-        // Calls end well inside their lease, so a slow call is never run twice.
-        answers: batchAnswers(deps, Math.max(5_000, leaseMs - 30_000)),
+        answers: batchAnswers(deps, callTimeoutMs),
         now: deps.now,
         logger: deps.logger,
         concurrency,

@@ -51,8 +51,13 @@ const schema = z.object({
   BATCH_CONCURRENCY: z.coerce.number().int().min(0).max(64).default(4),
   /** How often an idle batch worker looks for due requests (a batch made here wakes it at once). */
   BATCH_IDLE_MS: z.coerce.number().int().positive().default(1000),
-  /** How long a worker holds a request; a request whose worker died runs again after it. Calls time out before. */
-  BATCH_LEASE_SECONDS: z.coerce.number().int().min(10).default(900),
+  /**
+   * How long a claim holds a request; the worker renews it every third of it while the call runs, so a request whose
+   * worker died runs again within about this long.
+   */
+  BATCH_LEASE_SECONDS: z.coerce.number().int().min(3).default(60),
+  /** How long one batched call may run before it ends as errored (a deadline, retried like any retryable failure). */
+  BATCH_CALL_TIMEOUT_SECONDS: z.coerce.number().int().min(1).default(600),
   /** Attempts per request for retryable failures (a warming model, a saturated upstream) before it is errored. */
   BATCH_MAX_ATTEMPTS: z.coerce.number().int().positive().max(20).default(5),
 });

@@ -80,6 +80,7 @@ function startBatchWorker(config: RouterConfig, app: RouterApp) {
     concurrency: config.BATCH_CONCURRENCY,
     idleMs: config.BATCH_IDLE_MS,
     leaseMs: config.BATCH_LEASE_SECONDS * 1000,
+    callTimeoutMs: config.BATCH_CALL_TIMEOUT_SECONDS * 1000,
     maxAttempts: config.BATCH_MAX_ATTEMPTS,
   });
 }

@@ -28,6 +28,10 @@ const SWEEP_SQL = `UPDATE chat_batch_requests r
     AND (b.cancel_initiated_at IS NOT NULL OR b.expires_at <= $1)
     AND ($2::uuid IS NULL OR r.batch_id = $2::uuid)`;
 
+/** A held request's lease pushed ahead, only while the claim that holds it is the latest (same attempt count). */
+const RENEW_SQL = `UPDATE chat_batch_requests SET next_at = now() + ($4::int * interval '1 millisecond')
+  WHERE batch_id = $1::uuid AND position = $2 AND state = 'pending' AND attempts = $3`;
+
 const COUNTS_SQL = `SELECT batch_id, state, count(*)::int AS n, max(finished_at) AS last
   FROM chat_batch_requests WHERE batch_id = ANY($1::uuid[]) GROUP BY batch_id, state`;
 
@@ -123,7 +127,7 @@ export function prismaBatchStore(prisma: PrismaClient): ChatBatchStore {
 /** What the ChatBatchService's calls read and change. */
 function batchReads(
   prisma: PrismaClient,
-): Omit<ChatBatchStore, 'sweep' | 'claim' | 'finish' | 'retryLater' | 'findCall'> {
+): Omit<ChatBatchStore, 'sweep' | 'claim' | 'finish' | 'retryLater' | 'renewLease' | 'findCall'> {
   const one = (teamId: string, id: string) => oneBatch(prisma, teamId, id);
 
   return {
@@ -197,7 +201,9 @@ function batchReads(
 }
 
 /** What the batch worker reads and changes. */
-function batchWork(prisma: PrismaClient): Pick<ChatBatchStore, 'sweep' | 'claim' | 'finish' | 'retryLater'> {
+function batchWork(
+  prisma: PrismaClient,
+): Pick<ChatBatchStore, 'sweep' | 'claim' | 'finish' | 'retryLater' | 'renewLease'> {
   return {
     sweep: (at) => prisma.$executeRawUnsafe(SWEEP_SQL, at, null),
     async claim(limit, leaseMs) {
@@ -230,6 +236,10 @@ function batchWork(prisma: PrismaClient): Pick<ChatBatchStore, 'sweep' | 'claim'
         data: { state, result: Buffer.from(result), finishedAt: at },
       });
       return done.count > 0;
+    },
+    async renewLease(batchId, position, attempts, leaseMs) {
+      const renewed = await prisma.$executeRawUnsafe(RENEW_SQL, batchId, position, attempts, leaseMs);
+      return renewed > 0;
     },
     async retryLater(batchId, position, at) {
       await prisma.chatBatchRequest.updateMany({

@@ -49,7 +49,7 @@ export interface BatchWorkerDeps {
   logger: Logger;
   /** Requests claimed per pass, run concurrently. */
   concurrency: number;
-  /** How long a claim holds a request; longer than any one call takes. */
+  /** How long a claim holds a request unless its worker renews it (every third of it while the call runs). */
   leaseMs: number;
   /** Attempts per request before a retryable failure becomes its result. */
   maxAttempts: number;
@@ -225,7 +225,34 @@ export function batchSlots(deps: BatchWorkerDeps, idleMs: number) {
   };
 }
 
+/**
+ * Renews a claimed request's lease every third of it while its call runs, so a live worker keeps the request however
+ * long the call takes, and one that died loses it within a lease. Returns the stop.
+ */
+function holdLease(deps: BatchWorkerDeps, claimed: ClaimedBatchRequest): () => void {
+  const { batchId, position, attempts } = claimed;
+  const timer = setInterval(() => {
+    deps.batches.renewLease(batchId, position, attempts, deps.leaseMs).then(
+      (held) => {
+        if (!held) clearInterval(timer);
+      },
+      (err: unknown) => deps.logger.warn({ err, batchId, position }, 'batch lease renewal failed; will retry'),
+    );
+  }, deps.leaseMs / 3);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
 async function runOne(deps: BatchWorkerDeps, claimed: ClaimedBatchRequest): Promise<void> {
+  const release = holdLease(deps, claimed);
+  try {
+    await answerOne(deps, claimed);
+  } finally {
+    release();
+  }
+}
+
+async function answerOne(deps: BatchWorkerDeps, claimed: ClaimedBatchRequest): Promise<void> {
   const { batchId, position } = claimed;
   // A claim past the last attempt means workers died during the attempts before it: their leases ran out.
   const answer =

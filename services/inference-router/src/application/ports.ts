@@ -268,6 +268,11 @@ export interface ChatBatchStore {
   sweep(at: Date): Promise<number>;
   /** Claims due requests of live batches for `leaseMs` (SKIP LOCKED: replicas take different ones). */
   claim(limit: number, leaseMs: number): Promise<ClaimedBatchRequest[]>;
+  /**
+   * Pushes a claimed request's lease `leaseMs` ahead while its worker still holds it (pending, and not claimed again
+   * since: its attempt count is still `attempts`); false when it does not.
+   */
+  renewLease(batchId: string, position: number, attempts: number, leaseMs: number): Promise<boolean>;
   /** Stores a request's result; false when it had already ended (it ran past its lease and was swept). */
   finish(
     batchId: string,

@@ -16,7 +16,7 @@ export type BatchKind = 'messages' | 'background_response' | 'openai_batch';
 export interface BatchSource {
   /** UUID of the uploaded input file. */
   inputFileId: string;
-  /** The public endpoint every request names (`/v1/chat/completions` or `/v1/responses`). */
+  /** The public endpoint every request names (`/v1/chat/completions`, `/v1/responses` or `/v1/completions`). */
   endpoint: string;
   /** The batch's own OpenAI metadata. */
   metadata: Record<string, string>;

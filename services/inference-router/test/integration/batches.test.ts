@@ -4,7 +4,7 @@ import { prismaBatchStore } from '../../src/adapters/prisma-batches';
 import { chatRequest, outboxOf } from './chat-support';
 import { rpcError, startHarness, team, type Harness } from './harness';
 
-const WORKER = { concurrency: 2, idleMs: 50, leaseMs: 60_000, maxAttempts: 3 };
+const WORKER = { concurrency: 2, idleMs: 50, leaseMs: 60_000, callTimeoutMs: 30_000, maxAttempts: 3 };
 
 describe('message batches over real gRPC, Postgres and fake upstreams', () => {
   let h: Harness;
@@ -110,6 +110,26 @@ describe('message batches over real gRPC, Postgres and fake upstreams', () => {
       [batch.id],
     );
     expect(attempts.rows[0]!.attempts).toBe(2);
+  }, 60_000);
+
+  it('when a worker renews its lease, then only its own claim of a pending request is pushed ahead', async () => {
+    const batch = await create([item('only')]);
+    const store = prismaBatchStore(h.prisma);
+    const [held] = await store.claim(1, 1_000);
+    expect(held).toMatchObject({ batchId: batch.id, attempts: 1 });
+    const nextAt = async () =>
+      (
+        await h.pool.pool.query<{ next_at: Date }>(
+          `SELECT next_at FROM "${h.schema.name}".chat_batch_requests WHERE batch_id = $1`,
+          [batch.id],
+        )
+      ).rows[0]!.next_at.getTime();
+    expect(await store.renewLease(batch.id, 0, 1, 60_000)).toBe(true);
+    expect(await nextAt()).toBeGreaterThan(Date.now() + 50_000);
+    // A later claim (a second attempt) holds it now: the first worker's renewal is refused.
+    expect(await store.renewLease(batch.id, 0, 2, 60_000)).toBe(false);
+    await store.finish(batch.id, 0, 'errored', new Uint8Array(), new Date());
+    expect(await store.renewLease(batch.id, 0, 1, 60_000)).toBe(false);
   }, 60_000);
 
   it('when a batch expires, then its waiting requests end as expired', async () => {
