@@ -62,6 +62,12 @@ describe('files and batches (openai client), end to end', () => {
     expect(listed).toContain(file.id);
     expect(listed).not.toContain(other.id);
 
+    const expiring = await openai.files.create({
+      file: await toFile(Buffer.from('{}'), 'short.jsonl'),
+      purpose: 'user_data',
+      expires_after: { anchor: 'created_at', seconds: 3600 },
+    });
+    expect(expiring.expires_at! - expiring.created_at).toBe(3600);
     expect(await openai.files.delete(other.id)).toEqual({ id: other.id, object: 'file', deleted: true });
     await expect(openai.files.retrieve(other.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
     await expect(openai.files.content(other.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);

@@ -78,11 +78,14 @@ async function readUpload(req: Request, res: Response, maxBytes: number): Promis
     upload.single('file')(req, res, (err: unknown) => (err ? reject(uploadError(err, maxBytes)) : resolve())),
   );
   if (!req.file) throw invalidBody('file', 'is required');
+  if (!req.file.size) throw invalidBody('file', 'is empty');
   return req.file;
 }
 
 function uploadError(err: unknown, maxBytes: number): unknown {
-  if (!(err instanceof multer.MulterError)) return err;
+  // Anything else the parser meets is a body that is not well-formed multipart (a cut or garbled form).
+  if (!(err instanceof multer.MulterError))
+    return new AppError('Malformed', 'MALFORMED_MULTIPART', 'Malformed multipart/form-data body');
   if (err.code === 'LIMIT_FILE_SIZE')
     return new AppError(
       'PayloadTooLarge',
