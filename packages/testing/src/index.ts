@@ -134,3 +134,4 @@ export async function createMigratedDatabase<C extends { $disconnect(): Promise<
   };
 }
 export * from './fake-upstreams';
+export * from './rpc-error';

@@ -5,10 +5,9 @@ import path from 'node:path';
 import { timestampDate } from '@bufbuild/protobuf/wkt';
 import type { Client } from '@connectrpc/connect';
 import { FsBlobStore } from '@whetstone/blobs';
-import { AppError } from '@whetstone/errors';
 import { FileService, type StoredFile } from '@whetstone/proto/dataset/v1';
 import { closeRpcChannels, createRpcClient, createRpcServer, type RpcServer } from '@whetstone/rpc';
-import { applyMigrations, createTestSchema, withClient, type TestSchema } from '@whetstone/testing';
+import { applyMigrations, createTestSchema, rpcError, type TestSchema, withClient } from '@whetstone/testing';
 import { createPrismaClient, type PrismaClient } from '../../src/adapters/prisma-client';
 import { prismaFileStore } from '../../src/adapters/prisma-files';
 import { prismaDatasetStore } from '../../src/adapters/prisma-store';
@@ -20,18 +19,6 @@ const MAX_BYTES = 4096;
 /** In every uploaded body, so a test can tell whether file content reached a log line. */
 const MARKER = 'content-never-logged-7f3a';
 const caller = (teamId: string) => ({ teamId, keyId: '', userId: randomUUID() });
-
-/** The typed error a call failed with (fails the test if it succeeded or lost its type). */
-async function rpcError(call: Promise<unknown>): Promise<AppError> {
-  const err = await call.then(
-    () => {
-      throw new Error('expected the call to fail');
-    },
-    (e: unknown) => e,
-  );
-  if (!(err instanceof AppError)) throw err;
-  return err;
-}
 
 /** FileService over real gRPC (the service in-process on port 0), real Postgres and the filesystem blob store. */
 describe('FileService over gRPC (real Postgres, filesystem blobs)', () => {

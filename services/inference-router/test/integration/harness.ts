@@ -133,15 +133,8 @@ export const json = (value: unknown): Uint8Array => Buffer.from(JSON.stringify(v
 export const resultsOf = (res: { resultsJson: Uint8Array }): Record<string, unknown>[] =>
   JSON.parse(Buffer.from(res.resultsJson).toString('utf8')) as Record<string, unknown>[];
 
-/** The rejection of a call that must fail. */
-export async function rpcError(p: Promise<unknown>): Promise<AppError> {
-  try {
-    await p;
-  } catch (err) {
-    return err as AppError;
-  }
-  throw new Error('expected the call to fail');
-}
+/** The typed error a call failed with (one helper for every service's tests). */
+export { rpcError } from '@whetstone/testing';
 
 async function startModelServers(gated: BundleSource) {
   const newServing = () =>

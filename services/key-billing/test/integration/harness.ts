@@ -1,5 +1,4 @@
 import type { Client } from '@connectrpc/connect';
-import { AppError } from '@whetstone/errors';
 import { KeyBillingAdminService, KeyBillingService } from '@whetstone/proto/keybilling/v1';
 import { createLogger, createServiceMetrics, startMetricsServer } from '@whetstone/telemetry';
 import { prismaOutbox } from '../../src/adapters/prisma-outbox';
@@ -59,14 +58,5 @@ export async function startHarness(options: { adminToken?: string } = {}): Promi
   };
 }
 
-/** The typed error a call failed with (fails the test if it succeeded or lost its type). */
-export async function rpcError(call: Promise<unknown>): Promise<AppError> {
-  const err = await call.then(
-    () => {
-      throw new Error('expected the call to fail');
-    },
-    (e: unknown) => e,
-  );
-  if (!(err instanceof AppError)) throw err;
-  return err;
-}
+/** The typed error a call failed with (one helper for every service's tests). */
+export { rpcError } from '@whetstone/testing';
