@@ -113,3 +113,11 @@ export async function openAiBatchOf(baseUrl: string, key: string, model: string)
   });
   return { fileId: file.id, batchId: batch.id };
 }
+
+/** A conversation of one user message made with the team's key: its id and its item's id. */
+export async function conversationOf(baseUrl: string, key: string, text: string) {
+  const openai = new OpenAI({ apiKey: key, baseURL: `${baseUrl}/v1`, maxRetries: 0 });
+  const conversation = await openai.conversations.create({ items: [{ role: 'user', content: text }] });
+  const [item] = (await openai.conversations.items.list(conversation.id)).data;
+  return { id: conversation.id, itemId: item!.id! };
+}

@@ -4,8 +4,15 @@ export type Surface = 'generic' | 'openai' | 'anthropic';
 const ANTHROPIC_PATHS = ['/v1/messages'];
 /** count_tokens and the message batches. */
 const ANTHROPIC_PREFIXES = ['/v1/messages/'];
-const OPENAI_PATHS = ['/v1/chat/completions', '/v1/responses', '/v1/completions', '/v1/files', '/v1/batches'];
-const OPENAI_PREFIXES = ['/v1/responses/', '/v1/chat/completions/', '/v1/files/', '/v1/batches/'];
+const OPENAI_PATHS = [
+  '/v1/chat/completions',
+  '/v1/responses',
+  '/v1/completions',
+  '/v1/files',
+  '/v1/batches',
+  '/v1/conversations',
+];
+const OPENAI_PREFIXES = ['/v1/responses/', '/v1/chat/completions/', '/v1/files/', '/v1/batches/', '/v1/conversations/'];
 
 /** Which envelope a request's errors use: the Anthropic version header, then the route's family. */
 export function surfaceOf(pathname: string, headers: Record<string, string> = {}): Surface {

@@ -3,7 +3,7 @@ import type { Logger } from '@whetstone/telemetry';
 import type { Registry } from 'prom-client';
 import { AuthCache, type Invalidation } from './application/auth-cache';
 import type { AdaptivePort } from './application/adaptive-ports';
-import type { HistoryPort } from './application/history-ports';
+import type { ConversationsPort, HistoryPort } from './application/history-ports';
 import type { ChatBatches, DatasetsPort, FilesPort, Inference, KeyBilling, TrainingPort } from './application/ports';
 import type { RateLimiter, RateLimitSettings } from './domain/rate-limit';
 import { Api, type AuthMode } from './transport/http/api';
@@ -17,6 +17,7 @@ import { registerAccountRoutes } from './transport/http/routes/account.routes';
 import { registerInferenceRoutes } from './transport/http/routes/inference.routes';
 import { registerMessageBatchRoutes } from './transport/http/routes/compat/message-batches.routes';
 import { registerFileRoutes } from './transport/http/routes/compat/files.routes';
+import { registerConversationRoutes } from './transport/http/routes/compat/conversations.routes';
 import { registerOpenAiBatchRoutes } from './transport/http/routes/compat/openai-batches.routes';
 import { registerDatasetRoutes } from './transport/http/routes/datasets.routes';
 import { registerHistoryRoutes } from './transport/http/routes/history.routes';
@@ -39,6 +40,8 @@ export interface GatewayDeps {
   training?: TrainingPort;
   /** inference-history; the inference history and feedback routes are mounted only when it is configured. */
   history?: HistoryPort;
+  /** OpenAI's conversations (inference-history); mounted with it. */
+  conversations?: ConversationsPort;
   /** Adaptive inference (the training-orchestrator); its routes are mounted only when it is configured. */
   adaptive?: AdaptivePort;
   rateLimiter: RateLimiter;
@@ -102,7 +105,13 @@ export function buildApp(deps: GatewayDeps): { app: Express; api: Api } {
     secureCookies: deps.publicBaseUrl.startsWith('https:'),
     loginAttempt: loginLimit(deps.rateLimiter, deps.rateLimits, now),
   });
-  if (deps.inference) registerInferenceRoutes(api, deps.inference, deps.history, deps.chatBatches);
+  if (deps.inference)
+    registerInferenceRoutes(api, deps.inference, {
+      history: deps.history,
+      batches: deps.chatBatches,
+      conversations: deps.conversations,
+    });
+  if (deps.conversations) registerConversationRoutes(api, deps.conversations);
   if (deps.chatBatches) registerMessageBatchRoutes(api, deps.chatBatches, deps.publicBaseUrl);
   if (deps.files) registerFileRoutes(api, deps.files, deps.chatBatches, deps.maxFileBytes);
   if (deps.files && deps.chatBatches) registerOpenAiBatchRoutes(api, deps.chatBatches, deps.files);

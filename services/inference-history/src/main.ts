@@ -19,6 +19,7 @@ import { inProcessIngestSignal } from './adapters/ingest-signal';
 import { pgIngestSignal } from './adapters/pg-ingest-signal';
 import { createPrismaClient } from './adapters/prisma-client';
 import { prismaHistoryStore } from './adapters/prisma-history-store';
+import { prismaConversationStore } from './adapters/prisma-conversations';
 import { prismaJudgeStore } from './adapters/prisma-judge-store';
 import { buildApp } from './app';
 import { startJudgeWorker } from './application/judge-pending';
@@ -64,6 +65,7 @@ async function main(): Promise<void> {
   const app = buildApp({
     store: prismaHistoryStore(prisma),
     judgeStore,
+    conversations: prismaConversationStore(prisma),
     signal,
     now: () => new Date(),
     readWaitMs: config.HISTORY_READ_WAIT_MS,

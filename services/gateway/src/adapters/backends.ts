@@ -1,13 +1,14 @@
 /** The gRPC services behind the gateway, each as its port with a readiness probe. */
 import type { DescService } from '@bufbuild/protobuf';
 import { DatasetService, FileService } from '@whetstone/proto/dataset/v1';
-import { InferenceHistoryService } from '@whetstone/proto/history/v1';
+import { ConversationService, InferenceHistoryService } from '@whetstone/proto/history/v1';
 import { ChatBatchService, InferenceRouterService } from '@whetstone/proto/inference/v1';
 import { KeyBillingService } from '@whetstone/proto/keybilling/v1';
 import { AdaptiveService, TrainingService } from '@whetstone/proto/training/v1';
 import { createHealthChecker, createRpcClient } from '@whetstone/rpc';
 import type { Logger } from '@whetstone/telemetry';
-import type { HistoryPort } from '../application/history-ports';
+import type { ConversationsPort, HistoryPort } from '../application/history-ports';
+import { conversationsOverRpc } from './conversations.client';
 import type { ChatBatches, DatasetsPort, FilesPort, Inference, KeyBilling, TrainingPort } from '../application/ports';
 import { chatBatchesOverRpc } from './batches.client';
 import type { GatewayConfig } from '../config';
@@ -32,6 +33,8 @@ export interface Backends {
   training?: TrainingPort;
   adaptive?: AdaptivePort;
   history?: HistoryPort;
+  /** OpenAI's conversations (inference-history's ConversationService, at the same address). */
+  conversations?: ConversationsPort;
 }
 
 /** Clients only: connections open lazily on the first call. */
@@ -62,7 +65,9 @@ export function connectBackends(config: GatewayConfig, logger: Logger): Backends
   }
   const historyAddr = config.INFERENCE_HISTORY_ADDR;
   // Reads of a just-returned inference id may wait a few seconds for ingestion (read your writes).
-  if (historyAddr)
+  if (historyAddr) {
     backends.history = historyOverRpc(client(InferenceHistoryService, historyAddr, 20_000), ready(historyAddr));
+    backends.conversations = conversationsOverRpc(client(ConversationService, historyAddr, 20_000));
+  }
   return backends;
 }

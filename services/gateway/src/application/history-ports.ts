@@ -143,3 +143,49 @@ export interface HistoryPort {
     settings: { projectId: string; enabled: boolean; sampleRate: number; kind: 'builtin' | 'llm'; judgeModel: string },
   ): Promise<JudgeSettingsView>;
 }
+
+/** What a conversation item is (OpenAI's Conversations API items this gateway serves). */
+export type ConversationItemType = 'message' | 'function_call' | 'function_call_output';
+
+/** One item of a conversation; a message has `role` and `texts`, a call `callId`, `name`, `arguments`, an output `callId`, `output`. */
+export interface ConversationItemView {
+  id: string;
+  type: ConversationItemType;
+  role: string;
+  texts: string[];
+  callId: string;
+  name: string;
+  arguments: string;
+  output: string;
+  createdAt: Date;
+}
+
+/** An item to add: the service mints its id and time. */
+export type NewConversationItem = Omit<ConversationItemView, 'id' | 'createdAt'>;
+
+export interface ConversationView {
+  id: string;
+  createdAt: Date;
+  metadata: Record<string, string>;
+}
+
+/** inference-history's conversations; another team's is NotFound CONVERSATION_NOT_FOUND. */
+export interface ConversationsPort {
+  create(
+    principal: Principal,
+    metadata: Record<string, string>,
+    items: NewConversationItem[],
+  ): Promise<{ conversation: ConversationView; items: ConversationItemView[] }>;
+  get(principal: Principal, conversationId: string): Promise<ConversationView>;
+  update(principal: Principal, conversationId: string, metadata: Record<string, string>): Promise<ConversationView>;
+  delete(principal: Principal, conversationId: string): Promise<string>;
+  addItems(principal: Principal, conversationId: string, items: NewConversationItem[]): Promise<ConversationItemView[]>;
+  /** A page in position order (`ascending`) or newest first; `afterId` an item of the conversation. */
+  listItems(
+    principal: Principal,
+    conversationId: string,
+    page: { limit: number; afterId?: string | undefined; ascending: boolean },
+  ): Promise<{ items: ConversationItemView[]; hasMore: boolean }>;
+  getItem(principal: Principal, conversationId: string, itemId: string): Promise<ConversationItemView>;
+  deleteItem(principal: Principal, conversationId: string, itemId: string): Promise<ConversationView>;
+}

@@ -1,7 +1,9 @@
 /**
  * What history's use cases need from the outside, in plain shapes: the record
- * store (Prisma), the in-process ingest signal, and the feedback event outbox.
+ * store (Prisma), the in-process ingest signal, the feedback event outbox, and
+ * the conversation store.
  */
+import type { Conversation, ConversationItem } from '../domain/conversation';
 import type { JudgeKind, JudgeSettings, JudgeVerdict } from '../domain/judge';
 import type { Feedback, InferenceRecord, ListFilter } from '../domain/record';
 
@@ -86,4 +88,34 @@ export interface JudgeStore {
 export interface Judge {
   readonly kind: JudgeKind;
   judge(record: InferenceRecord, settings: JudgeSettings): Promise<JudgeVerdict>;
+}
+
+/** One page of a conversation's items, in the order asked. */
+export interface ItemPage {
+  items: ConversationItem[];
+  /** Whether more items lie beyond the page in that order. */
+  hasMore: boolean;
+}
+
+/** Conversations and their items, in the history schema. Another team's conversation reads as absent. */
+export interface ConversationStore {
+  /** Stores the conversation with its first items at positions 0, 1, … in one transaction. */
+  create(conversation: Conversation, items: ConversationItem[]): Promise<void>;
+  get(teamId: string, id: string): Promise<Conversation | null>;
+  updateMetadata(teamId: string, id: string, metadata: Record<string, string>): Promise<Conversation | null>;
+  /** Deletes the conversation and its items; false when it is not the team's. */
+  delete(teamId: string, id: string): Promise<boolean>;
+  /**
+   * Appends the items at the conversation's next positions, in order and consecutive, reserved under the
+   * conversation's row lock in the insert's transaction; false when it is not the team's.
+   */
+  append(teamId: string, id: string, items: ConversationItem[]): Promise<boolean>;
+  /** A page of the items by position, strictly beyond `afterId` in that order; null when `afterId` is not one of them. */
+  listItems(
+    conversationId: string,
+    page: { limit: number; afterId?: string | undefined; ascending: boolean },
+  ): Promise<ItemPage | null>;
+  getItem(conversationId: string, itemId: string): Promise<ConversationItem | null>;
+  /** False when the item is not in the conversation. */
+  deleteItem(conversationId: string, itemId: string): Promise<boolean>;
 }

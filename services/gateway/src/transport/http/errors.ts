@@ -5,8 +5,15 @@ import { AppError, Reasons, toHttpError, type Surface } from '@whetstone/errors'
 import type { Logger } from '@whetstone/telemetry';
 
 /** The legacy completions route is OpenAI's too, so its clients parse the same envelope (docs/api.md, Errors). */
-const OPENAI_PATHS = new Set(['/v1/chat/completions', '/v1/responses', '/v1/completions', '/v1/files', '/v1/batches']);
-const OPENAI_PREFIXES = ['/v1/responses/', '/v1/chat/completions/', '/v1/files/', '/v1/batches/'];
+const OPENAI_PATHS = new Set([
+  '/v1/chat/completions',
+  '/v1/responses',
+  '/v1/completions',
+  '/v1/files',
+  '/v1/batches',
+  '/v1/conversations',
+]);
+const OPENAI_PREFIXES = ['/v1/responses/', '/v1/chat/completions/', '/v1/files/', '/v1/batches/', '/v1/conversations/'];
 /** Messages clients expect Anthropic-shaped errors even when they leave the version header out. */
 const ANTHROPIC_PATHS = new Set(['/v1/messages']);
 /** count_tokens and the message batches. */

@@ -1,7 +1,6 @@
-import type { HistoryPort } from '../../../application/history-ports';
-import type { ChatBatches, Inference } from '../../../application/ports';
+import type { Inference } from '../../../application/ports';
 import type { Api } from '../api';
-import { registerCompatRoutes } from './compat';
+import { type CompatBackends, registerCompatRoutes } from './compat';
 import { registerCatalogRoutes } from './inference/catalog.routes';
 import { registerExtractionRoutes } from './inference/extraction.routes';
 import { registerProjectRouterRoutes } from './inference/project-router.routes';
@@ -10,15 +9,10 @@ import { registerProjectRoutes } from './inference/projects.routes';
 export { GlinerBody, InferenceBody, SystemOneBody } from './inference/schemas';
 
 /** Native inference, GLiNER2 routes, the decision route, the catalog, projects with deployments, and the compatible surfaces. */
-export function registerInferenceRoutes(
-  api: Api,
-  inference: Inference,
-  history?: HistoryPort,
-  batches?: ChatBatches,
-): void {
+export function registerInferenceRoutes(api: Api, inference: Inference, backends: CompatBackends = {}): void {
   registerCatalogRoutes(api, inference);
   registerExtractionRoutes(api, inference);
   registerProjectRoutes(api, inference);
   registerProjectRouterRoutes(api, inference);
-  registerCompatRoutes(api, inference, history, batches);
+  registerCompatRoutes(api, inference, backends);
 }

@@ -115,7 +115,8 @@ export class Sse {
 export interface StreamWriter {
   piece(piece: ChatPiece): void;
   fail(err: unknown): void;
-  finish(): void;
+  /** After the last piece, before the stream ends (a Responses call with a conversation appends to it here). */
+  finish(): void | Promise<void>;
 }
 
 /**
@@ -131,6 +132,7 @@ export async function pumpChat({ iterator, first }: ChatStart, sse: Sse, writer:
       if (next.value.done) done = true;
     }
     if (!done && !sse.closed) throw endedEarly();
+    if (!sse.closed) await writer.finish();
   } catch (err) {
     if (!sse.closed) writer.fail(err);
     // The error handler logs an unexpected cause and ends the response; the event above said nothing of it.
@@ -138,7 +140,6 @@ export async function pumpChat({ iterator, first }: ChatStart, sse: Sse, writer:
     sse.end();
     return undefined;
   }
-  if (!sse.closed) writer.finish();
   sse.end();
   return undefined;
 }

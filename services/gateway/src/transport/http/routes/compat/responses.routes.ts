@@ -1,5 +1,5 @@
 import { AppError } from '@whetstone/errors';
-import type { HistoryPort } from '../../../../application/history-ports';
+import type { ConversationsPort, HistoryPort } from '../../../../application/history-ports';
 import type { ChatBatches, ChatDone, ChatPiece, Inference, Principal } from '../../../../application/ports';
 import {
   backgroundResponse,
@@ -11,7 +11,18 @@ import {
 import { authOf } from '../../auth';
 import { invalidBody, parseParams } from '../../validate';
 import type { Api } from '../../api';
-import { type ChatReply, collectChat, errorBodyOf, pumpChat, Sse, startChat, type ChatStart } from './chat-run';
+import {
+  type ChatReply,
+  collectChat,
+  errorBodyOf,
+  pumpChat,
+  Sse,
+  startChat,
+  type ChatStart,
+  type StreamWriter,
+  ToolCallAssembler,
+} from './chat-run';
+import { type ReplyItems, withConversation } from './conversations';
 import { callItem, messageItem, reasoningItem, type Item } from './responses.items';
 import { ResponsesBody, responsesInputOf } from './responses.schema';
 import {
@@ -29,10 +40,11 @@ import { responsesUsage, xService } from './usage';
 
 /** POST /v1/responses: the Response object, or its event stream (response.created … response.completed). */
 
-/** When a Response was asked for and the metadata it carries. */
+/** When a Response was asked for, the metadata it carries and the conversation (`conv_…`) it belongs to. */
 interface ResponseMeta {
   created: number;
   metadata: Record<string, string>;
+  conversation?: string | undefined;
 }
 
 /** The Response object; `done` absent while it is in progress. */
@@ -51,12 +63,39 @@ function responseObject(start: ResponseMeta, id: string, model: string, output: 
       : null,
     usage: done ? responsesUsage(done.usage) : null,
     metadata: start.metadata,
+    conversation: start.conversation ? { id: start.conversation } : null,
     x_service: done ? xService(done) : null,
   };
 }
 
-async function response(start: ChatStart, model: string, includeReasoning: boolean) {
-  return responseOfReply(await collectChat(start), start, model, includeReasoning);
+async function response(start: ChatStart, model: string, includeReasoning: boolean, joined?: Joined) {
+  const reply = await collectChat(start);
+  await joined?.append(reply);
+  return responseOfReply(reply, { ...start, conversation: joined?.publicId }, model, includeReasoning);
+}
+
+/** A call in a conversation: its public id, and what appends the call's items once it has answered. */
+interface Joined {
+  publicId: string;
+  append: (reply: ReplyItems) => Promise<void>;
+}
+
+/** The stream writer that collects the reply and appends it to the conversation before the stream ends. */
+function appending(writer: StreamWriter, joined: Joined): StreamWriter {
+  let text = '';
+  const tools = new ToolCallAssembler();
+  return {
+    piece(piece) {
+      text += piece.text;
+      tools.add(piece.toolCalls);
+      writer.piece(piece);
+    },
+    fail: (err) => writer.fail(err),
+    async finish() {
+      await joined.append({ text, toolCalls: tools.all() });
+      await writer.finish();
+    },
+  };
 }
 
 /** The Response object of a whole reply (a JSON answer, or a background Response's result). */
@@ -110,7 +149,7 @@ class OutputItems {
 
 const PART = { type: 'output_text', annotations: [], logprobs: [] };
 
-function eventWriter(sse: Sse, start: ChatStart, model: string, includeReasoning: boolean) {
+function eventWriter(sse: Sse, start: ResponseMeta, model: string, includeReasoning: boolean): StreamWriter {
   let id = '';
   const items = new OutputItems(sse);
   const text = (delta: string) => {
@@ -186,11 +225,28 @@ async function continuation(history: HistoryPort | undefined, principal: Princip
   return continuedConversation(await storedResponse(history, principal, id, 'previous_response_id'));
 }
 
+/** The call's conversation, when it names one: its items lead the input, and the call's items are appended after. */
+async function joinConversation(
+  conversations: ConversationsPort | undefined,
+  principal: Principal,
+  body: ResponsesBody,
+): Promise<{ body: ResponsesBody; joined?: Joined }> {
+  if (!body.conversation) return { body };
+  const publicId = typeof body.conversation === 'string' ? body.conversation : body.conversation.id;
+  if (body.previous_response_id)
+    throw invalidBody('conversation', 'cannot be given with previous_response_id: a conversation carries the context');
+  if (body.background) throw invalidBody('conversation', 'is not supported with background: leave one of them out');
+  if (!conversations) throw invalidBody('conversation', 'needs inference history: send the conversation in input');
+  const found = await withConversation(conversations, principal, body, publicId);
+  return { body: found.body, joined: { publicId, append: found.append } };
+}
+
 export function registerResponsesRoute(
   api: Api,
   inference: Inference,
   history?: HistoryPort,
   batches?: ChatBatches,
+  conversations?: ConversationsPort,
 ): void {
   api.route(
     {
@@ -207,7 +263,8 @@ export function registerResponsesRoute(
       },
       body: ResponsesBody,
     },
-    async ({ res, body }) => {
+    async ({ res, body: asked }) => {
+      const { body, joined } = await joinConversation(conversations, authOf(res).principal, asked);
       const previous = body.previous_response_id
         ? await continuation(history, authOf(res).principal, body.previous_response_id)
         : undefined;
@@ -223,9 +280,11 @@ export function registerResponsesRoute(
         return startBackground(batches, authOf(res).principal, input, body.model);
       }
       const start = await startChat(inference, res, input);
-      if (!body.stream) return response(start, body.model, input.includeReasoning);
+      if (!body.stream) return response(start, body.model, input.includeReasoning, joined);
       const sse = new Sse(res);
-      return pumpChat(start, sse, eventWriter(sse, start, body.model, input.includeReasoning));
+      const meta = { ...start, conversation: joined?.publicId };
+      const writer = eventWriter(sse, meta, body.model, input.includeReasoning);
+      return pumpChat(start, sse, joined ? appending(writer, joined) : writer);
     },
   );
 }

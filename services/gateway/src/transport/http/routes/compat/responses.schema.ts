@@ -44,6 +44,8 @@ const FunctionOutputItem = z.object({
   output: Text,
 });
 const Item = z.union([MessageItem, FunctionCallItem, FunctionOutputItem]);
+/** A Responses input item (also what a conversation holds). */
+export const InputItem = Item;
 
 const Tool = z.object({
   type: z.literal('function'),
@@ -68,11 +70,14 @@ export const ResponsesBody = z.object({
   metadata: Metadata.nullish(),
   reasoning: ReasoningControls.nullish(),
   previous_response_id: z.string().min(1).max(200).nullish(),
+  conversation: z.union([z.string().min(1).max(200), z.object({ id: z.string().min(1).max(200) })]).nullish(),
   schema: SchemaExtension.optional(),
   text: z.object({ format: TextFormat.optional() }).nullish(),
 });
 export type ResponsesBody = z.infer<typeof ResponsesBody>;
 type ItemT = z.infer<typeof Item>;
+/** One input item of a Responses request (a message, a function call or its output). */
+export type ResponseInputItem = ItemT;
 
 function turnOf(item: ItemT): ChatTurn {
   if (item.type === 'function_call')

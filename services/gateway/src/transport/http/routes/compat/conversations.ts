@@ -1,0 +1,147 @@
+import { AppError, isUuid } from '@whetstone/errors';
+import type {
+  ConversationItemView,
+  ConversationsPort,
+  ConversationView,
+  NewConversationItem,
+} from '../../../../application/history-ports';
+import type { ChatToolCall, Principal } from '../../../../application/ports';
+import type { ResponseInputItem, ResponsesBody } from './responses.schema';
+
+/**
+ * OpenAI's conversations as the Responses surface uses them: a conversation's items become the call's leading input,
+ * and once the call has answered, its own input items and its output are appended to the conversation.
+ */
+
+export const CONVERSATION_PREFIX = 'conv_';
+/** Public item id prefixes by type, as OpenAI's (`msg_`, `fc_`, `fco_`). */
+const ITEM_PREFIX: Record<ConversationItemView['type'], string> = {
+  message: 'msg_',
+  function_call: 'fc_',
+  function_call_output: 'fco_',
+};
+
+export const conversationNotFound = (id: string) =>
+  new AppError('NotFound', 'CONVERSATION_NOT_FOUND', `Conversation '${id.slice(0, 100)}' was not found.`);
+
+/** The UUID inside a public `conv_…` id; NotFound for anything else. */
+export function conversationIdOf(publicId: string): string {
+  const id = publicId.startsWith(CONVERSATION_PREFIX) ? publicId.slice(CONVERSATION_PREFIX.length) : '';
+  if (!isUuid(id)) throw conversationNotFound(publicId);
+  return id;
+}
+
+/** The UUID inside a public item id (any of the item prefixes); null for anything else. */
+export function itemIdOf(publicId: string): string | null {
+  for (const prefix of Object.values(ITEM_PREFIX))
+    if (publicId.startsWith(prefix) && isUuid(publicId.slice(prefix.length))) return publicId.slice(prefix.length);
+  return null;
+}
+
+const unix = (d: Date) => Math.floor(d.getTime() / 1000);
+
+/** OpenAI's Conversation object. */
+export const conversationObject = (c: ConversationView) => ({
+  id: `${CONVERSATION_PREFIX}${c.id}`,
+  object: 'conversation',
+  created_at: unix(c.createdAt),
+  metadata: c.metadata,
+});
+
+/** An item as OpenAI's Conversations API lists it. */
+export function itemObject(item: ConversationItemView): Record<string, unknown> {
+  const id = `${ITEM_PREFIX[item.type]}${item.id}`;
+  if (item.type === 'function_call')
+    return {
+      type: 'function_call',
+      id,
+      call_id: item.callId,
+      name: item.name,
+      arguments: item.arguments,
+      status: 'completed',
+    };
+  if (item.type === 'function_call_output')
+    return { type: 'function_call_output', id, call_id: item.callId, output: item.output, status: 'completed' };
+  const assistant = item.role === 'assistant';
+  const content = item.texts.map((text) =>
+    assistant ? { type: 'output_text', text, annotations: [] } : { type: 'input_text', text },
+  );
+  return { type: 'message', id, role: item.role, status: 'completed', content };
+}
+
+const empty = { role: '', texts: [], callId: '', name: '', arguments: '', output: '' };
+
+/** A Responses input item as a conversation item to store. */
+export function newItemOf(item: ResponseInputItem): NewConversationItem {
+  if (item.type === 'function_call')
+    return { ...empty, type: 'function_call', callId: item.call_id, name: item.name, arguments: item.arguments };
+  if (item.type === 'function_call_output')
+    return { ...empty, type: 'function_call_output', callId: item.call_id, output: item.output };
+  const texts = typeof item.content === 'string' ? [item.content] : item.content.map((p) => p.text);
+  return { ...empty, type: 'message', role: item.role, texts };
+}
+
+/** A stored item as a Responses input item (what the model reads). */
+function inputItemOf(item: ConversationItemView): ResponseInputItem {
+  if (item.type === 'function_call')
+    return { type: 'function_call', call_id: item.callId, name: item.name, arguments: item.arguments };
+  if (item.type === 'function_call_output')
+    return { type: 'function_call_output', call_id: item.callId, output: item.output };
+  const type = item.role === 'assistant' ? ('output_text' as const) : ('input_text' as const);
+  const role = item.role as 'user' | 'assistant' | 'system' | 'developer';
+  return { type: 'message', role, content: item.texts.map((text) => ({ type, text })) };
+}
+
+/** Every item of a conversation, oldest first. */
+async function allItems(conversations: ConversationsPort, principal: Principal, conversationId: string) {
+  const items: ConversationItemView[] = [];
+  let afterId: string | undefined;
+  for (;;) {
+    const page = await conversations.listItems(principal, conversationId, { limit: 10_000, afterId, ascending: true });
+    items.push(...page.items);
+    if (!page.hasMore || !page.items.length) return items;
+    afterId = page.items.at(-1)!.id;
+  }
+}
+
+/** The request's own input as items. */
+const requestItems = (body: ResponsesBody): ResponseInputItem[] =>
+  typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
+
+/**
+ * A Responses body whose input is the conversation's items then its own, and what to append once it has answered.
+ * NotFound naming `conversation` when it is not the team's.
+ */
+export async function withConversation(
+  conversations: ConversationsPort,
+  principal: Principal,
+  body: ResponsesBody,
+  publicId: string,
+): Promise<{ body: ResponsesBody; conversation: ConversationView; append: (reply: ReplyItems) => Promise<void> }> {
+  const notFound = () =>
+    new AppError('NotFound', 'CONVERSATION_NOT_FOUND', `Conversation '${publicId.slice(0, 100)}' was not found.`, {
+      fieldErrors: [{ field: 'conversation', message: 'names no conversation of this team' }],
+    });
+  const id = publicId.startsWith(CONVERSATION_PREFIX) ? publicId.slice(CONVERSATION_PREFIX.length) : '';
+  if (!isUuid(id)) throw notFound();
+  const conversation = await conversations.get(principal, id).catch((err: unknown) => {
+    throw err instanceof AppError && err.kind === 'NotFound' ? notFound() : err;
+  });
+  const earlier = (await allItems(conversations, principal, id)).map(inputItemOf);
+  const own = requestItems(body);
+  const append = async (reply: ReplyItems) => {
+    const output: NewConversationItem[] = [];
+    if (reply.text || !reply.toolCalls.length)
+      output.push({ ...empty, type: 'message', role: 'assistant', texts: [reply.text] });
+    for (const c of reply.toolCalls)
+      output.push({ ...empty, type: 'function_call', callId: c.id, name: c.name, arguments: c.arguments });
+    await conversations.addItems(principal, id, [...own.map(newItemOf), ...output]);
+  };
+  return { body: { ...body, input: [...earlier, ...own] }, conversation, append };
+}
+
+/** What a reply adds to its conversation: its text and its function calls. */
+export interface ReplyItems {
+  text: string;
+  toolCalls: ChatToolCall[];
+}
