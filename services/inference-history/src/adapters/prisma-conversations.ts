@@ -6,10 +6,23 @@ type ConversationRow = NonNullable<Awaited<ReturnType<PrismaClient['conversation
 type ItemRow = NonNullable<Awaited<ReturnType<PrismaClient['conversationItem']['findFirst']>>>;
 
 /**
- * An append holds the conversation's row lock from reserving its positions to its commit: long enough for 1,000
- * large items, short enough that a stuck one does not hold the next Responses call of the conversation for long.
+ * An append in one statement (one round trip, one implicit transaction): the UPDATE reserves a block of positions and
+ * holds the conversation's row lock until the statement commits, so concurrent appends queue there and one call's
+ * items are never interleaved with another's; the INSERT writes the items at `first + k`. Nothing is inserted when
+ * the conversation is not the team's.
  */
-const APPEND_TRANSACTION = { maxWait: 10_000, timeout: 30_000 };
+const APPEND_SQL = `WITH reserved AS (
+    UPDATE conversations SET next_position = next_position + $3::int
+    WHERE id = $1::uuid AND team_id = $2 RETURNING next_position - $3::int AS first
+  )
+  INSERT INTO conversation_items
+    (id, conversation_id, position, type, role, texts, call_id, name, arguments, output, created_at)
+  SELECT i.id, $1::uuid, r.first + i.k, i.type, i.role, i.texts, i."callId", i.name, i.arguments, i.output,
+    i."createdAt"
+  FROM reserved r
+  CROSS JOIN jsonb_to_recordset($4::jsonb) AS i(id uuid, k int, type text, role text, texts jsonb, "callId" text,
+    name text, arguments text, output text, "createdAt" timestamptz)
+  RETURNING 1`;
 
 const conversationOf = (row: ConversationRow): Conversation => ({
   id: row.id,
@@ -67,17 +80,15 @@ export function prismaConversationStore(prisma: PrismaClient): ConversationStore
       return (await prisma.conversation.deleteMany({ where: { id, teamId } })).count > 0;
     },
     async append(teamId, id, items) {
-      return prisma.$transaction(async (tx) => {
-        // The UPDATE takes the row lock until commit: concurrent appends queue here, and each gets the next block
-        // of positions, so one call's items are never interleaved with another's.
-        const reserved = await tx.$queryRaw<{ next_position: number }[]>`
-          UPDATE conversations SET next_position = next_position + ${items.length}::int
-          WHERE id = ${id}::uuid AND team_id = ${teamId} RETURNING next_position`;
-        if (!reserved[0]) return false;
-        const first = reserved[0].next_position - items.length;
-        await tx.conversationItem.createMany({ data: items.map((item, i) => itemRow(id, first + i, item)) });
-        return true;
-      }, APPEND_TRANSACTION);
+      const rows = items.map((item, k) => ({ ...itemRow(id, k, item), k }));
+      const inserted = await prisma.$queryRawUnsafe<unknown[]>(
+        APPEND_SQL,
+        id,
+        teamId,
+        items.length,
+        JSON.stringify(rows),
+      );
+      return inserted.length > 0;
     },
     async listItems(conversationId, page) {
       const cursor = page.afterId

@@ -117,17 +117,18 @@ export async function withConversation(
   principal: Principal,
   body: ResponsesBody,
   publicId: string,
-): Promise<{ body: ResponsesBody; conversation: ConversationView; append: (reply: ReplyItems) => Promise<void> }> {
+): Promise<{ body: ResponsesBody; append: (reply: ReplyItems) => Promise<void> }> {
   const notFound = () =>
     new AppError('NotFound', 'CONVERSATION_NOT_FOUND', `Conversation '${publicId.slice(0, 100)}' was not found.`, {
       fieldErrors: [{ field: 'conversation', message: 'names no conversation of this team' }],
     });
   const id = publicId.startsWith(CONVERSATION_PREFIX) ? publicId.slice(CONVERSATION_PREFIX.length) : '';
   if (!isUuid(id)) throw notFound();
-  const conversation = await conversations.get(principal, id).catch((err: unknown) => {
+  // One read: listing the items is also the check that the conversation is the team's.
+  const stored = await allItems(conversations, principal, id).catch((err: unknown) => {
     throw err instanceof AppError && err.kind === 'NotFound' ? notFound() : err;
   });
-  const earlier = (await allItems(conversations, principal, id)).map(inputItemOf);
+  const earlier = stored.map(inputItemOf);
   const own = requestItems(body);
   const append = async (reply: ReplyItems) => {
     const output: NewConversationItem[] = [];
@@ -137,7 +138,7 @@ export async function withConversation(
       output.push({ ...empty, type: 'function_call', callId: c.id, name: c.name, arguments: c.arguments });
     await conversations.addItems(principal, id, [...own.map(newItemOf), ...output]);
   };
-  return { body: { ...body, input: [...earlier, ...own] }, conversation, append };
+  return { body: { ...body, input: [...earlier, ...own] }, append };
 }
 
 /** What a reply adds to its conversation: its text and its function calls. */
