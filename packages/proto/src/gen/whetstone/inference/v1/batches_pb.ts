@@ -844,8 +844,8 @@ export const ChatBatchOutcomeSchema: GenEnum<ChatBatchOutcome> = /*@__PURE__*/
   enumDesc(file_whetstone_inference_v1_batches, 2);
 
 /**
- * ChatBatchService runs many Chat calls asynchronously (Anthropic's Message Batches; an OpenAI background Response
- * is a batch of one): the batch is stored at once,
+ * ChatBatchService runs many Chat calls asynchronously (Anthropic's Message Batches, OpenAI's Batch API over an
+ * uploaded file; an OpenAI background Response is a batch of one): the batch is stored at once,
  * a worker in the router answers its requests one by one (each billed and, when asked, stored in history as the
  * Chat call it is), and the results are read once the batch has ended. Served by inference-router beside
  * InferenceRouterService. Every call carries the caller's team; another team's batch is NotFound.
