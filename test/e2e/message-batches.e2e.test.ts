@@ -116,6 +116,22 @@ describe('message batches (Anthropic client) and background responses (openai cl
     expect([...types].every((t) => t === 'succeeded' || t === 'canceled')).toBe(true);
   }, 120_000);
 
+  it('when a batch body is larger than an ordinary request may be, then it is taken up to its own limit (MAX_BATCH_BODY_BYTES)', async () => {
+    // 12 requests of 200,000 characters: 2.3 MB, over the 1 MiB of MAX_JSON_BODY_BYTES, under the batch's 32 MiB.
+    const long = 'word '.repeat(40_000);
+    const requests = Array.from({ length: 12 }, (_, i) => ({ custom_id: `big-${i}`, params: params(`${i} ${long}`) }));
+    const created = await anthropic.messages.batches.create({ requests });
+    expect((await ended(created.id)).request_counts).toMatchObject({ succeeded: 12, errored: 0 });
+    // An ordinary request of that size is still refused.
+    const single = await fetch(`${running.system.baseUrl}/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': running.key, 'content-type': 'application/json' },
+      body: JSON.stringify({ ...params(long.repeat(6)) }),
+    });
+    expect(single.status).toBe(413);
+    expect(await single.json()).toMatchObject({ type: 'error', error: { type: 'request_too_large' } });
+  }, 120_000);
+
   it('when a batch is malformed or another team asks, then the error says so in the Anthropic envelope', async () => {
     const bad = (requests: unknown) =>
       anthropic.messages.batches.create({ requests } as never).then(

@@ -54,6 +54,8 @@ export interface GatewayDeps {
   trustProxy: string;
   publicBaseUrl: string;
   maxJsonBodyBytes: number;
+  /** Largest body `POST /v1/messages/batches` accepts (413 above it). */
+  maxBatchBodyBytes: number;
   /** Largest file `POST /v1/files` accepts (413 above it). */
   maxFileBytes: number;
   sessionCookie: string;
@@ -86,7 +88,10 @@ export function buildApp(deps: GatewayDeps): { app: Express; api: Api } {
     const blobs = deps.blobHandler;
     app.all(/^\/blobs\/.+/, (req, res) => blobs(req, res));
   }
-  app.use(express.json({ limit: deps.maxJsonBodyBytes, type: ['application/json', 'application/*+json'] }));
+  const jsonTypes = ['application/json', 'application/*+json'];
+  // A message batch is many requests in one body: its own, larger limit (the global parser then skips the body).
+  app.post('/v1/messages/batches', express.json({ limit: deps.maxBatchBodyBytes, type: jsonTypes }));
+  app.use(express.json({ limit: deps.maxJsonBodyBytes, type: jsonTypes }));
 
   const authDeps = { keyBilling: deps.keyBilling, cache: deps.authCache, sessionCookie: deps.sessionCookie, now };
   const limit = endpointLimit(deps.rateLimiter, deps.rateLimits, now);

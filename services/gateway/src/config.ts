@@ -29,6 +29,8 @@ const schema = z.object({
   /** Absolute URL users reach the gateway at; used for presigned URLs and the Origin check. */
   PUBLIC_BASE_URL: z.string().url().default('http://localhost:8080'),
   MAX_JSON_BODY_BYTES: int(1_048_576),
+  /** Largest body of `POST /v1/messages/batches` (413 above); a batch is many requests in one JSON body. */
+  MAX_BATCH_BODY_BYTES: int(32 * 1024 * 1024),
   /** Largest file `POST /v1/files` accepts (413 above); the dataset service's FILE_MAX_BYTES must be at least this. */
   MAX_FILE_BYTES: int(50 * 1024 * 1024),
   /** The embedded default's object storage; the gateway serves its signed URLs at /blobs/*. */

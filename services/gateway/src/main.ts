@@ -46,6 +46,7 @@ async function main(): Promise<void> {
     trustProxy: config.TRUST_PROXY,
     publicBaseUrl: config.PUBLIC_BASE_URL,
     maxJsonBodyBytes: config.MAX_JSON_BODY_BYTES,
+    maxBatchBodyBytes: config.MAX_BATCH_BODY_BYTES,
     maxFileBytes: config.MAX_FILE_BYTES,
     sessionCookie: config.SESSION_COOKIE_NAME,
   });

@@ -70,6 +70,7 @@ export async function startGateway(keyBilling: KeyBillingHarness, options: Gatew
     trustProxy: 'loopback',
     publicBaseUrl: 'http://localhost:8080',
     maxJsonBodyBytes: 64 * 1024,
+    maxBatchBodyBytes: 256 * 1024,
     maxFileBytes: 1024 * 1024,
     sessionCookie: 'wst_session',
     ...(options.extraRoutes ? { extraRoutes: options.extraRoutes } : {}),
