@@ -1,4 +1,5 @@
-import OpenAI from 'openai';
+import { eventually } from '@whetstone/testing';
+import OpenAI, { toFile } from 'openai';
 import { OPENAI_MODEL, startWithUpstreams, type UpstreamSystem } from './compat-helpers';
 import { signUpWithKey } from './system';
 
@@ -110,6 +111,35 @@ describe('conversations (openai client), end to end', () => {
     });
     await expect(openai.conversations.retrieve(conversation.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
   }, 60_000);
+
+  it('when inference-history and the dataset service are killed, then an acknowledged conversation and file read back after the restart', async () => {
+    const conversation = await openai.conversations.create({
+      items: [{ role: 'user', content: 'kept across a kill' }],
+    });
+    await openai.responses.create({ model: OPENAI_MODEL, input: 'still here', conversation: conversation.id });
+    const file = await openai.files.create({
+      file: await toFile(Buffer.from('{"kept":true}'), 'k.jsonl'),
+      purpose: 'batch',
+    });
+    const services = ['inference-history', 'dataset'];
+    const before = services.flatMap((service) => running.system.pids(service));
+    expect(before.length).toBeGreaterThanOrEqual(2);
+    for (const pid of before) process.kill(pid, 'SIGKILL');
+    // pnpm start's supervisor brings both back as new processes; reads fail until it has.
+    const restarted = (service: string) => running.system.pids(service).some((pid) => !before.includes(pid));
+    await eventually(async () => services.every(restarted), 60_000, 100);
+    const items = await eventually(async () => (await texts(conversation.id).catch(() => null)) ?? false, 60_000);
+    expect(items).toEqual(['user: kept across a kill', 'user: still here', 'assistant: Echo: STILL HERE']);
+    const content = await eventually(
+      async () =>
+        (await openai.files
+          .content(file.id)
+          .then((r) => r.text())
+          .catch(() => null)) ?? false,
+      60_000,
+    );
+    expect(content).toBe('{"kept":true}');
+  }, 120_000);
 
   it('when a conversation is unknown, another team asks, or a request mixes it wrongly, then the error says so in the OpenAI envelope', async () => {
     const refused = (p: Promise<unknown>) =>
