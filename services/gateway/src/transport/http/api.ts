@@ -14,6 +14,8 @@ export interface RouteSpec<B extends z.ZodType | undefined> {
   tag: string;
   auth: AuthMode;
   body?: B;
+  /** A multipart/form-data body the handler reads itself (documented only; `body` is for JSON). */
+  form?: z.ZodType;
   /** Documented success status and shape. */
   response?: { status: number; description: string; schema?: z.ZodType };
 }
@@ -71,7 +73,9 @@ export class Api {
       security,
       ...(spec.body
         ? { request: { body: { required: true, content: { 'application/json': { schema: spec.body } } } } }
-        : {}),
+        : spec.form
+          ? { request: { body: { required: true, content: { 'multipart/form-data': { schema: spec.form } } } } }
+          : {}),
       responses: {
         [response.status]: {
           description: response.description,

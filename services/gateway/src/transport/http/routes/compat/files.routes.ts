@@ -31,6 +31,16 @@ const UploadFields = z.object({
     .optional(),
 });
 
+/** The upload form as documented (the `file` part is read by multer, the fields by UploadFields). */
+const UploadForm = z
+  .object({
+    file: z.string().openapi({ type: 'string', format: 'binary', description: 'The file (one part)' }),
+    purpose: z.enum(PURPOSES),
+    'expires_after[anchor]': z.literal('created_at').optional(),
+    'expires_after[seconds]': z.number().int().min(3600).max(2_592_000).optional(),
+  })
+  .openapi('FileUploadForm');
+
 const ListQuery = z.object({
   purpose: z.string().max(64).optional(),
   limit: z.coerce.number().int().min(1).max(10_000).optional(),
@@ -108,6 +118,7 @@ export function registerFileRoutes(api: Api, files: FilesPort, batches: ChatBatc
       summary: `OpenAI-compatible file upload (multipart/form-data: \`file\`, \`purpose\`, optional \`expires_after[anchor]\`/\`expires_after[seconds]\`), up to ${maxBytes.toLocaleString('en-US')} bytes`,
       tag,
       auth: 'key',
+      form: UploadForm,
       response: { status: 200, description: 'The `file` object' },
     },
     async ({ req, res }) => {
