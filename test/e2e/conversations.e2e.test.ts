@@ -167,6 +167,17 @@ describe('conversations (openai client), end to end', () => {
       openai.responses.create({ model: OPENAI_MODEL, input: 'x', conversation: mine.id, background: true }),
     );
     expect(background).toMatchObject({ status: 422, param: 'conversation' });
+    // What the conversation could not keep is refused before the call is made (and billed).
+    const calls = running.fakeOpenAI.requests.length;
+    const emptyMessage = await refused(
+      openai.responses.create({
+        model: OPENAI_MODEL,
+        input: [{ role: 'user', content: [] }],
+        conversation: mine.id,
+      }),
+    );
+    expect(emptyMessage).toMatchObject({ status: 422, param: 'input.0.content' });
+    expect(running.fakeOpenAI.requests.length).toBe(calls);
     const tooMany = await refused(
       openai.conversations.create({ items: Array.from({ length: 21 }, () => ({ role: 'user', content: 'x' })) }),
     );

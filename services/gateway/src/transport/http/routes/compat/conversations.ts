@@ -1,4 +1,5 @@
 import { AppError, isUuid } from '@whetstone/errors';
+import { invalidBody } from '../../validate';
 import type {
   ConversationItemView,
   ConversationsPort,
@@ -104,6 +105,26 @@ async function allItems(conversations: ConversationsPort, principal: Principal, 
   }
 }
 
+/** Input items one call may append (the service takes 1,000 at once; the rest is room for the output). */
+const MAX_APPENDED_INPUT = 900;
+
+/**
+ * What the conversation could not keep is refused before the call, not after it has been answered and billed: too
+ * many input items, or a message without a text part.
+ */
+function checkAppendable(items: ResponseInputItem[]): void {
+  if (items.length > MAX_APPENDED_INPUT)
+    throw invalidBody('input', `holds at most ${MAX_APPENDED_INPUT} items with a conversation`);
+  const empty = items.findIndex(
+    (item) =>
+      item.type !== 'function_call' &&
+      item.type !== 'function_call_output' &&
+      Array.isArray(item.content) &&
+      item.content.length === 0,
+  );
+  if (empty >= 0) throw invalidBody(`input.${empty}.content`, 'must hold at least one part with a conversation');
+}
+
 /** The request's own input as items. */
 const requestItems = (body: ResponsesBody): ResponseInputItem[] =>
   typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
@@ -130,12 +151,21 @@ export async function withConversation(
   });
   const earlier = stored.map(inputItemOf);
   const own = requestItems(body);
+  checkAppendable(own);
   const append = async (reply: ReplyItems) => {
     const output: NewConversationItem[] = [];
     if (reply.text || !reply.toolCalls.length)
       output.push({ ...empty, type: 'message', role: 'assistant', texts: [reply.text] });
-    for (const c of reply.toolCalls)
-      output.push({ ...empty, type: 'function_call', callId: c.id, name: c.name, arguments: c.arguments });
+    // A call the model named no id for is kept under its position, so its output can still name it.
+    reply.toolCalls.forEach((c, i) =>
+      output.push({
+        ...empty,
+        type: 'function_call',
+        callId: c.id || `call_${i}`,
+        name: c.name,
+        arguments: c.arguments,
+      }),
+    );
     await conversations.addItems(principal, id, [...own.map(newItemOf), ...output]);
   };
   return { body: { ...body, input: [...earlier, ...own] }, append };
