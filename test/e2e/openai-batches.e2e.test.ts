@@ -68,6 +68,15 @@ describe('files and batches (openai client), end to end', () => {
       expires_after: { anchor: 'created_at', seconds: 3600 },
     });
     expect(expiring.expires_at! - expiring.created_at).toBe(3600);
+    const cursor = (after: string) =>
+      fetch(`${running.system.baseUrl}/v1/files?after=${after}`, {
+        headers: { authorization: `Bearer ${running.key}` },
+      });
+    for (const after of ['nope', `file-${'0'.repeat(8)}-0000-7000-8000-${'0'.repeat(12)}`]) {
+      const res = await cursor(after);
+      expect(res.status).toBe(422);
+      expect(await res.json()).toMatchObject({ error: { type: 'invalid_request_error', param: 'after' } });
+    }
     expect(await openai.files.delete(other.id)).toEqual({ id: other.id, object: 'file', deleted: true });
     await expect(openai.files.retrieve(other.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
     await expect(openai.files.content(other.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);

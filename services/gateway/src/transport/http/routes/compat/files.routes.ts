@@ -5,7 +5,7 @@ import { AppError, isUuid, Reasons } from '@whetstone/errors';
 import type { ChatBatches, FilesPort, Principal, StoredFileView } from '../../../../application/ports';
 import type { Api } from '../../api';
 import { authOf } from '../../auth';
-import { invalidBody, parseParams } from '../../validate';
+import { invalidBody, invalidQuery, parseParams } from '../../validate';
 import { batchFile, renderBatchFile } from './openai-batches';
 
 /**
@@ -149,12 +149,19 @@ export function registerFileRoutes(api: Api, files: FilesPort, batches: ChatBatc
     },
     async ({ req, res }) => {
       const q = parseParams(ListQuery, req.query, 'query');
-      const page = await files.list(authOf(res).principal, {
-        purpose: q.purpose,
-        limit: q.limit ?? 10_000,
-        afterId: q.after === undefined ? undefined : fileIdOf(q.after),
-        ascending: q.order === 'asc',
-      });
+      const badCursor = () => invalidQuery('after', 'names no file of this team');
+      const afterId = q.after?.startsWith(FILE_ID_PREFIX) ? q.after.slice(FILE_ID_PREFIX.length) : q.after;
+      if (afterId !== undefined && !isUuid(afterId)) throw badCursor();
+      const page = await files
+        .list(authOf(res).principal, {
+          purpose: q.purpose,
+          limit: q.limit ?? 10_000,
+          afterId,
+          ascending: q.order === 'asc',
+        })
+        .catch((err: unknown) => {
+          throw err instanceof AppError && err.fieldErrors[0]?.field === 'after_id' ? badCursor() : err;
+        });
       const data = page.files.map(publicFile);
       return {
         object: 'list',
