@@ -178,6 +178,10 @@ describe('conversations (openai client), end to end', () => {
     );
     expect(emptyMessage).toMatchObject({ status: 422, param: 'input.0.content' });
     expect(running.fakeOpenAI.requests.length).toBe(calls);
+    const noPart = await refused(
+      openai.conversations.items.create(mine.id, { items: [{ role: 'user', content: [] }] }),
+    );
+    expect(noPart).toMatchObject({ status: 422, param: 'items.0.content' });
     const tooMany = await refused(
       openai.conversations.create({ items: Array.from({ length: 21 }, () => ({ role: 'user', content: 'x' })) }),
     );

@@ -3,17 +3,18 @@ import { AppError } from '@whetstone/errors';
 import type { ConversationsPort } from '../../../../application/history-ports';
 import type { Api } from '../../api';
 import { authOf } from '../../auth';
-import { parseParams } from '../../validate';
+import { invalidBody, parseParams } from '../../validate';
 import { Metadata } from './blocks';
 import {
   conversationIdOf,
   conversationObject,
   CONVERSATION_PREFIX,
+  emptyMessageAt,
   itemIdOf,
   itemObject,
   newItemOf,
 } from './conversations';
-import { InputItem } from './responses.schema';
+import { InputItem, type ResponseInputItem } from './responses.schema';
 
 /**
  * OpenAI's Conversations API (the `openai` client's `conversations` and `conversations.items`): a conversation is an
@@ -63,6 +64,12 @@ function itemPath(params: Record<string, unknown>): { id: string; itemId: string
   return { id, itemId };
 }
 
+/** A message with no content part cannot be kept: 422 naming it. */
+function checkParts(items: ResponseInputItem[]): void {
+  const at = emptyMessageAt(items);
+  if (at >= 0) throw invalidBody(`items.${at}.content`, 'must hold at least one part');
+}
+
 const list = (data: Record<string, unknown>[], hasMore: boolean) => ({
   object: 'list',
   data,
@@ -84,6 +91,7 @@ export function registerConversationRoutes(api: Api, conversations: Conversation
       response: { status: 200, description: 'The `conversation` object' },
     },
     async ({ res, body }) => {
+      checkParts(body.items ?? []);
       const items = (body.items ?? []).map(newItemOf);
       const made = await conversations.create(authOf(res).principal, body.metadata ?? {}, items);
       return conversationObject(made.conversation);
@@ -150,6 +158,7 @@ function registerItemRoutes(api: Api, conversations: ConversationsPort): void {
     },
     async ({ req, res, body }) => {
       const id = conversationIdOf(String(req.params.conversation_id));
+      checkParts(body.items);
       const added = await conversations.addItems(authOf(res).principal, id, body.items.map(newItemOf));
       return list(added.map(itemObject), false);
     },

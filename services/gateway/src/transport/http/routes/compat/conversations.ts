@@ -115,15 +115,19 @@ const MAX_APPENDED_INPUT = 900;
 function checkAppendable(items: ResponseInputItem[]): void {
   if (items.length > MAX_APPENDED_INPUT)
     throw invalidBody('input', `holds at most ${MAX_APPENDED_INPUT} items with a conversation`);
-  const empty = items.findIndex(
+  const at = emptyMessageAt(items);
+  if (at >= 0) throw invalidBody(`input.${at}.content`, 'must hold at least one part with a conversation');
+}
+
+/** The index of the first message with no content part, which a conversation cannot keep; -1 when none. */
+export const emptyMessageAt = (items: ResponseInputItem[]): number =>
+  items.findIndex(
     (item) =>
       item.type !== 'function_call' &&
       item.type !== 'function_call_output' &&
       Array.isArray(item.content) &&
       item.content.length === 0,
   );
-  if (empty >= 0) throw invalidBody(`input.${empty}.content`, 'must hold at least one part with a conversation');
-}
 
 /** The request's own input as items. */
 const requestItems = (body: ResponsesBody): ResponseInputItem[] =>
