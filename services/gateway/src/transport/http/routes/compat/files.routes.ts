@@ -61,7 +61,7 @@ function fileIdOf(publicId: string): string {
 const unix = (d: Date) => Math.floor(d.getTime() / 1000);
 
 /** OpenAI's File object. */
-export function fileObject(file: Omit<StoredFileView, 'id'> & { id: string }) {
+export function fileObject(file: StoredFileView) {
   return {
     id: file.id,
     object: 'file',
