@@ -147,3 +147,9 @@ export const toolCallOut = (c: { id: string; name: string; arguments: string }) 
   type: 'function' as const,
   function: { name: c.name, arguments: c.arguments },
 });
+
+/** OpenAI's cursor list: `{object: "list", data, first_id, last_id, has_more}`. */
+export function openAiList<T extends { id?: unknown }>(data: T[], hasMore: boolean) {
+  const idOf = (item: T | undefined) => (item?.id as string | undefined) ?? null;
+  return { object: 'list' as const, data, first_id: idOf(data[0]), last_id: idOf(data.at(-1)), has_more: hasMore };
+}

@@ -4,7 +4,7 @@ import type { ConversationsPort } from '../../../../application/history-ports';
 import type { Api } from '../../api';
 import { authOf } from '../../auth';
 import { invalidBody, parseParams } from '../../validate';
-import { Metadata } from './blocks';
+import { Metadata, openAiList } from './blocks';
 import {
   conversationIdOf,
   conversationObject,
@@ -69,14 +69,6 @@ function checkParts(items: ResponseInputItem[]): void {
   const at = emptyMessageAt(items);
   if (at >= 0) throw invalidBody(`items.${at}.content`, 'must hold at least one part');
 }
-
-const list = (data: Record<string, unknown>[], hasMore: boolean) => ({
-  object: 'list',
-  data,
-  first_id: data[0]?.id ?? null,
-  last_id: data.at(-1)?.id ?? null,
-  has_more: hasMore,
-});
 
 /** POST /v1/conversations, GET/POST/DELETE /v1/conversations/:conversation_id. */
 export function registerConversationRoutes(api: Api, conversations: ConversationsPort): void {
@@ -160,7 +152,7 @@ function registerItemRoutes(api: Api, conversations: ConversationsPort): void {
       const id = conversationIdOf(String(req.params.conversation_id));
       checkParts(body.items);
       const added = await conversations.addItems(authOf(res).principal, id, body.items.map(newItemOf));
-      return list(added.map(itemObject), false);
+      return openAiList(added.map(itemObject), false);
     },
   );
 
@@ -182,7 +174,7 @@ function registerItemRoutes(api: Api, conversations: ConversationsPort): void {
         afterId,
         ascending: q.order === 'asc',
       });
-      return list(page.items.map(itemObject), page.hasMore);
+      return openAiList(page.items.map(itemObject), page.hasMore);
     },
   );
 

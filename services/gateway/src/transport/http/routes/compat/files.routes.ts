@@ -1,3 +1,4 @@
+import { openAiList } from './blocks';
 import type { Request, Response } from 'express';
 import multer from 'multer';
 import { z } from 'zod';
@@ -163,13 +164,7 @@ export function registerFileRoutes(api: Api, files: FilesPort, batches: ChatBatc
           throw err instanceof AppError && err.fieldErrors[0]?.field === 'after_id' ? badCursor() : err;
         });
       const data = page.files.map(publicFile);
-      return {
-        object: 'list',
-        data,
-        first_id: data[0]?.id ?? null,
-        last_id: data.at(-1)?.id ?? null,
-        has_more: page.hasMore,
-      };
+      return openAiList(data, page.hasMore);
     },
   );
 

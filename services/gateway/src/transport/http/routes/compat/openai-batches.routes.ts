@@ -4,7 +4,7 @@ import type { ChatBatches, FilesPort } from '../../../../application/ports';
 import type { Api } from '../../api';
 import { authOf } from '../../auth';
 import { invalidBody, invalidQuery, parseParams } from '../../validate';
-import { Metadata } from './blocks';
+import { Metadata, openAiList } from './blocks';
 import { FILE_ID_PREFIX } from './files.routes';
 import { BATCH_ID_PREFIX, batchObject, ENDPOINTS, openAiBatch, requestsOfFile } from './openai-batches';
 
@@ -86,13 +86,7 @@ function registerBatchListRoute(api: Api, batches: ChatBatches): void {
           throw err;
         });
       const data = page.batches.map(batchObject);
-      return {
-        object: 'list',
-        data,
-        first_id: data[0]?.id ?? null,
-        last_id: data.at(-1)?.id ?? null,
-        has_more: page.hasMore,
-      };
+      return openAiList(data, page.hasMore);
     },
   );
 

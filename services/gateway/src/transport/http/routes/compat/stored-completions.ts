@@ -5,7 +5,7 @@ import type { Principal } from '../../../../application/ports';
 import type { Api } from '../../api';
 import { authOf } from '../../auth';
 import { invalidQuery, parseParams } from '../../validate';
-import { Metadata, metadataOfQuery } from './blocks';
+import { Metadata, metadataOfQuery, openAiList } from './blocks';
 import { CHAT_COMPLETIONS, completionOfRecord, CursorQuery, storedCall } from './stored-responses';
 
 /**
@@ -50,13 +50,7 @@ async function storedCompletionsPage(history: HistoryPort, principal: Principal,
       throw err;
     });
   const data = page.records.map(completionOfRecord);
-  return {
-    object: 'list',
-    data,
-    first_id: data[0]?.id ?? null,
-    last_id: data.at(-1)?.id ?? null,
-    has_more: page.totalCapped || page.total > data.length,
-  };
+  return openAiList(data, page.totalCapped || page.total > data.length);
 }
 
 /** GET /v1/chat/completions (the list) and POST /v1/chat/completions/:completion_id (the metadata update). */

@@ -8,7 +8,7 @@ import type {
 } from '../../../../application/history-ports';
 import type { ChatBlock, ChatTurn, ChatUsageView, Principal } from '../../../../application/ports';
 import { invalidQuery } from '../../validate';
-import { toolCallOut, turn } from './blocks';
+import { toolCallOut, turn, openAiList } from './blocks';
 import { callItem, messageItem, type Item } from './responses.items';
 import { openAiUsage, responsesUsage } from './usage';
 
@@ -260,13 +260,7 @@ export function cursorPage(
   const start = q.after ? at('after', q.after) + 1 : 0;
   const end = q.before ? at('before', q.before) : ordered.length;
   const data = ordered.slice(start, Math.max(start, end)).slice(0, q.limit);
-  return {
-    object: 'list',
-    data,
-    first_id: (data[0]?.id as string | undefined) ?? null,
-    last_id: (data.at(-1)?.id as string | undefined) ?? null,
-    has_more: start + data.length < end,
-  };
+  return openAiList(data, start + data.length < end);
 }
 
 /** The chat.completion object of a stored chat-completions call, as it answered (reasoning left out). */
