@@ -1,8 +1,14 @@
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import OpenAI from 'openai';
-import { startFakeAnthropicUpstream, startFakeOpenAIUpstream, type FakeUpstream } from '@whetstone/testing';
+import {
+  fixtureDataset,
+  startFakeAnthropicUpstream,
+  startFakeOpenAIUpstream,
+  type FakeUpstream,
+} from '@whetstone/testing';
 import { signUpWithKey, startSystem, type RunningSystem } from './system';
 
 const run = promisify(execFile);
@@ -112,6 +118,16 @@ export async function openAiBatchOf(baseUrl: string, key: string, model: string)
     completion_window: '24h',
   });
   return { fileId: file.id, batchId: batch.id };
+}
+
+/** A fine-tuning job made with the team's key and cancelled at once (its record and events stay readable): its id. */
+export async function fineTuningJobOf(baseUrl: string, key: string): Promise<string> {
+  const openai = new OpenAI({ apiKey: key, baseURL: `${baseUrl}/v1`, maxRetries: 0 });
+  const chat = readFileSync(fixtureDataset('chat/greetings.jsonl'));
+  const file = await openai.files.create({ file: await OpenAI.toFile(chat, 'chat.jsonl'), purpose: 'fine-tune' });
+  const job = await openai.fineTuning.jobs.create({ model: 'whetstone-decoder-base', training_file: file.id });
+  await openai.fineTuning.jobs.cancel(job.id);
+  return job.id;
 }
 
 /** A conversation of one user message made with the team's key: its id and its item's id. */

@@ -12,7 +12,14 @@ const OPENAI_PATHS = [
   '/v1/batches',
   '/v1/conversations',
 ];
-const OPENAI_PREFIXES = ['/v1/responses/', '/v1/chat/completions/', '/v1/files/', '/v1/batches/', '/v1/conversations/'];
+const OPENAI_PREFIXES = [
+  '/v1/responses/',
+  '/v1/chat/completions/',
+  '/v1/files/',
+  '/v1/batches/',
+  '/v1/conversations/',
+  '/v1/fine_tuning/',
+];
 
 /** Which envelope a request's errors use: the Anthropic version header, then the route's family. */
 export function surfaceOf(pathname: string, headers: Record<string, string> = {}): Surface {

@@ -17,7 +17,7 @@ export interface Owned {
   inferenceId: string;
   adaptationId: string;
   batchId: string;
-  openAi: { fileId: string; batchId: string };
+  openAi: { fileId: string; batchId: string; fineTuningJobId: string };
   conversation: { id: string; itemId: string };
 }
 
@@ -43,6 +43,7 @@ export const PARAMETERS: [RegExp, (a: Owned) => Record<string, string>][] = [
   [/^\/v1\/messages\/batches\/\{message_batch_id\}(\/|$)/, (a) => ({ message_batch_id: a.batchId })], // Anthropic's
   [/^\/v1\/files\/\{file_id\}(\/|$)/, (a) => ({ file_id: a.openAi.fileId })],
   [/^\/v1\/batches\/\{batch_id\}(\/|$)/, (a) => ({ batch_id: a.openAi.batchId })],
+  [/^\/v1\/fine_tuning\/jobs\/\{fine_tuning_job_id\}(\/|$)/, (a) => ({ fine_tuning_job_id: a.openAi.fineTuningJobId })],
   [
     /^\/v1\/conversations\/\{conversation_id\}(\/|$)/,
     (a) => ({ conversation_id: a.conversation.id, item_id: a.conversation.itemId }),

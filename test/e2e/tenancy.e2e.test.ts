@@ -6,7 +6,14 @@ import {
   startFakeOpenAIUpstream,
   type FakeUpstream,
 } from '@whetstone/testing';
-import { ANTHROPIC_MODEL, conversationOf, OPENAI_MODEL, openAiBatchOf, upstreamEnv } from './compat-helpers';
+import {
+  ANTHROPIC_MODEL,
+  conversationOf,
+  fineTuningJobOf,
+  OPENAI_MODEL,
+  openAiBatchOf,
+  upstreamEnv,
+} from './compat-helpers';
 import { bodyFor, EXEMPT, HUB_TOKEN, type Owned, PARAMETERS } from './tenancy-routes';
 import { errorMessageOf } from './envelopes';
 import { signUpWithKey, startSystem, type RunningSystem } from './system';
@@ -74,7 +81,10 @@ describe('tenancy: another team gets 404 and no data on every id-bearing route',
     const batchParams = { model: ANTHROPIC_MODEL, max_tokens: 8, messages: [{ role: 'user', content: 'Ada' }] };
     const batch = await a.post('/v1/messages/batches', { requests: [{ custom_id: 'a', params: batchParams }] });
     owned.batchId = (await json<{ id: string }>(batch)).id;
-    owned.openAi = await openAiBatchOf(system.baseUrl, teamA.key, OPENAI_MODEL);
+    owned.openAi = {
+      ...(await openAiBatchOf(system.baseUrl, teamA.key, OPENAI_MODEL)),
+      fineTuningJobId: await fineTuningJobOf(system.baseUrl, teamA.key),
+    };
     owned.conversation = await conversationOf(system.baseUrl, teamA.key, 'Ada Lovelace');
     expect((await a.until(owned.jobId, ['complete', 'failed'], 300_000)).status).toBe('complete');
 

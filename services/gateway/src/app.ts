@@ -18,6 +18,7 @@ import { registerInferenceRoutes } from './transport/http/routes/inference.route
 import { registerMessageBatchRoutes } from './transport/http/routes/compat/message-batches.routes';
 import { registerFileRoutes } from './transport/http/routes/compat/files.routes';
 import { registerConversationRoutes } from './transport/http/routes/compat/conversations.routes';
+import { registerFineTuningRoutes } from './transport/http/routes/compat/fine-tuning.routes';
 import { registerOpenAiBatchRoutes } from './transport/http/routes/compat/openai-batches.routes';
 import { registerDatasetRoutes } from './transport/http/routes/datasets.routes';
 import { registerHistoryRoutes } from './transport/http/routes/history.routes';
@@ -120,6 +121,8 @@ export function buildApp(deps: GatewayDeps): { app: Express; api: Api } {
   if (deps.chatBatches) registerMessageBatchRoutes(api, deps.chatBatches, deps.publicBaseUrl);
   if (deps.files) registerFileRoutes(api, deps.files, deps.chatBatches, deps.maxFileBytes);
   if (deps.files && deps.chatBatches) registerOpenAiBatchRoutes(api, deps.chatBatches, deps.files);
+  if (deps.files && deps.datasets && deps.training)
+    registerFineTuningRoutes(api, { training: deps.training, datasets: deps.datasets, files: deps.files });
   if (deps.datasets) registerDatasetRoutes(api, deps.datasets);
   if (deps.training) registerTrainingRoutes(api, deps.training, deps.inference);
   if (deps.history) registerHistoryRoutes(api, deps.history);

@@ -103,6 +103,11 @@ export function datasetsOverRpc(client: Client<typeof DatasetService>, ready: ()
     async processUpload(teamId, name, versionNumber) {
       return versionView((await client.processUpload({ teamId, datasetName: name, versionNumber })).version);
     },
+    async importFiles(teamId, input) {
+      // Processing runs before the answer: up to a 50 MiB file's rows validated and split.
+      const res = await client.importFiles({ teamId, ...input }, { timeoutMs: 120_000 });
+      return { version: versionView(res.version), trainingLines: res.trainingLines };
+    },
     async list(teamId) {
       const res = await client.listDatasets({ teamId });
       return res.datasets.map((d) => ({

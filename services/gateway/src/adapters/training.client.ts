@@ -46,6 +46,7 @@ export function jobView(j: Job | undefined): JobView {
     id: j?.id ?? '',
     status,
     base_model: j?.baseModel ?? '',
+    root_base_model: j?.rootBaseModel ?? '',
     datasets: (j?.datasets ?? []).map((d) => ({ name: d.name, version_number: d.versionNumber, size: d.size })),
     model_name: j?.modelName ?? '',
     training_type: nameOf(TRAINING_TYPE, j?.trainingType),
@@ -53,6 +54,15 @@ export function jobView(j: Job | undefined): JobView {
     learning_rate: j?.learningRate ?? 0,
     project_id: j?.projectId || null,
     out_of_scope_label: j?.outOfScopeLabel || null,
+    seed: Number(j?.seed ?? 0),
+    fine_tuning: j?.fineTuning
+      ? {
+          training_file: j.fineTuning.trainingFile,
+          validation_file: j.fineTuning.validationFile,
+          suffix: j.fineTuning.suffix,
+          metadata: { ...j.fineTuning.metadata },
+        }
+      : null,
     // The spec: metrics only when complete (and still once deployed).
     ...((status === 'complete' || status === 'deployed') && j?.metrics
       ? { metrics: j.metrics as Record<string, unknown> }
@@ -111,8 +121,16 @@ export function trainingOverRpc(client: Client<typeof TrainingService>, ready: (
   return {
     ready,
     async create(p, input) {
+      const { fineTuning, seed, ...rest } = input;
       const trainingType = TRAINING_TYPE[input.trainingType] ?? TrainingType.UNSPECIFIED;
-      return jobView((await client.createJob({ caller: callerOf(p), ...input, trainingType })).job);
+      const source = fineTuning && {
+        trainingFile: fineTuning.training_file,
+        validationFile: fineTuning.validation_file,
+        suffix: fineTuning.suffix,
+        metadata: fineTuning.metadata,
+      };
+      const req = { caller: callerOf(p), ...rest, trainingType, seed: BigInt(seed ?? 0), fineTuning: source };
+      return jobView((await client.createJob(req)).job);
     },
     async list(p, filter) {
       const status = JOB_STATUS[filter.status] ?? JobStatus.UNSPECIFIED;

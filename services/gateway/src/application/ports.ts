@@ -1,6 +1,7 @@
 import type { ChatInput, ChatPiece } from './chat-ports';
 
 export type * from './chat-ports';
+export type * from './training-ports';
 
 /**
  * What the gateway needs from key-billing, in plain shapes. The gateway holds
@@ -246,6 +247,14 @@ export interface DatasetsPort {
     input: { name: string; type: string; format: string; filename: string },
   ): Promise<{ version: DatasetVersionView; uploadUrl: string; expiresAt: string | null; maxBytes: number }>;
   processUpload(teamId: string, name: string, versionNumber: number): Promise<DatasetVersionView>;
+  /**
+   * A new generation dataset version made from Files API files and processed before the answer (ready or failed
+   * with its report); `trainingLines` tells which file a reported line is in.
+   */
+  importFiles(
+    teamId: string,
+    input: { datasetName: string; trainingFileId: string; validationFileId: string },
+  ): Promise<{ version: DatasetVersionView; trainingLines: number }>;
   /** `status` is the newest version's; `latest_ready_version` the newest ready one's, which training uses. */
   list(teamId: string): Promise<
     {
@@ -281,103 +290,4 @@ export interface DatasetsPort {
     version_number: number | null;
     error: string | null;
   }>;
-}
-
-export interface JobView {
-  id: string;
-  status: string;
-  base_model: string;
-  datasets: { name: string; version_number: number; size: number }[];
-  model_name: string;
-  training_type: string;
-  nr_epochs: number;
-  learning_rate: number;
-  project_id: string | null;
-  out_of_scope_label: string | null;
-  metrics?: Record<string, unknown>;
-  progress: Record<string, unknown> | null;
-  failure_reason: string | null;
-  attempts: number;
-  created_at: string | null;
-  started_at: string | null;
-  finished_at: string | null;
-  cost_credits: number;
-}
-
-export interface LogView {
-  id: string;
-  job_id: string;
-  timestamp: string | null;
-  level: string;
-  message: string;
-  source: string;
-}
-
-export interface CheckpointView {
-  checkpoint_id: string;
-  checkpoint_uuid: string;
-  checkpoint_type: string;
-  time: string | null;
-  tinker_path: string;
-  size_bytes: number | null;
-  public: boolean;
-  user_metadata: Record<string, string> | null;
-  expires_at: string | null;
-  step: number;
-}
-
-export interface EvaluationView {
-  id: string;
-  training_job_id: string;
-  dataset_name: string;
-  status: string;
-  f1: number | null;
-  precision: number | null;
-  recall: number | null;
-  per_label: Record<string, unknown> | null;
-  examples: number | null;
-  error: string | null;
-  created_at: string | null;
-}
-
-/** What the gateway needs from the training-orchestrator. */
-export interface TrainingPort {
-  ready(): Promise<boolean>;
-  create(
-    principal: Principal,
-    input: {
-      baseModel: string;
-      datasets: string[];
-      modelName: string;
-      trainingType: string;
-      nrEpochs: number;
-      learningRate: number;
-      projectId: string;
-      /** Empty for none. */
-      outOfScopeLabel: string;
-    },
-  ): Promise<JobView>;
-  list(
-    principal: Principal,
-    filter: { status: string; projectId: string; limit: number; offset: number },
-  ): Promise<{ jobs: JobView[]; total: number }>;
-  get(principal: Principal, id: string): Promise<JobView>;
-  stop(principal: Principal, id: string): Promise<JobView>;
-  remove(principal: Principal, id: string): Promise<void>;
-  logs(principal: Principal, id: string): Promise<LogView[]>;
-  streamLogs(principal: Principal, id: string, signal: AbortSignal): AsyncIterable<{ logs: LogView[]; status: string }>;
-  checkpoints(principal: Principal, id: string): Promise<CheckpointView[]>;
-  download(
-    principal: Principal,
-    id: string,
-    checkpointId: string,
-  ): Promise<{ download_url: string; expires_in_seconds: number; file_name: string; size_bytes: number }>;
-  trainedModels(principal: Principal): Promise<JobView[]>;
-  createEvaluation(principal: Principal, jobId: string, datasetName: string): Promise<EvaluationView>;
-  getEvaluation(principal: Principal, id: string): Promise<EvaluationView>;
-  pushToHub(
-    principal: Principal,
-    jobId: string,
-    input: { repoId: string; hubToken: string; private: boolean },
-  ): Promise<{ repo_id: string; url: string; commit: string | null; files: string[] }>;
 }

@@ -1,5 +1,5 @@
-import type { JobPatch, JobRepository, JobTransition } from '../application/ports';
-import type { DatasetSplit, Job, TrainingType } from '../domain/job';
+import type { JobFilter, JobPatch, JobRepository, JobTransition } from '../application/ports';
+import type { DatasetSplit, FineTuningSource, Job, TrainingType } from '../domain/job';
 import type { JobStatus } from '../domain/job-status';
 import { Prisma, type PrismaClient } from '../generated/prisma/client';
 import { appendOutbox, jobDeletedRow, statusChangedRow, trainingUsageRow } from './prisma-outbox';
@@ -20,6 +20,7 @@ export const toJob = (j: JobModel): Job => ({
   seed: j.seed,
   projectId: j.projectId,
   outOfScopeLabel: j.outOfScopeLabel,
+  fineTuning: (j.fineTuning as FineTuningSource | null) ?? null,
   datasets: j.datasets as unknown as DatasetSplit[],
   status: j.status,
   metrics: (j.metrics as Record<string, unknown> | null) ?? null,
@@ -69,6 +70,7 @@ export class PrismaJobRepository implements JobRepository {
           seed: job.seed,
           projectId: job.projectId,
           outOfScopeLabel: job.outOfScopeLabel,
+          ...(job.fineTuning ? { fineTuning: job.fineTuning as unknown as Prisma.InputJsonValue } : {}),
           datasets: job.datasets as unknown as Prisma.InputJsonValue,
           status: job.status,
           resumeKey: job.resumeKey,
@@ -89,14 +91,28 @@ export class PrismaJobRepository implements JobRepository {
     return j ? toJob(j) : null;
   }
 
-  async list(teamId: string, filter: { status?: JobStatus; projectId?: string; limit: number; offset: number }) {
+  async list(teamId: string, filter: JobFilter) {
     const where: Prisma.JobWhereInput = {
       teamId,
       ...(filter.status ? { status: filter.status } : {}),
       ...(filter.projectId ? { projectId: filter.projectId } : {}),
+      ...(filter.fineTuningOnly ? { fineTuning: { not: Prisma.DbNull } } : {}),
+      ...(filter.after
+        ? {
+            OR: [
+              { createdAt: { lt: filter.after.createdAt } },
+              { createdAt: filter.after.createdAt, id: { lt: filter.after.id } },
+            ],
+          }
+        : {}),
     };
     const [rows, total] = await Promise.all([
-      this.prisma.job.findMany({ where, orderBy: { createdAt: 'desc' }, take: filter.limit, skip: filter.offset }),
+      this.prisma.job.findMany({
+        where,
+        orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+        take: filter.limit,
+        skip: filter.after ? 0 : filter.offset,
+      }),
       this.prisma.job.count({ where }),
     ]);
     return { rows: rows.map(toJob), total };

@@ -1,6 +1,7 @@
 import { AppError } from '@whetstone/errors';
 import { inMemoryDeps } from '../../test/fakes/in-memory';
 import { createJob } from './create-job';
+import { listJobs } from './get-job';
 import type { Caller } from './ports';
 
 const caller: Caller = { teamId: 'team-a', keyId: 'key-1', userId: 'user-1' };
@@ -38,6 +39,27 @@ describe('createJob', () => {
     expect(jobs.events).toEqual([{ jobId: job.id, from: null, to: 'requested' }]);
     expect(logs.messages(job.id)[0]).toMatch(/^job requested: lora training of whetstone-extract-base on wikigold v1/);
     expect(wakeups()).toBe(1);
+  });
+
+  it('when a fine-tuning request gives a seed, a learning-rate multiplier and its source, then the job keeps them and lists apart', async () => {
+    const { deps } = inMemoryDeps();
+    const fineTuning = { training_file: 'f-1', validation_file: '', suffix: 'greeter', metadata: { a: 'b' } };
+    const tuned = await createJob(deps, caller, request({ seed: 42, learningRateMultiplier: 2, fineTuning }));
+    expect(tuned).toMatchObject({ seed: 42, learningRate: 0.004, fineTuning });
+    const plain = await createJob(deps, caller, request());
+    expect(plain.fineTuning).toBeNull();
+    expect(plain.seed).toBeGreaterThan(0);
+    const listed = await listJobs(deps, caller, { projectId: '', fineTuningOnly: true, limit: 10, offset: 0 });
+    expect(listed.rows.map((j) => j.id)).toEqual([tuned.id]);
+    const after = await listJobs(deps, caller, { projectId: '', afterId: plain.id, limit: 10, offset: 0 });
+    const all = (await listJobs(deps, caller, { projectId: '', limit: 10, offset: 0 })).rows.map((j) => j.id);
+    expect(after.rows.map((j) => j.id)).toEqual(all.slice(all.indexOf(plain.id) + 1));
+    const unknown = await failure(
+      listJobs(deps, caller, { projectId: '', afterId: tuned.teamId, limit: 1, offset: 0 }),
+    );
+    expect(unknown).toMatchObject({ kind: 'InvalidArgument', reason: 'JOB_CURSOR_NOT_FOUND' });
+    const badSeed = await failure(createJob(deps, caller, request({ seed: -1 })));
+    expect(badSeed.fieldErrors.map((f) => f.field)).toEqual(['seed']);
   });
 
   it('when the cost is checked, then it is the example-epochs times the training price', async () => {

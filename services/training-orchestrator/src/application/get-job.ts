@@ -27,12 +27,22 @@ export function getJob(deps: UseCaseDeps, caller: Caller, id: string): Promise<J
 export async function listJobs(
   deps: UseCaseDeps,
   caller: Caller,
-  filter: { status?: JobStatus | undefined; projectId: string; limit: number; offset: number },
+  filter: {
+    status?: JobStatus | undefined;
+    projectId: string;
+    fineTuningOnly?: boolean;
+    /** Empty or absent to start at the newest. */
+    afterId?: string;
+    limit: number;
+    offset: number;
+  },
 ): Promise<{ rows: Job[]; total: number }> {
   const page = resolvePage(filter.limit, filter.offset);
   return deps.jobs.list(caller.teamId, {
     ...(filter.status ? { status: filter.status } : {}),
     ...(filter.projectId ? { projectId: filter.projectId } : {}),
+    ...(filter.fineTuningOnly ? { fineTuningOnly: true } : {}),
+    ...(filter.afterId ? { after: await cursorJob(deps, caller, filter.afterId) } : {}),
     ...page,
   });
 }
@@ -45,4 +55,14 @@ export async function listTrainedModels(deps: UseCaseDeps, caller: Caller): Prom
     ),
   );
   return done.flatMap((d) => d.rows).sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime());
+}
+
+/** The job a list continues after; InvalidArgument JOB_CURSOR_NOT_FOUND when it is no job of the team. */
+async function cursorJob(deps: UseCaseDeps, caller: Caller, id: string): Promise<{ createdAt: Date; id: string }> {
+  const job = isUuid(id) ? await deps.jobs.get(caller.teamId, id) : null;
+  if (!job)
+    throw errors.invalid(R.JOB_CURSOR_NOT_FOUND, `after_id '${id}' names no job of this team.`, [
+      { field: 'after_id', message: 'names no job of this team' },
+    ]);
+  return { createdAt: job.createdAt, id: job.id };
 }

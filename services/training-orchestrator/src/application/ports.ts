@@ -52,14 +52,23 @@ export interface JobTransition {
 }
 
 /** Jobs. Every status change commits with its JobStatusChanged event (and usage, when given) in one transaction. */
+/** Which of a team's jobs to list, newest first. */
+export interface JobFilter {
+  status?: JobStatus;
+  projectId?: string;
+  /** Only jobs created through the OpenAI-compatible fine-tuning API. */
+  fineTuningOnly?: boolean;
+  /** Only jobs listed after this one (newest first, ties by id descending). */
+  after?: { createdAt: Date; id: string };
+  limit: number;
+  offset: number;
+}
+
 export interface JobRepository {
   create(job: Job): Promise<void>;
   get(teamId: string, id: string): Promise<Job | null>;
   getById(id: string): Promise<Job | null>;
-  list(
-    teamId: string,
-    filter: { status?: JobStatus; projectId?: string; limit: number; offset: number },
-  ): Promise<{ rows: Job[]; total: number }>;
+  list(teamId: string, filter: JobFilter): Promise<{ rows: Job[]; total: number }>;
   /** Leases the oldest requested job (status → running, attempts + 1), or returns null. */
   leaseNext(owner: string, token: string, leaseUntil: Date): Promise<Job | null>;
   /** Extends a lease; false when the token no longer holds a running job. */

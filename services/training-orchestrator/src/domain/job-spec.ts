@@ -1,7 +1,7 @@
 /** Validation of a job request against the base model's bounds: pure, every problem at once. */
 import type { CatalogEntry } from '@whetstone/catalog';
 import { Reasons, errors, type FieldError } from '@whetstone/errors';
-import type { TrainingType } from './job';
+import type { FineTuningSource, TrainingType } from './job';
 
 export interface JobRequest {
   baseModel: string;
@@ -13,12 +13,21 @@ export interface JobRequest {
   nrEpochs: number;
   /** 0 means the base model's default. */
   learningRate: number;
+  /** Multiplies the base model's default learning rate when learningRate is 0; 0 or absent means 1. */
+  learningRateMultiplier?: number;
   projectId: string;
   /** The label classification tasks answer for out-of-scope inputs; empty (or absent) for none. */
   outOfScopeLabel?: string;
+  /** Set by the OpenAI-compatible fine-tuning API; null or absent otherwise. */
+  fineTuning?: FineTuningSource | null;
+  /** 0 or absent picks one at random; otherwise 1 to 2^31 − 1. */
+  seed?: bigint | number;
   /** Internal (adaptive retraining): times each dataset's rows are seen per epoch, parallel to datasets; absent means 1. */
   weights?: number[];
 }
+
+/** Largest seed a job takes (the trainer's seed is a 32-bit signed integer). */
+export const MAX_SEED = 2 ** 31 - 1;
 
 export const invalid = (message: string, fieldErrors: FieldError[]) =>
   errors.invalid(Reasons.VALIDATION_FAILED, message, fieldErrors);
@@ -33,13 +42,16 @@ export function assertRequestShape(input: JobRequest): void {
     });
   if (!input.datasets.length)
     problems.push({ field: 'datasets', message: 'give at least one dataset: [{"name": "<a ready dataset>"}]' });
+  const seed = Number(input.seed ?? 0);
+  if (!Number.isInteger(seed) || seed < 0 || seed > MAX_SEED)
+    problems.push({ field: 'seed', message: `must be an integer from 0 (pick one) to ${MAX_SEED}` });
   if (problems.length) throw invalid('Invalid training job', problems);
 }
 
 /** The hyperparameters after defaults, within the root model's bounds; InvalidArgument naming every bad field. */
 export function resolveHyperparameters(
   root: CatalogEntry,
-  input: Pick<JobRequest, 'trainingType' | 'nrEpochs' | 'learningRate'>,
+  input: Pick<JobRequest, 'trainingType' | 'nrEpochs' | 'learningRate' | 'learningRateMultiplier'>,
 ): { trainingType: TrainingType; nrEpochs: number; learningRate: number } {
   const trainingType = input.trainingType ?? 'lora';
   if (!root.trainingTypes.includes(trainingType))
@@ -50,7 +62,7 @@ export function resolveHyperparameters(
       },
     ]);
   const nrEpochs = input.nrEpochs || root.nrEpochs.default;
-  const learningRate = input.learningRate || root.learningRate.default;
+  const learningRate = input.learningRate || root.learningRate.default * (input.learningRateMultiplier || 1);
   const problems: FieldError[] = [];
   if (!Number.isInteger(nrEpochs) || nrEpochs < root.nrEpochs.min || nrEpochs > root.nrEpochs.max)
     problems.push({

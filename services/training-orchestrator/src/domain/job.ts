@@ -19,6 +19,15 @@ export interface DatasetSplit {
   corrections?: number;
 }
 
+/** The OpenAI fine-tuning request a job came from, kept so it reads back in that API's shape. */
+export interface FineTuningSource {
+  training_file: string;
+  /** Empty when none was given. */
+  validation_file: string;
+  suffix: string;
+  metadata: Record<string, string>;
+}
+
 export interface Job {
   id: string;
   teamId: string;
@@ -35,6 +44,8 @@ export interface Job {
   projectId: string | null;
   /** The out-of-scope label named at creation: classification tasks reject below a held-out threshold. */
   outOfScopeLabel: string | null;
+  /** What a job created through the OpenAI-compatible fine-tuning API was created from; null for the others. */
+  fineTuning: FineTuningSource | null;
   datasets: DatasetSplit[];
   status: JobStatus;
   metrics: Record<string, unknown> | null;

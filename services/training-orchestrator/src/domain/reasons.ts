@@ -1,6 +1,7 @@
 /** Stable reasons of the orchestrator's typed errors (clients and the gateway key on them). */
 export const TrainingReasons = {
   JOB_NOT_FOUND: 'JOB_NOT_FOUND',
+  JOB_CURSOR_NOT_FOUND: 'JOB_CURSOR_NOT_FOUND',
   BASE_MODEL_NOT_FOUND: 'BASE_MODEL_NOT_FOUND',
   NO_CHECKPOINT: 'NO_CHECKPOINT',
   JOB_NOT_RUNNING: 'JOB_NOT_RUNNING',

@@ -4,6 +4,7 @@ import { errors } from '@whetstone/errors';
 import { createLogger } from '@whetstone/telemetry';
 import type { UseCaseDeps } from '../../src/application/deps';
 import type {
+  JobFilter,
   CheckpointRepository,
   DatasetKind,
   DatasetResolver,
@@ -43,12 +44,17 @@ export class InMemoryJobs implements JobRepository {
     const j = this.rows.get(id);
     return j ? { ...j } : null;
   }
-  async list(teamId: string, f: { status?: JobStatus; projectId?: string; limit: number; offset: number }) {
+  async list(teamId: string, f: JobFilter) {
+    const newestFirst = (a: Job, b: Job) =>
+      b.createdAt.getTime() - a.createdAt.getTime() || (a.id === b.id ? 0 : b.id < a.id ? -1 : 1);
     const all = [...this.rows.values()]
       .filter((j) => j.teamId === teamId && (!f.status || j.status === f.status))
       .filter((j) => !f.projectId || j.projectId === f.projectId)
-      .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime());
-    return { rows: all.slice(f.offset, f.offset + f.limit), total: all.length };
+      .filter((j) => !f.fineTuningOnly || j.fineTuning !== null)
+      .sort(newestFirst);
+    const after = f.after;
+    const rest = after ? all.filter((j) => newestFirst(j, { ...j, ...after }) > 0) : all.slice(f.offset);
+    return { rows: rest.slice(0, f.limit), total: all.length };
   }
   async leaseNext(_owner: string, token: string, until: Date) {
     const next = [...this.rows.values()]

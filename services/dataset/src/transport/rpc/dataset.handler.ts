@@ -6,6 +6,7 @@ import { versionFeedbackNow } from '../../application/collect-feedback';
 import { createUpload } from '../../application/create-upload';
 import { deleteDataset } from '../../application/delete-dataset';
 import { getDataset, getVersion, listDatasets } from '../../application/get-datasets';
+import { importFiles } from '../../application/import-files';
 import { processUpload } from '../../application/process-upload';
 import { resolveForTraining } from '../../application/resolve-for-training';
 import { getGeneration, startGeneration } from '../../application/start-generation';
@@ -85,6 +86,15 @@ export function datasetHandler(ctx: DatasetContext): ServiceImpl<typeof DatasetS
     },
     async getGenerationJob(req) {
       return generationToPb(await getGeneration(ctx, teamFromPb(req.teamId), req.jobId));
+    },
+    async importFiles(req) {
+      const out = await importFiles(ctx, {
+        teamId: teamFromPb(req.teamId),
+        datasetName: req.datasetName,
+        trainingFileId: req.trainingFileId,
+        validationFileId: req.validationFileId,
+      });
+      return { version: versionToPb(out.version), trainingLines: out.trainingLines };
     },
   };
 }

@@ -13,7 +13,14 @@ const OPENAI_PATHS = new Set([
   '/v1/batches',
   '/v1/conversations',
 ]);
-const OPENAI_PREFIXES = ['/v1/responses/', '/v1/chat/completions/', '/v1/files/', '/v1/batches/', '/v1/conversations/'];
+const OPENAI_PREFIXES = [
+  '/v1/responses/',
+  '/v1/chat/completions/',
+  '/v1/files/',
+  '/v1/batches/',
+  '/v1/conversations/',
+  '/v1/fine_tuning/',
+];
 /** Messages clients expect Anthropic-shaped errors even when they leave the version header out. */
 const ANTHROPIC_PATHS = new Set(['/v1/messages']);
 /** count_tokens and the message batches. */

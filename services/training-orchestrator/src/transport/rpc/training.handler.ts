@@ -13,7 +13,7 @@ import { listLogs } from '../../application/job-logs';
 import { pushToHub } from '../../application/push-to-hub';
 import { stopJob } from '../../application/stop-job';
 import { jobStatusFromPb, jobStatusToPb, trainingTypeFromPb } from '../../contracts/enums';
-import { checkpointToPb, evaluationToPb, jobToPb, logToPb } from './training.mapper';
+import { checkpointToPb, evaluationToPb, fineTuningFromPb, jobToPb, logToPb } from './training.mapper';
 
 /** An enum value this build does not know is a bad request, not "unspecified". */
 function knownStatus(status: number) {
@@ -37,8 +37,11 @@ export function trainingHandler(deps: UseCaseDeps): ServiceImpl<typeof TrainingS
         trainingType: trainingTypeFromPb(req.trainingType),
         nrEpochs: req.nrEpochs,
         learningRate: req.learningRate,
+        learningRateMultiplier: req.learningRateMultiplier,
         projectId: req.projectId,
         outOfScopeLabel: req.outOfScopeLabel,
+        fineTuning: req.fineTuning ? fineTuningFromPb(req.fineTuning) : null,
+        seed: req.seed,
       });
       return { job: jobToPb(job) };
     },
@@ -46,6 +49,8 @@ export function trainingHandler(deps: UseCaseDeps): ServiceImpl<typeof TrainingS
       const out = await listJobs(deps, requireCaller(req.caller), {
         status: knownStatus(req.status),
         projectId: req.projectId,
+        fineTuningOnly: req.fineTuningOnly,
+        afterId: req.afterId,
         limit: req.limit,
         offset: req.offset,
       });

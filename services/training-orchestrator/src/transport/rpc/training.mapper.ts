@@ -1,10 +1,22 @@
 /** Domain ⇄ proto for TrainingService; no rules here. */
 import type { JsonObject, MessageInitShape } from '@bufbuild/protobuf';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
-import type { CheckpointSchema, EvaluationSchema, JobSchema, LogEntrySchema } from '@whetstone/proto/training/v1';
+import type {
+  CheckpointSchema,
+  EvaluationSchema,
+  FineTuningSource,
+  JobSchema,
+  LogEntrySchema,
+} from '@whetstone/proto/training/v1';
 import { checkpointTypeToPb, evaluationStatusToPb, jobStatusToPb, trainingTypeToPb } from '../../contracts/enums';
 import type { Evaluation } from '../../domain/evaluation';
-import { ARTIFACTS_BUCKET, type Checkpoint, type Job, type LogEntry } from '../../domain/job';
+import {
+  ARTIFACTS_BUCKET,
+  type Checkpoint,
+  type FineTuningSource as DomainFineTuningSource,
+  type Job,
+  type LogEntry,
+} from '../../domain/job';
 
 const ts = (d: Date | null) => (d ? timestampFromDate(d) : undefined);
 const struct = (v: Record<string, unknown> | null) => (v ? (v as JsonObject) : undefined);
@@ -38,8 +50,24 @@ export function jobToPb(j: Job): MessageInitShape<typeof JobSchema> {
     finishedAt: ts(j.finishedAt),
     costMicroCredits: j.costMicroCredits,
     outOfScopeLabel: j.outOfScopeLabel ?? '',
+    fineTuning: j.fineTuning
+      ? {
+          trainingFile: j.fineTuning.training_file,
+          validationFile: j.fineTuning.validation_file,
+          suffix: j.fineTuning.suffix,
+          metadata: j.fineTuning.metadata,
+        }
+      : undefined,
+    seed: BigInt(j.seed),
   };
 }
+
+export const fineTuningFromPb = (f: FineTuningSource): DomainFineTuningSource => ({
+  training_file: f.trainingFile,
+  validation_file: f.validationFile,
+  suffix: f.suffix,
+  metadata: { ...f.metadata },
+});
 
 export const logToPb = (l: LogEntry): MessageInitShape<typeof LogEntrySchema> => ({
   id: l.id,

@@ -1,0 +1,140 @@
+import { BUILTIN_MODELS } from '@whetstone/catalog';
+import { AppError, isUuid, Reasons, type FieldError } from '@whetstone/errors';
+import type { CheckpointView, JobView, LogView, Principal, TrainingPort } from '../../../../application/ports';
+import { FILE_ID_PREFIX } from './files.routes';
+
+/**
+ * OpenAI's fine-tuning API over the training-orchestrator: a `fine_tuning.job` is a LoRA training job whose data
+ * is a generation (chat) dataset made from the job's Files API files, so everything the core API says about a
+ * job (logs, checkpoints, billing, deployment) holds for it too. Only jobs made through this API are listed here.
+ */
+
+export const JOB_ID_PREFIX = 'ftjob-';
+export const CHECKPOINT_ID_PREFIX = 'ftckpt-';
+export const EVENT_ID_PREFIX = 'ftevent-';
+
+export const fineTuningJobNotFound = (id: string) =>
+  new AppError('NotFound', 'JOB_NOT_FOUND', `Fine-tuning job '${id.slice(0, 100)}' was not found.`);
+
+/** The uuid behind a public id with this prefix (the bare uuid is accepted too), or '' when it is none. */
+export function uuidOf(publicId: string, prefix: string): string {
+  const id = publicId.startsWith(prefix) ? publicId.slice(prefix.length) : publicId;
+  return isUuid(id) ? id : '';
+}
+
+/** A fine-tuning job of the team by its public `ftjob-…` id; a job made through the core API is not one. */
+export async function fineTuningJob(training: TrainingPort, principal: Principal, publicId: string): Promise<JobView> {
+  const id = uuidOf(publicId, JOB_ID_PREFIX);
+  if (!id) throw fineTuningJobNotFound(publicId);
+  const job = await training.get(principal, id).catch((err: unknown) => {
+    if (err instanceof AppError && err.kind === 'NotFound') throw fineTuningJobNotFound(publicId);
+    throw err;
+  });
+  if (!job.fine_tuning) throw fineTuningJobNotFound(publicId);
+  return job;
+}
+
+const unix = (iso: string | null) => (iso ? Math.floor(Date.parse(iso) / 1000) : null);
+
+const STATUS: Record<string, string> = {
+  requested: 'queued',
+  running: 'running',
+  complete: 'succeeded',
+  deployed: 'succeeded',
+  failed: 'failed',
+  cancelled: 'cancelled',
+};
+
+/** The job's learning rate over its base model's default (what `learning_rate_multiplier` asked for). */
+function multiplierOf(job: JobView): number {
+  const base = BUILTIN_MODELS.find((m) => m.id === job.root_base_model)?.learningRate.default;
+  return base ? Number((job.learning_rate / base).toPrecision(6)) : 1;
+}
+
+function estimatedFinish(job: JobView): number | null {
+  const eta = job.progress?.eta_seconds;
+  return job.status === 'running' && typeof eta === 'number' ? Math.floor(Date.now() / 1000 + eta) : null;
+}
+
+/** A job as OpenAI's `fine_tuning.job`; `fine_tuned_model` is the id chat completions take once it succeeded. */
+export function fineTuningJobObject(job: JobView, organizationId: string) {
+  const source = job.fine_tuning;
+  const status = STATUS[job.status] ?? job.status;
+  const hyperparameters = { n_epochs: job.nr_epochs, batch_size: 'auto', learning_rate_multiplier: multiplierOf(job) };
+  return {
+    object: 'fine_tuning.job' as const,
+    id: `${JOB_ID_PREFIX}${job.id}`,
+    model: job.base_model,
+    created_at: unix(job.created_at) ?? 0,
+    finished_at: ['succeeded', 'failed', 'cancelled'].includes(status) ? unix(job.finished_at) : null,
+    fine_tuned_model: status === 'succeeded' ? job.id : null,
+    organization_id: organizationId,
+    result_files: [] as string[],
+    status,
+    training_file: source ? `${FILE_ID_PREFIX}${source.training_file}` : null,
+    validation_file: source?.validation_file ? `${FILE_ID_PREFIX}${source.validation_file}` : null,
+    hyperparameters,
+    method: { type: 'supervised' as const, supervised: { hyperparameters } },
+    trained_tokens: null,
+    error:
+      status === 'failed'
+        ? { code: 'training_failed', message: job.failure_reason ?? 'Training failed.', param: null }
+        : null,
+    user_provided_suffix: source?.suffix || null,
+    seed: job.seed,
+    estimated_finish: estimatedFinish(job),
+    integrations: [] as unknown[],
+    metadata: source && Object.keys(source.metadata).length ? source.metadata : null,
+  };
+}
+
+const LEVELS: Record<string, string> = { error: 'error', warn: 'warn', warning: 'warn' };
+
+/** A training log line as a `fine_tuning.job.event`. */
+export const eventObject = (log: LogView) => ({
+  object: 'fine_tuning.job.event' as const,
+  id: `${EVENT_ID_PREFIX}${log.id}`,
+  created_at: unix(log.timestamp) ?? 0,
+  level: LEVELS[log.level] ?? 'info',
+  message: log.message,
+  type: 'message' as const,
+  data: {},
+});
+
+/**
+ * A training checkpoint (`weights/<step>`) as a `fine_tuning.job.checkpoint`; its `fine_tuned_model_checkpoint`
+ * is the checkpoint's uuid, which a new job's `model` continues training from.
+ */
+export const checkpointObject = (job: JobView, c: CheckpointView) => ({
+  object: 'fine_tuning.job.checkpoint' as const,
+  id: `${CHECKPOINT_ID_PREFIX}${c.checkpoint_uuid}`,
+  created_at: unix(c.time) ?? 0,
+  fine_tuned_model_checkpoint: c.checkpoint_uuid,
+  step_number: c.step,
+  metrics: { step: c.step },
+  fine_tuning_job_id: `${JOB_ID_PREFIX}${job.id}`,
+});
+
+/** Where the training-orchestrator's fields are in a fine-tuning request. */
+const PARAMS: Record<string, string> = {
+  base_model: 'model',
+  'datasets.0.name': 'model',
+  training_type: 'model',
+  nr_epochs: 'hyperparameters.n_epochs',
+  learning_rate: 'hyperparameters.learning_rate_multiplier',
+  seed: 'seed',
+};
+
+/** A training-orchestrator 4xx with its fields named as the fine-tuning request names them. */
+export function asFineTuningError(err: unknown): unknown {
+  if (!(err instanceof AppError) || err.kind !== 'InvalidArgument' || !err.fieldErrors?.length) return err;
+  const fieldErrors: FieldError[] = err.fieldErrors.map((f) => ({ ...f, field: PARAMS[f.field] ?? f.field }));
+  return new AppError('InvalidArgument', Reasons.VALIDATION_FAILED, err.message, { fieldErrors });
+}
+
+/** OpenAI's cursor page over an in-memory list, newest first: the items after `after` (an id), `limit` of them. */
+export function pageAfter<T extends { id: string }>(items: T[], after: string | undefined, limit: number) {
+  const start = after === undefined ? 0 : items.findIndex((i) => i.id === after) + 1;
+  if (after !== undefined && start === 0) return null;
+  return { data: items.slice(start, start + limit), hasMore: items.length > start + limit };
+}
