@@ -117,6 +117,28 @@ describe('dataset validation', () => {
     expect(r.errors.map((e) => e.field)).toEqual(['messages', 'messages.0.role']);
   });
 
+  it('when chat rows carry OpenAI weights, then 0 or 1 on assistant messages is kept and anything else is a row error', () => {
+    const user = { role: 'user', content: 'hi' };
+    const reply = (weight: unknown) => ({ role: 'assistant', content: 'hello', weight });
+    const r = validateJsonl(
+      [
+        { messages: [user, reply(0), user, reply(1)] },
+        { messages: [user, reply(0)] },
+        { messages: [{ ...user, weight: 1 }, reply(1)] },
+        { messages: [user, reply(0.5)] },
+      ]
+        .map((row) => JSON.stringify(row))
+        .join('\n'),
+      'chat',
+    );
+    expect(r.examples).toEqual([{ messages: [user, reply(0), user, reply(1)] }]);
+    expect(r.errors.map((e) => [e.line, e.field])).toEqual([
+      [2, 'messages'],
+      [3, 'messages.0.weight'],
+      [4, 'messages.1.weight'],
+    ]);
+  });
+
   it('when bytes are not UTF-8, then the offending line is reported', () => {
     const bytes = Buffer.concat([Buffer.from('{"text":"ok","label":"a"}\n'), Buffer.from([0x7b, 0xff, 0xfe, 0x7d])]);
     expect(decodeUtf8(bytes).error).toEqual({ line: 2, field: '(row)', reason: 'the file is not valid UTF-8 here' });

@@ -27,6 +27,8 @@ export const isNoRelation = (label: string): boolean => NO_RELATION_LABELS.inclu
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';
   content: string;
+  /** OpenAI's fine-tuning weight, assistant messages only: 0 leaves the message out of the loss; absent means 1. */
+  weight?: 0 | 1;
 }
 
 /** One validated dataset row (canonical JSONL). */

@@ -109,9 +109,16 @@ export function validateExample(row: unknown, kind: DatasetKind, line: number, e
         errors.push({ line, field: `messages.${i}.role`, reason: 'must be system, user or assistant' });
       else if (typeof m.content !== 'string' || !m.content)
         errors.push({ line, field: `messages.${i}.content`, reason: 'must be a non-empty string' });
+      else if (m.weight !== undefined && (m.role !== 'assistant' || (m.weight !== 0 && m.weight !== 1)))
+        errors.push({ line, field: `messages.${i}.weight`, reason: 'must be 0 or 1, on an assistant message only' });
     });
-    if (errors.length === before && !messages.some((m) => isObject(m) && m.role === 'assistant')) {
-      errors.push({ line, field: 'messages', reason: 'needs at least one assistant message to learn from' });
+    const learnable = (m: unknown) => isObject(m) && m.role === 'assistant' && m.weight !== 0;
+    if (errors.length === before && !messages.some(learnable)) {
+      errors.push({
+        line,
+        field: 'messages',
+        reason: 'needs at least one assistant message to learn from (one not given weight 0)',
+      });
     }
     return errors.length === before ? { messages: messages as ChatMessage[] } : null;
   }

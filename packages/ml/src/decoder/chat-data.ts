@@ -37,13 +37,13 @@ export function validateChatRows(rows: readonly unknown[], name: string): ChatRo
     });
     if (
       !messages.some(
-        (m: { role?: unknown; content?: unknown }) =>
-          m?.role === 'assistant' && typeof m.content === 'string' && m.content.length > 0,
+        (m: { role?: unknown; content?: unknown; weight?: unknown }) =>
+          m?.role === 'assistant' && typeof m.content === 'string' && m.content.length > 0 && m.weight !== 0,
       )
     ) {
       fieldErrors.push({
         field: `${name}.${i}.messages`,
-        message: 'a chat example needs a non-empty assistant message to learn from',
+        message: 'a chat example needs a non-empty assistant message to learn from (one not given weight 0)',
         code: 'required',
       });
     }

@@ -5,7 +5,7 @@ import { loadDecoderBase } from './base';
 import { type DecoderTrainResult, evaluateDecoderBundle, trainDecoderLora } from './lora';
 import { DecoderState, forward, LINEAR_MODULES } from './model';
 import { loadDecoder, sampleToken } from './serve';
-import { encodePrompt, type ChatMessage } from './tokenizer';
+import { encodeChat, encodePrompt, type ChatMessage } from './tokenizer';
 
 const NAMES = [
   'Ada',
@@ -45,6 +45,23 @@ let trained: DecoderTrainResult;
 beforeAll(async () => {
   trained = await trainDecoderLora({ train, heldout, hyperparameters });
 }, 120_000);
+
+describe('encodeChat', () => {
+  it('when an assistant message has weight 0, then its tokens are not trained on and a weight-1 reply still is', () => {
+    const messages: ChatMessage[] = [
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: 'no', weight: 0 },
+      { role: 'user', content: 'again' },
+      { role: 'assistant', content: 'yes', weight: 1 },
+    ];
+    const { tokens, trainable } = encodeChat(messages);
+    const unweighted = encodeChat(messages.map(({ role, content }) => ({ role, content })));
+    expect(tokens).toEqual(unweighted.tokens);
+    // 'no' and its <|end|> (3 tokens) are left out; 'yes' and its <|end|> (4) are in.
+    expect(trainable.filter(Boolean)).toHaveLength(4);
+    expect(unweighted.trainable.filter(Boolean)).toHaveLength(7);
+  });
+});
 
 describe('whetstone-decoder-base LoRA', () => {
   it('when fine-tuned on a small chat set, then its held-out loss is below the base model’s', () => {

@@ -13,6 +13,8 @@ export type Role = 'system' | 'user' | 'assistant';
 export interface ChatMessage {
   role: Role;
   content: string;
+  /** OpenAI's fine-tuning weight on an assistant message: 0 leaves it out of the loss; absent or 1 trains on it. */
+  weight?: 0 | 1;
 }
 
 const ROLE_TOKEN: Record<Role, number> = { system: SYSTEM, user: USER, assistant: ASSISTANT };
@@ -24,8 +26,8 @@ export function encodeText(text: string): number[] {
 
 /**
  * A conversation as tokens, with `trainable[i]` true where token i belongs to
- * an assistant reply (its bytes and its closing `<|end|>`): the only tokens a
- * chat fine-tune is scored on.
+ * an assistant reply (its bytes and its closing `<|end|>`) not given `weight: 0`:
+ * the only tokens a chat fine-tune is scored on.
  */
 export function encodeChat(messages: readonly ChatMessage[]): { tokens: number[]; trainable: boolean[] } {
   const tokens: number[] = [];
@@ -36,7 +38,7 @@ export function encodeChat(messages: readonly ChatMessage[]): { tokens: number[]
     trainable.push(false);
     for (const t of body) {
       tokens.push(t);
-      trainable.push(m.role === 'assistant');
+      trainable.push(m.role === 'assistant' && m.weight !== 0);
     }
   }
   return { tokens, trainable };
