@@ -11,6 +11,7 @@ const OPENAI_PATHS = [
   '/v1/files',
   '/v1/batches',
   '/v1/conversations',
+  '/v1/embeddings',
 ];
 const OPENAI_PREFIXES = [
   '/v1/responses/',

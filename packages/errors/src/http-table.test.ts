@@ -20,6 +20,14 @@ describe('toHttpError', () => {
     expect(JSON.stringify(res.body)).not.toContain('hunter2');
   });
 
+  it('when the resource’s state conflicts (409), then the clients are told not to retry', () => {
+    const err = new AppError('FailedPrecondition', 'MODEL_NOT_SERVABLE', 'Model x is a decoder model.');
+    for (const surface of ['generic', 'openai', 'anthropic'] as const) {
+      const res = toHttpError(err, surface);
+      expect([res.status, res.headers['x-should-retry']]).toEqual([409, 'false']);
+    }
+  });
+
   it('when credits are exhausted, then it is 402 with code, message, resolution_url and x-should-retry false', () => {
     const err = new AppError('PaymentRequired', Reasons.OUT_OF_CREDITS, 'Your credit balance is exhausted.');
     const res = toHttpError(err, 'generic');

@@ -100,7 +100,9 @@ export function toHttpError(thrown: unknown, surface: Surface): HttpErrorRespons
     headers['x-should-retry'] = surface === 'openai' ? 'true' : 'false';
   }
   const billing = BILLING_REASONS.has(err.reason);
-  if (billing) headers['x-should-retry'] = 'false';
+  // A conflict with the resource's state (a model that is not servable, a job that has ended) does not clear within
+  // a client's retry backoff: the official clients, which retry 409 by default, are told not to.
+  if (billing || status === 409) headers['x-should-retry'] = 'false';
 
   if (surface === 'openai') {
     return {

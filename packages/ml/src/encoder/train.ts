@@ -647,6 +647,38 @@ export class EntityEncoder {
   }
 
   /**
+   * Each text's embedding: the mean of its token states over all its chunks, scaled to unit length (all zeros for a
+   * text without tokens). Texts run in batched forward passes; the result does not depend on the batch.
+   */
+  embedMany(texts: readonly string[]): Float32Array[] {
+    const D = this.config.dim;
+    const out = texts.map(() => new Float32Array(D));
+    const chunks: Featurized[] = [];
+    const owners: number[] = [];
+    texts.forEach((text, i) => {
+      for (const c of chunksOf(featurize(text, this.glove, this.config.hashLog2), this.config.maxTokens))
+        if (c.tokens.length) {
+          chunks.push(c);
+          owners.push(i);
+        }
+    });
+    for (let from = 0; from < chunks.length; from += MAX_TEXTS_PER_PASS) {
+      const group = chunks.slice(from, from + MAX_TEXTS_PER_PASS);
+      const batch = makeBatch(group, this.glove);
+      const pooled = poolStates(encode(this.config, this.weights, batch, this.adapter ?? undefined), batch).data;
+      // Weighted by the chunk's tokens, so a long text's embedding is the mean over all of its tokens.
+      group.forEach((c, b) => {
+        const sum = out[owners[from + b]!]!;
+        for (let d = 0; d < D; d++) sum[d] = sum[d]! + pooled[b * D + d]! * c.tokens.length;
+      });
+    }
+    return out.map((v) => {
+      const norm = Math.hypot(...v);
+      return norm > 0 ? v.map((x) => x / norm) : v;
+    });
+  }
+
+  /**
    * A single-label task's label probabilities from the pooled text state
    * (softmax over the given labels; labels the task was trained with use their
    * learned residuals). A caller that has the text's `pooledState` passes it to skip the forward pass.

@@ -129,6 +129,7 @@ export function loadModel(bundle: Uint8Array): ExtractionModel {
           },
         }
       : {}),
+    ...(encoder ? { embed: (texts: readonly string[]) => encoder.embedMany(texts) } : {}),
     extract: (text, schema, options = {}) => run(text, normalized(schema), options),
     extractMany(texts, schema, options = {}) {
       const norm = normalized(schema);

@@ -195,6 +195,11 @@ export interface ExtractionModel {
    */
   extractMany(texts: readonly string[], schema: ExtractionSchema, options?: PredictOptions): ExtractionResult[];
   /**
+   * Each text's embedding from the model's encoder: the mean of its token states, unit length (zeros for a text
+   * without tokens). Models without an encoder leave it out.
+   */
+  embed?(texts: readonly string[]): Float32Array[];
+  /**
    * Relation classification with given spans: the relation (or null for none) of the ordered pair `head` → `tail`
    * among the trained relations, with its probability. Models without a trained relation head leave it out.
    */

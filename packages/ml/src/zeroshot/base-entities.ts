@@ -14,6 +14,11 @@ function baseEncoder(): EntityEncoder {
   return encoder;
 }
 
+/** Embeddings from the pretrained encoder base (see EntityEncoder.embedMany). */
+export function baseEmbeddings(texts: readonly string[]): Float32Array[] {
+  return baseEncoder().embedMany(texts);
+}
+
 /** Whether the zero-shot base answers a label from the pretrained encoder (a named-entity type it was taught). */
 export function answeredByEncoder(label: string): boolean {
   return PRETRAINED_NAME_LABELS.has(label.trim().toLowerCase());

@@ -2,7 +2,7 @@ import { loadAfinn, loadGlove, type Embeddings } from '../assets/load';
 import type { ExtractionModel, ExtractionResult, ModelManifest, PredictOptions } from '../pipeline/types';
 import { normalizeSchema, type NormalizedSchema, type StructureField } from '../schema/normalize';
 import { tokenize } from '../text/tokenize';
-import { baseEntities, baseEntitiesMany } from './base-entities';
+import { baseEmbeddings, baseEntities, baseEntitiesMany } from './base-entities';
 import { zeroShotSpans, type ZeroShotSpan } from './entities';
 
 /** The built-in extraction base model's id: zero-shot as is, and the base every extraction training job starts from. */
@@ -324,4 +324,5 @@ export const extractBaseModel: ExtractionModel = {
     const found = norm.entities.length ? baseEntitiesMany(texts, norm.entities, threshold) : [];
     return texts.map((t, i) => extractWith(t, norm, options, { ...baseParts, entities: () => found[i]! }));
   },
+  embed: (texts) => baseEmbeddings(texts),
 };

@@ -79,6 +79,15 @@ function servingOverRpc(client: Router) {
       const res = await client.countChatTokens({ chat: chatRequestToPb(principal, input) });
       return Number(res.inputTokens);
     },
+    async embed(principal, r) {
+      const res = await client.embedTexts({ caller: callerOf(principal), ...r });
+      return {
+        model: res.model,
+        vectors: res.embeddings.map((e) => e.values),
+        dimensions: res.dimensions,
+        inputTokens: Number(res.inputTokens),
+      };
+    },
     async infer(principal, r) {
       const res = await client.infer({
         caller: callerOf(principal),

@@ -202,6 +202,11 @@ export interface Inference {
   listBaseModels(principal: Principal): Promise<BaseModelView[]>;
   listModels(principal: Principal): Promise<{ id: string; object: 'model'; created: number; owned_by: string }[]>;
   infer(principal: Principal, request: InferRequest): Promise<InferResult>;
+  /** Embeddings from an extraction model's encoder (unit length); `dimensions` 0 for the model's own. */
+  embed(
+    principal: Principal,
+    request: { modelId: string; texts: string[]; dimensions: number },
+  ): Promise<{ model: string; vectors: number[][]; dimensions: number; inputTokens: number }>;
   createProject(principal: Principal, name: string): Promise<ProjectView>;
   listProjects(principal: Principal): Promise<ProjectView[]>;
   deleteProject(principal: Principal, projectId: string): Promise<void>;

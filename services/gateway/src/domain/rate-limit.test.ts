@@ -25,6 +25,13 @@ describe('rate-limit policy', () => {
       });
   });
 
+  it('when embeddings or a fine-tuning job are asked for, then they share the inference and training-job budgets', () => {
+    const caller = { ip: '1.2.3.4', teamId: 't', keyId: 'k', userId: 'u' };
+    const idOf = (path: string) => requestChecks(DEFAULT_RATE_LIMITS, 'POST', path, caller)[0]?.rule.id;
+    expect([idOf('/v1/embeddings'), idOf('/inference')]).toEqual(['inference', 'inference']);
+    expect([idOf('/v1/fine_tuning/jobs'), idOf('/core/training-jobs')]).toEqual(['training_jobs', 'training_jobs']);
+  });
+
   it('when the caller is anonymous, then an endpoint limit falls back to the IP', () => {
     const [check] = requestChecks(DEFAULT_RATE_LIMITS, 'POST', '/gliner-2/extract_entities', { ip: '1.2.3.4' });
     expect(check).toMatchObject({ scope: 'ip', subject: '1.2.3.4', rule: { limit: 15_000 } });

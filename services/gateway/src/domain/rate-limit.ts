@@ -58,9 +58,15 @@ const CHAT_PATHS = new Set([
 ]);
 
 const ENDPOINT_LIMITS: EndpointLimit[] = [
-  // Project endpoints and the decision route are native inference too.
+  // Project endpoints, the decision route and embeddings (an extraction model's encoder) are native inference too.
   {
-    matches: post((p) => p === '/inference' || p === '/v1/systemone' || /^\/projects\/[^/]+\/inference$/.test(p)),
+    matches: post(
+      (p) =>
+        p === '/inference' ||
+        p === '/v1/systemone' ||
+        p === '/v1/embeddings' ||
+        /^\/projects\/[^/]+\/inference$/.test(p),
+    ),
     rule: (s) => ({ id: 'inference', limit: s.inferencePerMinute, windowSeconds: 60, code: 'inference_rate_limit' }),
   },
   {
@@ -76,7 +82,8 @@ const ENDPOINT_LIMITS: EndpointLimit[] = [
     rule: (s) => ({ id: 'generate', limit: s.generatePerMinute, windowSeconds: 60, code: 'generate_rate_limit' }),
   },
   {
-    matches: post((p) => p === '/core/training-jobs'),
+    // A fine-tuning job is a training job: both routes draw on one budget.
+    matches: post((p) => p === '/core/training-jobs' || p === '/v1/fine_tuning/jobs'),
     rule: (s) => ({
       id: 'training_jobs',
       limit: s.trainingJobsPerMinute,

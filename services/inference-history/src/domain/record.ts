@@ -21,7 +21,16 @@ export type Verdict = 'correct' | 'incorrect';
 
 /** How the router labelled a call (the surface-level task of the inference contract). */
 export type CallKind =
-  'extract' | 'ner' | 'classification' | 'json' | 'relations' | 'schema' | 'systemone' | 'project' | 'generate';
+  | 'extract'
+  | 'ner'
+  | 'classification'
+  | 'json'
+  | 'relations'
+  | 'schema'
+  | 'systemone'
+  | 'project'
+  | 'generate'
+  | 'embed';
 
 export interface Usage {
   inputTokens: number;
@@ -121,6 +130,7 @@ const FIXED_TASK: Partial<Record<CallKind, string>> = {
   relations: 'relations',
   systemone: 'decision',
   generate: 'generate',
+  embed: 'embed',
 };
 
 /**

@@ -81,18 +81,35 @@ export class GrpcModelFleet implements ModelFleet {
   }
 
   async extract(ref: ModelRef, texts: string[], schemaJson: Uint8Array, options: ExtractOptions) {
-    const member = this.choose(ref);
-    try {
-      const res = await member.client.extract({
+    const res = await this.onServer(ref, (member) =>
+      member.client.extract({
         model: ref,
         texts,
         schemaJson,
         threshold: options.threshold,
         includeConfidence: options.includeConfidence,
         includeSpans: options.includeSpans,
-      });
+      }),
+    );
+    return { resultsJson: res.resultsJson, inputTokens: Number(res.inputTokens) };
+  }
+
+  async embed(ref: ModelRef, texts: string[]) {
+    const res = await this.onServer(ref, (member) => member.client.embed({ model: ref, texts }));
+    return {
+      vectors: res.embeddings.map((e) => e.values),
+      dimensions: res.dimensions,
+      inputTokens: Number(res.inputTokens),
+    };
+  }
+
+  /** A call on a server chosen for the model, which learns from the answer whether that server holds it ready. */
+  private async onServer<T>(ref: ModelRef, call: (member: FleetMember) => Promise<T>): Promise<T> {
+    const member = this.choose(ref);
+    try {
+      const res = await call(member);
       if (ref.key) this.mark(ref.modelId, member.addr, true);
-      return { resultsJson: res.resultsJson, inputTokens: Number(res.inputTokens) };
+      return res;
     } catch (err) {
       if (err instanceof AppError && err.reason === Reasons.MODEL_WARMING) this.mark(ref.modelId, member.addr, false);
       throw err;

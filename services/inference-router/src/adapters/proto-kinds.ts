@@ -25,6 +25,7 @@ const INFERENCE_TASK: Record<InferenceTask, PbInferenceTask> = {
   systemone: PbInferenceTask.SYSTEMONE,
   project: PbInferenceTask.PROJECT,
   generate: PbInferenceTask.GENERATE,
+  embed: PbInferenceTask.EMBED,
 };
 const INFERENCE_TASK_OF = new Map(Object.entries(INFERENCE_TASK).map(([k, v]) => [v, k as InferenceTask]));
 

@@ -74,6 +74,8 @@ export interface ModelFleet {
     schemaJson: Uint8Array,
     options: ExtractOptions,
   ): Promise<{ resultsJson: Uint8Array; inputTokens: number }>;
+  /** Each text's embedding from the model's encoder, on a server that holds it (or MODEL_WARMING, as extract). */
+  embed(ref: ModelRef, texts: string[]): Promise<{ vectors: number[][]; dimensions: number; inputTokens: number }>;
   /** Loads the model and resolves once it is ready; rejects with the reason it failed. */
   warm(ref: ModelRef, timeoutMs: number): Promise<void>;
   /** Streams a decoder's reply; the prefix up to each breakpoint may come from, or go to, the prefix cache. */

@@ -4,6 +4,7 @@ import type { DeploymentRow } from '../domain/deployment';
 import type { TrainedModel } from '../domain/trained-model';
 import { createDeployment } from './deployments';
 import type { RouterDeps } from './deps';
+import { embed, type EmbedInput } from './embed';
 import { extract } from './extract';
 import type { InferenceRecord, ModelFleet, ProjectStore } from './ports';
 import { DeploymentWarmer } from './warm-deployment';
@@ -49,6 +50,7 @@ function fakes(trained: TrainedModel | null, fleet: Partial<ModelFleet> = {}, me
     billing: { checkSpendable: async () => undefined },
     fleet: {
       extract: async () => ({ resultsJson: Buffer.from('[{"entities":{}}]'), inputTokens: 3 }),
+      embed: async (_ref, texts) => ({ vectors: texts.map(() => [0.6, 0.8]), dimensions: 2, inputTokens: 3 }),
       warm: async () => undefined,
       generate: () => ({
         chunks: (async function* () {})(),
@@ -144,6 +146,44 @@ describe('extract', () => {
   it('when the job belongs to another team, then it is not found', async () => {
     const { deps } = fakes(job({ teamId: 't2' }));
     await expect(extract(deps, input(JOB))).rejects.toMatchObject({ kind: 'NotFound' });
+  });
+});
+
+describe('embed', () => {
+  const call = (over: Partial<EmbedInput> = {}): EmbedInput => ({
+    caller: TEAM,
+    modelId: JOB,
+    texts: ['a', 'b'],
+    dimensions: 0,
+    ...over,
+  });
+
+  it('when a trained extraction job embeds, then the vectors come back and only the usage is metered', async () => {
+    const { deps, recorded } = fakes(job());
+    const out = await embed(deps, call());
+    expect(out).toMatchObject({
+      model: JOB,
+      dimensions: 2,
+      vectors: [
+        [0.6, 0.8],
+        [0.6, 0.8],
+      ],
+    });
+    expect(recorded.map((r) => [r.model, r.task, r.inputTokens, r.stored])).toEqual([[JOB, 'embed', 3, false]]);
+  });
+
+  it('when the dimensions asked for are not the model’s, then it is InvalidArgument naming them and nothing is metered', async () => {
+    const { deps, recorded } = fakes(job());
+    const err = (await embed(deps, call({ dimensions: 64 })).catch((e: unknown) => e)) as AppError;
+    expect(err).toMatchObject({ kind: 'InvalidArgument', fieldErrors: [{ field: 'dimensions' }] });
+    expect(recorded).toEqual([]);
+  });
+
+  it('when a decoder is asked for embeddings, then it is not servable for them', async () => {
+    const { deps } = fakes(job({ baseModel: 'whetstone-decoder-base' }));
+    const err = (await embed(deps, call()).catch((e: unknown) => e)) as AppError;
+    expect(err).toMatchObject({ kind: 'FailedPrecondition', reason: Reasons.MODEL_NOT_SERVABLE });
+    expect(err.message).toMatch(/embeddings come from extraction models/);
   });
 });
 

@@ -41,7 +41,16 @@ export type FinishReason = 'stop' | 'length';
 
 /** Which public surface asked for an inference; recorded with it. */
 export type InferenceTask =
-  'extract' | 'ner' | 'classification' | 'json' | 'relations' | 'schema' | 'systemone' | 'project' | 'generate';
+  | 'extract'
+  | 'ner'
+  | 'classification'
+  | 'json'
+  | 'relations'
+  | 'schema'
+  | 'systemone'
+  | 'project'
+  | 'generate'
+  | 'embed';
 
 export interface Usage {
   inputTokens: number;

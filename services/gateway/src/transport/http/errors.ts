@@ -12,6 +12,7 @@ const OPENAI_PATHS = new Set([
   '/v1/files',
   '/v1/batches',
   '/v1/conversations',
+  '/v1/embeddings',
 ]);
 const OPENAI_PREFIXES = [
   '/v1/responses/',

@@ -19,6 +19,8 @@ const KIND: Record<InferenceTask, CallKind> = {
   [InferenceTask.SYSTEMONE]: 'systemone',
   [InferenceTask.PROJECT]: 'project',
   [InferenceTask.GENERATE]: 'generate',
+  // The router stores no embeddings call; a record of one would still say what it was.
+  [InferenceTask.EMBED]: 'embed',
 };
 
 /** The contract's surface ⇄ history's public words, in one place (the RPC mapper uses the reverse). */

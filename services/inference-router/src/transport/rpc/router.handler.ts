@@ -5,6 +5,7 @@ import { requireCaller } from '@whetstone/rpc';
 import { createDeployment, listDeployments, listJobDeployments } from '../../application/deployments';
 import { chat, countChatTokens } from '../../application/chat';
 import type { RouterDeps } from '../../application/deps';
+import { embed } from '../../application/embed';
 import { extract } from '../../application/extract';
 import { generate } from '../../application/generate';
 import { listBaseModels, listModels } from '../../application/list-models';
@@ -18,6 +19,8 @@ import {
   callableModelToPb,
   chatTurnsOf,
   deploymentToPb,
+  embedInputOf,
+  embedOutputToPb,
   extractInputOf,
   extractOutputToPb,
   generateOptionsOf,
@@ -35,6 +38,7 @@ export function routerHandler(deps: RouterDeps, warmer: DeploymentWarmer): Servi
     async infer(req) {
       return extractOutputToPb(await extract(deps, extractInputOf(requireCaller(req.caller), req)));
     },
+    embedTexts: async (req) => embedOutputToPb(await embed(deps, embedInputOf(requireCaller(req.caller), req))),
     async *generateText(req, ctx) {
       const pieces = generate(deps, {
         caller: requireCaller(req.caller),

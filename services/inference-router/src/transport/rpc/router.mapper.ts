@@ -1,7 +1,8 @@
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { Reasons, errors } from '@whetstone/errors';
 import type { SamplingOptions } from '@whetstone/proto/common/v1';
-import type { ChatTurn as PbChatTurn, InferRequest } from '@whetstone/proto/inference/v1';
+import type { ChatTurn as PbChatTurn, EmbedTextsRequest, InferRequest } from '@whetstone/proto/inference/v1';
+import type { EmbedInput, EmbedOutput } from '../../application/embed';
 import type { ExtractInput, ExtractOutput } from '../../application/extract';
 import type { GeneratePiece } from '../../application/generate';
 import type { CallableModel } from '../../application/list-models';
@@ -141,3 +142,18 @@ export function generatePieceToPb(piece: GeneratePiece) {
     latencyMs: d.latencyMs,
   };
 }
+
+export const embedInputOf = (caller: Caller, req: EmbedTextsRequest): EmbedInput => ({
+  caller,
+  modelId: req.modelId,
+  texts: req.texts,
+  dimensions: req.dimensions,
+});
+
+export const embedOutputToPb = (out: EmbedOutput) => ({
+  model: out.model,
+  embeddings: out.vectors.map((values) => ({ values })),
+  dimensions: out.dimensions,
+  inputTokens: BigInt(out.usage.inputTokens),
+  costMicroCredits: out.usage.costMicroCredits,
+});

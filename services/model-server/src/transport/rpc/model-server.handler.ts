@@ -4,6 +4,7 @@ import type { ModelServerService } from '@whetstone/proto/inference/v1';
 import type { Decoders } from '../../application/decoders';
 import type { ExtractBatcher } from '../../application/extract-batcher';
 import type { ExtractionModels } from '../../application/extraction-models';
+import { embed } from '../../application/embed';
 import { generate } from '../../application/generate';
 import {
   chatTurnsOf,
@@ -40,6 +41,14 @@ export function modelServerHandler(
         includeSpans: req.includeSpans,
       });
       return { resultsJson: resultsToPb(out.results), inputTokens: BigInt(out.inputTokens) };
+    },
+    embed(req) {
+      const out = embed(models, refOf(req.model), req.texts);
+      return {
+        embeddings: out.vectors.map((v) => ({ values: Array.from(v) })),
+        dimensions: out.dimensions,
+        inputTokens: BigInt(out.inputTokens),
+      };
     },
     async *generate(req, ctx) {
       const out = await generate(

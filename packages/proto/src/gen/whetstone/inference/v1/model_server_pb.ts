@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file whetstone/inference/v1/model_server.proto.
  */
 export const file_whetstone_inference_v1_model_server: GenFile = /*@__PURE__*/
-  fileDesc("Cil3aGV0c3RvbmUvaW5mZXJlbmNlL3YxL21vZGVsX3NlcnZlci5wcm90bxIWd2hldHN0b25lLmluZmVyZW5jZS52MSI5CghNb2RlbFJlZhIQCghtb2RlbF9pZBgBIAEoCRIOCgZidWNrZXQYAiABKAkSCwoDa2V5GAMgASgJIkMKEExvYWRNb2RlbFJlcXVlc3QSLwoFbW9kZWwYASABKAsyIC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLk1vZGVsUmVmIlYKEUxvYWRNb2RlbFJlc3BvbnNlEjEKBXN0YXRlGAEgASgOMiIud2hldHN0b25lLmluZmVyZW5jZS52MS5Nb2RlbFN0YXRlEg4KBnJlYXNvbhgCIAEoCSIoChRHZXRNb2RlbFN0YXRlUmVxdWVzdBIQCghtb2RlbF9pZBgBIAEoCSJaChVHZXRNb2RlbFN0YXRlUmVzcG9uc2USMQoFc3RhdGUYASABKA4yIi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLk1vZGVsU3RhdGUSDgoGcmVhc29uGAIgASgJIhgKFkxpc3RNb2RlbFN0YXRlc1JlcXVlc3QicQoLTG9hZGVkTW9kZWwSEAoIbW9kZWxfaWQYASABKAkSMQoFc3RhdGUYAiABKA4yIi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLk1vZGVsU3RhdGUSDQoFYnl0ZXMYAyABKAMSDgoGcmVhc29uGAQgASgJImQKF0xpc3RNb2RlbFN0YXRlc1Jlc3BvbnNlEjMKBm1vZGVscxgBIAMoCzIjLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTG9hZGVkTW9kZWwSFAoMYnVkZ2V0X2J5dGVzGAIgASgDIrkBCg5FeHRyYWN0UmVxdWVzdBIvCgVtb2RlbBgBIAEoCzIgLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTW9kZWxSZWYSDQoFdGV4dHMYAiADKAkSEQoJdGhyZXNob2xkGAQgASgBEhoKEmluY2x1ZGVfY29uZmlkZW5jZRgFIAEoCBIVCg1pbmNsdWRlX3NwYW5zGAYgASgIEhMKC3NjaGVtYV9qc29uGAcgASgMSgQIAxAEUgZzY2hlbWEiTAoPRXh0cmFjdFJlc3BvbnNlEhQKDGlucHV0X3Rva2VucxgCIAEoAxIUCgxyZXN1bHRzX2pzb24YAyABKAxKBAgBEAJSB3Jlc3VsdHMiSwoIQ2hhdFR1cm4SLgoEcm9sZRgBIAEoDjIgLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdFJvbGUSDwoHY29udGVudBgCIAEoCSLyAQoPR2VuZXJhdGVSZXF1ZXN0Ei8KBW1vZGVsGAEgASgLMiAud2hldHN0b25lLmluZmVyZW5jZS52MS5Nb2RlbFJlZhIyCghtZXNzYWdlcxgCIAMoCzIgLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdFR1cm4SNgoIc2FtcGxpbmcYAyABKAsyJC53aGV0c3RvbmUuY29tbW9uLnYxLlNhbXBsaW5nT3B0aW9ucxJCChFjYWNoZV9icmVha3BvaW50cxgEIAMoCzInLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2FjaGVCcmVha3BvaW50IkMKD0NhY2hlQnJlYWtwb2ludBIMCgR0dXJuGAEgASgFEg0KBWNoYXJzGAIgASgFEhMKC3R0bF9zZWNvbmRzGAMgASgFIsEBChBHZW5lcmF0ZVJlc3BvbnNlEgwKBHRleHQYASABKAkSOwoNZmluaXNoX3JlYXNvbhgCIAEoDjIkLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRmluaXNoUmVhc29uEhQKDGlucHV0X3Rva2VucxgDIAEoAxIVCg1vdXRwdXRfdG9rZW5zGAQgASgDEhkKEWNhY2hlX3JlYWRfdG9rZW5zGAUgASgDEhoKEmNhY2hlX3dyaXRlX3Rva2VucxgGIAEoAypxCgpNb2RlbFN0YXRlEhsKF01PREVMX1NUQVRFX1VOU1BFQ0lGSUVEEAASFwoTTU9ERUxfU1RBVEVfV0FSTUlORxABEhUKEU1PREVMX1NUQVRFX1JFQURZEAISFgoSTU9ERUxfU1RBVEVfRkFJTEVEEAMylQQKEk1vZGVsU2VydmVyU2VydmljZRJgCglMb2FkTW9kZWwSKC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxvYWRNb2RlbFJlcXVlc3QaKS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxvYWRNb2RlbFJlc3BvbnNlEmwKDUdldE1vZGVsU3RhdGUSLC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkdldE1vZGVsU3RhdGVSZXF1ZXN0Gi0ud2hldHN0b25lLmluZmVyZW5jZS52MS5HZXRNb2RlbFN0YXRlUmVzcG9uc2UScgoPTGlzdE1vZGVsU3RhdGVzEi4ud2hldHN0b25lLmluZmVyZW5jZS52MS5MaXN0TW9kZWxTdGF0ZXNSZXF1ZXN0Gi8ud2hldHN0b25lLmluZmVyZW5jZS52MS5MaXN0TW9kZWxTdGF0ZXNSZXNwb25zZRJaCgdFeHRyYWN0EiYud2hldHN0b25lLmluZmVyZW5jZS52MS5FeHRyYWN0UmVxdWVzdBonLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRXh0cmFjdFJlc3BvbnNlEl8KCEdlbmVyYXRlEicud2hldHN0b25lLmluZmVyZW5jZS52MS5HZW5lcmF0ZVJlcXVlc3QaKC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkdlbmVyYXRlUmVzcG9uc2UwAWIGcHJvdG8z", [file_whetstone_common_v1_sampling, file_whetstone_inference_v1_kinds]);
+  fileDesc("Cil3aGV0c3RvbmUvaW5mZXJlbmNlL3YxL21vZGVsX3NlcnZlci5wcm90bxIWd2hldHN0b25lLmluZmVyZW5jZS52MSI5CghNb2RlbFJlZhIQCghtb2RlbF9pZBgBIAEoCRIOCgZidWNrZXQYAiABKAkSCwoDa2V5GAMgASgJIkMKEExvYWRNb2RlbFJlcXVlc3QSLwoFbW9kZWwYASABKAsyIC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLk1vZGVsUmVmIlYKEUxvYWRNb2RlbFJlc3BvbnNlEjEKBXN0YXRlGAEgASgOMiIud2hldHN0b25lLmluZmVyZW5jZS52MS5Nb2RlbFN0YXRlEg4KBnJlYXNvbhgCIAEoCSIoChRHZXRNb2RlbFN0YXRlUmVxdWVzdBIQCghtb2RlbF9pZBgBIAEoCSJaChVHZXRNb2RlbFN0YXRlUmVzcG9uc2USMQoFc3RhdGUYASABKA4yIi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLk1vZGVsU3RhdGUSDgoGcmVhc29uGAIgASgJIhgKFkxpc3RNb2RlbFN0YXRlc1JlcXVlc3QicQoLTG9hZGVkTW9kZWwSEAoIbW9kZWxfaWQYASABKAkSMQoFc3RhdGUYAiABKA4yIi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLk1vZGVsU3RhdGUSDQoFYnl0ZXMYAyABKAMSDgoGcmVhc29uGAQgASgJImQKF0xpc3RNb2RlbFN0YXRlc1Jlc3BvbnNlEjMKBm1vZGVscxgBIAMoCzIjLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTG9hZGVkTW9kZWwSFAoMYnVkZ2V0X2J5dGVzGAIgASgDIrkBCg5FeHRyYWN0UmVxdWVzdBIvCgVtb2RlbBgBIAEoCzIgLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTW9kZWxSZWYSDQoFdGV4dHMYAiADKAkSEQoJdGhyZXNob2xkGAQgASgBEhoKEmluY2x1ZGVfY29uZmlkZW5jZRgFIAEoCBIVCg1pbmNsdWRlX3NwYW5zGAYgASgIEhMKC3NjaGVtYV9qc29uGAcgASgMSgQIAxAEUgZzY2hlbWEiTAoPRXh0cmFjdFJlc3BvbnNlEhQKDGlucHV0X3Rva2VucxgCIAEoAxIUCgxyZXN1bHRzX2pzb24YAyABKAxKBAgBEAJSB3Jlc3VsdHMiSwoIQ2hhdFR1cm4SLgoEcm9sZRgBIAEoDjIgLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdFJvbGUSDwoHY29udGVudBgCIAEoCSLyAQoPR2VuZXJhdGVSZXF1ZXN0Ei8KBW1vZGVsGAEgASgLMiAud2hldHN0b25lLmluZmVyZW5jZS52MS5Nb2RlbFJlZhIyCghtZXNzYWdlcxgCIAMoCzIgLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdFR1cm4SNgoIc2FtcGxpbmcYAyABKAsyJC53aGV0c3RvbmUuY29tbW9uLnYxLlNhbXBsaW5nT3B0aW9ucxJCChFjYWNoZV9icmVha3BvaW50cxgEIAMoCzInLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2FjaGVCcmVha3BvaW50IkMKD0NhY2hlQnJlYWtwb2ludBIMCgR0dXJuGAEgASgFEg0KBWNoYXJzGAIgASgFEhMKC3R0bF9zZWNvbmRzGAMgASgFIsEBChBHZW5lcmF0ZVJlc3BvbnNlEgwKBHRleHQYASABKAkSOwoNZmluaXNoX3JlYXNvbhgCIAEoDjIkLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRmluaXNoUmVhc29uEhQKDGlucHV0X3Rva2VucxgDIAEoAxIVCg1vdXRwdXRfdG9rZW5zGAQgASgDEhkKEWNhY2hlX3JlYWRfdG9rZW5zGAUgASgDEhoKEmNhY2hlX3dyaXRlX3Rva2VucxgGIAEoAyJOCgxFbWJlZFJlcXVlc3QSLwoFbW9kZWwYASABKAsyIC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLk1vZGVsUmVmEg0KBXRleHRzGAIgAygJIhsKCUVtYmVkZGluZxIOCgZ2YWx1ZXMYASADKAIicAoNRW1iZWRSZXNwb25zZRI1CgplbWJlZGRpbmdzGAEgAygLMiEud2hldHN0b25lLmluZmVyZW5jZS52MS5FbWJlZGRpbmcSEgoKZGltZW5zaW9ucxgCIAEoBRIUCgxpbnB1dF90b2tlbnMYAyABKAMqcQoKTW9kZWxTdGF0ZRIbChdNT0RFTF9TVEFURV9VTlNQRUNJRklFRBAAEhcKE01PREVMX1NUQVRFX1dBUk1JTkcQARIVChFNT0RFTF9TVEFURV9SRUFEWRACEhYKEk1PREVMX1NUQVRFX0ZBSUxFRBADMusEChJNb2RlbFNlcnZlclNlcnZpY2USYAoJTG9hZE1vZGVsEigud2hldHN0b25lLmluZmVyZW5jZS52MS5Mb2FkTW9kZWxSZXF1ZXN0Gikud2hldHN0b25lLmluZmVyZW5jZS52MS5Mb2FkTW9kZWxSZXNwb25zZRJsCg1HZXRNb2RlbFN0YXRlEiwud2hldHN0b25lLmluZmVyZW5jZS52MS5HZXRNb2RlbFN0YXRlUmVxdWVzdBotLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuR2V0TW9kZWxTdGF0ZVJlc3BvbnNlEnIKD0xpc3RNb2RlbFN0YXRlcxIuLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdE1vZGVsU3RhdGVzUmVxdWVzdBovLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdE1vZGVsU3RhdGVzUmVzcG9uc2USWgoHRXh0cmFjdBImLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRXh0cmFjdFJlcXVlc3QaJy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkV4dHJhY3RSZXNwb25zZRJUCgVFbWJlZBIkLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRW1iZWRSZXF1ZXN0GiUud2hldHN0b25lLmluZmVyZW5jZS52MS5FbWJlZFJlc3BvbnNlEl8KCEdlbmVyYXRlEicud2hldHN0b25lLmluZmVyZW5jZS52MS5HZW5lcmF0ZVJlcXVlc3QaKC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkdlbmVyYXRlUmVzcG9uc2UwAWIGcHJvdG8z", [file_whetstone_common_v1_sampling, file_whetstone_inference_v1_kinds]);
 
 /**
  * ModelRef says which model and where its bundle lives.
@@ -484,6 +484,90 @@ export const GenerateResponseSchema: GenMessage<GenerateResponse> = /*@__PURE__*
   messageDesc(file_whetstone_inference_v1_model_server, 13);
 
 /**
+ * EmbedRequest asks for the embeddings of texts.
+ *
+ * @generated from message whetstone.inference.v1.EmbedRequest
+ */
+export type EmbedRequest = Message<"whetstone.inference.v1.EmbedRequest"> & {
+  /**
+   * The model; loaded on demand when not held (the call then fails MODEL_WARMING).
+   *
+   * @generated from field: whetstone.inference.v1.ModelRef model = 1;
+   */
+  model?: ModelRef | undefined;
+
+  /**
+   * Texts to embed, in order; the public surface allows 1 to 2,048.
+   *
+   * @generated from field: repeated string texts = 2;
+   */
+  texts: string[];
+};
+
+/**
+ * Describes the message whetstone.inference.v1.EmbedRequest.
+ * Use `create(EmbedRequestSchema)` to create a new message.
+ */
+export const EmbedRequestSchema: GenMessage<EmbedRequest> = /*@__PURE__*/
+  messageDesc(file_whetstone_inference_v1_model_server, 14);
+
+/**
+ * Embedding is one text's vector.
+ *
+ * @generated from message whetstone.inference.v1.Embedding
+ */
+export type Embedding = Message<"whetstone.inference.v1.Embedding"> & {
+  /**
+   * The vector, unit length (all zeros for a text with no tokens).
+   *
+   * @generated from field: repeated float values = 1;
+   */
+  values: number[];
+};
+
+/**
+ * Describes the message whetstone.inference.v1.Embedding.
+ * Use `create(EmbeddingSchema)` to create a new message.
+ */
+export const EmbeddingSchema: GenMessage<Embedding> = /*@__PURE__*/
+  messageDesc(file_whetstone_inference_v1_model_server, 15);
+
+/**
+ * EmbedResponse is one embedding per text, in the request's order.
+ *
+ * @generated from message whetstone.inference.v1.EmbedResponse
+ */
+export type EmbedResponse = Message<"whetstone.inference.v1.EmbedResponse"> & {
+  /**
+   * The embeddings.
+   *
+   * @generated from field: repeated whetstone.inference.v1.Embedding embeddings = 1;
+   */
+  embeddings: Embedding[];
+
+  /**
+   * Length of every vector.
+   *
+   * @generated from field: int32 dimensions = 2;
+   */
+  dimensions: number;
+
+  /**
+   * Word-and-punctuation tokens read, summed over texts; the unit embeddings are priced in, as extraction.
+   *
+   * @generated from field: int64 input_tokens = 3;
+   */
+  inputTokens: bigint;
+};
+
+/**
+ * Describes the message whetstone.inference.v1.EmbedResponse.
+ * Use `create(EmbedResponseSchema)` to create a new message.
+ */
+export const EmbedResponseSchema: GenMessage<EmbedResponse> = /*@__PURE__*/
+  messageDesc(file_whetstone_inference_v1_model_server, 16);
+
+/**
  * ModelState is a model's readiness on one model-server.
  *
  * @generated from enum whetstone.inference.v1.ModelState
@@ -569,6 +653,18 @@ export const ModelServerService: GenService<{
     methodKind: "unary";
     input: typeof ExtractRequestSchema;
     output: typeof ExtractResponseSchema;
+  },
+  /**
+   * Embed returns each text's embedding from a ready extraction model's encoder: the mean of its token states,
+   * scaled to unit length. TooEarly MODEL_WARMING while it loads; FailedPrecondition EMBEDDINGS_NOT_SUPPORTED for a
+   * model without an encoder.
+   *
+   * @generated from rpc whetstone.inference.v1.ModelServerService.Embed
+   */
+  embed: {
+    methodKind: "unary";
+    input: typeof EmbedRequestSchema;
+    output: typeof EmbedResponseSchema;
   },
   /**
    * Generate streams a decoder's reply to chat messages; the last message carries the finish reason and token counts.

@@ -3,6 +3,7 @@ import type { ChatBatches, Inference } from '../../../../application/ports';
 import type { Api } from '../../api';
 import { registerChatCompletionsRoute, registerStoredCompletionRoutes } from './chat-completions.routes';
 import { registerCompletionsRoute } from './completions.routes';
+import { registerEmbeddingsRoute } from './embeddings.routes';
 import { registerMessagesRoute } from './messages.routes';
 import { registerResponsesRoute, registerStoredResponseRoute } from './responses.routes';
 
@@ -25,4 +26,5 @@ export function registerCompatRoutes(api: Api, inference: Inference, backends: C
   if (history) registerStoredResponseRoute(api, history, batches);
   if (history) registerStoredCompletionRoutes(api, history);
   registerMessagesRoute(api, inference);
+  registerEmbeddingsRoute(api, inference);
 }

@@ -1,0 +1,73 @@
+import { errors, Reasons } from '@whetstone/errors';
+import { priceOf } from '../domain/catalog';
+import type { Caller, Usage } from '../domain/model';
+import type { RouterDeps } from './deps';
+import { modelTarget, servedBy } from './resolve-target';
+
+/** One embeddings call as the gateway validated it: 1 to 2,048 texts. */
+export interface EmbedInput {
+  caller: Caller;
+  modelId: string;
+  texts: string[];
+  /** The length the caller expects; 0 for the model's own. */
+  dimensions: number;
+}
+
+export interface EmbedOutput {
+  model: string;
+  vectors: number[][];
+  dimensions: number;
+  usage: Usage;
+}
+
+/** Rough token count for the pre-flight credit check (the model-server reports the real one). */
+const estimateTokens = (texts: string[]) => texts.reduce((n, t) => n + Math.ceil(t.length / 4), 0);
+
+/**
+ * Embeddings from a base extraction model or a trained extraction job's encoder: check the credits, run on a
+ * model-server, and answer once the usage is durable (priced as extraction; no inference record is stored).
+ */
+export async function embed(deps: RouterDeps, input: EmbedInput): Promise<EmbedOutput> {
+  const startedAt = deps.now();
+  const t0 = performance.now();
+  const target = await modelTarget(deps, input.caller, input.modelId, 'any');
+  if (target.entry.task !== 'extraction')
+    throw errors.precondition(
+      Reasons.MODEL_NOT_SERVABLE,
+      `Model '${input.modelId}' is a ${target.entry.task} model: embeddings come from extraction models (whetstone-extract-base or a trained extraction job).`,
+    );
+  await deps.billing.checkSpendable(
+    input.caller.teamId,
+    priceOf(target.entry.price, { inputTokens: estimateTokens(input.texts) }),
+    false,
+  );
+  const out = await deps.fleet.embed(target.ref, input.texts);
+  if (input.dimensions && input.dimensions !== out.dimensions)
+    throw errors.invalid(
+      Reasons.VALIDATION_FAILED,
+      `Model '${input.modelId}' embeds in ${out.dimensions} dimensions.`,
+      [{ field: 'dimensions', message: `must be ${out.dimensions} (or left out) for this model` }],
+    );
+  const usage: Usage = {
+    inputTokens: out.inputTokens,
+    outputTokens: 0,
+    costMicroCredits: priceOf(target.entry.price, { inputTokens: out.inputTokens }),
+  };
+  await deps.metering.record({
+    inferenceId: deps.ids.uuid(),
+    caller: input.caller,
+    ...servedBy(target),
+    projectId: '',
+    task: 'embed',
+    inputs: [],
+    messages: [],
+    schema: undefined,
+    outputs: [],
+    latencyMs: Number((performance.now() - t0).toFixed(3)),
+    ...usage,
+    startedAt,
+    completedAt: deps.now(),
+    stored: false,
+  });
+  return { model: target.ref.modelId, vectors: out.vectors, dimensions: out.dimensions, usage };
+}
