@@ -67,7 +67,7 @@ describe('embeddings (openai client), end to end', () => {
       ['embedding', 2],
     ]);
     const [a, b, again] = viaBase64.data.map((d) => d.embedding);
-    expect(a).toHaveLength(128);
+    expect(a).toHaveLength(228);
     expect(dot(a!, a!)).toBeCloseTo(1, 4);
     expect(again).toEqual(a);
     expect(dot(a!, b!)).toBeLessThan(0.999);
@@ -76,13 +76,13 @@ describe('embeddings (openai client), end to end', () => {
     expect(viaBase64.usage.total_tokens).toBe(viaBase64.usage.prompt_tokens);
   });
 
-  it('when a trained classification job embeds, then its own encoder answers, in 128 unit-length dimensions', async () => {
+  it('when a trained classification job embeds, then its own encoder answers, in 228 unit-length dimensions', async () => {
     const input = ['please refund my order, the lamp arrived broken', 'where is my parcel, it has not arrived yet'];
     const trained = await openai.embeddings.create({ model: classifier, input });
     const base = await openai.embeddings.create({ model: 'whetstone-extract-base', input });
     expect(trained.model).toBe(classifier);
     for (const [i, d] of trained.data.entries()) {
-      expect(d.embedding).toHaveLength(128);
+      expect(d.embedding).toHaveLength(228);
       expect(dot(d.embedding, d.embedding)).toBeCloseTo(1, 4);
       // The adapter changed the encoder, so the same text lands elsewhere than with the base.
       expect(dot(d.embedding, base.data[i]!.embedding)).toBeLessThan(0.99999);

@@ -8,6 +8,8 @@ export {
   type Weights as EncoderWeights,
 } from './model';
 export {
+  EMBEDDING_DIMENSIONS,
+  EMBEDDING_STATE_WEIGHT,
   EncoderTrainer,
   EntityEncoder,
   type ClassTask,

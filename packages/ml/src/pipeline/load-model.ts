@@ -1,4 +1,4 @@
-import type { EntityMention } from '../encoder';
+import { EMBEDDING_STATE_WEIGHT, type EntityMention } from '../encoder';
 import { normalizeSchema, type NormalizedSchema } from '../schema/normalize';
 import { extractWith, zeroShotLabelScores, zeroShotRelations } from '../zeroshot/base-model';
 import { baseEntities } from '../zeroshot/base-entities';
@@ -129,7 +129,7 @@ export function loadModel(bundle: Uint8Array): ExtractionModel {
           },
         }
       : {}),
-    ...(encoder ? { embed: (texts: readonly string[]) => encoder.embedMany(texts) } : {}),
+    ...(encoder ? { embed: (texts: readonly string[]) => encoder.embedMany(texts, EMBEDDING_STATE_WEIGHT) } : {}),
     extract: (text, schema, options = {}) => run(text, normalized(schema), options),
     extractMany(texts, schema, options = {}) {
       const norm = normalized(schema);

@@ -14,9 +14,9 @@ function baseEncoder(): EntityEncoder {
   return encoder;
 }
 
-/** Embeddings from the pretrained encoder base (see EntityEncoder.embedMany). */
+/** Embeddings of the pretrained base: its words' GloVe mean only (see EntityEncoder.embedMany, state weight 0). */
 export function baseEmbeddings(texts: readonly string[]): Float32Array[] {
-  return baseEncoder().embedMany(texts);
+  return baseEncoder().embedMany(texts, 0);
 }
 
 /** Whether the zero-shot base answers a label from the pretrained encoder (a named-entity type it was taught). */

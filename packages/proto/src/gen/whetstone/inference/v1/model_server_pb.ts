@@ -518,7 +518,7 @@ export const EmbedRequestSchema: GenMessage<EmbedRequest> = /*@__PURE__*/
  */
 export type Embedding = Message<"whetstone.inference.v1.Embedding"> & {
   /**
-   * The vector, unit length (all zeros for a text with no tokens).
+   * The vector, unit length (all zeros for a text with no words).
    *
    * @generated from field: repeated float values = 1;
    */
@@ -655,9 +655,9 @@ export const ModelServerService: GenService<{
     output: typeof ExtractResponseSchema;
   },
   /**
-   * Embed returns each text's embedding from a ready extraction model's encoder: the mean of its token states,
-   * scaled to unit length. TooEarly MODEL_WARMING while it loads; FailedPrecondition EMBEDDINGS_NOT_SUPPORTED for a
-   * model without an encoder.
+   * Embed returns each text's embedding from a ready extraction model: its encoder's mean token state (trained
+   * models) and its words' mean GloVe vector, 228 values of unit length. TooEarly MODEL_WARMING while it loads;
+   * FailedPrecondition EMBEDDINGS_NOT_SUPPORTED for a model without an encoder.
    *
    * @generated from rpc whetstone.inference.v1.ModelServerService.Embed
    */

@@ -1813,8 +1813,8 @@ export const InferenceRouterService: GenService<{
     output: typeof InferResponseSchema;
   },
   /**
-   * EmbedTexts returns embeddings from a base extraction model or a trained extraction job (its encoder's mean
-   * token state, unit length), metered like extraction and not stored. NotFound for an unknown model,
+   * EmbedTexts returns embeddings from a base extraction model or a trained extraction job (Embed of the
+   * model-server), metered like extraction and not stored. NotFound for an unknown model,
    * FailedPrecondition MODEL_NOT_SERVABLE for a decoder or an upstream chat model, InvalidArgument naming
    * `dimensions` when it is not the model's, TooEarly MODEL_WARMING while a trained model loads.
    *
