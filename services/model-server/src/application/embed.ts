@@ -10,18 +10,26 @@ export interface EmbedOutput {
   inputTokens: number;
 }
 
+/** Texts embedded between two turns of the event loop, so a large call does not hold up the server's other calls. */
+const TEXTS_PER_TURN = 32;
+
 /**
- * Each text's embedding from a ready model's encoder (the texts arrive validated: 1 to 2,048). A model with no
- * encoder (a bundle of n-gram classifiers only) cannot embed: FailedPrecondition EMBEDDINGS_NOT_SUPPORTED.
+ * Each text's embedding from a ready model's encoder (the texts arrive validated: 1 to 2,048, at most 1 MiB in all).
+ * A model with no encoder (a bundle of n-gram classifiers only) cannot embed: FailedPrecondition
+ * EMBEDDINGS_NOT_SUPPORTED.
  */
-export function embed(models: ExtractionModels, ref: ModelRef, texts: string[]): EmbedOutput {
+export async function embed(models: ExtractionModels, ref: ModelRef, texts: string[]): Promise<EmbedOutput> {
   const model = models.ready(ref);
   if (!model.embed)
     throw errors.precondition(
       'EMBEDDINGS_NOT_SUPPORTED',
       `Model '${ref.modelId}' has no encoder to embed with (it holds only n-gram classifiers).`,
     );
-  const vectors = model.embed(texts);
+  const vectors: Float32Array[] = [];
+  for (let from = 0; from < texts.length; from += TEXTS_PER_TURN) {
+    if (from) await new Promise((resolve) => setImmediate(resolve));
+    vectors.push(...model.embed(texts.slice(from, from + TEXTS_PER_TURN)));
+  }
   return {
     vectors,
     dimensions: vectors[0]?.length ?? 0,

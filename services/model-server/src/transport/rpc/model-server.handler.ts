@@ -42,8 +42,8 @@ export function modelServerHandler(
       });
       return { resultsJson: resultsToPb(out.results), inputTokens: BigInt(out.inputTokens) };
     },
-    embed(req) {
-      const out = embed(models, refOf(req.model), req.texts);
+    async embed(req) {
+      const out = await embed(models, refOf(req.model), req.texts);
       return {
         embeddings: out.vectors.map((v) => ({ values: Array.from(v) })),
         dimensions: out.dimensions,

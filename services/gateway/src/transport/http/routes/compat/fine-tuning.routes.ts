@@ -5,6 +5,7 @@ import type {
   DatasetVersionView,
   DatasetsPort,
   FilesPort,
+  JobView,
   Principal,
   TrainingPort,
 } from '../../../../application/ports';
@@ -220,11 +221,13 @@ function registerListRoute(api: Api, training: TrainingPort): void {
   );
 }
 
+type JobOf = (req: { params: Record<string, unknown> }, principal: Principal) => Promise<JobView>;
+type JobItems = (principal: Principal, job: JobView) => Promise<{ id: string }[]>;
+
 /** GET /v1/fine_tuning/jobs/:id, POST …/cancel, GET …/events and …/checkpoints. */
 function registerJobRoutes(api: Api, training: TrainingPort): void {
   const jobPath = '/v1/fine_tuning/jobs/:fine_tuning_job_id';
-  const jobOf = (req: { params: Record<string, unknown> }, principal: Principal) =>
-    fineTuningJob(training, principal, String(req.params.fine_tuning_job_id));
+  const jobOf: JobOf = (req, principal) => fineTuningJob(training, principal, String(req.params.fine_tuning_job_id));
   api.route(
     { method: 'get', path: jobPath, summary: 'One fine-tuning job', tag, auth: 'key-or-session' },
     async ({ req, res }) => {
@@ -249,50 +252,39 @@ function registerJobRoutes(api: Api, training: TrainingPort): void {
   registerJobPages(api, training, jobPath, jobOf);
 }
 
-function registerJobPages(
-  api: Api,
-  training: TrainingPort,
-  jobPath: string,
-  jobOf: (req: { params: Record<string, unknown> }, principal: Principal) => ReturnType<typeof fineTuningJob>,
-): void {
-  api.route(
+/** GET …/events and …/checkpoints: a job's derived list, newest first, as OpenAI's cursor page. */
+function registerJobPages(api: Api, training: TrainingPort, jobPath: string, jobOf: JobOf): void {
+  const pages: { suffix: string; summary: string; limit: number; items: JobItems; what: string }[] = [
     {
-      method: 'get',
-      path: `${jobPath}/events`,
+      suffix: 'events',
       summary: "The job's training log as `fine_tuning.job.event`s, newest first; `limit` (1–100, default 20), `after`",
-      tag,
-      auth: 'key-or-session',
+      limit: 20,
+      what: 'event',
+      items: async (principal, job) => (await training.logs(principal, job.id)).map(eventObject).reverse(),
     },
-    async ({ req, res }) => {
-      const principal = authOf(res).principal;
-      const q = parseParams(ListQuery, req.query, 'query');
-      const job = await jobOf(req, principal);
-      const events = (await training.logs(principal, job.id)).map(eventObject).reverse();
-      const page = pageAfter(events, q.after, q.limit ?? 20);
-      if (!page) throw invalidQuery('after', 'names no event of this job');
-      return openAiList(page.data, page.hasMore);
-    },
-  );
-  api.route(
     {
-      method: 'get',
-      path: `${jobPath}/checkpoints`,
+      suffix: 'checkpoints',
       summary:
         "The job's training checkpoints as `fine_tuning.job.checkpoint`s, newest first (a new job's `model` continues from one); `limit` (1–100, default 10), `after`",
-      tag,
-      auth: 'key-or-session',
+      limit: 10,
+      what: 'checkpoint',
+      items: async (principal, job) =>
+        (await training.checkpoints(principal, job.id))
+          .filter((c) => c.checkpoint_type === 'training')
+          .sort((a, b) => b.step - a.step)
+          .map((c) => checkpointObject(job, c)),
     },
-    async ({ req, res }) => {
-      const principal = authOf(res).principal;
-      const q = parseParams(ListQuery, req.query, 'query');
-      const job = await jobOf(req, principal);
-      const checkpoints = (await training.checkpoints(principal, job.id))
-        .filter((c) => c.checkpoint_type === 'training')
-        .sort((a, b) => b.step - a.step)
-        .map((c) => checkpointObject(job, c));
-      const page = pageAfter(checkpoints, q.after, q.limit ?? 10);
-      if (!page) throw invalidQuery('after', 'names no checkpoint of this job');
-      return openAiList(page.data, page.hasMore);
-    },
-  );
+  ];
+  for (const page of pages)
+    api.route(
+      { method: 'get', path: `${jobPath}/${page.suffix}`, summary: page.summary, tag, auth: 'key-or-session' },
+      async ({ req, res }) => {
+        const principal = authOf(res).principal;
+        const q = parseParams(ListQuery, req.query, 'query');
+        const items = await page.items(principal, await jobOf(req, principal));
+        const found = pageAfter(items, q.after, q.limit ?? page.limit);
+        if (!found) throw invalidQuery('after', `names no ${page.what} of this job`);
+        return openAiList(found.data, found.hasMore);
+      },
+    );
 }

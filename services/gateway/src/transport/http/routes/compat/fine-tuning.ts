@@ -123,6 +123,7 @@ const PARAMS: Record<string, string> = {
   nr_epochs: 'hyperparameters.n_epochs',
   learning_rate: 'hyperparameters.learning_rate_multiplier',
   seed: 'seed',
+  model_name: 'suffix',
 };
 
 /** A training-orchestrator 4xx with its fields named as the fine-tuning request names them. */
