@@ -23,11 +23,14 @@ function linesOf(content: Uint8Array): string[] {
   return lines;
 }
 
-/** A row pinned to a split; a line that is no JSON object is left as it is, for validation to report. */
+/**
+ * A row pinned to a split; a line that is no JSON object is left as it is, for validation to report. Parsed trimmed,
+ * as the validator parses it: trim drops a file's byte order mark, which JSON.parse refuses, so that row is pinned too.
+ */
 function pinned(line: string, split: 'train' | 'heldout'): string {
   let row: unknown;
   try {
-    row = JSON.parse(line);
+    row = JSON.parse(line.trim());
   } catch {
     return line;
   }
