@@ -7,7 +7,7 @@
 export * as nn from './nn';
 export { loadGlove, type Embeddings } from './assets/load';
 export { readBrown } from './encoder/brown';
-export { NaiveBayes, NgramClassifier, type NgramFeatures } from './classify/ngram-classifier';
+export { NaiveBayes, NgramClassifier, ngramNames, type NgramFeatures } from './classify/ngram-classifier';
 export { LinearTagger } from './extract/linear-tagger';
 export { classificationPRF, spanPRF, type Report } from './eval/metrics';
 export { validateJsonl, type ValidationReport } from './data';
