@@ -15,6 +15,16 @@ interface OutputLine {
   error: { code: string } | null;
 }
 
+/** One line of an embeddings batch's output file. */
+interface EmbeddingsLine {
+  custom_id: string;
+  id: string;
+  response: {
+    status_code: number;
+    body: { object: string; data: { index: number; embedding: number[] | string }[]; usage: object };
+  };
+}
+
 describe('files and batches (openai client), end to end', () => {
   let running: UpstreamSystem;
   let openai: OpenAI;
@@ -172,6 +182,70 @@ describe('files and batches (openai client), end to end', () => {
     expect(text).toMatchObject({ response: { status_code: 200, body: { object: 'text_completion' } } });
   }, 120_000);
 
+  it('when a batch of embeddings is made, then its output holds the vectors the endpoint gives, float or base64', async () => {
+    const texts = ['My card has not arrived.', 'Ada Lovelace wrote the first program.'];
+    const embedLine = (customId: string, body: object) => ({
+      custom_id: customId,
+      method: 'POST',
+      url: '/v1/embeddings',
+      body: { model: 'whetstone-extract-base', ...body },
+    });
+    const input = await upload([
+      embedLine('floats', { input: texts }),
+      embedLine('base64', { input: texts[0], encoding_format: 'base64' }),
+      embedLine('chat-model', { model: OPENAI_MODEL, input: 'x' }),
+    ]);
+    const created = await openai.batches.create({
+      input_file_id: input.id,
+      endpoint: '/v1/embeddings',
+      completion_window: '24h',
+    });
+    expect(created).toMatchObject({ endpoint: '/v1/embeddings', request_counts: { total: 3 } });
+    const batch = await settled(created.id);
+    expect(batch).toMatchObject({ status: 'completed', request_counts: { total: 3, completed: 2, failed: 1 } });
+
+    const direct = await openai.embeddings.create({
+      model: 'whetstone-extract-base',
+      input: texts,
+      encoding_format: 'float',
+    });
+    const output = (await (await openai.files.content(batch.output_file_id!)).text())
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as EmbeddingsLine);
+    expect(output.map((l) => l.custom_id)).toEqual(['floats', 'base64']);
+    const [floats, base64] = output;
+    expect(floats).toMatchObject({
+      response: { status_code: 200, body: { object: 'list', model: 'whetstone-extract-base', usage: direct.usage } },
+    });
+    expect(floats!.id).toMatch(/^batch_req_/);
+    const vectors = floats!.response.body.data.map((d) => d.embedding as number[]);
+    vectors.forEach((v, i) => v.forEach((x, k) => expect(x).toBeCloseTo(direct.data[i]!.embedding[k]!, 5)));
+    const packed = Buffer.from(base64!.response.body.data[0]!.embedding as string, 'base64');
+    const decoded = Array.from(new Float32Array(packed.buffer, packed.byteOffset, packed.byteLength / 4));
+    expect(decoded).toHaveLength(direct.data[0]!.embedding.length);
+    decoded.forEach((x, k) => expect(x).toBeCloseTo(direct.data[0]!.embedding[k]!, 5));
+
+    const [failed] = await jsonLines(batch.error_file_id!);
+    expect(failed).toMatchObject({
+      custom_id: 'chat-model',
+      response: { body: { error: { type: expect.any(String) } } },
+    });
+    expect(failed!.response!.status_code).toBeGreaterThanOrEqual(400);
+    expect(failed!.response!.status_code).toBeLessThan(500);
+
+    const bad = await upload([embedLine('tokens', { input: [1, 2, 3] }), embedLine('empty', { input: '' })]);
+    const refused = await openai.batches
+      .create({ input_file_id: bad.id, endpoint: '/v1/embeddings', completion_window: '24h' })
+      .then(
+        () => null,
+        (e: unknown) => e as InstanceType<typeof OpenAI.APIError>,
+      );
+    expect(refused).toMatchObject({ status: 422, param: 'input_file_id' });
+    expect(refused?.message).toContain('line 1: body.input: token arrays are not accepted');
+    expect(refused?.message).toContain('line 2: body.input: must not be empty');
+  }, 120_000);
+
   it('when a batch is cancelled, then it ends cancelled with every request answered or failed', async () => {
     const input = await upload(Array.from({ length: 40 }, (_, i) => chatLine(`r-${i}`, `call ${i}`)));
     const created = await openai.batches.create({
@@ -220,7 +294,10 @@ describe('files and batches (openai client), end to end', () => {
     expect((await refused({ ...base, input_file_id: notBatch.id })).message).toContain('purpose batch');
     expect((await refused({ ...base, input_file_id: 'file-nope' })).param).toBe('input_file_id');
     const good = await upload([chatLine('a', 'x')]);
-    expect((await refused({ ...base, input_file_id: good.id, endpoint: '/v1/embeddings' })).param).toBe('endpoint');
+    expect((await refused({ ...base, input_file_id: good.id, endpoint: '/v1/moderations' })).param).toBe('endpoint');
+    const chatAsEmbeddings = await refused({ ...base, input_file_id: good.id, endpoint: '/v1/embeddings' });
+    expect(chatAsEmbeddings).toMatchObject({ status: 422, param: 'input_file_id' });
+    expect(chatAsEmbeddings.message).toContain("line 1: url: must be the batch's endpoint, /v1/embeddings");
     expect((await refused({ ...base, input_file_id: good.id, completion_window: '1h' })).param).toBe(
       'completion_window',
     );

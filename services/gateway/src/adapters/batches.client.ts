@@ -12,6 +12,7 @@ import { AppError } from '@whetstone/errors';
 import { appErrorOfDetail } from '@whetstone/rpc';
 import type { ChatBatches, ChatBatchResultView, ChatBatchView } from '../application/ports';
 import { chatPieceOf, chatRequestToPb } from './chat.mapper';
+import { embeddingsView } from './inference.client';
 import { callerOf } from './caller';
 
 const dateOf = (ts: Timestamp | undefined) => (ts ? timestampDate(ts) : null);
@@ -64,14 +65,15 @@ function batchView(batch: ChatBatch | undefined): ChatBatchView {
 
 function resultView(r: ChatBatchResult): ChatBatchResultView {
   const customId = r.customId;
-  if (r.outcome === ChatBatchOutcome.SUCCEEDED && r.reply)
-    return {
-      customId,
-      outcome: 'succeeded',
-      reply: chatPieceOf(r.reply),
-      requestedModel: r.requestedModel,
-      requestMetadata: { ...r.requestMetadata },
-    };
+  const succeeded = {
+    customId,
+    outcome: 'succeeded' as const,
+    requestedModel: r.requestedModel,
+    requestMetadata: { ...r.requestMetadata },
+  };
+  if (r.outcome === ChatBatchOutcome.SUCCEEDED && r.embeddings)
+    return { ...succeeded, embeddings: embeddingsView(r.embeddings), responseId: r.responseId };
+  if (r.outcome === ChatBatchOutcome.SUCCEEDED && r.reply) return { ...succeeded, reply: chatPieceOf(r.reply) };
   if (r.outcome === ChatBatchOutcome.ERRORED && r.error)
     return { customId, outcome: 'errored', error: appErrorOfDetail(r.error, r.errorMessage) };
   return { customId, outcome: r.outcome === ChatBatchOutcome.EXPIRED ? 'expired' : 'canceled' };
@@ -83,7 +85,11 @@ export function chatBatchesOverRpc(client: Client<typeof ChatBatchService>): Cha
     async create(principal, requests, kind = 'messages', source) {
       const res = await client.createChatBatch({
         caller: callerOf(principal),
-        requests: requests.map((r) => ({ customId: r.customId, chat: chatRequestToPb(principal, r.input) })),
+        requests: requests.map((r) =>
+          'embed' in r
+            ? { customId: r.customId, embed: { caller: callerOf(principal), ...r.embed }, requestMetadata: r.metadata }
+            : { customId: r.customId, chat: chatRequestToPb(principal, r.input) },
+        ),
         kind: KIND[kind],
         ...(source ? { source } : {}),
       });

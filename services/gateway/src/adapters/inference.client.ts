@@ -1,7 +1,14 @@
 import { timestampDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import type { Client } from '@connectrpc/connect';
-import { FinishReason, type InferenceRouterService } from '@whetstone/proto/inference/v1';
-import type { BaseModelView, ChatPiece, GeneratePiece, Inference, Principal } from '../application/ports';
+import { type EmbedTextsResponse, FinishReason, type InferenceRouterService } from '@whetstone/proto/inference/v1';
+import type {
+  BaseModelView,
+  ChatPiece,
+  EmbeddingsView,
+  GeneratePiece,
+  Inference,
+  Principal,
+} from '../application/ports';
 import { chatPieceOf, chatRequestToPb } from './chat.mapper';
 import {
   baseModelView,
@@ -42,6 +49,14 @@ async function* chatPieces(stream: ReturnType<Router['chat']>): AsyncGenerator<C
   for await (const piece of stream) yield chatPieceOf(piece);
 }
 
+/** The router's embeddings in the gateway's shape (the EmbedTexts call's and a batch result's). */
+export const embeddingsView = (e: EmbedTextsResponse): EmbeddingsView => ({
+  model: e.model,
+  vectors: e.embeddings.map((v) => v.values),
+  dimensions: e.dimensions,
+  inputTokens: Number(e.inputTokens),
+});
+
 /** The inference-router's catalog, extraction and generation over gRPC, in the gateway's plain shapes. */
 function servingOverRpc(client: Router) {
   return {
@@ -80,13 +95,7 @@ function servingOverRpc(client: Router) {
       return Number(res.inputTokens);
     },
     async embed(principal, r) {
-      const res = await client.embedTexts({ caller: callerOf(principal), ...r });
-      return {
-        model: res.model,
-        vectors: res.embeddings.map((e) => e.values),
-        dimensions: res.dimensions,
-        inputTokens: Number(res.inputTokens),
-      };
+      return embeddingsView(await client.embedTexts({ caller: callerOf(principal), ...r }));
     },
     async infer(principal, r) {
       const res = await client.infer({

@@ -105,7 +105,7 @@ export type ChatBatchStatus = 'in_progress' | 'canceling' | 'ended';
 export interface ChatBatchSource {
   /** UUID of the uploaded input file. */
   inputFileId: string;
-  /** `/v1/chat/completions`, `/v1/responses` or `/v1/completions`. */
+  /** `/v1/chat/completions`, `/v1/responses`, `/v1/completions` or `/v1/embeddings`. */
   endpoint: string;
   metadata: Record<string, string>;
 }
@@ -125,12 +125,43 @@ export interface ChatBatchView {
   source: ChatBatchSource | null;
 }
 
-/** One request's result: the whole reply as one piece, the error, or neither (canceled or expired). */
+/** An embeddings call: 1–2,048 texts; `dimensions` 0 for the model's own. */
+export interface EmbedRequest {
+  modelId: string;
+  texts: string[];
+  dimensions: number;
+}
+
+/** Unit-length vectors, one per text, with the tokens billed. */
+export interface EmbeddingsView {
+  model: string;
+  vectors: number[][];
+  dimensions: number;
+  inputTokens: number;
+}
+
+/**
+ * One request of a batch: a chat call, or (an OpenAI batch of `/v1/embeddings`) an embeddings call with the surface
+ * fields its result returns as `requestMetadata`.
+ */
+export type BatchRequestInput =
+  { customId: string; input: ChatInput } | { customId: string; embed: EmbedRequest; metadata: Record<string, string> };
+
+/** One request's result: the whole reply as one piece (or the embeddings), the error, or neither (canceled or expired). */
 export type ChatBatchResultView =
   | {
       customId: string;
       outcome: 'succeeded';
       reply: ChatPiece;
+      requestedModel: string;
+      requestMetadata: Record<string, string>;
+    }
+  | {
+      customId: string;
+      outcome: 'succeeded';
+      embeddings: EmbeddingsView;
+      /** The id minted for the request when the batch was made. */
+      responseId: string;
       requestedModel: string;
       requestMetadata: Record<string, string>;
     }
@@ -141,7 +172,7 @@ export type ChatBatchResultView =
 export interface ChatBatches {
   create(
     principal: Principal,
-    requests: { customId: string; input: ChatInput }[],
+    requests: BatchRequestInput[],
     kind?: ChatBatchView['kind'],
     source?: ChatBatchSource,
   ): Promise<{ batch: ChatBatchView; responseIds: string[] }>;

@@ -1,4 +1,4 @@
-import type { ChatInput, ChatPiece } from './chat-ports';
+import type { ChatInput, ChatPiece, EmbedRequest, EmbeddingsView } from './chat-ports';
 
 export type * from './chat-ports';
 export type * from './training-ports';
@@ -203,10 +203,7 @@ export interface Inference {
   listModels(principal: Principal): Promise<{ id: string; object: 'model'; created: number; owned_by: string }[]>;
   infer(principal: Principal, request: InferRequest): Promise<InferResult>;
   /** Embeddings from an extraction model's encoder (unit length); `dimensions` 0 for the model's own. */
-  embed(
-    principal: Principal,
-    request: { modelId: string; texts: string[]; dimensions: number },
-  ): Promise<{ model: string; vectors: number[][]; dimensions: number; inputTokens: number }>;
+  embed(principal: Principal, request: EmbedRequest): Promise<EmbeddingsView>;
   createProject(principal: Principal, name: string): Promise<ProjectView>;
   listProjects(principal: Principal): Promise<ProjectView[]>;
   deleteProject(principal: Principal, projectId: string): Promise<void>;

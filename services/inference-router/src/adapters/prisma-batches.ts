@@ -1,6 +1,6 @@
 import type { BatchCounts, BatchKind, BatchRequestState, BatchSource, ChatBatch } from '../domain/batch';
 import { EMPTY_COUNTS } from '../domain/batch';
-import type { ChatBatchStore, ClaimedBatchRequest } from '../application/ports';
+import type { BatchCall, ChatBatchStore, ClaimedBatchRequest } from '../application/ports';
 import type { PrismaClient } from '../generated/prisma/client';
 
 type BatchRow = NonNullable<Awaited<ReturnType<PrismaClient['chatBatch']['findFirst']>>>;
@@ -18,7 +18,7 @@ const CLAIM_SQL = `UPDATE chat_batch_requests r
     ORDER BY q.next_at, q.batch_id, q.position
     LIMIT $1
     FOR UPDATE OF q SKIP LOCKED)
-  RETURNING r.batch_id, r.position, r.custom_id, r.response_id, r.request, r.attempts, b.team_id, b.key_id, b.user_id`;
+  RETURNING r.batch_id, r.position, r.custom_id, r.response_id, r.call, r.request, r.attempts, b.team_id, b.key_id, b.user_id`;
 
 /** Pending requests no worker holds, of cancelled batches (canceled) and of expired ones (expired); $2 one batch. */
 const SWEEP_SQL = `UPDATE chat_batch_requests r
@@ -84,11 +84,13 @@ async function oneBatch(prisma: PrismaClient, teamId: string, id: string): Promi
   return row ? ((await withCounts(prisma, [row]))[0] ?? null) : null;
 }
 
+const callOf = (call: string): BatchCall => (call === 'embed' ? 'embed' : 'chat');
+
 /** The request a response id was minted for, with its batch. */
 async function findCall(prisma: PrismaClient, teamId: string, responseId: string) {
   const row = await prisma.chatBatchRequest.findFirst({
     where: { responseId, batch: { teamId } },
-    select: { batchId: true, customId: true, state: true, attempts: true, request: true, result: true },
+    select: { batchId: true, customId: true, state: true, attempts: true, call: true, request: true, result: true },
   });
   const batch = row ? await oneBatch(prisma, teamId, row.batchId) : null;
   if (!row || !batch) return null;
@@ -97,7 +99,7 @@ async function findCall(prisma: PrismaClient, teamId: string, responseId: string
     state: row.state as BatchRequestState,
     result: row.result ? new Uint8Array(row.result) : null,
   };
-  return { batch, attempts: row.attempts, request: new Uint8Array(row.request), result };
+  return { batch, attempts: row.attempts, call: callOf(row.call), request: new Uint8Array(row.request), result };
 }
 
 /** A new batch's row: its caller and, for an OpenAI batch, its source. */
@@ -141,6 +143,7 @@ function batchReads(
             position,
             customId: r.customId,
             responseId: r.responseId,
+            call: r.call,
             request: Buffer.from(r.request),
           })),
         }),
@@ -213,6 +216,7 @@ function batchWork(
           position: number;
           custom_id: string;
           response_id: string;
+          call: string;
           request: Uint8Array;
           attempts: number;
           team_id: string;
@@ -225,6 +229,7 @@ function batchWork(
         position: Number(r.position),
         customId: r.custom_id,
         responseId: r.response_id,
+        call: callOf(r.call),
         request: new Uint8Array(r.request),
         attempts: Number(r.attempts),
         caller: { teamId: r.team_id, keyId: r.key_id, userId: r.user_id },

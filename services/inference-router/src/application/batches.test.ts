@@ -6,6 +6,7 @@ const claimed: ClaimedBatchRequest = {
   batchId: 'b',
   position: 0,
   customId: 'a',
+  call: 'chat',
   responseId: 'r',
   request: new Uint8Array(),
   attempts: 1,

@@ -20,7 +20,15 @@ import {
   retryDelayMs,
 } from '../domain/batch';
 import type { Caller } from '../domain/model';
-import type { BatchPage, BatchResultRow, ChatBatchStore, ClaimedBatchRequest, Ids, NewBatchRequest } from './ports';
+import type {
+  BatchCall,
+  BatchPage,
+  BatchResultRow,
+  ChatBatchStore,
+  ClaimedBatchRequest,
+  Ids,
+  NewBatchRequest,
+} from './ports';
 
 export interface BatchDeps {
   batches: ChatBatchStore;
@@ -70,7 +78,7 @@ const batchIdOf = (batchId: string) => {
 export async function createBatch(
   deps: BatchDeps,
   caller: Caller,
-  requests: { customId: string; request: Uint8Array; store: boolean }[],
+  requests: { customId: string; call: BatchCall; request: Uint8Array; store: boolean }[],
   kind: BatchKind = 'messages',
   source: BatchSource | null = null,
 ): Promise<{ batch: ChatBatch; responseIds: string[] }> {
@@ -102,6 +110,7 @@ export async function createBatch(
   };
   const rows: NewBatchRequest[] = requests.map((r) => ({
     customId: r.customId,
+    call: r.call,
     // As Chat mints them: a stored call's id is time-ordered, an unstored one's is random.
     responseId: r.store ? deps.ids.uuid() : deps.ids.ephemeral(),
     request: r.request,
@@ -128,7 +137,8 @@ export async function getBatchedCall(deps: BatchDeps, caller: Caller, responseId
   const found = isUuid(responseId) ? await deps.batches.findCall(caller.teamId, responseId.toLowerCase()) : null;
   if (!found)
     throw errors.notFound(BatchReasons.CALL_NOT_FOUND, `No batched call has the id '${responseId.slice(0, 100)}'.`);
-  return { batch: found.batch, started: found.attempts > 0, request: found.request, result: found.result };
+  const { batch, attempts, call, request, result } = found;
+  return { batch, started: attempts > 0, call, request, result };
 }
 
 export async function getBatch(deps: BatchDeps, caller: Caller, batchId: string): Promise<ChatBatch> {

@@ -11,6 +11,8 @@ export interface EmbedInput {
   texts: string[];
   /** The length the caller expects; 0 for the model's own. */
   dimensions: number;
+  /** The usage key, minted beforehand when the call may run twice (a batch request); new when absent. */
+  inferenceId?: string;
 }
 
 export interface EmbedOutput {
@@ -54,7 +56,7 @@ export async function embed(deps: RouterDeps, input: EmbedInput): Promise<EmbedO
     costMicroCredits: priceOf(target.entry.price, { inputTokens: out.inputTokens }),
   };
   await deps.metering.record({
-    inferenceId: deps.ids.uuid(),
+    inferenceId: input.inferenceId ?? deps.ids.uuid(),
     caller: input.caller,
     ...servedBy(target),
     projectId: '',

@@ -204,8 +204,12 @@ export interface Ids {
 }
 
 /** One request of a new batch: its Chat call encoded by the transport (the store keeps it opaque). */
+/** What a batch request runs; its `request` bytes are the transport's encoding of that call. */
+export type BatchCall = 'chat' | 'embed';
+
 export interface NewBatchRequest {
   customId: string;
+  call: BatchCall;
   /** Minted now, so a request run twice (its worker died) is billed once under the same usage key. */
   responseId: string;
   request: Uint8Array;
@@ -217,6 +221,7 @@ export interface ClaimedBatchRequest {
   position: number;
   customId: string;
   responseId: string;
+  call: BatchCall;
   request: Uint8Array;
   /** This claim included. */
   attempts: number;
@@ -257,7 +262,13 @@ export interface ChatBatchStore {
   findCall(
     teamId: string,
     responseId: string,
-  ): Promise<{ batch: ChatBatch; attempts: number; request: Uint8Array; result: BatchResultRow } | null>;
+  ): Promise<{
+    batch: ChatBatch;
+    attempts: number;
+    call: BatchCall;
+    request: Uint8Array;
+    result: BatchResultRow;
+  } | null>;
   /** Newest first, of one kind; a cursor that names no batch of the team is null. */
   list(teamId: string, page: BatchPage): Promise<{ batches: ChatBatch[]; hasMore: boolean } | null>;
   /** Marks the batch cancelled (once) and ends its pending requests that no worker holds as canceled. */

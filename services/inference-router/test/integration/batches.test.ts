@@ -112,6 +112,48 @@ describe('message batches over real gRPC, Postgres and fake upstreams', () => {
     expect(attempts.rows[0]!.attempts).toBe(2);
   }, 60_000);
 
+  it('when a batch holds embeddings requests, then each runs as EmbedTexts on a model-server, billed once under its minted id', async () => {
+    const embedItem = (customId: string, modelId: string, texts: string[]) => ({
+      customId,
+      embed: { modelId, texts, dimensions: 0 },
+      requestMetadata: { encoding_format: 'base64' },
+    });
+    const batch = await create([
+      embedItem('two', 'whetstone-extract-base', ['My card has not arrived.', 'Refund my order.']),
+      embedItem('chat-model', 'gpt-fake', ['x']),
+    ] as never);
+    // A worker dies holding the first: the rerun answers under the same id.
+    const [held] = await prismaBatchStore(h.prisma).claim(1, 60_000);
+    expect(held).toMatchObject({ customId: 'two', call: 'embed' });
+    await setNextAt(batch.id, "now() - interval '1 second'");
+    const ended = await runToEnd(batch.id);
+    expect(ended.counts).toMatchObject({ succeeded: 1, errored: 1 });
+    const [two, chatModel] = await results(batch.id);
+    expect(two).toMatchObject({
+      customId: 'two',
+      outcome: ChatBatchOutcome.SUCCEEDED,
+      responseId: held!.responseId,
+      requestedModel: 'whetstone-extract-base',
+      requestMetadata: { encoding_format: 'base64' },
+      embeddings: { model: 'whetstone-extract-base', dimensions: 228 },
+    });
+    expect(two!.reply).toBeUndefined();
+    const vectors = two!.embeddings!.embeddings.map((e) => e.values);
+    expect(vectors).toHaveLength(2);
+    for (const v of vectors) expect(Math.hypot(...v)).toBeCloseTo(1, 4);
+    const { usage } = await outboxOf(h, held!.responseId);
+    expect(usage).toHaveLength(1);
+    expect(Number(usage[0]!.inputTokens)).toBe(Number(two!.embeddings!.inputTokens));
+    expect(chatModel).toMatchObject({ outcome: ChatBatchOutcome.ERRORED });
+    expect(chatModel!.errorMessage).toMatch(/embeddings come from extraction models|gpt-fake/);
+
+    const call = await h.batches.getBatchedCall({ caller: team, responseId: held!.responseId });
+    expect(call).toMatchObject({
+      requestedModel: 'whetstone-extract-base',
+      requestMetadata: { encoding_format: 'base64' },
+    });
+  }, 60_000);
+
   it('when a worker renews its lease, then only its own claim of a pending request is pushed ahead', async () => {
     const batch = await create([item('only')]);
     const store = prismaBatchStore(h.prisma);

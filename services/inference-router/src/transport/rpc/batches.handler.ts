@@ -3,6 +3,8 @@ import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import type { ServiceImpl } from '@connectrpc/connect';
 import { AppError, INTERNAL_MESSAGE } from '@whetstone/errors';
 import {
+  ChatBatchItemSchema,
+  type ChatBatchItem,
   ChatBatchKind,
   ChatBatchOutcome,
   ChatBatchResultSchema,
@@ -10,6 +12,7 @@ import {
   type ChatBatchService,
   ChatBatchStatus,
   ChatRequestSchema,
+  EmbedTextsRequestSchema,
 } from '@whetstone/proto/inference/v1';
 import { errorDetailOf, requireCaller } from '@whetstone/rpc';
 import {
@@ -25,11 +28,13 @@ import {
   listBatches,
 } from '../../application/batches';
 import { chat } from '../../application/chat';
+import { embed } from '../../application/embed';
 import type { RouterDeps } from '../../application/deps';
 import type { BatchResultRow, ClaimedBatchRequest } from '../../application/ports';
 import { type BatchKind, batchStatusOf, type BatchRequestState, type ChatBatch } from '../../domain/batch';
 import type { ToolCallDelta } from '../../domain/chat';
 import { chatCallOf, chatPieceToPb } from './chat.mapper';
+import { embedInputOf, embedOutputToPb } from './router.mapper';
 
 const STATUS = {
   in_progress: ChatBatchStatus.IN_PROGRESS,
@@ -76,14 +81,36 @@ const resultToPb = (r: BatchResultRow) =>
     ? { ...fromBinary(ChatBatchResultSchema, r.result), customId: r.customId }
     : create(ChatBatchResultSchema, { customId: r.customId, outcome: OUTCOME[r.state as 'canceled'] });
 
-/** ChatBatchService: proto in, use case, proto out. Requests are kept as the ChatRequest bytes they came in. */
+/**
+ * A request as stored: a Chat call as its ChatRequest bytes; an embeddings call as its item (the EmbedTextsRequest and
+ * the surface fields returned with its result), without the custom id, which has its own column.
+ */
+function storedRequest(item: ChatBatchItem) {
+  if (item.embed) {
+    const { embed: call, requestMetadata } = item;
+    const request = toBinary(ChatBatchItemSchema, create(ChatBatchItemSchema, { embed: call, requestMetadata }));
+    return { customId: item.customId, call: 'embed' as const, request, store: false };
+  }
+  const chatRequest = item.chat ?? create(ChatRequestSchema);
+  const request = toBinary(ChatRequestSchema, chatRequest);
+  return { customId: item.customId, call: 'chat' as const, request, store: chatRequest.store };
+}
+
+/** The model a stored request names, and the metadata its result echoes. */
+function requestedOf(call: 'chat' | 'embed', request: Uint8Array) {
+  if (call === 'embed') {
+    const item = fromBinary(ChatBatchItemSchema, request);
+    return { requestedModel: item.embed?.modelId ?? '', requestMetadata: item.requestMetadata };
+  }
+  const chatRequest = fromBinary(ChatRequestSchema, request);
+  return { requestedModel: chatRequest.model, requestMetadata: chatRequest.metadata };
+}
+
+/** ChatBatchService: proto in, use case, proto out. Requests are kept as the bytes `storedRequest` makes. */
 export function batchesHandler(deps: BatchDeps): ServiceImpl<typeof ChatBatchService> {
   return {
     async createChatBatch(req) {
-      const requests = req.requests.map((r) => {
-        const chatRequest = r.chat ?? create(ChatRequestSchema);
-        return { customId: r.customId, request: toBinary(ChatRequestSchema, chatRequest), store: chatRequest.store };
-      });
+      const requests = req.requests.map(storedRequest);
       const source = req.source
         ? { inputFileId: req.source.inputFileId, endpoint: req.source.endpoint, metadata: { ...req.source.metadata } }
         : null;
@@ -110,12 +137,10 @@ export function batchesHandler(deps: BatchDeps): ServiceImpl<typeof ChatBatchSer
     },
     async getBatchedCall(req) {
       const call = await getBatchedCall(deps, requireCaller(req.caller), req.responseId);
-      const request = fromBinary(ChatRequestSchema, call.request);
       return {
         batch: batchToPb(call.batch),
         started: call.started,
-        requestedModel: request.model,
-        requestMetadata: request.metadata,
+        ...requestedOf(call.call, call.request),
         ...(call.result.state === 'pending' ? {} : { result: resultToPb(call.result) }),
       };
     },
@@ -166,6 +191,7 @@ export function batchAnswers(deps: RouterDeps, callTimeoutMs: number): BatchAnsw
     errored,
     async answer(claimed: ClaimedBatchRequest): Promise<BatchAnswer> {
       try {
+        if (claimed.call === 'embed') return await embedAnswer(deps, claimed);
         const request = fromBinary(ChatRequestSchema, claimed.request);
         const call = chatCallOf(claimed.caller, request, AbortSignal.timeout(callTimeoutMs), claimed.responseId);
         let text = '';
@@ -188,6 +214,7 @@ export function batchAnswers(deps: RouterDeps, callTimeoutMs: number): BatchAnsw
           const result = create(ChatBatchResultSchema, {
             outcome: ChatBatchOutcome.SUCCEEDED,
             reply,
+            responseId: claimed.responseId,
             requestedModel: request.model,
             requestMetadata: request.metadata,
           });
@@ -199,4 +226,19 @@ export function batchAnswers(deps: RouterDeps, callTimeoutMs: number): BatchAnsw
       }
     },
   };
+}
+
+/** An embeddings request of a batch, run as the EmbedTexts call it is, billed under the id minted with the batch. */
+async function embedAnswer(deps: RouterDeps, claimed: ClaimedBatchRequest): Promise<BatchAnswer> {
+  const item = fromBinary(ChatBatchItemSchema, claimed.request);
+  const request = item.embed ?? create(EmbedTextsRequestSchema);
+  const out = await embed(deps, { ...embedInputOf(claimed.caller, request), inferenceId: claimed.responseId });
+  const result = create(ChatBatchResultSchema, {
+    outcome: ChatBatchOutcome.SUCCEEDED,
+    embeddings: embedOutputToPb(out),
+    responseId: claimed.responseId,
+    requestedModel: request.modelId,
+    requestMetadata: item.requestMetadata,
+  });
+  return { outcome: 'succeeded', result: toBinary(ChatBatchResultSchema, result), retryable: false };
 }

@@ -63,7 +63,7 @@ export async function startBackground(batches: ChatBatches, principal: Principal
 function render(id: string, found: Found) {
   const { batch, result, model, metadata } = found;
   if (!result) return withoutReply(id, batch, model, found.started ? 'in_progress' : 'queued', null, metadata);
-  if (result.outcome === 'succeeded') {
+  if (result.outcome === 'succeeded' && 'reply' in result) {
     const tools = new ToolCallAssembler();
     tools.add(result.reply.toolCalls);
     const { reply } = result;

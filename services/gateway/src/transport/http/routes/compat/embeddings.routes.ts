@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Inference } from '../../../../application/ports';
+import type { EmbeddingsView, Inference } from '../../../../application/ports';
 import type { Api } from '../../api';
 import { authOf } from '../../auth';
 import { invalidBody } from '../../validate';
@@ -10,7 +10,7 @@ export const MAX_EMBEDDING_INPUTS = 2048;
 /** Characters per input (OpenAI's 8,192-token cap is about 32,000 characters of English). */
 export const MAX_EMBEDDING_CHARS = 50_000;
 
-const EmbeddingsBody = z
+export const EmbeddingsBody = z
   .object({
     model: ModelId,
     input: z.union([
@@ -26,7 +26,7 @@ const EmbeddingsBody = z
   .openapi('EmbeddingsRequest');
 
 /** The texts to embed, checked: 1–2,048 non-empty strings of at most 50,000 characters; token arrays are refused. */
-function textsOf(input: z.infer<typeof EmbeddingsBody>['input']): string[] {
+export function textsOf(input: z.infer<typeof EmbeddingsBody>['input']): string[] {
   const texts = typeof input === 'string' ? [input] : input;
   if (texts.some((t) => typeof t !== 'string'))
     throw invalidBody('input', 'token arrays are not accepted (the models have their own tokenizer): send text');
@@ -44,6 +44,20 @@ function textsOf(input: z.infer<typeof EmbeddingsBody>['input']): string[] {
 function base64Of(values: number[]): string {
   const floats = Float32Array.from(values);
   return Buffer.from(floats.buffer, floats.byteOffset, floats.byteLength).toString('base64');
+}
+
+/** OpenAI's embeddings list: one `embedding` object per text, float arrays or base64. */
+export function embeddingsObject(out: EmbeddingsView, base64: boolean) {
+  return {
+    object: 'list' as const,
+    data: out.vectors.map((v, index) => ({
+      object: 'embedding' as const,
+      index,
+      embedding: base64 ? base64Of(v) : v,
+    })),
+    model: out.model,
+    usage: { prompt_tokens: out.inputTokens, total_tokens: out.inputTokens },
+  };
 }
 
 /**
@@ -72,17 +86,7 @@ export function registerEmbeddingsRoute(api: Api, inference: Inference): void {
         texts,
         dimensions: body.dimensions ?? 0,
       });
-      const base64 = body.encoding_format === 'base64';
-      return {
-        object: 'list' as const,
-        data: out.vectors.map((v, index) => ({
-          object: 'embedding' as const,
-          index,
-          embedding: base64 ? base64Of(v) : v,
-        })),
-        model: out.model,
-        usage: { prompt_tokens: out.inputTokens, total_tokens: out.inputTokens },
-      };
+      return embeddingsObject(out, body.encoding_format === 'base64');
     },
   );
 }

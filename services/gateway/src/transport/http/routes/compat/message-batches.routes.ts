@@ -95,7 +95,7 @@ function inputOf(params: MessagesBody, index: number): ChatInput {
 
 /** One line of the results file, as Anthropic's MessageBatchIndividualResponse. */
 function resultLine(r: ChatBatchResultView): object {
-  if (r.outcome === 'succeeded') {
+  if (r.outcome === 'succeeded' && 'reply' in r) {
     const tools = new ToolCallAssembler();
     tools.add(r.reply.toolCalls);
     const done = r.reply.done;

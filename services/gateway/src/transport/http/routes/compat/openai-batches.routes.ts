@@ -31,7 +31,7 @@ export function registerOpenAiBatchRoutes(api: Api, batches: ChatBatches, files:
       method: 'post',
       path: '/v1/batches',
       summary:
-        'OpenAI-compatible batch over an uploaded `batch` file of up to 10,000 chat completions, Responses or completions requests, answered in the background within 24h',
+        'OpenAI-compatible batch over an uploaded `batch` file of up to 10,000 chat completions, Responses, completions or embeddings requests, answered in the background within 24h',
       tag,
       auth: 'key',
       body: BatchBody,

@@ -2,6 +2,7 @@ import type { Response } from 'express';
 import type { z } from 'zod';
 import { AppError, isUuid, Reasons, toHttpError, type FieldError } from '@whetstone/errors';
 import type {
+  BatchRequestInput,
   ChatBatches,
   ChatBatchResultView,
   ChatBatchView,
@@ -14,13 +15,14 @@ import { ChatCompletionsBody, chatInputOf } from './chat-completions.schema';
 import { CompletionsBody, completionsInputOf, textCompletionOfReply } from './completions.routes';
 import { responseOfReply } from './responses.routes';
 import { ResponsesBody, responsesInputOf } from './responses.schema';
+import { EmbeddingsBody, embeddingsObject, textsOf } from './embeddings.routes';
 import { fileObject } from './files.routes';
 
 /**
  * OpenAI's Batch API over an uploaded input file: each JSON line `{custom_id, method: "POST", url, body}` is a
- * chat completions or Responses request, checked when the batch is made and then run by the router's batch worker
- * (the one that runs Anthropic's Message Batches), each billed and (when it asks to be stored) recorded as the call
- * it is. Once the batch has ended, its output file (answered requests) and error file (failed, expired and
+ * chat completions, Responses, completions or embeddings request, checked when the batch is made and then run by the
+ * router's batch worker (the one that runs Anthropic's Message Batches), each billed and (when it asks to be stored)
+ * recorded as the call it is. Once the batch has ended, its output file (answered requests) and error file (failed, expired and
  * cancelled ones) are rendered from its results as JSON Lines.
  */
 
@@ -32,7 +34,7 @@ export const MAX_BATCH_LINES = 10_000;
 /** Validation problems listed in one error; the rest are counted. */
 const MAX_LISTED = 20;
 
-export const ENDPOINTS = ['/v1/chat/completions', '/v1/responses', '/v1/completions'] as const;
+export const ENDPOINTS = ['/v1/chat/completions', '/v1/responses', '/v1/completions', '/v1/embeddings'] as const;
 type Endpoint = (typeof ENDPOINTS)[number];
 
 export const batchNotFound = (id: string) =>
@@ -97,27 +99,40 @@ function lineErrors(line: number, issues: FieldError[]): FieldError[] {
 const zodErrors = (error: z.ZodError, at: string): FieldError[] =>
   error.issues.map((i) => ({ field: [at, ...i.path.map(String)].join('.'), message: i.message }));
 
-/** One line's body as the chat core's input, by the endpoint's own schema and conversion. */
-function inputOfBody(endpoint: Endpoint, body: unknown): ChatInput | FieldError[] {
+/** An embeddings line's body: its texts, checked as the endpoint checks them, and its encoding kept for the output. */
+function embedOfBody(body: unknown): Omit<Extract<BatchRequestInput, { embed: unknown }>, 'customId'> | FieldError[] {
+  const parsed = EmbeddingsBody.safeParse(body);
+  if (!parsed.success) return zodErrors(parsed.error, 'body');
+  const { model, input, dimensions, encoding_format: encoding } = parsed.data;
+  const embed = { modelId: model, texts: textsOf(input), dimensions: dimensions ?? 0 };
+  return { embed, metadata: { encoding_format: encoding ?? 'float' } };
+}
+
+/** One line's body as the chat core's input (or an embeddings call), by the endpoint's own schema and conversion. */
+function inputOfBody(
+  endpoint: Endpoint,
+  body: unknown,
+): { input: ChatInput } | Omit<Extract<BatchRequestInput, { embed: unknown }>, 'customId'> | FieldError[] {
   try {
+    if (endpoint === '/v1/embeddings') return embedOfBody(body);
     if (endpoint === '/v1/completions') {
       const parsed = CompletionsBody.safeParse(body);
       if (!parsed.success) return zodErrors(parsed.error, 'body');
       if (parsed.data.stream) return [{ field: 'body.stream', message: 'a batch request cannot stream' }];
-      return completionsInputOf(parsed.data);
+      return { input: completionsInputOf(parsed.data) };
     }
     if (endpoint === '/v1/chat/completions') {
       const parsed = ChatCompletionsBody.safeParse(body);
       if (!parsed.success) return zodErrors(parsed.error, 'body');
       if (parsed.data.stream) return [{ field: 'body.stream', message: 'a batch request cannot stream' }];
-      return chatInputOf(parsed.data);
+      return { input: chatInputOf(parsed.data) };
     }
     const parsed = ResponsesBody.safeParse(body);
     if (!parsed.success) return zodErrors(parsed.error, 'body');
     const unsupported = (['stream', 'background', 'previous_response_id'] as const).find((k) => parsed.data[k]);
     if (unsupported)
       return [{ field: `body.${unsupported}`, message: 'is not supported in a batch request; leave it out' }];
-    return responsesInputOf(parsed.data);
+    return { input: responsesInputOf(parsed.data) };
   } catch (err) {
     if (err instanceof AppError && err.fieldErrors.length)
       return err.fieldErrors.map((f) => ({ field: `body.${f.field}`, message: f.message }));
@@ -128,7 +143,7 @@ function inputOfBody(endpoint: Endpoint, body: unknown): ChatInput | FieldError[
 const hasControl = (s: string) => [...s].some((c) => c.charCodeAt(0) < 32);
 
 /** One JSON line of the input file: its custom id and input, or what is wrong with it. */
-function parseLine(text: string, endpoint: Endpoint): { customId: string; input: ChatInput } | FieldError[] {
+function parseLine(text: string, endpoint: Endpoint): BatchRequestInput | FieldError[] {
   let line: unknown;
   try {
     line = JSON.parse(text);
@@ -142,17 +157,17 @@ function parseLine(text: string, endpoint: Endpoint): { customId: string; input:
     return [{ field: 'custom_id', message: 'must be a string of 1–512 characters' }];
   if (method !== 'POST') return [{ field: 'method', message: 'must be POST' }];
   if (url !== endpoint) return [{ field: 'url', message: `must be the batch's endpoint, ${endpoint}` }];
-  const input = inputOfBody(endpoint, body);
-  return Array.isArray(input) ? input : { customId, input };
+  const request = inputOfBody(endpoint, body);
+  return Array.isArray(request) ? request : { customId, ...request };
 }
 
 /**
  * The requests of an input file, every line checked: 422 listing the first problems by line when any is wrong
  * (nothing is stored then), with custom ids unique in the file.
  */
-export function requestsOfFile(content: Uint8Array, endpoint: Endpoint): { customId: string; input: ChatInput }[] {
+export function requestsOfFile(content: Uint8Array, endpoint: Endpoint): BatchRequestInput[] {
   const lines = Buffer.from(content).toString('utf8').split(/\r?\n/);
-  const requests: { customId: string; input: ChatInput }[] = [];
+  const requests: BatchRequestInput[] = [];
   const problems: FieldError[] = [];
   const seen = new Set<string>();
   lines.forEach((text, i) => {
@@ -180,6 +195,16 @@ export function requestsOfFile(content: Uint8Array, endpoint: Endpoint): { custo
 /** One line of the output or error file, as OpenAI's batch request output. */
 function outputLine(r: ChatBatchResultView, batch: ChatBatchView): object {
   const endpoint = batch.source?.endpoint;
+  if (r.outcome === 'succeeded' && 'embeddings' in r) {
+    const body = embeddingsObject(r.embeddings, r.requestMetadata.encoding_format === 'base64');
+    const id = r.responseId;
+    return {
+      id: `batch_req_${id}`,
+      custom_id: r.customId,
+      response: { status_code: 200, request_id: id, body },
+      error: null,
+    };
+  }
   if (r.outcome === 'succeeded') {
     const tools = new ToolCallAssembler();
     tools.add(r.reply.toolCalls);
