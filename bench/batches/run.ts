@@ -23,14 +23,17 @@ Starts the whole system as \`pnpm start\` does, with fake OpenAI- and Anthropic-
     file is read back and every line checked), polls until "completed" and reads the output file; it measures the
     upload, the create call (with the check of every line), the time until completed, and the output file read;
   - makes the same number of POST /v1/messages calls with c = the worker's concurrency (BATCH_CONCURRENCY,
-    4 by default) as the baseline: what the worker does, made by a client.
+    4 by default) as the baseline: what the worker does, made by a client;
+  - with BENCH_SURFACE embeddings instead: OpenAI batches of BENCH_REQUESTS /v1/embeddings requests (one short
+    text each, model whetstone-extract-base, run on the model-server), measured as above, against the same calls
+    through POST /v1/embeddings with c = BATCH_CONCURRENCY.
 Prints the machine's load average at the start and the end. Nothing here is timed by a test.
 
 Settings (environment):
   BENCH_REQUESTS   requests per batch (default 1000)
   BENCH_BATCHES    batches, run one after another (default 3)
   BENCH_SLOW_EVERY every how many requests one is slow (default 10; 0: none)
-  BENCH_SURFACE    messages, openai or both (default both: each batch once per surface, alternating)
+  BENCH_SURFACE    messages, openai, both (default: each batch once per surface, alternating) or embeddings
   BENCH_SLOW_MS    how long the fake upstream takes to answer a slow one (default 500)
 Options:
   --help           this text`;
@@ -47,6 +50,11 @@ const params = (i: number) => ({
   model: ANTHROPIC_MODEL,
   max_tokens: 16,
   messages: [{ role: 'user', content: `benchmark call ${i}${slow(i) ? ' slow' : ''}` }],
+});
+
+const embedParams = (i: number) => ({
+  model: 'whetstone-extract-base',
+  input: `benchmark text ${i}: my card payment was declined twice`,
 });
 
 type Api = (path: string, init?: RequestInit) => Promise<Response>;
@@ -81,10 +89,18 @@ async function runBatch(api: Api, b: number): Promise<string[]> {
   ];
 }
 
-/** One OpenAI batch of the same requests as chat completions: uploaded, created, polled, its output read. */
-async function runOpenAiBatch(api: Api, b: number): Promise<string[]> {
+/**
+ * One OpenAI batch of the same requests as chat completions (or of embeddings requests): uploaded, created, polled,
+ * its output read.
+ */
+async function runOpenAiBatch(
+  api: Api,
+  b: number,
+  url = '/v1/chat/completions',
+  body: (i: number) => object = params,
+): Promise<string[]> {
   const lines = Array.from({ length: REQUESTS }, (_, i) =>
-    JSON.stringify({ custom_id: `r${i}`, method: 'POST', url: '/v1/chat/completions', body: params(i) }),
+    JSON.stringify({ custom_id: `r${i}`, method: 'POST', url, body: body(i) }),
   );
   const form = new FormData();
   form.append('purpose', 'batch');
@@ -95,8 +111,10 @@ async function runOpenAiBatch(api: Api, b: number): Promise<string[]> {
   const file = (await uploaded.json()) as { id: string; bytes: number };
   const uploadMs = performance.now() - t0;
   const t1 = performance.now();
-  const body = JSON.stringify({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
-  const created = await api('/v1/batches', { method: 'POST', body });
+  const created = await api('/v1/batches', {
+    method: 'POST',
+    body: JSON.stringify({ input_file_id: file.id, endpoint: url, completion_window: '24h' }),
+  });
   if (created.status !== 200) throw new Error(`create: ${created.status} ${await created.text()}`);
   const { id } = (await created.json()) as { id: string };
   const createMs = performance.now() - t1;
@@ -114,7 +132,7 @@ async function runOpenAiBatch(api: Api, b: number): Promise<string[]> {
   if (batch.status !== 'completed' || answered !== REQUESTS)
     throw new Error(`batch ${id}: ${batch.status}, ${answered} of ${REQUESTS} answered`);
   return [
-    `openai batch ${b + 1} (upload ${uploadMs.toFixed(0)} ms, ${(file.bytes / 1024).toFixed(0)} KiB)`,
+    `openai batch ${b + 1}${url === '/v1/embeddings' ? ' of embeddings' : ''} (upload ${uploadMs.toFixed(0)} ms, ${(file.bytes / 1024).toFixed(0)} KiB)`,
     createMs.toFixed(0),
     (endedMs / 1000).toFixed(2),
     (REQUESTS / (endedMs / 1000)).toFixed(0),
@@ -123,8 +141,12 @@ async function runOpenAiBatch(api: Api, b: number): Promise<string[]> {
   ];
 }
 
-/** The baseline: the same number of calls through POST /v1/messages, `CONCURRENCY` at a time, each timed. */
-async function runDirect(api: Api): Promise<{ seconds: number; p50: number }> {
+/** The baseline: the same number of calls through POST /v1/messages (or another path), `CONCURRENCY` at a time. */
+async function runDirect(
+  api: Api,
+  path = '/v1/messages',
+  body: (i: number) => object = params,
+): Promise<{ seconds: number; p50: number }> {
   let sent = 0;
   const latencies: number[] = [];
   const t2 = performance.now();
@@ -133,8 +155,8 @@ async function runDirect(api: Api): Promise<{ seconds: number; p50: number }> {
       while (sent < REQUESTS) {
         const i = sent++;
         const t = performance.now();
-        const res = await api('/v1/messages', { method: 'POST', body: JSON.stringify(params(i)) });
-        if (res.status !== 200) throw new Error(`POST /v1/messages: HTTP ${res.status}`);
+        const res = await api(path, { method: 'POST', body: JSON.stringify(body(i)) });
+        if (res.status !== 200) throw new Error(`POST ${path}: HTTP ${res.status}`);
         await res.arrayBuffer();
         latencies.push(performance.now() - t);
       }
@@ -169,21 +191,25 @@ async function main(): Promise<void> {
         ...init,
       });
 
+    const embeddings = SURFACE === 'embeddings';
     const rows: string[][] = [];
     for (let b = 0; b < BATCHES; b++) {
-      if (SURFACE !== 'openai') rows.push(await runBatch(api, b));
-      if (SURFACE !== 'messages') rows.push(await runOpenAiBatch(api, b));
+      if (embeddings) rows.push(await runOpenAiBatch(api, b, '/v1/embeddings', embedParams));
+      else {
+        if (SURFACE !== 'openai') rows.push(await runBatch(api, b));
+        if (SURFACE !== 'messages') rows.push(await runOpenAiBatch(api, b));
+      }
       for (const row of rows.slice(SURFACE === 'both' ? -2 : -1)) console.log(`${row[0]}: ${row.slice(1).join(' | ')}`);
     }
 
-    const direct = await runDirect(api);
+    const direct = embeddings ? await runDirect(api, '/v1/embeddings', embedParams) : await runDirect(api);
     console.log(
-      `\n| ${REQUESTS} requests (${SLOW_EVERY ? `1 in ${SLOW_EVERY} answered after ${SLOW_MS} ms` : 'none slow'}), c=${CONCURRENCY} (BATCH_CONCURRENCY) | create ms | s until ended | requests/s | results (output file) ms | KiB |`,
+      `\n| ${REQUESTS} requests (${embeddings ? 'embeddings, one text each' : SLOW_EVERY ? `1 in ${SLOW_EVERY} answered after ${SLOW_MS} ms` : 'none slow'}), c=${CONCURRENCY} (BATCH_CONCURRENCY) | create ms | s until ended | requests/s | results (output file) ms | KiB |`,
     );
     console.log('|---|---|---|---|---|---|');
     for (const r of rows) console.log(`| ${r.join(' | ')} |`);
     console.log(
-      `| the same calls through POST /v1/messages, c=${CONCURRENCY} | | ${direct.seconds.toFixed(2)} | ${(REQUESTS / direct.seconds).toFixed(0)} (p50 ${direct.p50.toFixed(1)} ms a call) | | |`,
+      `| the same calls through POST ${embeddings ? '/v1/embeddings' : '/v1/messages'}, c=${CONCURRENCY} | | ${direct.seconds.toFixed(2)} | ${(REQUESTS / direct.seconds).toFixed(0)} (p50 ${direct.p50.toFixed(1)} ms a call) | | |`,
     );
   } finally {
     console.log(
