@@ -21,6 +21,12 @@ const schema = z.object({
     .int()
     .positive()
     .default(50 * 1024 * 1024),
+  /** Bytes one team's unexpired Files API files may hold together (409 file_storage_full above); 0: no limit. */
+  FILE_TEAM_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(100 * 1024 * 1024 * 1024),
   /** Changed feedback verdicts a project needs before a delivered batch cuts its feedback dataset's next version. */
   FEEDBACK_VERSION_MIN_ROWS: z.coerce.number().int().positive().default(10),
 });

@@ -36,6 +36,7 @@ async function main(): Promise<void> {
     logger,
     maxUploadBytes: config.DATASET_MAX_UPLOAD_BYTES,
     maxFileBytes: config.FILE_MAX_BYTES,
+    maxTeamFileBytes: config.FILE_TEAM_MAX_BYTES,
     feedback: prismaFeedbackStore(prisma),
     feedbackVersionMinRows: config.FEEDBACK_VERSION_MIN_ROWS,
   });

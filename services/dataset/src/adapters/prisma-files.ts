@@ -21,9 +21,21 @@ const live = (now: Date): Prisma.StoredFileWhereInput => ({
 
 export function prismaFileStore(prisma: PrismaClient): FileStore {
   return {
-    async create(row) {
-      await prisma.storedFile.create({ data: { ...row, bytes: BigInt(row.bytes) } });
-    },
+    create: (row, teamMaxBytes) =>
+      prisma.$transaction(async (tx) => {
+        // One team's uploads queue here, so two cannot both fit in the room left for one.
+        await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${`files:${row.teamId}`}))`;
+        if (teamMaxBytes > 0) {
+          const held = await tx.storedFile.aggregate({
+            _sum: { bytes: true },
+            where: { teamId: row.teamId, ...live(row.createdAt) },
+          });
+          const usedBytes = Number(held._sum.bytes ?? 0n);
+          if (usedBytes + row.bytes > teamMaxBytes) return { created: false as const, usedBytes };
+        }
+        await tx.storedFile.create({ data: { ...row, bytes: BigInt(row.bytes) } });
+        return { created: true as const };
+      }),
     async get(teamId, id, now) {
       const f = await prisma.storedFile.findFirst({ where: { id, teamId, ...live(now) } });
       return f ? toFileRow(f) : null;

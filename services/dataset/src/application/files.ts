@@ -12,7 +12,7 @@ import {
   isFilePurpose,
   type FilePurpose,
 } from '../domain/file';
-import type { FileDeps, FileRow } from './ports';
+import type { FileDeps, FileRow, FileStore } from './ports';
 
 export interface UploadFileInput {
   teamId: string;
@@ -44,6 +44,16 @@ export function fileNotFound(id: string): AppError {
 
 function invalidField(field: string, problem: string): AppError {
   return errors.invalid(Reasons.VALIDATION_FAILED, `${field} ${problem}.`, [{ field, message: problem }]);
+}
+
+/** The team's files and this one would hold more than its room: what they hold, and how to make room. */
+function storageFull(bytes: number, usedBytes: number, maxBytes: number): AppError {
+  const message =
+    `This team's files hold ${usedBytes} of the ${maxBytes} bytes a team may keep, so this file (${bytes} bytes) ` +
+    'does not fit. Delete files you no longer need (DELETE /v1/files/{file_id}), or upload with expires_after.';
+  return new AppError('FailedPrecondition', 'FILE_STORAGE_FULL', message, {
+    fieldErrors: [{ field: 'file', message: 'does not fit in the team’s file storage' }],
+  });
 }
 
 function checkedPurpose(purpose: string): FilePurpose {
@@ -82,11 +92,16 @@ export async function uploadFile(deps: FileDeps, input: UploadFileInput): Promis
   };
   const body = Buffer.from(input.content.buffer, input.content.byteOffset, input.content.byteLength);
   await deps.blobs.put(DATASETS_BUCKET, row.blobKey, body, { contentType: 'application/octet-stream' });
+  let stored: Awaited<ReturnType<FileStore['create']>>;
   try {
-    await deps.files.create(row);
+    stored = await deps.files.create(row, deps.maxTeamFileBytes ?? 0);
   } catch (err) {
     await deps.blobs.delete(DATASETS_BUCKET, row.blobKey).catch(() => undefined);
     throw err;
+  }
+  if (!stored.created) {
+    await deps.blobs.delete(DATASETS_BUCKET, row.blobKey).catch(() => undefined);
+    throw storageFull(row.bytes, stored.usedBytes, deps.maxTeamFileBytes ?? 0);
   }
   deps.logger.info({ teamId: row.teamId, fileId: id, purpose, bytes: row.bytes }, 'file stored');
   return row;

@@ -155,7 +155,12 @@ export interface FilePage {
 
 /** Files API records. Reads take `now` and leave out files expired by then (the sweep deletes those later). */
 export interface FileStore {
-  create(row: FileRow): Promise<void>;
+  /**
+   * Stores the record when the team's unexpired files (at the row's `createdAt`) and it fit in `teamMaxBytes`
+   * (0: no limit), checked and written under a per-team lock so concurrent uploads cannot overshoot; otherwise
+   * stores nothing and says how many bytes the team's files hold.
+   */
+  create(row: FileRow, teamMaxBytes: number): Promise<{ created: true } | { created: false; usedBytes: number }>;
   /** The team's file unexpired at `now`; null for any other. */
   get(teamId: string, id: string, now: Date): Promise<FileRow | null>;
   /** Null when `afterId` names none of the team's files (expired or not). */
@@ -179,6 +184,8 @@ export interface DatasetDeps {
   maxUploadBytes: number;
   /** Largest Files API file in bytes (PayloadTooLarge above it); DEFAULT_FILE_MAX_BYTES when unset. */
   maxFileBytes?: number;
+  /** Bytes a team's unexpired Files API files may hold together (FailedPrecondition FILE_STORAGE_FULL above); 0 or unset: no limit. */
+  maxTeamFileBytes?: number;
   /** CSV and CoNLL are converted in memory; larger files of those formats fail (JSONL is streamed). */
   maxConvertBytes?: number;
   /** Feedback examples; without it, feedback is not collected. */

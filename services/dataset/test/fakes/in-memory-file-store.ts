@@ -8,8 +8,13 @@ export function createInMemoryFileStore(): FileStore & { rows: Map<string, FileR
     a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
   return {
     rows,
-    async create(row) {
+    async create(row, teamMaxBytes) {
+      const usedBytes = [...rows.values()]
+        .filter((f) => f.teamId === row.teamId && live(f, row.createdAt))
+        .reduce((n, f) => n + f.bytes, 0);
+      if (teamMaxBytes > 0 && usedBytes + row.bytes > teamMaxBytes) return { created: false, usedBytes };
       rows.set(row.id, { ...row });
+      return { created: true };
     },
     async get(teamId, id, now) {
       const f = rows.get(id);

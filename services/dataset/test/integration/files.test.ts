@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { timestampDate } from '@bufbuild/protobuf/wkt';
@@ -16,6 +16,8 @@ import { recordingLogger } from '../fakes/recording-logger';
 
 const logger = recordingLogger();
 const MAX_BYTES = 4096;
+/** Room for three of the largest files per team. */
+const TEAM_MAX_BYTES = 3 * MAX_BYTES;
 /** In every uploaded body, so a test can tell whether file content reached a log line. */
 const MARKER = 'content-never-logged-7f3a';
 const caller = (teamId: string) => ({ teamId, keyId: '', userId: randomUUID() });
@@ -46,6 +48,7 @@ describe('FileService over gRPC (real Postgres, filesystem blobs)', () => {
       logger,
       maxUploadBytes: 1 << 20,
       maxFileBytes: MAX_BYTES,
+      maxTeamFileBytes: TEAM_MAX_BYTES,
     });
     server = await createRpcServer({
       name: 'dataset',
@@ -215,6 +218,38 @@ describe('FileService over gRPC (real Postgres, filesystem blobs)', () => {
 
     const edge = await upload(team, { filename: 'é'.repeat(255), content: new Uint8Array(MAX_BYTES).fill(7) });
     expect(edge).toMatchObject({ bytes: BigInt(MAX_BYTES) });
+  });
+
+  it('when a team’s files would outgrow its room, then concurrent uploads stop at the limit and deleting or expiry makes room', async () => {
+    const team = randomUUID();
+    const full = () => upload(team, { content: new Uint8Array(MAX_BYTES).fill(1) });
+    const outcomes = await Promise.allSettled(Array.from({ length: 5 }, full));
+    const stored = outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
+    expect(stored).toHaveLength(3);
+    for (const o of outcomes.filter((x) => x.status === 'rejected'))
+      expect(await rpcError(Promise.reject(o.reason))).toMatchObject({
+        kind: 'FailedPrecondition',
+        reason: 'FILE_STORAGE_FULL',
+        fieldErrors: [{ field: 'file' }],
+      });
+    const err = await rpcError(upload(team, { content: new Uint8Array(1) }));
+    expect(err.message).toContain(`hold ${TEAM_MAX_BYTES} of the ${TEAM_MAX_BYTES} bytes`);
+    expect(err.message).toContain('DELETE /v1/files/{file_id}');
+    // A refused upload leaves no bytes behind.
+    expect(readdirSync(path.join(dir, 'datasets', 'files', team)).sort()).toEqual(stored.map((f) => f.id).sort());
+    // Another team has its own room.
+    expect(await upload(randomUUID(), { content: new Uint8Array(MAX_BYTES) })).toBeDefined();
+
+    await client.deleteFile({ caller: caller(team), fileId: stored[0]!.id });
+    const replaced = await full();
+    await withClient(schema.serverUrl, (c) =>
+      c.query(`UPDATE "${schema.name}".files SET expires_at = now() - interval '1 second' WHERE id = $1`, [
+        replaced.id,
+      ]),
+    );
+    // Expired and not yet swept: no longer counted.
+    expect(await full()).toBeDefined();
+    expect(await app.sweepExpiredFiles()).toBe(1);
   });
 
   it('when a file has expired, then reads treat it as NotFound and the sweep deletes its record and bytes', async () => {
