@@ -244,6 +244,19 @@ describe('files and batches (openai client), end to end', () => {
     expect(refused).toMatchObject({ status: 422, param: 'input_file_id' });
     expect(refused?.message).toContain('line 1: body.input: token arrays are not accepted');
     expect(refused?.message).toContain('line 2: body.input: must not be empty');
+
+    // OpenAI's cap: 50,000 embedding inputs across a batch's lines.
+    const many = await upload(
+      Array.from({ length: 25 }, (_, i) => embedLine(`m${i}`, { input: Array(2048).fill('a') })),
+    );
+    const tooMany = await openai.batches
+      .create({ input_file_id: many.id, endpoint: '/v1/embeddings', completion_window: '24h' })
+      .then(
+        () => null,
+        (e: unknown) => e as InstanceType<typeof OpenAI.APIError>,
+      );
+    expect(tooMany).toMatchObject({ status: 422, param: 'input_file_id' });
+    expect(tooMany?.message).toContain('holds 51200 embedding inputs; a batch takes at most 50000');
   }, 120_000);
 
   it('when a batch is cancelled, then it ends cancelled with every request answered or failed', async () => {

@@ -31,6 +31,11 @@ const OUTPUT_PREFIX = 'file-batch_output-';
 const ERRORS_PREFIX = 'file-batch_errors-';
 /** Requests per batch (the router's limit). */
 export const MAX_BATCH_LINES = 10_000;
+/**
+ * Texts an embeddings batch may hold across its lines, as OpenAI allows: it bounds what the batch stores (228
+ * float32 values a text) and what one page of its results carries over gRPC.
+ */
+export const MAX_BATCH_EMBEDDING_INPUTS = 50_000;
 /** Validation problems listed in one error; the rest are counted. */
 const MAX_LISTED = 20;
 
@@ -183,6 +188,12 @@ export function requestsOfFile(content: Uint8Array, endpoint: Endpoint): BatchRe
   });
   if (!problems.length && (requests.length === 0 || requests.length > MAX_BATCH_LINES))
     problems.push({ field: 'input_file_id', message: `must hold 1 to ${MAX_BATCH_LINES} request lines` });
+  const texts = requests.reduce((n, r) => n + ('embed' in r ? r.embed.texts.length : 0), 0);
+  if (!problems.length && texts > MAX_BATCH_EMBEDDING_INPUTS)
+    problems.push({
+      field: 'input_file_id',
+      message: `holds ${texts} embedding inputs; a batch takes at most ${MAX_BATCH_EMBEDDING_INPUTS} across its lines`,
+    });
   if (problems.length) {
     const more = problems.length > MAX_LISTED ? ` (the first ${MAX_LISTED} of ${problems.length} shown)` : '';
     throw new AppError('InvalidArgument', Reasons.VALIDATION_FAILED, `The input file failed validation${more}`, {
