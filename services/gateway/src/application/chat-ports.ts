@@ -141,11 +141,13 @@ export interface EmbeddingsView {
 }
 
 /**
- * One request of a batch: a chat call, or (an OpenAI batch of `/v1/embeddings`) an embeddings call with the surface
- * fields its result returns as `requestMetadata`.
+ * What one request of a batch runs: a chat call, or (an OpenAI batch of `/v1/embeddings`) an embeddings call with the
+ * surface fields its result returns as `requestMetadata`.
  */
-export type BatchRequestInput =
-  { customId: string; input: ChatInput } | { customId: string; embed: EmbedRequest; metadata: Record<string, string> };
+export type BatchCall = { input: ChatInput } | { embed: EmbedRequest; metadata: Record<string, string> };
+
+/** One request of a batch: its custom id and call. */
+export type BatchRequestInput = { customId: string } & BatchCall;
 
 /** One request's result: the whole reply as one piece (or the embeddings), the error, or neither (canceled or expired). */
 export type ChatBatchResultView =

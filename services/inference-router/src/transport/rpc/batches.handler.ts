@@ -30,7 +30,7 @@ import {
 import { chat } from '../../application/chat';
 import { embed } from '../../application/embed';
 import type { RouterDeps } from '../../application/deps';
-import type { BatchResultRow, ClaimedBatchRequest } from '../../application/ports';
+import type { BatchCall, BatchResultRow, ClaimedBatchRequest } from '../../application/ports';
 import { type BatchKind, batchStatusOf, type BatchRequestState, type ChatBatch } from '../../domain/batch';
 import type { ToolCallDelta } from '../../domain/chat';
 import { chatCallOf, chatPieceToPb } from './chat.mapper';
@@ -97,7 +97,7 @@ function storedRequest(item: ChatBatchItem) {
 }
 
 /** The model a stored request names, and the metadata its result echoes. */
-function requestedOf(call: 'chat' | 'embed', request: Uint8Array) {
+function requestedOf(call: BatchCall, request: Uint8Array) {
   if (call === 'embed') {
     const item = fromBinary(ChatBatchItemSchema, request);
     return { requestedModel: item.embed?.modelId ?? '', requestMetadata: item.requestMetadata };

@@ -2,11 +2,11 @@ import type { Response } from 'express';
 import type { z } from 'zod';
 import { AppError, isUuid, Reasons, toHttpError, type FieldError } from '@whetstone/errors';
 import type {
+  BatchCall,
   BatchRequestInput,
   ChatBatches,
   ChatBatchResultView,
   ChatBatchView,
-  ChatInput,
   Principal,
 } from '../../../../application/ports';
 import { ToolCallAssembler } from './chat-run';
@@ -22,8 +22,8 @@ import { fileObject } from './files.routes';
  * OpenAI's Batch API over an uploaded input file: each JSON line `{custom_id, method: "POST", url, body}` is a
  * chat completions, Responses, completions or embeddings request, checked when the batch is made and then run by the
  * router's batch worker (the one that runs Anthropic's Message Batches), each billed and (when it asks to be stored)
- * recorded as the call it is. Once the batch has ended, its output file (answered requests) and error file (failed, expired and
- * cancelled ones) are rendered from its results as JSON Lines.
+ * recorded as the call it is. Once the batch has ended, its output file (answered requests) and error file (failed,
+ * expired and cancelled ones) are rendered from its results as JSON Lines.
  */
 
 export const BATCH_ID_PREFIX = 'batch_';
@@ -105,7 +105,7 @@ const zodErrors = (error: z.ZodError, at: string): FieldError[] =>
   error.issues.map((i) => ({ field: [at, ...i.path.map(String)].join('.'), message: i.message }));
 
 /** An embeddings line's body: its texts, checked as the endpoint checks them, and its encoding kept for the output. */
-function embedOfBody(body: unknown): Omit<Extract<BatchRequestInput, { embed: unknown }>, 'customId'> | FieldError[] {
+function embedOfBody(body: unknown): Extract<BatchCall, { embed: unknown }> | FieldError[] {
   const parsed = EmbeddingsBody.safeParse(body);
   if (!parsed.success) return zodErrors(parsed.error, 'body');
   const { model, input, dimensions, encoding_format: encoding } = parsed.data;
@@ -114,10 +114,7 @@ function embedOfBody(body: unknown): Omit<Extract<BatchRequestInput, { embed: un
 }
 
 /** One line's body as the chat core's input (or an embeddings call), by the endpoint's own schema and conversion. */
-function inputOfBody(
-  endpoint: Endpoint,
-  body: unknown,
-): { input: ChatInput } | Omit<Extract<BatchRequestInput, { embed: unknown }>, 'customId'> | FieldError[] {
+function inputOfBody(endpoint: Endpoint, body: unknown): BatchCall | FieldError[] {
   try {
     if (endpoint === '/v1/embeddings') return embedOfBody(body);
     if (endpoint === '/v1/completions') {
