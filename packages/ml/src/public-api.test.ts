@@ -57,6 +57,7 @@ describe('the package entries', () => {
         'withTemperature',
         'NaiveBayes',
         'NgramClassifier',
+        'ngramNames',
         'classificationPRF',
         'initDecoderWeights',
         'initEncoderWeights',
