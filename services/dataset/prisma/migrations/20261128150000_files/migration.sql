@@ -1,4 +1,4 @@
--- Files uploaded through the OpenAI-compatible Files API; the bytes are in the `datasets` bucket under blob_key.
+-- Files uploaded through the OpenAI-compatible Files API. The bytes are in the `datasets` bucket under blob_key.
 -- CreateTable
 CREATE TABLE "files" (
     "id" UUID NOT NULL,
