@@ -73,6 +73,27 @@ describe('conversations (openai client), end to end', () => {
       'user: and again',
     ]);
     expect((await texts(conversation.id)).slice(3)).toEqual(['user: and again', 'assistant: Echo: AND AGAIN']);
+
+    // Read back later, a stored Response still names its conversation, as its inference record does.
+    const readBack = await eventually(async () =>
+      openai.responses.retrieve(answered.id).catch((err: unknown) => {
+        if (err instanceof OpenAI.NotFoundError) return false;
+        throw err;
+      }),
+    );
+    expect(readBack).toMatchObject({ id: answered.id, conversation: { id: conversation.id } });
+    const record = await fetch(`${running.system.baseUrl}/inferences/${answered.id.replace(/^resp_/, '')}`, {
+      headers: { authorization: `Bearer ${running.key}` },
+    });
+    expect(await record.json()).toMatchObject({ conversation_id: conversation.id });
+    const alone = await openai.responses.create({ model: OPENAI_MODEL, input: 'no conversation' });
+    const aloneBack = await eventually(async () =>
+      openai.responses.retrieve(alone.id).catch((err: unknown) => {
+        if (err instanceof OpenAI.NotFoundError) return false;
+        throw err;
+      }),
+    );
+    expect((aloneBack as OpenAI.Responses.Response).conversation).toBeNull();
   }, 60_000);
 
   it('when items are added, read, listed, deleted and the conversation updated and deleted, then each answers as OpenAI', async () => {

@@ -79,6 +79,7 @@ export function chatRequestToPb(principal: Principal, input: ChatInput): ChatReq
     surface: SURFACE[input.surface],
     store: input.store,
     metadata: input.metadata ?? {},
+    conversationId: input.conversationId ?? '',
     includeReasoning: input.includeReasoning,
   });
 }

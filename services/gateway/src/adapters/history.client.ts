@@ -20,6 +20,7 @@ import type {
   RecordedTurnView,
   SurfaceName,
 } from '../application/history-ports';
+import { CONVERSATION_PREFIX } from '../application/history-ports';
 import { callerOf } from './caller';
 
 /** The history contract ⇄ the public JSON of GET /inferences and the feedback routes. */
@@ -135,6 +136,7 @@ export function recordView(r: InferenceRecord | undefined): InferenceRecordView 
     judged_at: iso(r.judgedAt),
     feedback: r.feedback ? feedbackView(r.feedback, r.inferenceId) : null,
     metadata: { ...r.metadata },
+    conversation_id: r.conversationId ? `${CONVERSATION_PREFIX}${r.conversationId}` : null,
   };
 }
 

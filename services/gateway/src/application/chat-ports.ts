@@ -54,6 +54,8 @@ export interface ChatInput {
   store: boolean;
   /** OpenAI's `metadata`, kept with a stored call. */
   metadata?: Record<string, string>;
+  /** UUID of the OpenAI conversation a Responses call belongs to, kept with a stored call. */
+  conversationId?: string;
   includeReasoning: boolean;
 }
 

@@ -2,6 +2,9 @@
 import type { Principal } from './ports';
 
 /** The public surfaces a record names, as records show them (and `GET /inferences?surface=` takes). */
+/** The public id of an OpenAI conversation is this prefix and its UUID. */
+export const CONVERSATION_PREFIX = 'conv_';
+
 export const SURFACES = [
   'native',
   'gliner-2',
@@ -72,6 +75,8 @@ export interface InferenceRecordView {
   feedback: FeedbackView | null;
   /** OpenAI's `metadata` of a stored compatible call; `{}` when none. */
   metadata: Record<string, string>;
+  /** The OpenAI conversation (`conv_…`) a Responses call belongs to; null for none. */
+  conversation_id: string | null;
 }
 
 /** One project's judging settings, as PUT and GET /projects/:project_id/judge show them. */

@@ -14,7 +14,7 @@ const COLUMNS = `id uuid, team_id uuid, key_id text, user_id text, project_id te
   base_model text, task text, surface text, inputs jsonb, messages jsonb, schema jsonb, outputs jsonb, input_tokens bigint,
   output_tokens bigint, cache_read_tokens bigint, cache_write_tokens bigint, reasoning_tokens bigint,
   cost_micro_credits bigint, latency_ms double precision, status text, error_code text, created_at timestamptz,
-  completed_at timestamptz, metadata jsonb, metadata_pairs text[]`;
+  completed_at timestamptz, metadata jsonb, metadata_pairs text[], conversation_id uuid`;
 const NAMES = COLUMNS.split(',')
   .map((c) => c.trim().split(' ')[0]!)
   .join(', ');
@@ -98,6 +98,7 @@ function ingestRow(r: InferenceRecord): Record<string, unknown> {
     completed_at: r.completedAt.toISOString(),
     metadata: r.metadata,
     metadata_pairs: metadataPairs(r.teamId, r.metadata),
+    conversation_id: r.conversationId ?? null,
   };
 }
 
@@ -142,6 +143,7 @@ export function fromRow(row: Row): InferenceRecord {
           }
         : null,
     metadata: (row.metadata as Record<string, string> | null) ?? {},
+    ...(row.conversationId ? { conversationId: row.conversationId } : {}),
     judge: {
       status: row.judgeStatus as JudgeStatus | null,
       rationale: row.judgeRationale,

@@ -78,6 +78,8 @@ export interface InferenceRecord {
   judge?: JudgeState;
   /** The caller's string pairs of a stored compatible call (OpenAI's `metadata`); empty when none. */
   metadata: Record<string, string>;
+  /** UUID of the OpenAI conversation a Responses call belongs to; absent for none. */
+  conversationId?: string;
 }
 
 /** What the list filters on; every field left undefined matches everything. */

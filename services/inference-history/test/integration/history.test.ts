@@ -226,6 +226,21 @@ describe('inference-history against real Postgres', () => {
     await expect(updateMetadata(deps, OTHER, a1!, {})).rejects.toMatchObject({ kind: 'NotFound' });
   });
 
+  it('keeps the conversation of a Responses call, and drops one that is no UUID without losing the batch', async () => {
+    const team = '5b0f3c1e-0000-4000-8000-000000000005';
+    const conversationId = '0195a0c4-1111-7000-8000-00000000c0c0';
+    const events = [
+      completed({ teamId: team, surface: InferenceSurface.RESPONSES, conversationId: conversationId.toUpperCase() }),
+      completed({ teamId: team, surface: InferenceSurface.RESPONSES, conversationId: 'not-a-uuid' }),
+      completed({ teamId: team, surface: InferenceSurface.RESPONSES }),
+    ];
+    await app.onInferenceEvents(events.map(envelopeOf));
+    const [kept, malformed, none] = await Promise.all(events.map((e) => getInference(deps, team, e.inferenceId)));
+    expect(kept!.conversationId).toBe(conversationId);
+    expect(malformed!.conversationId).toBeUndefined();
+    expect(none!.conversationId).toBeUndefined();
+  });
+
   it('filters by metadata that many records share as well as by rare metadata', async () => {
     const team = '5b0f3c1e-0000-4000-8000-000000000005';
     const common = Array.from({ length: 2_001 }, () => completed({ teamId: team, metadata: { env: 'prod' } }));

@@ -82,6 +82,7 @@ function inferenceRow(r: InferenceRecord): OutboxRow {
       startedAt: timestampFromDate(r.startedAt),
       completedAt: timestampFromDate(r.completedAt),
       metadata: r.metadata ?? {},
+      conversationId: r.conversationId ?? '',
     }),
     r.inferenceId,
   );

@@ -110,6 +110,7 @@ export async function meterReply(deps: RouterDeps, ctx: ChatContext, out: ReplyO
     ...(ctx.request.surface ? { surface: ctx.request.surface } : {}),
     stored,
     ...(ctx.request.metadata ? { metadata: ctx.request.metadata } : {}),
+    ...(ctx.request.conversationId ? { conversationId: ctx.request.conversationId } : {}),
     ...(out.errorCode ? { errorCode: out.errorCode } : {}),
   });
   return {

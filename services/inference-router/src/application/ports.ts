@@ -155,6 +155,8 @@ export interface InferenceRecord {
   stored?: boolean;
   /** OpenAI's `metadata` of a stored compatible call. */
   metadata?: Record<string, string>;
+  /** UUID of the OpenAI conversation a stored Responses call belongs to. */
+  conversationId?: string;
   /** Set when the call failed after it was metered (e.g. client_disconnected); the record's status is failed. */
   errorCode?: string;
 }

@@ -105,6 +105,8 @@ export interface ChatRequest {
   store: boolean;
   /** OpenAI's `metadata`, kept with a stored call; unset or empty: none. */
   metadata?: Record<string, string>;
+  /** UUID of the OpenAI conversation a Responses call belongs to, kept with a stored call; unset: none. */
+  conversationId?: string;
   /** Whether reasoning text is passed on (the caller opted in). */
   includeReasoning: boolean;
 }

@@ -1,4 +1,5 @@
 import { timestampDate, type Timestamp } from '@bufbuild/protobuf/wkt';
+import { isUuid } from '@whetstone/errors';
 import {
   InferenceStatus,
   InferenceSurface,
@@ -73,5 +74,7 @@ export function recordOf(event: InferenceCompleted, receivedAt: Date): Inference
     llmajScore: null,
     feedback: null,
     metadata: { ...event.metadata },
+    // A malformed id would fail the whole batch's insert (the column is a UUID): it is dropped instead.
+    ...(isUuid(event.conversationId) ? { conversationId: event.conversationId.toLowerCase() } : {}),
   };
 }

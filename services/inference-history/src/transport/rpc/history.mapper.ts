@@ -64,6 +64,7 @@ export function recordToPb(r: InferenceRecord): PbInferenceRecord {
     ...(r.feedback ? { feedback: feedbackToPb(r.feedback) } : {}),
     ...judgeStateToPb(r.judge),
     metadata: r.metadata,
+    conversationId: r.conversationId ?? '',
   });
 }
 

@@ -69,6 +69,7 @@ export function chatCallOf(caller: Caller, req: PbChatRequest, signal: AbortSign
       surface: chatSurfaceOf(req.surface),
       store: req.store,
       ...(Object.keys(req.metadata).length ? { metadata: { ...req.metadata } } : {}),
+      ...(req.conversationId ? { conversationId: req.conversationId } : {}),
       includeReasoning: req.includeReasoning,
     },
   };

@@ -8,13 +8,14 @@ import type {
 } from '../../../../application/history-ports';
 import type { ChatToolCall, Principal } from '../../../../application/ports';
 import type { ResponseInputItem, ResponsesBody } from './responses.schema';
+import { CONVERSATION_PREFIX } from '../../../../application/history-ports';
 
 /**
  * OpenAI's conversations as the Responses surface uses them: a conversation's items become the call's leading input,
  * and once the call has answered, its own input items and its output are appended to the conversation.
  */
 
-export const CONVERSATION_PREFIX = 'conv_';
+export { CONVERSATION_PREFIX };
 /** Public item id prefixes by type, as OpenAI's (`msg_`, `fc_`, `fco_`). */
 const ITEM_PREFIX: Record<ConversationItemView['type'], string> = {
   message: 'msg_',
@@ -142,7 +143,7 @@ export async function withConversation(
   principal: Principal,
   body: ResponsesBody,
   publicId: string,
-): Promise<{ body: ResponsesBody; append: (reply: ReplyItems) => Promise<void> }> {
+): Promise<{ body: ResponsesBody; id: string; append: (reply: ReplyItems) => Promise<void> }> {
   const notFound = () =>
     new AppError('NotFound', 'CONVERSATION_NOT_FOUND', `Conversation '${publicId.slice(0, 100)}' was not found.`, {
       fieldErrors: [{ field: 'conversation', message: 'names no conversation of this team' }],
@@ -172,7 +173,7 @@ export async function withConversation(
     );
     await conversations.addItems(principal, id, [...own.map(newItemOf), ...output]);
   };
-  return { body: { ...body, input: [...earlier, ...own] }, append };
+  return { body: { ...body, input: [...earlier, ...own] }, id, append };
 }
 
 /** What a reply adds to its conversation: its text and its function calls. */

@@ -74,9 +74,10 @@ async function response(start: ChatStart, model: string, includeReasoning: boole
   return responseOfReply(reply, { ...start, conversation: joined?.publicId }, model, includeReasoning);
 }
 
-/** A call in a conversation: its public id, and what appends the call's items once it has answered. */
+/** A call in a conversation: its public id and UUID, and what appends the call's items once it has answered. */
 interface Joined {
   publicId: string;
+  id: string;
   append: (reply: ReplyItems) => Promise<void>;
 }
 
@@ -238,7 +239,7 @@ async function joinConversation(
   if (body.background) throw invalidBody('conversation', 'is not supported with background: leave one of them out');
   if (!conversations) throw invalidBody('conversation', 'needs inference history: send the conversation in input');
   const found = await withConversation(conversations, principal, body, publicId);
-  return { body: found.body, joined: { publicId, append: found.append } };
+  return { body: found.body, joined: { publicId, id: found.id, append: found.append } };
 }
 
 export function registerResponsesRoute(
@@ -268,7 +269,7 @@ export function registerResponsesRoute(
       const previous = body.previous_response_id
         ? await continuation(history, authOf(res).principal, body.previous_response_id)
         : undefined;
-      const input = responsesInputOf(body, previous);
+      const input = { ...responsesInputOf(body, previous), ...(joined ? { conversationId: joined.id } : {}) };
       if (body.background) {
         checkBackground(body);
         if (!batches)

@@ -193,6 +193,7 @@ export function responseOfRecord(record: InferenceRecordView) {
     incomplete_details: incomplete ? { reason: finish === 'length' ? 'max_output_tokens' : 'content_filter' } : null,
     usage: responsesUsage(usageViewOf(record)),
     metadata: record.metadata,
+    conversation: record.conversation_id ? { id: record.conversation_id } : null,
     x_service: { inference_id: id },
   };
 }
