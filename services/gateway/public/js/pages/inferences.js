@@ -430,6 +430,7 @@ export async function inferencePage(main, { id }) {
       ['Project', r.project_id ? link(`projects/${r.project_id}`, r.project_id) : '—'],
       ['Task', r.task],
       ['Surface', r.surface],
+      ...(r.conversation_id ? [['Conversation', h('code', {}, r.conversation_id)]] : []),
       ['Status', badge(r.status)],
       ['Latency (ms)', fmtNum(r.latency_ms)],
       ['Cost (credits)', fmtNum(r.usage?.cost_credits, 6)],
