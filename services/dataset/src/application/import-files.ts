@@ -1,5 +1,5 @@
 /** A generation dataset version made from Files API files (an OpenAI fine-tuning job's), processed before the answer. */
-import { errors } from '@whetstone/errors';
+import { errors, Reasons } from '@whetstone/errors';
 import { DATASETS_BUCKET, nameProblem, uploadKey } from '../domain/dataset';
 import type { DatasetContext } from './context';
 import { invalidName } from './errors';
@@ -54,6 +54,14 @@ export async function importFiles(
   const deps = { ...ctx, files };
   const training = await getFileContent(deps, input.teamId, input.trainingFileId);
   const validation = input.validationFileId ? await getFileContent(deps, input.teamId, input.validationFileId) : null;
+  for (const [field, found] of [
+    ['training_file_id', training],
+    ['validation_file_id', validation],
+  ] as const)
+    if (found && found.file.purpose !== 'fine-tune')
+      throw errors.invalid(Reasons.VALIDATION_FAILED, `${field} names a file uploaded for ${found.file.purpose}.`, [
+        { field, message: `must name a file uploaded with purpose fine-tune, not ${found.file.purpose}` },
+      ]);
   const trainingLines = linesOf(training.content);
   const lines = validation
     ? [...trainingLines.map((l) => pinned(l, 'train')), ...linesOf(validation.content).map((l) => pinned(l, 'heldout'))]

@@ -74,12 +74,12 @@ describe('DatasetService.ImportFiles (real Postgres, filesystem blobs)', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const upload = async (lines: string[], owner = team) =>
+  const upload = async (lines: string[], owner = team, purpose = 'fine-tune') =>
     (
       await files.uploadFile({
         caller: caller(owner),
         filename: 'chat.jsonl',
-        purpose: 'fine-tune',
+        purpose,
         content: Buffer.from(`${lines.join('\n')}\n`),
       })
     ).file!.id;
@@ -126,6 +126,16 @@ describe('DatasetService.ImportFiles (real Postgres, filesystem blobs)', () => {
     const good = await upload(rows(12));
     expect(await rpcError(importFiles('ft-missing', good, foreign))).toMatchObject({ kind: 'NotFound' });
     expect(await rpcError(importFiles('bad name!', good))).toMatchObject({ kind: 'InvalidArgument' });
+    const batchFile = await upload(rows(12), team, 'batch');
+    expect(await rpcError(importFiles('ft-missing', batchFile))).toMatchObject({
+      kind: 'InvalidArgument',
+      fieldErrors: [
+        { field: 'training_file_id', message: 'must name a file uploaded with purpose fine-tune, not batch' },
+      ],
+    });
+    expect(await rpcError(importFiles('ft-missing', good, batchFile))).toMatchObject({
+      fieldErrors: [{ field: 'validation_file_id' }],
+    });
     expect((await datasets.listDatasets({ teamId: team })).datasets.map((d) => d.datasetName)).not.toContain(
       'ft-missing',
     );

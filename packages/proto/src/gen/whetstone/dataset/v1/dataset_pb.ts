@@ -1356,7 +1356,8 @@ export const DatasetService: GenService<{
    * API (an OpenAI fine-tuning job's training and validation files) and processes it before answering, so the
    * version comes back ready or failed with its report. The training file's rows go to the train split (by the
    * usual hash when no validation file is given) and the validation file's rows to the held-out split. NotFound
-   * FILE_NOT_FOUND for an unknown file, InvalidArgument for a bad dataset name.
+   * FILE_NOT_FOUND for an unknown file, InvalidArgument for a bad dataset name or a file whose purpose is not
+   * fine-tune.
    *
    * @generated from rpc whetstone.dataset.v1.DatasetService.ImportFiles
    */
