@@ -65,11 +65,12 @@ export function conversationsOverRpc(client: Client<typeof ConversationService>)
     async delete(principal, conversationId) {
       return (await client.deleteConversation({ caller: callerOf(principal), conversationId })).conversationId;
     },
-    async addItems(principal, conversationId, items) {
+    async addItems(principal, conversationId, items, idempotencyKey = '') {
       const res = await client.addConversationItems({
         caller: callerOf(principal),
         conversationId,
         items: items.map(itemPb),
+        idempotencyKey,
       });
       return res.items.map(itemView);
     },

@@ -184,7 +184,16 @@ export interface ConversationsPort {
   get(principal: Principal, conversationId: string): Promise<ConversationView>;
   update(principal: Principal, conversationId: string, metadata: Record<string, string>): Promise<ConversationView>;
   delete(principal: Principal, conversationId: string): Promise<string>;
-  addItems(principal: Principal, conversationId: string, items: NewConversationItem[]): Promise<ConversationItemView[]>;
+  /**
+   * Appends the items; with an idempotency key (a UUID) a repeat of an append that was stored adds nothing and
+   * answers what it stored, so the call may be retried.
+   */
+  addItems(
+    principal: Principal,
+    conversationId: string,
+    items: NewConversationItem[],
+    idempotencyKey?: string,
+  ): Promise<ConversationItemView[]>;
   /** A page in position order (`ascending`) or newest first; `afterId` an item of the conversation. */
   listItems(
     principal: Principal,

@@ -110,6 +110,13 @@ export function prismaConversationStore(prisma: PrismaClient): ConversationStore
       const row = await prisma.conversationItem.findFirst({ where: { id: itemId, conversationId } });
       return row ? itemOf(row) : null;
     },
+    async getItems(conversationId, itemIds) {
+      const rows = await prisma.conversationItem.findMany({
+        where: { id: { in: itemIds }, conversationId },
+        orderBy: { position: 'asc' },
+      });
+      return rows.map(itemOf);
+    },
     async deleteItem(conversationId, itemId) {
       return (await prisma.conversationItem.deleteMany({ where: { id: itemId, conversationId } })).count > 0;
     },

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 /** Conversation use cases: the caller's team scopes every call; items are checked here, positions handed out by the store. */
 import { errors, type FieldError, isUuid, Reasons, uuidv7 } from '@whetstone/errors';
 import {
@@ -118,16 +119,56 @@ export async function deleteConversation(deps: ConversationDeps, teamId: string,
   return uuid;
 }
 
-/** Appends 1–1,000 items after every item already there, in order and next to each other; returns them stored. */
+/** The id of an append's k-th item under an idempotency key: a UUID (version 8) from a hash of the key and k. */
+export function keyedItemId(key: string, k: number): string {
+  const hex = createHash('sha256').update(`${key.toLowerCase()}:${k}`).digest('hex').slice(0, 32).split('');
+  hex[12] = '8';
+  hex[16] = ((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16);
+  const h = hex.join('');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+/** The items an earlier append under the same key stored, when it did (its first item is there); else null. */
+async function repeated(deps: ConversationDeps, conversationId: string, items: ConversationItem[]) {
+  if (!(await deps.conversations.getItem(conversationId, items[0]!.id))) return null;
+  return deps.conversations.getItems(
+    conversationId,
+    items.map((i) => i.id),
+  );
+}
+
+/**
+ * Appends 1–1,000 items after every item already there, in order and next to each other; returns them stored. With
+ * an idempotency key the items' ids come from it, and a repeat of an append that was stored answers what it stored
+ * (also when the two ran at once and the later one met the earlier's ids).
+ */
 export async function addItems(
   deps: ConversationDeps,
   teamId: string,
   id: string,
   inputs: ItemInput[],
+  idempotencyKey = '',
 ): Promise<ConversationItem[]> {
-  const items = mintedItems(inputs, { min: 1, max: MAX_ADD_ITEMS }, deps.now());
+  if (idempotencyKey && !isUuid(idempotencyKey))
+    throw invalid([{ field: 'idempotency_key', message: 'must be a UUID' }]);
+  const minted = mintedItems(inputs, { min: 1, max: MAX_ADD_ITEMS }, deps.now());
+  const items = idempotencyKey ? minted.map((item, k) => ({ ...item, id: keyedItemId(idempotencyKey, k) })) : minted;
   const uuid = uuidOf(id);
-  if (!uuid || !(await deps.conversations.append(teamId, uuid, items))) throw notFound(id);
+  if (!uuid) throw notFound(id);
+  if (idempotencyKey) {
+    await getConversation(deps, teamId, uuid);
+    const earlier = await repeated(deps, uuid, items);
+    if (earlier) return earlier;
+  }
+  let appended: boolean;
+  try {
+    appended = await deps.conversations.append(teamId, uuid, items);
+  } catch (err) {
+    const earlier = idempotencyKey ? await repeated(deps, uuid, items) : null;
+    if (earlier) return earlier;
+    throw err;
+  }
+  if (!appended) throw notFound(id);
   return items;
 }
 

@@ -116,6 +116,8 @@ export interface ConversationStore {
     page: { limit: number; afterId?: string | undefined; ascending: boolean },
   ): Promise<ItemPage | null>;
   getItem(conversationId: string, itemId: string): Promise<ConversationItem | null>;
+  /** Those of the items named that are in the conversation, by position. */
+  getItems(conversationId: string, itemIds: string[]): Promise<ConversationItem[]>;
   /** False when the item is not in the conversation. */
   deleteItem(conversationId: string, itemId: string): Promise<boolean>;
 }

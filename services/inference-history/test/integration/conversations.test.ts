@@ -271,6 +271,39 @@ describe('ConversationService over gRPC (real Postgres)', () => {
     }
   });
 
+  it('when an append is repeated under its idempotency key, even at once, then its items are stored once and each call answers them', async () => {
+    const team = randomUUID();
+    const conversationId = (await client.createConversation({ caller: caller(team) })).conversation!.id;
+    const key = randomUUID();
+    const add = (texts: string[], idempotencyKey: string = key, who = team) =>
+      client.addConversationItems({
+        caller: caller(who),
+        conversationId,
+        items: texts.map((t) => message(t)),
+        idempotencyKey,
+      });
+    const first = await add(['asked', 'answered']);
+    const again = await add(['asked', 'answered']);
+    expect(again.items).toEqual(first.items);
+    expect(await all(team, conversationId)).toEqual(['asked', 'answered']);
+
+    // Two repeats at once: one stores, the other meets its ids and answers the same items.
+    const racing = randomUUID();
+    const [a, b] = await Promise.all([add(['x', 'y'], racing), add(['x', 'y'], racing)]);
+    expect(a.items.map((i) => i.id)).toEqual(b.items.map((i) => i.id));
+    expect(await all(team, conversationId)).toEqual(['asked', 'answered', 'x', 'y']);
+    // Without a key every call appends.
+    await client.addConversationItems({ caller: caller(team), conversationId, items: [message('x')] });
+    await client.addConversationItems({ caller: caller(team), conversationId, items: [message('x')] });
+    expect((await all(team, conversationId)).slice(4)).toEqual(['x', 'x']);
+
+    expect(await rpcError(add(['z'], 'not-a-uuid'))).toMatchObject({
+      kind: 'InvalidArgument',
+      fieldErrors: [{ field: 'idempotency_key' }],
+    });
+    expect(await rpcError(add(['asked', 'answered'], key, randomUUID()))).toMatchObject({ kind: 'NotFound' });
+  });
+
   it('when a conversation is deleted, then it and its items are gone and every call on it is NotFound', async () => {
     const team = randomUUID();
     const made = await client.createConversation({ caller: caller(team), items: [message('a'), message('b')] });

@@ -35,7 +35,13 @@ export function conversationsHandler(deps: ConversationDeps): ServiceImpl<typeof
       return { conversationId: await deleteConversation(deps, teamOf(req), req.conversationId) };
     },
     async addConversationItems(req) {
-      const added = await addItems(deps, teamOf(req), req.conversationId, req.items.map(itemInputOf));
+      const added = await addItems(
+        deps,
+        teamOf(req),
+        req.conversationId,
+        req.items.map(itemInputOf),
+        req.idempotencyKey,
+      );
       return { items: added.map(itemToPb) };
     },
     async listConversationItems(req) {

@@ -171,13 +171,35 @@ export async function withConversation(
         arguments: c.arguments,
       }),
     );
-    await conversations.addItems(principal, id, [...own.map(newItemOf), ...output]);
+    const items = [...own.map(newItemOf), ...output];
+    // Keyed by the call's id, the append can be retried while inference-history restarts: a repeat of one that
+    // was stored (its answer lost) adds nothing. The call has answered and is billed by now, so it is worth waiting.
+    const key = isUuid(reply.responseId) ? reply.responseId : undefined;
+    await withRetries(() => conversations.addItems(principal, id, items, key));
   };
   return { body: { ...body, input: [...earlier, ...own] }, id, append };
 }
 
-/** What a reply adds to its conversation: its text and its function calls. */
+/** Waits before each retry of an append inference-history could not take (about 8 s in all). */
+const APPEND_RETRY_MS = [250, 500, 1000, 2000, 4000];
+
+/** Runs `call`, again after each delay while it fails as unavailable or timed out. */
+async function withRetries<T>(call: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await call();
+    } catch (err) {
+      const transient = err instanceof AppError && (err.kind === 'Unavailable' || err.kind === 'DeadlineExceeded');
+      const delay = APPEND_RETRY_MS[attempt];
+      if (!transient || delay === undefined) throw err;
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+}
+
+/** What a reply adds to its conversation: its text and its function calls, under the call's response id. */
 export interface ReplyItems {
+  responseId: string;
   text: string;
   toolCalls: ChatToolCall[];
 }

@@ -84,16 +84,18 @@ interface Joined {
 /** The stream writer that collects the reply and appends it to the conversation before the stream ends. */
 function appending(writer: StreamWriter, joined: Joined): StreamWriter {
   let text = '';
+  let responseId = '';
   const tools = new ToolCallAssembler();
   return {
     piece(piece) {
+      responseId = piece.responseId;
       text += piece.text;
       tools.add(piece.toolCalls);
       writer.piece(piece);
     },
     fail: (err) => writer.fail(err),
     async finish() {
-      await joined.append({ text, toolCalls: tools.all() });
+      await joined.append({ responseId, text, toolCalls: tools.all() });
       await writer.finish();
     },
   };
