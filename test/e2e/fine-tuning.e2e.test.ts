@@ -98,8 +98,16 @@ describe('fine-tuning jobs (openai client), end to end', () => {
   it('when its events and checkpoints are listed, then they page newest first and a checkpoint continues training', async () => {
     const events = await openai.fineTuning.jobs.listEvents(job.id, { limit: 100 });
     expect(events.data.length).toBeGreaterThan(2);
-    expect(events.data[0]).toMatchObject({ object: 'fine_tuning.job.event', type: 'message' });
+    expect(events.data[0]).toMatchObject({ object: 'fine_tuning.job.event', type: 'message', data: {} });
     expect(events.data.at(-1)!.message).toMatch(/job requested/);
+    // Progress lines are metrics events with their figures as numbers; the newest is the last step's.
+    const metrics = events.data.filter((e) => e.type === 'metrics');
+    expect(metrics.length).toBeGreaterThan(0);
+    const last = metrics[0]!.data as { step: number; total_steps: number; epoch: number; train_loss: number };
+    expect(last.step).toBe(last.total_steps);
+    expect(last.epoch).toBeGreaterThanOrEqual(1);
+    expect(Number.isFinite(last.train_loss)).toBe(true);
+    expect(metrics[0]!.message).toContain(`step ${last.step}/${last.total_steps}`);
     const firstTwo = await openai.fineTuning.jobs.listEvents(job.id, { limit: 2 });
     const next = await openai.fineTuning.jobs.listEvents(job.id, { limit: 2, after: firstTwo.data[1]!.id });
     expect([...firstTwo.data, ...next.data].map((e) => e.id)).toEqual(events.data.slice(0, 4).map((e) => e.id));

@@ -84,6 +84,16 @@ const logView = (l: LogEntry): LogView => ({
   level: l.level,
   message: l.message,
   source: l.source,
+  ...(l.metrics
+    ? {
+        metrics: {
+          step: Number(l.metrics.step),
+          total_steps: Number(l.metrics.totalSteps),
+          epoch: l.metrics.epoch,
+          train_loss: l.metrics.trainLoss,
+        },
+      }
+    : {}),
 });
 
 const checkpointView = (jobId: string, c: Checkpoint): CheckpointView => ({

@@ -44,6 +44,8 @@ export interface LogView {
   level: string;
   message: string;
   source: string;
+  /** A progress line's figures; absent on other lines. */
+  metrics?: { step: number; total_steps: number; epoch: number; train_loss: number };
 }
 
 export interface CheckpointView {

@@ -50,7 +50,14 @@ export function orchestratorOverRpc(client: Client<typeof TrainerService>): Orch
       return !res.cancel;
     },
     async appendLogs(lease, source, lines) {
-      return !(await client.appendLogs({ ...lease, source, lines })).cancel;
+      const pb = lines.map((l) => ({
+        level: l.level,
+        message: l.message,
+        ...(l.metrics
+          ? { metrics: { ...l.metrics, step: BigInt(l.metrics.step), totalSteps: BigInt(l.metrics.totalSteps) } }
+          : {}),
+      }));
+      return !(await client.appendLogs({ ...lease, source, lines: pb })).cancel;
     },
     async putCheckpoint(lease, c) {
       const res = await client.putCheckpoint({

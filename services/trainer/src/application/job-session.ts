@@ -1,6 +1,6 @@
 import { heartbeatEveryMs } from '../domain/progress';
 import type { UseCaseDeps } from './deps';
-import type { JobLease, LogLevel } from './ports';
+import type { JobLease, LogLevel, LogLine } from './ports';
 
 /**
  * The trainer's side of one leased job: buffered log lines, a heartbeat that
@@ -9,7 +9,7 @@ import type { JobLease, LogLevel } from './ports';
  */
 export class JobSession {
   readonly controller = new AbortController();
-  private pending: { level: LogLevel; message: string }[] = [];
+  private pending: LogLine[] = [];
   private readonly beat: NodeJS.Timeout;
   private readonly source: string;
 
@@ -26,8 +26,8 @@ export class JobSession {
     return this.controller.signal;
   }
 
-  log(level: LogLevel, message: string): void {
-    this.pending.push({ level, message });
+  log(level: LogLevel, message: string, metrics?: LogLine['metrics']): void {
+    this.pending.push({ level, message, ...(metrics ? { metrics } : {}) });
   }
 
   /** Stop now when the orchestrator's answer says so. */

@@ -9,6 +9,13 @@ export type { Logger };
 export type Row = Record<string, unknown>;
 export type LogLevel = 'info' | 'warn' | 'error';
 
+/** A line of the job's log; a progress line carries the figures it states. */
+export interface LogLine {
+  level: LogLevel;
+  message: string;
+  metrics?: { step: number; totalSteps: number; epoch: number; trainLoss: number };
+}
+
 export interface TrainingWork {
   kind: 'job';
   jobId: string;
@@ -61,7 +68,7 @@ export interface Orchestrator {
   leaseWork(trainerId: string, waitMs: number): Promise<Work | null>;
   heartbeat(lease: JobLease): Promise<boolean>;
   reportProgress(lease: JobLease, progress: Progress): Promise<boolean>;
-  appendLogs(lease: JobLease, source: string, lines: { level: LogLevel; message: string }[]): Promise<boolean>;
+  appendLogs(lease: JobLease, source: string, lines: LogLine[]): Promise<boolean>;
   putCheckpoint(
     lease: JobLease,
     c: { checkpointId: string; type: 'training' | 'sampler'; step: number; key: string; sizeBytes: number },

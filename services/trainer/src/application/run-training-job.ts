@@ -1,7 +1,7 @@
 import { AppError } from '@whetstone/errors';
 import { bundleKey, checkpointKey, manifestKey, shortKey } from '../domain/artifacts';
 import { classifyFailure } from '../domain/failure';
-import { PROGRESS_LOG_EVERY_MS, progressLine, shouldReport, type Progress } from '../domain/progress';
+import { PROGRESS_LOG_EVERY_MS, progressLine, shouldReport, stepMetricsOf, type Progress } from '../domain/progress';
 import type { UseCaseDeps } from './deps';
 import { JobSession } from './job-session';
 import type { Row, TrainHooks, TrainingWork } from './ports';
@@ -53,7 +53,7 @@ function hooksFor(deps: UseCaseDeps, job: TrainingWork, session: JobSession): Om
       lastReport = now;
       if (shouldReport(p, now, lastLogged, PROGRESS_LOG_EVERY_MS)) {
         lastLogged = now;
-        session.log('info', progressLine(p));
+        session.log('info', progressLine(p), stepMetricsOf(p));
       }
       void deps.orchestrator.reportProgress(session.lease, p).then(
         (goOn) => session.obey(goOn),

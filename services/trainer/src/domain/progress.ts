@@ -21,6 +21,11 @@ export function shouldReport(p: Progress, nowMs: number, lastMs: number, everyMs
   return nowMs - lastMs >= everyMs || p.step >= p.totalSteps;
 }
 
+/** The figures a progress line states, kept with it as numbers. */
+export function stepMetricsOf(p: Progress): { step: number; totalSteps: number; epoch: number; trainLoss: number } {
+  return { step: p.step, totalSteps: p.totalSteps, epoch: p.epoch, trainLoss: p.loss };
+}
+
 export function progressLine(p: Progress): string {
   const f1 = p.metrics ? ` held-out ${headlineName(p.metrics)} ${p.metrics.f1.toFixed(4)}` : '';
   return `step ${p.step}/${p.totalSteps} epoch ${p.epoch} loss ${p.loss.toFixed(4)} ${p.examplesPerSecond} rows/s ETA ${p.etaSeconds}s${f1}`;

@@ -1,5 +1,5 @@
 import type { JobLogRepository } from '../application/ports';
-import type { LogEntry, LogLine } from '../domain/job';
+import type { LogEntry, LogLine, StepMetrics } from '../domain/job';
 import type { PrismaClient } from '../generated/prisma/client';
 
 /** Most entries one read returns. */
@@ -11,7 +11,13 @@ export class PrismaJobLogRepository implements JobLogRepository {
   async append(jobId: string, source: string, lines: LogLine[]): Promise<void> {
     if (!lines.length) return;
     await this.prisma.jobLog.createMany({
-      data: lines.map((l) => ({ jobId, source, level: l.level, message: l.message })),
+      data: lines.map((l) => ({
+        jobId,
+        source,
+        level: l.level,
+        message: l.message,
+        ...(l.metrics ? { metrics: { ...l.metrics } } : {}),
+      })),
     });
   }
 
@@ -25,6 +31,7 @@ export class PrismaJobLogRepository implements JobLogRepository {
       level: l.level,
       message: l.message,
       source: l.source,
+      ...(l.metrics ? { metrics: l.metrics as unknown as StepMetrics } : {}),
     }));
   }
 }

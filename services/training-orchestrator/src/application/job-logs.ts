@@ -1,4 +1,4 @@
-import { MAX_LOG_LINE, logLevelOf, type LogEntry } from '../domain/job';
+import { MAX_LOG_LINE, logLevelOf, type LogEntry, type StepMetrics } from '../domain/job';
 import type { UseCaseDeps } from './deps';
 import { holdLease } from './heartbeat';
 import { requireJob } from './get-job';
@@ -14,13 +14,17 @@ export async function appendTrainerLogs(
   deps: UseCaseDeps,
   lease: { jobId: string; token: string },
   source: string,
-  lines: { level: string; message: string }[],
+  lines: { level: string; message: string; metrics?: StepMetrics }[],
 ): Promise<boolean> {
   if (!(await holdLease(deps, lease))) return false;
   await deps.logs.append(
     lease.jobId,
     source || 'trainer',
-    lines.map((l) => ({ level: logLevelOf(l.level), message: l.message.slice(0, MAX_LOG_LINE) })),
+    lines.map((l) => ({
+      level: logLevelOf(l.level),
+      message: l.message.slice(0, MAX_LOG_LINE),
+      ...(l.metrics ? { metrics: l.metrics } : {}),
+    })),
   );
   return true;
 }

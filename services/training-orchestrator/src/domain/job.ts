@@ -76,6 +76,14 @@ export interface Checkpoint {
   createdAt: Date;
 }
 
+/** Where training stood when a progress line was written. */
+export interface StepMetrics {
+  step: number;
+  totalSteps: number;
+  epoch: number;
+  trainLoss: number;
+}
+
 export interface LogEntry {
   id: string;
   jobId: string;
@@ -83,12 +91,15 @@ export interface LogEntry {
   level: string;
   message: string;
   source: string;
+  /** A progress line's figures. */
+  metrics?: StepMetrics;
 }
 
 export type LogLevel = 'info' | 'warn' | 'error';
 export interface LogLine {
   level: LogLevel;
   message: string;
+  metrics?: StepMetrics;
 }
 
 export const ARTIFACTS_BUCKET = 'artifacts';

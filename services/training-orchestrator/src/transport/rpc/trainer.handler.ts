@@ -1,6 +1,6 @@
 import type { ServiceImpl } from '@whetstone/rpc';
 import { errors, Reasons } from '@whetstone/errors';
-import type { TrainerService } from '@whetstone/proto/training/v1';
+import type { StepMetrics as StepMetricsPb, TrainerService } from '@whetstone/proto/training/v1';
 import { putCheckpoint } from '../../application/checkpoints';
 import { completeJob } from '../../application/complete-job';
 import type { UseCaseDeps } from '../../application/deps';
@@ -11,6 +11,7 @@ import { appendTrainerLogs } from '../../application/job-logs';
 import { leaseWork } from '../../application/lease-work';
 import { checkpointTypeFromPb } from '../../contracts/enums';
 import { metricsOf, progressOf, workToPb } from './trainer.mapper';
+import type { StepMetrics } from '../../domain/job';
 
 const lease = (req: { jobId: string; leaseToken: string }) => ({ jobId: req.jobId, token: req.leaseToken });
 const evalLease = (req: { evaluationId: string; leaseToken: string }) => ({
@@ -32,7 +33,12 @@ export function trainerHandler(deps: UseCaseDeps, leases: LeaseKeeper): ServiceI
       return { cancel: !(await leases.renew(lease(req), progressOf(req))) };
     },
     async appendLogs(req) {
-      return { cancel: !(await appendTrainerLogs(deps, lease(req), req.source, req.lines)) };
+      const lines = req.lines.map((l) => ({
+        level: l.level,
+        message: l.message,
+        ...(l.metrics ? { metrics: stepMetricsOf(l.metrics) } : {}),
+      }));
+      return { cancel: !(await appendTrainerLogs(deps, lease(req), req.source, lines)) };
     },
     async putCheckpoint(req) {
       const type = checkpointTypeFromPb(req.checkpointType);
@@ -74,5 +80,16 @@ export function trainerHandler(deps: UseCaseDeps, leases: LeaseKeeper): ServiceI
       await failEvaluation(deps, evalLease(req), { reason: req.reason, code: req.code, retryable: req.retryable });
       return {};
     },
+  };
+}
+
+/** A progress line's figures, as numbers the log keeps (non-finite ones as 0). */
+function stepMetricsOf(m: StepMetricsPb): StepMetrics {
+  const finite = (x: number) => (Number.isFinite(x) ? x : 0);
+  return {
+    step: finite(Number(m.step)),
+    totalSteps: finite(Number(m.totalSteps)),
+    epoch: finite(m.epoch),
+    trainLoss: finite(m.trainLoss),
   };
 }

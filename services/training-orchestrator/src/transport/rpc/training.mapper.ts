@@ -76,6 +76,9 @@ export const logToPb = (l: LogEntry): MessageInitShape<typeof LogEntrySchema> =>
   level: l.level,
   message: l.message,
   source: l.source,
+  ...(l.metrics
+    ? { metrics: { ...l.metrics, step: BigInt(l.metrics.step), totalSteps: BigInt(l.metrics.totalSteps) } }
+    : {}),
 });
 
 export const checkpointToPb = (c: Checkpoint): MessageInitShape<typeof CheckpointSchema> => ({

@@ -90,15 +90,18 @@ export function fineTuningJobObject(job: JobView, organizationId: string) {
 
 const LEVELS: Record<string, string> = { error: 'error', warn: 'warn', warning: 'warn' };
 
-/** A training log line as a `fine_tuning.job.event`. */
+/**
+ * A training log line as a `fine_tuning.job.event`: a progress line is a `metrics` event whose `data` holds its
+ * figures (`step`, `total_steps`, `epoch`, `train_loss`), as OpenAI's metrics events do; any other line a `message`.
+ */
 export const eventObject = (log: LogView) => ({
   object: 'fine_tuning.job.event' as const,
   id: `${EVENT_ID_PREFIX}${log.id}`,
   created_at: unix(log.timestamp) ?? 0,
   level: LEVELS[log.level] ?? 'info',
   message: log.message,
-  type: 'message' as const,
-  data: {},
+  type: log.metrics ? ('metrics' as const) : ('message' as const),
+  data: log.metrics ? { ...log.metrics } : {},
 });
 
 /**
