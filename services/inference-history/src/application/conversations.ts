@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 /** Conversation use cases: the caller's team scopes every call; items are checked here, positions handed out by the store. */
+import { createHash } from 'node:crypto';
 import { errors, type FieldError, isUuid, Reasons, uuidv7 } from '@whetstone/errors';
 import {
   checkItem,
@@ -131,10 +131,8 @@ export function keyedItemId(key: string, k: number): string {
 /** The items an earlier append under the same key stored, when it did (its first item is there); else null. */
 async function repeated(deps: ConversationDeps, conversationId: string, items: ConversationItem[]) {
   if (!(await deps.conversations.getItem(conversationId, items[0]!.id))) return null;
-  return deps.conversations.getItems(
-    conversationId,
-    items.map((i) => i.id),
-  );
+  const ids = items.map((i) => i.id);
+  return deps.conversations.getItems(conversationId, ids);
 }
 
 /**
