@@ -191,4 +191,22 @@ describe('fine-tuning jobs (openai client), end to end', () => {
     expect(await failure(openai.fineTuning.jobs.list({ after: 'ftjob-nope' }))).toMatchObject({ param: 'after' });
     expect(await datasetNames()).toEqual(before);
   }, 120_000);
+
+  it('when a fine-tuned model is deleted, then its job is gone, and a built-in or unknown model cannot be', async () => {
+    const model = (await openai.fineTuning.jobs.retrieve(job.id)).fine_tuned_model!;
+    // /v1/models answers in the generic envelope (docs/api.md, Errors), which the client still raises by status.
+    const builtIn = await failure(openai.models.delete('whetstone-decoder-base'));
+    expect(builtIn).toMatchObject({ status: 403, message: expect.stringMatching(/built-in model/) });
+    expect(await failure(openai.models.delete('no-such-model'))).toMatchObject({ status: 404 });
+    // A job that has not finished is no model yet.
+    const file = await upload(greetings);
+    const queued = await openai.fineTuning.jobs.create({ model: 'whetstone-decoder-base', training_file: file.id });
+    const queuedModel = queued.id.replace(/^ftjob-/, '');
+    expect(await failure(openai.models.delete(queuedModel))).toMatchObject({ status: 404 });
+    await openai.fineTuning.jobs.cancel(queued.id);
+
+    expect(await openai.models.delete(model)).toEqual({ id: model, object: 'model', deleted: true });
+    expect(await failure(openai.fineTuning.jobs.retrieve(job.id))).toMatchObject({ status: 404 });
+    expect(await failure(openai.models.delete(model))).toMatchObject({ status: 404 });
+  }, 120_000);
 });

@@ -15,6 +15,7 @@ import { invalidBody, invalidQuery, parseParams } from '../../validate';
 import { Metadata, ModelId, openAiList } from './blocks';
 import { FILE_ID_PREFIX } from './files.routes';
 import {
+  deleteFineTunedModel,
   asFineTuningError,
   CHECKPOINT_ID_PREFIX,
   checkpointObject,
@@ -189,6 +190,18 @@ export function registerFineTuningRoutes(api: Api, backends: FineTuningBackends)
   );
   registerListRoute(api, backends.training);
   registerJobRoutes(api, backends.training);
+  api.route(
+    {
+      method: 'delete',
+      path: '/v1/models/:model_id',
+      summary:
+        "Delete a fine-tuned model (OpenAI's `models.delete`): a finished training job of the team, with its weights, checkpoints and logs; its deployments are released",
+      tag,
+      auth: 'key-or-session',
+      response: { status: 200, description: '`{id, object: "model", deleted: true}`; a built-in model is 403' },
+    },
+    async ({ req, res }) => deleteFineTunedModel(backends.training, authOf(res).principal, String(req.params.model_id)),
+  );
 }
 
 /** GET /v1/fine_tuning/jobs. */

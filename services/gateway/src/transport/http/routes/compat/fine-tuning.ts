@@ -142,3 +142,30 @@ export function pageAfter<T extends { id: string }>(items: T[], after: string | 
   if (after !== undefined && start === 0) return null;
   return { data: items.slice(start, start + limit), hasMore: items.length > start + limit };
 }
+
+/**
+ * Deletes a fine-tuned model (OpenAI's `models.delete`): the id is a finished training job of the team (its
+ * `fine_tuned_model`), deleted with its weights, checkpoints and logs, its deployments released. A built-in model is
+ * 403; anything else, a job that has not finished included, is 404.
+ */
+export async function deleteFineTunedModel(training: TrainingPort, principal: Principal, modelId: string) {
+  const notFound = () =>
+    new AppError(
+      'NotFound',
+      'MODEL_NOT_FOUND',
+      `Model '${modelId.slice(0, 100)}' names no fine-tuned model of this team (only finished training jobs can be deleted as models).`,
+    );
+  if (BUILTIN_MODELS.some((m) => m.id === modelId))
+    throw new AppError(
+      'PermissionDenied',
+      'MODEL_NOT_DELETABLE',
+      `Model '${modelId}' is a built-in model: only fine-tuned models (finished training jobs) can be deleted.`,
+    );
+  if (!isUuid(modelId)) throw notFound();
+  const job = await training.get(principal, modelId).catch((err: unknown) => {
+    throw err instanceof AppError && err.kind === 'NotFound' ? notFound() : err;
+  });
+  if (job.status !== 'complete' && job.status !== 'deployed') throw notFound();
+  await training.remove(principal, job.id);
+  return { id: job.id, object: 'model' as const, deleted: true };
+}
