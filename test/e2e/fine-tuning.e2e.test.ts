@@ -93,6 +93,23 @@ describe('fine-tuning jobs (openai client), end to end', () => {
     expect(core.metrics.loss).toBeLessThan(core.metrics.base_loss);
     expect(core.fine_tuning).toMatchObject({ suffix: 'greeter', metadata: { owner: 'e2e' } });
     expect(core.datasets[0]).toMatchObject({ name: expect.stringMatching(/^fine-tune-/), size: 30 });
+
+    // Its results file: the progress lines' steps and losses as OpenAI's CSV, kept with the job.
+    expect(done.result_files).toHaveLength(1);
+    const [resultsId] = done.result_files;
+    expect(await openai.files.retrieve(resultsId!)).toMatchObject({
+      id: resultsId,
+      object: 'file',
+      purpose: 'fine-tune-results',
+      filename: 'step_metrics.csv',
+    });
+    const csv = (await (await openai.files.content(resultsId!)).text()).trim().split('\n');
+    expect(csv[0]).toBe('step,train_loss,train_accuracy,valid_loss,valid_mean_token_accuracy');
+    expect(csv.length).toBeGreaterThan(1);
+    const [step, loss] = csv.at(-1)!.split(',');
+    expect(Number(step)).toBeGreaterThan(0);
+    expect(Number.isFinite(Number(loss))).toBe(true);
+    expect(await failure(openai.files.delete(resultsId!))).toMatchObject({ status: 409 });
   }, 300_000);
 
   it('when its events and checkpoints are listed, then they page newest first and a checkpoint continues training', async () => {

@@ -16,9 +16,10 @@ import { checkRequestLine } from './transport/http/validate';
 import { registerAccountRoutes } from './transport/http/routes/account.routes';
 import { registerInferenceRoutes } from './transport/http/routes/inference.routes';
 import { registerMessageBatchRoutes } from './transport/http/routes/compat/message-batches.routes';
-import { registerFileRoutes } from './transport/http/routes/compat/files.routes';
+import { batchFiles, registerFileRoutes } from './transport/http/routes/compat/files.routes';
 import { registerConversationRoutes } from './transport/http/routes/compat/conversations.routes';
 import { registerFineTuningRoutes } from './transport/http/routes/compat/fine-tuning.routes';
+import { fineTuningResultFiles } from './transport/http/routes/compat/fine-tuning';
 import { registerOpenAiBatchRoutes } from './transport/http/routes/compat/openai-batches.routes';
 import { registerDatasetRoutes } from './transport/http/routes/datasets.routes';
 import { registerHistoryRoutes } from './transport/http/routes/history.routes';
@@ -119,7 +120,13 @@ export function buildApp(deps: GatewayDeps): { app: Express; api: Api } {
     });
   if (deps.conversations) registerConversationRoutes(api, deps.conversations);
   if (deps.chatBatches) registerMessageBatchRoutes(api, deps.chatBatches, deps.publicBaseUrl);
-  if (deps.files) registerFileRoutes(api, deps.files, deps.chatBatches, deps.maxFileBytes);
+  if (deps.files) {
+    const derived = [
+      ...(deps.chatBatches ? [batchFiles(deps.chatBatches)] : []),
+      ...(deps.training ? [fineTuningResultFiles(deps.training)] : []),
+    ];
+    registerFileRoutes(api, deps.files, derived, deps.maxFileBytes);
+  }
   if (deps.files && deps.chatBatches) registerOpenAiBatchRoutes(api, deps.chatBatches, deps.files);
   if (deps.files && deps.datasets && deps.training)
     registerFineTuningRoutes(api, { training: deps.training, datasets: deps.datasets, files: deps.files });

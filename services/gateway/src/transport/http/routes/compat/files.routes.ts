@@ -111,7 +111,7 @@ function uploadError(err: unknown, maxBytes: number): unknown {
 const tag = 'Compatible surfaces';
 
 /** POST/GET /v1/files, GET/DELETE /v1/files/:file_id and GET …/content. */
-export function registerFileRoutes(api: Api, files: FilesPort, batches: ChatBatches | undefined, maxBytes: number) {
+export function registerFileRoutes(api: Api, files: FilesPort, sources: DerivedFiles[], maxBytes: number) {
   api.route(
     {
       method: 'post',
@@ -168,27 +168,56 @@ export function registerFileRoutes(api: Api, files: FilesPort, batches: ChatBatc
     },
   );
 
-  registerFileReadRoutes(api, files, batches);
+  registerFileReadRoutes(api, files, sources);
 }
 
-/** A file the id names: an uploaded one, or a batch's output or error file. */
-async function anyFile(files: FilesPort, batches: ChatBatches | undefined, principal: Principal, id: string) {
-  const derived = batches ? await batchFile(batches, principal, id) : null;
-  if (derived) return derived;
+/**
+ * Files rendered from what they describe rather than uploaded (a batch's output and error files, a fine-tuning job's
+ * results): each source answers the ids it owns and null for any other.
+ */
+export interface DerivedFiles {
+  /** The `file` object; null when the id is not one of this source's. */
+  file(principal: Principal, id: string): Promise<ReturnType<typeof fileObject> | null>;
+  /** Writes the file's bytes; false when the id is not one of this source's. */
+  render(principal: Principal, id: string, res: Response): Promise<boolean>;
+  /** Why it cannot be deleted apart from what it describes. */
+  kept: string;
+}
+
+/** A batch's output and error files as a DerivedFiles source. */
+export const batchFiles = (batches: ChatBatches): DerivedFiles => ({
+  file: (principal, id) => batchFile(batches, principal, id),
+  render: (principal, id, res) => renderBatchFile(batches, principal, id, res),
+  kept: "is a batch's output: it is kept as long as its batch",
+});
+
+/** The derived file the id names, with its source; null for any other id. */
+async function derivedFile(sources: DerivedFiles[], principal: Principal, id: string) {
+  for (const source of sources) {
+    const file = await source.file(principal, id);
+    if (file) return { file, source };
+  }
+  return null;
+}
+
+/** A file the id names: an uploaded one, or a derived one. */
+async function anyFile(files: FilesPort, sources: DerivedFiles[], principal: Principal, id: string) {
+  const derived = await derivedFile(sources, principal, id);
+  if (derived) return derived.file;
   return publicFile(await files.get(principal, fileIdOf(id)));
 }
 
-function registerFileReadRoutes(api: Api, files: FilesPort, batches: ChatBatches | undefined): void {
+function registerFileReadRoutes(api: Api, files: FilesPort, sources: DerivedFiles[]): void {
   api.route(
     { method: 'get', path: '/v1/files/:file_id', summary: 'One file (the `file` object)', tag, auth: 'key-or-session' },
-    async ({ req, res }) => anyFile(files, batches, authOf(res).principal, String(req.params.file_id)),
+    async ({ req, res }) => anyFile(files, sources, authOf(res).principal, String(req.params.file_id)),
   );
 
   api.route(
     {
       method: 'get',
       path: '/v1/files/:file_id/content',
-      summary: "A file's bytes (a batch's output and error files as JSON Lines)",
+      summary: "A file's bytes (a batch's output and error files as JSON Lines, a fine-tuning job's results as CSV)",
       tag,
       auth: 'key-or-session',
       response: { status: 200, description: 'The bytes as uploaded; `application/jsonl` for a batch output' },
@@ -196,7 +225,7 @@ function registerFileReadRoutes(api: Api, files: FilesPort, batches: ChatBatches
     async ({ req, res }) => {
       const principal = authOf(res).principal;
       const id = String(req.params.file_id);
-      if (batches && (await renderBatchFile(batches, principal, id, res))) return undefined;
+      for (const source of sources) if (await source.render(principal, id, res)) return undefined;
       const { file, content } = await files.content(principal, fileIdOf(id));
       res
         .status(200)
@@ -211,19 +240,17 @@ function registerFileReadRoutes(api: Api, files: FilesPort, batches: ChatBatches
     {
       method: 'delete',
       path: '/v1/files/:file_id',
-      summary: 'Delete an uploaded file: `{id, object: "file", deleted: true}` (a batch output goes with its batch)',
+      summary:
+        'Delete an uploaded file: `{id, object: "file", deleted: true}` (a batch output goes with its batch, a job\'s results with its job)',
       tag,
       auth: 'key-or-session',
     },
     async ({ req, res }) => {
       const principal = authOf(res).principal;
       const id = String(req.params.file_id);
-      if (batches && (await batchFile(batches, principal, id)))
-        throw new AppError(
-          'FailedPrecondition',
-          'FILE_NOT_DELETABLE',
-          `File '${id}' is a batch's output: it is kept as long as its batch.`,
-        );
+      const derived = await derivedFile(sources, principal, id);
+      if (derived)
+        throw new AppError('FailedPrecondition', 'FILE_NOT_DELETABLE', `File '${id}' ${derived.source.kept}.`);
       await files.delete(principal, fileIdOf(id));
       return { id, object: 'file', deleted: true };
     },

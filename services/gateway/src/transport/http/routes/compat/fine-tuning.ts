@@ -1,7 +1,7 @@
 import { BUILTIN_MODELS } from '@whetstone/catalog';
 import { AppError, isUuid, Reasons, type FieldError } from '@whetstone/errors';
 import type { CheckpointView, JobView, LogView, Principal, TrainingPort } from '../../../../application/ports';
-import { FILE_ID_PREFIX } from './files.routes';
+import { type DerivedFiles, FILE_ID_PREFIX, fileObject } from './files.routes';
 
 /**
  * OpenAI's fine-tuning API over the training-orchestrator: a `fine_tuning.job` is a LoRA training job whose data
@@ -69,7 +69,7 @@ export function fineTuningJobObject(job: JobView, organizationId: string) {
     finished_at: ['succeeded', 'failed', 'cancelled'].includes(status) ? unix(job.finished_at) : null,
     fine_tuned_model: status === 'succeeded' ? job.id : null,
     organization_id: organizationId,
-    result_files: [] as string[],
+    result_files: status === 'succeeded' ? [`${RESULTS_FILE_PREFIX}${job.id}`] : [],
     status,
     training_file: source ? `${FILE_ID_PREFIX}${source.training_file}` : null,
     validation_file: source?.validation_file ? `${FILE_ID_PREFIX}${source.validation_file}` : null,
@@ -169,3 +169,48 @@ export async function deleteFineTunedModel(training: TrainingPort, principal: Pr
   await training.remove(principal, job.id);
   return { id: job.id, object: 'model' as const, deleted: true };
 }
+
+/** The public id of a succeeded fine-tuning job's results file is this prefix and the job's UUID. */
+export const RESULTS_FILE_PREFIX = 'file-ftjob_results-';
+/** OpenAI's results columns; those not computed here are left empty. */
+const RESULTS_HEADER = 'step,train_loss,train_accuracy,valid_loss,valid_mean_token_accuracy';
+
+/** A succeeded fine-tuning job's results as CSV: one row per progress line, by step (a resumed step once). */
+async function resultsOf(training: TrainingPort, principal: Principal, id: string) {
+  if (!id.startsWith(RESULTS_FILE_PREFIX)) return null;
+  const uuid = id.slice(RESULTS_FILE_PREFIX.length);
+  if (!isUuid(uuid)) return null;
+  const job = await training.get(principal, uuid).catch((err: unknown) => {
+    if (err instanceof AppError && err.kind === 'NotFound') return null;
+    throw err;
+  });
+  if (!job?.fine_tuning || STATUS[job.status] !== 'succeeded') return null;
+  const byStep = new Map<number, number>();
+  for (const log of await training.logs(principal, job.id))
+    if (log.metrics) byStep.set(log.metrics.step, log.metrics.train_loss);
+  const rows = [...byStep].sort((a, b) => a[0] - b[0]).map(([step, loss]) => `${step},${loss},,,`);
+  return { job, csv: `${[RESULTS_HEADER, ...rows].join('\n')}\n` };
+}
+
+/** Succeeded fine-tuning jobs' results files (`result_files`), rendered from their progress lines when read. */
+export const fineTuningResultFiles = (training: TrainingPort): DerivedFiles => ({
+  async file(principal, id) {
+    const found = await resultsOf(training, principal, id);
+    if (!found) return null;
+    return fileObject({
+      id,
+      filename: 'step_metrics.csv',
+      purpose: 'fine-tune-results',
+      bytes: Buffer.byteLength(found.csv),
+      createdAt: new Date(found.job.finished_at ?? found.job.created_at ?? 0),
+      expiresAt: null,
+    });
+  },
+  async render(principal, id, res) {
+    const found = await resultsOf(training, principal, id);
+    if (!found) return false;
+    res.status(200).type('text/csv; charset=utf-8').end(found.csv);
+    return true;
+  },
+  kept: "is a fine-tuning job's results: it is kept as long as its job",
+});
