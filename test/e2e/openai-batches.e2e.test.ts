@@ -235,12 +235,13 @@ describe('files and batches (openai client), end to end', () => {
     expect(failed!.response!.status_code).toBeLessThan(500);
 
     const bad = await upload([embedLine('tokens', { input: [1, 2, 3] }), embedLine('empty', { input: '' })]);
-    const refused = await openai.batches
-      .create({ input_file_id: bad.id, endpoint: '/v1/embeddings', completion_window: '24h' })
-      .then(
+    /** The error of an embeddings batch made of the file (null when it was made). */
+    const refusedBatch = (fileId: string) =>
+      openai.batches.create({ input_file_id: fileId, endpoint: '/v1/embeddings', completion_window: '24h' }).then(
         () => null,
         (e: unknown) => e as InstanceType<typeof OpenAI.APIError>,
       );
+    const refused = await refusedBatch(bad.id);
     expect(refused).toMatchObject({ status: 422, param: 'input_file_id' });
     expect(refused?.message).toContain('line 1: body.input: token arrays are not accepted');
     expect(refused?.message).toContain('line 2: body.input: must not be empty');
@@ -249,12 +250,7 @@ describe('files and batches (openai client), end to end', () => {
     const many = await upload(
       Array.from({ length: 25 }, (_, i) => embedLine(`m${i}`, { input: Array(2048).fill('a') })),
     );
-    const tooMany = await openai.batches
-      .create({ input_file_id: many.id, endpoint: '/v1/embeddings', completion_window: '24h' })
-      .then(
-        () => null,
-        (e: unknown) => e as InstanceType<typeof OpenAI.APIError>,
-      );
+    const tooMany = await refusedBatch(many.id);
     expect(tooMany).toMatchObject({ status: 422, param: 'input_file_id' });
     expect(tooMany?.message).toContain('holds 51200 embedding inputs; a batch takes at most 50000');
   }, 120_000);

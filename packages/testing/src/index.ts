@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
+import { runPrisma } from '../../../tools/prisma/cli';
 import { deployMigrations } from '../../../tools/prisma/migrate';
 
 /** The Postgres server tests use: TEST_DATABASE_URL, else this machine's local server. */
@@ -102,6 +103,23 @@ export async function applyMigrations(url: string, migrationsDir: string): Promi
   const schema = parsed.searchParams.get('schema') ?? 'public';
   parsed.searchParams.delete('schema');
   await deployMigrations(parsed.toString(), [{ schema, migrationsDir }]);
+}
+/**
+ * `prisma migrate deploy` through the real CLI (tools/prisma/cli.ts) on a fresh schema: what it printed, its exit
+ * status, and the tables it left in that schema. The CLI splits scripts into statements (a semicolon inside a comment
+ * once broke it), where the product's own runner sends each script whole; this checks a service's migrations both ways.
+ */
+export async function migrateDeployWithCli(
+  serviceDir: string,
+  schema: TestSchema,
+): Promise<{ output: string; status: number; tables: string[] }> {
+  const run = runPrisma(serviceDir, ['migrate', 'deploy'], { ...process.env, DATABASE_URL: schema.url }, true);
+  const tables = await withClient(schema.serverUrl, (c) =>
+    c.query<{ table_name: string }>('SELECT table_name FROM information_schema.tables WHERE table_schema = $1', [
+      schema.name,
+    ]),
+  );
+  return { output: run.stderr + run.stdout, status: run.status, tables: tables.rows.map((r) => r.table_name) };
 }
 export * from './datasets';
 
