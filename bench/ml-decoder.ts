@@ -8,7 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { loadDecoder, trainDecoderLora } from '@whetstone/ml';
+import { evaluateDecoderBundle, loadDecoder, trainDecoderLora } from '@whetstone/ml';
 import { nn } from '@whetstone/ml/internals';
 
 const SHARED = path.resolve(__dirname, '../../shared/datasets');
@@ -37,6 +37,7 @@ async function main(): Promise<void> {
   const train = chatRows('banking77/train.jsonl', TRAIN);
   const heldout = chatRows('banking77/test.jsonl', HELDOUT);
   let examplesPerSecond = 0;
+  const epochEnds: { epoch: number; trainAccuracy: number; loss: number; tokenAccuracy: number }[] = [];
   const started = process.hrtime.bigint();
   const result = await trainDecoderLora({
     train,
@@ -44,6 +45,7 @@ async function main(): Promise<void> {
     hyperparameters: { nrEpochs: 2, learningRate: 1e-2, batchSize: 16, loraRank: 8, seed: 1 },
     onProgress: (p) => {
       examplesPerSecond = p.examplesPerSecond;
+      if (p.validation) epochEnds.push({ epoch: p.epoch, trainAccuracy: p.tokenAccuracy ?? NaN, ...p.validation });
       if (p.step % 20 === 0 || p.step === p.totalSteps)
         process.stderr.write(
           `step ${p.step}/${p.totalSteps} loss ${p.loss.toFixed(3)} ${p.examplesPerSecond.toFixed(0)} ex/s\n`,
@@ -52,6 +54,10 @@ async function main(): Promise<void> {
   });
   const trainSeconds = Number(process.hrtime.bigint() - started) / 1e9;
   const { lora } = result.manifest;
+  // What each epoch's held-out pass costs: evaluation scores the adapter and the base, two such passes.
+  const evalStart = process.hrtime.bigint();
+  evaluateDecoderBundle(result.bundle, heldout);
+  const heldoutPassSeconds = Number(process.hrtime.bigint() - evalStart) / 1e9 / 2;
 
   const decoder = loadDecoder(result.bundle);
   let tokens = 0;
@@ -83,6 +89,16 @@ async function main(): Promise<void> {
   console.log(`held-out loss (nats/byte)   base ${fmt(result.metrics.base_loss)}  LoRA ${fmt(result.metrics.loss)}`);
   console.log(
     `held-out perplexity         base ${fmt(result.metrics.base_perplexity, 2)}  LoRA ${fmt(result.metrics.perplexity, 2)}`,
+  );
+  console.log(
+    `held-out token accuracy     base ${fmt(result.metrics.base_token_accuracy)}  LoRA ${fmt(result.metrics.token_accuracy)}`,
+  );
+  for (const e of epochEnds)
+    console.log(
+      `  end of epoch ${e.epoch}             held-out loss ${fmt(e.loss)}, token accuracy ${fmt(e.tokenAccuracy)} (the step's batch: ${fmt(e.trainAccuracy)})`,
+    );
+  console.log(
+    `held-out pass               ${fmt(heldoutPassSeconds, 2)} s (one per epoch during training, ${((100 * heldoutPassSeconds * epochEnds.length) / trainSeconds).toFixed(1)}% of the run)`,
   );
   console.log(
     `trained parameters          ${lora.trainedParameters} of ${lora.baseParameters} (${fmt((100 * lora.trainedParameters) / lora.baseParameters, 1)}%), rank ${lora.rank}, adapter ${(result.bundle.length / 1024).toFixed(0)} KiB`,

@@ -106,9 +106,12 @@ describe('fine-tuning jobs (openai client), end to end', () => {
     const csv = (await (await openai.files.content(resultsId!)).text()).trim().split('\n');
     expect(csv[0]).toBe('step,train_loss,train_accuracy,valid_loss,valid_mean_token_accuracy');
     expect(csv.length).toBeGreaterThan(1);
-    const [step, loss] = csv.at(-1)!.split(',');
-    expect(Number(step)).toBeGreaterThan(0);
-    expect(Number.isFinite(Number(loss))).toBe(true);
+    // The last step ends an epoch, so its row has every figure: train loss and token accuracy, held-out ones.
+    const last = csv.at(-1)!.split(',').map(Number);
+    expect(last[0]).toBeGreaterThan(0);
+    expect(last.every(Number.isFinite)).toBe(true);
+    expect(last[2]).toBeGreaterThan(0);
+    expect(last[2]).toBeLessThanOrEqual(1);
     expect(await failure(openai.files.delete(resultsId!))).toMatchObject({ status: 409 });
   }, 300_000);
 
@@ -120,10 +123,20 @@ describe('fine-tuning jobs (openai client), end to end', () => {
     // Progress lines are metrics events with their figures as numbers; the newest is the last step's.
     const metrics = events.data.filter((e) => e.type === 'metrics');
     expect(metrics.length).toBeGreaterThan(0);
-    const last = metrics[0]!.data as { step: number; total_steps: number; epoch: number; train_loss: number };
+    const last = metrics[0]!.data as Record<string, number>;
     expect(last.step).toBe(last.total_steps);
     expect(last.epoch).toBeGreaterThanOrEqual(1);
     expect(Number.isFinite(last.train_loss)).toBe(true);
+    // A decoder's step has its token accuracy; an epoch's end the held-out figures (over every held-out row).
+    expect(last).toMatchObject({
+      train_mean_token_accuracy: expect.any(Number),
+      valid_loss: expect.any(Number),
+      valid_mean_token_accuracy: expect.any(Number),
+    });
+    expect(last.full_valid_loss).toBe(last.valid_loss);
+    expect(last.full_valid_mean_token_accuracy).toBe(last.valid_mean_token_accuracy);
+    // Two epochs: two lines with held-out figures.
+    expect(metrics.filter((e) => 'valid_loss' in (e.data as object))).toHaveLength(2);
     expect(metrics[0]!.message).toContain(`step ${last.step}/${last.total_steps}`);
     const firstTwo = await openai.fineTuning.jobs.listEvents(job.id, { limit: 2 });
     const next = await openai.fineTuning.jobs.listEvents(job.id, { limit: 2, after: firstTwo.data[1]!.id });
@@ -133,6 +146,16 @@ describe('fine-tuning jobs (openai client), end to end', () => {
     expect(checkpoints.data.length).toBeGreaterThan(0);
     const [newest] = checkpoints.data;
     expect(newest).toMatchObject({ object: 'fine_tuning.job.checkpoint', fine_tuning_job_id: job.id });
+    // An epoch's checkpoint carries the figures of its step's progress line.
+    expect(newest!.metrics).toEqual({
+      step: newest!.step_number,
+      train_loss: last.train_loss,
+      train_mean_token_accuracy: last.train_mean_token_accuracy,
+      valid_loss: last.valid_loss,
+      valid_mean_token_accuracy: last.valid_mean_token_accuracy,
+      full_valid_loss: last.valid_loss,
+      full_valid_mean_token_accuracy: last.valid_mean_token_accuracy,
+    });
     const file = await upload(greetings);
     const continued = await openai.fineTuning.jobs.create({ model: newest!.id, training_file: file.id });
     expect(continued).toMatchObject({ status: 'queued', model: newest!.fine_tuned_model_checkpoint });

@@ -1,5 +1,5 @@
 import { AppError } from '@whetstone/errors';
-import type { Checkpoint } from '../pipeline/types';
+import type { Checkpoint, ProgressEvent } from '../pipeline/types';
 import { Rng } from '../nn';
 import { loadDecoderBase } from './base';
 import { type DecoderTrainResult, evaluateDecoderBundle, trainDecoderLora } from './lora';
@@ -42,8 +42,9 @@ async function collect(stream: AsyncIterable<{ text: string }>): Promise<string>
 }
 
 let trained: DecoderTrainResult;
+const progress: ProgressEvent[] = [];
 beforeAll(async () => {
-  trained = await trainDecoderLora({ train, heldout, hyperparameters });
+  trained = await trainDecoderLora({ train, heldout, hyperparameters, onProgress: (e) => progress.push(e) });
 }, 120_000);
 
 describe('encodeChat', () => {
@@ -74,6 +75,22 @@ describe('whetstone-decoder-base LoRA', () => {
       lora: { rank: 4, targets: [...LINEAR_MODULES] },
     });
     expect(trained.manifest.lora.trainedParameters / trained.manifest.lora.baseParameters).toBeLessThan(0.15);
+  });
+
+  it('when it trains, then each step reports its token accuracy and each epoch end the held-out loss, the last one the final metrics', () => {
+    expect(progress.every((e) => e.tokenAccuracy! >= 0 && e.tokenAccuracy! <= 1)).toBe(true);
+    const ends = progress.filter((e) => e.validation);
+    const stepsPerEpoch = progress[0]!.totalSteps / hyperparameters.nrEpochs;
+    expect(ends.map((e) => e.step)).toEqual([1, 2, 3, 4].map((k) => k * stepsPerEpoch));
+    const last = ends.at(-1)!.validation!;
+    expect(last.loss).toBeCloseTo(trained.metrics.loss, 5);
+    expect(last.tokenAccuracy).toBeCloseTo(trained.metrics.token_accuracy, 5);
+    expect(ends[0]!.validation!.loss).toBeGreaterThan(last.loss);
+    expect(trained.metrics.token_accuracy).toBeGreaterThan(trained.metrics.base_token_accuracy);
+    expect(evaluateDecoderBundle(trained.bundle, heldout).token_accuracy).toBeCloseTo(
+      trained.metrics.token_accuracy,
+      5,
+    );
   });
 
   it('when the adapter bundle is loaded, then it holds only the LoRA tensors and serving perplexity matches training metrics', () => {

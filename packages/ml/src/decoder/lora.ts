@@ -8,9 +8,9 @@ import {
   initAdapter,
   LINEAR_MODULES,
   type LinearModule,
-  lossOf,
   type LoraAdapter,
   makeBatch,
+  scoredLoss,
   type Weights,
   type Window,
 } from './model';
@@ -20,13 +20,16 @@ import { adapterFrom, adapterTensors } from './weights-file';
 /** The built-in decoder base model's id; decoder jobs train LoRA adapters over it. */
 export const DECODER_BASE = 'whetstone-decoder-base';
 
-/** Held-out loss and perplexity of the assistant replies, with the adapter and with the base alone. */
+/** Held-out loss, perplexity and token accuracy of the assistant replies, with the adapter and with the base alone. */
 export interface DecoderMetrics {
   /** Mean cross-entropy (nats per byte) of the assistant replies in the held-out rows. */
   loss: number;
   perplexity: number;
+  /** The share of the replies' bytes (the tokenizer's tokens) the model ranks first. */
+  token_accuracy: number;
   base_loss: number;
   base_perplexity: number;
+  base_token_accuracy: number;
 }
 
 /** The manifest stored at the head of an adapter bundle. */
@@ -77,24 +80,52 @@ interface StateMeta {
   targets: LinearModule[];
 }
 
-/** Token-weighted mean loss of the assistant replies in `rows`. */
-export function chatLoss(
+/** Token-weighted mean loss of the assistant replies in `rows`, and the share of their tokens ranked first. */
+export function chatScores(
   config: DecoderConfig,
   weights: Weights,
   rows: readonly ChatRow[],
   adapter?: LoraAdapter,
-): number {
+): { loss: number; tokenAccuracy: number } {
   let total = 0;
+  let hits = 0;
   let count = 0;
   for (const row of rows) {
     for (const win of chatWindows(config, row)) {
-      const n = win.weights.reduce((a, b) => a + b, 0);
-      total += lossOf(config, weights, makeBatch([win]), adapter).data[0]! * n;
-      count += n;
+      const scored = scoredLoss(config, weights, makeBatch([win]), adapter);
+      total += scored.loss.data[0]! * scored.scored;
+      hits += scored.hits;
+      count += scored.scored;
     }
   }
-  return count ? total / count : NaN;
+  return count ? { loss: total / count, tokenAccuracy: hits / count } : { loss: NaN, tokenAccuracy: NaN };
 }
+
+/** Token-weighted mean loss of the assistant replies in `rows`. */
+export const chatLoss = (config: DecoderConfig, weights: Weights, rows: readonly ChatRow[], adapter?: LoraAdapter) =>
+  chatScores(config, weights, rows, adapter).loss;
+
+/** Held-out figures of an adapter (or of the base alone, with none). */
+function decoderMetrics(config: DecoderConfig, weights: Weights, heldout: readonly ChatRow[], adapter: LoraAdapter) {
+  const tuned = chatScores(config, weights, heldout, adapter);
+  const base = chatScores(config, weights, heldout);
+  return {
+    loss: tuned.loss,
+    perplexity: Math.exp(tuned.loss),
+    token_accuracy: tuned.tokenAccuracy,
+    base_loss: base.loss,
+    base_perplexity: Math.exp(base.loss),
+    base_token_accuracy: base.tokenAccuracy,
+  } satisfies DecoderMetrics;
+}
+
+/** The trained tensors `names` (in a bundle's order) as plain tensors holding their current values. */
+const frozenCopy = (adapter: LoraAdapter, names: readonly string[]): LoraAdapter => ({
+  ...adapter,
+  tensors: Object.fromEntries(
+    names.map((n) => [n, tensor(adapter.tensors[n]!.data.slice(), adapter.tensors[n]!.shape)] as const),
+  ),
+});
 
 export function encodeAdapterBundle(manifest: DecoderManifest, adapter: LoraAdapter): Uint8Array {
   return encodeTensors({ meta: manifest, tensors: adapterTensors(adapter) });
@@ -108,9 +139,7 @@ export function evaluateDecoderBundle(bundle: Uint8Array, rows: readonly unknown
   const heldout = validateChatRows(rows, 'heldout');
   const { adapter } = decodeAdapterBundle(bundle);
   const { config, weights } = loadDecoderBase();
-  const loss = chatLoss(config, weights, heldout, adapter);
-  const baseLoss = chatLoss(config, weights, heldout);
-  return { loss, perplexity: Math.exp(loss), base_loss: baseLoss, base_perplexity: Math.exp(baseLoss) };
+  return decoderMetrics(config, weights, heldout, adapter);
 }
 
 /** Reads a decoder adapter bundle (its manifest and LoRA tensors); throws when the bytes are not one. */
@@ -187,6 +216,8 @@ export async function trainDecoderLora(request: DecoderTrainRequest): Promise<De
 
   const orderOf = (epoch: number): number[] => new Rng(hp.seed * 7919 + epoch).shuffle(windows.map((_, i) => i));
   const started = Date.now();
+  let scoringMs = 0;
+  let passMs = 0;
   let order = orderOf(Math.floor(startStep / stepsPerEpoch));
   for (let step = startStep; step < totalSteps; step++) {
     if (request.signal?.aborted) throw new AppError('Cancelled', 'TRAINING_CANCELLED', 'training was cancelled');
@@ -194,15 +225,24 @@ export async function trainDecoderLora(request: DecoderTrainRequest): Promise<De
     if (step % stepsPerEpoch === 0) order = orderOf(epoch);
     const within = step % stepsPerEpoch;
     const batch = order.slice(within * batchSize, (within + 1) * batchSize).map((i) => windows[i]!);
-    // Forward and backward in buffers the next step reuses; only the loss value leaves the step.
-    const loss = trainingStep(() => {
-      const l = lossOf(config, weights, makeBatch(batch), adapter);
-      l.backward();
-      return l.data[0]!;
+    // Forward and backward in buffers the next step reuses; only the figures leave the step.
+    const { loss, hits, scored } = trainingStep(() => {
+      const l = scoredLoss(config, weights, makeBatch(batch), adapter);
+      l.loss.backward();
+      return { loss: l.loss.data[0]!, hits: l.hits, scored: l.scored };
     });
     opt.step();
     const done = step + 1;
-    const seconds = (Date.now() - started) / 1000;
+    // The step that ends an epoch reports the held-out rows' loss and token accuracy as they stand; the rate
+    // counts training alone.
+    const scoring = Date.now();
+    const validation =
+      heldout.length > 0 && (done % stepsPerEpoch === 0 || done === totalSteps)
+        ? chatScores(config, weights, heldout, frozenCopy(adapter, names))
+        : undefined;
+    if (validation) passMs = Date.now() - scoring;
+    scoringMs += Date.now() - scoring;
+    const seconds = (Date.now() - started - scoringMs) / 1000;
     const examplesPerSecond = ((done - startStep) * batchSize) / Math.max(seconds, 1e-3);
     request.onProgress?.({
       step: done,
@@ -211,7 +251,12 @@ export async function trainDecoderLora(request: DecoderTrainRequest): Promise<De
       loss,
       learningRate: hp.learningRate,
       examplesPerSecond,
-      etaSeconds: ((totalSteps - done) * batchSize) / examplesPerSecond,
+      // Training left at the rate so far, and a held-out pass (as long as the last) per epoch end left.
+      etaSeconds:
+        ((totalSteps - done) * batchSize) / examplesPerSecond +
+        (Math.ceil((totalSteps - done) / stepsPerEpoch) * passMs) / 1000,
+      ...(scored > 0 ? { tokenAccuracy: hits / scored } : {}),
+      ...(validation && Number.isFinite(validation.loss) ? { validation } : {}),
     });
     // Every checkpointEvery steps and at the end (the end's training state is what another job continues from).
     if (request.onCheckpoint && (done % checkpointEvery === 0 || done === totalSteps)) {
@@ -246,21 +291,11 @@ export async function trainDecoderLora(request: DecoderTrainRequest): Promise<De
     await new Promise((resolve) => setImmediate(resolve));
   }
 
-  const frozen: LoraAdapter = {
-    ...adapter,
-    tensors: Object.fromEntries(names.map((n) => [n, tensor(adapter.tensors[n]!.data, adapter.tensors[n]!.shape)])),
-  };
-  const loss = chatLoss(config, weights, heldout, frozen);
-  const baseLoss = chatLoss(config, weights, heldout);
-  const metrics: DecoderMetrics = {
-    loss,
-    perplexity: Math.exp(loss),
-    base_loss: baseLoss,
-    base_perplexity: Math.exp(baseLoss),
-  };
+  const frozen = frozenCopy(adapter, names);
+  const metrics = decoderMetrics(config, weights, heldout, frozen);
   log(
     'info',
-    `held-out loss ${loss.toFixed(3)} (base ${baseLoss.toFixed(3)}), perplexity ${metrics.perplexity.toFixed(2)}`,
+    `held-out loss ${metrics.loss.toFixed(3)} (base ${metrics.base_loss.toFixed(3)}), perplexity ${metrics.perplexity.toFixed(2)}, token accuracy ${metrics.token_accuracy.toFixed(3)} (base ${metrics.base_token_accuracy.toFixed(3)})`,
   );
   const manifest = manifestOf(metrics);
   return { bundle: encodeAdapterBundle(manifest, frozen), manifest, metrics };

@@ -153,6 +153,32 @@ export function lossOf(config: DecoderConfig, w: Weights, batch: Batch, adapter?
   return crossEntropy(forward(config, w, batch.inputs, batch.size, batch.time, adapter), batch.targets, batch.weights);
 }
 
+/**
+ * The loss of `lossOf` and, from the same logits, the weight of the scored positions whose highest logit is
+ * the target (`hits`, the first id on a tie) out of all scored weight (`scored`): token accuracy is their ratio.
+ */
+export function scoredLoss(
+  config: DecoderConfig,
+  w: Weights,
+  batch: Batch,
+  adapter?: LoraAdapter,
+): { loss: Tensor; hits: number; scored: number } {
+  const logits = forward(config, w, batch.inputs, batch.size, batch.time, adapter);
+  const V = config.vocab;
+  let hits = 0;
+  let scored = 0;
+  for (let i = 0; i < batch.targets.length; i++) {
+    const weight = batch.weights[i]!;
+    if (weight === 0) continue;
+    const o = i * V;
+    let best = 0;
+    for (let v = 1; v < V; v++) if (logits.data[o + v]! > logits.data[o + best]!) best = v;
+    if (best === batch.targets[i]) hits += weight;
+    scored += weight;
+  }
+  return { loss: crossEntropy(logits, batch.targets, batch.weights), hits, scored };
+}
+
 export interface Batch {
   size: number;
   time: number;

@@ -51,6 +51,13 @@ export interface ProgressEvent {
   etaSeconds: number;
   /** Held-out figures after the latest finished epoch (from the end of the first, when there are held-out rows). */
   metrics?: Metrics;
+  /** Decoders: the share of this step's scored tokens (the assistant replies') that the model ranked first. */
+  tokenAccuracy?: number;
+  /**
+   * Decoders, only on the step that ends an epoch and only with held-out rows: the mean loss per scored token
+   * over every held-out row, and the share of those tokens ranked first.
+   */
+  validation?: { loss: number; tokenAccuracy: number };
 }
 
 /** `weights/<step>` resumes training; `sampler_weights/<step>` is servable (a bundle). */

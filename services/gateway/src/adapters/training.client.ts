@@ -91,6 +91,13 @@ const logView = (l: LogEntry): LogView => ({
           total_steps: Number(l.metrics.totalSteps),
           epoch: l.metrics.epoch,
           train_loss: l.metrics.trainLoss,
+          ...(l.metrics.trainMeanTokenAccuracy !== undefined
+            ? { train_mean_token_accuracy: l.metrics.trainMeanTokenAccuracy }
+            : {}),
+          ...(l.metrics.validLoss !== undefined ? { valid_loss: l.metrics.validLoss } : {}),
+          ...(l.metrics.validMeanTokenAccuracy !== undefined
+            ? { valid_mean_token_accuracy: l.metrics.validMeanTokenAccuracy }
+            : {}),
         },
       }
     : {}),

@@ -45,7 +45,18 @@ export interface LogView {
   message: string;
   source: string;
   /** A progress line's figures; absent on other lines. */
-  metrics?: { step: number; total_steps: number; epoch: number; train_loss: number };
+  metrics?: StepMetricsView;
+}
+
+/** Where training stood at a progress line; the token figures are a decoder's, the valid ones an epoch end's. */
+export interface StepMetricsView {
+  step: number;
+  total_steps: number;
+  epoch: number;
+  train_loss: number;
+  train_mean_token_accuracy?: number;
+  valid_loss?: number;
+  valid_mean_token_accuracy?: number;
 }
 
 export interface CheckpointView {

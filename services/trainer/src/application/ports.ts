@@ -1,7 +1,7 @@
 /** What the trainer's use cases need; adapters implement these over gRPC, object storage and packages/ml. */
 import type { Failure } from '@whetstone/errors';
 import type { Logger } from '@whetstone/telemetry';
-import type { Progress } from '../domain/progress';
+import type { Progress, StepFigures } from '../domain/progress';
 
 export type { Logger };
 
@@ -13,7 +13,7 @@ export type LogLevel = 'info' | 'warn' | 'error';
 export interface LogLine {
   level: LogLevel;
   message: string;
-  metrics?: { step: number; totalSteps: number; epoch: number; trainLoss: number };
+  metrics?: StepFigures;
 }
 
 export interface TrainingWork {

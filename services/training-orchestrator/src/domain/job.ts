@@ -82,6 +82,11 @@ export interface StepMetrics {
   totalSteps: number;
   epoch: number;
   trainLoss: number;
+  /** Decoders: the share of the step's scored tokens ranked first. */
+  trainMeanTokenAccuracy?: number;
+  /** Decoders, on the line of a step that ends an epoch: the held-out rows' loss and token accuracy. */
+  validLoss?: number;
+  validMeanTokenAccuracy?: number;
 }
 
 export interface LogEntry {

@@ -83,7 +83,11 @@ export function trainerHandler(deps: UseCaseDeps, leases: LeaseKeeper): ServiceI
   };
 }
 
-/** A progress line's figures, as numbers the log keeps (non-finite ones as 0). */
+/** A decoder's optional figure, kept only when sent and finite. */
+const optionalFigure = <K extends string>(key: K, x: number | undefined): Partial<Record<K, number>> =>
+  x !== undefined && Number.isFinite(x) ? ({ [key]: x } as Record<K, number>) : {};
+
+/** A progress line's figures, as numbers the log keeps (non-finite required ones as 0, optional ones dropped). */
 function stepMetricsOf(m: StepMetricsPb): StepMetrics {
   const finite = (x: number) => (Number.isFinite(x) ? x : 0);
   return {
@@ -91,5 +95,8 @@ function stepMetricsOf(m: StepMetricsPb): StepMetrics {
     totalSteps: finite(Number(m.totalSteps)),
     epoch: finite(m.epoch),
     trainLoss: finite(m.trainLoss),
+    ...optionalFigure('trainMeanTokenAccuracy', m.trainMeanTokenAccuracy),
+    ...optionalFigure('validLoss', m.validLoss),
+    ...optionalFigure('validMeanTokenAccuracy', m.validMeanTokenAccuracy),
   };
 }

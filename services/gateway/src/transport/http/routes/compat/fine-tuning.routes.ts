@@ -20,6 +20,7 @@ import {
   CHECKPOINT_ID_PREFIX,
   checkpointObject,
   eventObject,
+  metricsByStep,
   fineTuningJob,
   fineTuningJobObject,
   JOB_ID_PREFIX,
@@ -281,11 +282,17 @@ function registerJobPages(api: Api, training: TrainingPort, jobPath: string, job
         "The job's training checkpoints as `fine_tuning.job.checkpoint`s, newest first (a new job's `model` continues from one); `limit` (1–100, default 10), `after`",
       limit: 10,
       what: 'checkpoint',
-      items: async (principal, job) =>
-        (await training.checkpoints(principal, job.id))
+      items: async (principal, job) => {
+        const [checkpoints, logs] = await Promise.all([
+          training.checkpoints(principal, job.id),
+          training.logs(principal, job.id),
+        ]);
+        const figures = metricsByStep(logs);
+        return checkpoints
           .filter((c) => c.checkpoint_type === 'training')
           .sort((a, b) => b.step - a.step)
-          .map((c) => checkpointObject(job, c)),
+          .map((c) => checkpointObject(job, c, figures.get(c.step)));
+      },
     },
   ];
   for (const page of pages)

@@ -1,6 +1,13 @@
 import { BUILTIN_MODELS } from '@whetstone/catalog';
 import { AppError, isUuid, Reasons, type FieldError } from '@whetstone/errors';
-import type { CheckpointView, JobView, LogView, Principal, TrainingPort } from '../../../../application/ports';
+import type {
+  CheckpointView,
+  JobView,
+  LogView,
+  Principal,
+  StepMetricsView,
+  TrainingPort,
+} from '../../../../application/ports';
 import { type DerivedFiles, FILE_ID_PREFIX, fileObject } from './files.routes';
 
 /**
@@ -91,8 +98,20 @@ export function fineTuningJobObject(job: JobView, organizationId: string) {
 const LEVELS: Record<string, string> = { error: 'error', warn: 'warn', warning: 'warn' };
 
 /**
+ * A progress line's figures as OpenAI's metrics: the held-out figures are computed over every held-out row at an
+ * epoch's end, so they are both the `valid_*` and the `full_valid_*` ones.
+ */
+const openAiMetrics = (m: StepMetricsView) => ({
+  ...m,
+  ...(m.valid_loss !== undefined ? { full_valid_loss: m.valid_loss } : {}),
+  ...(m.valid_mean_token_accuracy !== undefined ? { full_valid_mean_token_accuracy: m.valid_mean_token_accuracy } : {}),
+});
+
+/**
  * A training log line as a `fine_tuning.job.event`: a progress line is a `metrics` event whose `data` holds its
- * figures (`step`, `total_steps`, `epoch`, `train_loss`), as OpenAI's metrics events do; any other line a `message`.
+ * figures (`step`, `total_steps`, `epoch`, `train_loss`, `train_mean_token_accuracy`, and at an epoch's end
+ * `valid_loss`, `valid_mean_token_accuracy` and their `full_valid_` twins), as OpenAI's metrics events do; any
+ * other line a `message`.
  */
 export const eventObject = (log: LogView) => ({
   object: 'fine_tuning.job.event' as const,
@@ -101,22 +120,38 @@ export const eventObject = (log: LogView) => ({
   level: LEVELS[log.level] ?? 'info',
   message: log.message,
   type: log.metrics ? ('metrics' as const) : ('message' as const),
-  data: log.metrics ? { ...log.metrics } : {},
+  data: log.metrics ? openAiMetrics(log.metrics) : {},
 });
+
+/** The figures of each step's last progress line (a resumed step's replay wins). */
+export function metricsByStep(logs: readonly LogView[]): Map<number, StepMetricsView> {
+  const byStep = new Map<number, StepMetricsView>();
+  for (const log of logs) if (log.metrics) byStep.set(log.metrics.step, log.metrics);
+  return byStep;
+}
 
 /**
  * A training checkpoint (`weights/<step>`) as a `fine_tuning.job.checkpoint`; its `fine_tuned_model_checkpoint`
- * is the checkpoint's uuid, which a new job's `model` continues training from.
+ * is the checkpoint's uuid, which a new job's `model` continues training from. Its `metrics` are those of the
+ * progress line of its step when there is one (an epoch's end always has one), else just the step.
  */
-export const checkpointObject = (job: JobView, c: CheckpointView) => ({
-  object: 'fine_tuning.job.checkpoint' as const,
-  id: `${CHECKPOINT_ID_PREFIX}${c.checkpoint_uuid}`,
-  created_at: unix(c.time) ?? 0,
-  fine_tuned_model_checkpoint: c.checkpoint_uuid,
-  step_number: c.step,
-  metrics: { step: c.step },
-  fine_tuning_job_id: `${JOB_ID_PREFIX}${job.id}`,
-});
+export const checkpointObject = (job: JobView, c: CheckpointView, figures?: StepMetricsView) => {
+  const metrics = figures ? openAiMetrics(figures) : undefined;
+  return {
+    object: 'fine_tuning.job.checkpoint' as const,
+    id: `${CHECKPOINT_ID_PREFIX}${c.checkpoint_uuid}`,
+    created_at: unix(c.time) ?? 0,
+    fine_tuned_model_checkpoint: c.checkpoint_uuid,
+    step_number: c.step,
+    metrics: metrics
+      ? { step: c.step, ...Object.fromEntries(Object.entries(metrics).filter(([k]) => !CHECKPOINT_OMITS.has(k))) }
+      : { step: c.step },
+    fine_tuning_job_id: `${JOB_ID_PREFIX}${job.id}`,
+  };
+};
+
+/** Progress figures a checkpoint's metrics leave out (OpenAI's have neither). */
+const CHECKPOINT_OMITS = new Set(['total_steps', 'epoch']);
 
 /** Where the training-orchestrator's fields are in a fine-tuning request. */
 const PARAMS: Record<string, string> = {
@@ -172,7 +207,7 @@ export async function deleteFineTunedModel(training: TrainingPort, principal: Pr
 
 /** The public id of a succeeded fine-tuning job's results file is this prefix and the job's UUID. */
 export const RESULTS_FILE_PREFIX = 'file-ftjob_results-';
-/** OpenAI's results columns; those not computed here are left empty. */
+/** OpenAI's results columns; a row leaves empty what its step did not compute (held-out figures: epoch ends). */
 const RESULTS_HEADER = 'step,train_loss,train_accuracy,valid_loss,valid_mean_token_accuracy';
 
 /** A succeeded fine-tuning job's results as CSV: one row per progress line, by step (a resumed step once). */
@@ -185,10 +220,14 @@ async function resultsOf(training: TrainingPort, principal: Principal, id: strin
     throw err;
   });
   if (!job?.fine_tuning || STATUS[job.status] !== 'succeeded') return null;
-  const byStep = new Map<number, number>();
-  for (const log of await training.logs(principal, job.id))
-    if (log.metrics) byStep.set(log.metrics.step, log.metrics.train_loss);
-  const rows = [...byStep].sort((a, b) => a[0] - b[0]).map(([step, loss]) => `${step},${loss},,,`);
+  const cell = (x: number | undefined) => (x === undefined ? '' : String(x));
+  const rows = [...metricsByStep(await training.logs(principal, job.id)).values()]
+    .sort((a, b) => a.step - b.step)
+    .map((m) =>
+      [m.step, m.train_loss, m.train_mean_token_accuracy, m.valid_loss, m.valid_mean_token_accuracy]
+        .map(cell)
+        .join(','),
+    );
   return { job, csv: `${[RESULTS_HEADER, ...rows].join('\n')}\n` };
 }
 
