@@ -74,6 +74,8 @@ describe('fine-tuning jobs (openai client), end to end', () => {
     }, 240_000);
     expect(done).toMatchObject({ status: 'succeeded', error: null });
     expect(done.finished_at).toBeGreaterThanOrEqual(done.created_at);
+    expect(done.trained_tokens).toBeGreaterThan(0);
+    expect(Number.isInteger(done.trained_tokens)).toBe(true);
     expect(typeof done.fine_tuned_model).toBe('string');
 
     const reply = await openai.chat.completions.create({

@@ -87,6 +87,9 @@ describe('whetstone-decoder-base LoRA', () => {
     expect(last.tokenAccuracy).toBeCloseTo(trained.metrics.token_accuracy, 5);
     expect(ends[0]!.validation!.loss).toBeGreaterThan(last.loss);
     expect(trained.metrics.token_accuracy).toBeGreaterThan(trained.metrics.base_token_accuracy);
+    // Every row fits one 64-token window: its tokens but the last are read, once per epoch.
+    const read = train.reduce((n, r) => n + encodeChat(r.messages).tokens.length - 1, 0);
+    expect(trained.metrics.trained_tokens).toBe(read * hyperparameters.nrEpochs);
     expect(evaluateDecoderBundle(trained.bundle, heldout).token_accuracy).toBeCloseTo(
       trained.metrics.token_accuracy,
       5,
@@ -198,7 +201,7 @@ describe('whetstone-decoder-base LoRA', () => {
     });
     expect(logs.some((m) => m.includes('continuing from another run'))).toBe(true);
     expect(steps).toEqual([1, 2, 3, 4]);
-    expect(evaluateDecoderBundle(full.bundle, heldout)).toEqual(full.metrics);
+    expect(evaluateDecoderBundle(full.bundle, heldout)).toEqual({ ...full.metrics, trained_tokens: undefined });
   }, 120_000);
 
   it('when rows are not chat examples, then training is rejected with row-level errors', async () => {

@@ -30,6 +30,8 @@ export interface DecoderMetrics {
   base_loss: number;
   base_perplexity: number;
   base_token_accuracy: number;
+  /** Training runs: the tokens the model read in training, every epoch counted (OpenAI's `trained_tokens`). */
+  trained_tokens?: number;
 }
 
 /** The manifest stored at the head of an adapter bundle. */
@@ -292,7 +294,8 @@ export async function trainDecoderLora(request: DecoderTrainRequest): Promise<De
   }
 
   const frozen = frozenCopy(adapter, names);
-  const metrics = decoderMetrics(config, weights, heldout, frozen);
+  const trainedTokens = windows.reduce((n, w) => n + w.inputs.length, 0) * hp.nrEpochs;
+  const metrics: DecoderMetrics = { ...decoderMetrics(config, weights, heldout, frozen), trained_tokens: trainedTokens };
   log(
     'info',
     `held-out loss ${metrics.loss.toFixed(3)} (base ${metrics.base_loss.toFixed(3)}), perplexity ${metrics.perplexity.toFixed(2)}, token accuracy ${metrics.token_accuracy.toFixed(3)} (base ${metrics.base_token_accuracy.toFixed(3)})`,

@@ -58,6 +58,12 @@ function multiplierOf(job: JobView): number {
   return base ? Number((job.learning_rate / base).toPrecision(6)) : 1;
 }
 
+/** The tokens a succeeded decoder job read in training (its metrics' `trained_tokens`); null for older jobs. */
+function trainedTokens(job: JobView): number | null {
+  const n = job.metrics?.trained_tokens;
+  return typeof n === 'number' && Number.isSafeInteger(n) ? n : null;
+}
+
 function estimatedFinish(job: JobView): number | null {
   const eta = job.progress?.eta_seconds;
   return job.status === 'running' && typeof eta === 'number' ? Math.floor(Date.now() / 1000 + eta) : null;
@@ -82,7 +88,7 @@ export function fineTuningJobObject(job: JobView, organizationId: string) {
     validation_file: source?.validation_file ? `${FILE_ID_PREFIX}${source.validation_file}` : null,
     hyperparameters,
     method: { type: 'supervised' as const, supervised: { hyperparameters } },
-    trained_tokens: null,
+    trained_tokens: status === 'succeeded' ? trainedTokens(job) : null,
     error:
       status === 'failed'
         ? { code: 'training_failed', message: job.failure_reason ?? 'Training failed.', param: null }
