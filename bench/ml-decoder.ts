@@ -32,6 +32,30 @@ function chatRows(file: string, n: number) {
     }));
 }
 
+/** Streaming generation speed over 8 held-out prompts, and greedy replies to the first 3. */
+async function generation(decoder: ReturnType<typeof loadDecoder>, heldout: ReturnType<typeof chatRows>) {
+  let tokens = 0;
+  const genStart = process.hrtime.bigint();
+  for (let i = 0; i < 8; i++) {
+    for await (const chunk of decoder.generate([{ role: 'user', content: heldout[i]!.messages[0]!.content }], {
+      temperature: 0.8,
+      top_p: 0.95,
+      max_tokens: 48,
+      seed: i,
+    }))
+      tokens += Buffer.byteLength(chunk.text);
+  }
+  const genSeconds = Number(process.hrtime.bigint() - genStart) / 1e9;
+  const sample = [];
+  for (const row of heldout.slice(0, 3)) {
+    let reply = '';
+    for await (const c of decoder.generate([row.messages[0]!], { temperature: 0, max_tokens: 40 })) reply += c.text;
+    sample.push({ user: row.messages[0]!.content, expected: row.messages[1]!.content, reply });
+  }
+
+  return { tokensPerSecond: tokens / genSeconds, sample };
+}
+
 async function main(): Promise<void> {
   const backend = nn.setMatmulBackend(process.env.BENCH_MATMUL === 'js' ? 'js' : 'ort');
   const train = chatRows('banking77/train.jsonl', TRAIN);
@@ -59,25 +83,7 @@ async function main(): Promise<void> {
   evaluateDecoderBundle(result.bundle, heldout);
   const heldoutPassSeconds = Number(process.hrtime.bigint() - evalStart) / 1e9 / 2;
 
-  const decoder = loadDecoder(result.bundle);
-  let tokens = 0;
-  const genStart = process.hrtime.bigint();
-  for (let i = 0; i < 8; i++) {
-    for await (const chunk of decoder.generate([{ role: 'user', content: heldout[i]!.messages[0]!.content }], {
-      temperature: 0.8,
-      top_p: 0.95,
-      max_tokens: 48,
-      seed: i,
-    }))
-      tokens += Buffer.byteLength(chunk.text);
-  }
-  const genSeconds = Number(process.hrtime.bigint() - genStart) / 1e9;
-  const sample = [];
-  for (const row of heldout.slice(0, 3)) {
-    let reply = '';
-    for await (const c of decoder.generate([row.messages[0]!], { temperature: 0, max_tokens: 40 })) reply += c.text;
-    sample.push({ user: row.messages[0]!.content, expected: row.messages[1]!.content, reply });
-  }
+  const { tokensPerSecond, sample } = await generation(loadDecoder(result.bundle), heldout);
 
   const fmt = (x: number, d = 3) => x.toFixed(d);
   console.log(
@@ -107,7 +113,7 @@ async function main(): Promise<void> {
     `training                    ${fmt(examplesPerSecond, 1)} examples/s, ${fmt(trainSeconds, 1)} s total (2 epochs, incl. evaluation)`,
   );
   console.log(
-    `generation                  ${fmt(tokens / genSeconds, 0)} tokens/s (byte tokens, streaming, merged adapter)`,
+    `generation                  ${fmt(tokensPerSecond, 0)} tokens/s (byte tokens, streaming, merged adapter)`,
   );
   for (const s of sample)
     console.log(

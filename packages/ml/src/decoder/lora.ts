@@ -295,7 +295,10 @@ export async function trainDecoderLora(request: DecoderTrainRequest): Promise<De
 
   const frozen = frozenCopy(adapter, names);
   const trainedTokens = windows.reduce((n, w) => n + w.inputs.length, 0) * hp.nrEpochs;
-  const metrics: DecoderMetrics = { ...decoderMetrics(config, weights, heldout, frozen), trained_tokens: trainedTokens };
+  const metrics: DecoderMetrics = {
+    ...decoderMetrics(config, weights, heldout, frozen),
+    trained_tokens: trainedTokens,
+  };
   log(
     'info',
     `held-out loss ${metrics.loss.toFixed(3)} (base ${metrics.base_loss.toFixed(3)}), perplexity ${metrics.perplexity.toFixed(2)}, token accuracy ${metrics.token_accuracy.toFixed(3)} (base ${metrics.base_token_accuracy.toFixed(3)})`,
