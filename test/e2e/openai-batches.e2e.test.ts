@@ -235,24 +235,32 @@ describe('files and batches (openai client), end to end', () => {
     expect(failed!.response!.status_code).toBeLessThan(500);
 
     const bad = await upload([embedLine('tokens', { input: [1, 2, 3] }), embedLine('empty', { input: '' })]);
-    /** The error of an embeddings batch made of the file (null when it was made). */
-    const refusedBatch = (fileId: string) =>
-      openai.batches.create({ input_file_id: fileId, endpoint: '/v1/embeddings', completion_window: '24h' }).then(
-        () => null,
-        (e: unknown) => e as InstanceType<typeof OpenAI.APIError>,
-      );
-    const refused = await refusedBatch(bad.id);
-    expect(refused).toMatchObject({ status: 422, param: 'input_file_id' });
-    expect(refused?.message).toContain('line 1: body.input: token arrays are not accepted');
-    expect(refused?.message).toContain('line 2: body.input: must not be empty');
+    /** An embeddings batch made of the file, which fails validation at once. */
+    const failedBatch = async (fileId: string) => {
+      const batch = await openai.batches.create({
+        input_file_id: fileId,
+        endpoint: '/v1/embeddings',
+        completion_window: '24h',
+      });
+      expect(batch).toMatchObject({ status: 'failed', request_counts: { total: 0, completed: 0, failed: 0 } });
+      expect(await openai.batches.retrieve(batch.id)).toEqual(batch);
+      return batch.errors!.data!;
+    };
+    const refused = await failedBatch(bad.id);
+    expect(refused).toEqual([
+      expect.objectContaining({ code: 'invalid_request', line: 1, param: 'body.input' }),
+      expect.objectContaining({ code: 'invalid_request', line: 2, param: 'body.input' }),
+    ]);
+    expect(refused[0]!.message).toContain('token arrays are not accepted');
+    expect(refused[1]!.message).toContain('must not be empty');
 
     // OpenAI's cap: 50,000 embedding inputs across a batch's lines.
     const many = await upload(
       Array.from({ length: 25 }, (_, i) => embedLine(`m${i}`, { input: Array(2048).fill('a') })),
     );
-    const tooMany = await refusedBatch(many.id);
-    expect(tooMany).toMatchObject({ status: 422, param: 'input_file_id' });
-    expect(tooMany?.message).toContain('holds 51200 embedding inputs; a batch takes at most 50000');
+    const [tooMany] = await failedBatch(many.id);
+    expect(tooMany).toMatchObject({ code: 'too_many_inputs', line: null, param: null });
+    expect(tooMany!.message).toContain('holds 51200 embedding inputs; a batch takes at most 50000');
   }, 120_000);
 
   it('when a batch is cancelled, then it ends cancelled with every request answered or failed', async () => {
@@ -288,15 +296,32 @@ describe('files and batches (openai client), end to end', () => {
       { ...chatLine('wrong-url', 'x'), url: '/v1/embeddings' },
       chatLine('streams', 'x', OPENAI_MODEL, { stream: true }),
     ]);
-    const lines = await refused({
+    // Lines that do not validate make a failed batch listing each problem by line, as OpenAI's do; nothing runs.
+    const failed = await openai.batches.create({
       input_file_id: badLines.id,
       endpoint: '/v1/chat/completions',
       completion_window: '24h',
+      metadata: { run: 'bad lines' },
     });
-    expect(lines.status).toBe(422);
-    expect(lines.error).toMatchObject({ type: 'invalid_request_error', param: 'input_file_id' });
-    for (const bad of ['line 2: body', 'line 3: custom_id', 'line 4: url', 'line 5: body.stream'])
-      expect(lines.message).toContain(bad);
+    expect(failed).toMatchObject({
+      status: 'failed',
+      in_progress_at: null,
+      completed_at: null,
+      output_file_id: null,
+      error_file_id: null,
+      request_counts: { total: 0, completed: 0, failed: 0 },
+      metadata: { run: 'bad lines' },
+    });
+    expect(failed.failed_at).toBe(failed.created_at);
+    expect(failed.errors!.object).toBe('list');
+    expect(failed.errors!.data!.map((e) => [e.line, e.code, e.param])).toEqual([
+      [2, 'invalid_request', 'body'],
+      [3, 'duplicate_custom_id', 'custom_id'],
+      [4, 'mismatched_endpoint', 'url'],
+      [5, 'invalid_request', 'body.stream'],
+    ]);
+    expect((await openai.batches.cancel(failed.id)).status).toBe('failed');
+    expect((await openai.batches.list({ limit: 1 })).data[0]).toMatchObject({ id: failed.id, status: 'failed' });
 
     const notBatch = await upload([chatLine('a', 'x')], 'user_data');
     const base = { endpoint: '/v1/chat/completions', completion_window: '24h' };
@@ -304,9 +329,19 @@ describe('files and batches (openai client), end to end', () => {
     expect((await refused({ ...base, input_file_id: 'file-nope' })).param).toBe('input_file_id');
     const good = await upload([chatLine('a', 'x')]);
     expect((await refused({ ...base, input_file_id: good.id, endpoint: '/v1/moderations' })).param).toBe('endpoint');
-    const chatAsEmbeddings = await refused({ ...base, input_file_id: good.id, endpoint: '/v1/embeddings' });
-    expect(chatAsEmbeddings).toMatchObject({ status: 422, param: 'input_file_id' });
-    expect(chatAsEmbeddings.message).toContain("line 1: url: must be the batch's endpoint, /v1/embeddings");
+    const chatAsEmbeddings = await openai.batches.create({
+      input_file_id: good.id,
+      endpoint: '/v1/embeddings',
+      completion_window: '24h',
+    });
+    expect(chatAsEmbeddings.errors!.data).toEqual([
+      {
+        code: 'mismatched_endpoint',
+        line: 1,
+        param: 'url',
+        message: "url must be the batch's endpoint, /v1/embeddings.",
+      },
+    ]);
     expect((await refused({ ...base, input_file_id: good.id, completion_window: '1h' })).param).toBe(
       'completion_window',
     );

@@ -58,6 +58,9 @@ function batchView(batch: ChatBatch | undefined): ChatBatchView {
           inputFileId: batch.source.inputFileId,
           endpoint: batch.source.endpoint,
           metadata: { ...batch.source.metadata },
+          ...(batch.source.errors.length
+            ? { errors: batch.source.errors.map(({ code, message, line, param }) => ({ code, message, line, param })) }
+            : {}),
         }
       : null,
   };

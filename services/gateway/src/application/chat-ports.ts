@@ -110,6 +110,16 @@ export interface ChatBatchSource {
   /** `/v1/chat/completions`, `/v1/responses`, `/v1/completions` or `/v1/embeddings`. */
   endpoint: string;
   metadata: Record<string, string>;
+  /** What was wrong with the input file; a batch with errors holds no requests and has failed. */
+  errors?: BatchInputError[];
+}
+
+/** A problem of an OpenAI batch's input file: OpenAI's `{code, message, line, param}` (`line` 0 and `param` '' for none). */
+export interface BatchInputError {
+  code: string;
+  message: string;
+  line: number;
+  param: string;
 }
 
 /** A batch of chat calls run in the background (Anthropic's Message Batches, OpenAI's Batch API). */

@@ -113,8 +113,14 @@ function batchRow(batch: Parameters<ChatBatchStore['create']>[0]) {
     userId: caller.userId,
     createdAt,
     expiresAt,
-    ...(source ? { source: { ...source } } : {}),
+    ...(source ? { source: sourceJson(source) } : {}),
   };
+}
+
+/** An OpenAI batch's source as the row's JSON. */
+function sourceJson({ errors, ...source }: BatchSource) {
+  const plain = errors?.map(({ code, message, line, param }) => ({ code, message, line, param }));
+  return { ...source, ...(plain ? { errors: plain } : {}) };
 }
 
 /** Batches and their requests in the router's schema. */

@@ -16,6 +16,7 @@ import {
   batchStatusOf,
   type ChatBatch,
   EMPTY_COUNTS,
+  failedValidation,
   MAX_BATCH_REQUESTS,
   retryDelayMs,
 } from '../domain/batch';
@@ -82,7 +83,12 @@ export async function createBatch(
   kind: BatchKind = 'messages',
   source: BatchSource | null = null,
 ): Promise<{ batch: ChatBatch; responseIds: string[] }> {
-  if (!requests.length || requests.length > MAX_BATCH_REQUESTS)
+  if (kind === 'openai_batch' && failedValidation(source)) {
+    if (requests.length)
+      throw errors.invalid(Reasons.VALIDATION_FAILED, 'A batch whose input file failed validation holds no requests.', [
+        { field: 'requests', message: 'must be empty when source.errors lists problems' },
+      ]);
+  } else if (!requests.length || requests.length > MAX_BATCH_REQUESTS)
     throw errors.invalid(Reasons.VALIDATION_FAILED, `A batch holds 1 to ${MAX_BATCH_REQUESTS} requests.`, [
       { field: 'requests', message: `must hold 1 to ${MAX_BATCH_REQUESTS} requests` },
     ]);
@@ -124,7 +130,7 @@ export async function createBatch(
       createdAt,
       expiresAt: batch.expiresAt,
       cancelInitiatedAt: null,
-      endedAt: null,
+      endedAt: rows.length ? null : createdAt,
       counts: { ...EMPTY_COUNTS, processing: rows.length },
       source: batch.source,
     },

@@ -20,7 +20,20 @@ export interface BatchSource {
   endpoint: string;
   /** The batch's own OpenAI metadata. */
   metadata: Record<string, string>;
+  /** What was wrong with the input file: a batch with errors holds no requests and has failed. */
+  errors?: BatchInputError[];
 }
+
+/** A problem of an OpenAI batch's input file (`line` 0 and `param` '' when none applies). */
+export interface BatchInputError {
+  code: string;
+  message: string;
+  line: number;
+  param: string;
+}
+
+/** Whether a batch was refused for its input file: it holds no requests and answers `failed`. */
+export const failedValidation = (source: BatchSource | null): boolean => (source?.errors?.length ?? 0) > 0;
 
 export interface BatchCounts {
   /** Requests still pending. */

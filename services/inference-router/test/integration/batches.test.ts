@@ -1,4 +1,10 @@
-import { ChatBatchOutcome, ChatBatchStatus, FinishReason, InferenceSurface } from '@whetstone/proto/inference/v1';
+import {
+  ChatBatchKind,
+  ChatBatchOutcome,
+  ChatBatchStatus,
+  FinishReason,
+  InferenceSurface,
+} from '@whetstone/proto/inference/v1';
 import { eventually } from '@whetstone/testing';
 import { prismaBatchStore } from '../../src/adapters/prisma-batches';
 import { chatRequest, outboxOf } from './chat-support';
@@ -152,6 +158,44 @@ describe('message batches over real gRPC, Postgres and fake upstreams', () => {
       requestedModel: 'whetstone-extract-base',
       requestMetadata: { encoding_format: 'base64' },
     });
+  }, 60_000);
+
+  it('when an OpenAI batch comes with input file errors, then it is stored ended with no requests and keeps them', async () => {
+    const errors = [
+      { code: 'invalid_json_line', message: 'This line is not valid JSON.', line: 2, param: '' },
+      { code: 'invalid_request', message: 'body.model: Required', line: 3, param: 'body.model' },
+    ];
+    const source = { inputFileId: '0195f3a0-0000-7000-8000-000000000001', endpoint: '/v1/chat/completions' };
+    const made = (
+      await h.batches.createChatBatch({
+        caller: team,
+        requests: [],
+        kind: ChatBatchKind.OPENAI_BATCH,
+        source: { ...source, metadata: { run: 'x' }, errors },
+      })
+    ).batch!;
+    expect(made).toMatchObject({ status: ChatBatchStatus.ENDED, counts: { processing: 0, succeeded: 0 } });
+    expect(made.endedAt).toEqual(made.createdAt);
+    // Read back from Postgres: the errors are kept with the batch, which holds nothing to run.
+    const read = await get(made.id);
+    expect(read.status).toBe(ChatBatchStatus.ENDED);
+    expect(read.source).toMatchObject({ ...source, metadata: { run: 'x' }, errors });
+    const held = await h.pool.pool.query(
+      `SELECT count(*)::int AS n FROM "${h.schema.name}".chat_batch_requests WHERE batch_id = $1`,
+      [made.id],
+    );
+    expect(held.rows[0].n).toBe(0);
+    expect(await results(made.id)).toEqual([]);
+    // Errors and requests together are refused.
+    const both = await rpcError(
+      h.batches.createChatBatch({
+        caller: team,
+        requests: [item('a')],
+        kind: ChatBatchKind.OPENAI_BATCH,
+        source: { ...source, metadata: {}, errors },
+      } as never),
+    );
+    expect(both).toMatchObject({ kind: 'InvalidArgument' });
   }, 60_000);
 
   it('when a worker renews its lease, then only its own claim of a pending request is pushed ahead', async () => {

@@ -112,7 +112,14 @@ export function batchesHandler(deps: BatchDeps): ServiceImpl<typeof ChatBatchSer
     async createChatBatch(req) {
       const requests = req.requests.map(storedRequest);
       const source = req.source
-        ? { inputFileId: req.source.inputFileId, endpoint: req.source.endpoint, metadata: { ...req.source.metadata } }
+        ? {
+            inputFileId: req.source.inputFileId,
+            endpoint: req.source.endpoint,
+            metadata: { ...req.source.metadata },
+            ...(req.source.errors.length
+              ? { errors: req.source.errors.map(({ code, message, line, param }) => ({ code, message, line, param })) }
+              : {}),
+          }
         : null;
       const made = await createBatch(deps, requireCaller(req.caller), requests, kindOf(req.kind), source);
       return { batch: batchToPb(made.batch), responseIds: made.responseIds };

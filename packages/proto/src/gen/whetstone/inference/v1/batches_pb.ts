@@ -18,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file whetstone/inference/v1/batches.proto.
  */
 export const file_whetstone_inference_v1_batches: GenFile = /*@__PURE__*/
-  fileDesc("CiR3aGV0c3RvbmUvaW5mZXJlbmNlL3YxL2JhdGNoZXMucHJvdG8SFndoZXRzdG9uZS5pbmZlcmVuY2UudjEinQIKDUNoYXRCYXRjaEl0ZW0SEQoJY3VzdG9tX2lkGAEgASgJEjEKBGNoYXQYAiABKAsyIy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNoYXRSZXF1ZXN0EjgKBWVtYmVkGAMgASgLMikud2hldHN0b25lLmluZmVyZW5jZS52MS5FbWJlZFRleHRzUmVxdWVzdBJUChByZXF1ZXN0X21ldGFkYXRhGAQgAygLMjoud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0QmF0Y2hJdGVtLlJlcXVlc3RNZXRhZGF0YUVudHJ5GjYKFFJlcXVlc3RNZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEitAEKD0NoYXRCYXRjaFNvdXJjZRIVCg1pbnB1dF9maWxlX2lkGAEgASgJEhAKCGVuZHBvaW50GAIgASgJEkcKCG1ldGFkYXRhGAMgAygLMjUud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0QmF0Y2hTb3VyY2UuTWV0YWRhdGFFbnRyeRovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEi7AEKFkNyZWF0ZUNoYXRCYXRjaFJlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISNwoIcmVxdWVzdHMYAiADKAsyJS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNoYXRCYXRjaEl0ZW0SMwoEa2luZBgDIAEoDjIlLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdEJhdGNoS2luZBI3CgZzb3VyY2UYBCABKAsyJy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNoYXRCYXRjaFNvdXJjZSJUChNHZXRDaGF0QmF0Y2hSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEhAKCGJhdGNoX2lkGAIgASgJIlcKFkNhbmNlbENoYXRCYXRjaFJlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISEAoIYmF0Y2hfaWQYAiABKAkiVwoWRGVsZXRlQ2hhdEJhdGNoUmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchIQCghiYXRjaF9pZBgCIAEoCSJsCg9DaGF0QmF0Y2hDb3VudHMSEgoKcHJvY2Vzc2luZxgBIAEoBRIRCglzdWNjZWVkZWQYAiABKAUSDwoHZXJyb3JlZBgDIAEoBRIQCghjYW5jZWxlZBgEIAEoBRIPCgdleHBpcmVkGAUgASgFIr4DCglDaGF0QmF0Y2gSCgoCaWQYASABKAkSNwoGc3RhdHVzGAIgASgOMicud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0QmF0Y2hTdGF0dXMSNwoGY291bnRzGAMgASgLMicud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0QmF0Y2hDb3VudHMSLgoKY3JlYXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKZXhwaXJlc19hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZW5kZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjcKE2NhbmNlbF9pbml0aWF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjMKBGtpbmQYCCABKA4yJS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNoYXRCYXRjaEtpbmQSNwoGc291cmNlGAkgASgLMicud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0QmF0Y2hTb3VyY2UiYQoXQ3JlYXRlQ2hhdEJhdGNoUmVzcG9uc2USMAoFYmF0Y2gYASABKAsyIS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNoYXRCYXRjaBIUCgxyZXNwb25zZV9pZHMYAiADKAkiSAoUR2V0Q2hhdEJhdGNoUmVzcG9uc2USMAoFYmF0Y2gYASABKAsyIS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNoYXRCYXRjaCJLChdDYW5jZWxDaGF0QmF0Y2hSZXNwb25zZRIwCgViYXRjaBgBIAEoCzIhLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdEJhdGNoIq4BChZMaXN0Q2hhdEJhdGNoZXNSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEg0KBWxpbWl0GAIgASgFEhAKCGFmdGVyX2lkGAMgASgJEhEKCWJlZm9yZV9pZBgEIAEoCRIzCgRraW5kGAUgASgOMiUud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0QmF0Y2hLaW5kIlkKFUdldEJhdGNoZWRDYWxsUmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchITCgtyZXNwb25zZV9pZBgCIAEoCSLEAgoWR2V0QmF0Y2hlZENhbGxSZXNwb25zZRIwCgViYXRjaBgBIAEoCzIhLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdEJhdGNoEg8KB3N0YXJ0ZWQYAiABKAgSNwoGcmVzdWx0GAMgASgLMicud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0QmF0Y2hSZXN1bHQSFwoPcmVxdWVzdGVkX21vZGVsGAQgASgJEl0KEHJlcXVlc3RfbWV0YWRhdGEYBSADKAsyQy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkdldEJhdGNoZWRDYWxsUmVzcG9uc2UuUmVxdWVzdE1ldGFkYXRhRW50cnkaNgoUUmVxdWVzdE1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJfChdMaXN0Q2hhdEJhdGNoZXNSZXNwb25zZRIyCgdiYXRjaGVzGAEgAygLMiEud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0QmF0Y2gSEAoIaGFzX21vcmUYAiABKAgiKwoXRGVsZXRlQ2hhdEJhdGNoUmVzcG9uc2USEAoIYmF0Y2hfaWQYASABKAki2gMKD0NoYXRCYXRjaFJlc3VsdBIRCgljdXN0b21faWQYASABKAkSOQoHb3V0Y29tZRgCIAEoDjIoLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdEJhdGNoT3V0Y29tZRIzCgVyZXBseRgDIAEoCzIkLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdFJlc3BvbnNlEi8KBWVycm9yGAQgASgLMiAud2hldHN0b25lLmNvbW1vbi52MS5FcnJvckRldGFpbBIVCg1lcnJvcl9tZXNzYWdlGAUgASgJEhcKD3JlcXVlc3RlZF9tb2RlbBgGIAEoCRJWChByZXF1ZXN0X21ldGFkYXRhGAcgAygLMjwud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0QmF0Y2hSZXN1bHQuUmVxdWVzdE1ldGFkYXRhRW50cnkSPgoKZW1iZWRkaW5ncxgIIAEoCzIqLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRW1iZWRUZXh0c1Jlc3BvbnNlEhMKC3Jlc3BvbnNlX2lkGAkgASgJGjYKFFJlcXVlc3RNZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiewobTGlzdENoYXRCYXRjaFJlc3VsdHNSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEhAKCGJhdGNoX2lkGAIgASgJEg4KBm9mZnNldBgDIAEoBRINCgVsaW1pdBgEIAEoBSJtChxMaXN0Q2hhdEJhdGNoUmVzdWx0c1Jlc3BvbnNlEjgKB3Jlc3VsdHMYASADKAsyJy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNoYXRCYXRjaFJlc3VsdBITCgtuZXh0X29mZnNldBgCIAEoBSqeAQoNQ2hhdEJhdGNoS2luZBIfChtDSEFUX0JBVENIX0tJTkRfVU5TUEVDSUZJRUQQABIhCh1DSEFUX0JBVENIX0tJTkRfTUVTU0FHRV9CQVRDSBABEicKI0NIQVRfQkFUQ0hfS0lORF9CQUNLR1JPVU5EX1JFU1BPTlNFEAISIAocQ0hBVF9CQVRDSF9LSU5EX09QRU5BSV9CQVRDSBADKpUBCg9DaGF0QmF0Y2hTdGF0dXMSIQodQ0hBVF9CQVRDSF9TVEFUVVNfVU5TUEVDSUZJRUQQABIhCh1DSEFUX0JBVENIX1NUQVRVU19JTl9QUk9HUkVTUxABEh8KG0NIQVRfQkFUQ0hfU1RBVFVTX0NBTkNFTElORxACEhsKF0NIQVRfQkFUQ0hfU1RBVFVTX0VOREVEEAMquQEKEENoYXRCYXRjaE91dGNvbWUSIgoeQ0hBVF9CQVRDSF9PVVRDT01FX1VOU1BFQ0lGSUVEEAASIAocQ0hBVF9CQVRDSF9PVVRDT01FX1NVQ0NFRURFRBABEh4KGkNIQVRfQkFUQ0hfT1VUQ09NRV9FUlJPUkVEEAISHwobQ0hBVF9CQVRDSF9PVVRDT01FX0NBTkNFTEVEEAMSHgoaQ0hBVF9CQVRDSF9PVVRDT01FX0VYUElSRUQQBDLCBgoQQ2hhdEJhdGNoU2VydmljZRJyCg9DcmVhdGVDaGF0QmF0Y2gSLi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNyZWF0ZUNoYXRCYXRjaFJlcXVlc3QaLy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNyZWF0ZUNoYXRCYXRjaFJlc3BvbnNlEmkKDEdldENoYXRCYXRjaBIrLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuR2V0Q2hhdEJhdGNoUmVxdWVzdBosLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuR2V0Q2hhdEJhdGNoUmVzcG9uc2UScgoPTGlzdENoYXRCYXRjaGVzEi4ud2hldHN0b25lLmluZmVyZW5jZS52MS5MaXN0Q2hhdEJhdGNoZXNSZXF1ZXN0Gi8ud2hldHN0b25lLmluZmVyZW5jZS52MS5MaXN0Q2hhdEJhdGNoZXNSZXNwb25zZRJyCg9DYW5jZWxDaGF0QmF0Y2gSLi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNhbmNlbENoYXRCYXRjaFJlcXVlc3QaLy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNhbmNlbENoYXRCYXRjaFJlc3BvbnNlEnIKD0RlbGV0ZUNoYXRCYXRjaBIuLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRGVsZXRlQ2hhdEJhdGNoUmVxdWVzdBovLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRGVsZXRlQ2hhdEJhdGNoUmVzcG9uc2USbwoOR2V0QmF0Y2hlZENhbGwSLS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkdldEJhdGNoZWRDYWxsUmVxdWVzdBouLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuR2V0QmF0Y2hlZENhbGxSZXNwb25zZRKBAQoUTGlzdENoYXRCYXRjaFJlc3VsdHMSMy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RDaGF0QmF0Y2hSZXN1bHRzUmVxdWVzdBo0LndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdENoYXRCYXRjaFJlc3VsdHNSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_whetstone_common_v1_caller, file_whetstone_common_v1_error, file_whetstone_inference_v1_router]);
+  fileDesc("CiR3aGV0c3RvbmUvaW5mZXJlbmNlL3YxL2JhdGNoZXMucHJvdG8SFndoZXRzdG9uZS5pbmZlcmVuY2UudjEinQIKDUNoYXRCYXRjaEl0ZW0SEQoJY3VzdG9tX2lkGAEgASgJEjEKBGNoYXQYAiABKAsyIy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNoYXRSZXF1ZXN0EjgKBWVtYmVkGAMgASgLMikud2hldHN0b25lLmluZmVyZW5jZS52MS5FbWJlZFRleHRzUmVxdWVzdBJUChByZXF1ZXN0X21ldGFkYXRhGAQgAygLMjoud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0QmF0Y2hJdGVtLlJlcXVlc3RNZXRhZGF0YUVudHJ5GjYKFFJlcXVlc3RNZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEi7QEKD0NoYXRCYXRjaFNvdXJjZRIVCg1pbnB1dF9maWxlX2lkGAEgASgJEhAKCGVuZHBvaW50GAIgASgJEkcKCG1ldGFkYXRhGAMgAygLMjUud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0QmF0Y2hTb3VyY2UuTWV0YWRhdGFFbnRyeRI3CgZlcnJvcnMYBCADKAsyJy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkJhdGNoSW5wdXRFcnJvchovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiTQoPQmF0Y2hJbnB1dEVycm9yEgwKBGNvZGUYASABKAkSDwoHbWVzc2FnZRgCIAEoCRIMCgRsaW5lGAMgASgFEg0KBXBhcmFtGAQgASgJIuwBChZDcmVhdGVDaGF0QmF0Y2hSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEjcKCHJlcXVlc3RzGAIgAygLMiUud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0QmF0Y2hJdGVtEjMKBGtpbmQYAyABKA4yJS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNoYXRCYXRjaEtpbmQSNwoGc291cmNlGAQgASgLMicud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0QmF0Y2hTb3VyY2UiVAoTR2V0Q2hhdEJhdGNoUmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchIQCghiYXRjaF9pZBgCIAEoCSJXChZDYW5jZWxDaGF0QmF0Y2hSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEhAKCGJhdGNoX2lkGAIgASgJIlcKFkRlbGV0ZUNoYXRCYXRjaFJlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISEAoIYmF0Y2hfaWQYAiABKAkibAoPQ2hhdEJhdGNoQ291bnRzEhIKCnByb2Nlc3NpbmcYASABKAUSEQoJc3VjY2VlZGVkGAIgASgFEg8KB2Vycm9yZWQYAyABKAUSEAoIY2FuY2VsZWQYBCABKAUSDwoHZXhwaXJlZBgFIAEoBSK+AwoJQ2hhdEJhdGNoEgoKAmlkGAEgASgJEjcKBnN0YXR1cxgCIAEoDjInLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdEJhdGNoU3RhdHVzEjcKBmNvdW50cxgDIAEoCzInLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdEJhdGNoQ291bnRzEi4KCmNyZWF0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCGVuZGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI3ChNjYW5jZWxfaW5pdGlhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIzCgRraW5kGAggASgOMiUud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0QmF0Y2hLaW5kEjcKBnNvdXJjZRgJIAEoCzInLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdEJhdGNoU291cmNlImEKF0NyZWF0ZUNoYXRCYXRjaFJlc3BvbnNlEjAKBWJhdGNoGAEgASgLMiEud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0QmF0Y2gSFAoMcmVzcG9uc2VfaWRzGAIgAygJIkgKFEdldENoYXRCYXRjaFJlc3BvbnNlEjAKBWJhdGNoGAEgASgLMiEud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0QmF0Y2giSwoXQ2FuY2VsQ2hhdEJhdGNoUmVzcG9uc2USMAoFYmF0Y2gYASABKAsyIS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNoYXRCYXRjaCKuAQoWTGlzdENoYXRCYXRjaGVzUmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchINCgVsaW1pdBgCIAEoBRIQCghhZnRlcl9pZBgDIAEoCRIRCgliZWZvcmVfaWQYBCABKAkSMwoEa2luZBgFIAEoDjIlLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdEJhdGNoS2luZCJZChVHZXRCYXRjaGVkQ2FsbFJlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISEwoLcmVzcG9uc2VfaWQYAiABKAkixAIKFkdldEJhdGNoZWRDYWxsUmVzcG9uc2USMAoFYmF0Y2gYASABKAsyIS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNoYXRCYXRjaBIPCgdzdGFydGVkGAIgASgIEjcKBnJlc3VsdBgDIAEoCzInLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdEJhdGNoUmVzdWx0EhcKD3JlcXVlc3RlZF9tb2RlbBgEIAEoCRJdChByZXF1ZXN0X21ldGFkYXRhGAUgAygLMkMud2hldHN0b25lLmluZmVyZW5jZS52MS5HZXRCYXRjaGVkQ2FsbFJlc3BvbnNlLlJlcXVlc3RNZXRhZGF0YUVudHJ5GjYKFFJlcXVlc3RNZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiXwoXTGlzdENoYXRCYXRjaGVzUmVzcG9uc2USMgoHYmF0Y2hlcxgBIAMoCzIhLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdEJhdGNoEhAKCGhhc19tb3JlGAIgASgIIisKF0RlbGV0ZUNoYXRCYXRjaFJlc3BvbnNlEhAKCGJhdGNoX2lkGAEgASgJItoDCg9DaGF0QmF0Y2hSZXN1bHQSEQoJY3VzdG9tX2lkGAEgASgJEjkKB291dGNvbWUYAiABKA4yKC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNoYXRCYXRjaE91dGNvbWUSMwoFcmVwbHkYAyABKAsyJC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNoYXRSZXNwb25zZRIvCgVlcnJvchgEIAEoCzIgLndoZXRzdG9uZS5jb21tb24udjEuRXJyb3JEZXRhaWwSFQoNZXJyb3JfbWVzc2FnZRgFIAEoCRIXCg9yZXF1ZXN0ZWRfbW9kZWwYBiABKAkSVgoQcmVxdWVzdF9tZXRhZGF0YRgHIAMoCzI8LndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdEJhdGNoUmVzdWx0LlJlcXVlc3RNZXRhZGF0YUVudHJ5Ej4KCmVtYmVkZGluZ3MYCCABKAsyKi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkVtYmVkVGV4dHNSZXNwb25zZRITCgtyZXNwb25zZV9pZBgJIAEoCRo2ChRSZXF1ZXN0TWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBInsKG0xpc3RDaGF0QmF0Y2hSZXN1bHRzUmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchIQCghiYXRjaF9pZBgCIAEoCRIOCgZvZmZzZXQYAyABKAUSDQoFbGltaXQYBCABKAUibQocTGlzdENoYXRCYXRjaFJlc3VsdHNSZXNwb25zZRI4CgdyZXN1bHRzGAEgAygLMicud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0QmF0Y2hSZXN1bHQSEwoLbmV4dF9vZmZzZXQYAiABKAUqngEKDUNoYXRCYXRjaEtpbmQSHwobQ0hBVF9CQVRDSF9LSU5EX1VOU1BFQ0lGSUVEEAASIQodQ0hBVF9CQVRDSF9LSU5EX01FU1NBR0VfQkFUQ0gQARInCiNDSEFUX0JBVENIX0tJTkRfQkFDS0dST1VORF9SRVNQT05TRRACEiAKHENIQVRfQkFUQ0hfS0lORF9PUEVOQUlfQkFUQ0gQAyqVAQoPQ2hhdEJhdGNoU3RhdHVzEiEKHUNIQVRfQkFUQ0hfU1RBVFVTX1VOU1BFQ0lGSUVEEAASIQodQ0hBVF9CQVRDSF9TVEFUVVNfSU5fUFJPR1JFU1MQARIfChtDSEFUX0JBVENIX1NUQVRVU19DQU5DRUxJTkcQAhIbChdDSEFUX0JBVENIX1NUQVRVU19FTkRFRBADKrkBChBDaGF0QmF0Y2hPdXRjb21lEiIKHkNIQVRfQkFUQ0hfT1VUQ09NRV9VTlNQRUNJRklFRBAAEiAKHENIQVRfQkFUQ0hfT1VUQ09NRV9TVUNDRUVERUQQARIeChpDSEFUX0JBVENIX09VVENPTUVfRVJST1JFRBACEh8KG0NIQVRfQkFUQ0hfT1VUQ09NRV9DQU5DRUxFRBADEh4KGkNIQVRfQkFUQ0hfT1VUQ09NRV9FWFBJUkVEEAQywgYKEENoYXRCYXRjaFNlcnZpY2UScgoPQ3JlYXRlQ2hhdEJhdGNoEi4ud2hldHN0b25lLmluZmVyZW5jZS52MS5DcmVhdGVDaGF0QmF0Y2hSZXF1ZXN0Gi8ud2hldHN0b25lLmluZmVyZW5jZS52MS5DcmVhdGVDaGF0QmF0Y2hSZXNwb25zZRJpCgxHZXRDaGF0QmF0Y2gSKy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkdldENoYXRCYXRjaFJlcXVlc3QaLC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkdldENoYXRCYXRjaFJlc3BvbnNlEnIKD0xpc3RDaGF0QmF0Y2hlcxIuLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdENoYXRCYXRjaGVzUmVxdWVzdBovLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdENoYXRCYXRjaGVzUmVzcG9uc2UScgoPQ2FuY2VsQ2hhdEJhdGNoEi4ud2hldHN0b25lLmluZmVyZW5jZS52MS5DYW5jZWxDaGF0QmF0Y2hSZXF1ZXN0Gi8ud2hldHN0b25lLmluZmVyZW5jZS52MS5DYW5jZWxDaGF0QmF0Y2hSZXNwb25zZRJyCg9EZWxldGVDaGF0QmF0Y2gSLi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkRlbGV0ZUNoYXRCYXRjaFJlcXVlc3QaLy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkRlbGV0ZUNoYXRCYXRjaFJlc3BvbnNlEm8KDkdldEJhdGNoZWRDYWxsEi0ud2hldHN0b25lLmluZmVyZW5jZS52MS5HZXRCYXRjaGVkQ2FsbFJlcXVlc3QaLi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkdldEJhdGNoZWRDYWxsUmVzcG9uc2USgQEKFExpc3RDaGF0QmF0Y2hSZXN1bHRzEjMud2hldHN0b25lLmluZmVyZW5jZS52MS5MaXN0Q2hhdEJhdGNoUmVzdWx0c1JlcXVlc3QaNC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RDaGF0QmF0Y2hSZXN1bHRzUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_whetstone_common_v1_caller, file_whetstone_common_v1_error, file_whetstone_inference_v1_router]);
 
 /**
  * ChatBatchItem is one request of a batch: a Chat call, or (in an OpenAI batch of /v1/embeddings) an embeddings call.
@@ -90,6 +90,14 @@ export type ChatBatchSource = Message<"whetstone.inference.v1.ChatBatchSource"> 
    * @generated from field: map<string, string> metadata = 3;
    */
   metadata: { [key: string]: string };
+
+  /**
+   * What was wrong with the input file when the batch was made (the first ones found). A batch with errors holds
+   * no requests, runs nothing and has failed; one without holds every line of the file.
+   *
+   * @generated from field: repeated whetstone.inference.v1.BatchInputError errors = 4;
+   */
+  errors: BatchInputError[];
 };
 
 /**
@@ -98,6 +106,49 @@ export type ChatBatchSource = Message<"whetstone.inference.v1.ChatBatchSource"> 
  */
 export const ChatBatchSourceSchema: GenMessage<ChatBatchSource> = /*@__PURE__*/
   messageDesc(file_whetstone_inference_v1_batches, 1);
+
+/**
+ * BatchInputError is a problem found in an OpenAI batch's input file, as OpenAI's batch `errors.data` names one.
+ *
+ * @generated from message whetstone.inference.v1.BatchInputError
+ */
+export type BatchInputError = Message<"whetstone.inference.v1.BatchInputError"> & {
+  /**
+   * invalid_json_line, invalid_custom_id, duplicate_custom_id, invalid_method, mismatched_endpoint,
+   * invalid_request, empty_file, too_many_requests or too_many_inputs.
+   *
+   * @generated from field: string code = 1;
+   */
+  code: string;
+
+  /**
+   * What is wrong, in words.
+   *
+   * @generated from field: string message = 2;
+   */
+  message: string;
+
+  /**
+   * The input file's line, from 1; 0 when the problem is the whole file's.
+   *
+   * @generated from field: int32 line = 3;
+   */
+  line: number;
+
+  /**
+   * The line's field at fault (body.messages.0.role); empty when none is.
+   *
+   * @generated from field: string param = 4;
+   */
+  param: string;
+};
+
+/**
+ * Describes the message whetstone.inference.v1.BatchInputError.
+ * Use `create(BatchInputErrorSchema)` to create a new message.
+ */
+export const BatchInputErrorSchema: GenMessage<BatchInputError> = /*@__PURE__*/
+  messageDesc(file_whetstone_inference_v1_batches, 2);
 
 /**
  * CreateChatBatchRequest is a new batch.
@@ -139,7 +190,7 @@ export type CreateChatBatchRequest = Message<"whetstone.inference.v1.CreateChatB
  * Use `create(CreateChatBatchRequestSchema)` to create a new message.
  */
 export const CreateChatBatchRequestSchema: GenMessage<CreateChatBatchRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_batches, 2);
+  messageDesc(file_whetstone_inference_v1_batches, 3);
 
 /**
  * GetChatBatchRequest names the batch to read.
@@ -167,7 +218,7 @@ export type GetChatBatchRequest = Message<"whetstone.inference.v1.GetChatBatchRe
  * Use `create(GetChatBatchRequestSchema)` to create a new message.
  */
 export const GetChatBatchRequestSchema: GenMessage<GetChatBatchRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_batches, 3);
+  messageDesc(file_whetstone_inference_v1_batches, 4);
 
 /**
  * CancelChatBatchRequest names the batch to cancel.
@@ -195,7 +246,7 @@ export type CancelChatBatchRequest = Message<"whetstone.inference.v1.CancelChatB
  * Use `create(CancelChatBatchRequestSchema)` to create a new message.
  */
 export const CancelChatBatchRequestSchema: GenMessage<CancelChatBatchRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_batches, 4);
+  messageDesc(file_whetstone_inference_v1_batches, 5);
 
 /**
  * DeleteChatBatchRequest names the batch to delete.
@@ -223,7 +274,7 @@ export type DeleteChatBatchRequest = Message<"whetstone.inference.v1.DeleteChatB
  * Use `create(DeleteChatBatchRequestSchema)` to create a new message.
  */
 export const DeleteChatBatchRequestSchema: GenMessage<DeleteChatBatchRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_batches, 5);
+  messageDesc(file_whetstone_inference_v1_batches, 6);
 
 /**
  * ChatBatchCounts counts a batch's requests by where they are.
@@ -272,7 +323,7 @@ export type ChatBatchCounts = Message<"whetstone.inference.v1.ChatBatchCounts"> 
  * Use `create(ChatBatchCountsSchema)` to create a new message.
  */
 export const ChatBatchCountsSchema: GenMessage<ChatBatchCounts> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_batches, 6);
+  messageDesc(file_whetstone_inference_v1_batches, 7);
 
 /**
  * ChatBatch is a batch as its owner sees it.
@@ -349,7 +400,7 @@ export type ChatBatch = Message<"whetstone.inference.v1.ChatBatch"> & {
  * Use `create(ChatBatchSchema)` to create a new message.
  */
 export const ChatBatchSchema: GenMessage<ChatBatch> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_batches, 7);
+  messageDesc(file_whetstone_inference_v1_batches, 8);
 
 /**
  * CreateChatBatchResponse is the batch just stored.
@@ -377,7 +428,7 @@ export type CreateChatBatchResponse = Message<"whetstone.inference.v1.CreateChat
  * Use `create(CreateChatBatchResponseSchema)` to create a new message.
  */
 export const CreateChatBatchResponseSchema: GenMessage<CreateChatBatchResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_batches, 8);
+  messageDesc(file_whetstone_inference_v1_batches, 9);
 
 /**
  * GetChatBatchResponse is the batch read.
@@ -398,7 +449,7 @@ export type GetChatBatchResponse = Message<"whetstone.inference.v1.GetChatBatchR
  * Use `create(GetChatBatchResponseSchema)` to create a new message.
  */
 export const GetChatBatchResponseSchema: GenMessage<GetChatBatchResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_batches, 9);
+  messageDesc(file_whetstone_inference_v1_batches, 10);
 
 /**
  * CancelChatBatchResponse is the batch as cancelled.
@@ -419,7 +470,7 @@ export type CancelChatBatchResponse = Message<"whetstone.inference.v1.CancelChat
  * Use `create(CancelChatBatchResponseSchema)` to create a new message.
  */
 export const CancelChatBatchResponseSchema: GenMessage<CancelChatBatchResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_batches, 10);
+  messageDesc(file_whetstone_inference_v1_batches, 11);
 
 /**
  * ListChatBatchesRequest asks for a page of the team's batches, newest first.
@@ -468,7 +519,7 @@ export type ListChatBatchesRequest = Message<"whetstone.inference.v1.ListChatBat
  * Use `create(ListChatBatchesRequestSchema)` to create a new message.
  */
 export const ListChatBatchesRequestSchema: GenMessage<ListChatBatchesRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_batches, 11);
+  messageDesc(file_whetstone_inference_v1_batches, 12);
 
 /**
  * GetBatchedCallRequest names a request by the response id minted for it.
@@ -496,7 +547,7 @@ export type GetBatchedCallRequest = Message<"whetstone.inference.v1.GetBatchedCa
  * Use `create(GetBatchedCallRequestSchema)` to create a new message.
  */
 export const GetBatchedCallRequestSchema: GenMessage<GetBatchedCallRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_batches, 12);
+  messageDesc(file_whetstone_inference_v1_batches, 13);
 
 /**
  * GetBatchedCallResponse is where that request is.
@@ -545,7 +596,7 @@ export type GetBatchedCallResponse = Message<"whetstone.inference.v1.GetBatchedC
  * Use `create(GetBatchedCallResponseSchema)` to create a new message.
  */
 export const GetBatchedCallResponseSchema: GenMessage<GetBatchedCallResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_batches, 13);
+  messageDesc(file_whetstone_inference_v1_batches, 14);
 
 /**
  * ListChatBatchesResponse is one page of batches.
@@ -573,7 +624,7 @@ export type ListChatBatchesResponse = Message<"whetstone.inference.v1.ListChatBa
  * Use `create(ListChatBatchesResponseSchema)` to create a new message.
  */
 export const ListChatBatchesResponseSchema: GenMessage<ListChatBatchesResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_batches, 14);
+  messageDesc(file_whetstone_inference_v1_batches, 15);
 
 /**
  * DeleteChatBatchResponse confirms a deletion.
@@ -594,7 +645,7 @@ export type DeleteChatBatchResponse = Message<"whetstone.inference.v1.DeleteChat
  * Use `create(DeleteChatBatchResponseSchema)` to create a new message.
  */
 export const DeleteChatBatchResponseSchema: GenMessage<DeleteChatBatchResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_batches, 15);
+  messageDesc(file_whetstone_inference_v1_batches, 16);
 
 /**
  * ChatBatchResult is one request's result.
@@ -673,7 +724,7 @@ export type ChatBatchResult = Message<"whetstone.inference.v1.ChatBatchResult"> 
  * Use `create(ChatBatchResultSchema)` to create a new message.
  */
 export const ChatBatchResultSchema: GenMessage<ChatBatchResult> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_batches, 16);
+  messageDesc(file_whetstone_inference_v1_batches, 17);
 
 /**
  * ListChatBatchResultsRequest asks for a page of an ended batch's results.
@@ -715,7 +766,7 @@ export type ListChatBatchResultsRequest = Message<"whetstone.inference.v1.ListCh
  * Use `create(ListChatBatchResultsRequestSchema)` to create a new message.
  */
 export const ListChatBatchResultsRequestSchema: GenMessage<ListChatBatchResultsRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_batches, 17);
+  messageDesc(file_whetstone_inference_v1_batches, 18);
 
 /**
  * ListChatBatchResultsResponse is one page of results.
@@ -743,7 +794,7 @@ export type ListChatBatchResultsResponse = Message<"whetstone.inference.v1.ListC
  * Use `create(ListChatBatchResultsResponseSchema)` to create a new message.
  */
 export const ListChatBatchResultsResponseSchema: GenMessage<ListChatBatchResultsResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_batches, 18);
+  messageDesc(file_whetstone_inference_v1_batches, 19);
 
 /**
  * ChatBatchKind is what a batch stands for on the public surface.

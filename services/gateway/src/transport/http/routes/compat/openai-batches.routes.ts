@@ -35,7 +35,11 @@ export function registerOpenAiBatchRoutes(api: Api, batches: ChatBatches, files:
       tag,
       auth: 'key',
       body: BatchBody,
-      response: { status: 200, description: 'The `batch` object, `status: "in_progress"`; 422 naming the bad lines' },
+      response: {
+        status: 200,
+        description:
+          'The `batch` object: `status: "in_progress"`, or `"failed"` with `errors` listing the input file\'s bad lines',
+      },
     },
     async ({ res, body }) => {
       const principal = authOf(res).principal;
@@ -50,8 +54,14 @@ export function registerOpenAiBatchRoutes(api: Api, batches: ChatBatches, files:
       });
       if (input.file.purpose !== 'batch')
         throw invalidBody('input_file_id', `must name a file uploaded with purpose batch, not ${input.file.purpose}`);
-      const requests = requestsOfFile(input.content, body.endpoint);
-      const source = { inputFileId: fileId, endpoint: body.endpoint, metadata: body.metadata ?? {} };
+      // A file whose lines do not validate makes a failed batch that lists why, as OpenAI's do.
+      const { requests, errors } = requestsOfFile(input.content, body.endpoint);
+      const source = {
+        inputFileId: fileId,
+        endpoint: body.endpoint,
+        metadata: body.metadata ?? {},
+        ...(errors.length ? { errors } : {}),
+      };
       return batchObject((await batches.create(principal, requests, 'openai_batch', source)).batch);
     },
   );

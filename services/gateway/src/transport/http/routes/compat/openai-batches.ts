@@ -1,8 +1,9 @@
 import type { Response } from 'express';
 import type { z } from 'zod';
-import { AppError, isUuid, Reasons, toHttpError, type FieldError } from '@whetstone/errors';
+import { AppError, isUuid, toHttpError, type FieldError } from '@whetstone/errors';
 import type {
   BatchCall,
+  BatchInputError,
   BatchRequestInput,
   ChatBatches,
   ChatBatchResultView,
@@ -36,8 +37,8 @@ export const MAX_BATCH_LINES = 10_000;
  * float32 values a text) and what one page of its results carries over gRPC.
  */
 export const MAX_BATCH_EMBEDDING_INPUTS = 50_000;
-/** Validation problems listed in one error; the rest are counted. */
-const MAX_LISTED = 20;
+/** Input file problems a failed batch lists (the first ones, by line). */
+export const MAX_LISTED_ERRORS = 100;
 
 export const ENDPOINTS = ['/v1/chat/completions', '/v1/responses', '/v1/completions', '/v1/embeddings'] as const;
 type Endpoint = (typeof ENDPOINTS)[number];
@@ -56,8 +57,9 @@ export async function openAiBatch(batches: ChatBatches, principal: Principal, pu
 
 const unix = (d: Date | null) => (d ? Math.floor(d.getTime() / 1000) : null);
 
-/** OpenAI's status of a batch: cancelled or expired when it ended so, else completed. */
+/** OpenAI's status of a batch: failed when its input file did not validate, cancelled or expired when it ended so, else completed. */
 function statusOf(batch: ChatBatchView): string {
+  if (batch.source?.errors?.length) return 'failed';
   if (batch.status === 'in_progress') return 'in_progress';
   if (batch.status === 'canceling') return 'cancelling';
   if (batch.cancelInitiatedAt) return 'cancelled';
@@ -76,18 +78,18 @@ export function batchObject(batch: ChatBatchView) {
     id: `${BATCH_ID_PREFIX}${batch.id}`,
     object: 'batch',
     endpoint: batch.source?.endpoint ?? '',
-    errors: null,
+    errors: status === 'failed' ? { object: 'list', data: (batch.source?.errors ?? []).map(errorObject) } : null,
     input_file_id: `file-${batch.source?.inputFileId ?? ''}`,
     completion_window: '24h',
     status,
     output_file_id: ended && c.succeeded > 0 ? `${OUTPUT_PREFIX}${batch.id}` : null,
     error_file_id: ended && failedCount(batch) > 0 ? `${ERRORS_PREFIX}${batch.id}` : null,
     created_at: unix(batch.createdAt),
-    in_progress_at: unix(batch.createdAt),
+    in_progress_at: status === 'failed' ? null : unix(batch.createdAt),
     expires_at: unix(batch.expiresAt),
-    finalizing_at: ended ? unix(batch.endedAt) : null,
+    finalizing_at: ended && status !== 'failed' ? unix(batch.endedAt) : null,
     completed_at: status === 'completed' ? unix(batch.endedAt) : null,
-    failed_at: null,
+    failed_at: status === 'failed' ? unix(batch.endedAt) : null,
     expired_at: status === 'expired' ? unix(batch.endedAt) : null,
     cancelling_at: unix(batch.cancelInitiatedAt),
     cancelled_at: status === 'cancelled' ? unix(batch.endedAt) : null,
@@ -96,10 +98,22 @@ export function batchObject(batch: ChatBatchView) {
   };
 }
 
-/** The field errors of one line's body, named by the line. */
-function lineErrors(line: number, issues: FieldError[]): FieldError[] {
-  return issues.map((f) => ({ field: 'input_file_id', message: `line ${line}: ${f.field}: ${f.message}` }));
-}
+/** An input file problem as OpenAI's batch error (`line` and `param` null when none applies). */
+const errorObject = (e: BatchInputError) => ({
+  code: e.code,
+  message: e.message,
+  param: e.param || null,
+  line: e.line || null,
+});
+
+/** A line's problem before it is placed: its code, and the field of the line at fault ('' for the whole line). */
+type LineProblem = { code: string; param: string; message: string };
+
+const problem = (code: string, param: string, message: string): LineProblem => ({ code, param, message });
+
+/** A line's body problems (the endpoint's own field errors) as `invalid_request`s. */
+const bodyProblems = (issues: FieldError[]): LineProblem[] =>
+  issues.map((f) => problem('invalid_request', f.field, f.message));
 
 const zodErrors = (error: z.ZodError, at: string): FieldError[] =>
   error.issues.map((i) => ({ field: [at, ...i.path.map(String)].join('.'), message: i.message }));
@@ -145,59 +159,73 @@ function inputOfBody(endpoint: Endpoint, body: unknown): BatchCall | FieldError[
 const hasControl = (s: string) => [...s].some((c) => c.charCodeAt(0) < 32);
 
 /** One JSON line of the input file: its custom id and input, or what is wrong with it. */
-function parseLine(text: string, endpoint: Endpoint): BatchRequestInput | FieldError[] {
+function parseLine(text: string, endpoint: Endpoint): BatchRequestInput | LineProblem[] {
   let line: unknown;
   try {
     line = JSON.parse(text);
   } catch {
-    return [{ field: '(line)', message: 'is not valid JSON' }];
+    return [problem('invalid_json_line', '', 'This line is not valid JSON.')];
   }
   if (line === null || typeof line !== 'object' || Array.isArray(line))
-    return [{ field: '(line)', message: 'must be a JSON object {custom_id, method, url, body}' }];
+    return [problem('invalid_json_line', '', 'This line must be a JSON object {custom_id, method, url, body}.')];
   const { custom_id: customId, method, url, body } = line as Record<string, unknown>;
   if (typeof customId !== 'string' || customId.length < 1 || customId.length > 512 || hasControl(customId))
-    return [{ field: 'custom_id', message: 'must be a string of 1–512 characters' }];
-  if (method !== 'POST') return [{ field: 'method', message: 'must be POST' }];
-  if (url !== endpoint) return [{ field: 'url', message: `must be the batch's endpoint, ${endpoint}` }];
+    return [problem('invalid_custom_id', 'custom_id', 'custom_id must be a string of 1–512 characters.')];
+  if (method !== 'POST') return [problem('invalid_method', 'method', 'method must be POST.')];
+  if (url !== endpoint)
+    return [problem('mismatched_endpoint', 'url', `url must be the batch's endpoint, ${endpoint}.`)];
   const request = inputOfBody(endpoint, body);
-  return Array.isArray(request) ? request : { customId, ...request };
+  return Array.isArray(request) ? bodyProblems(request) : { customId, ...request };
+}
+
+/** The whole file's problems once its lines are fine: how many requests, and embedding texts, it holds. */
+function fileProblems(requests: BatchRequestInput[]): BatchInputError[] {
+  const whole = (code: string, message: string): BatchInputError[] => [{ code, message, line: 0, param: '' }];
+  if (!requests.length) return whole('empty_file', 'The input file holds no request lines.');
+  if (requests.length > MAX_BATCH_LINES)
+    return whole(
+      'too_many_requests',
+      `The input file holds ${requests.length} request lines; a batch takes at most ${MAX_BATCH_LINES}.`,
+    );
+  const texts = requests.reduce((n, r) => n + ('embed' in r ? r.embed.texts.length : 0), 0);
+  if (texts > MAX_BATCH_EMBEDDING_INPUTS)
+    return whole(
+      'too_many_inputs',
+      `The input file holds ${texts} embedding inputs; a batch takes at most ${MAX_BATCH_EMBEDDING_INPUTS} across its lines.`,
+    );
+  return [];
 }
 
 /**
- * The requests of an input file, every line checked: 422 listing the first problems by line when any is wrong
- * (nothing is stored then), with custom ids unique in the file.
+ * The requests of an input file, every line checked, with custom ids unique in the file; or, when anything is
+ * wrong, no requests and the first problems by line (the batch is then made as `failed`, as OpenAI's are).
  */
-export function requestsOfFile(content: Uint8Array, endpoint: Endpoint): BatchRequestInput[] {
+export function requestsOfFile(
+  content: Uint8Array,
+  endpoint: Endpoint,
+): { requests: BatchRequestInput[]; errors: BatchInputError[] } {
   const lines = Buffer.from(content).toString('utf8').split(/\r?\n/);
   const requests: BatchRequestInput[] = [];
-  const problems: FieldError[] = [];
+  const errors: BatchInputError[] = [];
   const seen = new Set<string>();
   lines.forEach((text, i) => {
     if (!text.trim()) return;
     const parsed = parseLine(text, endpoint);
-    if (Array.isArray(parsed)) problems.push(...lineErrors(i + 1, parsed));
+    const place = (p: LineProblem) => ({ ...p, line: i + 1 });
+    if (Array.isArray(parsed)) errors.push(...parsed.map(place));
     else if (seen.has(parsed.customId))
-      problems.push(...lineErrors(i + 1, [{ field: 'custom_id', message: 'is used by an earlier line' }]));
+      errors.push(
+        place(
+          problem('duplicate_custom_id', 'custom_id', `custom_id '${parsed.customId}' is used by an earlier line.`),
+        ),
+      );
     else {
       seen.add(parsed.customId);
       requests.push(parsed);
     }
   });
-  if (!problems.length && (requests.length === 0 || requests.length > MAX_BATCH_LINES))
-    problems.push({ field: 'input_file_id', message: `must hold 1 to ${MAX_BATCH_LINES} request lines` });
-  const texts = requests.reduce((n, r) => n + ('embed' in r ? r.embed.texts.length : 0), 0);
-  if (!problems.length && texts > MAX_BATCH_EMBEDDING_INPUTS)
-    problems.push({
-      field: 'input_file_id',
-      message: `holds ${texts} embedding inputs; a batch takes at most ${MAX_BATCH_EMBEDDING_INPUTS} across its lines`,
-    });
-  if (problems.length) {
-    const more = problems.length > MAX_LISTED ? ` (the first ${MAX_LISTED} of ${problems.length} shown)` : '';
-    throw new AppError('InvalidArgument', Reasons.VALIDATION_FAILED, `The input file failed validation${more}`, {
-      fieldErrors: problems.slice(0, MAX_LISTED),
-    });
-  }
-  return requests;
+  if (!errors.length) errors.push(...fileProblems(requests));
+  return errors.length ? { requests: [], errors: errors.slice(0, MAX_LISTED_ERRORS) } : { requests, errors: [] };
 }
 
 /** One line of the output or error file, as OpenAI's batch request output. */
