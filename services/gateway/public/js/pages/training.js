@@ -181,6 +181,7 @@ function progressText(job) {
   return parts.join(' · ');
 }
 
+// Progress lines carry their figures (`metrics`); lines written before they did are read from the text.
 const LOSS = /step (\d+)\/(\d+) epoch (\d+) loss ([\d.]+)/;
 // The trainer's held-out lines name their figure first ("held-out: micro span F1 (…) 0.6123, …", per epoch and at the end).
 const F1 = /held-out: .*?(\d\.\d+)/;
@@ -203,16 +204,24 @@ export async function jobPage(main, { id }) {
   const checkpointsBox = h('div', { id: 'checkpoints' });
   const evalBox = h('div', { id: 'evaluate' });
   const deployBox = h('div', { id: 'deploy' });
-  const points = { steps: [], loss: [], f1: [] };
+  // A decoder's epochs end with a held-out loss (on the loss axis); an extraction model's with a held-out F1.
+  const points = { steps: [], loss: [], f1: [], validLoss: [] };
   const chart = await lineChart(chartBox, {
-    title: 'Training loss and held-out F1',
-    series: [{ label: 'loss' }, { label: 'held-out F1', scale: 'y2', points: true }],
+    title: 'Training loss and held-out figures',
+    series: [
+      { label: 'loss' },
+      { label: 'held-out F1', scale: 'y2', points: true },
+      { label: 'held-out loss', points: true },
+    ],
     yLabel: 'loss',
     y2Label: 'F1',
     summary: () => {
       const last = points.loss.at(-1);
       const f1 = points.f1.filter((x) => x !== null).at(-1);
-      return `${points.steps.length} points; latest loss ${last ?? '—'}${f1 !== undefined ? `, F1 ${f1}` : ''}`;
+      const valid = points.validLoss.filter((x) => x !== null).at(-1);
+      return `${points.steps.length} points; latest loss ${last ?? '—'}${f1 !== undefined ? `, F1 ${f1}` : ''}${
+        valid !== undefined ? `, held-out loss ${valid}` : ''
+      }`;
     },
   });
 
@@ -433,18 +442,20 @@ export async function jobPage(main, { id }) {
   source.addEventListener('open', () => (logState.textContent = 'Following the logs live.'));
   source.addEventListener('log', (ev) => {
     const entry = JSON.parse(ev.data);
-    logs.append(`${new Date(entry.created_at || Date.now()).toLocaleTimeString()} ${entry.level} ${entry.message}\n`);
+    logs.append(`${new Date(entry.timestamp || Date.now()).toLocaleTimeString()} ${entry.level} ${entry.message}\n`);
     logs.scrollTop = logs.scrollHeight;
-    const l = LOSS.exec(entry.message);
+    const m = entry.metrics;
+    const l = m ? null : LOSS.exec(entry.message);
     const f = F1.exec(entry.message);
-    if (l) {
-      points.steps.push(Number(l[1]));
-      points.loss.push(Number(l[4]));
+    if (m || l) {
+      points.steps.push(m ? m.step : Number(l[1]));
+      points.loss.push(m ? m.train_loss : Number(l[4]));
       points.f1.push(null);
+      points.validLoss.push(m?.valid_loss ?? null);
     } else if (f && points.steps.length) {
       points.f1[points.f1.length - 1] = Number(f[1]);
     }
-    if (l || f) chart.setData([points.steps, points.loss, points.f1]);
+    if (m || l || f) chart.setData([points.steps, points.loss, points.f1, points.validLoss]);
     if (Date.now() - lastRefresh > 3000) {
       lastRefresh = Date.now();
       void get(base)
