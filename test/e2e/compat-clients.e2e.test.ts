@@ -139,6 +139,49 @@ describe('compatible surfaces through the official clients, end to end', () => {
       expect((invalid as InstanceType<typeof OpenAI.APIError>).error).toMatchObject({ param: 'temperature' });
     });
 
+    it("when a reply's message or output is sent back with the next turn, with explicit nulls, then it is taken", async () => {
+      // The usual loop: append the reply as it came (its message has refusal: null; OpenAI's may have tool_calls: null).
+      const first = await openai.chat.completions.create({ model: OPENAI_MODEL, messages: user('one') });
+      const next = await post('/v1/chat/completions', {
+        model: OPENAI_MODEL,
+        messages: [
+          { role: 'user', content: 'one', name: null },
+          { ...first.choices[0]!.message, tool_calls: null, name: null, audio: null, function_call: null },
+          { role: 'user', content: 'two' },
+        ],
+        tools: null,
+        tool_choice: null,
+        schema: null,
+        stream_options: { include_usage: null },
+      });
+      expect(next.status).toBe(200);
+      expect(((await next.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content).toBe(
+        'Echo: TWO',
+      );
+      // Responses: the earlier output goes back as input, a reasoning model's reasoning items included (left out).
+      const earlier = await openai.responses.create({ model: OPENAI_MODEL, input: 'three' });
+      const again = await openai.responses.create({
+        model: OPENAI_MODEL,
+        input: [
+          { role: 'user', content: 'three' },
+          { type: 'reasoning', id: 'rs_1', summary: [{ type: 'summary_text', text: 'thinking' }] },
+          ...(earlier.output as never[]),
+          { role: 'user', content: 'four' },
+        ],
+        tools: null,
+        tool_choice: null,
+      } as never);
+      expect(again.output_text).toBe('Echo: FOUR');
+      const unknown = await post('/v1/responses', {
+        model: OPENAI_MODEL,
+        input: [{ type: 'item_reference', id: 'msg_1' }],
+      });
+      expect(unknown.status).toBe(422);
+      expect(await unknown.json()).toMatchObject({
+        error: { param: 'input', message: expect.stringContaining('function_call_output or reasoning items') },
+      });
+    });
+
     it('when the zero-shot extraction base gets the schema extension, then the assistant content is the JSON result', async () => {
       const json = await openai.chat.completions.create({
         model: 'whetstone-extract-base',

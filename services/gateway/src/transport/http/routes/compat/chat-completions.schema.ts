@@ -21,14 +21,17 @@ import {
 } from './blocks';
 import { invalidBody } from '../../validate';
 
-/** POST /v1/chat/completions: the request as OpenAI's clients send it, plus the spec's extensions. */
+/**
+ * POST /v1/chat/completions: the request as OpenAI's clients send it, plus the spec's extensions. An optional
+ * field may also be null, as OpenAI takes it (clients that echo a reply's message back send `tool_calls: null`).
+ */
 
-const TextPart = z.object({ type: z.literal('text'), text: Text, cache_control: CacheControl.optional() });
+const TextPart = z.object({ type: z.literal('text'), text: Text, cache_control: CacheControl.nullish() });
 const Content = z.union([Text, z.array(TextPart).max(1000)]);
-const Name = z.string().max(200).optional();
+const Name = z.string().max(200).nullish();
 const ToolCall = z.object({
   id: z.string().min(1).max(200),
-  type: z.literal('function').optional(),
+  type: z.literal('function').nullish(),
   function: z.object({ name: z.string().min(1).max(200), arguments: z.string().max(1_000_000) }),
 });
 
@@ -39,7 +42,7 @@ const Message = z.discriminatedUnion('role', [
     role: z.literal('assistant'),
     content: Content.nullish(),
     name: Name,
-    tool_calls: z.array(ToolCall).max(128).optional(),
+    tool_calls: z.array(ToolCall).max(128).nullish(),
   }),
   z.object({ role: z.literal('tool'), content: Content, tool_call_id: z.string().min(1).max(200) }),
 ]);
@@ -48,8 +51,8 @@ const Tool = z.object({
   type: z.literal('function'),
   function: z.object({
     name: z.string().min(1).max(200),
-    description: z.string().max(100_000).optional(),
-    parameters: z.record(z.string(), z.unknown()).optional(),
+    description: z.string().max(100_000).nullish(),
+    parameters: z.record(z.string(), z.unknown()).nullish(),
   }),
 });
 
@@ -73,16 +76,16 @@ export const ChatCompletionsBody = z.object({
   stop: Stop.nullish(),
   seed: Seed.nullish(),
   n: z.literal(1, 'only n = 1 is supported').nullish(),
-  tools: z.array(Tool).max(128).optional(),
+  tools: z.array(Tool).max(128).nullish(),
   tool_choice: z
     .union([
       z.enum(['none', 'auto', 'required']),
       z.object({ type: z.literal('function'), function: z.object({ name: z.string() }) }),
     ])
-    .optional(),
+    .nullish(),
   stream: z.boolean().nullish(),
-  stream_options: z.object({ include_usage: z.boolean().optional() }).nullish(),
-  schema: SchemaExtension.optional(),
+  stream_options: z.object({ include_usage: z.boolean().nullish() }).nullish(),
+  schema: SchemaExtension.nullish(),
   response_format: ResponseFormat.nullish(),
   store: z.boolean().nullish(),
   metadata: Metadata.nullish(),
@@ -96,7 +99,7 @@ type Msg = ChatCompletionsBody['messages'][number];
 function blocksOf(content: z.infer<typeof Content> | null | undefined, markers: boolean): ChatBlock[] {
   if (content == null) return [];
   if (typeof content === 'string') return [{ text: content }];
-  return content.map((p) => block(p.text, p.cache_control, markers));
+  return content.map((p) => block(p.text, p.cache_control ?? undefined, markers));
 }
 
 function turnOf(m: Msg): ChatTurn {

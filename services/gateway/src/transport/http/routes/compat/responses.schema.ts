@@ -46,6 +46,17 @@ const FunctionOutputItem = z.object({
 const Item = z.union([MessageItem, FunctionCallItem, FunctionOutputItem]);
 /** A Responses input item (also what a conversation holds). */
 export const InputItem = Item;
+/**
+ * A reasoning item of an earlier reply, which clients send back with the rest of its output: accepted and left out
+ * of the prompt, as the messages surface leaves out earlier thinking blocks.
+ */
+const ReasoningItem = z.object({ type: z.literal('reasoning') }).passthrough();
+const ITEM_TYPES = 'message, function_call, function_call_output or reasoning';
+const RequestItems = z
+  .array(z.union([Item, ReasoningItem], { error: `must be a ${ITEM_TYPES} item` }))
+  .min(1, 'must hold at least 1 item')
+  .max(10_000)
+  .transform((items) => items.filter((i): i is z.infer<typeof Item> => i.type !== 'reasoning'));
 
 const Tool = z.object({
   type: z.literal('function'),
@@ -56,14 +67,14 @@ const Tool = z.object({
 
 export const ResponsesBody = z.object({
   model: ModelId,
-  input: z.union([Text, z.array(Item).min(1, 'must hold at least 1 item').max(10_000)]),
+  input: z.union([Text, RequestItems], { error: `must be a string, or a list of ${ITEM_TYPES} items` }),
   instructions: Text.nullish(),
   max_output_tokens: MaxTokens.nullish(),
   temperature: Temperature.nullish(),
   top_p: TopP.nullish(),
   seed: Seed.nullish(),
-  tools: z.array(Tool).max(128).optional(),
-  tool_choice: z.union([z.enum(['none', 'auto', 'required']), z.object({ type: z.string() })]).optional(),
+  tools: z.array(Tool).max(128).nullish(),
+  tool_choice: z.union([z.enum(['none', 'auto', 'required']), z.object({ type: z.string() })]).nullish(),
   stream: z.boolean().nullish(),
   store: z.boolean().nullish(),
   background: z.boolean().nullish(),
@@ -71,7 +82,7 @@ export const ResponsesBody = z.object({
   reasoning: ReasoningControls.nullish(),
   previous_response_id: z.string().min(1).max(200).nullish(),
   conversation: z.union([z.string().min(1).max(200), z.object({ id: z.string().min(1).max(200) })]).nullish(),
-  schema: SchemaExtension.optional(),
+  schema: SchemaExtension.nullish(),
   text: z.object({ format: TextFormat.optional() }).nullish(),
 });
 export type ResponsesBody = z.infer<typeof ResponsesBody>;
