@@ -2,6 +2,7 @@
  * Message-batch benchmark: how fast the router's batch worker answers a batch, against the same calls made one by
  * one through POST /v1/messages at the worker's concurrency. Run with --help for what it measures.
  */
+import { readFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { startFakeAnthropicUpstream, startFakeOpenAIUpstream } from '@whetstone/testing';
 import { ANTHROPIC_MODEL, grantCredits, upstreamEnv } from '../../test/e2e/compat-helpers';
@@ -35,6 +36,9 @@ Settings (environment):
   BENCH_SLOW_EVERY every how many requests one is slow (default 10; 0: none)
   BENCH_SURFACE    messages, openai, both (default: each batch once per surface, alternating) or embeddings
   BENCH_SLOW_MS    how long the fake upstream takes to answer a slow one (default 500)
+  BENCH_CREATE_ONLY=1  OpenAI batches only: upload and create each batch (the gateway checks every line while a
+                   probe calls GET /livez), print the create time, the probe's latencies and the gateway's
+                   peak resident memory, then cancel it; no baseline
 Options:
   --help           this text`;
 
@@ -44,6 +48,7 @@ const CONCURRENCY = Number(process.env.BATCH_CONCURRENCY ?? 4);
 const SLOW_EVERY = Number(process.env.BENCH_SLOW_EVERY ?? 10);
 const SLOW_MS = Number(process.env.BENCH_SLOW_MS ?? 500);
 const SURFACE = process.env.BENCH_SURFACE ?? 'both';
+const CREATE_ONLY = process.env.BENCH_CREATE_ONLY === '1';
 const slow = (i: number) => SLOW_EVERY > 0 && i % SLOW_EVERY === 0;
 
 const params = (i: number) => ({
@@ -111,13 +116,23 @@ async function runOpenAiBatch(
   const file = (await uploaded.json()) as { id: string; bytes: number };
   const uploadMs = performance.now() - t0;
   const t1 = performance.now();
+  // While the gateway checks every line, a probe asks its /livez every 10 ms: how long other calls wait meanwhile.
+  const probe = probeWhile(api);
   const created = await api('/v1/batches', {
     method: 'POST',
     body: JSON.stringify({ input_file_id: file.id, endpoint: url, completion_window: '24h' }),
   });
-  if (created.status !== 200) throw new Error(`create: ${created.status} ${await created.text()}`);
-  const { id } = (await created.json()) as { id: string };
   const createMs = performance.now() - t1;
+  const stalls = await probe.stop();
+  if (created.status !== 200) throw new Error(`create: ${created.status} ${await created.text()}`);
+  const { id, status } = (await created.json()) as { id: string; status: string };
+  if (status !== 'in_progress') throw new Error(`batch ${id}: ${status}`);
+  const createCell = `${createMs.toFixed(0)} (GET /livez meanwhile: ${stalls.count} calls, p50 ${stalls.p50.toFixed(1)} ms, max ${stalls.max.toFixed(0)} ms; gateway peak RSS ${await gatewayRssMb()} MB)`;
+  const what = `openai batch ${b + 1}${url === '/v1/embeddings' ? ' of embeddings' : ''} (upload ${uploadMs.toFixed(0)} ms, ${(file.bytes / 1024).toFixed(0)} KiB)`;
+  if (CREATE_ONLY) {
+    await api(`/v1/batches/${id}/cancel`, { method: 'POST' });
+    return [what, createCell, '', '', '', ''];
+  }
   let batch: { status: string; output_file_id: string | null };
   for (;;) {
     batch = (await (await api(`/v1/batches/${id}`)).json()) as typeof batch;
@@ -132,13 +147,42 @@ async function runOpenAiBatch(
   if (batch.status !== 'completed' || answered !== REQUESTS)
     throw new Error(`batch ${id}: ${batch.status}, ${answered} of ${REQUESTS} answered`);
   return [
-    `openai batch ${b + 1}${url === '/v1/embeddings' ? ' of embeddings' : ''} (upload ${uploadMs.toFixed(0)} ms, ${(file.bytes / 1024).toFixed(0)} KiB)`,
-    createMs.toFixed(0),
+    what,
+    createCell,
     (endedMs / 1000).toFixed(2),
     (REQUESTS / (endedMs / 1000)).toFixed(0),
     outputMs.toFixed(0),
     (text.length / 1024).toFixed(0),
   ];
+}
+
+/** The gateway process's peak resident memory so far in MB (Linux /proc), or '?'. */
+async function gatewayRssMb(): Promise<string> {
+  const status = gatewayPid ? await readFile(`/proc/${gatewayPid}/status`, 'utf8').catch(() => '') : '';
+  const kb = /VmHWM:\s+(\d+) kB/.exec(status)?.[1];
+  return kb ? (Number(kb) / 1024).toFixed(0) : '?';
+}
+let gatewayPid = 0;
+
+/** Calls GET /livez one after another, 10 ms apart, until stopped: their latencies while something else runs. */
+function probeWhile(api: Api): { stop(): Promise<{ count: number; p50: number; max: number }> } {
+  const latencies: number[] = [];
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const t = performance.now();
+      await (await api('/livez')).arrayBuffer();
+      latencies.push(performance.now() - t);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      return { count: latencies.length, p50: pct(latencies, 50), max: Math.max(0, ...latencies) };
+    },
+  };
 }
 
 /** The baseline: the same number of calls through POST /v1/messages (or another path), `CONCURRENCY` at a time. */
@@ -180,6 +224,7 @@ async function main(): Promise<void> {
   // The fakes keep every request for tests; a benchmark's thousands would only grow the heap.
   setInterval(() => anthropic.requests.splice(0, anthropic.requests.length), 1000).unref();
   const system = await startSystem({ env: upstreamEnv(openai, anthropic) });
+  gatewayPid = system.pids('gateway')[0] ?? 0;
   try {
     const { key, teamId } = await signUpWithKey(system.baseUrl, 'bench-batches');
     await grantCredits(system.baseUrl, teamId, 1000);
@@ -202,6 +247,7 @@ async function main(): Promise<void> {
       for (const row of rows.slice(SURFACE === 'both' ? -2 : -1)) console.log(`${row[0]}: ${row.slice(1).join(' | ')}`);
     }
 
+    if (CREATE_ONLY) return;
     const direct = embeddings ? await runDirect(api, '/v1/embeddings', embedParams) : await runDirect(api);
     console.log(
       `\n| ${REQUESTS} requests (${embeddings ? 'embeddings, one text each' : SLOW_EVERY ? `1 in ${SLOW_EVERY} answered after ${SLOW_MS} ms` : 'none slow'}), c=${CONCURRENCY} (BATCH_CONCURRENCY) | create ms | s until ended | requests/s | results (output file) ms | KiB |`,

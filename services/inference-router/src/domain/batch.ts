@@ -58,8 +58,11 @@ export interface ChatBatch {
   source: BatchSource | null;
 }
 
-/** Requests per batch, as Anthropic's Message Batches allow at most 100,000; a tenth keeps one batch modest here. */
-export const MAX_BATCH_REQUESTS = 10_000;
+/**
+ * Requests per batch: OpenAI's Batch API allows 50,000 lines (Anthropic's Message Batches 100,000; the gateway takes
+ * 10,000 there, a message batch coming as one JSON body).
+ */
+export const MAX_BATCH_REQUESTS = 50_000;
 /** How long a batch may take: requests not run by then end as expired (Anthropic: 24 hours). */
 export const BATCH_LIFETIME_MS = 24 * 60 * 60 * 1000;
 

@@ -198,6 +198,21 @@ describe('message batches over real gRPC, Postgres and fake upstreams', () => {
     expect(both).toMatchObject({ kind: 'InvalidArgument' });
   }, 60_000);
 
+  it("when a batch holds more than 10,000 requests, then all are stored in order, up to OpenAI's 50,000", async () => {
+    const many = Array.from({ length: 12_001 }, (_, i) => item(`m${i}`));
+    const made = await create(many);
+    expect(made.counts).toMatchObject({ processing: 12_001 });
+    const stored = await h.pool.pool.query(
+      `SELECT count(*)::int AS n, max(position)::int AS last FROM "${h.schema.name}".chat_batch_requests WHERE batch_id = $1`,
+      [made.id],
+    );
+    expect(stored.rows[0]).toEqual({ n: 12_001, last: 12_000 });
+    await h.batches.cancelChatBatch({ caller: team, batchId: made.id });
+    const over = await rpcError(create(Array.from({ length: 50_001 }, (_, i) => item(`o${i}`))));
+    expect(over).toMatchObject({ kind: 'InvalidArgument' });
+    expect(over.message).toContain('1 to 50000 requests');
+  }, 120_000);
+
   it('when a worker renews its lease, then only its own claim of a pending request is pushed ahead', async () => {
     const batch = await create([item('only')]);
     const store = prismaBatchStore(h.prisma);

@@ -21,7 +21,7 @@ import { messageOfReply } from './messages.routes';
  */
 
 const PREFIX = 'msgbatch_';
-/** Requests per batch (the router's limit too). */
+/** Requests per batch: the body is one JSON request, checked at once (the router takes up to 50,000, OpenAI's cap). */
 const MAX_REQUESTS = 10_000;
 
 const BatchRequest = z.object({

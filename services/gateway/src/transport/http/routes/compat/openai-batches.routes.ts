@@ -31,7 +31,7 @@ export function registerOpenAiBatchRoutes(api: Api, batches: ChatBatches, files:
       method: 'post',
       path: '/v1/batches',
       summary:
-        'OpenAI-compatible batch over an uploaded `batch` file of up to 10,000 chat completions, Responses, completions or embeddings requests, answered in the background within 24h',
+        'OpenAI-compatible batch over an uploaded `batch` file of up to 50,000 chat completions, Responses, completions or embeddings requests, answered in the background within 24h',
       tag,
       auth: 'key',
       body: BatchBody,
@@ -55,7 +55,7 @@ export function registerOpenAiBatchRoutes(api: Api, batches: ChatBatches, files:
       if (input.file.purpose !== 'batch')
         throw invalidBody('input_file_id', `must name a file uploaded with purpose batch, not ${input.file.purpose}`);
       // A file whose lines do not validate makes a failed batch that lists why, as OpenAI's do.
-      const { requests, errors } = requestsOfFile(input.content, body.endpoint);
+      const { requests, errors } = await requestsOfFile(input.content, body.endpoint);
       const source = {
         inputFileId: fileId,
         endpoint: body.endpoint,

@@ -30,8 +30,8 @@ import { fileObject } from './files.routes';
 export const BATCH_ID_PREFIX = 'batch_';
 const OUTPUT_PREFIX = 'file-batch_output-';
 const ERRORS_PREFIX = 'file-batch_errors-';
-/** Requests per batch (the router's limit). */
-export const MAX_BATCH_LINES = 10_000;
+/** Requests per batch, as OpenAI allows (the router's limit). */
+export const MAX_BATCH_LINES = 50_000;
 /**
  * Texts an embeddings batch may hold across its lines, as OpenAI allows: it bounds what the batch stores (228
  * float32 values a text) and what one page of its results carries over gRPC.
@@ -196,20 +196,24 @@ function fileProblems(requests: BatchRequestInput[]): BatchInputError[] {
   return [];
 }
 
+/** Lines checked between two yields to the event loop, so a large file does not hold up the gateway's other calls. */
+const LINES_PER_TURN = 250;
+
 /**
  * The requests of an input file, every line checked, with custom ids unique in the file; or, when anything is
  * wrong, no requests and the first problems by line (the batch is then made as `failed`, as OpenAI's are).
  */
-export function requestsOfFile(
+export async function requestsOfFile(
   content: Uint8Array,
   endpoint: Endpoint,
-): { requests: BatchRequestInput[]; errors: BatchInputError[] } {
+): Promise<{ requests: BatchRequestInput[]; errors: BatchInputError[] }> {
   const lines = Buffer.from(content).toString('utf8').split(/\r?\n/);
   const requests: BatchRequestInput[] = [];
   const errors: BatchInputError[] = [];
   const seen = new Set<string>();
-  lines.forEach((text, i) => {
-    if (!text.trim()) return;
+  for (const [i, text] of lines.entries()) {
+    if (i % LINES_PER_TURN === LINES_PER_TURN - 1) await new Promise((resolve) => setImmediate(resolve));
+    if (!text.trim()) continue;
     const parsed = parseLine(text, endpoint);
     const place = (p: LineProblem) => ({ ...p, line: i + 1 });
     if (Array.isArray(parsed)) errors.push(...parsed.map(place));
@@ -223,7 +227,7 @@ export function requestsOfFile(
       seen.add(parsed.customId);
       requests.push(parsed);
     }
-  });
+  }
   if (!errors.length) errors.push(...fileProblems(requests));
   return errors.length ? { requests: [], errors: errors.slice(0, MAX_LISTED_ERRORS) } : { requests, errors: [] };
 }
