@@ -111,9 +111,9 @@ type LineProblem = { code: string; param: string; message: string };
 
 const problem = (code: string, param: string, message: string): LineProblem => ({ code, param, message });
 
-/** A line's body problems (the endpoint's own field errors) as `invalid_request`s. */
+/** A line's body problems (the endpoint's own field errors) as `invalid_request`s whose message names the field. */
 const bodyProblems = (issues: FieldError[]): LineProblem[] =>
-  issues.map((f) => problem('invalid_request', f.field, f.message));
+  issues.map((f) => problem('invalid_request', f.field, `${f.field}: ${f.message}`));
 
 const zodErrors = (error: z.ZodError, at: string): FieldError[] =>
   error.issues.map((i) => ({ field: [at, ...i.path.map(String)].join('.'), message: i.message }));
