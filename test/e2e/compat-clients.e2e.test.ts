@@ -172,6 +172,19 @@ describe('compatible surfaces through the official clients, end to end', () => {
         tool_choice: null,
       } as never);
       expect(again.output_text).toBe('Echo: FOUR');
+      // Log probabilities are not computed: asking for them is refused by name, not answered without them.
+      for (const [path, body, param] of [
+        ['/v1/chat/completions', { model: OPENAI_MODEL, messages: user('x'), logprobs: true }, 'logprobs'],
+        ['/v1/chat/completions', { model: OPENAI_MODEL, messages: user('x'), top_logprobs: 2 }, 'top_logprobs'],
+        ['/v1/completions', { model: OPENAI_MODEL, prompt: 'x', logprobs: 1 }, 'logprobs'],
+        ['/v1/completions', { model: OPENAI_MODEL, prompt: 'x', echo: true }, 'echo'],
+      ] as const) {
+        const refused = await post(path, body);
+        expect([refused.status, ((await refused.json()) as { error: { param: string } }).error.param]).toEqual([
+          422,
+          param,
+        ]);
+      }
       const unknown = await post('/v1/responses', {
         model: OPENAI_MODEL,
         input: [{ type: 'item_reference', id: 'msg_1' }],

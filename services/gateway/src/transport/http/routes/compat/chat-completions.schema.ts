@@ -76,6 +76,9 @@ export const ChatCompletionsBody = z.object({
   stop: Stop.nullish(),
   seed: Seed.nullish(),
   n: z.literal(1, 'only n = 1 is supported').nullish(),
+  // Token log probabilities are not computed: asking for them is refused rather than answered without them.
+  logprobs: z.literal(false, 'token log probabilities are not offered; leave logprobs out').nullish(),
+  top_logprobs: z.literal(0, 'token log probabilities are not offered; leave top_logprobs out').nullish(),
   tools: z.array(Tool).max(128).nullish(),
   tool_choice: z
     .union([

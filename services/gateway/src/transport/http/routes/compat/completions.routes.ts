@@ -16,8 +16,11 @@ export const CompletionsBody = z.object({
   stop: Stop.nullish(),
   seed: Seed.nullish(),
   n: z.literal(1, 'only n = 1 is supported').nullish(),
+  // Token log probabilities and the prompt's echo are not computed: asking for them is refused.
+  logprobs: z.literal(0, 'token log probabilities are not offered; leave logprobs out').nullish(),
+  echo: z.literal(false, 'echo is not offered; leave it out').nullish(),
   stream: z.boolean().nullish(),
-  stream_options: z.object({ include_usage: z.boolean().optional() }).nullish(),
+  stream_options: z.object({ include_usage: z.boolean().nullish() }).nullish(),
   store: z.boolean().nullish(),
 });
 type CompletionsBody = z.infer<typeof CompletionsBody>;
