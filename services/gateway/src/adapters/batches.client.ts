@@ -82,20 +82,33 @@ function resultView(r: ChatBatchResult): ChatBatchResultView {
   return { customId, outcome: r.outcome === ChatBatchOutcome.EXPIRED ? 'expired' : 'canceled' };
 }
 
+/**
+ * How long creating a batch may take: past the router's 2 minutes for storing one (and its wait for a
+ * connection), so a call that runs out here was not stored, and a retry makes no second batch.
+ */
+const CREATE_DEADLINE_MS = 180_000;
+
 /** The router's ChatBatchService over gRPC, in the gateway's plain shapes. */
 export function chatBatchesOverRpc(client: Client<typeof ChatBatchService>): ChatBatches {
   return {
     async create(principal, requests, kind = 'messages', source) {
-      const res = await client.createChatBatch({
-        caller: callerOf(principal),
-        requests: requests.map((r) =>
-          'embed' in r
-            ? { customId: r.customId, embed: { caller: callerOf(principal), ...r.embed }, requestMetadata: r.metadata }
-            : { customId: r.customId, chat: chatRequestToPb(principal, r.input) },
-        ),
-        kind: KIND[kind],
-        ...(source ? { source } : {}),
-      });
+      const res = await client.createChatBatch(
+        {
+          caller: callerOf(principal),
+          requests: requests.map((r) =>
+            'embed' in r
+              ? {
+                  customId: r.customId,
+                  embed: { caller: callerOf(principal), ...r.embed },
+                  requestMetadata: r.metadata,
+                }
+              : { customId: r.customId, chat: chatRequestToPb(principal, r.input) },
+          ),
+          kind: KIND[kind],
+          ...(source ? { source } : {}),
+        },
+        { timeoutMs: CREATE_DEADLINE_MS },
+      );
       return { batch: batchView(res.batch), responseIds: res.responseIds };
     },
     async findCall(principal, responseId) {
