@@ -142,22 +142,18 @@ export function metricsByStep(logs: readonly LogView[]): Map<number, StepMetrics
  * progress line of its step when there is one (an epoch's end always has one), else just the step.
  */
 export const checkpointObject = (job: JobView, c: CheckpointView, figures?: StepMetricsView) => {
-  const metrics = figures ? openAiMetrics(figures) : undefined;
+  // OpenAI's checkpoint metrics have no total_steps or epoch.
+  const { total_steps: _total, epoch: _epoch, ...metrics } = figures ? openAiMetrics(figures) : { step: c.step };
   return {
     object: 'fine_tuning.job.checkpoint' as const,
     id: `${CHECKPOINT_ID_PREFIX}${c.checkpoint_uuid}`,
     created_at: unix(c.time) ?? 0,
     fine_tuned_model_checkpoint: c.checkpoint_uuid,
     step_number: c.step,
-    metrics: metrics
-      ? { step: c.step, ...Object.fromEntries(Object.entries(metrics).filter(([k]) => !CHECKPOINT_OMITS.has(k))) }
-      : { step: c.step },
+    metrics: { ...metrics, step: c.step },
     fine_tuning_job_id: `${JOB_ID_PREFIX}${job.id}`,
   };
 };
-
-/** Progress figures a checkpoint's metrics leave out (OpenAI's have neither). */
-const CHECKPOINT_OMITS = new Set(['total_steps', 'epoch']);
 
 /** Where the training-orchestrator's fields are in a fine-tuning request. */
 const PARAMS: Record<string, string> = {

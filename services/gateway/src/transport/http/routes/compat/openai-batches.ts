@@ -38,7 +38,7 @@ export const MAX_BATCH_LINES = 50_000;
  */
 export const MAX_BATCH_EMBEDDING_INPUTS = 50_000;
 /** Input file problems a failed batch lists (the first ones, by line). */
-export const MAX_LISTED_ERRORS = 100;
+const MAX_LISTED_ERRORS = 100;
 
 export const ENDPOINTS = ['/v1/chat/completions', '/v1/responses', '/v1/completions', '/v1/embeddings'] as const;
 type Endpoint = (typeof ENDPOINTS)[number];
