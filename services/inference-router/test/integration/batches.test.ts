@@ -24,8 +24,9 @@ describe('message batches over real gRPC, Postgres and fake upstreams', () => {
     customId,
     chat: chatRequest({ surface: InferenceSurface.MESSAGES, model: 'gpt-fake', ...over }),
   });
+  // A large batch takes seconds to send and store on a loaded machine: the gateway allows it 3 minutes too.
   const create = async (requests: ReturnType<typeof item>[], caller = team) =>
-    (await h.batches.createChatBatch({ caller, requests } as never)).batch!;
+    (await h.batches.createChatBatch({ caller, requests } as never, { timeoutMs: 180_000 })).batch!;
   const get = async (batchId: string, caller = team) => (await h.batches.getChatBatch({ caller, batchId })).batch!;
   /** Runs the batch worker until the batch has ended. */
   const runToEnd = async (batchId: string) => {
