@@ -58,6 +58,8 @@ export {
   type GenerateOptions,
   type GenerateStream,
   MAX_CACHE_BREAKPOINTS,
+  MAX_TOP_LOGPROBS,
+  type TokenLogprob,
   PrefixCache,
   type CacheBreakpoint,
   type CacheUsage,

@@ -21,6 +21,7 @@ export {
   type GenerateChunk,
   type GenerateStream,
 } from './serve';
+export { MAX_TOP_LOGPROBS, tokenLogprob, tokenOf, type TokenLogprob, type TopLogprob } from './logprobs';
 export { PrefixCache, type PrefixCacheOptions, type PrefixCacheStats } from './prefix-cache';
 export { encodeChat, encodePrompt, TOKENIZER_NAME, type ChatMessage } from './tokenizer';
 export {

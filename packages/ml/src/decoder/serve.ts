@@ -5,6 +5,7 @@ import { type DecoderBase, loadDecoderBase } from './base';
 import { validateChatRows } from './chat-data';
 import { chatLoss, DECODER_BASE, decodeAdapterBundle, type DecoderManifest } from './lora';
 import { type DecoderConfig, DecoderState, type LoraAdapter, mergeAdapter, type Weights } from './model';
+import { LogprobQueue, type TokenLogprob, tokenLogprob } from './logprobs';
 import type { CachePoint, PrefixCache } from './prefix-cache';
 import { type ChatMessage, encodePrompt, END, prefixEnd, SYSTEM } from './tokenizer';
 
@@ -38,6 +39,11 @@ export interface GenerateOptions {
   prefix_cache?: PrefixCache;
   /** At most 4 prefixes that may be read from or written to `prefix_cache`. */
   cache_breakpoints?: readonly CacheBreakpoint[];
+  /**
+   * When set, each piece carries its tokens' log probabilities with this many of the most likely tokens at each
+   * place (0–20). Unset: none are computed.
+   */
+  logprobs?: number;
 }
 
 /** What the prefix cache did for a call, in prompt content bytes (the unit of its input tokens; markers excluded). */
@@ -58,6 +64,8 @@ export type GenerateStream = AsyncIterable<GenerateChunk> & {
 /** A piece of a streamed reply. */
 export interface GenerateChunk {
   text: string;
+  /** The tokens of `text`, in order, when the call asked for log probabilities. */
+  logprobs?: TokenLogprob[];
 }
 
 /** A servable decoder: the base alone, or the base with an adapter merged in. */
@@ -153,6 +161,11 @@ export function loadDecoder(
         }
         usage = { readTokens: read, writeTokens: written - read };
         const decoder = new TextDecoder('utf-8');
+        const marks = opts.logprobs === undefined ? null : new LogprobQueue();
+        const piece = (from: number, to: number, last = false): GenerateChunk => ({
+          text: text.slice(from, to),
+          ...(marks ? { logprobs: last ? marks.rest() : marks.take(to) } : {}),
+        });
         let text = '';
         let emitted = 0;
         const holdBack = Math.max(0, ...stop.map((s) => s.length - 1));
@@ -164,16 +177,17 @@ export function loadDecoder(
             break;
           }
           text += decoder.decode(Uint8Array.of(token), { stream: true });
+          marks?.push(tokenLogprob(logits, token, opts.logprobs ?? 0), text.length);
           const hit = stop.map((s) => (s ? text.indexOf(s) : -1)).filter((i) => i >= 0);
           if (hit.length) {
             const at = Math.min(...hit);
-            if (at > emitted) yield { text: text.slice(emitted, at) };
+            if (at > emitted) yield piece(emitted, at);
             finish = 'stop';
             return;
           }
           const safe = text.length - holdBack;
           if (safe > emitted) {
-            yield { text: text.slice(emitted, safe) };
+            yield piece(emitted, safe);
             emitted = safe;
           }
           history.push(token);
@@ -186,7 +200,7 @@ export function loadDecoder(
         }
         finish ??= 'length';
         text += decoder.decode();
-        if (text.length > emitted) yield { text: text.slice(emitted) };
+        if (text.length > emitted || marks?.size) yield piece(emitted, text.length, true);
       },
     };
     return iterable;

@@ -178,7 +178,7 @@ export class GrpcModelFleet implements ModelFleet {
               cacheReadTokens: Number(piece.cacheReadTokens),
               cacheWriteTokens: Number(piece.cacheWriteTokens),
             };
-          if (piece.text) yield piece.text;
+          if (piece.text || piece.logprobs.length) yield { text: piece.text, logprobs: piece.logprobs };
         }
       })(),
       done: () => end,

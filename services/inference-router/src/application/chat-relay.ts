@@ -137,6 +137,7 @@ function visible(delta: ChatDelta, includeReasoning: boolean): ChatDelta | null 
   if (delta.text) out.text = delta.text;
   if (delta.reasoning && includeReasoning) out.reasoning = delta.reasoning;
   if (delta.toolCalls?.length) out.toolCalls = delta.toolCalls;
+  if (delta.logprobs?.length) out.logprobs = delta.logprobs;
   return Object.keys(out).length ? out : null;
 }
 

@@ -41,7 +41,7 @@ export interface ChatCall {
 /** Output tokens assumed for a built-in decoder's credit check when the call sets no limit. */
 const DEFAULT_MAX_TOKENS = 128;
 
-function refuse(field: 'schema' | 'tools' | 'response_format', message: string): never {
+function refuse(field: 'schema' | 'tools' | 'response_format' | 'logprobs', message: string): never {
   throw errors.invalid(Reasons.VALIDATION_FAILED, message, [{ field, message }]);
 }
 
@@ -73,9 +73,19 @@ type Server = 'extraction' | 'upstream' | 'decoder';
 
 /** What serves a resolved call, once its request fits that server: a schema only for extraction, tools only upstream. */
 function serverOf(request: ChatRequest, target: Target): Server {
-  if (target.entry.task === 'extraction') return 'extraction';
+  const logprobs = request.options.logprobs !== undefined;
+  if (target.entry.task === 'extraction') {
+    if (logprobs)
+      refuse('logprobs', `Model '${request.model}' is an extraction model: it has no token log probabilities.`);
+    return 'extraction';
+  }
   if (request.schemaJson.length)
     refuse('schema', `Model '${request.model}' is not an extraction model: leave out the schema.`);
+  if (logprobs && target.entry.provider === 'anthropic')
+    refuse(
+      'logprobs',
+      `Model '${request.model}' is served by a Messages-API provider, which gives no log probabilities.`,
+    );
   if (target.entry.upstream) return 'upstream';
   if (request.tools.length) refuse('tools', `Model '${request.model}' cannot call tools; only upstream models do.`);
   if (request.responseFormat)
@@ -253,7 +263,8 @@ async function* decoderReply(deps: RouterDeps, ctx: ChatContext): AsyncGenerator
   );
   const stream = deps.fleet.generate(target.ref, turns, request.options, breakpoints);
   const events = (async function* (): AsyncGenerator<UpstreamEvent> {
-    for await (const text of stream.chunks) yield { delta: { text } };
+    for await (const { text, logprobs } of stream.chunks)
+      yield { delta: { text, ...(logprobs.length ? { logprobs } : {}) } };
     const end = stream.done();
     const usage: TokenUsage = {
       inputTokens: end.inputTokens - end.cacheReadTokens - end.cacheWriteTokens,

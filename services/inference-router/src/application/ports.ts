@@ -12,6 +12,7 @@ import type {
   ChatMessage,
   ChatSurface,
   ContentBlock,
+  TokenLogprob,
   TokenUsage,
   ToolDefinition,
 } from '../domain/chat';
@@ -45,7 +46,8 @@ export interface ExtractOptions {
 }
 
 export interface GenerateStream {
-  chunks: AsyncIterable<string>;
+  /** The reply's pieces; `logprobs` is empty unless the options asked for them. */
+  chunks: AsyncIterable<{ text: string; logprobs: TokenLogprob[] }>;
   /** After the stream: why it ended and the token counts (input includes the cache read and written). */
   done(): {
     finishReason: FinishReason;

@@ -111,11 +111,26 @@ export interface ChatRequest {
   includeReasoning: boolean;
 }
 
-/** A piece of a streamed reply: text, reasoning or tool-call deltas. */
+/** One of the most likely tokens at a place of the reply; `token` is its text (`bytes:\\xNN` when not whole UTF-8). */
+export interface TopLogprob {
+  token: string;
+  bytes: Uint8Array;
+  /** Natural log of its probability under the model. */
+  logprob: number;
+}
+
+/** A token of the reply with its log probability and the most likely tokens at its place (most likely first). */
+export interface TokenLogprob extends TopLogprob {
+  topLogprobs: TopLogprob[];
+}
+
+/** A piece of a streamed reply: text, reasoning or tool-call deltas, and the text's token log probabilities. */
 export interface ChatDelta {
   text?: string;
   reasoning?: string;
   toolCalls?: ToolCallDelta[];
+  /** Asked for with options.logprobs: the tokens of `text`, in order. */
+  logprobs?: TokenLogprob[];
 }
 
 /** What the last piece of a reply carries. */

@@ -34,6 +34,8 @@ export interface GenerateOptions {
   maxTokens: number;
   stop: string[];
   seed: number;
+  /** When set, each token's log probability with this many of the most likely tokens at its place (0–20). */
+  logprobs?: number;
   signal?: AbortSignal;
 }
 

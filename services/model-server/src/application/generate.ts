@@ -1,4 +1,4 @@
-import { decoderTokens, type Decoder, type GenerateOptions, type PrefixCache } from '@whetstone/ml';
+import { decoderTokens, type Decoder, type GenerateChunk, type GenerateOptions, type PrefixCache } from '@whetstone/ml';
 import type { Decoders } from './decoders';
 import type { ModelRef } from './ports';
 
@@ -14,7 +14,7 @@ export interface GenerateEnd {
 }
 
 export interface GenerateStream {
-  chunks: AsyncIterable<{ text: string }>;
+  chunks: AsyncIterable<GenerateChunk>;
   finish(): GenerateEnd;
 }
 

@@ -6,7 +6,7 @@
  * Cache markers are not sent: these providers cache automatically.
  */
 import type { UpstreamCall, UpstreamEvent } from '../../application/ports';
-import { type ChatFinishReason, textOf, type ToolCallDelta } from '../../domain/chat';
+import { type ChatFinishReason, textOf, type TokenLogprob, type ToolCallDelta } from '../../domain/chat';
 import { sampling } from './sampling';
 
 interface OpenAIMessage {
@@ -49,6 +49,9 @@ export function openaiBody(call: UpstreamCall): Record<string, unknown> {
     ...(options.stop.length ? { stop: options.stop } : {}),
     ...(options.seed ? { seed: options.seed } : {}),
     ...(call.responseFormat ? { response_format: call.responseFormat } : {}),
+    ...(options.logprobs === undefined
+      ? {}
+      : { logprobs: true, ...(options.logprobs > 0 ? { top_logprobs: options.logprobs } : {}) }),
     ...(call.tools.length
       ? {
           tools: call.tools.map((t) => ({
@@ -64,6 +67,28 @@ export function openaiBody(call: UpstreamCall): Record<string, unknown> {
   };
 }
 
+interface UpstreamTop {
+  token: string;
+  logprob: number;
+  bytes?: number[] | null;
+}
+
+interface UpstreamLogprob extends UpstreamTop {
+  top_logprobs?: UpstreamTop[] | null;
+}
+
+const utf8 = new TextEncoder();
+
+const topOf = (t: UpstreamTop) => ({
+  token: t.token,
+  bytes: t.bytes ? Uint8Array.from(t.bytes) : utf8.encode(t.token),
+  logprob: t.logprob,
+});
+
+/** A chunk's token log probabilities as the chat core's. */
+const logprobsOf = (content: UpstreamLogprob[]): TokenLogprob[] =>
+  content.map((t) => ({ ...topOf(t), topLogprobs: (t.top_logprobs ?? []).map(topOf) }));
+
 interface Chunk {
   choices?: {
     delta?: {
@@ -73,6 +98,7 @@ interface Chunk {
       tool_calls?: { index: number; id?: string; function?: { name?: string; arguments?: string } }[];
     };
     finish_reason?: string | null;
+    logprobs?: { content?: UpstreamLogprob[] | null } | null;
   }[];
   usage?: {
     prompt_tokens?: number;
@@ -107,12 +133,14 @@ export function openaiEvents(data: string): { events: UpstreamEvent[]; error?: {
       ...(c.function?.name ? { name: c.function.name } : {}),
       ...(c.function?.arguments ? { arguments: c.function.arguments } : {}),
     }));
-    if (delta.content || reasoning || toolCalls.length)
+    const logprobs = logprobsOf(choice?.logprobs?.content ?? []);
+    if (delta.content || reasoning || toolCalls.length || logprobs.length)
       events.push({
         delta: {
           ...(delta.content ? { text: delta.content } : {}),
           ...(reasoning ? { reasoning } : {}),
           ...(toolCalls.length ? { toolCalls } : {}),
+          ...(logprobs.length ? { logprobs } : {}),
         },
       });
   }

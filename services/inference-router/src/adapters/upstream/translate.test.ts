@@ -145,6 +145,42 @@ describe('OpenAI translation', () => {
     ]);
     expect(openaiEvents('[DONE]').events).toEqual([]);
   });
+
+  it('when log probabilities are asked for, then the body asks for them and the chunks’ logprobs become the delta’s', () => {
+    const options = { ...call().options, logprobs: 2 };
+    expect(openaiBody(call({ options }))).toMatchObject({ logprobs: true, top_logprobs: 2 });
+    expect(openaiBody(call({ options: { ...options, logprobs: 0 } }))).not.toHaveProperty('top_logprobs');
+    expect(openaiBody(call())).not.toHaveProperty('logprobs');
+    const chunk = {
+      choices: [
+        {
+          delta: { content: 'Hé' },
+          logprobs: {
+            content: [
+              { token: 'H', logprob: -0.1, bytes: [72], top_logprobs: [{ token: 'H', logprob: -0.1, bytes: [72] }] },
+              { token: 'é', logprob: -0.5, bytes: null },
+            ],
+          },
+        },
+      ],
+    };
+    expect(openaiEvents(JSON.stringify(chunk)).events).toEqual([
+      {
+        delta: {
+          text: 'Hé',
+          logprobs: [
+            {
+              token: 'H',
+              bytes: Uint8Array.of(72),
+              logprob: -0.1,
+              topLogprobs: [{ token: 'H', bytes: Uint8Array.of(72), logprob: -0.1 }],
+            },
+            { token: 'é', bytes: Uint8Array.of(0xc3, 0xa9), logprob: -0.5, topLogprobs: [] },
+          ],
+        },
+      },
+    ]);
+  });
 });
 
 describe('response formats', () => {

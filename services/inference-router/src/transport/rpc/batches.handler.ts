@@ -32,7 +32,7 @@ import { embed } from '../../application/embed';
 import type { RouterDeps } from '../../application/deps';
 import type { BatchCall, BatchResultRow, ClaimedBatchRequest } from '../../application/ports';
 import { type BatchKind, batchStatusOf, type BatchRequestState, type ChatBatch } from '../../domain/batch';
-import type { ToolCallDelta } from '../../domain/chat';
+import type { TokenLogprob, ToolCallDelta } from '../../domain/chat';
 import { chatCallOf, chatPieceToPb } from './chat.mapper';
 import { embedInputOf, embedOutputToPb } from './router.mapper';
 
@@ -204,11 +204,13 @@ export function batchAnswers(deps: RouterDeps, callTimeoutMs: number): BatchAnsw
         let text = '';
         let reasoning = '';
         const toolCalls: ToolCallDelta[] = [];
+        const logprobs: TokenLogprob[] = [];
         for await (const piece of chat(deps, call)) {
           if ('delta' in piece) {
             text += piece.delta.text ?? '';
             reasoning += piece.delta.reasoning ?? '';
             toolCalls.push(...(piece.delta.toolCalls ?? []));
+            logprobs.push(...(piece.delta.logprobs ?? []));
             continue;
           }
           const whole = wholeToolCalls(toolCalls);
@@ -217,6 +219,7 @@ export function batchAnswers(deps: RouterDeps, callTimeoutMs: number): BatchAnsw
             text,
             reasoning,
             toolCallsJson: whole.length ? new TextEncoder().encode(JSON.stringify(whole)) : new Uint8Array(),
+            logprobs,
           };
           const result = create(ChatBatchResultSchema, {
             outcome: ChatBatchOutcome.SUCCEEDED,

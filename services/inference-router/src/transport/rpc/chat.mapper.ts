@@ -84,6 +84,7 @@ export function chatPieceToPb(piece: ChatPiece, responseId: string) {
       reasoning: d.reasoning ?? '',
       toolCallsJson: d.toolCalls?.length ? encoder.encode(JSON.stringify(d.toolCalls)) : new Uint8Array(),
       responseId,
+      logprobs: d.logprobs ?? [],
     };
   }
   const d = piece.done;

@@ -126,6 +126,7 @@ export function generateOptionsOf(s: SamplingOptions | undefined, signal: AbortS
     maxTokens: s?.maxTokens ?? 0,
     stop: s?.stop ?? [],
     seed: Number(s?.seed ?? 0n),
+    ...(s?.logprobs === undefined ? {} : { logprobs: s.logprobs }),
     signal,
   };
 }

@@ -9,6 +9,7 @@ import { generate } from '../../application/generate';
 import {
   chatTurnsOf,
   finishToPb,
+  chunkToPb,
   generateOptionsOf,
   refOf,
   resultsToPb,
@@ -58,7 +59,7 @@ export function modelServerHandler(
         chatTurnsOf(req.messages),
         generateOptionsOf(req.sampling, req.cacheBreakpoints, ctx.signal),
       );
-      for await (const chunk of out.chunks) yield { text: chunk.text };
+      for await (const chunk of out.chunks) yield chunkToPb(chunk);
       yield finishToPb(out.finish());
     },
   };

@@ -6,7 +6,7 @@ import {
   type CacheBreakpoint as PbCacheBreakpoint,
   type ChatTurn as PbChatTurn,
 } from '@whetstone/proto/inference/v1';
-import type { GenerateOptions } from '@whetstone/ml';
+import { type GenerateChunk, type GenerateOptions, MAX_TOP_LOGPROBS } from '@whetstone/ml';
 import type { ChatTurn, GenerateEnd } from '../../application/generate';
 import type { ModelRef } from '../../application/ports';
 import type { ModelStatus } from '../../domain/model-cache';
@@ -49,7 +49,19 @@ export const generateOptionsOf = (
   stop: s?.stop ?? [],
   seed: Number(s?.seed ?? 0n),
   cache_breakpoints: breakpoints.map((b) => ({ turn: b.turn, chars: b.chars, ttl_seconds: b.ttlSeconds })),
+  ...(s?.logprobs === undefined ? {} : { logprobs: Math.min(Math.max(s.logprobs, 0), MAX_TOP_LOGPROBS) }),
   signal,
+});
+
+/** A piece of a reply, with its tokens' log probabilities when they were asked for. */
+export const chunkToPb = (chunk: GenerateChunk) => ({
+  text: chunk.text,
+  logprobs: (chunk.logprobs ?? []).map((t) => ({
+    token: t.token,
+    bytes: Uint8Array.from(t.bytes),
+    logprob: t.logprob,
+    topLogprobs: t.top.map((o) => ({ token: o.token, bytes: Uint8Array.from(o.bytes), logprob: o.logprob })),
+  })),
 });
 
 export const finishToPb = (end: GenerateEnd) => ({

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file whetstone/common/v1/sampling.proto.
  */
 export const file_whetstone_common_v1_sampling: GenFile = /*@__PURE__*/
-  fileDesc("CiJ3aGV0c3RvbmUvY29tbW9uL3YxL3NhbXBsaW5nLnByb3RvEhN3aGV0c3RvbmUuY29tbW9uLnYxImUKD1NhbXBsaW5nT3B0aW9ucxITCgt0ZW1wZXJhdHVyZRgBIAEoARINCgV0b3BfcBgCIAEoARISCgptYXhfdG9rZW5zGAMgASgFEgwKBHN0b3AYBCADKAkSDAoEc2VlZBgFIAEoA2IGcHJvdG8z");
+  fileDesc("CiJ3aGV0c3RvbmUvY29tbW9uL3YxL3NhbXBsaW5nLnByb3RvEhN3aGV0c3RvbmUuY29tbW9uLnYxIokBCg9TYW1wbGluZ09wdGlvbnMSEwoLdGVtcGVyYXR1cmUYASABKAESDQoFdG9wX3AYAiABKAESEgoKbWF4X3Rva2VucxgDIAEoBRIMCgRzdG9wGAQgAygJEgwKBHNlZWQYBSABKAMSFQoIbG9ncHJvYnMYBiABKAVIAIgBAUILCglfbG9ncHJvYnMiOwoKVG9wTG9ncHJvYhINCgV0b2tlbhgBIAEoCRINCgVieXRlcxgCIAEoDBIPCgdsb2dwcm9iGAMgASgBInQKDFRva2VuTG9ncHJvYhINCgV0b2tlbhgBIAEoCRINCgVieXRlcxgCIAEoDBIPCgdsb2dwcm9iGAMgASgBEjUKDHRvcF9sb2dwcm9icxgEIAMoCzIfLndoZXRzdG9uZS5jb21tb24udjEuVG9wTG9ncHJvYmIGcHJvdG8z");
 
 /**
  * SamplingOptions say how a decoder picks each next token. The gateway fills
@@ -55,6 +55,14 @@ export type SamplingOptions = Message<"whetstone.common.v1.SamplingOptions"> & {
    * @generated from field: int64 seed = 5;
    */
   seed: bigint;
+
+  /**
+   * When set, every generated token comes back with its log probability and this many of the most likely tokens at
+   * its place (0–20), as OpenAI's `logprobs` and `top_logprobs` ask; unset: none are computed.
+   *
+   * @generated from field: optional int32 logprobs = 6;
+   */
+  logprobs?: number | undefined;
 };
 
 /**
@@ -63,4 +71,81 @@ export type SamplingOptions = Message<"whetstone.common.v1.SamplingOptions"> & {
  */
 export const SamplingOptionsSchema: GenMessage<SamplingOptions> = /*@__PURE__*/
   messageDesc(file_whetstone_common_v1_sampling, 0);
+
+/**
+ * TopLogprob is one of the most likely tokens at a place of the reply.
+ *
+ * @generated from message whetstone.common.v1.TopLogprob
+ */
+export type TopLogprob = Message<"whetstone.common.v1.TopLogprob"> & {
+  /**
+   * The token as text; a token that is not whole UTF-8 (a byte of a longer character) is written `bytes:\\xNN`.
+   *
+   * @generated from field: string token = 1;
+   */
+  token: string;
+
+  /**
+   * The token's bytes.
+   *
+   * @generated from field: bytes bytes = 2;
+   */
+  bytes: Uint8Array;
+
+  /**
+   * Natural log of the token's probability under the model (before temperature and top-p).
+   *
+   * @generated from field: double logprob = 3;
+   */
+  logprob: number;
+};
+
+/**
+ * Describes the message whetstone.common.v1.TopLogprob.
+ * Use `create(TopLogprobSchema)` to create a new message.
+ */
+export const TopLogprobSchema: GenMessage<TopLogprob> = /*@__PURE__*/
+  messageDesc(file_whetstone_common_v1_sampling, 1);
+
+/**
+ * TokenLogprob is a generated token with its log probability and the most likely tokens at its place.
+ *
+ * @generated from message whetstone.common.v1.TokenLogprob
+ */
+export type TokenLogprob = Message<"whetstone.common.v1.TokenLogprob"> & {
+  /**
+   * The token as text; a token that is not whole UTF-8 (a byte of a longer character) is written `bytes:\\xNN`.
+   *
+   * @generated from field: string token = 1;
+   */
+  token: string;
+
+  /**
+   * The token's bytes.
+   *
+   * @generated from field: bytes bytes = 2;
+   */
+  bytes: Uint8Array;
+
+  /**
+   * Natural log of the token's probability under the model (before temperature and top-p).
+   *
+   * @generated from field: double logprob = 3;
+   */
+  logprob: number;
+
+  /**
+   * The most likely tokens at this place, most likely first; as many as SamplingOptions.logprobs asked for.
+   *
+   * @generated from field: repeated whetstone.common.v1.TopLogprob top_logprobs = 4;
+   */
+  topLogprobs: TopLogprob[];
+};
+
+/**
+ * Describes the message whetstone.common.v1.TokenLogprob.
+ * Use `create(TokenLogprobSchema)` to create a new message.
+ */
+export const TokenLogprobSchema: GenMessage<TokenLogprob> = /*@__PURE__*/
+  messageDesc(file_whetstone_common_v1_sampling, 2);
 
