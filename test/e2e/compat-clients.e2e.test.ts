@@ -172,11 +172,15 @@ describe('compatible surfaces through the official clients, end to end', () => {
         tool_choice: null,
       } as never);
       expect(again.output_text).toBe('Echo: FOUR');
-      // What is not computed (log probabilities) or not known (an item reference) is refused by name.
+      // What is not computed (the prompt's echo), out of range or not known (an item reference) is refused by name.
       for (const [path, body, param] of [
-        ['/v1/chat/completions', { model: OPENAI_MODEL, messages: user('x'), logprobs: true }, 'logprobs'],
         ['/v1/chat/completions', { model: OPENAI_MODEL, messages: user('x'), top_logprobs: 2 }, 'top_logprobs'],
-        ['/v1/completions', { model: OPENAI_MODEL, prompt: 'x', logprobs: 1 }, 'logprobs'],
+        [
+          '/v1/chat/completions',
+          { model: OPENAI_MODEL, messages: user('x'), logprobs: true, top_logprobs: 21 },
+          'top_logprobs',
+        ],
+        ['/v1/completions', { model: OPENAI_MODEL, prompt: 'x', logprobs: 6 }, 'logprobs'],
         ['/v1/completions', { model: OPENAI_MODEL, prompt: 'x', echo: true }, 'echo'],
         ['/v1/responses', { model: OPENAI_MODEL, input: [{ type: 'item_reference', id: 'msg_1' }] }, 'input'],
       ] as const) {

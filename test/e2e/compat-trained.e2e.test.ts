@@ -124,6 +124,56 @@ describe('trained models through the compatible surfaces, end to end', () => {
     expect(message.content).toEqual([{ type: 'text', text: chat.choices[0]!.message.content }]);
     expect(message.usage.output_tokens).toBe(chat.usage!.completion_tokens);
   });
+  it('when the decoder job is asked for token log probabilities, then every byte of its reply has one, the same in JSON and stream, and completions and responses give them in their own shapes', async () => {
+    const openai = new OpenAI({ apiKey: key, baseURL: `${system.baseUrl}/v1`, maxRetries: 5 });
+    const asked = {
+      model: decoder,
+      messages: [{ role: 'user' as const, content: 'hi, I am Ada' }],
+      max_tokens: 16,
+      seed: 1,
+      logprobs: true,
+      top_logprobs: 3,
+    };
+    const chat = await openai.chat.completions.create(asked);
+    const text = chat.choices[0]!.message.content!;
+    const content = chat.choices[0]!.logprobs!.content!;
+    expect(content.flatMap((t) => t.bytes ?? [])).toEqual([...Buffer.from(text)]);
+    for (const t of content) {
+      expect(t.logprob).toBeLessThanOrEqual(0);
+      expect(t.top_logprobs).toHaveLength(3);
+      expect(t.top_logprobs[0]!.logprob).toBeGreaterThanOrEqual(t.logprob);
+    }
+    const streamed = [];
+    for await (const chunk of await openai.chat.completions.create({ ...asked, stream: true }))
+      streamed.push(...(chunk.choices[0]?.logprobs?.content ?? []));
+    expect(streamed).toEqual(content);
+
+    const prompt = 'hi, I am Ada';
+    const completion = await openai.completions.create({
+      model: decoder,
+      prompt,
+      max_tokens: 16,
+      seed: 1,
+      logprobs: 2,
+    });
+    const legacy = completion.choices[0]!.logprobs!;
+    expect(legacy.tokens).toEqual(content.map((t) => t.token));
+    expect(legacy.token_logprobs).toEqual(content.map((t) => t.logprob));
+    expect(legacy.top_logprobs!.map((o) => Object.keys(o).length)).toEqual(content.map(() => 2));
+    expect(legacy.text_offset![0]).toBe(prompt.length);
+
+    const response = await openai.responses.create({
+      model: decoder,
+      input: prompt,
+      max_output_tokens: 16,
+      seed: 1,
+      include: ['message.output_text.logprobs'],
+      top_logprobs: 3,
+    } as never);
+    const part = (response.output[0] as { content: { logprobs: unknown[] }[] }).content[0]!;
+    expect(part.logprobs).toEqual(content);
+  });
+
   it('when the decoder job gets the same cached prompt twice, then usage shows a write then a read, alike in stream and JSON', async () => {
     const openai = new OpenAI({ apiKey: key, baseURL: `${system.baseUrl}/v1`, maxRetries: 5 });
     // The built-in decoder reads at most its last 63 prompt bytes and caches prefixes of 16 or more: a short prompt

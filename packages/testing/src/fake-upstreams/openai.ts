@@ -16,6 +16,9 @@ import {
  * prompt caching of everything before the last message (reported as
  * `prompt_tokens_details.cached_tokens`, included in `prompt_tokens`), and a
  * tool call when tools are given. Replies are deterministic: see `echoPieces`.
+ * With `logprobs: true`, each piece is one token whose log probability is
+ * −0.25 × its position, with `top_logprobs` alternatives: the token itself, then
+ * `alt1`, `alt2` … one nat less likely each.
  */
 export interface FakeOpenAIOptions {
   apiKey?: string;
@@ -38,6 +41,24 @@ interface ChatBody {
   max_completion_tokens?: number;
   stream?: boolean;
   stream_options?: { include_usage?: boolean };
+  logprobs?: boolean;
+  top_logprobs?: number;
+}
+
+/** The fake's log probabilities of a reply's pieces (see above); null when the body did not ask for them. */
+function logprobsOf(body: ChatBody, pieces: string[], from = 0) {
+  if (!body.logprobs) return null;
+  const entry = (token: string, logprob: number) => ({ token, logprob, bytes: [...Buffer.from(token)] });
+  return {
+    content: pieces.map((p, i) => {
+      const logprob = -0.25 * (from + i);
+      const alternatives = Array.from({ length: body.top_logprobs ?? 0 }, (_, k) =>
+        entry(k === 0 ? p : `alt${k}`, logprob - k),
+      );
+      return { ...entry(p, logprob), top_logprobs: alternatives };
+    }),
+    refusal: null,
+  };
 }
 
 const textOf = (m: OpenAIMessage): string =>
@@ -114,6 +135,7 @@ function answerJson(req: Req, res: ServerResponse, reply: Reply, id: string) {
               }
             : {}),
         },
+        logprobs: reply.toolCall ? null : logprobsOf(req.body, reply.pieces),
         finish_reason: reply.finishReason,
       },
     ],
@@ -122,12 +144,12 @@ function answerJson(req: Req, res: ServerResponse, reply: Reply, id: string) {
 }
 
 function answerStream(req: Req, res: ServerResponse, reply: Reply, id: string, stall: boolean) {
-  const chunk = (delta: unknown, finish: string | null = null) => ({
+  const chunk = (delta: unknown, finish: string | null = null, logprobs: unknown = null) => ({
     id,
     object: 'chat.completion.chunk',
     created: 1_700_000_000,
     model: req.body.model,
-    choices: [{ index: 0, delta, finish_reason: finish }],
+    choices: [{ index: 0, delta, logprobs, finish_reason: finish }],
   });
   sse(res, chunk({ role: 'assistant', content: '' }));
   const deltas: unknown[] = reply.toolCall
@@ -148,7 +170,8 @@ function answerStream(req: Req, res: ServerResponse, reply: Reply, id: string, s
       ]
     : reply.pieces.map((content) => ({ content }));
   for (const [i, delta] of deltas.entries()) {
-    sse(res, chunk(delta));
+    const piece = reply.toolCall ? [] : [reply.pieces[i]!];
+    sse(res, chunk(delta, null, reply.toolCall ? null : logprobsOf(req.body, piece, i)));
     if (stall && i === 0) return;
   }
   sse(res, chunk({}, reply.finishReason));

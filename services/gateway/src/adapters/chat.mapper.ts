@@ -69,6 +69,7 @@ export function chatRequestToPb(principal: Principal, input: ChatInput): ChatReq
       maxTokens: input.maxTokens,
       stop: input.stop,
       seed: BigInt(input.seed),
+      ...(input.logprobs === undefined ? {} : { logprobs: input.logprobs }),
     },
     toolsJson: input.tools.length ? json(input.tools) : NO_BYTES,
     ...(input.toolsCacheTtlSeconds === undefined
@@ -84,6 +85,12 @@ export function chatRequestToPb(principal: Principal, input: ChatInput): ChatReq
   });
 }
 
+const topOf = (t: { token: string; logprob: number; bytes: Uint8Array }) => ({
+  token: t.token,
+  logprob: t.logprob,
+  bytes: Array.from(t.bytes),
+});
+
 function toolCallDeltas(bytes: Uint8Array): ChatToolCallDelta[] {
   if (bytes.length === 0) return [];
   return JSON.parse(utf8.decode(bytes)) as ChatToolCallDelta[];
@@ -95,6 +102,10 @@ export function chatPieceOf(piece: ChatResponse): ChatPiece {
     text: piece.text,
     reasoning: piece.reasoning,
     toolCalls: toolCallDeltas(piece.toolCallsJson),
+    logprobs: piece.logprobs.map((t) => ({
+      ...topOf(t),
+      top_logprobs: t.topLogprobs.map(topOf),
+    })),
   };
   if (piece.finishReason === FinishReason.UNSPECIFIED) return out;
   const u = piece.usage;

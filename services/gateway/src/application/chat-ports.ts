@@ -57,6 +57,8 @@ export interface ChatInput {
   /** UUID of the OpenAI conversation a Responses call belongs to, kept with a stored call. */
   conversationId?: string;
   includeReasoning: boolean;
+  /** When set, each reply token's log probability with this many of the most likely tokens at its place (0–20). */
+  logprobs?: number;
 }
 
 /** A tool-call delta: id and name on a call's first delta, argument text appended. */
@@ -91,12 +93,26 @@ export interface ChatDone {
   latencyMs: number;
 }
 
+/** One of the most likely tokens at a place of a reply, in OpenAI's shape (`bytes:\\xNN` for a partial character). */
+export interface ChatTopLogprob {
+  token: string;
+  logprob: number;
+  bytes: number[];
+}
+
+/** A reply token with its log probability and the most likely tokens at its place: OpenAI's logprobs content item. */
+export interface ChatTokenLogprob extends ChatTopLogprob {
+  top_logprobs: ChatTopLogprob[];
+}
+
 /** One streamed piece of a chat reply; `done` only on the last. */
 export interface ChatPiece {
   responseId: string;
   text: string;
   reasoning: string;
   toolCalls: ChatToolCallDelta[];
+  /** The tokens of `text` when the call asked for log probabilities; empty otherwise. */
+  logprobs: ChatTokenLogprob[];
   done?: ChatDone;
 }
 

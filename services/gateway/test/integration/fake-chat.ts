@@ -29,6 +29,7 @@ const piece = (text: string, extra: Partial<ChatPiece> = {}): ChatPiece => ({
   text,
   reasoning: '',
   toolCalls: [],
+  logprobs: [],
   ...extra,
 });
 

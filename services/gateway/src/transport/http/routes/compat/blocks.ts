@@ -23,6 +23,8 @@ export const TopP = z.number().gt(0).max(1);
 export const MaxTokens = z.number().int().min(1).max(1_000_000);
 export const Stop = z.union([z.string().min(1), z.array(z.string().min(1)).max(4)]);
 export const Seed = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+/** How many of the most likely tokens to report at each place of the reply (OpenAI's `top_logprobs`). */
+export const TopLogprobs = z.number().int().min(0).max(20);
 /** OpenAI's `metadata`: up to 16 string pairs, keys of at most 64 characters, values of at most 512. */
 export const Metadata = z
   .record(z.string(), z.string({ error: 'values must be strings' }).max(512, 'values must be at most 512 characters'))

@@ -1,4 +1,4 @@
-import type { ChatPiece, ChatToolCallDelta, Inference } from '../../../../application/ports';
+import type { ChatPiece, ChatTokenLogprob, ChatToolCallDelta, Inference } from '../../../../application/ports';
 import type { HistoryPort } from '../../../../application/history-ports';
 import type { Api } from '../../api';
 import { authOf } from '../../auth';
@@ -26,12 +26,22 @@ const toolDeltaOut = (d: ChatToolCallDelta) => ({
   function: { ...(d.name ? { name: d.name } : {}), arguments: d.arguments ?? '' },
 });
 
-async function completion(start: ChatStart, model: string, includeReasoning: boolean) {
-  return completionOfReply(await collectChat(start), start.created, model, includeReasoning);
+/** What a reply shows beyond its text: reasoning, and token log probabilities, when the call asked for them. */
+interface Shown {
+  reasoning: boolean;
+  logprobs: boolean;
+}
+
+/** A choice's `logprobs`: null unless the call asked for them. */
+const logprobsOut = (shown: Shown, content: ChatTokenLogprob[]) => (shown.logprobs ? { content, refusal: null } : null);
+
+async function completion(start: ChatStart, model: string, shown: Shown) {
+  return completionOfReply(await collectChat(start), start.created, model, shown);
 }
 
 /** The chat.completion object of a whole reply (a JSON answer, or a batch request's result). */
-export function completionOfReply(reply: ChatReply, created: number, model: string, includeReasoning: boolean) {
+export function completionOfReply(reply: ChatReply, created: number, model: string, shown: Shown) {
+  const includeReasoning = shown.reasoning;
   return {
     id: `chatcmpl-${reply.responseId}`,
     object: 'chat.completion',
@@ -47,7 +57,7 @@ export function completionOfReply(reply: ChatReply, created: number, model: stri
           ...(includeReasoning ? { reasoning_content: reply.reasoning || null } : {}),
           ...(reply.toolCalls.length ? { tool_calls: reply.toolCalls.map(toolCallOut) } : {}),
         },
-        logprobs: null,
+        logprobs: logprobsOut(shown, reply.logprobs),
         finish_reason: reply.done.finishReason,
       },
     ],
@@ -57,17 +67,18 @@ export function completionOfReply(reply: ChatReply, created: number, model: stri
 }
 
 /** The chunk table of the spec: usage and x_service are null except on the terminal chunk. */
-function chunkWriter(sse: Sse, start: ChatStart, model: string, includeReasoning: boolean) {
+function chunkWriter(sse: Sse, start: ChatStart, model: string, shown: Shown) {
   let id = '';
   let opened = false;
   const chunk = (piece: ChatPiece, delta: Record<string, unknown>, finish: string | null, tail = false) => {
+    const logprobs = !tail && piece.logprobs.length ? logprobsOut(shown, piece.logprobs) : null;
     id ||= `chatcmpl-${piece.responseId}`;
     sse.send({
       id,
       object: 'chat.completion.chunk',
       created: start.created,
       model,
-      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+      choices: [{ index: 0, delta, logprobs, finish_reason: finish }],
       usage: tail && piece.done ? openAiUsage(piece.done.usage) : null,
       x_service: tail && piece.done ? xService(piece.done) : null,
     });
@@ -77,7 +88,7 @@ function chunkWriter(sse: Sse, start: ChatStart, model: string, includeReasoning
       const delta: Record<string, unknown> = {};
       if (!opened) Object.assign(delta, { role: 'assistant' });
       if (piece.text || !opened) delta.content = piece.text;
-      if (includeReasoning && piece.reasoning) delta.reasoning_content = piece.reasoning;
+      if (shown.reasoning && piece.reasoning) delta.reasoning_content = piece.reasoning;
       if (piece.toolCalls.length) delta.tool_calls = piece.toolCalls.map(toolDeltaOut);
       if (!opened || piece.text || delta.reasoning_content !== undefined || delta.tool_calls) chunk(piece, delta, null);
       opened = true;
@@ -110,9 +121,10 @@ export function registerChatCompletionsRoute(api: Api, inference: Inference): vo
     async ({ res, body }) => {
       const input = chatInputOf(body);
       const start = await startChat(inference, res, input);
-      if (!body.stream) return completion(start, body.model, input.includeReasoning);
+      const shown = { reasoning: input.includeReasoning, logprobs: input.logprobs !== undefined };
+      if (!body.stream) return completion(start, body.model, shown);
       const sse = new Sse(res);
-      return pumpChat(start, sse, chunkWriter(sse, start, body.model, input.includeReasoning));
+      return pumpChat(start, sse, chunkWriter(sse, start, body.model, shown));
     },
   );
 }

@@ -16,6 +16,7 @@ import {
   stopList,
   Temperature,
   Text,
+  TopLogprobs,
   TopP,
   turn,
 } from './blocks';
@@ -76,9 +77,8 @@ export const ChatCompletionsBody = z.object({
   stop: Stop.nullish(),
   seed: Seed.nullish(),
   n: z.literal(1, 'only n = 1 is supported').nullish(),
-  // Token log probabilities are not computed: asking for them is refused rather than answered without them.
-  logprobs: z.literal(false, 'token log probabilities are not offered; leave logprobs out').nullish(),
-  top_logprobs: z.literal(0, 'token log probabilities are not offered; leave top_logprobs out').nullish(),
+  logprobs: z.boolean().nullish(),
+  top_logprobs: TopLogprobs.nullish(),
   tools: z.array(Tool).max(128).nullish(),
   tool_choice: z
     .union([
@@ -153,5 +153,18 @@ export function chatInputOf(body: ChatCompletionsBody): ChatInput {
     store: body.store ?? false,
     ...(body.metadata ? { metadata: body.metadata } : {}),
     includeReasoning: optsInToReasoning(body.reasoning),
+    ...logprobsField(body.logprobs, body.top_logprobs),
   });
+}
+
+/**
+ * OpenAI's `logprobs` and `top_logprobs` as the chat core's one option: set (to the number of alternatives) only
+ * when `logprobs` is true; alternatives without it are refused, as OpenAI refuses them.
+ */
+export function logprobsField(logprobs: boolean | null | undefined, top: number | null | undefined) {
+  if (!logprobs) {
+    if (top) throw invalidBody('top_logprobs', 'needs logprobs: true');
+    return {};
+  }
+  return { logprobs: top ?? 0 };
 }

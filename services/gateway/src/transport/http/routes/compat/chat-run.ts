@@ -4,6 +4,7 @@ import type {
   ChatDone,
   ChatInput,
   ChatPiece,
+  ChatTokenLogprob,
   ChatToolCall,
   ChatToolCallDelta,
   Inference,
@@ -43,6 +44,8 @@ export interface ChatReply {
   text: string;
   reasoning: string;
   toolCalls: ChatToolCall[];
+  /** Every reply token's log probability, when the call asked for them; empty otherwise. */
+  logprobs: ChatTokenLogprob[];
   done: ChatDone;
 }
 
@@ -70,16 +73,18 @@ export class ToolCallAssembler {
 export async function collectChat({ iterator, first }: ChatStart): Promise<ChatReply> {
   let text = '';
   let reasoning = '';
+  const logprobs: ChatTokenLogprob[] = [];
   const tools = new ToolCallAssembler();
   for (let next = first; !next.done; next = await iterator.next()) {
     const piece = next.value;
     text += piece.text;
     reasoning += piece.reasoning;
+    logprobs.push(...piece.logprobs);
     tools.add(piece.toolCalls);
     if (piece.done) {
       // Read the call to its end (its status), so it completes instead of being cancelled once answered.
       while (!(await iterator.next()).done);
-      return { responseId: piece.responseId, text, reasoning, toolCalls: tools.all(), done: piece.done };
+      return { responseId: piece.responseId, text, reasoning, toolCalls: tools.all(), logprobs, done: piece.done };
     }
   }
   throw endedEarly();

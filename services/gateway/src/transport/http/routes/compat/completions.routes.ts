@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ChatInput, ChatPiece, Inference } from '../../../../application/ports';
+import type { ChatInput, ChatPiece, ChatTokenLogprob, Inference } from '../../../../application/ports';
 import type { Api } from '../../api';
 import { MaxTokens, ModelId, SAMPLING_DEFAULTS, Seed, Stop, stopList, Temperature, Text, TopP, turn } from './blocks';
 import { type ChatReply, collectChat, errorBodyOf, pumpChat, Sse, startChat, type ChatStart } from './chat-run';
@@ -16,8 +16,9 @@ export const CompletionsBody = z.object({
   stop: Stop.nullish(),
   seed: Seed.nullish(),
   n: z.literal(1, 'only n = 1 is supported').nullish(),
-  // Token log probabilities and the prompt's echo are not computed: asking for them is refused.
-  logprobs: z.literal(0, 'token log probabilities are not offered; leave logprobs out').nullish(),
+  // The legacy API's bound: at most 5 alternatives per token.
+  logprobs: z.number().int().min(0).max(5).nullish(),
+  // The prompt's echo is not computed: asking for it is refused.
   echo: z.literal(false, 'echo is not offered; leave it out').nullish(),
   stream: z.boolean().nullish(),
   stream_options: z.object({ include_usage: z.boolean().nullish() }).nullish(),
@@ -40,37 +41,76 @@ export function completionsInputOf(body: CompletionsBody): ChatInput {
     surface: 'completions',
     store: body.store ?? false,
     includeReasoning: false,
+    ...(body.logprobs == null ? {} : { logprobs: body.logprobs }),
   };
 }
 
-async function completion(start: ChatStart, model: string) {
-  return textCompletionOfReply(await collectChat(start), start.created, model);
+/**
+ * The legacy `logprobs` of some reply tokens: their texts, log probabilities, the most likely tokens at each place as
+ * `{token: logprob}`, and each token's character offset in the prompt and completion together (a byte of a longer
+ * character has the character's offset). `at` is the offset of the first token's text.
+ */
+function legacyLogprobs(tokens: ChatTokenLogprob[], at: number) {
+  const offsets: number[] = [];
+  let offset = at;
+  let pending: number[] = [];
+  for (const t of tokens) {
+    offsets.push(offset);
+    pending.push(...t.bytes);
+    const text = Buffer.from(pending).toString('utf8');
+    if (!text.includes('\uFFFD')) {
+      offset += text.length;
+      pending = [];
+    }
+  }
+  return {
+    tokens: tokens.map((t) => t.token),
+    token_logprobs: tokens.map((t) => t.logprob),
+    top_logprobs: tokens.map((t) => Object.fromEntries(t.top_logprobs.map((o) => [o.token, o.logprob]))),
+    text_offset: offsets,
+  };
+}
+
+/** What a completion shows of its tokens: null unless the call asked for log probabilities. */
+interface Shown {
+  logprobs: boolean;
+  /** Characters of the prompt: the first completion token's offset. */
+  promptLength: number;
+}
+
+async function completion(start: ChatStart, model: string, shown: Shown) {
+  return textCompletionOfReply(await collectChat(start), start.created, model, shown);
 }
 
 /** The text_completion object of a whole reply (a JSON answer, or a batch request's result). */
-export function textCompletionOfReply(reply: ChatReply, created: number, model: string) {
+export function textCompletionOfReply(reply: ChatReply, created: number, model: string, shown: Shown) {
+  const logprobs = shown.logprobs ? legacyLogprobs(reply.logprobs, shown.promptLength) : null;
   return {
     id: `cmpl-${reply.responseId}`,
     object: 'text_completion',
     created,
     model,
-    choices: [{ index: 0, text: reply.text, logprobs: null, finish_reason: reply.done.finishReason }],
+    choices: [{ index: 0, text: reply.text, logprobs, finish_reason: reply.done.finishReason }],
     usage: openAiUsage(reply.done.usage),
     x_service: xService(reply.done),
   };
 }
 
-function chunkWriter(sse: Sse, start: ChatStart, model: string) {
-  const chunk = (piece: ChatPiece, text: string, tail: boolean) =>
+function chunkWriter(sse: Sse, start: ChatStart, model: string, shown: Shown) {
+  let at = shown.promptLength;
+  const chunk = (piece: ChatPiece, text: string, tail: boolean) => {
+    const logprobs = shown.logprobs && !tail ? legacyLogprobs(piece.logprobs, at) : null;
+    at += text.length;
     sse.send({
       id: `cmpl-${piece.responseId}`,
       object: 'text_completion',
       created: start.created,
       model,
-      choices: [{ index: 0, text, logprobs: null, finish_reason: tail ? piece.done!.finishReason : null }],
+      choices: [{ index: 0, text, logprobs, finish_reason: tail ? piece.done!.finishReason : null }],
       usage: tail ? openAiUsage(piece.done!.usage) : null,
       x_service: tail ? xService(piece.done!) : null,
     });
+  };
   return {
     piece(piece: ChatPiece) {
       if (piece.text) chunk(piece, piece.text, false);
@@ -97,10 +137,13 @@ export function registerCompletionsRoute(api: Api, inference: Inference): void {
       body: CompletionsBody,
     },
     async ({ res, body }) => {
-      const start = await startChat(inference, res, completionsInputOf(body));
-      if (!body.stream) return completion(start, body.model);
+      const input = completionsInputOf(body);
+      const start = await startChat(inference, res, input);
+      const prompt = typeof body.prompt === 'string' ? body.prompt : body.prompt[0]!;
+      const shown = { logprobs: input.logprobs !== undefined, promptLength: prompt.length };
+      if (!body.stream) return completion(start, body.model, shown);
       const sse = new Sse(res);
-      return pumpChat(start, sse, chunkWriter(sse, start, body.model));
+      return pumpChat(start, sse, chunkWriter(sse, start, body.model, shown));
     },
   );
 }

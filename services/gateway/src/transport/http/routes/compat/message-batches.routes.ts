@@ -106,6 +106,7 @@ function resultLine(r: ChatBatchResultView): object {
             text: r.reply.text,
             reasoning: r.reply.reasoning,
             toolCalls: tools.all(),
+            logprobs: [],
             done,
           },
           r.requestedModel,

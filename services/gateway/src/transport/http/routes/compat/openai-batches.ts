@@ -255,8 +255,12 @@ function outputLine(r: ChatBatchResultView, batch: ChatBatchView): object {
       endpoint === '/v1/responses'
         ? responseOfReply(reply, { created, metadata: r.requestMetadata }, r.requestedModel, reasoning)
         : endpoint === '/v1/completions'
-          ? textCompletionOfReply(reply, created, r.requestedModel)
-          : completionOfReply(reply, created, r.requestedModel, reasoning);
+          ? // The prompt is not kept with the result: a batch's text_offset counts from the completion's start.
+            textCompletionOfReply(reply, created, r.requestedModel, {
+              logprobs: reply.logprobs.length > 0,
+              promptLength: 0,
+            })
+          : completionOfReply(reply, created, r.requestedModel, { reasoning, logprobs: reply.logprobs.length > 0 });
     const id = r.reply.responseId;
     return {
       id: `batch_req_${id}`,

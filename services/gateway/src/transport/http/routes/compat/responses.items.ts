@@ -7,12 +7,13 @@ export const reasoningItem = (id: string, text: string): Item => ({
   id: `rs_${id}`,
   summary: text ? [{ type: 'summary_text', text }] : [],
 });
-export const messageItem = (id: string, text: string | null): Item => ({
+/** The assistant's message; `logprobs` are its text's tokens when the call asked for them (`include`). */
+export const messageItem = (id: string, text: string | null, logprobs: unknown[] = []): Item => ({
   type: 'message',
   id: `msg_${id}`,
   status: text === null ? 'in_progress' : 'completed',
   role: 'assistant',
-  content: text === null ? [] : [{ type: 'output_text', text, annotations: [], logprobs: [] }],
+  content: text === null ? [] : [{ type: 'output_text', text, annotations: [], logprobs }],
 });
 export const callItem = (id: string, index: number, callId: string, name: string, args: string | null): Item => ({
   type: 'function_call',

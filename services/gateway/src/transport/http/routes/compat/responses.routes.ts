@@ -1,6 +1,13 @@
 import { AppError } from '@whetstone/errors';
 import type { ConversationsPort, HistoryPort } from '../../../../application/history-ports';
-import type { ChatBatches, ChatDone, ChatPiece, Inference, Principal } from '../../../../application/ports';
+import type {
+  ChatBatches,
+  ChatDone,
+  ChatPiece,
+  ChatTokenLogprob,
+  Inference,
+  Principal,
+} from '../../../../application/ports';
 import {
   backgroundResponse,
   cancelBackground,
@@ -106,7 +113,7 @@ export function responseOfReply(reply: ChatReply, meta: ResponseMeta, model: str
   const id = reply.responseId;
   const output: Item[] = [];
   if (includeReasoning && reply.reasoning) output.push(reasoningItem(id, reply.reasoning));
-  if (reply.text || reply.toolCalls.length === 0) output.push(messageItem(id, reply.text));
+  if (reply.text || reply.toolCalls.length === 0) output.push(messageItem(id, reply.text, reply.logprobs));
   reply.toolCalls.forEach((c, i) => output.push(callItem(id, i, c.id, c.name, c.arguments)));
   return { ...responseObject(meta, id, model, output, reply.done), output_text: reply.text };
 }
@@ -155,19 +162,25 @@ const PART = { type: 'output_text', annotations: [], logprobs: [] };
 function eventWriter(sse: Sse, start: ResponseMeta, model: string, includeReasoning: boolean): StreamWriter {
   let id = '';
   const items = new OutputItems(sse);
-  const text = (delta: string) => {
+  let logprobs: ChatTokenLogprob[] = [];
+  const text = (delta: string, tokens: ChatTokenLogprob[] = []) => {
     items.append(
       'text',
       delta,
       () => messageItem(id, null),
-      () => items.send('response.content_part.added', { ...items.at(), content_index: 0, part: { ...PART, text: '' } }),
+      () => {
+        logprobs = [];
+        items.send('response.content_part.added', { ...items.at(), content_index: 0, part: { ...PART, text: '' } });
+      },
       (all) => {
-        items.send('response.output_text.done', { ...items.at(), content_index: 0, text: all, logprobs: [] });
-        items.send('response.content_part.done', { ...items.at(), content_index: 0, part: { ...PART, text: all } });
-        return messageItem(id, all);
+        items.send('response.output_text.done', { ...items.at(), content_index: 0, text: all, logprobs });
+        const part = { ...PART, text: all, logprobs };
+        items.send('response.content_part.done', { ...items.at(), content_index: 0, part });
+        return messageItem(id, all, logprobs);
       },
     );
-    if (delta) items.send('response.output_text.delta', { ...items.at(), content_index: 0, delta, logprobs: [] });
+    logprobs.push(...tokens);
+    if (delta) items.send('response.output_text.delta', { ...items.at(), content_index: 0, delta, logprobs: tokens });
   };
   const reasoning = (delta: string) => {
     const part = (t: string) => ({ ...items.at(), summary_index: 0, part: { type: 'summary_text', text: t } });
@@ -205,7 +218,7 @@ function eventWriter(sse: Sse, start: ResponseMeta, model: string, includeReason
         items.send('response.in_progress', { response: responseObject(start, id, model, []) });
       }
       if (includeReasoning && piece.reasoning) reasoning(piece.reasoning);
-      if (piece.text) text(piece.text);
+      if (piece.text) text(piece.text, piece.logprobs);
       for (const d of piece.toolCalls) call(d.index, d.id ?? '', d.name ?? '', d.arguments ?? '');
       if (!piece.done) return;
       if (items.output.length === 0) text('');

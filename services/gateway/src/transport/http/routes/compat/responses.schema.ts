@@ -11,6 +11,7 @@ import {
   responseFormatField,
   SchemaExtension,
   Seed,
+  TopLogprobs,
   Temperature,
   Text,
   TextFormat,
@@ -84,7 +85,17 @@ export const ResponsesBody = z.object({
   conversation: z.union([z.string().min(1).max(200), z.object({ id: z.string().min(1).max(200) })]).nullish(),
   schema: SchemaExtension.nullish(),
   text: z.object({ format: TextFormat.optional() }).nullish(),
+  top_logprobs: TopLogprobs.nullish(),
+  // What to add to the output; only `message.output_text.logprobs` changes anything, other values are ignored.
+  include: z.array(z.string().max(200)).max(20).nullish(),
 });
+
+/** Token log probabilities are computed when `include` asks for them or `top_logprobs` asks for alternatives. */
+const logprobsOf = (body: ResponsesBody) =>
+  body.include?.includes(LOGPROBS_INCLUDE) || body.top_logprobs ? { logprobs: body.top_logprobs ?? 0 } : {};
+
+/** The `include` value that adds the tokens' log probabilities to the reply's text. */
+export const LOGPROBS_INCLUDE = 'message.output_text.logprobs';
 export type ResponsesBody = z.infer<typeof ResponsesBody>;
 type ItemT = z.infer<typeof Item>;
 /** One input item of a Responses request (a message, a function call or its output). */
@@ -142,5 +153,6 @@ export function responsesInputOf(
     store: body.store ?? true,
     ...(body.metadata ? { metadata: body.metadata } : {}),
     includeReasoning: optsInToReasoning(body.reasoning),
+    ...logprobsOf(body),
   });
 }

@@ -1,0 +1,57 @@
+import type OpenAI from 'openai';
+import { ANTHROPIC_MODEL, OPENAI_MODEL, startWithUpstreams, type UpstreamSystem } from './compat-helpers';
+
+/**
+ * Token log probabilities from an operator's upstream, end to end: the openai
+ * client asks through Whetstone, the fake OpenAI-compatible upstream answers
+ * with its own (see its `logprobs` note), and Whetstone passes them on as sent.
+ * The built-in decoder's are in compat-trained.e2e.test.ts.
+ */
+describe('token log probabilities from upstream models, end to end', () => {
+  let running: UpstreamSystem;
+  let openai: OpenAI;
+  const user = (content: string) => [{ role: 'user' as const, content }];
+  const post = (path: string, body: unknown) =>
+    fetch(`${running.system.baseUrl}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': running.key },
+      body: JSON.stringify(body),
+    });
+
+  beforeAll(async () => {
+    running = await startWithUpstreams('logprobs');
+    ({ openai } = running);
+  }, 300_000);
+
+  afterAll(async () => running?.stop(), 60_000);
+
+  it('when token log probabilities are asked of an OpenAI-compatible upstream, then its logprobs come back, JSON and stream alike; models that have none refuse by name', async () => {
+    const asked = { model: OPENAI_MODEL, messages: user('hello there'), logprobs: true, top_logprobs: 2 };
+    const json = await openai.chat.completions.create(asked);
+    const content = json.choices[0]!.logprobs!.content!;
+    expect(content.map((t) => t.token).join('')).toBe(json.choices[0]!.message.content);
+    expect(content[1]).toEqual({
+      token: ' HELLO',
+      logprob: -0.25,
+      bytes: [...Buffer.from(' HELLO')],
+      top_logprobs: [
+        { token: ' HELLO', logprob: -0.25, bytes: [...Buffer.from(' HELLO')] },
+        { token: 'alt1', logprob: -1.25, bytes: [...Buffer.from('alt1')] },
+      ],
+    });
+    const streamed = [];
+    for await (const chunk of await openai.chat.completions.create({ ...asked, stream: true }))
+      streamed.push(...(chunk.choices[0]?.logprobs?.content ?? []));
+    expect(streamed).toEqual(content);
+    const plain = await openai.chat.completions.create({ model: OPENAI_MODEL, messages: user('hello there') });
+    expect(plain.choices[0]!.logprobs).toBeNull();
+    for (const [model, extra] of [
+      [ANTHROPIC_MODEL, {}],
+      ['whetstone-extract-base', { schema: { entities: ['person'] } }],
+    ] as const) {
+      const refused = await post('/v1/chat/completions', { model, messages: user('Ada'), logprobs: true, ...extra });
+      const { error } = (await refused.json()) as { error: { param: string } };
+      expect([refused.status, error.param]).toEqual([422, 'logprobs']);
+    }
+  });
+});
