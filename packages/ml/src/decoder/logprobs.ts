@@ -40,12 +40,26 @@ export function tokenLogprob(logits: Float32Array, chosen: number, top: number):
   for (let i = 0; i < logits.length; i++) sum += Math.exp(logits[i]! - max);
   const logZ = max + Math.log(sum);
   const logprob = (id: number) => logits[id]! - logZ;
-  const ranked = top > 0 ? Array.from(logits.keys()).sort((a, b) => logits[b]! - logits[a]! || a - b) : [];
   return {
     ...tokenOf(chosen),
     logprob: logprob(chosen),
-    top: ranked.slice(0, Math.min(top, MAX_TOP_LOGPROBS)).map((id) => ({ ...tokenOf(id), logprob: logprob(id) })),
+    top: topIds(logits, Math.min(top, MAX_TOP_LOGPROBS)).map((id) => ({ ...tokenOf(id), logprob: logprob(id) })),
   };
+}
+
+/** The ids of the `k` largest logits, largest first (ties: the lower id first), by insertion into a short list. */
+function topIds(logits: Float32Array, k: number): number[] {
+  const ids: number[] = [];
+  if (k <= 0) return ids;
+  for (let i = 0; i < logits.length; i++) {
+    const v = logits[i]!;
+    if (ids.length === k && v <= logits[ids[k - 1]!]!) continue;
+    let at = ids.length;
+    while (at > 0 && logits[ids[at - 1]!]! < v) at--;
+    ids.splice(at, 0, i);
+    if (ids.length > k) ids.pop();
+  }
+  return ids;
 }
 
 /**
