@@ -124,6 +124,23 @@ describe('trained models through the compatible surfaces, end to end', () => {
     expect(message.content).toEqual([{ type: 'text', text: chat.choices[0]!.message.content }]);
     expect(message.usage.output_tokens).toBe(chat.usage!.completion_tokens);
   });
+  it('when the decoder job gets a frequency penalty, then its greedy reply changes, and top_k 1 samples the greedy reply', async () => {
+    const openai = new OpenAI({ apiKey: key, baseURL: `${system.baseUrl}/v1`, maxRetries: 5 });
+    const base = { model: decoder, messages: [{ role: 'user' as const, content: 'hi, I am Ada' }], max_tokens: 24 };
+    const greedy = await openai.chat.completions.create({ ...base, temperature: 0 });
+    const penalized = await openai.chat.completions.create({ ...base, temperature: 0, frequency_penalty: 2 });
+    expect(penalized.choices[0]!.message.content).not.toBe(greedy.choices[0]!.message.content);
+    const anthropic = new Anthropic({ apiKey: key, baseURL: system.baseUrl });
+    const topK = await anthropic.messages.create({
+      model: decoder,
+      max_tokens: 24,
+      messages: base.messages,
+      temperature: 1,
+      top_k: 1,
+    } as Anthropic.MessageCreateParamsNonStreaming);
+    expect(topK.content).toEqual([{ type: 'text', text: greedy.choices[0]!.message.content }]);
+  });
+
   it('when the decoder job is asked for token log probabilities, then every byte of its reply has one, the same in JSON and stream, and completions and responses give them in their own shapes', async () => {
     const openai = new OpenAI({ apiKey: key, baseURL: `${system.baseUrl}/v1`, maxRetries: 5 });
     const asked = {
@@ -137,7 +154,8 @@ describe('trained models through the compatible surfaces, end to end', () => {
     const chat = await openai.chat.completions.create(asked);
     const text = chat.choices[0]!.message.content!;
     const content = chat.choices[0]!.logprobs!.content!;
-    expect(content.flatMap((t) => t.bytes ?? [])).toEqual([...Buffer.from(text)]);
+    // The tokens are the reply's bytes: decoded (a byte sequence that is not UTF-8 as U+FFFD) they are its text.
+    expect(new TextDecoder().decode(Uint8Array.from(content.flatMap((t) => t.bytes ?? [])))).toBe(text);
     for (const t of content) {
       expect(t.logprob).toBeLessThanOrEqual(0);
       expect(t.top_logprobs).toHaveLength(3);

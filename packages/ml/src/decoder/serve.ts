@@ -29,6 +29,12 @@ export interface GenerateOptions {
   temperature?: number;
   /** Nucleus sampling mass. Default 1. */
   top_p?: number;
+  /** Only the k most likely tokens are sampled from; 0 or absent keeps them all. */
+  top_k?: number;
+  /** Lowers each token's logit by this times the times it was already generated (OpenAI's). Default 0. */
+  frequency_penalty?: number;
+  /** Lowers each already generated token's logit by this, once (OpenAI's). Default 0. */
+  presence_penalty?: number;
   /** Maximum tokens (bytes) generated. Default 128. */
   max_tokens?: number;
   /** Generation ends before the first occurrence of any of these; it is not returned. */
@@ -83,8 +89,19 @@ export interface Decoder {
   perplexity(rows: readonly unknown[]): { loss: number; perplexity: number };
 }
 
-/** Samples a token from logits with temperature and top-p. */
-export function sampleToken(logits: Float32Array, temperature: number, topP: number, rng: Rng): number {
+/**
+ * The logits with OpenAI's frequency and presence penalties for the tokens generated so far (`counts[id]` times
+ * each): `logit − count × frequency − (count > 0) × presence`. The same array when both are 0.
+ */
+export function penalize(logits: Float32Array, counts: Uint32Array, frequency: number, presence: number): Float32Array {
+  if (!frequency && !presence) return logits;
+  const out = Float32Array.from(logits);
+  for (let i = 0; i < out.length; i++) if (counts[i]) out[i] = out[i]! - counts[i]! * frequency - presence;
+  return out;
+}
+
+/** Samples a token from logits with temperature, top-k (0: every token) and top-p. */
+export function sampleToken(logits: Float32Array, temperature: number, topP: number, rng: Rng, topK = 0): number {
   if (temperature <= 0) {
     let best = 0;
     for (let i = 1; i < logits.length; i++) if (logits[i]! > logits[best]!) best = i;
@@ -94,9 +111,10 @@ export function sampleToken(logits: Float32Array, temperature: number, topP: num
   for (let i = 0; i < p.length; i++) p[i] = logits[i]! / temperature;
   softmaxInPlace(p, 0, p.length);
   const order = Array.from(p.keys()).sort((a, b) => p[b]! - p[a]! || a - b);
-  let keep = order.length;
+  const limit = topK > 0 ? Math.min(topK, order.length) : order.length;
+  let keep = limit;
   let mass = 0;
-  for (let k = 0; k < order.length; k++) {
+  for (let k = 0; k < limit; k++) {
     mass += p[order[k]!]!;
     if (mass >= topP) {
       keep = k + 1;
@@ -141,6 +159,8 @@ export function loadDecoder(
       cacheUsage: () => usage,
       async *[Symbol.asyncIterator](): AsyncGenerator<GenerateChunk> {
         const { temperature = 1, top_p = 1, max_tokens = 128, stop = [], seed = 0, prefix_cache: cache } = opts;
+        const { top_k = 0, frequency_penalty = 0, presence_penalty = 0 } = opts;
+        const counts = new Uint32Array(config.vocab);
         const rng = new Rng(seed);
         // Keep the most recent context: the system turn is dropped before the reply's own tokens.
         let prompt = encodePrompt(messages);
@@ -171,7 +191,8 @@ export function loadDecoder(
         const holdBack = Math.max(0, ...stop.map((s) => s.length - 1));
         for (let n = 0; n < max_tokens; n++) {
           if (opts.signal?.aborted) break;
-          const token = sampleToken(logits, temperature, top_p, rng);
+          const scored = penalize(logits, counts, frequency_penalty, presence_penalty);
+          const token = sampleToken(scored, temperature, top_p, rng, top_k);
           if (token === END || token >= SYSTEM) {
             finish = 'stop';
             break;
@@ -190,6 +211,7 @@ export function loadDecoder(
             yield piece(emitted, safe);
             emitted = safe;
           }
+          counts[token]!++;
           history.push(token);
           if (state.full) {
             // Slide: re-read the second half of the context.

@@ -43,6 +43,10 @@ export interface ChatInput {
   maxTokens: number;
   stop: string[];
   seed: number;
+  /** OpenAI's penalties (−2 to 2) and Anthropic's top_k; unset: off. */
+  frequencyPenalty?: number;
+  presencePenalty?: number;
+  topK?: number;
   tools: ChatTool[];
   /** Set when a cache marker ends the prefix after the tool definitions. */
   toolsCacheTtlSeconds?: number;

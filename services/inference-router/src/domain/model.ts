@@ -34,6 +34,10 @@ export interface GenerateOptions {
   maxTokens: number;
   stop: string[];
   seed: number;
+  /** OpenAI's penalties (−2 to 2; 0 is off) and Anthropic's top_k (0 keeps every token); unset: off. */
+  frequencyPenalty?: number;
+  presencePenalty?: number;
+  topK?: number;
   /** When set, each token's log probability with this many of the most likely tokens at its place (0–20). */
   logprobs?: number;
   signal?: AbortSignal;

@@ -83,6 +83,7 @@ export function anthropicBody(call: UpstreamCall): Record<string, unknown> {
     ...(system.length ? { system: textBlocks(system) } : {}),
     messages: messagesOf(call),
     ...sampling(options, 1),
+    ...(options.topK ? { top_k: options.topK } : {}),
     ...(options.stop.length ? { stop_sequences: options.stop } : {}),
     ...(tools.length ? { tools } : {}),
   };

@@ -48,6 +48,8 @@ export function openaiBody(call: UpstreamCall): Record<string, unknown> {
     ...sampling(options),
     ...(options.stop.length ? { stop: options.stop } : {}),
     ...(options.seed ? { seed: options.seed } : {}),
+    ...(options.frequencyPenalty ? { frequency_penalty: options.frequencyPenalty } : {}),
+    ...(options.presencePenalty ? { presence_penalty: options.presencePenalty } : {}),
     ...(call.responseFormat ? { response_format: call.responseFormat } : {}),
     ...(options.logprobs === undefined
       ? {}

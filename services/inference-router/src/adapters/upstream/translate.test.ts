@@ -146,6 +146,16 @@ describe('OpenAI translation', () => {
     expect(openaiEvents('[DONE]').events).toEqual([]);
   });
 
+  it('when penalties and top_k are set, then an OpenAI body carries the penalties and a Messages body top_k', () => {
+    const options = { ...call().options, frequencyPenalty: 0.5, presencePenalty: -0.25, topK: 40 };
+    expect(openaiBody(call({ options }))).toMatchObject({ frequency_penalty: 0.5, presence_penalty: -0.25 });
+    expect(openaiBody(call({ options }))).not.toHaveProperty('top_k');
+    expect(anthropicBody(call({ options }))).toMatchObject({ top_k: 40 });
+    expect(anthropicBody(call({ options }))).not.toHaveProperty('frequency_penalty');
+    expect(openaiBody(call())).not.toHaveProperty('frequency_penalty');
+    expect(anthropicBody(call())).not.toHaveProperty('top_k');
+  });
+
   it('when log probabilities are asked for, then the body asks for them and the chunks’ logprobs become the delta’s', () => {
     const options = { ...call().options, logprobs: 2 };
     expect(openaiBody(call({ options }))).toMatchObject({ logprobs: true, top_logprobs: 2 });

@@ -126,6 +126,9 @@ export function generateOptionsOf(s: SamplingOptions | undefined, signal: AbortS
     maxTokens: s?.maxTokens ?? 0,
     stop: s?.stop ?? [],
     seed: Number(s?.seed ?? 0n),
+    ...(s?.frequencyPenalty ? { frequencyPenalty: s.frequencyPenalty } : {}),
+    ...(s?.presencePenalty ? { presencePenalty: s.presencePenalty } : {}),
+    ...(s?.topK ? { topK: s.topK } : {}),
     ...(s?.logprobs === undefined ? {} : { logprobs: s.logprobs }),
     signal,
   };

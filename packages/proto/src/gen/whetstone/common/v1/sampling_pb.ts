@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file whetstone/common/v1/sampling.proto.
  */
 export const file_whetstone_common_v1_sampling: GenFile = /*@__PURE__*/
-  fileDesc("CiJ3aGV0c3RvbmUvY29tbW9uL3YxL3NhbXBsaW5nLnByb3RvEhN3aGV0c3RvbmUuY29tbW9uLnYxIokBCg9TYW1wbGluZ09wdGlvbnMSEwoLdGVtcGVyYXR1cmUYASABKAESDQoFdG9wX3AYAiABKAESEgoKbWF4X3Rva2VucxgDIAEoBRIMCgRzdG9wGAQgAygJEgwKBHNlZWQYBSABKAMSFQoIbG9ncHJvYnMYBiABKAVIAIgBAUILCglfbG9ncHJvYnMiOwoKVG9wTG9ncHJvYhINCgV0b2tlbhgBIAEoCRINCgVieXRlcxgCIAEoDBIPCgdsb2dwcm9iGAMgASgBInQKDFRva2VuTG9ncHJvYhINCgV0b2tlbhgBIAEoCRINCgVieXRlcxgCIAEoDBIPCgdsb2dwcm9iGAMgASgBEjUKDHRvcF9sb2dwcm9icxgEIAMoCzIfLndoZXRzdG9uZS5jb21tb24udjEuVG9wTG9ncHJvYmIGcHJvdG8z");
+  fileDesc("CiJ3aGV0c3RvbmUvY29tbW9uL3YxL3NhbXBsaW5nLnByb3RvEhN3aGV0c3RvbmUuY29tbW9uLnYxIs0BCg9TYW1wbGluZ09wdGlvbnMSEwoLdGVtcGVyYXR1cmUYASABKAESDQoFdG9wX3AYAiABKAESEgoKbWF4X3Rva2VucxgDIAEoBRIMCgRzdG9wGAQgAygJEgwKBHNlZWQYBSABKAMSFQoIbG9ncHJvYnMYBiABKAVIAIgBARIZChFmcmVxdWVuY3lfcGVuYWx0eRgHIAEoARIYChBwcmVzZW5jZV9wZW5hbHR5GAggASgBEg0KBXRvcF9rGAkgASgFQgsKCV9sb2dwcm9icyI7CgpUb3BMb2dwcm9iEg0KBXRva2VuGAEgASgJEg0KBWJ5dGVzGAIgASgMEg8KB2xvZ3Byb2IYAyABKAEidAoMVG9rZW5Mb2dwcm9iEg0KBXRva2VuGAEgASgJEg0KBWJ5dGVzGAIgASgMEg8KB2xvZ3Byb2IYAyABKAESNQoMdG9wX2xvZ3Byb2JzGAQgAygLMh8ud2hldHN0b25lLmNvbW1vbi52MS5Ub3BMb2dwcm9iYgZwcm90bzM");
 
 /**
  * SamplingOptions say how a decoder picks each next token. The gateway fills
@@ -63,6 +63,28 @@ export type SamplingOptions = Message<"whetstone.common.v1.SamplingOptions"> & {
    * @generated from field: optional int32 logprobs = 6;
    */
   logprobs?: number | undefined;
+
+  /**
+   * OpenAI's `frequency_penalty` (−2 to 2; 0 is off): each token's logit is lowered by this times the number of
+   * times it was already generated in the reply.
+   *
+   * @generated from field: double frequency_penalty = 7;
+   */
+  frequencyPenalty: number;
+
+  /**
+   * OpenAI's `presence_penalty` (−2 to 2; 0 is off): each token's logit is lowered by this once it was generated.
+   *
+   * @generated from field: double presence_penalty = 8;
+   */
+  presencePenalty: number;
+
+  /**
+   * Anthropic's `top_k`: only the k most likely tokens are sampled from; 0 keeps them all.
+   *
+   * @generated from field: int32 top_k = 9;
+   */
+  topK: number;
 };
 
 /**

@@ -23,6 +23,13 @@ export const TopP = z.number().gt(0).max(1);
 export const MaxTokens = z.number().int().min(1).max(1_000_000);
 export const Stop = z.union([z.string().min(1), z.array(z.string().min(1)).max(4)]);
 export const Seed = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+/** OpenAI's `frequency_penalty` and `presence_penalty`. */
+export const Penalty = z.number().min(-2).max(2);
+/** OpenAI's penalties as the chat core's options (left out when 0). */
+export const penaltiesOf = (body: { frequency_penalty?: number | null; presence_penalty?: number | null }) => ({
+  ...(body.frequency_penalty ? { frequencyPenalty: body.frequency_penalty } : {}),
+  ...(body.presence_penalty ? { presencePenalty: body.presence_penalty } : {}),
+});
 /** How many of the most likely tokens to report at each place of the reply (OpenAI's `top_logprobs`). */
 export const TopLogprobs = z.number().int().min(0).max(20);
 /** OpenAI's `metadata`: up to 16 string pairs, keys of at most 64 characters, values of at most 512. */

@@ -6,6 +6,8 @@ import {
   capBreakpoints,
   MaxTokens,
   ModelId,
+  Penalty,
+  penaltiesOf,
   SAMPLING_DEFAULTS,
   ResponseFormat,
   responseFormatField,
@@ -76,6 +78,8 @@ export const ChatCompletionsBody = z.object({
   top_p: TopP.nullish(),
   stop: Stop.nullish(),
   seed: Seed.nullish(),
+  frequency_penalty: Penalty.nullish(),
+  presence_penalty: Penalty.nullish(),
   n: z.literal(1, 'only n = 1 is supported').nullish(),
   logprobs: z.boolean().nullish(),
   top_logprobs: TopLogprobs.nullish(),
@@ -140,6 +144,7 @@ export function chatInputOf(body: ChatCompletionsBody): ChatInput {
     maxTokens: body.max_completion_tokens ?? body.max_tokens ?? SAMPLING_DEFAULTS.maxTokens,
     stop: stopList(body.stop),
     seed: body.seed ?? SAMPLING_DEFAULTS.seed,
+    ...penaltiesOf(body),
     tools: noTools
       ? []
       : (body.tools ?? []).map((t) => ({

@@ -1,7 +1,20 @@
 import { z } from 'zod';
 import type { ChatInput, ChatPiece, ChatTokenLogprob, Inference } from '../../../../application/ports';
 import type { Api } from '../../api';
-import { MaxTokens, ModelId, SAMPLING_DEFAULTS, Seed, Stop, stopList, Temperature, Text, TopP, turn } from './blocks';
+import {
+  MaxTokens,
+  ModelId,
+  Penalty,
+  penaltiesOf,
+  SAMPLING_DEFAULTS,
+  Seed,
+  Stop,
+  stopList,
+  Temperature,
+  Text,
+  TopP,
+  turn,
+} from './blocks';
 import { type ChatReply, collectChat, errorBodyOf, pumpChat, Sse, startChat, type ChatStart } from './chat-run';
 import { openAiUsage, xService } from './usage';
 
@@ -15,6 +28,8 @@ export const CompletionsBody = z.object({
   top_p: TopP.nullish(),
   stop: Stop.nullish(),
   seed: Seed.nullish(),
+  frequency_penalty: Penalty.nullish(),
+  presence_penalty: Penalty.nullish(),
   n: z.literal(1, 'only n = 1 is supported').nullish(),
   // The legacy API's bound: at most 5 alternatives per token.
   logprobs: z.number().int().min(0).max(5).nullish(),
@@ -37,6 +52,7 @@ export function completionsInputOf(body: CompletionsBody): ChatInput {
     maxTokens: body.max_tokens ?? SAMPLING_DEFAULTS.maxTokens,
     stop: stopList(body.stop),
     seed: body.seed ?? SAMPLING_DEFAULTS.seed,
+    ...penaltiesOf(body),
     tools: [],
     surface: 'completions',
     store: body.store ?? false,
@@ -50,18 +66,14 @@ export function completionsInputOf(body: CompletionsBody): ChatInput {
  * `{token: logprob}`, and each token's character offset in the prompt and completion together (a byte of a longer
  * character has the character's offset). `at` is the offset of the first token's text.
  */
-function legacyLogprobs(tokens: ChatTokenLogprob[], at: number) {
+export function legacyLogprobs(tokens: ChatTokenLogprob[], at: number) {
+  // Decoded as the reply was: a token's offset is where the text stood before it, and moves once its bytes yield text.
+  const decoder = new TextDecoder();
   const offsets: number[] = [];
   let offset = at;
-  let pending: number[] = [];
   for (const t of tokens) {
     offsets.push(offset);
-    pending.push(...t.bytes);
-    const text = Buffer.from(pending).toString('utf8');
-    if (!text.includes('\uFFFD')) {
-      offset += text.length;
-      pending = [];
-    }
+    offset += decoder.decode(Uint8Array.from(t.bytes), { stream: true }).length;
   }
   return {
     tokens: tokens.map((t) => t.token),

@@ -30,7 +30,7 @@ import {
   ToolCallAssembler,
 } from './chat-run';
 import { type ReplyItems, withConversation } from './conversations';
-import { callItem, messageItem, reasoningItem, type Item } from './responses.items';
+import { callItem, messageItem, OutputItems, reasoningItem, type Item } from './responses.items';
 import { ResponsesBody, responsesInputOf } from './responses.schema';
 import {
   continuedConversation,
@@ -116,45 +116,6 @@ export function responseOfReply(reply: ChatReply, meta: ResponseMeta, model: str
   if (reply.text || reply.toolCalls.length === 0) output.push(messageItem(id, reply.text, reply.logprobs));
   reply.toolCalls.forEach((c, i) => output.push(callItem(id, i, c.id, c.name, c.arguments)));
   return { ...responseObject(meta, id, model, output, reply.done), output_text: reply.text };
-}
-
-/** The output items of a streamed Response: each opens when its kind of delta first arrives and closes before the next. */
-class OutputItems {
-  readonly output: Item[] = [];
-  private seq = 0;
-  private open: { key: string; text: string; close: (text: string) => Item } | null = null;
-
-  constructor(private readonly sse: Sse) {}
-
-  send(type: string, data: Record<string, unknown>): void {
-    this.sse.send({ type, sequence_number: this.seq++, ...data }, type);
-  }
-
-  /** Where the open item is, for its delta events. */
-  at() {
-    const index = this.output.length - 1;
-    return { item_id: this.output[index]!.id, output_index: index };
-  }
-
-  /** Append to the item of `key`, opening it (and closing the previous one) first when needed. */
-  append(key: string, delta: string, item: () => Item, onOpen: () => void, onClose: (text: string) => Item): void {
-    if (this.open?.key !== key) {
-      this.close();
-      this.output.push(item());
-      this.send('response.output_item.added', { output_index: this.output.length - 1, item: this.output.at(-1) });
-      this.open = { key, text: '', close: onClose };
-      onOpen();
-    }
-    this.open!.text += delta;
-  }
-
-  close(): void {
-    if (!this.open) return;
-    const index = this.output.length - 1;
-    this.output[index] = this.open.close(this.open.text);
-    this.send('response.output_item.done', { output_index: index, item: this.output[index] });
-    this.open = null;
-  }
 }
 
 const PART = { type: 'output_text', annotations: [], logprobs: [] };

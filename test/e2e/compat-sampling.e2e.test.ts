@@ -1,13 +1,15 @@
+import Anthropic from '@anthropic-ai/sdk';
 import type OpenAI from 'openai';
 import { ANTHROPIC_MODEL, OPENAI_MODEL, startWithUpstreams, type UpstreamSystem } from './compat-helpers';
 
 /**
- * Token log probabilities from an operator's upstream, end to end: the openai
- * client asks through Whetstone, the fake OpenAI-compatible upstream answers
- * with its own (see its `logprobs` note), and Whetstone passes them on as sent.
- * The built-in decoder's are in compat-trained.e2e.test.ts.
+ * Sampling controls and token log probabilities with an operator's upstreams,
+ * end to end: the official clients ask through Whetstone, the fake upstreams
+ * receive the provider's own fields, and the fake OpenAI-compatible upstream's
+ * log probabilities (see its `logprobs` note) come back as it sent them. The
+ * built-in decoder's are in compat-trained.e2e.test.ts.
  */
-describe('token log probabilities from upstream models, end to end', () => {
+describe('sampling controls and log probabilities with upstream models, end to end', () => {
   let running: UpstreamSystem;
   let openai: OpenAI;
   const user = (content: string) => [{ role: 'user' as const, content }];
@@ -24,6 +26,31 @@ describe('token log probabilities from upstream models, end to end', () => {
   }, 300_000);
 
   afterAll(async () => running?.stop(), 60_000);
+
+  it('when penalties and top_k are sent, then the OpenAI-compatible upstream gets the penalties and the Messages-API upstream top_k; out of range is 422 by name', async () => {
+    const { fakeOpenAI, fakeAnthropic } = running;
+    await openai.chat.completions.create({
+      model: OPENAI_MODEL,
+      messages: user('hi'),
+      frequency_penalty: 0.5,
+      presence_penalty: -1,
+    });
+    expect(fakeOpenAI.requests.at(-1)!.body).toMatchObject({ frequency_penalty: 0.5, presence_penalty: -1 });
+    await openai.completions.create({ model: OPENAI_MODEL, prompt: 'hi', frequency_penalty: 1 });
+    expect(fakeOpenAI.requests.at(-1)!.body).toMatchObject({ frequency_penalty: 1 });
+    const anthropic = new Anthropic({ apiKey: running.key, baseURL: running.system.baseUrl, maxRetries: 0 });
+    const params = { model: ANTHROPIC_MODEL, max_tokens: 8, messages: user('hi'), top_k: 5 };
+    // top_k is Anthropic's (this client's types do not list it): sent as given.
+    await anthropic.messages.create(params as Anthropic.MessageCreateParamsNonStreaming);
+    expect(fakeAnthropic.requests.at(-1)!.body).toMatchObject({ top_k: 5 });
+    const refused = await post('/v1/chat/completions', {
+      model: OPENAI_MODEL,
+      messages: user('x'),
+      presence_penalty: 3,
+    });
+    const { error } = (await refused.json()) as { error: { param: string } };
+    expect([refused.status, error.param]).toEqual([422, 'presence_penalty']);
+  });
 
   it('when token log probabilities are asked of an OpenAI-compatible upstream, then its logprobs come back, JSON and stream alike; models that have none refuse by name', async () => {
     const asked = { model: OPENAI_MODEL, messages: user('hello there'), logprobs: true, top_logprobs: 2 };
