@@ -52,6 +52,18 @@ describe('sampling controls and log probabilities with upstream models, end to e
     expect([refused.status, error.param]).toEqual([422, 'presence_penalty']);
   });
 
+  it('when a stop sequence ends a Messages-API upstream reply, then stop_reason and stop_sequence say so, JSON and stream alike', async () => {
+    const anthropic = new Anthropic({ apiKey: running.key, baseURL: running.system.baseUrl, maxRetries: 0 });
+    const params = { model: ANTHROPIC_MODEL, max_tokens: 16, messages: user('hello there'), stop_sequences: ['THERE'] };
+    const json = await anthropic.messages.create(params);
+    expect(json).toMatchObject({ stop_reason: 'stop_sequence', stop_sequence: 'THERE' });
+    expect(json.content).toEqual([{ type: 'text', text: 'Echo: HELLO ' }]);
+    const streamed = await anthropic.messages.stream(params).finalMessage();
+    expect(streamed).toMatchObject({ stop_reason: 'stop_sequence', stop_sequence: 'THERE' });
+    const plain = await anthropic.messages.create({ ...params, stop_sequences: ['NOWHERE'] });
+    expect(plain).toMatchObject({ stop_reason: 'end_turn', stop_sequence: null });
+  });
+
   it('when token log probabilities are asked of an OpenAI-compatible upstream, then its logprobs come back, JSON and stream alike; models that have none refuse by name', async () => {
     const asked = { model: OPENAI_MODEL, messages: user('hello there'), logprobs: true, top_logprobs: 2 };
     const json = await openai.chat.completions.create(asked);

@@ -139,6 +139,18 @@ describe('trained models through the compatible surfaces, end to end', () => {
       top_k: 1,
     } as Anthropic.MessageCreateParamsNonStreaming);
     expect(topK.content).toEqual([{ type: 'text', text: greedy.choices[0]!.message.content }]);
+    // A stop sequence from inside the greedy reply ends it there, and Anthropic's fields name it.
+    const text = greedy.choices[0]!.message.content!;
+    const stop = text.slice(3, 5);
+    const stopped = await anthropic.messages.create({
+      model: decoder,
+      max_tokens: 24,
+      messages: base.messages,
+      temperature: 0,
+      stop_sequences: [stop],
+    } as Anthropic.MessageCreateParamsNonStreaming);
+    expect(stopped).toMatchObject({ stop_reason: 'stop_sequence', stop_sequence: stop });
+    expect(stopped.content).toEqual([{ type: 'text', text: text.slice(0, text.indexOf(stop)) }]);
   });
 
   it('when the decoder job is asked for token log probabilities, then every byte of its reply has one, the same in JSON and stream, and completions and responses give them in their own shapes', async () => {

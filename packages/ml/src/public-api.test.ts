@@ -30,6 +30,7 @@ describe('the package entries', () => {
         'loadDecoder',
         'loadModel',
         'MAX_CACHE_BREAKPOINTS',
+        'MAX_TOP_LOGPROBS',
         'normalizeSchema',
         'PrefixCache',
         'readManifest',

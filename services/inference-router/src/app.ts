@@ -36,6 +36,8 @@ export interface BatchWorkerOptions {
   /** How long one batched call may run. */
   callTimeoutMs: number;
   maxAttempts: number;
+  /** What a batched request costs, as a percent of the same call made directly. */
+  pricePercent: number;
 }
 
 export function buildApp(deps: RouterDeps): RouterApp {
@@ -49,10 +51,10 @@ export function buildApp(deps: RouterDeps): RouterApp {
     onJobDeleted: (jobId, teamId) => recordJobDeleted(deps, jobId, teamId),
     resumePendingDeployments: () => resumePendingDeployments(deps, warmer),
     releaseJob: (jobId) => releaseJob(deps, jobId),
-    startBatchWorker: ({ concurrency, idleMs, leaseMs, callTimeoutMs, maxAttempts }) => {
+    startBatchWorker: ({ concurrency, idleMs, leaseMs, callTimeoutMs, maxAttempts, pricePercent }) => {
       const worker = {
         batches: deps.batches,
-        answers: batchAnswers(deps, callTimeoutMs),
+        answers: batchAnswers(deps, callTimeoutMs, pricePercent),
         now: deps.now,
         logger: deps.logger,
         concurrency,

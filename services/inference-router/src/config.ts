@@ -58,6 +58,11 @@ const schema = z.object({
   BATCH_LEASE_SECONDS: z.coerce.number().int().min(3).default(60),
   /** How long one batched call may run before it ends as errored (a deadline, retried like any retryable failure). */
   BATCH_CALL_TIMEOUT_SECONDS: z.coerce.number().int().min(1).default(600),
+  /**
+   * What a batched request costs, as a percent of the same call made directly (OpenAI's and Anthropic's batches
+   * cost half). 100: no discount.
+   */
+  BATCH_PRICE_PERCENT: z.coerce.number().min(0).max(100).default(50),
   /** Attempts per request for retryable failures (a warming model, a saturated upstream) before it is errored. */
   BATCH_MAX_ATTEMPTS: z.coerce.number().int().positive().max(20).default(5),
 });

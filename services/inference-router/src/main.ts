@@ -82,6 +82,7 @@ function startBatchWorker(config: RouterConfig, app: RouterApp) {
     leaseMs: config.BATCH_LEASE_SECONDS * 1000,
     callTimeoutMs: config.BATCH_CALL_TIMEOUT_SECONDS * 1000,
     maxAttempts: config.BATCH_MAX_ATTEMPTS,
+    pricePercent: config.BATCH_PRICE_PERCENT,
   });
 }
 

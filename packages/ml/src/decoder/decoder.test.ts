@@ -153,6 +153,10 @@ describe('whetstone-decoder-base LoRA', () => {
     const cut = await collect(stream);
     expect(cut).toBe(full.slice(0, full.indexOf(stop)));
     expect(stream.finishReason()).toBe('stop');
+    expect(stream.stopSequence()).toBe(stop);
+    const plain = decoder.generate(messages, { temperature: 0, max_tokens: 30 });
+    await collect(plain);
+    expect(plain.stopSequence()).toBeNull();
   });
 
   it('when sampling with the same seed, then the text is the same; top_p near 0 is greedy', async () => {

@@ -63,6 +63,8 @@ export interface CacheUsage {
 /** A reply being generated: its pieces, then why it ended and what the prefix cache did. */
 export type GenerateStream = AsyncIterable<GenerateChunk> & {
   finishReason: () => 'stop' | 'length' | null;
+  /** The stop sequence that ended the reply; null when none did. */
+  stopSequence: () => string | null;
   /** Zero until the prompt has been read (the first piece). */
   cacheUsage: () => CacheUsage;
 };
@@ -153,9 +155,11 @@ export function loadDecoder(
         `At most ${MAX_CACHE_BREAKPOINTS} cache breakpoints per call; got ${breakpoints.length}.`,
       );
     let finish: 'stop' | 'length' | null = null;
+    let matched: string | null = null;
     let usage: CacheUsage = { readTokens: 0, writeTokens: 0 };
     const iterable = {
       finishReason: () => finish,
+      stopSequence: () => matched,
       cacheUsage: () => usage,
       async *[Symbol.asyncIterator](): AsyncGenerator<GenerateChunk> {
         const { temperature = 1, top_p = 1, max_tokens = 128, stop = [], seed = 0, prefix_cache: cache } = opts;
@@ -202,6 +206,8 @@ export function loadDecoder(
           const hit = stop.map((s) => (s ? text.indexOf(s) : -1)).filter((i) => i >= 0);
           if (hit.length) {
             const at = Math.min(...hit);
+            // The sequence found earliest in the text (the first given, when two are found there).
+            matched = stop.find((s) => s && text.indexOf(s) === at) ?? null;
             if (at > emitted) yield piece(emitted, at);
             finish = 'stop';
             return;

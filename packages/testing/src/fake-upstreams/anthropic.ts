@@ -44,6 +44,7 @@ interface MessagesBody {
   messages?: { role: string; content: string | Block[] }[];
   tools?: Block[];
   stream?: boolean;
+  stop_sequences?: string[];
 }
 
 type Req = ReceivedRequest & { body: MessagesBody };
@@ -105,8 +106,19 @@ interface Reply {
   id: string;
   text: string[];
   toolUse: { id: string; name: string; input: Record<string, unknown> } | null;
-  stopReason: 'end_turn' | 'max_tokens' | 'tool_use';
+  stopReason: 'end_turn' | 'max_tokens' | 'tool_use' | 'stop_sequence';
+  /** The stop sequence the echo was cut before; null when none. */
+  stopSequence: string | null;
   usage: Usage & { output_tokens: number };
+}
+
+/** The echo cut before the first stop sequence it holds (as one piece), and that sequence; null when it holds none. */
+function stopCut(pieces: string[], stops: string[]): { pieces: string[]; sequence: string } | null {
+  const text = pieces.join('');
+  const found = stops.map((s) => ({ s, at: s ? text.indexOf(s) : -1 })).filter((f) => f.at >= 0);
+  if (!found.length) return null;
+  const first = found.reduce((a, b) => (b.at < a.at ? b : a));
+  return { pieces: [text.slice(0, first.at)], sequence: first.s };
 }
 
 function replyTo(body: MessagesBody, cache: PrefixCache, minCacheTokens: number, n: number): Reply {
@@ -118,20 +130,37 @@ function replyTo(body: MessagesBody, cache: PrefixCache, minCacheTokens: number,
   const id = `msg_fake_${n}`;
   if (lastBlocks.some((b) => b.type === 'tool_result')) {
     const text = [`Tool result: ${lastText}`];
-    return { id, text, toolUse: null, stopReason: 'end_turn', usage: { ...usage, output_tokens: tokens(text[0]!) } };
+    const output = tokens(text[0]!);
+    return {
+      id,
+      text,
+      toolUse: null,
+      stopReason: 'end_turn',
+      stopSequence: null,
+      usage: { ...usage, output_tokens: output },
+    };
   }
   if (tools.length) {
     const toolUse = { id: `toolu_fake_${n}`, name: tools[0]!.name ?? '', input: { text: lastText } };
     const output = tokens(JSON.stringify(toolUse.input)) + 1;
-    return { id, text: [], toolUse, stopReason: 'tool_use', usage: { ...usage, output_tokens: output } };
+    return {
+      id,
+      text: [],
+      toolUse,
+      stopReason: 'tool_use',
+      stopSequence: null,
+      usage: { ...usage, output_tokens: output },
+    };
   }
   const echo = echoPieces(lastText, body.max_tokens);
+  const cut = stopCut(echo.pieces, body.stop_sequences ?? []);
   return {
     id,
-    text: echo.pieces,
+    text: cut?.pieces ?? echo.pieces,
     toolUse: null,
-    stopReason: echo.truncated ? 'max_tokens' : 'end_turn',
-    usage: { ...usage, output_tokens: tokens(echo.pieces.join('')) },
+    stopReason: cut ? 'stop_sequence' : echo.truncated ? 'max_tokens' : 'end_turn',
+    stopSequence: cut?.sequence ?? null,
+    usage: { ...usage, output_tokens: tokens((cut?.pieces ?? echo.pieces).join('')) },
   };
 }
 
@@ -143,7 +172,7 @@ function answerJson(req: Req, res: ServerResponse, reply: Reply) {
     model: req.body.model,
     content: reply.toolUse ? [{ type: 'tool_use', ...reply.toolUse }] : [{ type: 'text', text: reply.text.join('') }],
     stop_reason: reply.stopReason,
-    stop_sequence: null,
+    stop_sequence: reply.stopSequence,
     usage: reply.usage,
   });
 }
@@ -174,7 +203,11 @@ function answerStream(req: Req, res: ServerResponse, reply: Reply, stall: boolea
   sse(res, { type: 'content_block_stop', index: 0 }, 'content_block_stop');
   sse(
     res,
-    { type: 'message_delta', delta: { stop_reason: reply.stopReason, stop_sequence: null }, usage: { output_tokens } },
+    {
+      type: 'message_delta',
+      delta: { stop_reason: reply.stopReason, stop_sequence: reply.stopSequence },
+      usage: { output_tokens },
+    },
     'message_delta',
   );
   sse(res, { type: 'message_stop' }, 'message_stop');

@@ -114,6 +114,7 @@ export function chatPieceOf(piece: ChatResponse): ChatPiece {
   const u = piece.usage;
   out.done = {
     finishReason: FINISH[piece.finishReason],
+    stopSequence: piece.stopSequence || null,
     model: piece.model,
     usage: {
       input_tokens: Number(u?.inputTokens ?? 0n),

@@ -88,6 +88,8 @@ export type ChatFinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filte
 /** What the last piece of a chat stream says about the whole call. */
 export interface ChatDone {
   finishReason: ChatFinishReason;
+  /** The stop sequence that ended the reply, when the model said which (built-in decoders, Messages-API models). */
+  stopSequence: string | null;
   model: string;
   usage: ChatUsageView;
   /** Set only when the inference was stored. */

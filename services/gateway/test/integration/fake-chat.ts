@@ -35,6 +35,7 @@ const piece = (text: string, extra: Partial<ChatPiece> = {}): ChatPiece => ({
 
 const done = (input: ChatInput, over: Partial<ChatDone> = {}): ChatDone => ({
   finishReason: 'stop',
+  stopSequence: null,
   model: input.model,
   usage: usage(),
   inferenceId: input.store ? '0190f0aa-0000-7000-8000-000000000001' : null,

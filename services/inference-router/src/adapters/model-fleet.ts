@@ -152,6 +152,7 @@ export class GrpcModelFleet implements ModelFleet {
     const member = this.choose(ref);
     let end: ReturnType<GenerateStream['done']> = {
       finishReason: 'length',
+      stopSequence: '',
       inputTokens: 0,
       outputTokens: 0,
       cacheReadTokens: 0,
@@ -173,6 +174,7 @@ export class GrpcModelFleet implements ModelFleet {
           if (piece.finishReason !== PbFinishReason.UNSPECIFIED)
             end = {
               finishReason: finishReasonOf(piece.finishReason),
+              stopSequence: piece.stopSequence,
               inputTokens: Number(piece.inputTokens),
               outputTokens: Number(piece.outputTokens),
               cacheReadTokens: Number(piece.cacheReadTokens),

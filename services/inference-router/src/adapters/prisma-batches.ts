@@ -18,7 +18,8 @@ const CLAIM_SQL = `UPDATE chat_batch_requests r
     ORDER BY q.next_at, q.batch_id, q.position
     LIMIT $1
     FOR UPDATE OF q SKIP LOCKED)
-  RETURNING r.batch_id, r.position, r.custom_id, r.response_id, r.call, r.request, r.attempts, b.team_id, b.key_id, b.user_id`;
+  RETURNING r.batch_id, b.kind, r.position, r.custom_id, r.response_id, r.call, r.request, r.attempts, b.team_id,
+    b.key_id, b.user_id`;
 
 /** Pending requests no worker holds, of cancelled batches (canceled) and of expired ones (expired); $2 one batch. */
 const SWEEP_SQL = `UPDATE chat_batch_requests r
@@ -228,6 +229,7 @@ function batchWork(
       const rows = await prisma.$queryRawUnsafe<
         {
           batch_id: string;
+          kind: string;
           position: number;
           custom_id: string;
           response_id: string;
@@ -241,6 +243,7 @@ function batchWork(
       >(CLAIM_SQL, limit, leaseMs);
       return rows.map((r): ClaimedBatchRequest => ({
         batchId: r.batch_id,
+        kind: r.kind as BatchKind,
         position: Number(r.position),
         customId: r.custom_id,
         responseId: r.response_id,

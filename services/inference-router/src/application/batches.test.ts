@@ -4,6 +4,7 @@ import type { ChatBatchStore, ClaimedBatchRequest } from './ports';
 
 const claimed: ClaimedBatchRequest = {
   batchId: 'b',
+  kind: 'messages',
   position: 0,
   customId: 'a',
   call: 'chat',

@@ -10,7 +10,7 @@
  * first piece is not charged.
  */
 import { failureOf } from '@whetstone/errors';
-import { priceOf } from '../domain/catalog';
+import { atPercent, priceOf } from '../domain/catalog';
 import {
   type ChatDelta,
   type ChatDone,
@@ -41,6 +41,8 @@ export interface ChatContext {
   responseId: string;
   startedAt: Date;
   t0: number;
+  /** What the call costs as a percent of its catalog price (a batched call's discount); unset: 100. */
+  pricePercent?: number;
 }
 
 /** What a reply produced, for the meter. */
@@ -48,6 +50,7 @@ export interface ReplyOutcome {
   tokens: TokenUsage;
   text: string;
   finishReason: ChatFinishReason;
+  stopSequence?: string;
   reasoning?: string;
   toolCalls?: ToolCall[];
   outputs?: Record<string, unknown>[];
@@ -76,7 +79,8 @@ function recordedMessages(request: ChatRequest): RecordedTurn[] {
  * the call is stored. Resolves once both are durable, with the last piece's contents.
  */
 export async function meterReply(deps: RouterDeps, ctx: ChatContext, out: ReplyOutcome): Promise<ChatDone> {
-  const usage = { ...out.tokens, costMicroCredits: priceOf(ctx.target.entry.price, out.tokens) };
+  const cost = atPercent(priceOf(ctx.target.entry.price, out.tokens), ctx.pricePercent);
+  const usage = { ...out.tokens, costMicroCredits: cost };
   const latencyMs = Number((performance.now() - ctx.t0).toFixed(3));
   const { responseId } = ctx;
   const stored = ctx.request.store;
@@ -118,6 +122,7 @@ export async function meterReply(deps: RouterDeps, ctx: ChatContext, out: ReplyO
     inferenceId: stored ? responseId : '',
     model: ctx.target.ref.modelId,
     finishReason: out.finishReason,
+    ...(out.stopSequence ? { stopSequence: out.stopSequence } : {}),
     usage,
     latencyMs,
     text: out.text,
@@ -148,20 +153,24 @@ export async function* relay(deps: RouterDeps, ctx: ChatContext, source: ReplySo
   const toolCalls: ToolCall[] = [];
   let reported: Partial<TokenUsage> = {};
   let finishReason: ChatFinishReason = 'stop';
+  let stopSequence = '';
   let relayed = false;
   let settled = false;
   let failure: unknown;
   const outcome = (): Omit<ReplyOutcome, 'tokens'> => ({
     text,
     finishReason,
+    stopSequence,
     reasoning,
     toolCalls: toolCalls.filter(Boolean),
   });
   try {
     for await (const event of source.events) {
       if ('usage' in event) reported = { ...reported, ...event.usage };
-      else if ('finish' in event) finishReason = event.finish;
-      else {
+      else if ('finish' in event) {
+        finishReason = event.finish;
+        stopSequence = event.stopSequence ?? '';
+      } else {
         text += event.delta.text ?? '';
         reasoning += event.delta.reasoning ?? '';
         if (event.delta.toolCalls) foldToolCalls(toolCalls, event.delta.toolCalls);

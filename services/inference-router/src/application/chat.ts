@@ -36,6 +36,8 @@ export interface ChatCall {
   request: ChatRequest;
   /** GenerateText: the project named apart from the model, and only decoders accepted. */
   decoderOnly?: { projectId: string };
+  /** What the call costs as a percent of its catalog price (a batched call's discount); unset: 100. */
+  pricePercent?: number;
 }
 
 /** Output tokens assumed for a built-in decoder's credit check when the call sets no limit. */
@@ -49,7 +51,14 @@ function refuse(field: 'schema' | 'tools' | 'response_format' | 'logprobs', mess
 export async function* chat(deps: RouterDeps, call: ChatCall): AsyncGenerator<ChatPiece> {
   const { caller } = call;
   const request = limitCacheMarkers(call.request);
-  const base = { caller, request, responseId: call.responseId, startedAt: deps.now(), t0: performance.now() };
+  const base = {
+    caller,
+    request,
+    responseId: call.responseId,
+    startedAt: deps.now(),
+    t0: performance.now(),
+    ...(call.pricePercent === undefined ? {} : { pricePercent: call.pricePercent }),
+  };
   const router = call.decoderOnly ? null : await routerOf(deps, caller, request.model);
   if (router) return yield* routedReply(deps, base, router);
   const { target, projectId } = call.decoderOnly
@@ -274,7 +283,7 @@ async function* decoderReply(deps: RouterDeps, ctx: ChatContext): AsyncGenerator
       reasoningTokens: 0,
     };
     yield { usage };
-    yield { finish: end.finishReason };
+    yield { finish: end.finishReason, ...(end.stopSequence ? { stopSequence: end.stopSequence } : {}) };
   })();
   yield* relay(deps, ctx, {
     events,

@@ -1,5 +1,5 @@
 import { errors, Reasons } from '@whetstone/errors';
-import { priceOf } from '../domain/catalog';
+import { atPercent, priceOf } from '../domain/catalog';
 import type { Caller, Usage } from '../domain/model';
 import type { RouterDeps } from './deps';
 import { modelTarget, servedBy } from './resolve-target';
@@ -13,6 +13,8 @@ export interface EmbedInput {
   dimensions: number;
   /** The usage key, minted beforehand when the call may run twice (a batch request); new when absent. */
   inferenceId?: string;
+  /** What the call costs as a percent of its catalog price (a batched call's discount); unset: 100. */
+  pricePercent?: number;
 }
 
 export interface EmbedOutput {
@@ -53,7 +55,7 @@ export async function embed(deps: RouterDeps, input: EmbedInput): Promise<EmbedO
   const usage: Usage = {
     inputTokens: out.inputTokens,
     outputTokens: 0,
-    costMicroCredits: priceOf(target.entry.price, { inputTokens: out.inputTokens }),
+    costMicroCredits: atPercent(priceOf(target.entry.price, { inputTokens: out.inputTokens }), input.pricePercent),
   };
   await deps.metering.record({
     inferenceId: input.inferenceId ?? deps.ids.uuid(),

@@ -51,6 +51,8 @@ export interface GenerateStream {
   /** After the stream: why it ended and the token counts (input includes the cache read and written). */
   done(): {
     finishReason: FinishReason;
+    /** The stop sequence that ended the reply; empty when none did. */
+    stopSequence: string;
     inputTokens: number;
     outputTokens: number;
     cacheReadTokens: number;
@@ -109,7 +111,11 @@ export interface UpstreamCall {
  * provider reports it (each report replaces the fields it carries), and the
  * finish reason at the end.
  */
-export type UpstreamEvent = { delta: ChatDelta } | { usage: Partial<TokenUsage> } | { finish: ChatFinishReason };
+export type UpstreamEvent =
+  | { delta: ChatDelta }
+  | { usage: Partial<TokenUsage> }
+  /** `stopSequence`: the stop sequence that ended the reply, when the server says which. */
+  | { finish: ChatFinishReason; stopSequence?: string };
 
 export interface Upstreams {
   /**
@@ -222,6 +228,8 @@ export interface NewBatchRequest {
 /** A request a worker has claimed (for `leaseMs`), with the batch's caller, who is billed for it. */
 export interface ClaimedBatchRequest {
   batchId: string;
+  /** What the batch stands for: a background Response is priced as the direct call it is, the others as a batch. */
+  kind: BatchKind;
   position: number;
   customId: string;
   responseId: string;

@@ -56,6 +56,7 @@ function fakes(trained: TrainedModel | null, fleet: Partial<ModelFleet> = {}, me
         chunks: (async function* () {})(),
         done: () => ({
           finishReason: 'stop',
+          stopSequence: '',
           inputTokens: 0,
           outputTokens: 0,
           cacheReadTokens: 0,

@@ -1,4 +1,4 @@
-import { Restrictions, priceOf, upstreamEntry, type UpstreamModelSpec } from './catalog';
+import { atPercent, Restrictions, priceOf, upstreamEntry, type UpstreamModelSpec } from './catalog';
 
 describe('priceOf', () => {
   const price = {
@@ -19,6 +19,17 @@ describe('priceOf', () => {
   it('when input is split by cache class, then each class is charged at its own rate', () => {
     const usage = { inputTokens: 1_000, cacheReadTokens: 10_000, cacheWriteTokens: 2_000, outputTokens: 1_000 };
     expect(priceOf(price, usage)).toBe(1_000n + 100n + 100n + 250n + 400n);
+  });
+});
+
+describe('atPercent', () => {
+  it('when a cost is taken at a percent, then it rounds to the nearest micro-credit, and 100 leaves it', () => {
+    expect(atPercent(1001n, 50)).toBe(501n);
+    expect(atPercent(1000n, 50)).toBe(500n);
+    expect(atPercent(7n, 100)).toBe(7n);
+    expect(atPercent(7n)).toBe(7n);
+    expect(atPercent(1000n, 0)).toBe(0n);
+    expect(atPercent(1000n, 12.5)).toBe(125n);
   });
 });
 

@@ -98,6 +98,12 @@ export function priceOf(price: Price, usage: Partial<TokenUsage>): bigint {
   );
 }
 
+/** A cost at `percent` of itself (a batched call's price), to the nearest micro-credit; 100 leaves it as it is. */
+export function atPercent(cost: bigint, percent = 100): bigint {
+  if (percent === 100) return cost;
+  return (cost * BigInt(Math.round(percent * 100)) + 5_000n) / 10_000n;
+}
+
 export class Catalog {
   private readonly byId: Map<string, CatalogEntry>;
 

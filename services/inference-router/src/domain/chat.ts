@@ -141,6 +141,8 @@ export interface ChatDone {
   inferenceId: string;
   model: string;
   finishReason: ChatFinishReason;
+  /** The stop sequence that ended the reply, when the server said which. */
+  stopSequence?: string;
   usage: ChatUsage;
   latencyMs: number;
   text: string;

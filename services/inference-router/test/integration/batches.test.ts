@@ -7,10 +7,17 @@ import {
 } from '@whetstone/proto/inference/v1';
 import { eventually } from '@whetstone/testing';
 import { prismaBatchStore } from '../../src/adapters/prisma-batches';
-import { chatRequest, outboxOf } from './chat-support';
+import { chatRequest, collect, outboxOf } from './chat-support';
 import { rpcError, startHarness, team, type Harness } from './harness';
 
-const WORKER = { concurrency: 2, idleMs: 50, leaseMs: 60_000, callTimeoutMs: 30_000, maxAttempts: 3 };
+const WORKER = {
+  concurrency: 2,
+  idleMs: 50,
+  leaseMs: 60_000,
+  callTimeoutMs: 30_000,
+  maxAttempts: 3,
+  pricePercent: 50,
+};
 
 describe('message batches over real gRPC, Postgres and fake upstreams', () => {
   let h: Harness;
@@ -67,6 +74,10 @@ describe('message batches over real gRPC, Postgres and fake upstreams', () => {
     expect(a!.reply!.inferenceId).toBe(a!.reply!.responseId);
     const { usage, completed } = await outboxOf(h, a!.reply!.responseId);
     expect(usage).toHaveLength(1);
+    // Billed at the batch price: half of what the same call costs made directly (rounded to the micro-credit).
+    const direct = (await collect(h.client.chat({ caller: team, ...item('d').chat } as never))).last.usage!;
+    expect(usage[0]!.costMicroCredits).toBe((direct.costMicroCredits + 1n) / 2n);
+    expect(a!.reply!.usage!.costMicroCredits).toBe(usage[0]!.costMicroCredits);
     expect(completed[0]).toMatchObject({ surface: InferenceSurface.MESSAGES });
     expect(b).toMatchObject({ customId: 'b', outcome: ChatBatchOutcome.SUCCEEDED });
     expect(b!.reply!.inferenceId).toBe('');
@@ -161,6 +172,21 @@ describe('message batches over real gRPC, Postgres and fake upstreams', () => {
     });
   }, 60_000);
 
+  it('when a background Response runs on the batch worker, then it is billed as the direct call it is, not at the batch price', async () => {
+    const made = (
+      await h.batches.createChatBatch({
+        caller: team,
+        requests: [item('response')],
+        kind: ChatBatchKind.BACKGROUND_RESPONSE,
+      } as never)
+    ).batch!;
+    await runToEnd(made.id);
+    const [result] = await results(made.id);
+    const { usage } = await outboxOf(h, result!.reply!.responseId);
+    const direct = (await collect(h.client.chat({ caller: team, ...item('d').chat } as never))).last.usage!;
+    expect(usage[0]!.costMicroCredits).toBe(direct.costMicroCredits);
+  }, 60_000);
+
   it('when an OpenAI batch comes with input file errors, then it is stored ended with no requests and keeps them', async () => {
     const errors = [
       { code: 'invalid_json_line', message: 'This line is not valid JSON.', line: 2, param: '' },
@@ -218,7 +244,7 @@ describe('message batches over real gRPC, Postgres and fake upstreams', () => {
     const batch = await create([item('only')]);
     const store = prismaBatchStore(h.prisma);
     const [held] = await store.claim(1, 1_000);
-    expect(held).toMatchObject({ batchId: batch.id, attempts: 1 });
+    expect(held).toMatchObject({ batchId: batch.id, kind: 'messages', attempts: 1 });
     const nextAt = async () =>
       (
         await h.pool.pool.query<{ next_at: Date }>(

@@ -11,6 +11,8 @@ export interface GenerateEnd {
   outputTokens: number;
   cacheReadTokens: number;
   cacheWriteTokens: number;
+  /** The stop sequence that ended the reply; empty when none did. */
+  stopSequence: string;
 }
 
 export interface GenerateStream {
@@ -57,6 +59,7 @@ export async function generate(
       outputTokens: output,
       cacheReadTokens: stream.cacheUsage().readTokens,
       cacheWriteTokens: stream.cacheUsage().writeTokens,
+      stopSequence: stream.stopSequence() ?? '',
     }),
   };
 }

@@ -121,7 +121,14 @@ interface StreamEvent {
   index?: number;
   message?: { usage?: AnthropicUsage };
   content_block?: { type: string; id?: string; name?: string };
-  delta?: { type?: string; text?: string; partial_json?: string; thinking?: string; stop_reason?: string | null };
+  delta?: {
+    type?: string;
+    text?: string;
+    partial_json?: string;
+    thinking?: string;
+    stop_reason?: string | null;
+    stop_sequence?: string | null;
+  };
   usage?: AnthropicUsage;
   error?: { type?: string; message?: string };
 }
@@ -161,7 +168,11 @@ export function anthropicParser() {
               ...(e.usage.output_tokens === undefined ? {} : { outputTokens: e.usage.output_tokens }),
             },
           });
-        if (e.delta?.stop_reason) events.push({ finish: STOP[e.delta.stop_reason] ?? 'stop' });
+        if (e.delta?.stop_reason)
+          events.push({
+            finish: STOP[e.delta.stop_reason] ?? 'stop',
+            ...(e.delta.stop_sequence ? { stopSequence: e.delta.stop_sequence } : {}),
+          });
         return { events };
       }
       case 'error':

@@ -178,7 +178,7 @@ function wholeToolCalls(deltas: ToolCallDelta[]): ToolCallDelta[] {
  * The batch worker's calls: a claimed request runs as the Chat call it encodes, for the batch's caller, under the
  * response id minted with the batch; its reply is kept whole, as one ChatResponse.
  */
-export function batchAnswers(deps: RouterDeps, callTimeoutMs: number): BatchAnswers {
+export function batchAnswers(deps: RouterDeps, callTimeoutMs: number, pricePercent = 100): BatchAnswers {
   const errored = (err: unknown): BatchAnswer => {
     const typed = err instanceof AppError && err.kind !== 'Internal' ? err : null;
     if (!typed) deps.logger.error({ err }, 'batch request failed unexpectedly');
@@ -198,9 +198,14 @@ export function batchAnswers(deps: RouterDeps, callTimeoutMs: number): BatchAnsw
     errored,
     async answer(claimed: ClaimedBatchRequest): Promise<BatchAnswer> {
       try {
-        if (claimed.call === 'embed') return await embedAnswer(deps, claimed);
+        // A background Response is one call answered later, priced as made directly; batches at the batch price.
+        const percent = claimed.kind === 'background_response' ? 100 : pricePercent;
+        if (claimed.call === 'embed') return await embedAnswer(deps, claimed, percent);
         const request = fromBinary(ChatRequestSchema, claimed.request);
-        const call = chatCallOf(claimed.caller, request, AbortSignal.timeout(callTimeoutMs), claimed.responseId);
+        const call = {
+          ...chatCallOf(claimed.caller, request, AbortSignal.timeout(callTimeoutMs), claimed.responseId),
+          pricePercent: percent,
+        };
         let text = '';
         let reasoning = '';
         const toolCalls: ToolCallDelta[] = [];
@@ -239,10 +244,11 @@ export function batchAnswers(deps: RouterDeps, callTimeoutMs: number): BatchAnsw
 }
 
 /** An embeddings request of a batch, run as the EmbedTexts call it is, billed under the id minted with the batch. */
-async function embedAnswer(deps: RouterDeps, claimed: ClaimedBatchRequest): Promise<BatchAnswer> {
+async function embedAnswer(deps: RouterDeps, claimed: ClaimedBatchRequest, pricePercent: number): Promise<BatchAnswer> {
   const item = fromBinary(ChatBatchItemSchema, claimed.request);
   const request = item.embed ?? create(EmbedTextsRequestSchema);
-  const out = await embed(deps, { ...embedInputOf(claimed.caller, request), inferenceId: claimed.responseId });
+  const input = { ...embedInputOf(claimed.caller, request), inferenceId: claimed.responseId, pricePercent };
+  const out = await embed(deps, input);
   const result = create(ChatBatchResultSchema, {
     outcome: ChatBatchOutcome.SUCCEEDED,
     embeddings: embedOutputToPb(out),

@@ -103,6 +103,7 @@ export function chatPieceToPb(piece: ChatPiece, responseId: string) {
     latencyMs: d.latencyMs,
     responseId: d.responseId,
     routedModel: d.routedModel ?? '',
+    stopSequence: d.stopSequence ?? '',
     ...(d.savings ? { savings: d.savings } : {}),
   };
 }

@@ -74,6 +74,7 @@ export const finishToPb = (end: GenerateEnd) => ({
   outputTokens: BigInt(end.outputTokens),
   cacheReadTokens: BigInt(end.cacheReadTokens),
   cacheWriteTokens: BigInt(end.cacheWriteTokens),
+  stopSequence: end.stopSequence,
 });
 
 /** The schema's JSON text; empty bytes stay empty ("use the trained schema"). */

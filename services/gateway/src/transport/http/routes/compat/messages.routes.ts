@@ -14,6 +14,12 @@ const STOP_REASON: Record<ChatFinishReason, string> = {
   content_filter: 'refusal',
 };
 
+/** Anthropic's stop_reason and stop_sequence: `stop_sequence` when a given sequence ended the reply. */
+const stopOf = (done: ChatDone) =>
+  done.stopSequence
+    ? { stop_reason: 'stop_sequence', stop_sequence: done.stopSequence }
+    : { stop_reason: STOP_REASON[done.finishReason], stop_sequence: null };
+
 const parseInput = (args: string): unknown => {
   try {
     return JSON.parse(args || '{}');
@@ -43,8 +49,7 @@ export function messageOfReply(reply: ChatReply, model: string, includeThinking:
   return {
     ...messageShell(reply.responseId, model),
     content,
-    stop_reason: STOP_REASON[reply.done.finishReason],
-    stop_sequence: null,
+    ...stopOf(reply.done),
     usage: messagesUsage(reply.done.usage),
     x_service: xService(reply.done),
   };
@@ -79,7 +84,7 @@ function eventWriter(sse: Sse, model: string, includeThinking: boolean) {
     if (index < 0) ensure('text');
     close();
     send('message_delta', {
-      delta: { stop_reason: STOP_REASON[done.finishReason], stop_sequence: null },
+      delta: stopOf(done),
       usage: messagesUsage(done.usage),
       x_service: xService(done),
     });
