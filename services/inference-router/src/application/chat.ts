@@ -43,8 +43,9 @@ export interface ChatCall {
 /** Output tokens assumed for a built-in decoder's credit check when the call sets no limit. */
 const DEFAULT_MAX_TOKENS = 128;
 
+/** A field this model cannot honour: the message says why, the field's own entry only that it is not supported. */
 function refuse(field: 'schema' | 'tools' | 'response_format' | 'logprobs', message: string): never {
-  throw errors.invalid(Reasons.VALIDATION_FAILED, message, [{ field, message }]);
+  throw errors.invalid(Reasons.VALIDATION_FAILED, message, [{ field, message: 'is not supported by this model' }]);
 }
 
 /** Streams the reply to one chat call; the last piece carries the finish reason, usage and ids. */
