@@ -12,6 +12,13 @@ export type BatchStatus = 'in_progress' | 'canceling' | 'ended';
  */
 export type BatchKind = 'messages' | 'background_response' | 'openai_batch';
 
+/**
+ * What a request of a batch of this kind costs, as a percent of the same call made directly: a background Response
+ * is one call answered later, priced as made directly; the others at the batch price.
+ */
+export const pricePercentOf = (kind: BatchKind, batchPricePercent: number): number =>
+  kind === 'background_response' ? 100 : batchPricePercent;
+
 /** What an OpenAI batch was made from, kept with it and returned as given. */
 export interface BatchSource {
   /** UUID of the uploaded input file. */

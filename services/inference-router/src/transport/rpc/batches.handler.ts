@@ -31,7 +31,13 @@ import { chat } from '../../application/chat';
 import { embed } from '../../application/embed';
 import type { RouterDeps } from '../../application/deps';
 import type { BatchCall, BatchResultRow, ClaimedBatchRequest } from '../../application/ports';
-import { type BatchKind, batchStatusOf, type BatchRequestState, type ChatBatch } from '../../domain/batch';
+import {
+  type BatchKind,
+  batchStatusOf,
+  type BatchRequestState,
+  type ChatBatch,
+  pricePercentOf,
+} from '../../domain/batch';
 import type { TokenLogprob, ToolCallDelta } from '../../domain/chat';
 import { chatCallOf, chatPieceToPb } from './chat.mapper';
 import { embedInputOf, embedOutputToPb } from './router.mapper';
@@ -198,8 +204,7 @@ export function batchAnswers(deps: RouterDeps, callTimeoutMs: number, pricePerce
     errored,
     async answer(claimed: ClaimedBatchRequest): Promise<BatchAnswer> {
       try {
-        // A background Response is one call answered later, priced as made directly; batches at the batch price.
-        const percent = claimed.kind === 'background_response' ? 100 : pricePercent;
+        const percent = pricePercentOf(claimed.kind, pricePercent);
         if (claimed.call === 'embed') return await embedAnswer(deps, claimed, percent);
         const request = fromBinary(ChatRequestSchema, claimed.request);
         const call = {
