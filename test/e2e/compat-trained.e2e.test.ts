@@ -204,6 +204,43 @@ describe('trained models through the compatible surfaces, end to end', () => {
     expect(part.logprobs).toEqual(content);
   });
 
+  it('when n choices are asked of the decoder job, then choice i is the reply of seed + i, usage adds them up, the stream carries each by index, and n with store or above 8 is 422', async () => {
+    const openai = new OpenAI({ apiKey: key, baseURL: `${system.baseUrl}/v1`, maxRetries: 5 });
+    const asked = { model: decoder, messages: [{ role: 'user' as const, content: 'hi, I am Ada' }], max_tokens: 16 };
+    const one = (seed: number) => openai.chat.completions.create({ ...asked, seed });
+    const singles = [await one(1), await one(2), await one(3)];
+    const three = await openai.chat.completions.create({ ...asked, seed: 1, n: 3 });
+    const texts = singles.map((c) => c.choices[0]!.message.content);
+    expect(three.choices.map((c) => [c.index, c.message.content])).toEqual(texts.map((t, i) => [i, t]));
+    expect(new Set(texts).size).toBeGreaterThan(1);
+    const sum = (pick: (u: OpenAI.CompletionUsage) => number) => singles.reduce((n, c) => n + pick(c.usage!), 0);
+    expect(three.usage).toMatchObject({
+      prompt_tokens: sum((u) => u.prompt_tokens),
+      completion_tokens: sum((u) => u.completion_tokens),
+    });
+    const streamed = await openai.chat.completions.stream({ ...asked, seed: 1, n: 3 }).finalChatCompletion();
+    expect(streamed.choices.map((c) => c.message.content)).toEqual(texts);
+    expect(streamed.usage).toEqual(three.usage);
+    const completions = await openai.completions.create({
+      model: decoder,
+      prompt: 'hi, I am Ada',
+      max_tokens: 16,
+      seed: 1,
+      n: 2,
+    });
+    expect(completions.choices.map((c) => c.text)).toEqual(texts.slice(0, 2));
+
+    for (const extra of [{ n: 2, store: true }, { n: 9 }]) {
+      const res = await fetch(`${system.baseUrl}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+        body: JSON.stringify({ ...asked, ...extra }),
+      });
+      const { error } = (await res.json()) as { error: { param: string } };
+      expect([res.status, error.param]).toEqual([422, 'n']);
+    }
+  });
+
   it('when the decoder job gets the same cached prompt twice, then usage shows a write then a read, alike in stream and JSON', async () => {
     const openai = new OpenAI({ apiKey: key, baseURL: `${system.baseUrl}/v1`, maxRetries: 5 });
     // The built-in decoder reads at most its last 63 prompt bytes and caches prefixes of 16 or more: a short prompt

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ChatBlock, ChatInput, ChatTurn } from '../../../../application/ports';
-import { invalidQuery } from '../../validate';
+import { invalidBody, invalidQuery } from '../../validate';
 
 /** Shared pieces of the compatible surfaces' requests: texts, cache markers, sampling. */
 
@@ -30,6 +30,23 @@ export const penaltiesOf = (body: { frequency_penalty?: number | null; presence_
   ...(body.frequency_penalty ? { frequencyPenalty: body.frequency_penalty } : {}),
   ...(body.presence_penalty ? { presencePenalty: body.presence_penalty } : {}),
 });
+/** OpenAI's `n`: how many choices to answer, each its own call (docs/api.md, "Several choices"). */
+export const MAX_CHOICES = 8;
+export const Choices = z.number().int().min(1).max(MAX_CHOICES, `must be at most ${MAX_CHOICES}`);
+
+/**
+ * The calls behind `n` choices: choice i samples with seed + i, so the first is the reply n = 1 gives and the others
+ * differ from it (the built-in decoders are seeded; seed 0 without one). A stored call keeps one choice, so `store`
+ * with n > 1 is refused.
+ */
+export function choiceInputs(input: ChatInput, n: number | null | undefined): ChatInput[] {
+  const count = n ?? 1;
+  if (count > 1 && input.store)
+    throw invalidBody('n', 'must be 1 with store: true (a stored completion keeps one choice)');
+  // A seed at the top of the range wraps to 0, 1, … rather than leave the safe integers.
+  const seedOf = (i: number) => (input.seed <= Number.MAX_SAFE_INTEGER - i ? input.seed + i : i - 1);
+  return Array.from({ length: count }, (_, i) => ({ ...input, seed: seedOf(i) }));
+}
 /** How many of the most likely tokens to report at each place of the reply (OpenAI's `top_logprobs`). */
 export const TopLogprobs = z.number().int().min(0).max(20);
 /** OpenAI's `metadata`: up to 16 string pairs, keys of at most 64 characters, values of at most 512. */

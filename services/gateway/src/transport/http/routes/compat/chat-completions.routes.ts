@@ -1,11 +1,17 @@
-import type { ChatPiece, ChatTokenLogprob, ChatToolCallDelta, Inference } from '../../../../application/ports';
+import type {
+  ChatDone,
+  ChatPiece,
+  ChatTokenLogprob,
+  ChatToolCallDelta,
+  Inference,
+} from '../../../../application/ports';
 import type { HistoryPort } from '../../../../application/history-ports';
 import type { Api } from '../../api';
 import { authOf } from '../../auth';
 import { parseParams } from '../../validate';
-import { toolCallOut } from './blocks';
+import { choiceInputs, toolCallOut } from './blocks';
 import { ChatCompletionsBody, chatInputOf } from './chat-completions.schema';
-import { type ChatReply, collectChat, errorBodyOf, pumpChat, Sse, startChat, type ChatStart } from './chat-run';
+import { type ChatReply, collectChoices, errorBodyOf, pumpChoices, Sse, startChats, type ChatStart } from './chat-run';
 import {
   CHAT_COMPLETIONS,
   completionMessagesOf,
@@ -16,7 +22,7 @@ import {
   storedCall,
 } from './stored-responses';
 import { registerCompletionListRoutes } from './stored-completions';
-import { openAiUsage, xService } from './usage';
+import { openAiUsage, totalUsage, xService } from './usage';
 
 /** POST /v1/chat/completions: OpenAI's chat.completion object, or its chunk stream ending with `data: [DONE]`. */
 
@@ -35,69 +41,81 @@ interface Shown {
 /** A choice's `logprobs`: null unless the call asked for them. */
 const logprobsOut = (shown: Shown, content: ChatTokenLogprob[]) => (shown.logprobs ? { content, refusal: null } : null);
 
-async function completion(start: ChatStart, model: string, shown: Shown) {
-  return completionOfReply(await collectChat(start), start.created, model, shown);
-}
-
 /** The chat.completion object of a whole reply (a JSON answer, or a batch request's result). */
 export function completionOfReply(reply: ChatReply, created: number, model: string, shown: Shown) {
-  const includeReasoning = shown.reasoning;
+  return completionOfReplies([reply], created, model, shown);
+}
+
+/** The chat.completion object of `n` whole replies, choice i being reply i; usage adds theirs up. */
+function completionOfReplies(replies: ChatReply[], created: number, model: string, shown: Shown) {
+  const first = replies[0]!;
   return {
-    id: `chatcmpl-${reply.responseId}`,
+    id: `chatcmpl-${first.responseId}`,
     object: 'chat.completion',
     created,
     model,
-    choices: [
-      {
-        index: 0,
-        message: {
-          role: 'assistant',
-          content: reply.text || (reply.toolCalls.length ? null : ''),
-          refusal: null,
-          ...(includeReasoning ? { reasoning_content: reply.reasoning || null } : {}),
-          ...(reply.toolCalls.length ? { tool_calls: reply.toolCalls.map(toolCallOut) } : {}),
-        },
-        logprobs: logprobsOut(shown, reply.logprobs),
-        finish_reason: reply.done.finishReason,
+    choices: replies.map((reply, index) => ({
+      index,
+      message: {
+        role: 'assistant',
+        content: reply.text || (reply.toolCalls.length ? null : ''),
+        refusal: null,
+        ...(shown.reasoning ? { reasoning_content: reply.reasoning || null } : {}),
+        ...(reply.toolCalls.length ? { tool_calls: reply.toolCalls.map(toolCallOut) } : {}),
       },
-    ],
-    usage: openAiUsage(reply.done.usage),
-    x_service: xService(reply.done),
+      logprobs: logprobsOut(shown, reply.logprobs),
+      finish_reason: reply.done.finishReason,
+    })),
+    usage: openAiUsage(totalUsage(replies.map((r) => r.done.usage))),
+    x_service: xService(first.done),
   };
 }
 
-/** The chunk table of the spec: usage and x_service are null except on the terminal chunk. */
-function chunkWriter(sse: Sse, start: ChatStart, model: string, shown: Shown) {
-  let id = '';
-  let opened = false;
-  const chunk = (piece: ChatPiece, delta: Record<string, unknown>, finish: string | null, tail = false) => {
-    const logprobs = !tail && piece.logprobs.length ? logprobsOut(shown, piece.logprobs) : null;
-    id ||= `chatcmpl-${piece.responseId}`;
+/**
+ * The chunk table of the spec: usage and x_service are null except on the terminal chunk. With one choice that is
+ * the choice's finish chunk; with `n` choices, a last chunk with no choices after every choice has finished.
+ */
+function chunkWriter(sse: Sse, starts: ChatStart[], model: string, shown: Shown) {
+  const [start] = starts;
+  const id = `chatcmpl-${start!.first.value?.responseId ?? ''}`;
+  const opened = new Set<number>();
+  const dones: ChatDone[] = [];
+  const send = (choices: unknown[], done: ChatDone | null) =>
     sse.send({
       id,
       object: 'chat.completion.chunk',
-      created: start.created,
+      created: start!.created,
       model,
-      choices: [{ index: 0, delta, logprobs, finish_reason: finish }],
-      usage: tail && piece.done ? openAiUsage(piece.done.usage) : null,
-      x_service: tail && piece.done ? xService(piece.done) : null,
+      choices,
+      usage: done ? openAiUsage(done.usage) : null,
+      x_service: done ? xService(done) : null,
     });
+  const chunk = (piece: ChatPiece, index: number, delta: Record<string, unknown>, finish: string | null) => {
+    const logprobs = !finish && piece.logprobs.length ? logprobsOut(shown, piece.logprobs) : null;
+    const terminal = finish && starts.length === 1 ? piece.done! : null;
+    send([{ index, delta, logprobs, finish_reason: finish }], terminal);
   };
   return {
-    piece(piece: ChatPiece) {
+    piece(piece: ChatPiece, index: number) {
+      const first = !opened.has(index);
       const delta: Record<string, unknown> = {};
-      if (!opened) Object.assign(delta, { role: 'assistant' });
-      if (piece.text || !opened) delta.content = piece.text;
+      if (first) Object.assign(delta, { role: 'assistant' });
+      if (piece.text || first) delta.content = piece.text;
       if (shown.reasoning && piece.reasoning) delta.reasoning_content = piece.reasoning;
       if (piece.toolCalls.length) delta.tool_calls = piece.toolCalls.map(toolDeltaOut);
-      if (!opened || piece.text || delta.reasoning_content !== undefined || delta.tool_calls) chunk(piece, delta, null);
-      opened = true;
-      if (piece.done) chunk(piece, {}, piece.done.finishReason, true);
+      if (first || piece.text || delta.reasoning_content !== undefined || delta.tool_calls)
+        chunk(piece, index, delta, null);
+      opened.add(index);
+      if (piece.done) {
+        dones.push(piece.done);
+        chunk(piece, index, {}, piece.done.finishReason);
+      }
     },
     fail(err: unknown) {
       sse.send(errorBodyOf(err, 'openai'));
     },
     finish() {
+      if (starts.length > 1) send([], { ...dones[0]!, usage: totalUsage(dones.map((d) => d.usage)) });
       sse.end('data: [DONE]\n\n');
     },
   };
@@ -120,11 +138,11 @@ export function registerChatCompletionsRoute(api: Api, inference: Inference): vo
     },
     async ({ res, body }) => {
       const input = chatInputOf(body);
-      const start = await startChat(inference, res, input);
+      const starts = await startChats(inference, res, choiceInputs(input, body.n));
       const shown = { reasoning: input.includeReasoning, logprobs: input.logprobs !== undefined };
-      if (!body.stream) return completion(start, body.model, shown);
+      if (!body.stream) return completionOfReplies(await collectChoices(starts), starts[0]!.created, body.model, shown);
       const sse = new Sse(res);
-      return pumpChat(start, sse, chunkWriter(sse, start, body.model, shown));
+      return pumpChoices(starts, sse, chunkWriter(sse, starts, body.model, shown));
     },
   );
 }

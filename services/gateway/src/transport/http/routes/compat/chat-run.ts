@@ -19,6 +19,8 @@ export interface ChatStart {
   created: number;
   /** The request's `metadata` (OpenAI's string pairs); `{}` when none. */
   metadata: Record<string, string>;
+  /** Cancel the call, and every call started beside it. */
+  cancel: () => void;
 }
 
 /**
@@ -26,6 +28,14 @@ export interface ChatStart {
  * which aborts the gRPC call, and the router cancels the upstream request.
  */
 export async function startChat(inference: Inference, res: Response, input: ChatInput): Promise<ChatStart> {
+  return (await startChats(inference, res, [input]))[0]!;
+}
+
+/**
+ * Start several calls side by side (OpenAI's `n` choices), with one abort for all: the first error before every call
+ * has its first piece cancels the others and answers for the request, with its HTTP status.
+ */
+export async function startChats(inference: Inference, res: Response, inputs: ChatInput[]): Promise<ChatStart[]> {
   const controller = new AbortController();
   // Only a response that did not finish was cut off by its client; cancelling a finished call would reset its
   // HTTP/2 stream before the trailers, and a burst of such resets makes the router's server close the whole session.
@@ -33,9 +43,21 @@ export async function startChat(inference: Inference, res: Response, input: Chat
     if (!res.writableFinished) controller.abort();
   });
   const created = Math.floor(Date.now() / 1000);
-  const iterator = inference.chat(authOf(res).principal, input, controller.signal)[Symbol.asyncIterator]();
-  const first = await iterator.next();
-  return { iterator, first, created, metadata: input.metadata ?? {} };
+  const principal = authOf(res).principal;
+  const iterators = inputs.map((input) => inference.chat(principal, input, controller.signal)[Symbol.asyncIterator]());
+  const firsts = await Promise.allSettled(iterators.map((it) => it.next()));
+  const failed = firsts.find((f) => f.status === 'rejected');
+  if (failed) {
+    controller.abort();
+    throw failed.reason;
+  }
+  return iterators.map((iterator, i) => ({
+    iterator,
+    first: (firsts[i] as PromiseFulfilledResult<IteratorResult<ChatPiece>>).value,
+    created,
+    metadata: inputs[i]!.metadata ?? {},
+    cancel: () => controller.abort(),
+  }));
 }
 
 /** A whole reply, for the JSON answers. */
@@ -90,6 +112,16 @@ export async function collectChat({ iterator, first }: ChatStart): Promise<ChatR
   throw endedEarly();
 }
 
+/** The whole replies of calls started side by side; the first error cancels the others. */
+export async function collectChoices(starts: ChatStart[]): Promise<ChatReply[]> {
+  try {
+    return await Promise.all(starts.map(collectChat));
+  } catch (err) {
+    if (starts.length > 1) starts[0]!.cancel();
+    throw err;
+  }
+}
+
 /** A Server-Sent Events response; `data` frames with an optional `event` name. */
 export class Sse {
   constructor(private readonly res: Response) {
@@ -118,7 +150,8 @@ export class Sse {
 
 /** What a surface writes for each piece and at the end; `fail` renders an error after the first byte. */
 export interface StreamWriter {
-  piece(piece: ChatPiece): void;
+  /** A piece of choice `index` (always 0 but for OpenAI's `n` choices). */
+  piece(piece: ChatPiece, index: number): void;
   fail(err: unknown): void;
   /** After the last piece, before the stream ends (a Responses call with a conversation appends to it here). */
   finish(): void | Promise<void>;
@@ -129,16 +162,45 @@ export interface StreamWriter {
  * as the surface's error event (the status is already sent), never a crash.
  * A stream that ends without its final piece is an internal error.
  */
-export async function pumpChat({ iterator, first }: ChatStart, sse: Sse, writer: StreamWriter): Promise<undefined> {
-  try {
-    let done = false;
-    for (let next = first; !next.done && !sse.closed; next = await iterator.next()) {
-      writer.piece(next.value);
-      if (next.value.done) done = true;
+export async function pumpChat(start: ChatStart, sse: Sse, writer: StreamWriter): Promise<undefined> {
+  return pumpChoices([start], sse, writer);
+}
+
+/** The pieces of several calls as they arrive, each with its call's index; the first error ends them all. */
+async function* merged(starts: ChatStart[]): AsyncGenerator<[ChatPiece, number]> {
+  type Next = { index: number; next: IteratorResult<ChatPiece> };
+  const pending = new Map<number, Promise<Next>>();
+  const after = (index: number, p: Promise<IteratorResult<ChatPiece>>) =>
+    pending.set(
+      index,
+      p.then((next) => ({ index, next })),
+    );
+  starts.forEach((s, i) => after(i, Promise.resolve(s.first)));
+  while (pending.size) {
+    const { index, next } = await Promise.race(pending.values());
+    if (next.done) {
+      pending.delete(index);
+      continue;
     }
-    if (!done && !sse.closed) throw endedEarly();
+    after(index, starts[index]!.iterator.next());
+    yield [next.value, index];
+  }
+}
+
+/** pumpChat for `n` choices: their pieces interleave as they come, each tagged with its choice's index. */
+export async function pumpChoices(starts: ChatStart[], sse: Sse, writer: StreamWriter): Promise<undefined> {
+  try {
+    let done = 0;
+    for await (const [piece, index] of merged(starts)) {
+      if (sse.closed) break;
+      writer.piece(piece, index);
+      if (piece.done) done += 1;
+    }
+    if (done < starts.length && !sse.closed) throw endedEarly();
     if (!sse.closed) await writer.finish();
   } catch (err) {
+    // The failed call has ended; the others beside it stop too (one call alone is not cancelled once it has ended).
+    if (starts.length > 1) starts[0]!.cancel();
     if (!sse.closed) writer.fail(err);
     // The error handler logs an unexpected cause and ends the response; the event above said nothing of it.
     if (!(err instanceof AppError) || err.kind === 'Internal') throw err;

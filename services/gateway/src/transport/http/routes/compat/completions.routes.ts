@@ -1,7 +1,9 @@
 import { z } from 'zod';
-import type { ChatInput, ChatPiece, ChatTokenLogprob, Inference } from '../../../../application/ports';
+import type { ChatDone, ChatInput, ChatPiece, ChatTokenLogprob, Inference } from '../../../../application/ports';
 import type { Api } from '../../api';
 import {
+  Choices,
+  choiceInputs,
   MaxTokens,
   ModelId,
   Penalty,
@@ -15,8 +17,8 @@ import {
   TopP,
   turn,
 } from './blocks';
-import { type ChatReply, collectChat, errorBodyOf, pumpChat, Sse, startChat, type ChatStart } from './chat-run';
-import { openAiUsage, xService } from './usage';
+import { type ChatReply, collectChoices, errorBodyOf, pumpChoices, Sse, startChats, type ChatStart } from './chat-run';
+import { openAiUsage, totalUsage, xService } from './usage';
 
 /** POST /v1/completions: the legacy text completion; one opaque prompt (no cache markers) as one user turn. */
 
@@ -30,7 +32,7 @@ export const CompletionsBody = z.object({
   seed: Seed.nullish(),
   frequency_penalty: Penalty.nullish(),
   presence_penalty: Penalty.nullish(),
-  n: z.literal(1, 'only n = 1 is supported').nullish(),
+  n: Choices.nullish(),
   // The legacy API's bound: at most 5 alternatives per token.
   logprobs: z.number().int().min(0).max(5).nullish(),
   // The prompt's echo is not computed: asking for it is refused.
@@ -90,46 +92,65 @@ interface Shown {
   promptLength: number;
 }
 
-async function completion(start: ChatStart, model: string, shown: Shown) {
-  return textCompletionOfReply(await collectChat(start), start.created, model, shown);
-}
-
 /** The text_completion object of a whole reply (a JSON answer, or a batch request's result). */
 export function textCompletionOfReply(reply: ChatReply, created: number, model: string, shown: Shown) {
-  const logprobs = shown.logprobs ? legacyLogprobs(reply.logprobs, shown.promptLength) : null;
+  return textCompletionOfReplies([reply], created, model, shown);
+}
+
+/** The text_completion object of `n` whole replies, choice i being reply i; usage adds theirs up. */
+function textCompletionOfReplies(replies: ChatReply[], created: number, model: string, shown: Shown) {
+  const first = replies[0]!;
   return {
-    id: `cmpl-${reply.responseId}`,
+    id: `cmpl-${first.responseId}`,
     object: 'text_completion',
     created,
     model,
-    choices: [{ index: 0, text: reply.text, logprobs, finish_reason: reply.done.finishReason }],
-    usage: openAiUsage(reply.done.usage),
-    x_service: xService(reply.done),
+    choices: replies.map((reply, index) => ({
+      index,
+      text: reply.text,
+      logprobs: shown.logprobs ? legacyLogprobs(reply.logprobs, shown.promptLength) : null,
+      finish_reason: reply.done.finishReason,
+    })),
+    usage: openAiUsage(totalUsage(replies.map((r) => r.done.usage))),
+    x_service: xService(first.done),
   };
 }
 
-function chunkWriter(sse: Sse, start: ChatStart, model: string, shown: Shown) {
-  let at = shown.promptLength;
-  const chunk = (piece: ChatPiece, text: string, tail: boolean) => {
-    const logprobs = shown.logprobs && !tail ? legacyLogprobs(piece.logprobs, at) : null;
-    at += text.length;
+/** Chunks as chat completions' (chunkWriter there): usage on the one choice's last chunk, or after all `n`. */
+function chunkWriter(sse: Sse, starts: ChatStart[], model: string, shown: Shown) {
+  const [start] = starts;
+  const id = `cmpl-${start!.first.value?.responseId ?? ''}`;
+  const at = starts.map(() => shown.promptLength);
+  const dones: ChatDone[] = [];
+  const send = (choices: unknown[], done: ChatDone | null) =>
     sse.send({
-      id: `cmpl-${piece.responseId}`,
+      id,
       object: 'text_completion',
-      created: start.created,
+      created: start!.created,
       model,
-      choices: [{ index: 0, text, logprobs, finish_reason: tail ? piece.done!.finishReason : null }],
-      usage: tail ? openAiUsage(piece.done!.usage) : null,
-      x_service: tail ? xService(piece.done!) : null,
+      choices,
+      usage: done ? openAiUsage(done.usage) : null,
+      x_service: done ? xService(done) : null,
     });
+  const chunk = (piece: ChatPiece, index: number, text: string, tail: boolean) => {
+    const logprobs = shown.logprobs && !tail ? legacyLogprobs(piece.logprobs, at[index]!) : null;
+    at[index]! += text.length;
+    const finish = tail ? piece.done!.finishReason : null;
+    send([{ index, text, logprobs, finish_reason: finish }], tail && starts.length === 1 ? piece.done! : null);
   };
   return {
-    piece(piece: ChatPiece) {
-      if (piece.text) chunk(piece, piece.text, false);
-      if (piece.done) chunk(piece, '', true);
+    piece(piece: ChatPiece, index: number) {
+      if (piece.text) chunk(piece, index, piece.text, false);
+      if (piece.done) {
+        dones.push(piece.done);
+        chunk(piece, index, '', true);
+      }
     },
     fail: (err: unknown) => sse.send(errorBodyOf(err, 'openai')),
-    finish: () => sse.end('data: [DONE]\n\n'),
+    finish: () => {
+      if (starts.length > 1) send([], { ...dones[0]!, usage: totalUsage(dones.map((d) => d.usage)) });
+      sse.end('data: [DONE]\n\n');
+    },
   };
 }
 
@@ -150,12 +171,13 @@ export function registerCompletionsRoute(api: Api, inference: Inference): void {
     },
     async ({ res, body }) => {
       const input = completionsInputOf(body);
-      const start = await startChat(inference, res, input);
+      const starts = await startChats(inference, res, choiceInputs(input, body.n));
       const prompt = typeof body.prompt === 'string' ? body.prompt : body.prompt[0]!;
       const shown = { logprobs: input.logprobs !== undefined, promptLength: prompt.length };
-      if (!body.stream) return completion(start, body.model, shown);
+      const created = starts[0]!.created;
+      if (!body.stream) return textCompletionOfReplies(await collectChoices(starts), created, body.model, shown);
       const sse = new Sse(res);
-      return pumpChat(start, sse, chunkWriter(sse, start, body.model, shown));
+      return pumpChoices(starts, sse, chunkWriter(sse, starts, body.model, shown));
     },
   );
 }

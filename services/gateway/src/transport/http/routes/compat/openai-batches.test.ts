@@ -29,6 +29,7 @@ describe('requestsOfFile', () => {
         chatLine('d', { url: '/v1/embeddings' }),
         chatLine('e', { body: { model: 'gpt-x', messages: [] } }),
         chatLine('', {}),
+        chatLine('g', { body: { model: 'gpt-x', messages: [{ role: 'user', content: 'hi' }], n: 2 } }),
       ]),
       '/v1/chat/completions',
     );
@@ -40,6 +41,7 @@ describe('requestsOfFile', () => {
       [5, 'mismatched_endpoint', 'url'],
       [6, 'invalid_request', 'body.messages'],
       [7, 'invalid_custom_id', 'custom_id'],
+      [8, 'invalid_request', 'body.n'],
     ]);
   });
 

@@ -135,12 +135,14 @@ function inputOfBody(endpoint: Endpoint, body: unknown): BatchCall | FieldError[
       const parsed = CompletionsBody.safeParse(body);
       if (!parsed.success) return zodErrors(parsed.error, 'body');
       if (parsed.data.stream) return [{ field: 'body.stream', message: 'a batch request cannot stream' }];
+      if ((parsed.data.n ?? 1) > 1) return [{ field: 'body.n', message: 'must be 1 in a batch request' }];
       return { input: completionsInputOf(parsed.data) };
     }
     if (endpoint === '/v1/chat/completions') {
       const parsed = ChatCompletionsBody.safeParse(body);
       if (!parsed.success) return zodErrors(parsed.error, 'body');
       if (parsed.data.stream) return [{ field: 'body.stream', message: 'a batch request cannot stream' }];
+      if ((parsed.data.n ?? 1) > 1) return [{ field: 'body.n', message: 'must be 1 in a batch request' }];
       return { input: chatInputOf(parsed.data) };
     }
     const parsed = ResponsesBody.safeParse(body);

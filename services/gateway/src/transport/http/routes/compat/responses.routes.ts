@@ -94,11 +94,11 @@ function appending(writer: StreamWriter, joined: Joined): StreamWriter {
   let responseId = '';
   const tools = new ToolCallAssembler();
   return {
-    piece(piece) {
+    piece(piece, index) {
       responseId = piece.responseId;
       text += piece.text;
       tools.add(piece.toolCalls);
-      writer.piece(piece);
+      writer.piece(piece, index);
     },
     fail: (err) => writer.fail(err),
     async finish() {

@@ -43,3 +43,17 @@ export function xService(done: ChatDone) {
   if (!done.inferenceId) return null;
   return { inference_id: done.inferenceId, routed_model: done.routedModel, savings: done.savings };
 }
+
+/** The usage of several calls answered as one (OpenAI's `n` choices): each class added up. */
+export function totalUsage(views: ChatUsageView[]): ChatUsageView {
+  const sum = (pick: (u: ChatUsageView) => number) => views.reduce((n, u) => n + pick(u), 0);
+  return {
+    input_tokens: sum((u) => u.input_tokens),
+    cache_read_tokens: sum((u) => u.cache_read_tokens),
+    cache_write_tokens: sum((u) => u.cache_write_tokens),
+    output_tokens: sum((u) => u.output_tokens),
+    reasoning_tokens: sum((u) => u.reasoning_tokens),
+    // Credits are kept to the micro-credit; the sum of floats is rounded back to it.
+    cost_credits: Math.round(sum((u) => u.cost_credits) * 1e6) / 1e6,
+  };
+}
