@@ -14,6 +14,7 @@ import { apiOf, type Api } from '../lib/api';
 import { breakdownOf, type Breakdown } from './breakdown';
 import { cpuPerCall, type CpuPerCall } from '../serving/cpu';
 import { closedLoop, httpPoster, pct, type LoadResult } from '../serving/load';
+import { measureChoices, reportChoices } from './choices';
 import { report } from './report';
 import { streamPoster, type StreamedReply } from './stream';
 
@@ -30,7 +31,8 @@ and measures with one closed-loop load generator, the same body sent to both tar
   - streamed: time to the first content chunk, gateway vs direct, c=1 (added p50, target ≤2 ms);
   - the decoder prefix cache through the API: a LoRA decoder job trained on the greetings fixture, called with a
     system prompt carrying cache_control (miss, then the same call again: hit) and without it (none); every call is
-    checked against its usage (miss writes, hit reads what the miss wrote, same text), or the bench stops.
+    checked against its usage (miss writes, hit reads what the miss wrote, same text), or the bench stops;
+  - OpenAI's n through the same job: one n = 4 JSON call against its four replies asked in turn with n = 1.
 Prints the machine's load average at the start and the end.
 
 Settings (environment):
@@ -38,6 +40,7 @@ Settings (environment):
   BENCH_ROUND_SECONDS   seconds of each c=1 run (default 3)
   BENCH_ROUNDS          alternating direct/gateway c=1 rounds (default 3)
   BENCH_PREFIX_CALLS    none/miss/hit triples through the decoder (default 20)
+  BENCH_CHOICE_ROUNDS   n = 4 rounds through the decoder (default 10)
   BENCH_LOG_FILE        where to write the system's logs at the end (default: not written)
 Options:
   --no-decoder          skip the decoder (no training job)
@@ -306,8 +309,11 @@ async function main(): Promise<void> {
     await grantCredits(system.baseUrl, account.teamId, 1_000_000);
     const api = apiOf(system.baseUrl, account.key);
     const upstreamFigures = await measureUpstream(api, upstream, portOffset);
-    const prefix = args.includes('--no-decoder') ? null : await measurePrefixCache(api, await trainDecoder(api));
+    const jobId = args.includes('--no-decoder') ? null : await trainDecoder(api);
+    const prefix = jobId ? await measurePrefixCache(api, jobId) : null;
+    const choices = jobId ? await measureChoices(api, jobId) : null;
     report(upstreamFigures, prefix, { start: loadAtStart, end: loadavg() });
+    if (choices) reportChoices(choices);
   } finally {
     if (process.env.BENCH_LOG_FILE) writeFileSync(process.env.BENCH_LOG_FILE, system.logs());
     await system.stop();
