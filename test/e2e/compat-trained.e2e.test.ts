@@ -204,7 +204,7 @@ describe('trained models through the compatible surfaces, end to end', () => {
     expect(part.logprobs).toEqual(content);
   });
 
-  it('when n choices are asked of the decoder job, then choice i is the reply of seed + i, usage adds them up, the stream carries each by index, and n with store or above 8 is 422', async () => {
+  it('when n choices are asked of the decoder job, then choice i is the reply of seed + i, usage adds them up, the stream carries each by index, several prompts answer each in turn, and n with store or above 8 is 422', async () => {
     const openai = new OpenAI({ apiKey: key, baseURL: `${system.baseUrl}/v1`, maxRetries: 5 });
     const asked = { model: decoder, messages: [{ role: 'user' as const, content: 'hi, I am Ada' }], max_tokens: 16 };
     const one = (seed: number) => openai.chat.completions.create({ ...asked, seed });
@@ -221,14 +221,21 @@ describe('trained models through the compatible surfaces, end to end', () => {
     const streamed = await openai.chat.completions.stream({ ...asked, seed: 1, n: 3 }).finalChatCompletion();
     expect(streamed.choices.map((c) => c.message.content)).toEqual(texts);
     expect(streamed.usage).toEqual(three.usage);
-    const completions = await openai.completions.create({
-      model: decoder,
-      prompt: 'hi, I am Ada',
-      max_tokens: 16,
-      seed: 1,
-      n: 2,
+    // Several prompts: each prompt's n choices in turn, with offsets from each one's own prompt.
+    const prompts = ['hi, I am Ada', 'hello'];
+    const ask = { model: decoder, max_tokens: 16, seed: 1, logprobs: 0 };
+    const completions = await openai.completions.create({ ...ask, prompt: prompts, n: 2 });
+    const hello = await openai.completions.create({ ...ask, prompt: 'hello', n: 2 });
+    expect(completions.choices.map((c) => [c.index, c.text])).toEqual(
+      [...texts.slice(0, 2), ...hello.choices.map((c) => c.text)].map((t, i) => [i, t]),
+    );
+    expect(completions.choices.map((c) => c.logprobs!.text_offset![0])).toEqual([12, 12, 5, 5]);
+    const many = await fetch(`${system.baseUrl}/v1/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: JSON.stringify({ ...ask, prompt: [...prompts, 'x'], n: 6 }),
     });
-    expect(completions.choices.map((c) => c.text)).toEqual(texts.slice(0, 2));
+    expect([many.status, ((await many.json()) as { error: { param: string } }).error.param]).toEqual([422, 'n']);
 
     for (const extra of [{ n: 2, store: true }, { n: 9 }]) {
       const res = await fetch(`${system.baseUrl}/v1/chat/completions`, {

@@ -19,12 +19,25 @@ import {
 } from './blocks';
 import { type ChatReply, collectChoices, errorBodyOf, pumpChoices, Sse, startChats, type ChatStart } from './chat-run';
 import { openAiUsage, totalUsage, xService } from './usage';
+import { invalidBody } from '../../validate';
 
-/** POST /v1/completions: the legacy text completion; one opaque prompt (no cache markers) as one user turn. */
+/**
+ * POST /v1/completions: the legacy text completion; each opaque prompt (no cache markers) is one user turn, and a
+ * request of several prompts answers each, as OpenAI's does.
+ */
+
+/** At most this many completions per request (prompts × n), each a call run side by side. */
+export const MAX_COMPLETIONS = 16;
 
 export const CompletionsBody = z.object({
   model: ModelId,
-  prompt: z.union([Text, z.array(Text).length(1, 'must hold exactly 1 prompt')]),
+  prompt: z.union([
+    Text,
+    z
+      .array(Text)
+      .min(1, 'must hold at least 1 prompt')
+      .max(MAX_COMPLETIONS, `must hold at most ${MAX_COMPLETIONS} prompts`),
+  ]),
   max_tokens: MaxTokens.nullish(),
   temperature: Temperature.nullish(),
   top_p: TopP.nullish(),
@@ -43,8 +56,36 @@ export const CompletionsBody = z.object({
 });
 type CompletionsBody = z.infer<typeof CompletionsBody>;
 
+const promptsOf = (body: CompletionsBody) => (typeof body.prompt === 'string' ? [body.prompt] : body.prompt);
+
+/** A request of one prompt as the chat core's input (a batch request's line holds one prompt). */
 export function completionsInputOf(body: CompletionsBody): ChatInput {
-  const prompt = typeof body.prompt === 'string' ? body.prompt : body.prompt[0]!;
+  const prompts = promptsOf(body);
+  if (prompts.length > 1) throw invalidBody('prompt', 'must hold 1 prompt in a batch request');
+  return promptInput(body, prompts[0]!);
+}
+
+/**
+ * The calls of a request: each prompt's `n` choices, prompt by prompt (OpenAI's order: choice `p × n + i` is choice
+ * `i` of prompt `p`), with each choice's prompt length, where its legacy text offsets start.
+ */
+function completionsInputsOf(body: CompletionsBody): { inputs: ChatInput[]; promptLengths: number[] } {
+  const prompts = promptsOf(body);
+  const n = body.n ?? 1;
+  if (prompts.length * n > MAX_COMPLETIONS)
+    throw invalidBody(
+      'n',
+      `must be at most ${Math.floor(MAX_COMPLETIONS / prompts.length)} with ${prompts.length} prompts (at most ${MAX_COMPLETIONS} completions per request)`,
+    );
+  if (prompts.length > 1 && body.store)
+    throw invalidBody('prompt', 'must hold 1 prompt with store: true (a stored completion keeps one choice)');
+  return {
+    inputs: prompts.flatMap((p) => choiceInputs(promptInput(body, p), n)),
+    promptLengths: prompts.flatMap((p) => Array.from({ length: n }, () => p.length)),
+  };
+}
+
+function promptInput(body: CompletionsBody, prompt: string): ChatInput {
   return {
     model: body.model,
     system: [],
@@ -88,8 +129,8 @@ export function legacyLogprobs(tokens: ChatTokenLogprob[], at: number) {
 /** What a completion shows of its tokens: null unless the call asked for log probabilities. */
 interface Shown {
   logprobs: boolean;
-  /** Characters of the prompt: the first completion token's offset. */
-  promptLength: number;
+  /** Per choice, the characters of its prompt: its first completion token's offset. */
+  promptLengths: number[];
 }
 
 /** The text_completion object of a whole reply (a JSON answer, or a batch request's result). */
@@ -108,7 +149,7 @@ function textCompletionOfReplies(replies: ChatReply[], created: number, model: s
     choices: replies.map((reply, index) => ({
       index,
       text: reply.text,
-      logprobs: shown.logprobs ? legacyLogprobs(reply.logprobs, shown.promptLength) : null,
+      logprobs: shown.logprobs ? legacyLogprobs(reply.logprobs, shown.promptLengths[index] ?? 0) : null,
       finish_reason: reply.done.finishReason,
     })),
     usage: openAiUsage(totalUsage(replies.map((r) => r.done.usage))),
@@ -120,7 +161,7 @@ function textCompletionOfReplies(replies: ChatReply[], created: number, model: s
 function chunkWriter(sse: Sse, starts: ChatStart[], model: string, shown: Shown) {
   const [start] = starts;
   const id = `cmpl-${start!.first.value?.responseId ?? ''}`;
-  const at = starts.map(() => shown.promptLength);
+  const at = starts.map((_, i) => shown.promptLengths[i] ?? 0);
   const dones: ChatDone[] = [];
   const send = (choices: unknown[], done: ChatDone | null) =>
     sse.send({
@@ -159,7 +200,7 @@ export function registerCompletionsRoute(api: Api, inference: Inference): void {
     {
       method: 'post',
       path: '/v1/completions',
-      summary: 'OpenAI-compatible legacy text completion of one prompt (JSON, or SSE with stream: true)',
+      summary: 'OpenAI-compatible legacy text completion of one or more prompts (JSON, or SSE with stream: true)',
       tag: 'Compatible surfaces',
       auth: 'key',
       response: {
@@ -170,10 +211,9 @@ export function registerCompletionsRoute(api: Api, inference: Inference): void {
       body: CompletionsBody,
     },
     async ({ res, body }) => {
-      const input = completionsInputOf(body);
-      const starts = await startChats(inference, res, choiceInputs(input, body.n));
-      const prompt = typeof body.prompt === 'string' ? body.prompt : body.prompt[0]!;
-      const shown = { logprobs: input.logprobs !== undefined, promptLength: prompt.length };
+      const { inputs, promptLengths } = completionsInputsOf(body);
+      const starts = await startChats(inference, res, inputs);
+      const shown = { logprobs: body.logprobs != null, promptLengths };
       const created = starts[0]!.created;
       if (!body.stream) return textCompletionOfReplies(await collectChoices(starts), created, body.model, shown);
       const sse = new Sse(res);

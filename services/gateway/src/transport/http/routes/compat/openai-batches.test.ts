@@ -45,6 +45,14 @@ describe('requestsOfFile', () => {
     ]);
   });
 
+  it('when a completions line holds several prompts, then its problem names body.prompt: a line answers one prompt', async () => {
+    const line = (prompt: unknown) =>
+      JSON.stringify({ custom_id: 'a', method: 'POST', url: '/v1/completions', body: { model: 'm', prompt } });
+    expect((await requestsOfFile(file([line(['x'])]), '/v1/completions')).errors).toEqual([]);
+    const checked = await requestsOfFile(file([line(['x', 'y'])]), '/v1/completions');
+    expect(checked.errors.map((e) => [e.line, e.code, e.param])).toEqual([[1, 'invalid_request', 'body.prompt']]);
+  });
+
   it("when the file is empty or holds more lines than OpenAI's cap, then the whole file's problem is named", async () => {
     expect((await requestsOfFile(file(['', ' ']), '/v1/chat/completions')).errors).toEqual([
       { code: 'empty_file', message: 'The input file holds no request lines.', line: 0, param: '' },

@@ -260,7 +260,7 @@ function outputLine(r: ChatBatchResultView, batch: ChatBatchView): object {
           ? // The prompt is not kept with the result: a batch's text_offset counts from the completion's start.
             textCompletionOfReply(reply, created, r.requestedModel, {
               logprobs: reply.logprobs.length > 0,
-              promptLength: 0,
+              promptLengths: [0],
             })
           : completionOfReply(reply, created, r.requestedModel, { reasoning, logprobs: reply.logprobs.length > 0 });
     const id = r.reply.responseId;
