@@ -31,13 +31,9 @@ export const MAX_COMPLETIONS = 16;
 
 export const CompletionsBody = z.object({
   model: ModelId,
-  prompt: z.union([
-    Text,
-    z
-      .array(Text)
-      .min(1, 'must hold at least 1 prompt')
-      .max(MAX_COMPLETIONS, `must hold at most ${MAX_COMPLETIONS} prompts`),
-  ]),
+  prompt: z.union([Text, z.array(Text).min(1, 'must hold at least 1 prompt').max(MAX_COMPLETIONS)], {
+    error: `must be a string or a list of 1–${MAX_COMPLETIONS} strings (token arrays are not taken)`,
+  }),
   max_tokens: MaxTokens.nullish(),
   temperature: Temperature.nullish(),
   top_p: TopP.nullish(),

@@ -1,6 +1,6 @@
 // The route schemas use zod's .openapi() extension, which the api module installs.
 import '../../api';
-import { legacyLogprobs } from './completions.routes';
+import { CompletionsBody, legacyLogprobs } from './completions.routes';
 
 const token = (bytes: number[], logprob = -1) => ({
   token: bytes.length === 1 && bytes[0]! < 0x80 ? String.fromCharCode(bytes[0]!) : 'bytes:',
@@ -17,5 +17,19 @@ describe('legacy completions logprobs', () => {
     expect(out.token_logprobs).toEqual([-1, -1, -1, -1, -1]);
     expect(out.top_logprobs[0]).toEqual({ x: -2 });
     expect(out.tokens[0]).toBe('a');
+  });
+});
+
+describe('the completions prompt', () => {
+  const problem = (prompt: unknown) => {
+    const parsed = CompletionsBody.safeParse({ model: 'm', prompt });
+    return parsed.success ? 'ok' : parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+  };
+
+  it('when it is a string or a list of 1–16 strings, then it is taken; token arrays, too many and none say what is wrong', () => {
+    expect([problem('a'), problem(['a', 'b'])]).toEqual(['ok', 'ok']);
+    const shape = 'prompt: must be a string or a list of 1–16 strings (token arrays are not taken)';
+    expect([problem([[1, 2]]), problem([5]), problem(Array(17).fill('a'))]).toEqual([shape, shape, shape]);
+    expect(problem([])).toBe('prompt: must hold at least 1 prompt');
   });
 });
