@@ -21,7 +21,9 @@ export type CacheControl = z.infer<typeof CacheControl>;
 export const Temperature = z.number().min(0).max(2);
 export const TopP = z.number().gt(0).max(1);
 export const MaxTokens = z.number().int().min(1).max(1_000_000);
-export const Stop = z.union([z.string().min(1), z.array(z.string().min(1)).max(4)]);
+export const Stop = z.union([z.string().min(1), z.array(z.string().min(1)).max(4)], {
+  error: 'must be a non-empty string or a list of at most 4 of them',
+});
 export const Seed = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 /** OpenAI's `frequency_penalty` and `presence_penalty`. */
 export const Penalty = z.number().min(-2).max(2);

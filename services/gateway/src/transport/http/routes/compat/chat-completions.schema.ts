@@ -31,7 +31,10 @@ import { invalidBody } from '../../validate';
  */
 
 const TextPart = z.object({ type: z.literal('text'), text: Text, cache_control: CacheControl.nullish() });
-const Content = z.union([Text, z.array(TextPart).max(1000)]);
+const Content = z.union([Text, z.array(TextPart).max(1000)], {
+  error:
+    'must be a string or a list of text parts ({"type": "text", "text": …}); image, audio and file parts are not taken',
+});
 const Name = z.string().max(200).nullish();
 const ToolCall = z.object({
   id: z.string().min(1).max(200),
@@ -86,10 +89,13 @@ export const ChatCompletionsBody = z.object({
   top_logprobs: TopLogprobs.nullish(),
   tools: z.array(Tool).max(128).nullish(),
   tool_choice: z
-    .union([
-      z.enum(['none', 'auto', 'required']),
-      z.object({ type: z.literal('function'), function: z.object({ name: z.string() }) }),
-    ])
+    .union(
+      [
+        z.enum(['none', 'auto', 'required']),
+        z.object({ type: z.literal('function'), function: z.object({ name: z.string() }) }),
+      ],
+      { error: 'must be "none", "auto", "required" or {"type": "function", "function": {"name": …}}' },
+    )
     .nullish(),
   stream: z.boolean().nullish(),
   stream_options: z.object({ include_usage: z.boolean().nullish() }).nullish(),

@@ -21,6 +21,8 @@ import { invalidBody } from '../../validate';
 /** POST /v1/messages: Anthropic's Messages request; markers count on system, message and tools blocks. */
 
 const TextBlock = z.object({ type: z.literal('text'), text: Text, cache_control: CacheControl.nullish() });
+/** What a field of text blocks says when it is neither a string nor such a list. */
+const TEXT_BLOCKS = 'must be a string or a list of text blocks ({"type": "text", "text": …})';
 const ToolUseBlock = z.object({
   type: z.literal('tool_use'),
   id: z.string().min(1).max(200),
@@ -31,7 +33,7 @@ const ToolUseBlock = z.object({
 const ToolResultBlock = z.object({
   type: z.literal('tool_result'),
   tool_use_id: z.string().min(1).max(200),
-  content: z.union([Text, z.array(TextBlock).max(1000)]).optional(),
+  content: z.union([Text, z.array(TextBlock).max(1000)], { error: TEXT_BLOCKS }).optional(),
   is_error: z.boolean().optional(),
   cache_control: CacheControl.nullish(),
 });
@@ -46,7 +48,10 @@ const Block = z.discriminatedUnion('type', [TextBlock, ToolUseBlock, ToolResultB
 
 const Message = z.object({
   role: z.enum(['user', 'assistant']),
-  content: z.union([Text, z.array(Block).max(1000)]),
+  content: z.union([Text, z.array(Block).max(1000)], {
+    error:
+      'must be a string or a list of text, tool_use (id, name, input), tool_result (tool_use_id) or thinking blocks; image and document blocks are not taken',
+  }),
 });
 
 const Tool = z.object({
@@ -59,7 +64,7 @@ const Tool = z.object({
 export const MessagesBody = z.object({
   model: ModelId,
   max_tokens: MaxTokens,
-  system: z.union([Text, z.array(TextBlock).max(1000)]).optional(),
+  system: z.union([Text, z.array(TextBlock).max(1000)], { error: TEXT_BLOCKS }).optional(),
   messages: z.array(Message).min(1, 'must hold at least 1 message').max(10_000),
   temperature: Temperature.max(1).optional(),
   top_p: TopP.optional(),

@@ -31,7 +31,9 @@ const Part = z.object({
 const MessageItem = z.object({
   type: z.literal('message').optional(),
   role: z.enum(['system', 'developer', 'user', 'assistant']),
-  content: z.union([Text, z.array(Part).max(1000)]),
+  content: z.union([Text, z.array(Part).max(1000)], {
+    error: 'must be a string or a list of input_text or output_text parts; image, file and audio parts are not taken',
+  }),
 });
 const FunctionCallItem = z.object({
   type: z.literal('function_call'),
