@@ -3,6 +3,7 @@ import '../../api';
 import type { z } from 'zod';
 import { ChatCompletionsBody } from './chat-completions.schema';
 import { MessagesBody } from './messages.schema';
+import { InferenceBody, SystemOneBody } from '../inference/schemas';
 
 /** What a 422 says about a body: each problem's field and message, as the error table renders them. */
 function problems(schema: z.ZodType, body: unknown): string[] {
@@ -38,6 +39,17 @@ describe('what the compatible surfaces say of content they do not take', () => {
     ]);
     expect(problems(MessagesBody, { model: 'm', max_tokens: 8, system: [image[0]], messages: user('hi') })).toEqual([
       'system: must be a string or a list of text blocks ({"type": "text", "text": …})',
+    ]);
+  });
+
+  it('when the native surfaces get a wrong stop, content or option, then the message says what is taken', () => {
+    const generate = { model_id: 'm', task: 'generate', messages: [{ role: 'user', content: [{ type: 'image' }] }] };
+    expect(problems(InferenceBody, { ...generate, stop: 7 })).toEqual([
+      'messages.0.content: must be a string or a list of 1–100 text blocks ({"type": "text", "text": …})',
+      'stop: must be a non-empty string or a list of at most 4 of them',
+    ]);
+    expect(problems(SystemOneBody, { text: 'x', options: ['a', { name: 'b' }] })).toEqual([
+      'options.1: must be an option id (1–200 characters) or {id, description?}',
     ]);
   });
 });

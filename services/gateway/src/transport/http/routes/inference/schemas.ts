@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Stop } from '../compat/blocks';
 
 /** The inference surfaces' request bodies: the one place their requests are validated. */
 
@@ -24,7 +25,9 @@ const ContentBlock = z.object({
 });
 export const Message = z.object({
   role: z.enum(['system', 'user', 'assistant']),
-  content: z.union([z.string().max(MAX_TEXT), z.array(ContentBlock).min(1).max(100)]),
+  content: z.union([z.string().max(MAX_TEXT), z.array(ContentBlock).min(1).max(100)], {
+    error: 'must be a string or a list of 1–100 text blocks ({"type": "text", "text": …})',
+  }),
 });
 
 export const InferenceBody = z
@@ -33,7 +36,7 @@ export const InferenceBody = z
     temperature: z.number().min(0).max(2).optional(),
     top_p: z.number().gt(0).max(1).optional(),
     max_tokens: z.number().int().min(1).max(2048).optional(),
-    stop: z.union([z.string().min(1), z.array(z.string().min(1)).max(4)]).optional(),
+    stop: Stop.optional(),
     seed: z.number().int().min(0).optional(),
     stream: z.boolean().optional(),
     model_id: z.string().trim().min(1).max(200).optional(),
@@ -85,7 +88,9 @@ const GlinerFields = {
   model_id: z.string().trim().min(1).max(200).optional(),
   text: Text.optional(),
   inputs: Inputs.optional(),
-  schema: z.union([SchemaObject, z.array(z.unknown())]),
+  schema: z.union([SchemaObject, z.array(z.unknown())], {
+    error: 'must be a schema object, or a list as the task takes it (for instance entity labels)',
+  }),
   ...Options,
 };
 const oneOfTextOrInputs = (b: { text?: string | undefined; inputs?: string[] | undefined }, ctx: z.RefinementCtx) => {
@@ -102,10 +107,13 @@ export const GlinerBody = z
   .openapi('Gliner2Request');
 export const GlinerTaskBody = z.object(GlinerFields).superRefine(oneOfTextOrInputs);
 
-const Option = z.union([
-  z.string().trim().min(1).max(200),
-  z.object({ id: z.string().trim().min(1).max(200), description: z.string().max(1000).optional() }),
-]);
+const Option = z.union(
+  [
+    z.string().trim().min(1).max(200),
+    z.object({ id: z.string().trim().min(1).max(200), description: z.string().max(1000).optional() }),
+  ],
+  { error: 'must be an option id (1–200 characters) or {id, description?}' },
+);
 export const SystemOneBody = z
   .object({
     model_id: z.string().trim().min(1).max(200).optional(),
@@ -130,7 +138,7 @@ export const ProjectInferenceBody = z
     temperature: z.number().min(0).max(2).optional(),
     top_p: z.number().gt(0).max(1).optional(),
     max_tokens: z.number().int().min(1).max(2048).optional(),
-    stop: z.union([z.string().min(1), z.array(z.string().min(1)).max(4)]).optional(),
+    stop: Stop.optional(),
     seed: z.number().int().min(0).optional(),
     stream: z.boolean().optional(),
   })
