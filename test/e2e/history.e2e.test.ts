@@ -201,6 +201,11 @@ describe('inference history, end to end through pnpm start', () => {
     expect((await send({ verdict: 'incorrect' })).status).toBe(422);
     expect((await send({ verdict: 'correct', corrected_output: { entities: {} } })).status).toBe(422);
     expect((await send({ verdict: 'correct', notes: 'x'.repeat(5001) })).status).toBe(422);
+    const text = await send({ verdict: 'incorrect', corrected_output: 'Ada' });
+    expect((await json<{ errors: { field: string; message: string }[] }>(text)).errors[0]).toMatchObject({
+      field: 'corrected_output',
+      message: 'must be an object or a list in the shape of the original output (null or left out when correct)',
+    });
     const outside = await send({ verdict: 'incorrect', corrected_output: { entities: { person: ['Grace Hopper'] } } });
     expect(outside.status).toBe(422);
     expect((await json<{ errors: { field: string }[] }>(outside)).errors[0]!.field).toBe(

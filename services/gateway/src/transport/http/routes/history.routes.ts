@@ -56,7 +56,11 @@ const listQueryOf = (query: unknown) => ({
 const FeedbackBody = z
   .object({
     verdict: z.enum(['correct', 'incorrect'], { error: "must be 'correct' or 'incorrect'" }),
-    corrected_output: z.union([z.record(z.string(), z.unknown()), z.array(z.unknown()), z.null()]).optional(),
+    corrected_output: z
+      .union([z.record(z.string(), z.unknown()), z.array(z.unknown()), z.null()], {
+        error: 'must be an object or a list in the shape of the original output (null or left out when correct)',
+      })
+      .optional(),
     notes: z.string().max(5000, 'must be at most 5000 characters').optional(),
   })
   .openapi('InferenceFeedbackRequest');
