@@ -124,4 +124,31 @@ describe('n choices', () => {
     expect(signals).toHaveLength(3);
     expect(signals.every((s) => s.aborted)).toBe(true);
   });
+
+  it('when the client goes away after the first piece, then no call is read ahead and a later failure is no unhandled rejection', async () => {
+    const unhandled: unknown[] = [];
+    const record = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', record);
+    try {
+      let asked = 0;
+      const inference = {
+        async *chat(_principal: unknown, call: ChatInput) {
+          asked += 1;
+          yield piece(`r${call.seed}`, 'first');
+          await new Promise((r) => setTimeout(r, 5));
+          throw new Error('cancelled after the client left');
+        },
+      } as unknown as Inference;
+      const res = fakeResponse();
+      const starts = await startChats(inference, res as unknown as Response, choiceInputs(input, 2));
+      const writer = { piece: () => (res.destroyed = true), fail: jest.fn(), finish: jest.fn() };
+      await pumpChoices(starts, new Sse(res as unknown as Response), writer);
+      await new Promise((r) => setTimeout(r, 30));
+      expect(asked).toBe(2);
+      expect(writer.finish).not.toHaveBeenCalled();
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', record);
+    }
+  });
 });

@@ -166,24 +166,26 @@ export async function pumpChat(start: ChatStart, sse: Sse, writer: StreamWriter)
   return pumpChoices([start], sse, writer);
 }
 
-/** The pieces of several calls as they arrive, each with its call's index; the first error ends them all. */
+/**
+ * The pieces of several calls as they arrive, each with its call's index; the first error ends them all. A call's
+ * next piece is asked for only once its last one was taken, so a consumer that stops leaves no call read ahead.
+ */
 async function* merged(starts: ChatStart[]): AsyncGenerator<[ChatPiece, number]> {
   type Next = { index: number; next: IteratorResult<ChatPiece> };
   const pending = new Map<number, Promise<Next>>();
-  const after = (index: number, p: Promise<IteratorResult<ChatPiece>>) =>
-    pending.set(
-      index,
-      p.then((next) => ({ index, next })),
-    );
+  const after = (index: number, p: Promise<IteratorResult<ChatPiece>>) => {
+    const tagged = p.then((next) => ({ index, next }));
+    // Raced below; a call that fails after the consumer stopped is ended by the cancel, not an unhandled rejection.
+    tagged.catch(() => undefined);
+    pending.set(index, tagged);
+  };
   starts.forEach((s, i) => after(i, Promise.resolve(s.first)));
   while (pending.size) {
     const { index, next } = await Promise.race(pending.values());
-    if (next.done) {
-      pending.delete(index);
-      continue;
-    }
-    after(index, starts[index]!.iterator.next());
+    pending.delete(index);
+    if (next.done) continue;
     yield [next.value, index];
+    after(index, starts[index]!.iterator.next());
   }
 }
 
