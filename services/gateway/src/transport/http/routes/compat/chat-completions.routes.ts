@@ -1,10 +1,4 @@
-import type {
-  ChatDone,
-  ChatPiece,
-  ChatTokenLogprob,
-  ChatToolCallDelta,
-  Inference,
-} from '../../../../application/ports';
+import type { ChatPiece, ChatTokenLogprob, ChatToolCallDelta, Inference } from '../../../../application/ports';
 import type { HistoryPort } from '../../../../application/history-ports';
 import type { Api } from '../../api';
 import { authOf } from '../../auth';
@@ -22,6 +16,7 @@ import {
   storedCall,
 } from './stored-responses';
 import { registerCompletionListRoutes } from './stored-completions';
+import { openAiChunks } from './openai-chunks';
 import { openAiUsage, totalUsage, xService } from './usage';
 
 /** POST /v1/chat/completions: OpenAI's chat.completion object, or its chunk stream ending with `data: [DONE]`. */
@@ -71,29 +66,13 @@ function completionOfReplies(replies: ChatReply[], created: number, model: strin
   };
 }
 
-/**
- * The chunk table of the spec: usage and x_service are null except on the terminal chunk. With one choice that is
- * the choice's finish chunk; with `n` choices, a last chunk with no choices after every choice has finished.
- */
+/** The chunk table of the spec, for one or `n` choices (openai-chunks.ts). */
 function chunkWriter(sse: Sse, starts: ChatStart[], model: string, shown: Shown) {
-  const [start] = starts;
-  const id = `chatcmpl-${start!.first.value?.responseId ?? ''}`;
+  const chunks = openAiChunks(sse, starts, { object: 'chat.completion.chunk', idPrefix: 'chatcmpl-', model });
   const opened = new Set<number>();
-  const dones: ChatDone[] = [];
-  const send = (choices: unknown[], done: ChatDone | null) =>
-    sse.send({
-      id,
-      object: 'chat.completion.chunk',
-      created: start!.created,
-      model,
-      choices,
-      usage: done ? openAiUsage(done.usage) : null,
-      x_service: done ? xService(done) : null,
-    });
   const chunk = (piece: ChatPiece, index: number, delta: Record<string, unknown>, finish: string | null) => {
     const logprobs = !finish && piece.logprobs.length ? logprobsOut(shown, piece.logprobs) : null;
-    const terminal = finish && starts.length === 1 ? piece.done! : null;
-    send([{ index, delta, logprobs, finish_reason: finish }], terminal);
+    chunks.choice({ index, delta, logprobs, finish_reason: finish }, finish ? piece.done : undefined);
   };
   return {
     piece(piece: ChatPiece, index: number) {
@@ -106,18 +85,12 @@ function chunkWriter(sse: Sse, starts: ChatStart[], model: string, shown: Shown)
       if (first || piece.text || delta.reasoning_content !== undefined || delta.tool_calls)
         chunk(piece, index, delta, null);
       opened.add(index);
-      if (piece.done) {
-        dones.push(piece.done);
-        chunk(piece, index, {}, piece.done.finishReason);
-      }
+      if (piece.done) chunk(piece, index, {}, piece.done.finishReason);
     },
     fail(err: unknown) {
       sse.send(errorBodyOf(err, 'openai'));
     },
-    finish() {
-      if (starts.length > 1) send([], { ...dones[0]!, usage: totalUsage(dones.map((d) => d.usage)) });
-      sse.end('data: [DONE]\n\n');
-    },
+    finish: () => chunks.end(),
   };
 }
 

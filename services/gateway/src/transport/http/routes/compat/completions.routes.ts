@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ChatDone, ChatInput, ChatPiece, ChatTokenLogprob, Inference } from '../../../../application/ports';
+import type { ChatInput, ChatPiece, ChatTokenLogprob, Inference } from '../../../../application/ports';
 import type { Api } from '../../api';
 import {
   Choices,
@@ -18,6 +18,7 @@ import {
   turn,
 } from './blocks';
 import { type ChatReply, collectChoices, errorBodyOf, pumpChoices, Sse, startChats, type ChatStart } from './chat-run';
+import { openAiChunks } from './openai-chunks';
 import { openAiUsage, totalUsage, xService } from './usage';
 import { invalidBody } from '../../validate';
 
@@ -153,41 +154,23 @@ function textCompletionOfReplies(replies: ChatReply[], created: number, model: s
   };
 }
 
-/** Chunks as chat completions' (chunkWriter there): usage on the one choice's last chunk, or after all `n`. */
+/** Chunks as chat completions' (openai-chunks.ts): usage on the one choice's last chunk, or after all `n`. */
 function chunkWriter(sse: Sse, starts: ChatStart[], model: string, shown: Shown) {
-  const [start] = starts;
-  const id = `cmpl-${start!.first.value?.responseId ?? ''}`;
+  const chunks = openAiChunks(sse, starts, { object: 'text_completion', idPrefix: 'cmpl-', model });
   const at = starts.map((_, i) => shown.promptLengths[i] ?? 0);
-  const dones: ChatDone[] = [];
-  const send = (choices: unknown[], done: ChatDone | null) =>
-    sse.send({
-      id,
-      object: 'text_completion',
-      created: start!.created,
-      model,
-      choices,
-      usage: done ? openAiUsage(done.usage) : null,
-      x_service: done ? xService(done) : null,
-    });
   const chunk = (piece: ChatPiece, index: number, text: string, tail: boolean) => {
     const logprobs = shown.logprobs && !tail ? legacyLogprobs(piece.logprobs, at[index]!) : null;
     at[index]! += text.length;
     const finish = tail ? piece.done!.finishReason : null;
-    send([{ index, text, logprobs, finish_reason: finish }], tail && starts.length === 1 ? piece.done! : null);
+    chunks.choice({ index, text, logprobs, finish_reason: finish }, tail ? piece.done : undefined);
   };
   return {
     piece(piece: ChatPiece, index: number) {
       if (piece.text) chunk(piece, index, piece.text, false);
-      if (piece.done) {
-        dones.push(piece.done);
-        chunk(piece, index, '', true);
-      }
+      if (piece.done) chunk(piece, index, '', true);
     },
     fail: (err: unknown) => sse.send(errorBodyOf(err, 'openai')),
-    finish: () => {
-      if (starts.length > 1) send([], { ...dones[0]!, usage: totalUsage(dones.map((d) => d.usage)) });
-      sse.end('data: [DONE]\n\n');
-    },
+    finish: () => chunks.end(),
   };
 }
 
