@@ -66,16 +66,7 @@ export function otherScoresOnDev(
     r.pooled.forEach((x, i) => (variance[i]! += (x - pooledMean[r.gold]![i]!) ** 2 / trainRows.length));
   const trainUnit = trainRows.map((r) => unit(r.pooled));
   // Words of no training row: an unknown intent often names what no seen intent does (contactless, passcode).
-  const words = (text: string) => text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
   const seen = new Set(train.flatMap((e) => words(e.text!)));
-  // A paraphrase of a seen intent is answered as that intent while the words of its name are missing from the
-  // text ("my top-up failed" answered top_up_reverted): the share of the name's words whose stem the text has.
-  const stem = (w: string) => w.slice(0, 5);
-  const coverage = (label: string, text: string) => {
-    const have = new Set(words(text).map(stem));
-    const name = words(label.replace(/_/g, ' ')).filter((w) => !['or', 'by', 'to', 'the', 'a', 'of'].includes(w));
-    return name.filter((w) => have.has(stem(w))).length / Math.max(1, name.length);
-  };
   const devRows = dev.map((e) => {
     const r = represent(e.text!);
     const probs = withTemperature(r.fused, rejectTemperature);
@@ -98,15 +89,25 @@ export function otherScoresOnDev(
         ...ngramUnit.map((c) => dot(c, unit(r.ngram))),
       ),
       'words unseen in training (minus their count)': -words(e.text!).filter((w) => !seen.has(w)).length,
-      "label-name coverage: share of the predicted intent's name words (5-letter stems) in the text": coverage(
-        labels[top]!,
-        e.text!,
-      ),
+      "the predicted intent's name words in the text (share)": nameCoverage(labels[top]!, e.text!),
     };
     const gold = labels.indexOf(e.label!);
     return { scores, inScope: gold >= 0, correct: top === gold };
   });
   printOtherScores(withNeighbours(devRows, train, dev));
+}
+
+const words = (text: string) => text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+const stem = (w: string) => w.slice(0, 5);
+
+/**
+ * A paraphrase of a seen intent is answered as that intent while the words of its name are missing from the text
+ * ("my top-up failed" answered top_up_reverted): the share of the name's words whose stem the text has.
+ */
+function nameCoverage(label: string, text: string): number {
+  const have = new Set(words(text).map(stem));
+  const name = words(label.replace(/_/g, ' ')).filter((w) => !['or', 'by', 'to', 'the', 'a', 'of'].includes(w));
+  return name.filter((w) => have.has(stem(w))).length / Math.max(1, name.length);
 }
 
 /**
