@@ -1,21 +1,8 @@
 import type { ChatInput } from '../../../../application/ports';
+import { chatInput } from './chat-input.fixture';
 import { capBreakpoints, CacheControl, Metadata, ttlSeconds, turn } from './blocks';
 
-const input = (over: Partial<ChatInput>): ChatInput => ({
-  model: 'm',
-  system: [],
-  messages: [],
-  temperature: 1,
-  topP: 1,
-  maxTokens: 0,
-  stop: [],
-  seed: 0,
-  tools: [],
-  surface: 'messages',
-  store: false,
-  includeReasoning: false,
-  ...over,
-});
+const input = (over: Partial<ChatInput>): ChatInput => chatInput({ surface: 'messages', ...over });
 
 describe('cache markers', () => {
   it('when a ttl is given in seconds, minutes or hours, then it becomes seconds; none is the default (0)', () => {

@@ -3,6 +3,7 @@ import type { Response } from 'express';
 import { errors, Reasons } from '@whetstone/errors';
 import type { ChatDone, ChatInput, ChatPiece, Inference } from '../../../../application/ports';
 import { choiceInputs } from './blocks';
+import { chatInput } from './chat-input.fixture';
 import { collectChoices, pumpChoices, Sse, startChats } from './chat-run';
 
 /**
@@ -30,20 +31,7 @@ const piece = (responseId: string, text: string, last = false): ChatPiece => ({
   logprobs: [],
   ...(last ? { done } : {}),
 });
-const input: ChatInput = {
-  model: 'm',
-  system: [],
-  messages: [],
-  temperature: 1,
-  topP: 1,
-  maxTokens: 0,
-  stop: [],
-  seed: 0,
-  tools: [],
-  surface: 'chat_completions',
-  store: false,
-  includeReasoning: false,
-};
+const input = chatInput();
 
 /** A fake router: each seed answers "<seed>a", "<seed>b" after `delay(seed)` ms a piece, or fails on seed `failing`. */
 function fakeInference(delay: (seed: number) => number, failing?: number) {
