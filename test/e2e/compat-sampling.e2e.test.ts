@@ -52,6 +52,27 @@ describe('sampling controls and log probabilities with upstream models, end to e
     expect([refused.status, error.param]).toEqual([422, 'presence_penalty']);
   });
 
+  it('when logit_bias is sent, then the OpenAI-compatible upstream gets it as sent; a Messages-API or extraction model, a bad key and a bias past 100 are 422 naming logit_bias', async () => {
+    const { fakeOpenAI } = running;
+    await openai.chat.completions.create({ model: OPENAI_MODEL, messages: user('hi'), logit_bias: { 50256: -100 } });
+    expect(fakeOpenAI.requests.at(-1)!.body).toMatchObject({ logit_bias: { 50256: -100 } });
+    await openai.chat.completions.create({ model: OPENAI_MODEL, messages: user('hi'), logit_bias: {} });
+    expect(fakeOpenAI.requests.at(-1)!.body).not.toHaveProperty('logit_bias');
+    const refusals: [Record<string, unknown>, RegExp][] = [
+      [{ model: ANTHROPIC_MODEL }, /Messages-API provider, which takes no logit_bias/],
+      [{ model: 'whetstone-extract-base', schema: { entities: ['person'] } }, /extraction model: it has no tokens/],
+      [{ model: OPENAI_MODEL, logit_bias: { a: 1 } }, /token ids/],
+      [{ model: OPENAI_MODEL, logit_bias: { 7: 101 } }, /from -100 to 100/],
+    ];
+    for (const [extra, message] of refusals) {
+      const refused = await post('/v1/chat/completions', { messages: user('Ada'), logit_bias: { 7: 1 }, ...extra });
+      const { error } = (await refused.json()) as { error: { param: string; message: string } };
+      // A bad entry is named by its key (`logit_bias.a`), as other nested fields are.
+      expect([refused.status, error.param.split('.')[0]]).toEqual([422, 'logit_bias']);
+      expect(error.message).toMatch(message);
+    }
+  });
+
   it('when a stop sequence ends a Messages-API upstream reply, then stop_reason and stop_sequence say so, JSON and stream alike', async () => {
     const anthropic = new Anthropic({ apiKey: running.key, baseURL: running.system.baseUrl, maxRetries: 0 });
     const params = { model: ANTHROPIC_MODEL, max_tokens: 16, messages: user('hello there'), stop_sequences: ['THERE'] };

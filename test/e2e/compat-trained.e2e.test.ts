@@ -153,6 +153,28 @@ describe('trained models through the compatible surfaces, end to end', () => {
     expect(stopped.content).toEqual([{ type: 'text', text: text.slice(0, text.indexOf(stop)) }]);
   });
 
+  it('when the decoder job gets logit_bias, then a banned byte never starts the reply, a favoured byte is all it says, and an id past its 260 tokens is 422 naming logit_bias', async () => {
+    const openai = new OpenAI({ apiKey: key, baseURL: `${system.baseUrl}/v1`, maxRetries: 5 });
+    const base = { model: decoder, messages: [{ role: 'user' as const, content: 'hi, I am Ada' }], temperature: 0 };
+    const greedy = (await openai.chat.completions.create({ ...base, max_tokens: 8 })).choices[0]!.message.content!;
+    const first = greedy.charCodeAt(0);
+    const banned = await openai.chat.completions.create({ ...base, max_tokens: 8, logit_bias: { [first]: -100 } });
+    expect(banned.choices[0]!.message.content!.charCodeAt(0)).not.toBe(first);
+    const favoured = await openai.completions.create({
+      model: decoder,
+      prompt: 'hi',
+      max_tokens: 4,
+      logit_bias: { 120: 100 },
+    });
+    expect(favoured.choices[0]).toMatchObject({ text: 'xxxx', finish_reason: 'length' });
+    const refused = await openai.chat.completions
+      .create({ ...base, max_tokens: 4, logit_bias: { 50256: -100 } })
+      .catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(OpenAI.APIError);
+    expect(refused).toMatchObject({ status: 422, param: 'logit_bias' });
+    expect((refused as Error).message).toMatch(/Invalid key in 'logit_bias': 50256\. Maximum value is 259/);
+  });
+
   it('when the decoder job is asked for token log probabilities, then every byte of its reply has one, the same in JSON and stream, and completions and responses give them in their own shapes', async () => {
     const openai = new OpenAI({ apiKey: key, baseURL: `${system.baseUrl}/v1`, maxRetries: 5 });
     const asked = {

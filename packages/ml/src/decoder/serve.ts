@@ -7,7 +7,7 @@ import { chatLoss, DECODER_BASE, decodeAdapterBundle, type DecoderManifest } fro
 import { type DecoderConfig, DecoderState, type LoraAdapter, mergeAdapter, type Weights } from './model';
 import { LogprobQueue, type TokenLogprob, tokenLogprob } from './logprobs';
 import type { CachePoint, PrefixCache } from './prefix-cache';
-import { type ChatMessage, encodePrompt, END, prefixEnd, SYSTEM } from './tokenizer';
+import { ASSISTANT, type ChatMessage, encodePrompt, END, prefixEnd, SYSTEM, USER } from './tokenizer';
 
 /** The most cache breakpoints one call may set. */
 export const MAX_CACHE_BREAKPOINTS = 4;
@@ -35,6 +35,11 @@ export interface GenerateOptions {
   frequency_penalty?: number;
   /** Lowers each already generated token's logit by this, once (OpenAI's). Default 0. */
   presence_penalty?: number;
+  /**
+   * OpenAI's `logit_bias`: token id (0–259: bytes, then the four chat markers) to a bias from −100 to 100, added to
+   * that token's logit before sampling, after the penalties. Log probabilities stay the model's own.
+   */
+  logit_bias?: Readonly<Record<number, number>>;
   /** Maximum tokens (bytes) generated. Default 128. */
   max_tokens?: number;
   /** Generation ends before the first occurrence of any of these; it is not returned. */
@@ -84,21 +89,59 @@ export interface Decoder {
   readonly identity: string;
   /**
    * Streams the assistant reply to `messages`, a few bytes at a time. Throws
-   * InvalidArgument for more than 4 cache breakpoints.
+   * InvalidArgument for more than 4 cache breakpoints and for a `logit_bias` key or value out of range.
    */
   generate(messages: readonly ChatMessage[], options?: GenerateOptions): GenerateStream;
   /** Loss and perplexity of the assistant replies in chat rows. */
   perplexity(rows: readonly unknown[]): { loss: number; perplexity: number };
 }
 
+/** The largest bias OpenAI's `logit_bias` takes, either way. */
+export const MAX_LOGIT_BIAS = 100;
+
+/**
+ * `logit_bias` as one bias per token id of a `vocab`-token model, or null when it biases nothing. Throws
+ * InvalidArgument naming `logit_bias` for an id outside the vocabulary or a bias outside −100…100, in OpenAI's words.
+ */
+export function logitBiasOf(bias: Readonly<Record<number, number>> | undefined, vocab: number): Float32Array | null {
+  const entries = Object.entries(bias ?? {});
+  if (!entries.length) return null;
+  const out = new Float32Array(vocab);
+  for (const [key, value] of entries) {
+    const id = Number(key);
+    if (!Number.isInteger(id) || id < 0 || id >= vocab)
+      throw invalidBias(`Invalid key in 'logit_bias': ${key}. Maximum value is ${vocab - 1}: ${TOKEN_IDS}.`);
+    if (!(Math.abs(value) <= MAX_LOGIT_BIAS))
+      throw invalidBias(`Invalid value in 'logit_bias' for ${key}: ${value}. Biases run from -100 to 100.`);
+    out[id] = value;
+  }
+  return out;
+}
+
+const TOKEN_IDS = `this model's tokens are the bytes 0–255, then <|system|> ${SYSTEM}, <|user|> ${USER}, <|assistant|> ${ASSISTANT}, <|end|> ${END}`;
+
+const invalidBias = (message: string) =>
+  new AppError('InvalidArgument', Reasons.VALIDATION_FAILED, message, {
+    fieldErrors: [{ field: 'logit_bias', message }],
+  });
+
 /**
  * The logits with OpenAI's frequency and presence penalties for the tokens generated so far (`counts[id]` times
- * each): `logit − count × frequency − (count > 0) × presence`. The same array when both are 0.
+ * each), then `bias` (per token id) added: `logit − count × frequency − (count > 0) × presence + bias`. The same
+ * array when the penalties are 0 and there is no bias.
  */
-export function penalize(logits: Float32Array, counts: Uint32Array, frequency: number, presence: number): Float32Array {
-  if (!frequency && !presence) return logits;
+export function penalize(
+  logits: Float32Array,
+  counts: Uint32Array,
+  frequency: number,
+  presence: number,
+  bias: Float32Array | null = null,
+): Float32Array {
+  if (!frequency && !presence && !bias) return logits;
   const out = Float32Array.from(logits);
-  for (let i = 0; i < out.length; i++) if (counts[i]) out[i] = out[i]! - counts[i]! * frequency - presence;
+  if (frequency || presence)
+    for (let i = 0; i < out.length; i++) if (counts[i]) out[i] = out[i]! - counts[i]! * frequency - presence;
+  if (bias) for (let i = 0; i < out.length; i++) out[i] = out[i]! + bias[i]!;
   return out;
 }
 
@@ -154,6 +197,7 @@ export function loadDecoder(
         Reasons.VALIDATION_FAILED,
         `At most ${MAX_CACHE_BREAKPOINTS} cache breakpoints per call; got ${breakpoints.length}.`,
       );
+    const bias = logitBiasOf(opts.logit_bias, config.vocab);
     let finish: 'stop' | 'length' | null = null;
     let matched: string | null = null;
     let usage: CacheUsage = { readTokens: 0, writeTokens: 0 };
@@ -195,7 +239,7 @@ export function loadDecoder(
         const holdBack = Math.max(0, ...stop.map((s) => s.length - 1));
         for (let n = 0; n < max_tokens; n++) {
           if (opts.signal?.aborted) break;
-          const scored = penalize(logits, counts, frequency_penalty, presence_penalty);
+          const scored = penalize(logits, counts, frequency_penalty, presence_penalty, bias);
           const token = sampleToken(scored, temperature, top_p, rng, top_k);
           if (token === END || token >= SYSTEM) {
             finish = 'stop';

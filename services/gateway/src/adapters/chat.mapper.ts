@@ -72,6 +72,7 @@ export function chatRequestToPb(principal: Principal, input: ChatInput): ChatReq
       frequencyPenalty: input.frequencyPenalty ?? 0,
       presencePenalty: input.presencePenalty ?? 0,
       topK: input.topK ?? 0,
+      logitBias: input.logitBias ?? {},
       ...(input.logprobs === undefined ? {} : { logprobs: input.logprobs }),
     },
     toolsJson: input.tools.length ? json(input.tools) : NO_BYTES,

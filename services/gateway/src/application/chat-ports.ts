@@ -47,6 +47,8 @@ export interface ChatInput {
   frequencyPenalty?: number;
   presencePenalty?: number;
   topK?: number;
+  /** OpenAI's `logit_bias`: token id to a bias from −100 to 100; unset: none. */
+  logitBias?: Record<number, number>;
   tools: ChatTool[];
   /** Set when a cache marker ends the prefix after the tool definitions. */
   toolsCacheTtlSeconds?: number;

@@ -44,7 +44,7 @@ export interface ChatCall {
 const DEFAULT_MAX_TOKENS = 128;
 
 /** A field this model cannot honour: the message says why, the field's own entry only that it is not supported. */
-function refuse(field: 'schema' | 'tools' | 'response_format' | 'logprobs', message: string): never {
+function refuse(field: 'schema' | 'tools' | 'response_format' | 'logprobs' | 'logit_bias', message: string): never {
   throw errors.invalid(Reasons.VALIDATION_FAILED, message, [{ field, message: 'is not supported by this model' }]);
 }
 
@@ -84,9 +84,11 @@ type Server = 'extraction' | 'upstream' | 'decoder';
 /** What serves a resolved call, once its request fits that server: a schema only for extraction, tools only upstream. */
 function serverOf(request: ChatRequest, target: Target): Server {
   const logprobs = request.options.logprobs !== undefined;
+  const bias = request.options.logitBias !== undefined;
   if (target.entry.task === 'extraction') {
     if (logprobs)
       refuse('logprobs', `Model '${request.model}' is an extraction model: it has no token log probabilities.`);
+    if (bias) refuse('logit_bias', `Model '${request.model}' is an extraction model: it has no tokens to bias.`);
     return 'extraction';
   }
   if (request.schemaJson.length)
@@ -96,6 +98,8 @@ function serverOf(request: ChatRequest, target: Target): Server {
       'logprobs',
       `Model '${request.model}' is served by a Messages-API provider, which gives no log probabilities.`,
     );
+  if (bias && target.entry.provider === 'anthropic')
+    refuse('logit_bias', `Model '${request.model}' is served by a Messages-API provider, which takes no logit_bias.`);
   if (target.entry.upstream) return 'upstream';
   if (request.tools.length) refuse('tools', `Model '${request.model}' cannot call tools; only upstream models do.`);
   if (request.responseFormat)

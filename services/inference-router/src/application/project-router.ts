@@ -140,6 +140,7 @@ export async function routeCall(
     tools: request.tools.length > 0,
     schema: request.schemaJson.length > 0,
     responseFormat: request.responseFormat !== undefined,
+    logitBias: request.options.logitBias !== undefined,
   };
   const routable = (t: Target) => ({ id: t.ref.modelId, entry: t.entry, t });
   const plan = routePlan(candidates.map(routable), routable(reference), needs, router);

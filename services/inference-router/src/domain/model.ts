@@ -38,6 +38,8 @@ export interface GenerateOptions {
   frequencyPenalty?: number;
   presencePenalty?: number;
   topK?: number;
+  /** OpenAI's `logit_bias`: token id (the model's tokenizer's) to a bias from −100 to 100; unset: none. */
+  logitBias?: Readonly<Record<number, number>>;
   /** When set, each token's log probability with this many of the most likely tokens at its place (0–20). */
   logprobs?: number;
   signal?: AbortSignal;

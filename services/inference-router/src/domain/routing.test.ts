@@ -50,6 +50,12 @@ describe('routing policy', () => {
     expect(exclusionOf(decoder.entry, needs, noRules)).toMatch(/response_format/);
   });
 
+  it("when the request has logit_bias, then it goes to the reference alone: token ids are its tokenizer's", () => {
+    const needs = { ...chatNeeds, logitBias: true };
+    expect(routePlan([mid], big, needs, noRules).map((c) => c.id)).toEqual(['big']);
+    expect(exclusionOf(mid.entry, needs, noRules)).toMatch(/logit_bias/);
+  });
+
   it('when the request has a schema, then only extraction candidates may take it, and they need one', () => {
     const extract = builtin('whetstone-extract-base');
     expect(routePlan([mid, extract], big, { ...chatNeeds, schema: true }, noRules).map((c) => c.id)).toEqual([

@@ -50,6 +50,7 @@ export function openaiBody(call: UpstreamCall): Record<string, unknown> {
     ...(options.seed ? { seed: options.seed } : {}),
     ...(options.frequencyPenalty ? { frequency_penalty: options.frequencyPenalty } : {}),
     ...(options.presencePenalty ? { presence_penalty: options.presencePenalty } : {}),
+    ...(options.logitBias ? { logit_bias: options.logitBias } : {}),
     ...(call.responseFormat ? { response_format: call.responseFormat } : {}),
     ...(options.logprobs === undefined
       ? {}

@@ -156,6 +156,12 @@ describe('OpenAI translation', () => {
     expect(anthropicBody(call())).not.toHaveProperty('top_k');
   });
 
+  it('when logit_bias is set, then an OpenAI body carries it as sent, and none is sent without it', () => {
+    const options = { ...call().options, logitBias: { 50256: -100, 7: 2.5 } };
+    expect(openaiBody(call({ options })).logit_bias).toEqual({ 50256: -100, 7: 2.5 });
+    expect(openaiBody(call())).not.toHaveProperty('logit_bias');
+  });
+
   it('when log probabilities are asked for, then the body asks for them and the chunks’ logprobs become the delta’s', () => {
     const options = { ...call().options, logprobs: 2 };
     expect(openaiBody(call({ options }))).toMatchObject({ logprobs: true, top_logprobs: 2 });

@@ -129,6 +129,7 @@ export function generateOptionsOf(s: SamplingOptions | undefined, signal: AbortS
     ...(s?.frequencyPenalty ? { frequencyPenalty: s.frequencyPenalty } : {}),
     ...(s?.presencePenalty ? { presencePenalty: s.presencePenalty } : {}),
     ...(s?.topK ? { topK: s.topK } : {}),
+    ...(s && Object.keys(s.logitBias).length ? { logitBias: { ...s.logitBias } } : {}),
     ...(s?.logprobs === undefined ? {} : { logprobs: s.logprobs }),
     signal,
   };

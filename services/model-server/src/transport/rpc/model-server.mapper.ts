@@ -51,6 +51,7 @@ export const generateOptionsOf = (
   top_k: Math.max(0, s?.topK ?? 0),
   frequency_penalty: s?.frequencyPenalty ?? 0,
   presence_penalty: s?.presencePenalty ?? 0,
+  logit_bias: s?.logitBias ?? {},
   cache_breakpoints: breakpoints.map((b) => ({ turn: b.turn, chars: b.chars, ttl_seconds: b.ttlSeconds })),
   ...(s?.logprobs === undefined ? {} : { logprobs: Math.min(Math.max(s.logprobs, 0), MAX_TOP_LOGPROBS) }),
   signal,

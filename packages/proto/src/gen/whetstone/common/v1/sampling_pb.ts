@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file whetstone/common/v1/sampling.proto.
  */
 export const file_whetstone_common_v1_sampling: GenFile = /*@__PURE__*/
-  fileDesc("CiJ3aGV0c3RvbmUvY29tbW9uL3YxL3NhbXBsaW5nLnByb3RvEhN3aGV0c3RvbmUuY29tbW9uLnYxIs0BCg9TYW1wbGluZ09wdGlvbnMSEwoLdGVtcGVyYXR1cmUYASABKAESDQoFdG9wX3AYAiABKAESEgoKbWF4X3Rva2VucxgDIAEoBRIMCgRzdG9wGAQgAygJEgwKBHNlZWQYBSABKAMSFQoIbG9ncHJvYnMYBiABKAVIAIgBARIZChFmcmVxdWVuY3lfcGVuYWx0eRgHIAEoARIYChBwcmVzZW5jZV9wZW5hbHR5GAggASgBEg0KBXRvcF9rGAkgASgFQgsKCV9sb2dwcm9icyI7CgpUb3BMb2dwcm9iEg0KBXRva2VuGAEgASgJEg0KBWJ5dGVzGAIgASgMEg8KB2xvZ3Byb2IYAyABKAEidAoMVG9rZW5Mb2dwcm9iEg0KBXRva2VuGAEgASgJEg0KBWJ5dGVzGAIgASgMEg8KB2xvZ3Byb2IYAyABKAESNQoMdG9wX2xvZ3Byb2JzGAQgAygLMh8ud2hldHN0b25lLmNvbW1vbi52MS5Ub3BMb2dwcm9iYgZwcm90bzM");
+  fileDesc("CiJ3aGV0c3RvbmUvY29tbW9uL3YxL3NhbXBsaW5nLnByb3RvEhN3aGV0c3RvbmUuY29tbW9uLnYxIsgCCg9TYW1wbGluZ09wdGlvbnMSEwoLdGVtcGVyYXR1cmUYASABKAESDQoFdG9wX3AYAiABKAESEgoKbWF4X3Rva2VucxgDIAEoBRIMCgRzdG9wGAQgAygJEgwKBHNlZWQYBSABKAMSFQoIbG9ncHJvYnMYBiABKAVIAIgBARIZChFmcmVxdWVuY3lfcGVuYWx0eRgHIAEoARIYChBwcmVzZW5jZV9wZW5hbHR5GAggASgBEg0KBXRvcF9rGAkgASgFEkcKCmxvZ2l0X2JpYXMYCiADKAsyMy53aGV0c3RvbmUuY29tbW9uLnYxLlNhbXBsaW5nT3B0aW9ucy5Mb2dpdEJpYXNFbnRyeRowCg5Mb2dpdEJpYXNFbnRyeRILCgNrZXkYASABKAUSDQoFdmFsdWUYAiABKAE6AjgBQgsKCV9sb2dwcm9icyI7CgpUb3BMb2dwcm9iEg0KBXRva2VuGAEgASgJEg0KBWJ5dGVzGAIgASgMEg8KB2xvZ3Byb2IYAyABKAEidAoMVG9rZW5Mb2dwcm9iEg0KBXRva2VuGAEgASgJEg0KBWJ5dGVzGAIgASgMEg8KB2xvZ3Byb2IYAyABKAESNQoMdG9wX2xvZ3Byb2JzGAQgAygLMh8ud2hldHN0b25lLmNvbW1vbi52MS5Ub3BMb2dwcm9iYgZwcm90bzM");
 
 /**
  * SamplingOptions say how a decoder picks each next token. The gateway fills
@@ -85,6 +85,15 @@ export type SamplingOptions = Message<"whetstone.common.v1.SamplingOptions"> & {
    * @generated from field: int32 top_k = 9;
    */
   topK: number;
+
+  /**
+   * OpenAI's `logit_bias`: a bias from −100 to 100 added to the logit of each listed token id before sampling (after
+   * the penalties; log probabilities stay the model's own). The ids are the model's tokenizer's: the built-in
+   * decoders' are 0–259 (bytes, then their four chat markers), an OpenAI-compatible upstream model's its provider's.
+   *
+   * @generated from field: map<int32, double> logit_bias = 10;
+   */
+  logitBias: { [key: number]: number };
 };
 
 /**

@@ -32,6 +32,26 @@ export const penaltiesOf = (body: { frequency_penalty?: number | null; presence_
   ...(body.frequency_penalty ? { frequencyPenalty: body.frequency_penalty } : {}),
   ...(body.presence_penalty ? { presencePenalty: body.presence_penalty } : {}),
 });
+/** Most entries OpenAI's `logit_bias` takes. */
+export const MAX_LOGIT_BIAS_ENTRIES = 300;
+/**
+ * OpenAI's `logit_bias`: token ids (as strings, the model's tokenizer's) to biases from −100 to 100. Whether an id
+ * exists is the model's to say (the built-in decoders have 260 tokens; an upstream provider checks its own).
+ */
+export const LogitBias = z
+  .record(
+    z.string().regex(/^\d{1,9}$/),
+    z.number().min(-100, 'biases run from -100 to 100').max(100, 'biases run from -100 to 100'),
+    { error: 'must map token ids (whole numbers written as strings, such as "65") to biases from -100 to 100' },
+  )
+  .refine((bias) => Object.keys(bias).length <= MAX_LOGIT_BIAS_ENTRIES, {
+    message: `may bias at most ${MAX_LOGIT_BIAS_ENTRIES} tokens`,
+  });
+/** `logit_bias` as the chat core's option (left out when it biases nothing). */
+export const logitBiasField = (bias: Record<string, number> | null | undefined): Pick<ChatInput, 'logitBias'> =>
+  bias && Object.keys(bias).length
+    ? { logitBias: Object.fromEntries(Object.entries(bias).map(([id, b]) => [Number(id), b])) }
+    : {};
 /** OpenAI's `n`: how many choices to answer, each its own call (docs/api.md, "Several choices"). */
 export const MAX_CHOICES = 8;
 export const Choices = z.number().int().min(1).max(MAX_CHOICES, `must be at most ${MAX_CHOICES}`);

@@ -5,6 +5,8 @@ import {
   CacheControl,
   capBreakpoints,
   Choices,
+  LogitBias,
+  logitBiasField,
   MaxTokens,
   ModelId,
   Penalty,
@@ -84,6 +86,7 @@ export const ChatCompletionsBody = z.object({
   seed: Seed.nullish(),
   frequency_penalty: Penalty.nullish(),
   presence_penalty: Penalty.nullish(),
+  logit_bias: LogitBias.nullish(),
   n: Choices.nullish(),
   logprobs: z.boolean().nullish(),
   top_logprobs: TopLogprobs.nullish(),
@@ -152,6 +155,7 @@ export function chatInputOf(body: ChatCompletionsBody): ChatInput {
     stop: stopList(body.stop),
     seed: body.seed ?? SAMPLING_DEFAULTS.seed,
     ...penaltiesOf(body),
+    ...logitBiasField(body.logit_bias),
     tools: noTools
       ? []
       : (body.tools ?? []).map((t) => ({
