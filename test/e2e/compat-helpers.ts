@@ -17,6 +17,8 @@ const ROOT = path.resolve(__dirname, '..', '..');
 export const ADMIN_TOKEN = 'e2e-admin-token-compat-0123456789abcdef';
 export const OPENAI_MODEL = 'e2e-gpt';
 export const ANTHROPIC_MODEL = 'e2e-claude';
+/** The fake OpenAI-compatible provider's embedding model, as the catalog names it (`e2e-embedder` at the provider). */
+export const EMBEDDING_MODEL = 'e2e-embed';
 
 /**
  * The router's provider config for two fake upstreams on loopback (see
@@ -35,7 +37,10 @@ export function upstreamEnv(openai: FakeUpstream, anthropic: FakeUpstream): Reco
         kind: 'openai-compatible',
         base_url: openai.url,
         api_key_env: 'E2E_FAKE_OPENAI_KEY',
-        models: [{ id: OPENAI_MODEL, min_cacheable_tokens: 4, price }],
+        models: [
+          { id: OPENAI_MODEL, min_cacheable_tokens: 4, price },
+          { id: EMBEDDING_MODEL, upstream_model: 'e2e-embedder', task: 'embedding', price: { unit: '1m', input: 2 } },
+        ],
       },
       {
         name: 'fake-anthropic',

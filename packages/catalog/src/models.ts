@@ -53,7 +53,8 @@ export interface Bounds {
 export interface CatalogEntry {
   id: string;
   name: string;
-  task: 'extraction' | 'decoder';
+  /** `embedding`: an operator's upstream embedding model, called through /v1/embeddings only. */
+  task: 'extraction' | 'decoder' | 'embedding';
   provider: 'builtin' | 'openai' | 'anthropic';
   description: string;
   supportsInference: boolean;

@@ -42,6 +42,19 @@ describe('CATALOG_UPSTREAMS', () => {
     });
   });
 
+  it('when a model is an embedding model, then it needs no output price, and only an OpenAI-compatible provider may serve one', () => {
+    const embedder = { id: 'embed-s', task: 'embedding', price: { input: 2 } };
+    const openai = parse([provider({ name: 'oai', kind: 'openai-compatible', models: [embedder] })]);
+    expect(openai.problems).toEqual([]);
+    expect(openai.providers[0]?.models[0]).toMatchObject({ task: 'embedding', price: { per1kOutput: 0n } });
+    expect(parse([provider({ models: [embedder] })]).problems).toEqual([
+      'CATALOG_UPSTREAMS: model embed-s: provider anthropic is a Messages-API provider, which has no embeddings; task embedding needs kind openai-compatible',
+    ]);
+    expect(parse([provider({ models: [{ id: 'chat-s', price: { input: 1 } }] })]).problems).toEqual([
+      'CATALOG_UPSTREAMS: model chat-s: price.output is required for chat models',
+    ]);
+  });
+
   it('when entries are wrong, then every problem is listed, the key variable by name and never its value', () => {
     const { problems } = parse(
       [

@@ -19,6 +19,8 @@ const modelSchema = z.object({
   /** The model's name at the provider; defaults to the id. */
   upstream_model: z.string().min(1).optional(),
   description: z.string().max(300).optional(),
+  /** `chat` (default) answers the compatible chat surfaces; `embedding` answers /v1/embeddings (openai-compatible only). */
+  task: z.enum(['chat', 'embedding']).default('chat'),
   /** Cache pricing family; defaults to claude for anthropic providers, gpt-4 for openai-compatible ones. */
   family: z.enum(Object.keys(CACHE_MULTIPLIERS) as [CacheFamily, ...CacheFamily[]]).optional(),
   min_cacheable_tokens: z.number().int().min(0).default(1024),
@@ -27,7 +29,8 @@ const modelSchema = z.object({
     /** What the token prices are per: 1M tokens (the providers' convention) or 1K tokens. */
     unit: z.enum(['1m', '1k']).default('1m'),
     input: credits,
-    output: credits,
+    /** Required for chat models; an embedding model has no output tokens (0). */
+    output: credits.optional(),
     cache_read: credits.optional(),
     cache_write: credits.optional(),
     per_request: credits.default(0),
@@ -69,6 +72,7 @@ function modelOf(m: z.infer<typeof modelSchema>, kind: UpstreamProviderSpec['kin
   return {
     id: m.id,
     upstreamModel: m.upstream_model ?? m.id,
+    task: m.task,
     ...(m.description ? { description: m.description } : {}),
     family: m.family ?? (kind === 'anthropic' ? 'claude' : 'gpt-4'),
     minCacheableTokens: m.min_cacheable_tokens,
@@ -76,7 +80,7 @@ function modelOf(m: z.infer<typeof modelSchema>, kind: UpstreamProviderSpec['kin
     price: {
       perRequest: per1k(m.price.per_request, '1k'),
       per1kInput: per1k(m.price.input, unit),
-      per1kOutput: per1k(m.price.output, unit),
+      per1kOutput: per1k(m.price.output ?? 0, unit),
       ...(m.price.cache_read === undefined ? {} : { per1kCacheRead: per1k(m.price.cache_read, unit) }),
       ...(m.price.cache_write === undefined ? {} : { per1kCacheWrite: per1k(m.price.cache_write, unit) }),
     },
@@ -94,6 +98,19 @@ function literalHostProblem(name: string, url: string, allowList: string[]): str
   const literal = isIP(host) ? isNonPublicAddress(host) : host === 'localhost' || host.endsWith('.localhost');
   if (!literal || privateHostAllowed(host, allowList)) return null;
   return `CATALOG_UPSTREAMS: provider ${name}: ${host} is a loopback, private or link-local address; allow it with UPSTREAM_ALLOW_PRIVATE_HOSTS`;
+}
+
+/** A model's task against its provider's kind and its prices: embeddings are OpenAI's; chat has output tokens. */
+function taskProblems(provider: string, kind: UpstreamProviderSpec['kind'], m: z.infer<typeof modelSchema>): string[] {
+  if (m.task === 'chat')
+    return m.price.output === undefined
+      ? [`CATALOG_UPSTREAMS: model ${m.id}: price.output is required for chat models`]
+      : [];
+  return kind === 'anthropic'
+    ? [
+        `CATALOG_UPSTREAMS: model ${m.id}: provider ${provider} is a Messages-API provider, which has no embeddings; task embedding needs kind openai-compatible`,
+      ]
+    : [];
 }
 
 /** Parses CATALOG_UPSTREAMS; `problems` lists every invalid field, missing key variable or refused host. */
@@ -126,6 +143,7 @@ export function upstreamProvidersOf(
       if (ids.has(m.id) || BUILTIN_MODELS.some((b) => b.id === m.id))
         problems.push(`CATALOG_UPSTREAMS: model id ${m.id} is listed twice or is a built-in model`);
       ids.add(m.id);
+      problems.push(...taskProblems(p.name, kind, m));
     }
     return {
       name: p.name,

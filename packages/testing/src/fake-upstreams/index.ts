@@ -1,3 +1,3 @@
 export type { FakeBehaviour, FakeUpstream, ReceivedRequest } from './server';
-export { startFakeOpenAIUpstream, type FakeOpenAIOptions } from './openai';
+export { fakeEmbedding, startFakeOpenAIUpstream, type FakeOpenAIOptions } from './openai';
 export { startFakeAnthropicUpstream, type FakeAnthropicOptions } from './anthropic';

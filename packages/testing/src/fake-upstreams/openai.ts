@@ -11,7 +11,7 @@ import {
 } from './server';
 
 /**
- * A fake OpenAI-compatible upstream: `POST /v1/chat/completions`, JSON or SSE
+ * A fake OpenAI-compatible upstream: `POST /v1/embeddings` (see `fakeEmbedding`) and `POST /v1/chat/completions`, JSON or SSE
  * (with `stream_options.include_usage`), Bearer authentication, automatic
  * prompt caching of everything before the last message (reported as
  * `prompt_tokens_details.cached_tokens`, included in `prompt_tokens`), and a
@@ -182,6 +182,43 @@ function answerStream(req: Req, res: ServerResponse, reply: Reply, id: string, s
 
 type Req = ReceivedRequest & { body: ChatBody };
 
+/** The parts of an embeddings body the fake reads. */
+interface EmbeddingsBody {
+  model?: string;
+  input?: unknown;
+  dimensions?: number;
+  encoding_format?: string;
+}
+
+/**
+ * A deterministic embedding of `text` in `dimensions` values (default 8): value k is the share of the text's
+ * characters whose code is k modulo the length, so equal texts embed equally and different ones mostly not.
+ */
+export function fakeEmbedding(text: string, dimensions = 8): number[] {
+  const out = new Array<number>(dimensions).fill(0);
+  for (const ch of text) out[ch.codePointAt(0)! % dimensions]! += 1 / Math.max(1, text.length);
+  return out;
+}
+
+/** OpenAI's embeddings answer: one float vector per input, in order, and the input's fake tokens as usage. */
+function answerEmbeddings(body: EmbeddingsBody, res: ServerResponse): void {
+  const input = typeof body.input === 'string' ? [body.input] : body.input;
+  if (!body.model || !Array.isArray(input) || !input.every((t) => typeof t === 'string'))
+    return sendJson(res, 400, {
+      error: { message: "'model' and 'input' (a string or strings) are required", type: 'invalid_request_error' },
+    });
+  const prompt = input.reduce((n: number, t: string) => n + tokens(t), 0);
+  sendJson(res, 200, {
+    object: 'list',
+    // Answered in reverse order, by index, as a provider may: the caller must order them.
+    data: input
+      .map((t: string, index) => ({ object: 'embedding', index, embedding: fakeEmbedding(t, body.dimensions) }))
+      .reverse(),
+    model: body.model,
+    usage: { prompt_tokens: prompt, total_tokens: prompt },
+  });
+}
+
 const splitInTwo = (s: string) => [s.slice(0, Math.floor(s.length / 2)), s.slice(Math.floor(s.length / 2))];
 
 /** Starts the fake OpenAI-compatible upstream on loopback. */
@@ -207,6 +244,7 @@ export function startFakeOpenAIUpstream(options: FakeOpenAIOptions = {}): Promis
         if (req.body.stream) answerStream(req, res, reply, id, stall);
         else answerJson(req, res, reply, id);
       },
+      'POST /v1/embeddings': (received, res) => answerEmbeddings(received.body as EmbeddingsBody, res),
     },
   });
 }

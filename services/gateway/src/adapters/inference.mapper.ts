@@ -34,6 +34,7 @@ const MODEL_TASK: Record<ModelTask, string> = {
   [ModelTask.UNSPECIFIED]: '',
   [ModelTask.EXTRACTION]: 'extraction',
   [ModelTask.DECODER]: 'decoder',
+  [ModelTask.EMBEDDING]: 'embedding',
 };
 const PROVIDER: Record<ModelProvider, string> = {
   [ModelProvider.UNSPECIFIED]: '',

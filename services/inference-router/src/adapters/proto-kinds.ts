@@ -43,7 +43,7 @@ const DEPLOYMENT_STATUS: Record<DeploymentStatus, PbDeploymentStatus> = {
 export const deploymentStatusToPb = (s: DeploymentStatus): PbDeploymentStatus => DEPLOYMENT_STATUS[s];
 
 export const modelTaskToPb = (t: CatalogEntry['task']): PbModelTask =>
-  t === 'decoder' ? PbModelTask.DECODER : PbModelTask.EXTRACTION;
+  t === 'decoder' ? PbModelTask.DECODER : t === 'embedding' ? PbModelTask.EMBEDDING : PbModelTask.EXTRACTION;
 
 const PROVIDER: Record<CatalogEntry['provider'], PbModelProvider> = {
   builtin: PbModelProvider.BUILTIN,

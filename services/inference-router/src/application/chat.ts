@@ -83,6 +83,11 @@ type Server = 'extraction' | 'upstream' | 'decoder';
 
 /** What serves a resolved call, once its request fits that server: a schema only for extraction, tools only upstream. */
 function serverOf(request: ChatRequest, target: Target): Server {
+  if (target.entry.task === 'embedding')
+    throw errors.precondition(
+      Reasons.MODEL_NOT_SERVABLE,
+      `Model '${request.model}' is an embedding model: call it through POST /v1/embeddings.`,
+    );
   const logprobs = request.options.logprobs !== undefined;
   const bias = request.options.logitBias !== undefined;
   if (target.entry.task === 'extraction') {

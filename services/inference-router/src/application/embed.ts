@@ -2,7 +2,7 @@ import { errors, Reasons } from '@whetstone/errors';
 import { atPercent, priceOf } from '../domain/catalog';
 import type { Caller, Usage } from '../domain/model';
 import type { RouterDeps } from './deps';
-import { modelTarget, servedBy } from './resolve-target';
+import { modelTarget, servedBy, type Target } from './resolve-target';
 
 /** One embeddings call as the gateway validated it: 1 to 2,048 texts. */
 export interface EmbedInput {
@@ -27,25 +27,43 @@ export interface EmbedOutput {
 /** Rough token count for the pre-flight credit check (the model-server reports the real one). */
 const estimateTokens = (texts: string[]) => texts.reduce((n, t) => n + Math.ceil(t.length / 4), 0);
 
+/** The vectors of one call: from an operator's upstream embedding model, or from an encoder on a model-server. */
+async function vectorsOf(
+  deps: RouterDeps,
+  target: Target,
+  input: EmbedInput,
+): Promise<{ vectors: number[][]; dimensions: number; inputTokens: number }> {
+  const { upstream } = target.entry;
+  if (!upstream) return deps.fleet.embed(target.ref, input.texts);
+  const out = await deps.upstreams.embed({
+    modelId: input.modelId,
+    model: upstream,
+    texts: input.texts,
+    dimensions: input.dimensions,
+  });
+  return { ...out, dimensions: out.vectors[0]?.length ?? 0 };
+}
+
 /**
- * Embeddings from a base extraction model or a trained extraction job's encoder: check the credits, run on a
- * model-server, and answer once the usage is durable (priced as extraction; no inference record is stored).
+ * Embeddings from an operator's upstream embedding model, a base extraction model or a trained extraction job's
+ * encoder: check the credits, embed, and answer once the usage is durable (priced at the model's input rate; no
+ * inference record is stored).
  */
 export async function embed(deps: RouterDeps, input: EmbedInput): Promise<EmbedOutput> {
   const startedAt = deps.now();
   const t0 = performance.now();
   const target = await modelTarget(deps, input.caller, input.modelId, 'any');
-  if (target.entry.task !== 'extraction')
+  if (target.entry.task !== 'extraction' && target.entry.task !== 'embedding')
     throw errors.precondition(
       Reasons.MODEL_NOT_SERVABLE,
-      `Model '${input.modelId}' is a ${target.entry.task} model: embeddings come from extraction models (whetstone-extract-base or a trained extraction job).`,
+      `Model '${input.modelId}' is a ${target.entry.task} model: embeddings come from extraction models (whetstone-extract-base or a trained extraction job) and the operator's upstream embedding models.`,
     );
   await deps.billing.checkSpendable(
     input.caller.teamId,
     priceOf(target.entry.price, { inputTokens: estimateTokens(input.texts) }),
     false,
   );
-  const out = await deps.fleet.embed(target.ref, input.texts);
+  const out = await vectorsOf(deps, target, input);
   if (input.dimensions && input.dimensions !== out.dimensions)
     throw errors.invalid(
       Reasons.VALIDATION_FAILED,

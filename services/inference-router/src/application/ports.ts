@@ -106,6 +106,22 @@ export interface UpstreamCall {
   options: GenerateOptions;
 }
 
+/** One embeddings call for an upstream embedding model. */
+export interface UpstreamEmbedCall {
+  /** The catalog id, for messages. */
+  modelId: string;
+  model: UpstreamModelRef;
+  texts: string[];
+  /** The length asked for (sent as the provider's `dimensions`); 0: the model's own. */
+  dimensions: number;
+}
+
+/** An upstream embedding model's answer: one vector per text, in the texts' order, and the tokens it counted. */
+export interface UpstreamEmbeddings {
+  vectors: number[][];
+  inputTokens: number;
+}
+
 /**
  * What an upstream stream yields: reply pieces as they arrive, usage as the
  * provider reports it (each report replaces the fields it carries), and the
@@ -125,6 +141,8 @@ export interface Upstreams {
    * with the provider's message, FailedPrecondition for a refused address.
    */
   stream(call: UpstreamCall): AsyncIterable<UpstreamEvent>;
+  /** Embeds texts with an OpenAI-compatible provider's embedding model; rejects with the same typed errors. */
+  embed(call: UpstreamEmbedCall): Promise<UpstreamEmbeddings>;
 }
 
 export type { RecordedTurn };

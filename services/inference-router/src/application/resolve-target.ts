@@ -16,9 +16,13 @@ type Wanted = Kind | 'any';
 const restricted = (modelId: string) =>
   new AppError('PermissionDenied', Reasons.MODEL_RESTRICTED, `Model '${modelId}' is not available to this account.`);
 
-/** How to call a model of one task when the other was asked for. */
+/** How to call a model of one task when another was asked for. */
 const wrongTask = (task: Kind) =>
-  task === 'decoder' ? 'call it with task "generate" and messages' : 'give a schema to extract with it';
+  task === 'decoder'
+    ? 'call it with task "generate" and messages'
+    : task === 'embedding'
+      ? 'call it through POST /v1/embeddings'
+      : 'give a schema to extract with it';
 
 function baseTarget(deps: RouterDeps, caller: Caller, entry: CatalogEntry, kind: Wanted): Target {
   if (deps.restrictions.restricted(caller.teamId, entry.id)) throw restricted(entry.id);
@@ -115,9 +119,11 @@ export function requireTask(target: Target, kind: Kind): void {
   if (target.entry.task === kind) return;
   throw errors.precondition(
     Reasons.MODEL_NOT_SERVABLE,
-    kind === 'decoder'
-      ? `Model '${target.ref.modelId}' is an extraction model: call /inference with a schema instead of task "generate".`
-      : `Model '${target.ref.modelId}' is a decoder: call it with task "generate" and messages.`,
+    target.entry.task === 'embedding'
+      ? `Model '${target.ref.modelId}' is an embedding model: call it through POST /v1/embeddings.`
+      : kind === 'decoder'
+        ? `Model '${target.ref.modelId}' is an extraction model: call /inference with a schema instead of task "generate".`
+        : `Model '${target.ref.modelId}' is a decoder: call it with task "generate" and messages.`,
   );
 }
 

@@ -69,6 +69,7 @@ function fakes(trained: TrainedModel | null, fleet: Partial<ModelFleet> = {}, me
       stream: () => {
         throw new Error('no upstreams in these tests');
       },
+      embed: () => Promise.reject(new Error('no upstreams in these tests')),
     },
     metering: metering ?? { record: async (r) => void recorded.push(r) },
     store,

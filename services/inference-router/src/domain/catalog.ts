@@ -24,6 +24,8 @@ export interface UpstreamModelSpec {
   id: string;
   /** The model's name at the provider. */
   upstreamModel: string;
+  /** What it answers: the chat surfaces (`chat`, the default when unset), or /v1/embeddings. */
+  task?: 'chat' | 'embedding';
   description?: string;
   family: CacheFamily;
   minCacheableTokens: number;
@@ -57,7 +59,7 @@ export function upstreamEntry(provider: UpstreamProviderSpec, model: UpstreamMod
   return {
     id: model.id,
     name: model.id,
-    task: 'decoder',
+    task: model.task === 'embedding' ? 'embedding' : 'decoder',
     provider: provider.kind,
     description: model.description ?? `${model.upstreamModel} from ${provider.name} (${provider.host})`,
     supportsInference: true,

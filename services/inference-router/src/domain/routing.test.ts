@@ -50,6 +50,23 @@ describe('routing policy', () => {
     expect(exclusionOf(decoder.entry, needs, noRules)).toMatch(/response_format/);
   });
 
+  it('when a candidate is an upstream embedding model, then no chat call is routed to it, however cheap', () => {
+    const embedder = {
+      id: 'embed',
+      entry: upstreamEntry(provider, {
+        id: 'embed',
+        upstreamModel: 'embed',
+        task: 'embedding',
+        family: 'gpt-4',
+        minCacheableTokens: 0,
+        defaultMaxTokens: 0,
+        price: { perRequest: 0n, per1kInput: 1n, per1kOutput: 0n },
+      }),
+    };
+    expect(embedder.entry.task).toBe('embedding');
+    expect(routePlan([embedder, mid], big, chatNeeds, noRules).map((c) => c.id)).toEqual(['mid', 'big']);
+  });
+
   it("when the request has logit_bias, then it goes to the reference alone: token ids are its tokenizer's", () => {
     const needs = { ...chatNeeds, logitBias: true };
     expect(routePlan([mid], big, needs, noRules).map((c) => c.id)).toEqual(['big']);

@@ -70,6 +70,7 @@ export function exclusionOf(
   needs: RequestNeeds,
   rules: Pick<ProjectRouterRow, 'maxPromptTokens'>,
 ): string | null {
+  if (entry.task === 'embedding') return 'an embedding model does not answer chat calls';
   if (needs.schema && entry.task !== 'extraction') return 'the request has a schema: extraction models only';
   if (!needs.schema && entry.task === 'extraction') return 'an extraction model needs a schema';
   if (needs.tools && !entry.upstream) return 'the request has tools: upstream models only';

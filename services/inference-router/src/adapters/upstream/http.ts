@@ -183,34 +183,9 @@ export async function* postStream(
     clearTimeout(timer);
     timer = setTimeout(() => ((timedOut = true), local.abort()), options.idleTimeoutMs);
   };
-  const fail = (err: unknown): never => {
-    if (timedOut) throw idle(call.modelId, options.idleTimeoutMs);
-    if (call.signal?.aborted)
-      throw new AppError('Cancelled', 'CLIENT_DISCONNECTED', 'The caller went away.', { cause: err });
-    if (refusedAddress(err)) {
-      options.logger.warn(
-        { model: call.modelId },
-        'upstream connection refused: the name resolved to a non-public address',
-      );
-      throw forbidden(call.modelId, err);
-    }
-    throw err instanceof AppError ? err : unreachable(call.modelId, err);
-  };
   arm();
   try {
-    const res = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...headers },
-      body: JSON.stringify(body),
-      // A redirect is never followed: its target could be any address.
-      redirect: 'manual',
-      signal,
-      dispatcher: poolOf(options),
-    });
-    if (res.status !== 200) {
-      const text = await res.text().catch(() => '');
-      throw upstreamFailure(res.status, res.headers, text, call.modelId);
-    }
+    const res = await post(url, headers, body, 'text/event-stream', signal, call.modelId, options);
     if (!res.body) throw unreachable(call.modelId, new Error('empty body'));
     for await (const event of readEvents(res.body, arm)) {
       // A slow caller is not an idle provider: the clock stops while the event is being relayed.
@@ -219,11 +194,87 @@ export async function* postStream(
       arm();
     }
   } catch (err) {
-    fail(err);
+    failure(err, timedOut, call, options);
   } finally {
     clearTimeout(timer);
     local.abort();
   }
+}
+
+/**
+ * POSTs a JSON body and answers the provider's JSON reply. The caller's signal aborts the request; a provider
+ * that has not answered within the idle timeout fails the call, as a silent stream does.
+ */
+export async function postJson(
+  url: string,
+  headers: Record<string, string>,
+  body: unknown,
+  call: { modelId: string; signal: AbortSignal | undefined },
+  options: HttpOptions,
+): Promise<unknown> {
+  const local = new AbortController();
+  const signal = call.signal ? AbortSignal.any([call.signal, local.signal]) : local.signal;
+  let timedOut = false;
+  const timer = setTimeout(() => ((timedOut = true), local.abort()), options.idleTimeoutMs);
+  try {
+    const res = await post(url, headers, body, 'application/json', signal, call.modelId, options);
+    const text = await res.text();
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      throw upstreamFailure(502, new Headers(), 'malformed JSON reply', call.modelId);
+    }
+  } catch (err) {
+    return failure(err, timedOut, call, options);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** One POST to a provider through the guarded pool; a status other than 200 is the provider's failure. */
+async function post(
+  url: string,
+  headers: Record<string, string>,
+  body: unknown,
+  accept: string,
+  signal: AbortSignal,
+  modelId: string,
+  options: HttpOptions,
+): Promise<Response> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept, ...headers },
+    body: JSON.stringify(body),
+    // A redirect is never followed: its target could be any address.
+    redirect: 'manual',
+    signal,
+    dispatcher: poolOf(options),
+  });
+  if (res.status !== 200) {
+    const text = await res.text().catch(() => '');
+    throw upstreamFailure(res.status, res.headers, text, modelId);
+  }
+  return res;
+}
+
+/** A failed provider request as the error the caller sees: timed out, cancelled, refused address, or unreachable. */
+function failure(
+  err: unknown,
+  timedOut: boolean,
+  call: { modelId: string; signal: AbortSignal | undefined },
+  options: HttpOptions,
+): never {
+  if (timedOut) throw idle(call.modelId, options.idleTimeoutMs);
+  if (call.signal?.aborted)
+    throw new AppError('Cancelled', 'CLIENT_DISCONNECTED', 'The caller went away.', { cause: err });
+  if (refusedAddress(err)) {
+    options.logger.warn(
+      { model: call.modelId },
+      'upstream connection refused: the name resolved to a non-public address',
+    );
+    throw forbidden(call.modelId, err);
+  }
+  throw err instanceof AppError ? err : unreachable(call.modelId, err);
 }
 
 /** Splits a text/event-stream body into events; `onBytes` is called whenever bytes arrive. */

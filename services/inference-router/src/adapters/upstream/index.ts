@@ -1,13 +1,15 @@
 /**
  * The operator's upstream providers behind the Upstreams port: one adapter,
- * two dialects (OpenAI chat completions, Anthropic Messages), picked by the
- * provider's kind. Every call checks the provider's address, streams, and
- * relays each event as it arrives.
+ * two chat dialects (OpenAI chat completions, Anthropic Messages), picked by the
+ * provider's kind, and OpenAI's embeddings. Every call checks the provider's
+ * address; a chat call streams and relays each event as it arrives.
  */
+import type { UpstreamModelRef } from '@whetstone/catalog';
 import type { UpstreamCall, UpstreamEvent, Upstreams } from '../../application/ports';
 import type { UpstreamProviderConfig } from '../../upstream-config';
 import { ANTHROPIC_VERSION, anthropicBody, anthropicParser } from './anthropic';
-import { guardHost, type HttpOptions, postStream, streamFailure, upstreamFailure } from './http';
+import { embeddingsBody, embeddingsOf } from './embeddings';
+import { guardHost, type HttpOptions, postJson, postStream, streamFailure, upstreamFailure } from './http';
 import { openaiBody, openaiEvents } from './openai';
 
 export { guardHost, upstreamFailure, type HttpOptions } from './http';
@@ -42,14 +44,31 @@ const VERIFIED_FOR_MS = 30_000;
 export function httpUpstreams(providers: UpstreamProviderConfig[], options: HttpOptions): Upstreams {
   const byName = new Map(providers.map((p) => [p.name, p]));
   const verifiedUntil = new Map<string, number>();
+  /** The provider of a model, its address checked at most every VERIFIED_FOR_MS. */
+  async function providerOf(model: UpstreamModelRef, modelId: string): Promise<UpstreamProviderConfig> {
+    const provider = byName.get(model.provider);
+    if (!provider) throw new Error(`no upstream provider named ${model.provider}`);
+    if ((verifiedUntil.get(provider.name) ?? 0) < Date.now()) {
+      await guardHost(provider.baseUrl, modelId, options);
+      verifiedUntil.set(provider.name, Date.now() + VERIFIED_FOR_MS);
+    }
+    return provider;
+  }
   return {
+    async embed(call) {
+      const provider = await providerOf(call.model, call.modelId);
+      if (provider.kind !== 'openai') throw new Error(`provider ${provider.name} has no embeddings endpoint`);
+      const reply = await postJson(
+        `${provider.baseUrl}/v1/embeddings`,
+        DIALECTS.openai.headers(provider.apiKey),
+        embeddingsBody(call),
+        { modelId: call.modelId, signal: undefined },
+        options,
+      );
+      return embeddingsOf(reply, call);
+    },
     async *stream(call) {
-      const provider = byName.get(call.model.provider);
-      if (!provider) throw new Error(`no upstream provider named ${call.model.provider}`);
-      if ((verifiedUntil.get(provider.name) ?? 0) < Date.now()) {
-        await guardHost(provider.baseUrl, call.modelId, options);
-        verifiedUntil.set(provider.name, Date.now() + VERIFIED_FOR_MS);
-      }
+      const provider = await providerOf(call.model, call.modelId);
       const dialect = DIALECTS[provider.kind];
       const parse = dialect.parser();
       const events = postStream(
