@@ -142,3 +142,13 @@ export async function conversationOf(baseUrl: string, key: string, text: string)
   const [item] = (await openai.conversations.items.list(conversation.id)).data;
   return { id: conversation.id, itemId: item!.id! };
 }
+
+/** A raw JSON POST on the team's key, for what the official clients would refuse to send or would hide. */
+export const postAs =
+  (running: () => UpstreamSystem) =>
+  (path: string, body: unknown): Promise<Response> =>
+    fetch(`${running().system.baseUrl}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': running().key },
+      body: JSON.stringify(body),
+    });

@@ -1,6 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type OpenAI from 'openai';
-import { ANTHROPIC_MODEL, OPENAI_MODEL, startWithUpstreams, type UpstreamSystem } from './compat-helpers';
+import { ANTHROPIC_MODEL, OPENAI_MODEL, postAs, startWithUpstreams, type UpstreamSystem } from './compat-helpers';
 
 /**
  * Sampling controls and token log probabilities with an operator's upstreams,
@@ -13,12 +13,7 @@ describe('sampling controls and log probabilities with upstream models, end to e
   let running: UpstreamSystem;
   let openai: OpenAI;
   const user = (content: string) => [{ role: 'user' as const, content }];
-  const post = (path: string, body: unknown) =>
-    fetch(`${running.system.baseUrl}${path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-key': running.key },
-      body: JSON.stringify(body),
-    });
+  const post = postAs(() => running);
 
   beforeAll(async () => {
     running = await startWithUpstreams('logprobs');

@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import { fakeEmbedding } from '@whetstone/testing';
-import { EMBEDDING_MODEL, OPENAI_MODEL, startWithUpstreams, type UpstreamSystem } from './compat-helpers';
+import { EMBEDDING_MODEL, OPENAI_MODEL, postAs, startWithUpstreams, type UpstreamSystem } from './compat-helpers';
 
 /**
  * An operator's upstream embedding model (CATALOG_UPSTREAMS `task: "embedding"`) through `/v1/embeddings`, end to
@@ -10,12 +10,7 @@ import { EMBEDDING_MODEL, OPENAI_MODEL, startWithUpstreams, type UpstreamSystem 
 describe('upstream embedding models, end to end', () => {
   let running: UpstreamSystem;
   let openai: OpenAI;
-  const post = (path: string, body: unknown) =>
-    fetch(`${running.system.baseUrl}${path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-key': running.key },
-      body: JSON.stringify(body),
-    });
+  const post = postAs(() => running);
 
   beforeAll(async () => {
     running = await startWithUpstreams('upstream-embeddings');
