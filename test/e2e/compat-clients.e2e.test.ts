@@ -172,7 +172,8 @@ describe('compatible surfaces through the official clients, end to end', () => {
         tool_choice: null,
       } as never);
       expect(again.output_text).toBe('Echo: FOUR');
-      // What is not computed (the prompt's echo), out of range or not known (an item reference) is refused by name.
+      // What is not computed (an upstream prompt's log probabilities), out of range or not known (an item reference)
+      // is refused by name.
       for (const [path, body, param] of [
         ['/v1/chat/completions', { model: OPENAI_MODEL, messages: user('x'), top_logprobs: 2 }, 'top_logprobs'],
         [
@@ -181,7 +182,7 @@ describe('compatible surfaces through the official clients, end to end', () => {
           'top_logprobs',
         ],
         ['/v1/completions', { model: OPENAI_MODEL, prompt: 'x', logprobs: 6 }, 'logprobs'],
-        ['/v1/completions', { model: OPENAI_MODEL, prompt: 'x', echo: true }, 'echo'],
+        ['/v1/completions', { model: OPENAI_MODEL, prompt: 'x', echo: true, logprobs: 1 }, 'echo'],
         ['/v1/responses', { model: OPENAI_MODEL, input: [{ type: 'item_reference', id: 'msg_1' }] }, 'input'],
       ] as const) {
         const refused = await post(path, body);

@@ -68,6 +68,20 @@ describe('sampling controls and log probabilities with upstream models, end to e
     }
   });
 
+  it('when an upstream completion echoes its prompt, then the prompt comes first; its log probabilities and max_tokens 0 are 422 by name', async () => {
+    const echoed = await openai.completions.create({ model: OPENAI_MODEL, prompt: 'hello there', echo: true });
+    expect(echoed.choices[0]!.text).toMatch(/^hello there/);
+    expect(echoed.choices[0]!.text.length).toBeGreaterThan('hello there'.length);
+    for (const [extra, param] of [
+      [{ logprobs: 1 }, 'echo'],
+      [{ max_tokens: 0 }, 'max_tokens'],
+    ] as const) {
+      const refused = await post('/v1/completions', { model: OPENAI_MODEL, prompt: 'x', echo: true, ...extra });
+      const { error } = (await refused.json()) as { error: { param: string } };
+      expect([refused.status, error.param]).toEqual([422, param]);
+    }
+  });
+
   it('when a stop sequence ends a Messages-API upstream reply, then stop_reason and stop_sequence say so, JSON and stream alike', async () => {
     const anthropic = new Anthropic({ apiKey: running.key, baseURL: running.system.baseUrl, maxRetries: 0 });
     const params = { model: ANTHROPIC_MODEL, max_tokens: 16, messages: user('hello there'), stop_sequences: ['THERE'] };

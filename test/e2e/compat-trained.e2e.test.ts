@@ -175,6 +175,38 @@ describe('trained models through the compatible surfaces, end to end', () => {
     expect((refused as Error).message).toMatch(/Invalid key in 'logit_bias': 50256\. Maximum value is 259/);
   });
 
+  it('when a completion echoes its prompt, then the prompt comes first, scored token by token with logprobs (none for its first), alike in JSON and stream; max_tokens 0 scores the prompt alone', async () => {
+    const openai = new OpenAI({ apiKey: key, baseURL: `${system.baseUrl}/v1`, maxRetries: 5 });
+    const prompt = 'hi, I am Ada';
+    const scored = await openai.completions.create({ model: decoder, prompt, max_tokens: 0, echo: true, logprobs: 1 });
+    const only = scored.choices[0]!;
+    expect(only).toMatchObject({ text: prompt, finish_reason: 'length' });
+    expect(only.logprobs!.tokens!.join('')).toBe(prompt);
+    expect(only.logprobs!.text_offset).toEqual([...prompt].map((_, i) => i));
+    expect(only.logprobs!.token_logprobs![0]).toBeNull();
+    expect(only.logprobs!.top_logprobs![0]).toBeNull();
+    expect(only.logprobs!.token_logprobs!.slice(1).every((l) => typeof l === 'number' && l <= 0)).toBe(true);
+    expect(scored.usage).toMatchObject({ prompt_tokens: prompt.length, completion_tokens: 0 });
+
+    const asked = { model: decoder, prompt, max_tokens: 6, temperature: 0, logprobs: 1 } as const;
+    const plain = (await openai.completions.create(asked)).choices[0]!;
+    const echoed = (await openai.completions.create({ ...asked, echo: true })).choices[0]!;
+    expect(echoed.text).toBe(prompt + plain.text);
+    expect(echoed.logprobs!.tokens).toEqual([...only.logprobs!.tokens!, ...plain.logprobs!.tokens!]);
+    expect(echoed.logprobs!.token_logprobs!.slice(0, prompt.length)).toEqual(only.logprobs!.token_logprobs);
+    expect(echoed.logprobs!.text_offset!.slice(prompt.length)).toEqual(plain.logprobs!.text_offset);
+    let streamed = '';
+    const streamedTokens: string[] = [];
+    for await (const chunk of await openai.completions.create({ ...asked, echo: true, stream: true })) {
+      streamed += chunk.choices[0]?.text ?? '';
+      streamedTokens.push(...(chunk.choices[0]?.logprobs?.tokens ?? []));
+    }
+    expect(streamed).toBe(echoed.text);
+    expect(streamedTokens).toEqual(echoed.logprobs!.tokens);
+    const noEcho = await openai.completions.create({ model: decoder, prompt, max_tokens: 0 }).catch((e: unknown) => e);
+    expect(noEcho).toMatchObject({ status: 422, param: 'max_tokens' });
+  });
+
   it('when the decoder job is asked for token log probabilities, then every byte of its reply has one, the same in JSON and stream, and completions and responses give them in their own shapes', async () => {
     const openai = new OpenAI({ apiKey: key, baseURL: `${system.baseUrl}/v1`, maxRetries: 5 });
     const asked = {

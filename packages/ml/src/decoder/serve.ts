@@ -7,7 +7,7 @@ import { chatLoss, DECODER_BASE, decodeAdapterBundle, type DecoderManifest } fro
 import { type DecoderConfig, DecoderState, type LoraAdapter, mergeAdapter, type Weights } from './model';
 import { LogprobQueue, type TokenLogprob, tokenLogprob } from './logprobs';
 import type { CachePoint, PrefixCache } from './prefix-cache';
-import { ASSISTANT, type ChatMessage, encodePrompt, END, prefixEnd, SYSTEM, USER } from './tokenizer';
+import { ASSISTANT, type ChatMessage, encodePrompt, encodeText, END, prefixEnd, SYSTEM, USER } from './tokenizer';
 
 /** The most cache breakpoints one call may set. */
 export const MAX_CACHE_BREAKPOINTS = 4;
@@ -55,6 +55,11 @@ export interface GenerateOptions {
    * place (0–20). Unset: none are computed.
    */
   logprobs?: number;
+  /**
+   * With `logprobs`, the first piece (empty text) carries `prompt_logprobs`: the last turn's content tokens, each
+   * scored by the model after everything before it (the first after its role marker). The prefix cache is not read.
+   */
+  prompt_logprobs?: boolean;
 }
 
 /** What the prefix cache did for a call, in prompt content bytes (the unit of its input tokens; markers excluded). */
@@ -79,6 +84,8 @@ export interface GenerateChunk {
   text: string;
   /** The tokens of `text`, in order, when the call asked for log probabilities. */
   logprobs?: TokenLogprob[];
+  /** The last turn's content tokens, on the first piece, when the call asked for `prompt_logprobs`. */
+  prompt_logprobs?: TokenLogprob[];
 }
 
 /** A servable decoder: the base alone, or the base with an adapter merged in. */
@@ -94,6 +101,30 @@ export interface Decoder {
   generate(messages: readonly ChatMessage[], options?: GenerateOptions): GenerateStream;
   /** Loss and perplexity of the assistant replies in chat rows. */
   perplexity(rows: readonly unknown[]): { loss: number; perplexity: number };
+}
+
+/**
+ * The log probabilities of the last turn's content tokens, each after every token before it in the prompt (the
+ * first after the turn's role marker). The context slides as in generation: when it is full, the second half of
+ * what was read is read again.
+ */
+function lastTurnLogprobs(config: DecoderConfig, weights: Weights, messages: readonly ChatMessage[], top: number) {
+  const prompt = encodePrompt(messages);
+  const last = messages[messages.length - 1];
+  // The prompt ends with the last turn's content, its <|end|> and <|assistant|>.
+  const to = prompt.length - 2;
+  const from = to - (last ? encodeText(last.content).length : 0);
+  const out: TokenLogprob[] = [];
+  let state = new DecoderState(config, weights);
+  let logits = state.step(prompt[0]!);
+  for (let i = 1; i < to; i++) {
+    if (i >= from) out.push(tokenLogprob(logits, prompt[i]!, top));
+    if (state.full) {
+      state = new DecoderState(config, weights);
+      for (const t of prompt.slice(Math.max(0, i + 1 - config.context / 2), i + 1)) logits = state.step(t);
+    } else logits = state.step(prompt[i]!);
+  }
+  return out;
 }
 
 /** The largest bias OpenAI's `logit_bias` takes, either way. */
@@ -213,8 +244,11 @@ export function loadDecoder(
         // Keep the most recent context: the system turn is dropped before the reply's own tokens.
         let prompt = encodePrompt(messages);
         const budget = Math.max(1, config.context - Math.min(max_tokens, config.context / 2));
+        const scored = opts.prompt_logprobs && opts.logprobs !== undefined;
+        if (scored) yield { text: '', prompt_logprobs: lastTurnLogprobs(config, merged, messages, opts.logprobs ?? 0) };
         // A shortened prompt no longer starts at the conversation's start, so no breakpoint prefix is read whole.
-        const points = cache && prompt.length <= budget ? cachePoints(messages, breakpoints, cache, prompt.length) : [];
+        const points =
+          cache && !scored && prompt.length <= budget ? cachePoints(messages, breakpoints, cache, prompt.length) : [];
         if (prompt.length > budget) prompt = prompt.slice(prompt.length - budget);
         const history = [...prompt];
         const hit = points.length ? cache!.find(identity, prompt, points) : undefined;

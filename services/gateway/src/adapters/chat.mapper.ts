@@ -14,6 +14,7 @@ import type {
   ChatFinishReason,
   ChatInput,
   ChatPiece,
+  ChatTokenLogprob,
   ChatToolCallDelta,
   ChatTurn,
   Principal,
@@ -74,6 +75,8 @@ export function chatRequestToPb(principal: Principal, input: ChatInput): ChatReq
       topK: input.topK ?? 0,
       logitBias: input.logitBias ?? {},
       ...(input.logprobs === undefined ? {} : { logprobs: input.logprobs }),
+      promptLogprobs: input.promptLogprobs ?? false,
+      promptOnly: input.promptOnly ?? false,
     },
     toolsJson: input.tools.length ? json(input.tools) : NO_BYTES,
     ...(input.toolsCacheTtlSeconds === undefined
@@ -95,6 +98,11 @@ const topOf = (t: { token: string; logprob: number; bytes: Uint8Array }) => ({
   bytes: Array.from(t.bytes),
 });
 
+const tokenOf = (t: ChatResponse['logprobs'][number]): ChatTokenLogprob => ({
+  ...topOf(t),
+  top_logprobs: t.topLogprobs.map(topOf),
+});
+
 function toolCallDeltas(bytes: Uint8Array): ChatToolCallDelta[] {
   if (bytes.length === 0) return [];
   return JSON.parse(utf8.decode(bytes)) as ChatToolCallDelta[];
@@ -106,10 +114,8 @@ export function chatPieceOf(piece: ChatResponse): ChatPiece {
     text: piece.text,
     reasoning: piece.reasoning,
     toolCalls: toolCallDeltas(piece.toolCallsJson),
-    logprobs: piece.logprobs.map((t) => ({
-      ...topOf(t),
-      top_logprobs: t.topLogprobs.map(topOf),
-    })),
+    logprobs: piece.logprobs.map(tokenOf),
+    ...(piece.promptLogprobs.length ? { promptLogprobs: piece.promptLogprobs.map(tokenOf) } : {}),
   };
   if (piece.finishReason === FinishReason.UNSPECIFIED) return out;
   const u = piece.usage;

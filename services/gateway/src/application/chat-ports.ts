@@ -65,6 +65,12 @@ export interface ChatInput {
   includeReasoning: boolean;
   /** When set, each reply token's log probability with this many of the most likely tokens at its place (0–20). */
   logprobs?: number;
+  /**
+   * With `logprobs`, the prompt's own tokens' log probabilities too (completions' `echo`; built-in decoders only),
+   * and with `promptOnly` nothing generated (`max_tokens: 0`).
+   */
+  promptLogprobs?: boolean;
+  promptOnly?: boolean;
 }
 
 /** A tool-call delta: id and name on a call's first delta, argument text appended. */
@@ -121,6 +127,8 @@ export interface ChatPiece {
   toolCalls: ChatToolCallDelta[];
   /** The tokens of `text` when the call asked for log probabilities; empty otherwise. */
   logprobs: ChatTokenLogprob[];
+  /** The prompt's tokens, on one piece before any text, when the call asked for `promptLogprobs`. */
+  promptLogprobs?: ChatTokenLogprob[];
   done?: ChatDone;
 }
 

@@ -180,7 +180,8 @@ export class GrpcModelFleet implements ModelFleet {
               cacheReadTokens: Number(piece.cacheReadTokens),
               cacheWriteTokens: Number(piece.cacheWriteTokens),
             };
-          if (piece.text || piece.logprobs.length) yield { text: piece.text, logprobs: piece.logprobs };
+          if (piece.text || piece.logprobs.length || piece.promptLogprobs.length)
+            yield { text: piece.text, logprobs: piece.logprobs, promptLogprobs: piece.promptLogprobs };
         }
       })(),
       done: () => end,

@@ -143,6 +143,7 @@ function visible(delta: ChatDelta, includeReasoning: boolean): ChatDelta | null 
   if (delta.reasoning && includeReasoning) out.reasoning = delta.reasoning;
   if (delta.toolCalls?.length) out.toolCalls = delta.toolCalls;
   if (delta.logprobs?.length) out.logprobs = delta.logprobs;
+  if (delta.promptLogprobs?.length) out.promptLogprobs = delta.promptLogprobs;
   return Object.keys(out).length ? out : null;
 }
 

@@ -44,7 +44,10 @@ export interface ChatCall {
 const DEFAULT_MAX_TOKENS = 128;
 
 /** A field this model cannot honour: the message says why, the field's own entry only that it is not supported. */
-function refuse(field: 'schema' | 'tools' | 'response_format' | 'logprobs' | 'logit_bias', message: string): never {
+function refuse(
+  field: 'schema' | 'tools' | 'response_format' | 'logprobs' | 'logit_bias' | 'echo' | 'max_tokens',
+  message: string,
+): never {
   throw errors.invalid(Reasons.VALIDATION_FAILED, message, [{ field, message: 'is not supported by this model' }]);
 }
 
@@ -105,7 +108,19 @@ function serverOf(request: ChatRequest, target: Target): Server {
     );
   if (bias && target.entry.provider === 'anthropic')
     refuse('logit_bias', `Model '${request.model}' is served by a Messages-API provider, which takes no logit_bias.`);
-  if (target.entry.upstream) return 'upstream';
+  if (target.entry.upstream) {
+    if (request.options.promptOnly)
+      refuse(
+        'max_tokens',
+        `Model '${request.model}' is an upstream model: max_tokens 0 (the echoed prompt alone) is for built-in decoders; ask for at least 1 token.`,
+      );
+    if (logprobs && request.options.promptLogprobs)
+      refuse(
+        'echo',
+        `Model '${request.model}' is an upstream model, whose provider gives no log probabilities of the prompt; leave out logprobs with echo.`,
+      );
+    return 'upstream';
+  }
   if (request.tools.length) refuse('tools', `Model '${request.model}' cannot call tools; only upstream models do.`);
   if (request.responseFormat)
     refuse(
@@ -276,14 +291,16 @@ async function* decoderReply(deps: RouterDeps, ctx: ChatContext): AsyncGenerator
     ctx.caller.teamId,
     priceOf(target.entry.price, {
       inputTokens: promptBytes,
-      outputTokens: request.options.maxTokens || DEFAULT_MAX_TOKENS,
+      outputTokens: request.options.promptOnly ? 0 : request.options.maxTokens || DEFAULT_MAX_TOKENS,
     }),
     false,
   );
   const stream = deps.fleet.generate(target.ref, turns, request.options, breakpoints);
   const events = (async function* (): AsyncGenerator<UpstreamEvent> {
-    for await (const { text, logprobs } of stream.chunks)
-      yield { delta: { text, ...(logprobs.length ? { logprobs } : {}) } };
+    for await (const { text, logprobs, promptLogprobs } of stream.chunks)
+      yield {
+        delta: { text, ...(logprobs.length ? { logprobs } : {}), ...(promptLogprobs.length ? { promptLogprobs } : {}) },
+      };
     const end = stream.done();
     const usage: TokenUsage = {
       inputTokens: end.inputTokens - end.cacheReadTokens - end.cacheWriteTokens,

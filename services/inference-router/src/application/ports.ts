@@ -46,8 +46,8 @@ export interface ExtractOptions {
 }
 
 export interface GenerateStream {
-  /** The reply's pieces; `logprobs` is empty unless the options asked for them. */
-  chunks: AsyncIterable<{ text: string; logprobs: TokenLogprob[] }>;
+  /** The reply's pieces; `logprobs` and `promptLogprobs` are empty unless the options asked for them. */
+  chunks: AsyncIterable<{ text: string; logprobs: TokenLogprob[]; promptLogprobs: TokenLogprob[] }>;
   /** After the stream: why it ended and the token counts (input includes the cache read and written). */
   done(): {
     finishReason: FinishReason;

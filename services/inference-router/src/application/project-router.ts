@@ -141,6 +141,7 @@ export async function routeCall(
     schema: request.schemaJson.length > 0,
     responseFormat: request.responseFormat !== undefined,
     logitBias: request.options.logitBias !== undefined,
+    promptLogprobs: request.options.promptLogprobs === true && request.options.logprobs !== undefined,
   };
   const routable = (t: Target) => ({ id: t.ref.modelId, entry: t.entry, t });
   const plan = routePlan(candidates.map(routable), routable(reference), needs, router);

@@ -131,6 +131,8 @@ export interface ChatDelta {
   toolCalls?: ToolCallDelta[];
   /** Asked for with options.logprobs: the tokens of `text`, in order. */
   logprobs?: TokenLogprob[];
+  /** Asked for with options.promptLogprobs: the prompt's tokens (a built-in decoder's last turn), before any text. */
+  promptLogprobs?: TokenLogprob[];
 }
 
 /** What the last piece of a reply carries. */

@@ -40,6 +40,12 @@ export interface GenerateOptions {
   topK?: number;
   /** OpenAI's `logit_bias`: token id (the model's tokenizer's) to a bias from −100 to 100; unset: none. */
   logitBias?: Readonly<Record<number, number>>;
+  /**
+   * With logprobs: the prompt's own tokens' log probabilities first (OpenAI's `echo`; built-in decoders only), and
+   * with promptOnly nothing generated (`max_tokens: 0`).
+   */
+  promptLogprobs?: boolean;
+  promptOnly?: boolean;
   /** When set, each token's log probability with this many of the most likely tokens at its place (0–20). */
   logprobs?: number;
   signal?: AbortSignal;

@@ -35,6 +35,8 @@ export interface RequestNeeds {
   responseFormat?: boolean;
   /** The request biases token ids, which are the reference model's tokenizer's: only the reference takes it. */
   logitBias?: boolean;
+  /** The request asks for the prompt's log probabilities (echo with logprobs): only built-in decoders give them. */
+  promptLogprobs?: boolean;
 }
 
 /** A model the policy can pick: its id and the catalog entry that prices it and says its task. */
@@ -76,6 +78,7 @@ export function exclusionOf(
   if (needs.tools && !entry.upstream) return 'the request has tools: upstream models only';
   if (needs.responseFormat && entry.task !== 'extraction' && !entry.upstream)
     return 'the request asks for JSON (response_format): upstream and extraction models only';
+  if (needs.promptLogprobs && entry.upstream) return "the request asks for the prompt's log probabilities (echo)";
   if (needs.logitBias) return "the request has logit_bias, whose token ids are the reference model's";
   if (rules.maxPromptTokens > 0 && needs.promptTokens > rules.maxPromptTokens)
     return `the prompt is longer than ${rules.maxPromptTokens} tokens`;

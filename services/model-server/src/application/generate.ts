@@ -1,4 +1,13 @@
-import { decoderTokens, type Decoder, type GenerateChunk, type GenerateOptions, type PrefixCache } from '@whetstone/ml';
+import {
+  decoderTokens,
+  type Decoder,
+  type GenerateChunk,
+  type GenerateOptions as DecoderOptions,
+  type PrefixCache,
+} from '@whetstone/ml';
+
+/** A decoder's options, and whether to generate nothing (the prompt's log probabilities alone). */
+export type GenerateOptions = DecoderOptions & { prompt_only?: boolean };
 import type { Decoders } from './decoders';
 import type { ModelRef } from './ports';
 
@@ -41,8 +50,11 @@ export async function generate(
     ...options,
     prefix_cache: prefixCache,
     top_p: options.top_p && options.top_p > 0 ? options.top_p : 1,
-    max_tokens:
-      options.max_tokens && options.max_tokens > 0 ? Math.min(options.max_tokens, MAX_TOKENS) : DEFAULT_MAX_TOKENS,
+    max_tokens: options.prompt_only
+      ? 0
+      : options.max_tokens && options.max_tokens > 0
+        ? Math.min(options.max_tokens, MAX_TOKENS)
+        : DEFAULT_MAX_TOKENS,
   });
   let output = 0;
   const inputTokens = messages.reduce((n, m) => n + decoderTokens(m.content), 0);

@@ -85,6 +85,7 @@ export function chatPieceToPb(piece: ChatPiece, responseId: string) {
       toolCallsJson: d.toolCalls?.length ? encoder.encode(JSON.stringify(d.toolCalls)) : new Uint8Array(),
       responseId,
       logprobs: d.logprobs ?? [],
+      promptLogprobs: d.promptLogprobs ?? [],
     };
   }
   const d = piece.done;

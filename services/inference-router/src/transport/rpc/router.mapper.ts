@@ -130,6 +130,8 @@ export function generateOptionsOf(s: SamplingOptions | undefined, signal: AbortS
     ...(s?.presencePenalty ? { presencePenalty: s.presencePenalty } : {}),
     ...(s?.topK ? { topK: s.topK } : {}),
     ...(s && Object.keys(s.logitBias).length ? { logitBias: { ...s.logitBias } } : {}),
+    ...(s?.promptLogprobs ? { promptLogprobs: true } : {}),
+    ...(s?.promptOnly ? { promptOnly: true } : {}),
     ...(s?.logprobs === undefined ? {} : { logprobs: s.logprobs }),
     signal,
   };

@@ -6,8 +6,8 @@ import {
   type CacheBreakpoint as PbCacheBreakpoint,
   type ChatTurn as PbChatTurn,
 } from '@whetstone/proto/inference/v1';
-import { type GenerateChunk, type GenerateOptions, MAX_TOP_LOGPROBS } from '@whetstone/ml';
-import type { ChatTurn, GenerateEnd } from '../../application/generate';
+import { type GenerateChunk, MAX_TOP_LOGPROBS, type TokenLogprob } from '@whetstone/ml';
+import type { ChatTurn, GenerateEnd, GenerateOptions } from '../../application/generate';
 import type { ModelRef } from '../../application/ports';
 import type { ModelStatus } from '../../domain/model-cache';
 
@@ -52,20 +52,26 @@ export const generateOptionsOf = (
   frequency_penalty: s?.frequencyPenalty ?? 0,
   presence_penalty: s?.presencePenalty ?? 0,
   logit_bias: s?.logitBias ?? {},
+  prompt_logprobs: s?.promptLogprobs ?? false,
+  // Nothing generated: the prompt's log probabilities alone (echo with max_tokens 0).
+  ...(s?.promptOnly ? { prompt_only: true } : {}),
   cache_breakpoints: breakpoints.map((b) => ({ turn: b.turn, chars: b.chars, ttl_seconds: b.ttlSeconds })),
   ...(s?.logprobs === undefined ? {} : { logprobs: Math.min(Math.max(s.logprobs, 0), MAX_TOP_LOGPROBS) }),
   signal,
 });
 
 /** A piece of a reply, with its tokens' log probabilities when they were asked for. */
+const tokenLogprobToPb = (t: TokenLogprob) => ({
+  token: t.token,
+  bytes: Uint8Array.from(t.bytes),
+  logprob: t.logprob,
+  topLogprobs: t.top.map((o) => ({ token: o.token, bytes: Uint8Array.from(o.bytes), logprob: o.logprob })),
+});
+
 export const chunkToPb = (chunk: GenerateChunk) => ({
   text: chunk.text,
-  logprobs: (chunk.logprobs ?? []).map((t) => ({
-    token: t.token,
-    bytes: Uint8Array.from(t.bytes),
-    logprob: t.logprob,
-    topLogprobs: t.top.map((o) => ({ token: o.token, bytes: Uint8Array.from(o.bytes), logprob: o.logprob })),
-  })),
+  logprobs: (chunk.logprobs ?? []).map(tokenLogprobToPb),
+  promptLogprobs: (chunk.prompt_logprobs ?? []).map(tokenLogprobToPb),
 });
 
 export const finishToPb = (end: GenerateEnd) => ({

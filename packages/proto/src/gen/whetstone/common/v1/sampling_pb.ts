@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file whetstone/common/v1/sampling.proto.
  */
 export const file_whetstone_common_v1_sampling: GenFile = /*@__PURE__*/
-  fileDesc("CiJ3aGV0c3RvbmUvY29tbW9uL3YxL3NhbXBsaW5nLnByb3RvEhN3aGV0c3RvbmUuY29tbW9uLnYxIsgCCg9TYW1wbGluZ09wdGlvbnMSEwoLdGVtcGVyYXR1cmUYASABKAESDQoFdG9wX3AYAiABKAESEgoKbWF4X3Rva2VucxgDIAEoBRIMCgRzdG9wGAQgAygJEgwKBHNlZWQYBSABKAMSFQoIbG9ncHJvYnMYBiABKAVIAIgBARIZChFmcmVxdWVuY3lfcGVuYWx0eRgHIAEoARIYChBwcmVzZW5jZV9wZW5hbHR5GAggASgBEg0KBXRvcF9rGAkgASgFEkcKCmxvZ2l0X2JpYXMYCiADKAsyMy53aGV0c3RvbmUuY29tbW9uLnYxLlNhbXBsaW5nT3B0aW9ucy5Mb2dpdEJpYXNFbnRyeRowCg5Mb2dpdEJpYXNFbnRyeRILCgNrZXkYASABKAUSDQoFdmFsdWUYAiABKAE6AjgBQgsKCV9sb2dwcm9icyI7CgpUb3BMb2dwcm9iEg0KBXRva2VuGAEgASgJEg0KBWJ5dGVzGAIgASgMEg8KB2xvZ3Byb2IYAyABKAEidAoMVG9rZW5Mb2dwcm9iEg0KBXRva2VuGAEgASgJEg0KBWJ5dGVzGAIgASgMEg8KB2xvZ3Byb2IYAyABKAESNQoMdG9wX2xvZ3Byb2JzGAQgAygLMh8ud2hldHN0b25lLmNvbW1vbi52MS5Ub3BMb2dwcm9iYgZwcm90bzM");
+  fileDesc("CiJ3aGV0c3RvbmUvY29tbW9uL3YxL3NhbXBsaW5nLnByb3RvEhN3aGV0c3RvbmUuY29tbW9uLnYxIvYCCg9TYW1wbGluZ09wdGlvbnMSEwoLdGVtcGVyYXR1cmUYASABKAESDQoFdG9wX3AYAiABKAESEgoKbWF4X3Rva2VucxgDIAEoBRIMCgRzdG9wGAQgAygJEgwKBHNlZWQYBSABKAMSFQoIbG9ncHJvYnMYBiABKAVIAIgBARIZChFmcmVxdWVuY3lfcGVuYWx0eRgHIAEoARIYChBwcmVzZW5jZV9wZW5hbHR5GAggASgBEg0KBXRvcF9rGAkgASgFEkcKCmxvZ2l0X2JpYXMYCiADKAsyMy53aGV0c3RvbmUuY29tbW9uLnYxLlNhbXBsaW5nT3B0aW9ucy5Mb2dpdEJpYXNFbnRyeRIXCg9wcm9tcHRfbG9ncHJvYnMYCyABKAgSEwoLcHJvbXB0X29ubHkYDCABKAgaMAoOTG9naXRCaWFzRW50cnkSCwoDa2V5GAEgASgFEg0KBXZhbHVlGAIgASgBOgI4AUILCglfbG9ncHJvYnMiOwoKVG9wTG9ncHJvYhINCgV0b2tlbhgBIAEoCRINCgVieXRlcxgCIAEoDBIPCgdsb2dwcm9iGAMgASgBInQKDFRva2VuTG9ncHJvYhINCgV0b2tlbhgBIAEoCRINCgVieXRlcxgCIAEoDBIPCgdsb2dwcm9iGAMgASgBEjUKDHRvcF9sb2dwcm9icxgEIAMoCzIfLndoZXRzdG9uZS5jb21tb24udjEuVG9wTG9ncHJvYmIGcHJvdG8z");
 
 /**
  * SamplingOptions say how a decoder picks each next token. The gateway fills
@@ -94,6 +94,23 @@ export type SamplingOptions = Message<"whetstone.common.v1.SamplingOptions"> & {
    * @generated from field: map<int32, double> logit_bias = 10;
    */
   logitBias: { [key: number]: number };
+
+  /**
+   * With logprobs set, the reply's first piece also carries the log probabilities of the last turn's content tokens
+   * (the prompt of a legacy completion, for OpenAI's `echo`), the first one as predicted after its role marker. The
+   * prefix cache is not read for such a call.
+   *
+   * @generated from field: bool prompt_logprobs = 11;
+   */
+  promptLogprobs: boolean;
+
+  /**
+   * Generate nothing (OpenAI's `max_tokens: 0` with `echo`): the call answers the prompt's log probabilities alone
+   * and ends with finish reason LENGTH; max_tokens is ignored.
+   *
+   * @generated from field: bool prompt_only = 12;
+   */
+  promptOnly: boolean;
 };
 
 /**

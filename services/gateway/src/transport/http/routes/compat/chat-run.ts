@@ -68,6 +68,8 @@ export interface ChatReply {
   toolCalls: ChatToolCall[];
   /** Every reply token's log probability, when the call asked for them; empty otherwise. */
   logprobs: ChatTokenLogprob[];
+  /** The prompt's tokens with their log probabilities, when the call asked for `promptLogprobs`. */
+  promptLogprobs?: ChatTokenLogprob[];
   done: ChatDone;
 }
 
@@ -96,17 +98,20 @@ export async function collectChat({ iterator, first }: ChatStart): Promise<ChatR
   let text = '';
   let reasoning = '';
   const logprobs: ChatTokenLogprob[] = [];
+  const promptLogprobs: ChatTokenLogprob[] = [];
   const tools = new ToolCallAssembler();
   for (let next = first; !next.done; next = await iterator.next()) {
     const piece = next.value;
     text += piece.text;
     reasoning += piece.reasoning;
     logprobs.push(...piece.logprobs);
+    promptLogprobs.push(...(piece.promptLogprobs ?? []));
     tools.add(piece.toolCalls);
     if (piece.done) {
       // Read the call to its end (its status), so it completes instead of being cancelled once answered.
       while (!(await iterator.next()).done);
-      return { responseId: piece.responseId, text, reasoning, toolCalls: tools.all(), logprobs, done: piece.done };
+      const prompt = promptLogprobs.length ? { promptLogprobs } : {};
+      return { responseId: piece.responseId, text, reasoning, toolCalls: tools.all(), logprobs, ...prompt, done: piece.done };
     }
   }
   throw endedEarly();

@@ -4,7 +4,6 @@ import type { Api } from '../../api';
 import {
   Choices,
   choiceInputs,
-  MaxTokens,
   ModelId,
   LogitBias,
   logitBiasField,
@@ -37,7 +36,8 @@ export const CompletionsBody = z.object({
   prompt: z.union([Text, z.array(Text).min(1, 'must hold at least 1 prompt').max(MAX_COMPLETIONS)], {
     error: `must be a string or a list of 1–${MAX_COMPLETIONS} strings (token arrays are not taken)`,
   }),
-  max_tokens: MaxTokens.nullish(),
+  // 0 only with echo: the prompt alone, scored when logprobs is given (OpenAI's way to score a text).
+  max_tokens: z.number().int().min(0).max(1_000_000).nullish(),
   temperature: Temperature.nullish(),
   top_p: TopP.nullish(),
   stop: Stop.nullish(),
@@ -48,8 +48,8 @@ export const CompletionsBody = z.object({
   n: Choices.nullish(),
   // The legacy API's bound: at most 5 alternatives per token.
   logprobs: z.number().int().min(0).max(5).nullish(),
-  // The prompt's echo is not computed: asking for it is refused.
-  echo: z.literal(false, 'echo is not offered; leave it out').nullish(),
+  // The prompt before each choice's text; with logprobs, its tokens scored too (built-in decoders only).
+  echo: z.boolean().nullish(),
   stream: z.boolean().nullish(),
   stream_options: z.object({ include_usage: z.boolean().nullish() }).nullish(),
   store: z.boolean().nullish(),
@@ -58,10 +58,11 @@ type CompletionsBody = z.infer<typeof CompletionsBody>;
 
 const promptsOf = (body: CompletionsBody) => (typeof body.prompt === 'string' ? [body.prompt] : body.prompt);
 
-/** A request of one prompt as the chat core's input (a batch request's line holds one prompt). */
+/** A request of one prompt as the chat core's input (a batch request's line holds one prompt, and no echo). */
 export function completionsInputOf(body: CompletionsBody): ChatInput {
   const prompts = promptsOf(body);
   if (prompts.length > 1) throw invalidBody('prompt', 'must hold 1 prompt in a batch request');
+  if (body.echo) throw invalidBody('echo', 'is not taken in a batch request (the prompt is not kept with the result)');
   return promptInput(body, prompts[0]!);
 }
 
@@ -69,7 +70,11 @@ export function completionsInputOf(body: CompletionsBody): ChatInput {
  * The calls of a request: each prompt's `n` choices, prompt by prompt (OpenAI's order: choice `p × n + i` is choice
  * `i` of prompt `p`), with each choice's prompt length, where its legacy text offsets start.
  */
-function completionsInputsOf(body: CompletionsBody): { inputs: ChatInput[]; promptLengths: number[] } {
+function completionsInputsOf(body: CompletionsBody): {
+  inputs: ChatInput[];
+  promptLengths: number[];
+  prompts: string[];
+} {
   const prompts = promptsOf(body);
   const n = body.n ?? 1;
   if (prompts.length * n > MAX_COMPLETIONS)
@@ -79,13 +84,17 @@ function completionsInputsOf(body: CompletionsBody): { inputs: ChatInput[]; prom
     );
   if (prompts.length > 1 && body.store)
     throw invalidBody('prompt', 'must hold 1 prompt with store: true (a stored completion keeps one choice)');
+  const perChoice = prompts.flatMap((p) => Array.from({ length: n }, () => p));
   return {
     inputs: prompts.flatMap((p) => choiceInputs(promptInput(body, p), n)),
-    promptLengths: prompts.flatMap((p) => Array.from({ length: n }, () => p.length)),
+    promptLengths: perChoice.map((p) => p.length),
+    prompts: perChoice,
   };
 }
 
 function promptInput(body: CompletionsBody, prompt: string): ChatInput {
+  if (body.max_tokens === 0 && !body.echo)
+    throw invalidBody('max_tokens', 'must be at least 1 (0 answers the prompt alone, with echo: true)');
   return {
     model: body.model,
     system: [],
@@ -102,6 +111,8 @@ function promptInput(body: CompletionsBody, prompt: string): ChatInput {
     store: body.store ?? false,
     includeReasoning: false,
     ...(body.logprobs == null ? {} : { logprobs: body.logprobs }),
+    ...(body.echo && body.logprobs != null ? { promptLogprobs: true } : {}),
+    ...(body.echo && body.max_tokens === 0 ? { promptOnly: true } : {}),
   };
 }
 
@@ -127,11 +138,44 @@ export function legacyLogprobs(tokens: ChatTokenLogprob[], at: number) {
   };
 }
 
-/** What a completion shows of its tokens: null unless the call asked for log probabilities. */
+/** What a completion shows: its tokens only when the call asked for log probabilities, its prompt only with echo. */
 interface Shown {
   logprobs: boolean;
   /** Per choice, the characters of its prompt: its first completion token's offset. */
   promptLengths: number[];
+  /** Per choice, the prompt echoed before its text (OpenAI's `echo`); absent: none is. */
+  echoed?: string[];
+}
+
+/**
+ * The legacy `logprobs` of an echoed prompt: its tokens from offset 0, the first with no log probability and no
+ * alternatives, as OpenAI gives it (nothing comes before it).
+ */
+function promptLegacyLogprobs(tokens: ChatTokenLogprob[]) {
+  const out: {
+    tokens: string[];
+    token_logprobs: (number | null)[];
+    top_logprobs: (Record<string, number> | null)[];
+    text_offset: number[];
+  } = legacyLogprobs(tokens, 0);
+  if (out.tokens.length) {
+    out.token_logprobs[0] = null;
+    out.top_logprobs[0] = null;
+  }
+  return out;
+}
+
+/** A choice's legacy `logprobs`: its echoed prompt's tokens (with echo), then its completion's. */
+function choiceLogprobs(reply: ChatReply, shown: Shown, index: number) {
+  const completion = legacyLogprobs(reply.logprobs, shown.promptLengths[index] ?? 0);
+  if (!shown.echoed) return completion;
+  const prompt = promptLegacyLogprobs(reply.promptLogprobs ?? []);
+  return {
+    tokens: [...prompt.tokens, ...completion.tokens],
+    token_logprobs: [...prompt.token_logprobs, ...completion.token_logprobs],
+    top_logprobs: [...prompt.top_logprobs, ...completion.top_logprobs],
+    text_offset: [...prompt.text_offset, ...completion.text_offset],
+  };
 }
 
 /** The text_completion object of a whole reply (a JSON answer, or a batch request's result). */
@@ -149,8 +193,8 @@ function textCompletionOfReplies(replies: ChatReply[], created: number, model: s
     model,
     choices: replies.map((reply, index) => ({
       index,
-      text: reply.text,
-      logprobs: shown.logprobs ? legacyLogprobs(reply.logprobs, shown.promptLengths[index] ?? 0) : null,
+      text: (shown.echoed?.[index] ?? '') + reply.text,
+      logprobs: shown.logprobs ? choiceLogprobs(reply, shown, index) : null,
       finish_reason: reply.done.finishReason,
     })),
     usage: openAiUsage(totalUsage(replies.map((r) => r.done.usage))),
@@ -168,8 +212,18 @@ function chunkWriter(sse: Sse, starts: ChatStart[], model: string, shown: Shown)
     const finish = tail ? piece.done!.finishReason : null;
     chunks.choice({ index, text, logprobs, finish_reason: finish }, tail ? piece.done : undefined);
   };
+  // With echo, each choice's first chunk is its prompt (and, with logprobs, the prompt's scored tokens).
+  const toEcho = starts.map((_, i) => shown.echoed?.[i]);
+  const echo = (piece: ChatPiece, index: number) => {
+    const prompt = toEcho[index];
+    if (prompt === undefined) return;
+    toEcho[index] = undefined;
+    const logprobs = shown.logprobs ? promptLegacyLogprobs(piece.promptLogprobs ?? []) : null;
+    chunks.choice({ index, text: prompt, logprobs, finish_reason: null });
+  };
   return {
     piece(piece: ChatPiece, index: number) {
+      echo(piece, index);
       if (piece.text) chunk(piece, index, piece.text, false);
       if (piece.done) chunk(piece, index, '', true);
     },
@@ -194,9 +248,9 @@ export function registerCompletionsRoute(api: Api, inference: Inference): void {
       body: CompletionsBody,
     },
     async ({ res, body }) => {
-      const { inputs, promptLengths } = completionsInputsOf(body);
+      const { inputs, promptLengths, prompts } = completionsInputsOf(body);
       const starts = await startChats(inference, res, inputs);
-      const shown = { logprobs: body.logprobs != null, promptLengths };
+      const shown = { logprobs: body.logprobs != null, promptLengths, ...(body.echo ? { echoed: prompts } : {}) };
       const created = starts[0]!.created;
       if (!body.stream) return textCompletionOfReplies(await collectChoices(starts), created, body.model, shown);
       const sse = new Sse(res);

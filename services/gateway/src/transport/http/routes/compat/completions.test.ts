@@ -1,6 +1,7 @@
 // The route schemas use zod's .openapi() extension, which the api module installs.
 import '../../api';
-import { CompletionsBody, legacyLogprobs } from './completions.routes';
+import { AppError } from '@whetstone/errors';
+import { CompletionsBody, completionsInputOf, legacyLogprobs } from './completions.routes';
 
 const token = (bytes: number[], logprob = -1) => ({
   token: bytes.length === 1 && bytes[0]! < 0x80 ? String.fromCharCode(bytes[0]!) : 'bytes:',
@@ -31,5 +32,25 @@ describe('the completions prompt', () => {
     const shape = 'prompt: must be a string or a list of 1–16 strings (token arrays are not taken)';
     expect([problem([[1, 2]]), problem([5]), problem(Array(17).fill('a'))]).toEqual([shape, shape, shape]);
     expect(problem([])).toBe('prompt: must hold at least 1 prompt');
+  });
+});
+
+describe('echo', () => {
+  const input = (body: Record<string, unknown>) =>
+    completionsInputOf(CompletionsBody.parse({ model: 'm', prompt: 'hi', ...body }));
+  const refusal = (body: Record<string, unknown>) => {
+    try {
+      input(body);
+    } catch (err) {
+      return (err as AppError).fieldErrors[0]?.field;
+    }
+    return 'ok';
+  };
+
+  it('when echo asks for the prompt, then a batch line refuses it, and max_tokens 0 needs it', () => {
+    expect(refusal({ echo: true })).toBe('echo');
+    expect(refusal({ max_tokens: 0 })).toBe('max_tokens');
+    expect(refusal({ echo: false, max_tokens: 1 })).toBe('ok');
+    expect(input({ logprobs: 1 })).not.toHaveProperty('promptLogprobs');
   });
 });

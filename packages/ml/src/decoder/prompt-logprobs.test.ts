@@ -1,0 +1,56 @@
+import { loadDecoderBase } from './base';
+import { forward } from './model';
+import { loadDecoder } from './serve';
+import { encodePrompt, encodeText, USER } from './tokenizer';
+
+/** The natural-log softmax of `v` at `id`. */
+function logSoftmaxAt(v: Float32Array, id: number): number {
+  const max = Math.max(...v);
+  const z = v.reduce((s, x) => s + Math.exp(x - max), 0);
+  return v[id]! - max - Math.log(z);
+}
+
+describe("the prompt's log probabilities (OpenAI's echo)", () => {
+  const base = loadDecoderBase();
+  const decoder = loadDecoder(undefined, base);
+  const collect = async (content: string, maxTokens: number) => {
+    const stream = decoder.generate([{ role: 'user', content }], {
+      temperature: 0,
+      max_tokens: maxTokens,
+      logprobs: 2,
+      prompt_logprobs: true,
+    });
+    const pieces = [];
+    for await (const p of stream) pieces.push(p);
+    return { pieces, finish: stream.finishReason() };
+  };
+
+  it('when asked for, then the first piece scores each content byte after everything before it, as a full forward pass does', async () => {
+    const content = 'hello there';
+    const { pieces } = await collect(content, 4);
+    const scored = pieces[0]!.prompt_logprobs!;
+    expect(pieces[0]!.text).toBe('');
+    expect(scored.map((t) => t.token).join('')).toBe(content);
+    const ids = Int32Array.from([USER, ...encodeText(content)]);
+    const logits = forward(base.config, base.weights, ids, 1, ids.length).data;
+    const V = base.config.vocab;
+    scored.forEach((t, k) => {
+      const expected = logSoftmaxAt(logits.slice(k * V, (k + 1) * V), ids[k + 1]!);
+      expect(t.logprob).toBeCloseTo(expected, 4);
+      expect(t.top).toHaveLength(2);
+    });
+    expect(pieces.slice(1).every((p) => p.prompt_logprobs === undefined)).toBe(true);
+  });
+
+  it('when max_tokens is 0, then only the prompt is scored and the reply ends at its length; a prompt longer than the context slides', async () => {
+    const { pieces, finish } = await collect('tell me', 0);
+    expect(pieces).toHaveLength(1);
+    expect(finish).toBe('length');
+    const long = 'the quick brown fox jumps over the lazy dog. '.repeat(5);
+    const { pieces: longPieces } = await collect(long, 0);
+    const scored = longPieces[0]!.prompt_logprobs!;
+    expect(scored).toHaveLength(encodeText(long).length);
+    expect(scored.every((t) => Number.isFinite(t.logprob) && t.logprob <= 0)).toBe(true);
+    expect(encodePrompt([{ role: 'user', content: long }]).length).toBeGreaterThan(base.config.context);
+  });
+});
