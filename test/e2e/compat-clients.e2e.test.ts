@@ -172,8 +172,7 @@ describe('compatible surfaces through the official clients, end to end', () => {
         tool_choice: null,
       } as never);
       expect(again.output_text).toBe('Echo: FOUR');
-      // What is not computed (an upstream prompt's log probabilities), out of range or not known (an item reference)
-      // is refused by name.
+      // What is not computed (an upstream prompt's scores), out of range or not known (an item reference): by name.
       for (const [path, body, param] of [
         ['/v1/chat/completions', { model: OPENAI_MODEL, messages: user('x'), top_logprobs: 2 }, 'top_logprobs'],
         [

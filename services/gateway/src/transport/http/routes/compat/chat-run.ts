@@ -111,7 +111,15 @@ export async function collectChat({ iterator, first }: ChatStart): Promise<ChatR
       // Read the call to its end (its status), so it completes instead of being cancelled once answered.
       while (!(await iterator.next()).done);
       const prompt = promptLogprobs.length ? { promptLogprobs } : {};
-      return { responseId: piece.responseId, text, reasoning, toolCalls: tools.all(), logprobs, ...prompt, done: piece.done };
+      return {
+        responseId: piece.responseId,
+        text,
+        reasoning,
+        toolCalls: tools.all(),
+        logprobs,
+        ...prompt,
+        done: piece.done,
+      };
     }
   }
   throw endedEarly();
