@@ -4,7 +4,8 @@
  * (user: the customer's message, assistant: its intent in words; train on
  * train, held-out loss on test), training examples/s, the trained-parameter
  * share, and streaming generation tokens/s, also with token log probabilities
- * and 5 alternatives asked for (OpenAI's `logprobs`). Matmuls run as onnxruntime
+ * and 5 alternatives asked for (OpenAI's `logprobs`), and prompt scoring
+ * (completions' `echo` with `logprobs` and `max_tokens: 0`) in prompt bytes/s. Matmuls run as onnxruntime
  * sessions (1 thread); BENCH_MATMUL=js measures the pure TypeScript kernels.
  */
 import { readFileSync } from 'node:fs';
@@ -82,6 +83,28 @@ async function generation(decoder: ReturnType<typeof loadDecoder>, heldout: Retu
   return { tokensPerSecond: median(plain), logprobsTokensPerSecond: median(withLogprobs), sample };
 }
 
+/**
+ * Prompt bytes scored per second (echo with logprobs 5 and max_tokens 0) over the held-out prompts, 64 and 1,024
+ * bytes long (the first cut from each prompt, the second the prompts joined), median of 5 rounds.
+ */
+async function scoring(decoder: ReturnType<typeof loadDecoder>, heldout: ReturnType<typeof chatRows>) {
+  const joined = heldout.map((r) => r.messages[0]!.content).join(' ');
+  const rate = async (prompt: string) => {
+    const rounds: number[] = [];
+    for (let round = 0; round < 5; round++) {
+      const start = process.hrtime.bigint();
+      for await (const _ of decoder.generate([{ role: 'user', content: prompt }], {
+        max_tokens: 0,
+        logprobs: 5,
+        prompt_logprobs: true,
+      }));
+      rounds.push(Buffer.byteLength(prompt) / (Number(process.hrtime.bigint() - start) / 1e9));
+    }
+    return rounds.sort((a, b) => a - b)[2]!;
+  };
+  return { short: await rate(joined.slice(0, 64)), long: await rate(joined.slice(0, 1024)) };
+}
+
 async function main(): Promise<void> {
   const backend = nn.setMatmulBackend(process.env.BENCH_MATMUL === 'js' ? 'js' : 'ort');
   const train = chatRows('banking77/train.jsonl', TRAIN);
@@ -109,7 +132,9 @@ async function main(): Promise<void> {
   evaluateDecoderBundle(result.bundle, heldout);
   const heldoutPassSeconds = Number(process.hrtime.bigint() - evalStart) / 1e9 / 2;
 
-  const { tokensPerSecond, logprobsTokensPerSecond, sample } = await generation(loadDecoder(result.bundle), heldout);
+  const served = loadDecoder(result.bundle);
+  const { tokensPerSecond, logprobsTokensPerSecond, sample } = await generation(served, heldout);
+  const scored = await scoring(served, heldout);
 
   const fmt = (x: number, d = 3) => x.toFixed(d);
   console.log(
@@ -143,6 +168,9 @@ async function main(): Promise<void> {
   );
   console.log(
     `  with logprobs, 5 top      ${fmt(logprobsTokensPerSecond, 0)} tokens/s (${fmt((100 * logprobsTokensPerSecond) / tokensPerSecond - 100, 1)}% against plain, rounds alternating)`,
+  );
+  console.log(
+    `prompt scoring (echo)       ${fmt(scored.short, 0)} prompt bytes/s at 64 bytes, ${fmt(scored.long, 0)} at 1,024 (logprobs 5, max_tokens 0; median of 5)`,
   );
   for (const s of sample)
     console.log(

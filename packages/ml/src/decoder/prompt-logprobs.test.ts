@@ -1,5 +1,6 @@
 import { loadDecoderBase } from './base';
-import { forward } from './model';
+import { DecoderState, forward } from './model';
+import { tokenLogprob } from './logprobs';
 import { loadDecoder } from './serve';
 import { encodePrompt, encodeText, USER } from './tokenizer';
 
@@ -52,5 +53,26 @@ describe("the prompt's log probabilities (OpenAI's echo)", () => {
     expect(scored).toHaveLength(encodeText(long).length);
     expect(scored.every((t) => Number.isFinite(t.logprob) && t.logprob <= 0)).toBe(true);
     expect(encodePrompt([{ role: 'user', content: long }]).length).toBeGreaterThan(base.config.context);
+  });
+
+  it('when a prompt is longer than the context, then each byte is scored as step-by-step generation would slide over it', async () => {
+    const content = 'the quick brown fox jumps over the lazy dog, then naps. '.repeat(4);
+    const { pieces } = await collect(content, 0);
+    const scored = pieces[0]!.prompt_logprobs!;
+    // The reference: one token at a time, re-reading the last half of the context whenever it is full.
+    const prompt = encodePrompt([{ role: 'user', content }]);
+    const to = prompt.length - 2;
+    const expected: number[] = [];
+    let state = new DecoderState(base.config, base.weights);
+    let logits = state.step(prompt[0]!);
+    for (let i = 1; i < to; i++) {
+      expected.push(tokenLogprob(logits, prompt[i]!, 0).logprob);
+      if (state.full) {
+        state = new DecoderState(base.config, base.weights);
+        for (const t of prompt.slice(i + 1 - base.config.context / 2, i + 1)) logits = state.step(t);
+      } else logits = state.step(prompt[i]!);
+    }
+    expect(scored).toHaveLength(expected.length);
+    scored.forEach((t, k) => expect(t.logprob).toBeCloseTo(expected[k]!, 4));
   });
 });

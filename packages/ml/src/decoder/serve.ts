@@ -4,7 +4,7 @@ import { Rng, softmaxInPlace } from '../nn';
 import { type DecoderBase, loadDecoderBase } from './base';
 import { validateChatRows } from './chat-data';
 import { chatLoss, DECODER_BASE, decodeAdapterBundle, type DecoderManifest } from './lora';
-import { type DecoderConfig, DecoderState, type LoraAdapter, mergeAdapter, type Weights } from './model';
+import { type DecoderConfig, DecoderState, forward, type LoraAdapter, mergeAdapter, type Weights } from './model';
 import { LogprobQueue, type TokenLogprob, tokenLogprob } from './logprobs';
 import type { CachePoint, PrefixCache } from './prefix-cache';
 import { ASSISTANT, type ChatMessage, encodePrompt, encodeText, END, prefixEnd, SYSTEM, USER } from './tokenizer';
@@ -105,24 +105,29 @@ export interface Decoder {
 
 /**
  * The log probabilities of the last turn's content tokens, each after every token before it in the prompt (the
- * first after the turn's role marker). The context slides as in generation: when it is full, the second half of
- * what was read is read again.
+ * first after the turn's role marker), with the context generation would have: it slides when full, reading the
+ * last half again. So a window of `context` tokens is one batched forward pass: the first predicts positions
+ * 1…context, and each next one starts half a context before the last one's end and predicts the positions after it.
  */
 function lastTurnLogprobs(config: DecoderConfig, weights: Weights, messages: readonly ChatMessage[], top: number) {
   const prompt = encodePrompt(messages);
   const last = messages[messages.length - 1];
-  // The prompt ends with the last turn's content, its <|end|> and <|assistant|>.
+  // The prompt ends with the last turn's content, its <|end|> and <|assistant|>; position p is scored from the
+  // logits after token p − 1.
   const to = prompt.length - 2;
   const from = to - (last ? encodeText(last.content).length : 0);
+  const { context, vocab } = config;
   const out: TokenLogprob[] = [];
-  let state = new DecoderState(config, weights);
-  let logits = state.step(prompt[0]!);
-  for (let i = 1; i < to; i++) {
-    if (i >= from) out.push(tokenLogprob(logits, prompt[i]!, top));
-    if (state.full) {
-      state = new DecoderState(config, weights);
-      for (const t of prompt.slice(Math.max(0, i + 1 - config.context / 2), i + 1)) logits = state.step(t);
-    } else logits = state.step(prompt[i]!);
+  for (let start = 0, scored = 0; scored < to - 1; ) {
+    const end = Math.min(start + context, to - 1);
+    const ids = Int32Array.from(prompt.slice(start, end));
+    const logits = forward(config, weights, ids, 1, ids.length).data;
+    for (let p = Math.max(scored + 1, from); p <= end; p++) {
+      const at = (p - 1 - start) * vocab;
+      out.push(tokenLogprob(logits.subarray(at, at + vocab), prompt[p]!, top));
+    }
+    scored = end;
+    start = end + 1 - context / 2;
   }
   return out;
 }
