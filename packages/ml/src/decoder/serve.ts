@@ -108,8 +108,15 @@ export interface Decoder {
  * first after the turn's role marker), with the context generation would have: it slides when full, reading the
  * last half again. So a window of `context` tokens is one batched forward pass: the first predicts positions
  * 1…context, and each next one starts half a context before the last one's end and predicts the positions after it.
+ * Other work runs between windows (a long prompt takes seconds), and an aborted call stops early.
  */
-function lastTurnLogprobs(config: DecoderConfig, weights: Weights, messages: readonly ChatMessage[], top: number) {
+async function lastTurnLogprobs(
+  config: DecoderConfig,
+  weights: Weights,
+  messages: readonly ChatMessage[],
+  opts: GenerateOptions,
+): Promise<TokenLogprob[]> {
+  const top = opts.logprobs ?? 0;
   const prompt = encodePrompt(messages);
   const last = messages[messages.length - 1];
   // The prompt ends with the last turn's content, its <|end|> and <|assistant|>; position p is scored from the
@@ -118,7 +125,7 @@ function lastTurnLogprobs(config: DecoderConfig, weights: Weights, messages: rea
   const from = to - (last ? encodeText(last.content).length : 0);
   const { context, vocab } = config;
   const out: TokenLogprob[] = [];
-  for (let start = 0, scored = 0; scored < to - 1; ) {
+  for (let start = 0, scored = 0; scored < to - 1;) {
     const end = Math.min(start + context, to - 1);
     const ids = Int32Array.from(prompt.slice(start, end));
     const logits = forward(config, weights, ids, 1, ids.length).data;
@@ -128,6 +135,8 @@ function lastTurnLogprobs(config: DecoderConfig, weights: Weights, messages: rea
     }
     scored = end;
     start = end + 1 - context / 2;
+    if (opts.signal?.aborted) break;
+    await new Promise((resolve) => setImmediate(resolve));
   }
   return out;
 }
@@ -250,7 +259,7 @@ export function loadDecoder(
         let prompt = encodePrompt(messages);
         const budget = Math.max(1, config.context - Math.min(max_tokens, config.context / 2));
         const scored = opts.prompt_logprobs && opts.logprobs !== undefined;
-        if (scored) yield { text: '', prompt_logprobs: lastTurnLogprobs(config, merged, messages, opts.logprobs ?? 0) };
+        if (scored) yield { text: '', prompt_logprobs: await lastTurnLogprobs(config, merged, messages, opts) };
         // A shortened prompt no longer starts at the conversation's start, so no breakpoint prefix is read whole.
         const points =
           cache && !scored && prompt.length <= budget ? cachePoints(messages, breakpoints, cache, prompt.length) : [];
