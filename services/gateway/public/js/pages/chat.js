@@ -4,10 +4,9 @@ import { field, fmtNum, h, onSubmit } from '../ui.js';
 
 export async function chatPage(main) {
   const [{ data: models }, { data: bases }] = await Promise.all([get('/v1/models'), get('/v1/base-models')]);
-  const extraction = new Set(
-    bases.filter((b) => b.task !== 'generation' && b.provider === 'whetstone').map((b) => b.id),
-  );
-  const chatModels = models.filter((m) => !extraction.has(m.id));
+  // Not offered here: the built-in bases (extraction, or training-only) and upstream embedding models.
+  const notChat = new Set(bases.filter((b) => b.provider === 'whetstone' || b.task === 'embedding').map((b) => b.id));
+  const chatModels = models.filter((m) => !notChat.has(m.id));
   const key = h('input', {
     name: 'api_key',
     type: 'password',
