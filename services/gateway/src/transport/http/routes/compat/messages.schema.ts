@@ -61,6 +61,9 @@ const Tool = z.object({
   cache_control: CacheControl.nullish(),
 });
 
+/** The most `stop_sequences` a Messages call may give. */
+export const MAX_STOP_SEQUENCES = 64;
+
 export const MessagesBody = z.object({
   model: ModelId,
   max_tokens: MaxTokens,
@@ -69,7 +72,11 @@ export const MessagesBody = z.object({
   temperature: Temperature.max(1).optional(),
   top_p: TopP.optional(),
   top_k: z.number().int().min(0).max(1_000_000).optional(),
-  stop_sequences: z.array(z.string().min(1)).max(4).optional(),
+  // Anthropic sets no small bound; 64 keeps the decoders' per-token stop check cheap.
+  stop_sequences: z
+    .array(z.string().min(1, 'must not hold an empty sequence'))
+    .max(MAX_STOP_SEQUENCES, `must hold at most ${MAX_STOP_SEQUENCES} sequences`)
+    .optional(),
   seed: Seed.optional(),
   stream: z.boolean().optional(),
   tools: z.array(Tool).max(128).optional(),

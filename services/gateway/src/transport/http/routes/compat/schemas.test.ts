@@ -40,6 +40,12 @@ describe('what the compatible surfaces say of content they do not take', () => {
     expect(problems(MessagesBody, { model: 'm', max_tokens: 8, system: [image[0]], messages: user('hi') })).toEqual([
       'system: must be a string or a list of text blocks ({"type": "text", "text": …})',
     ]);
+    const stops = (n: number) => Array.from({ length: n }, (_, i) => `stop${i}`);
+    const asked = { model: 'm', max_tokens: 8, messages: user('hi') };
+    expect(problems(MessagesBody, { ...asked, stop_sequences: stops(64) })).toEqual([]);
+    expect(problems(MessagesBody, { ...asked, stop_sequences: stops(65) })).toEqual([
+      'stop_sequences: must hold at most 64 sequences',
+    ]);
   });
 
   it('when the native surfaces get a wrong stop, content or option, then the message says what is taken', () => {
