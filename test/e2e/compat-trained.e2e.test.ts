@@ -207,6 +207,31 @@ describe('trained models through the compatible surfaces, end to end', () => {
     expect(noEcho).toMatchObject({ status: 422, param: 'max_tokens' });
   });
 
+  it('when best_of is above n, then the n candidates with the highest log probability per token answer, every candidate billed; misuse is 422 by name', async () => {
+    const openai = new OpenAI({ apiKey: key, baseURL: `${system.baseUrl}/v1`, maxRetries: 5 });
+    const asked = { model: decoder, prompt: 'hi, I am Ada', max_tokens: 8, temperature: 1, seed: 5 } as const;
+    // The four candidates are the n: 4 choices of the same seeds; rank them by mean log probability here.
+    const all = await openai.completions.create({ ...asked, n: 4, logprobs: 0 });
+    const mean = (c: (typeof all.choices)[number]) => {
+      const l = c.logprobs!.token_logprobs as number[];
+      return l.length ? l.reduce((a, b) => a + b, 0) / l.length : -Infinity;
+    };
+    const ranked = [...all.choices].sort((a, b) => mean(b) - mean(a) || a.index - b.index);
+    const best = await openai.completions.create({ ...asked, n: 2, best_of: 4 });
+    expect(best.choices.map((c) => c.text)).toEqual(ranked.slice(0, 2).map((c) => c.text));
+    expect(best.choices.map((c) => c.index)).toEqual([0, 1]);
+    expect(best.choices[0]!.logprobs).toBeNull();
+    expect(best.usage).toEqual(all.usage);
+    for (const [extra, param] of [
+      [{ n: 3, best_of: 2 }, 'best_of'],
+      [{ best_of: 2, stream: true }, 'best_of'],
+      [{ suffix: ' the end' }, 'suffix'],
+    ] as const) {
+      const refused = await openai.completions.create({ ...asked, ...extra } as never).catch((e: unknown) => e);
+      expect(refused).toMatchObject({ status: 422, param });
+    }
+  });
+
   it('when the decoder job is asked for token log probabilities, then every byte of its reply has one, the same in JSON and stream, and completions and responses give them in their own shapes', async () => {
     const openai = new OpenAI({ apiKey: key, baseURL: `${system.baseUrl}/v1`, maxRetries: 5 });
     const asked = {

@@ -101,24 +101,8 @@ function serverOf(request: ChatRequest, target: Target): Server {
   }
   if (request.schemaJson.length)
     refuse('schema', `Model '${request.model}' is not an extraction model: leave out the schema.`);
-  if (logprobs && target.entry.provider === 'anthropic')
-    refuse(
-      'logprobs',
-      `Model '${request.model}' is served by a Messages-API provider, which gives no log probabilities.`,
-    );
-  if (bias && target.entry.provider === 'anthropic')
-    refuse('logit_bias', `Model '${request.model}' is served by a Messages-API provider, which takes no logit_bias.`);
   if (target.entry.upstream) {
-    if (request.options.promptOnly)
-      refuse(
-        'max_tokens',
-        `Model '${request.model}' is an upstream model: max_tokens 0 (the echoed prompt alone) is for built-in decoders; ask for at least 1 token.`,
-      );
-    if (logprobs && request.options.promptLogprobs)
-      refuse(
-        'echo',
-        `Model '${request.model}' is an upstream model, whose provider gives no log probabilities of the prompt; leave out logprobs with echo.`,
-      );
+    upstreamFits(request, target);
     return 'upstream';
   }
   if (request.tools.length) refuse('tools', `Model '${request.model}' cannot call tools; only upstream models do.`);
@@ -128,6 +112,25 @@ function serverOf(request: ChatRequest, target: Target): Server {
       `Model '${request.model}' cannot constrain its reply to JSON; leave out response_format (or use type "text").`,
     );
   return 'decoder';
+}
+
+/** Refuses what an upstream provider cannot give: scores of the prompt, and to a Messages-API one token controls. */
+function upstreamFits(request: ChatRequest, target: Target): void {
+  const { options, model } = request;
+  if (options.logprobs !== undefined && target.entry.provider === 'anthropic')
+    refuse('logprobs', `Model '${model}' is served by a Messages-API provider, which gives no log probabilities.`);
+  if (options.logitBias && target.entry.provider === 'anthropic')
+    refuse('logit_bias', `Model '${model}' is served by a Messages-API provider, which takes no logit_bias.`);
+  if (options.promptOnly)
+    refuse(
+      'max_tokens',
+      `Model '${model}' is an upstream model: max_tokens 0 (the echoed prompt alone) is for built-in decoders; ask for at least 1 token.`,
+    );
+  if (options.logprobs !== undefined && options.promptLogprobs)
+    refuse(
+      'echo',
+      `Model '${model}' is an upstream model, whose provider gives no log probabilities of the prompt; leave out logprobs with echo.`,
+    );
 }
 
 /** Hands a resolved call to what serves it: an extraction model, an upstream provider or a decoder. */

@@ -22,6 +22,7 @@ import { type ChatReply, collectChoices, errorBodyOf, pumpChoices, Sse, startCha
 import { openAiChunks } from './openai-chunks';
 import { openAiUsage, totalUsage, xService } from './usage';
 import { invalidBody } from '../../validate';
+import { bestReplies } from './best-of';
 
 /**
  * POST /v1/completions: the legacy text completion; each opaque prompt (no cache markers) is one user turn, and a
@@ -46,6 +47,13 @@ export const CompletionsBody = z.object({
   presence_penalty: Penalty.nullish(),
   logit_bias: LogitBias.nullish(),
   n: Choices.nullish(),
+  // Candidates per prompt, of which the n with the highest log probability per token answer (best-of.ts).
+  best_of: z.number().int().min(1).max(MAX_COMPLETIONS).nullish(),
+  // Insertion is not offered: the models only continue after the prompt.
+  suffix: z
+    .string()
+    .max(0, 'is not offered: the models only continue after the prompt (no insertion); leave it out')
+    .nullish(),
   // The legacy API's bound: at most 5 alternatives per token.
   logprobs: z.number().int().min(0).max(5).nullish(),
   // The prompt before each choice's text; with logprobs, its tokens scored too (built-in decoders only).
@@ -63,30 +71,50 @@ export function completionsInputOf(body: CompletionsBody): ChatInput {
   const prompts = promptsOf(body);
   if (prompts.length > 1) throw invalidBody('prompt', 'must hold 1 prompt in a batch request');
   if (body.echo) throw invalidBody('echo', 'is not taken in a batch request (the prompt is not kept with the result)');
+  if ((body.best_of ?? 1) > 1) throw invalidBody('best_of', 'must be 1 in a batch request (a line answers one choice)');
   return promptInput(body, prompts[0]!);
 }
 
+/** How many candidates each prompt gets (`best_of`, default `n`), checked against `n`, `stream` and `store`. */
+function candidatesOf(body: CompletionsBody): number {
+  const n = body.n ?? 1;
+  const best = body.best_of ?? n;
+  if (best < n) throw invalidBody('best_of', `must be at least n (${n})`);
+  if (best > n && body.stream)
+    throw invalidBody('best_of', 'must equal n with stream: true (the best are known only once all have ended)');
+  if (best > 1 && body.store)
+    throw invalidBody('best_of', 'must be 1 with store: true (a stored completion keeps one choice)');
+  return best;
+}
+
 /**
- * The calls of a request: each prompt's `n` choices, prompt by prompt (OpenAI's order: choice `p × n + i` is choice
- * `i` of prompt `p`), with each choice's prompt length, where its legacy text offsets start.
+ * The calls of a request: each prompt's candidates (`n`, or `best_of` when larger), prompt by prompt (OpenAI's
+ * order: choice `p × n + i` is choice `i` of prompt `p`), with each answered choice's prompt and its length, where
+ * its legacy text offsets start.
  */
 function completionsInputsOf(body: CompletionsBody): {
   inputs: ChatInput[];
+  candidates: number;
   promptLengths: number[];
   prompts: string[];
 } {
   const prompts = promptsOf(body);
   const n = body.n ?? 1;
-  if (prompts.length * n > MAX_COMPLETIONS)
+  const candidates = candidatesOf(body);
+  if (prompts.length * candidates > MAX_COMPLETIONS)
     throw invalidBody(
-      'n',
+      candidates > n ? 'best_of' : 'n',
       `must be at most ${Math.floor(MAX_COMPLETIONS / prompts.length)} with ${prompts.length} prompts (at most ${MAX_COMPLETIONS} completions per request)`,
     );
   if (prompts.length > 1 && body.store)
     throw invalidBody('prompt', 'must hold 1 prompt with store: true (a stored completion keeps one choice)');
   const perChoice = prompts.flatMap((p) => Array.from({ length: n }, () => p));
+  // Ranking candidates needs their tokens' log probabilities, shown only when asked for.
+  const ranked = (input: ChatInput): ChatInput =>
+    candidates > n && input.logprobs === undefined ? { ...input, logprobs: 0 } : input;
   return {
-    inputs: prompts.flatMap((p) => choiceInputs(promptInput(body, p), n)),
+    inputs: prompts.flatMap((p) => choiceInputs(ranked(promptInput(body, p)), candidates)),
+    candidates,
     promptLengths: perChoice.map((p) => p.length),
     prompts: perChoice,
   };
@@ -183,8 +211,17 @@ export function textCompletionOfReply(reply: ChatReply, created: number, model: 
   return textCompletionOfReplies([reply], created, model, shown);
 }
 
-/** The text_completion object of `n` whole replies, choice i being reply i; usage adds theirs up. */
-function textCompletionOfReplies(replies: ChatReply[], created: number, model: string, shown: Shown) {
+/**
+ * The text_completion object of `n` whole replies, choice i being reply i; usage adds up those of `billed` (every
+ * candidate of `best_of`; by default the replies themselves).
+ */
+function textCompletionOfReplies(
+  replies: ChatReply[],
+  created: number,
+  model: string,
+  shown: Shown,
+  billed: ChatReply[] = replies,
+) {
   const first = replies[0]!;
   return {
     id: `cmpl-${first.responseId}`,
@@ -197,7 +234,7 @@ function textCompletionOfReplies(replies: ChatReply[], created: number, model: s
       logprobs: shown.logprobs ? choiceLogprobs(reply, shown, index) : null,
       finish_reason: reply.done.finishReason,
     })),
-    usage: openAiUsage(totalUsage(replies.map((r) => r.done.usage))),
+    usage: openAiUsage(totalUsage(billed.map((r) => r.done.usage))),
     x_service: xService(first.done),
   };
 }
@@ -248,11 +285,17 @@ export function registerCompletionsRoute(api: Api, inference: Inference): void {
       body: CompletionsBody,
     },
     async ({ res, body }) => {
-      const { inputs, promptLengths, prompts } = completionsInputsOf(body);
+      const { inputs, candidates, promptLengths, prompts } = completionsInputsOf(body);
       const starts = await startChats(inference, res, inputs);
       const shown = { logprobs: body.logprobs != null, promptLengths, ...(body.echo ? { echoed: prompts } : {}) };
       const created = starts[0]!.created;
-      if (!body.stream) return textCompletionOfReplies(await collectChoices(starts), created, body.model, shown);
+      if (!body.stream) {
+        const all = await collectChoices(starts);
+        const n = body.n ?? 1;
+        // With best_of equal to n every candidate answers, in seed order (choice i is seed + i).
+        const answered = candidates > n ? bestReplies(all, candidates, n) : all;
+        return textCompletionOfReplies(answered, created, body.model, shown, all);
+      }
       const sse = new Sse(res);
       return pumpChoices(starts, sse, chunkWriter(sse, starts, body.model, shown));
     },

@@ -52,5 +52,6 @@ describe('echo', () => {
     expect(refusal({ max_tokens: 0 })).toBe('max_tokens');
     expect(refusal({ echo: false, max_tokens: 1 })).toBe('ok');
     expect(input({ logprobs: 1 })).not.toHaveProperty('promptLogprobs');
+    expect(refusal({ best_of: 2 })).toBe('best_of');
   });
 });
