@@ -82,6 +82,57 @@ describe('sampling controls and log probabilities with upstream models, end to e
     }
   });
 
+  it('when a tool call is required or named, then each upstream gets it in its own fields, across surfaces; an unknown tool or no tools is 422 naming tool_choice', async () => {
+    const { fakeOpenAI, fakeAnthropic } = running;
+    const fn = { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: {} } };
+    await openai.chat.completions.create({
+      model: OPENAI_MODEL,
+      messages: user('weather?'),
+      tools: [{ type: 'function', function: fn }],
+      tool_choice: { type: 'function', function: { name: 'get_weather' } },
+      parallel_tool_calls: false,
+    });
+    expect(fakeOpenAI.requests.at(-1)!.body).toMatchObject({
+      tool_choice: { type: 'function', function: { name: 'get_weather' } },
+      parallel_tool_calls: false,
+    });
+    await openai.chat.completions.create({
+      model: ANTHROPIC_MODEL,
+      messages: user('weather?'),
+      tools: [{ type: 'function', function: fn }],
+      tool_choice: 'required',
+    });
+    expect(fakeAnthropic.requests.at(-1)!.body).toMatchObject({ tool_choice: { type: 'any' } });
+    const anthropic = new Anthropic({ apiKey: running.key, baseURL: running.system.baseUrl, maxRetries: 0 });
+    const tool = { name: 'get_weather', description: 'Weather', input_schema: { type: 'object' as const } };
+    await anthropic.messages.create({
+      model: OPENAI_MODEL,
+      max_tokens: 16,
+      messages: user('weather?'),
+      tools: [tool],
+      tool_choice: { type: 'tool', name: 'get_weather', disable_parallel_tool_use: true },
+    });
+    expect(fakeOpenAI.requests.at(-1)!.body).toMatchObject({
+      tool_choice: { type: 'function', function: { name: 'get_weather' } },
+      parallel_tool_calls: false,
+    });
+    await openai.responses.create({
+      model: ANTHROPIC_MODEL,
+      input: 'weather?',
+      tools: [{ type: 'function', name: 'get_weather', parameters: {}, strict: false }],
+      tool_choice: { type: 'function', name: 'get_weather' },
+    });
+    expect(fakeAnthropic.requests.at(-1)!.body).toMatchObject({ tool_choice: { type: 'tool', name: 'get_weather' } });
+    for (const body of [
+      { tools: [{ type: 'function', function: fn }], tool_choice: { type: 'function', function: { name: 'nope' } } },
+      { tool_choice: 'required' },
+    ]) {
+      const refused = await post('/v1/chat/completions', { model: OPENAI_MODEL, messages: user('x'), ...body });
+      const { error } = (await refused.json()) as { error: { param: string; message: string } };
+      expect([refused.status, error.param]).toEqual([422, 'tool_choice']);
+    }
+  });
+
   it('when a stop sequence ends a Messages-API upstream reply, then stop_reason and stop_sequence say so, JSON and stream alike', async () => {
     const anthropic = new Anthropic({ apiKey: running.key, baseURL: running.system.baseUrl, maxRetries: 0 });
     const params = { model: ANTHROPIC_MODEL, max_tokens: 16, messages: user('hello there'), stop_sequences: ['THERE'] };

@@ -5,6 +5,7 @@ import {
   ChatRole,
   FinishReason,
   InferenceSurface,
+  ToolChoiceMode,
   type ChatRequest,
   type ChatResponse,
   type ContentBlock,
@@ -15,6 +16,7 @@ import type {
   ChatInput,
   ChatPiece,
   ChatTokenLogprob,
+  ChatToolChoice,
   ChatToolCallDelta,
   ChatTurn,
   Principal,
@@ -84,6 +86,7 @@ export function chatRequestToPb(principal: Principal, input: ChatInput): ChatReq
       : { toolsCacheControl: { ttlSeconds: input.toolsCacheTtlSeconds } }),
     schemaJson: input.schema ? json(input.schema) : NO_BYTES,
     responseFormatJson: input.responseFormat ? json(input.responseFormat) : NO_BYTES,
+    ...(input.toolChoice ? { toolChoice: toolChoiceToPb(input.toolChoice) } : {}),
     surface: SURFACE[input.surface],
     store: input.store,
     metadata: input.metadata ?? {},
@@ -96,6 +99,18 @@ const topOf = (t: { token: string; logprob: number; bytes: Uint8Array }) => ({
   token: t.token,
   logprob: t.logprob,
   bytes: Array.from(t.bytes),
+});
+
+const TOOL_CHOICE_MODE: Record<ChatToolChoice['mode'], ToolChoiceMode> = {
+  auto: ToolChoiceMode.UNSPECIFIED,
+  required: ToolChoiceMode.REQUIRED,
+  tool: ToolChoiceMode.TOOL,
+};
+
+const toolChoiceToPb = (choice: ChatToolChoice) => ({
+  mode: TOOL_CHOICE_MODE[choice.mode],
+  name: choice.name ?? '',
+  ...(choice.parallelToolCalls === undefined ? {} : { parallelToolCalls: choice.parallelToolCalls }),
 });
 
 const tokenOf = (t: ChatResponse['logprobs'][number]): ChatTokenLogprob => ({

@@ -33,6 +33,16 @@ export interface ChatTool {
 export type ChatSurface = 'chat_completions' | 'completions' | 'responses' | 'messages';
 
 /** One conversation for the router's chat core, translated from a compatible surface with its defaults applied. */
+/**
+ * What a call asks of the model's tool use: `auto` (it chooses), `required` (some tool), `tool` (the one `name`
+ * names); `parallelToolCalls` false asks for at most one call per turn, unset leaves the provider's default.
+ */
+export interface ChatToolChoice {
+  mode: 'auto' | 'required' | 'tool';
+  name?: string;
+  parallelToolCalls?: boolean;
+}
+
 export interface ChatInput {
   model: string;
   system: ChatBlock[];
@@ -50,6 +60,8 @@ export interface ChatInput {
   /** OpenAI's `logit_bias`: token id to a bias from −100 to 100; unset: none. */
   logitBias?: Record<number, number>;
   tools: ChatTool[];
+  /** Whether and which tool the model must call; unset lets it choose (tool-choice.ts). */
+  toolChoice?: ChatToolChoice;
   /** Set when a cache marker ends the prefix after the tool definitions. */
   toolsCacheTtlSeconds?: number;
   /** The extraction extension: the reply is the JSON result. */

@@ -249,6 +249,7 @@ async function* upstreamReply(deps: RouterDeps, ctx: ChatContext): AsyncGenerato
     tools: request.tools,
     ...(request.toolsCache ? { toolsCache: request.toolsCache } : {}),
     ...(request.responseFormat ? { responseFormat: request.responseFormat } : {}),
+    ...(request.toolChoice ? { toolChoice: request.toolChoice } : {}),
     options: request.options,
   });
   yield* relay(deps, ctx, {

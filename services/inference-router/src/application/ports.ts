@@ -14,6 +14,7 @@ import type {
   ContentBlock,
   TokenLogprob,
   TokenUsage,
+  ToolChoice,
   ToolDefinition,
 } from '../domain/chat';
 import type { BatchKind, BatchRequestState, BatchSource, ChatBatch } from '../domain/batch';
@@ -102,6 +103,8 @@ export interface UpstreamCall {
   toolsCache?: CacheMarker;
   /** JSON output asked for, as OpenAI's `response_format`; a dialect that cannot ask for it refuses the call. */
   responseFormat?: Record<string, unknown>;
+  /** Whether and which tool the model must call, each dialect in its own fields; unset lets it choose. */
+  toolChoice?: ToolChoice;
   /** Sampling, and the signal that aborts the upstream request when the caller goes away. */
   options: GenerateOptions;
 }

@@ -83,6 +83,16 @@ export const NO_TOKENS: TokenUsage = {
 export const totalInput = (u: TokenUsage): number => u.inputTokens + u.cacheReadTokens + u.cacheWriteTokens;
 
 /** A conversation for one model, as the gateway validated and translated it. */
+/**
+ * What a call asks of the model's tool use: `auto` (it chooses), `required` (some tool), `tool` (the one `name`
+ * names); `parallelToolCalls` false asks for at most one call per turn, unset leaves the provider's default.
+ */
+export interface ToolChoice {
+  mode: 'auto' | 'required' | 'tool';
+  name?: string;
+  parallelToolCalls?: boolean;
+}
+
 export interface ChatRequest {
   /** A base model id, a training job id, a project id or an upstream model id. */
   model: string;
@@ -99,6 +109,8 @@ export interface ChatRequest {
   schema: Record<string, unknown> | undefined;
   /** JSON output asked for, as OpenAI's `response_format` (never `text`); only some servers can honour it. */
   responseFormat?: Record<string, unknown>;
+  /** Whether and which tool the model must call; unset lets it choose. */
+  toolChoice?: ToolChoice;
   /** Unset for GenerateText, whose surface follows from its project (native or project). */
   surface?: ChatSurface;
   /** Whether the inference is stored in history (`store: true`). */

@@ -7,7 +7,7 @@
  */
 import { Reasons, errors } from '@whetstone/errors';
 import type { UpstreamCall, UpstreamEvent } from '../../application/ports';
-import type { CacheMarker, ChatFinishReason, ChatMessage, ContentBlock } from '../../domain/chat';
+import type { CacheMarker, ChatFinishReason, ChatMessage, ContentBlock, ToolChoice } from '../../domain/chat';
 import { sampling } from './sampling';
 
 /** The API version the adapter speaks (sent as anthropic-version). */
@@ -85,8 +85,17 @@ export function anthropicBody(call: UpstreamCall): Record<string, unknown> {
     ...sampling(options, 1),
     ...(options.topK ? { top_k: options.topK } : {}),
     ...(options.stop.length ? { stop_sequences: options.stop } : {}),
-    ...(tools.length ? { tools } : {}),
+    ...(tools.length ? { tools, ...anthropicToolChoice(call.toolChoice) } : {}),
   };
+}
+
+/** The tool choice as Anthropic's `tool_choice` (`any`, `tool`, or `auto` carrying only the parallel setting). */
+function anthropicToolChoice(choice: ToolChoice | undefined): Record<string, unknown> {
+  if (!choice) return {};
+  const parallel =
+    choice.parallelToolCalls === undefined ? {} : { disable_parallel_tool_use: !choice.parallelToolCalls };
+  const type = choice.mode === 'required' ? 'any' : choice.mode;
+  return { tool_choice: { type, ...(choice.mode === 'tool' ? { name: choice.name } : {}), ...parallel } };
 }
 
 const STOP: Record<string, ChatFinishReason> = {

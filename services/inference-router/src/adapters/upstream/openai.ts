@@ -6,7 +6,13 @@
  * Cache markers are not sent: these providers cache automatically.
  */
 import type { UpstreamCall, UpstreamEvent } from '../../application/ports';
-import { type ChatFinishReason, textOf, type TokenLogprob, type ToolCallDelta } from '../../domain/chat';
+import {
+  type ChatFinishReason,
+  textOf,
+  type TokenLogprob,
+  type ToolCallDelta,
+  type ToolChoice,
+} from '../../domain/chat';
 import { sampling } from './sampling';
 
 interface OpenAIMessage {
@@ -65,9 +71,20 @@ export function openaiBody(call: UpstreamCall): Record<string, unknown> {
               parameters: t.parameters ?? { type: 'object', properties: {} },
             },
           })),
+          ...openaiToolChoice(call.toolChoice),
         }
       : {}),
   };
+}
+
+/** The tool choice as OpenAI's `tool_choice` and `parallel_tool_calls` (nothing for a free choice). */
+function openaiToolChoice(choice: ToolChoice | undefined): Record<string, unknown> {
+  if (!choice) return {};
+  const parallel = choice.parallelToolCalls === undefined ? {} : { parallel_tool_calls: choice.parallelToolCalls };
+  if (choice.mode === 'required') return { tool_choice: 'required', ...parallel };
+  if (choice.mode === 'tool')
+    return { tool_choice: { type: 'function', function: { name: choice.name } }, ...parallel };
+  return parallel;
 }
 
 interface UpstreamTop {

@@ -156,6 +156,29 @@ describe('OpenAI translation', () => {
     expect(anthropicBody(call())).not.toHaveProperty('top_k');
   });
 
+  it('when a tool call is required or named, then each dialect asks for it in its own fields, parallel calls included', () => {
+    const tools = [{ name: 'get_weather', description: '', parameters: { type: 'object', properties: {} } }];
+    const named = call({ tools, toolChoice: { mode: 'tool', name: 'get_weather', parallelToolCalls: false } });
+    expect(openaiBody(named)).toMatchObject({
+      tool_choice: { type: 'function', function: { name: 'get_weather' } },
+      parallel_tool_calls: false,
+    });
+    expect(anthropicBody(named).tool_choice).toEqual({
+      type: 'tool',
+      name: 'get_weather',
+      disable_parallel_tool_use: true,
+    });
+    const required = call({ tools, toolChoice: { mode: 'required' } });
+    expect(openaiBody(required).tool_choice).toBe('required');
+    expect(anthropicBody(required).tool_choice).toEqual({ type: 'any' });
+    const parallelOnly = call({ tools, toolChoice: { mode: 'auto', parallelToolCalls: true } });
+    expect(openaiBody(parallelOnly)).not.toHaveProperty('tool_choice');
+    expect(openaiBody(parallelOnly).parallel_tool_calls).toBe(true);
+    expect(anthropicBody(parallelOnly).tool_choice).toEqual({ type: 'auto', disable_parallel_tool_use: false });
+    expect(openaiBody(call({ tools }))).not.toHaveProperty('tool_choice');
+    expect(anthropicBody(call({ tools }))).not.toHaveProperty('tool_choice');
+  });
+
   it('when logit_bias is set, then an OpenAI body carries it as sent, and none is sent without it', () => {
     const options = { ...call().options, logitBias: { 50256: -100, 7: 2.5 } };
     expect(openaiBody(call({ options })).logit_bias).toEqual({ 50256: -100, 7: 2.5 });

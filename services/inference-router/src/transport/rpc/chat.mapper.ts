@@ -1,11 +1,13 @@
 import { Reasons, errors } from '@whetstone/errors';
-import type {
-  CacheControl,
-  ChatRequest as PbChatRequest,
-  ContentBlock as PbContentBlock,
+import {
+  type CacheControl,
+  type ChatRequest as PbChatRequest,
+  type ContentBlock as PbContentBlock,
+  type ToolChoice as PbToolChoice,
+  ToolChoiceMode,
 } from '@whetstone/proto/inference/v1';
 import type { ChatCall } from '../../application/chat';
-import type { ChatPiece, ContentBlock, ToolCall, ToolDefinition } from '../../domain/chat';
+import type { ChatPiece, ContentBlock, ToolCall, ToolChoice, ToolDefinition } from '../../domain/chat';
 import type { Caller } from '../../domain/model';
 import { chatMessageRoleOf, chatSurfaceOf, finishReasonToPb } from '../../adapters/proto-kinds';
 import { generateOptionsOf, jsonObjectOf } from './router.mapper';
@@ -39,6 +41,26 @@ const responseFormatOf = (bytes: Uint8Array) => {
   return format ? { responseFormat: format } : {};
 };
 
+const MODES: Record<ToolChoiceMode, ToolChoice['mode']> = {
+  [ToolChoiceMode.UNSPECIFIED]: 'auto',
+  [ToolChoiceMode.REQUIRED]: 'required',
+  [ToolChoiceMode.TOOL]: 'tool',
+};
+
+/** The request's tool choice; nothing when it leaves the choice to the model and says nothing of parallel calls. */
+function toolChoiceOf(choice: PbToolChoice | undefined): { toolChoice?: ToolChoice } {
+  if (!choice) return {};
+  const mode = MODES[choice.mode] ?? 'auto';
+  if (mode === 'auto' && choice.parallelToolCalls === undefined) return {};
+  return {
+    toolChoice: {
+      mode,
+      ...(mode === 'tool' ? { name: choice.name } : {}),
+      ...(choice.parallelToolCalls === undefined ? {} : { parallelToolCalls: choice.parallelToolCalls }),
+    },
+  };
+}
+
 function toolCallsOf(bytes: Uint8Array): ToolCall[] {
   return jsonList<Partial<ToolCall>>(bytes, 'tool_calls').map((c) => ({
     id: String(c.id ?? ''),
@@ -66,6 +88,7 @@ export function chatCallOf(caller: Caller, req: PbChatRequest, signal: AbortSign
       schemaJson: req.schemaJson,
       schema: jsonObjectOf(req.schemaJson, 'schema'),
       ...responseFormatOf(req.responseFormatJson),
+      ...toolChoiceOf(req.toolChoice),
       surface: chatSurfaceOf(req.surface),
       store: req.store,
       ...(Object.keys(req.metadata).length ? { metadata: { ...req.metadata } } : {}),

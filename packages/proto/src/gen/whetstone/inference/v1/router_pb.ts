@@ -2,8 +2,8 @@
 // @generated from file whetstone/inference/v1/router.proto (package whetstone.inference.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Caller } from "../../common/v1/caller_pb";
@@ -24,7 +24,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file whetstone/inference/v1/router.proto.
  */
 export const file_whetstone_inference_v1_router: GenFile = /*@__PURE__*/
-  fileDesc("CiN3aGV0c3RvbmUvaW5mZXJlbmNlL3YxL3JvdXRlci5wcm90bxIWd2hldHN0b25lLmluZmVyZW5jZS52MSIjCgxDYWNoZUNvbnRyb2wSEwoLdHRsX3NlY29uZHMYASABKAUiWQoMQ29udGVudEJsb2NrEgwKBHRleHQYASABKAkSOwoNY2FjaGVfY29udHJvbBgCIAEoCzIkLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2FjaGVDb250cm9sIqMBCgtDaGF0TWVzc2FnZRIuCgRyb2xlGAEgASgOMiAud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0Um9sZRI1Cgdjb250ZW50GAIgAygLMiQud2hldHN0b25lLmluZmVyZW5jZS52MS5Db250ZW50QmxvY2sSFwoPdG9vbF9jYWxsc19qc29uGAMgASgMEhQKDHRvb2xfY2FsbF9pZBgEIAEoCSLsBAoLQ2hhdFJlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISDQoFbW9kZWwYAiABKAkSNAoGc3lzdGVtGAMgAygLMiQud2hldHN0b25lLmluZmVyZW5jZS52MS5Db250ZW50QmxvY2sSNQoIbWVzc2FnZXMYBCADKAsyIy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNoYXRNZXNzYWdlEjYKCHNhbXBsaW5nGAUgASgLMiQud2hldHN0b25lLmNvbW1vbi52MS5TYW1wbGluZ09wdGlvbnMSEgoKdG9vbHNfanNvbhgGIAEoDBJBChN0b29sc19jYWNoZV9jb250cm9sGAcgASgLMiQud2hldHN0b25lLmluZmVyZW5jZS52MS5DYWNoZUNvbnRyb2wSEwoLc2NoZW1hX2pzb24YCCABKAwSOQoHc3VyZmFjZRgJIAEoDjIoLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuSW5mZXJlbmNlU3VyZmFjZRINCgVzdG9yZRgKIAEoCBIZChFpbmNsdWRlX3JlYXNvbmluZxgLIAEoCBIcChRyZXNwb25zZV9mb3JtYXRfanNvbhgMIAEoDBJDCghtZXRhZGF0YRgNIAMoCzIxLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdFJlcXVlc3QuTWV0YWRhdGFFbnRyeRIXCg9jb252ZXJzYXRpb25faWQYDiABKAkaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIksKFkNvdW50Q2hhdFRva2Vuc1JlcXVlc3QSMQoEY2hhdBgBIAEoCzIjLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdFJlcXVlc3QiLwoXQ291bnRDaGF0VG9rZW5zUmVzcG9uc2USFAoMaW5wdXRfdG9rZW5zGAEgASgDIqUBCglDaGF0VXNhZ2USFAoMaW5wdXRfdG9rZW5zGAEgASgDEhkKEWNhY2hlX3JlYWRfdG9rZW5zGAIgASgDEhoKEmNhY2hlX3dyaXRlX3Rva2VucxgDIAEoAxIVCg1vdXRwdXRfdG9rZW5zGAQgASgDEhgKEHJlYXNvbmluZ190b2tlbnMYBSABKAMSGgoSY29zdF9taWNyb19jcmVkaXRzGAYgASgDIkAKB1NhdmluZ3MSGQoRaW5wdXRfcGVyX21pbGxpb24YASABKAESGgoSb3V0cHV0X3Blcl9taWxsaW9uGAIgASgBItUDCgxDaGF0UmVzcG9uc2USDAoEdGV4dBgBIAEoCRIRCglyZWFzb25pbmcYAiABKAkSFwoPdG9vbF9jYWxsc19qc29uGAMgASgMEjsKDWZpbmlzaF9yZWFzb24YBCABKA4yJC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkZpbmlzaFJlYXNvbhIUCgxpbmZlcmVuY2VfaWQYBSABKAkSDQoFbW9kZWwYBiABKAkSMAoFdXNhZ2UYByABKAsyIS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNoYXRVc2FnZRIUCgxyb3V0ZWRfbW9kZWwYCCABKAkSMAoHc2F2aW5ncxgJIAEoCzIfLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuU2F2aW5ncxISCgpsYXRlbmN5X21zGAogASgBEhMKC3Jlc3BvbnNlX2lkGAsgASgJEjMKCGxvZ3Byb2JzGAwgAygLMiEud2hldHN0b25lLmNvbW1vbi52MS5Ub2tlbkxvZ3Byb2ISFQoNc3RvcF9zZXF1ZW5jZRgNIAEoCRI6Cg9wcm9tcHRfbG9ncHJvYnMYDiADKAsyIS53aGV0c3RvbmUuY29tbW9uLnYxLlRva2VuTG9ncHJvYiLiAQoFUHJpY2USIQoZcGVyX3JlcXVlc3RfbWljcm9fY3JlZGl0cxgBIAEoAxIpCiFwZXJfMWtfaW5wdXRfdG9rZW5zX21pY3JvX2NyZWRpdHMYAiABKAMSKgoicGVyXzFrX291dHB1dF90b2tlbnNfbWljcm9fY3JlZGl0cxgDIAEoAxIuCiZwZXJfMWtfY2FjaGVfcmVhZF90b2tlbnNfbWljcm9fY3JlZGl0cxgEIAEoAxIvCidwZXJfMWtfY2FjaGVfd3JpdGVfdG9rZW5zX21pY3JvX2NyZWRpdHMYBSABKAMiMwoGQm91bmRzEg8KB2RlZmF1bHQYASABKAESCwoDbWluGAIgASgBEgsKA21heBgDIAEoASL0AwoJQmFzZU1vZGVsEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSLwoEdGFzaxgDIAEoDjIhLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTW9kZWxUYXNrEhoKEnN1cHBvcnRzX2luZmVyZW5jZRgEIAEoCBIkChxzdXBwb3J0c19vbl9kZW1hbmRfaW5mZXJlbmNlGAUgASgIEhkKEXN1cHBvcnRzX3RyYWluaW5nGAYgASgIEjsKDnRyYWluaW5nX3R5cGVzGAcgAygOMiMud2hldHN0b25lLnRyYWluaW5nLnYxLlRyYWluaW5nVHlwZRIxCglucl9lcG9jaHMYCCABKAsyHi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkJvdW5kcxI1Cg1sZWFybmluZ19yYXRlGAkgASgLMh4ud2hldHN0b25lLmluZmVyZW5jZS52MS5Cb3VuZHMSLAoFcHJpY2UYCiABKAsyHS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlByaWNlEjcKCHByb3ZpZGVyGAsgASgOMiUud2hldHN0b25lLmluZmVyZW5jZS52MS5Nb2RlbFByb3ZpZGVyEhMKC2Rlc2NyaXB0aW9uGAwgASgJEhwKFG1pbl9jYWNoZWFibGVfdG9rZW5zGA0gASgFIkQKFUxpc3RCYXNlTW9kZWxzUmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlciJLChZMaXN0QmFzZU1vZGVsc1Jlc3BvbnNlEjEKBm1vZGVscxgBIAMoCzIhLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQmFzZU1vZGVsIkAKEUxpc3RNb2RlbHNSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyIl0KDUNhbGxhYmxlTW9kZWwSCgoCaWQYASABKAkSEAoIb3duZWRfYnkYAiABKAkSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiSwoSTGlzdE1vZGVsc1Jlc3BvbnNlEjUKBm1vZGVscxgBIAMoCzIlLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2FsbGFibGVNb2RlbCKOAgoMSW5mZXJSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEhAKCG1vZGVsX2lkGAIgASgJEhIKCnByb2plY3RfaWQYAyABKAkSDQoFdGV4dHMYBCADKAkSEQoJdGhyZXNob2xkGAYgASgBEhoKEmluY2x1ZGVfY29uZmlkZW5jZRgHIAEoCBIVCg1pbmNsdWRlX3NwYW5zGAggASgIEjMKBHRhc2sYCSABKA4yJS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkluZmVyZW5jZVRhc2sSEwoLc2NoZW1hX2pzb24YCiABKAxKBAgFEAZSBnNjaGVtYSJQCgVVc2FnZRIUCgxpbnB1dF90b2tlbnMYASABKAMSFQoNb3V0cHV0X3Rva2VucxgCIAEoAxIaChJjb3N0X21pY3JvX2NyZWRpdHMYAyABKAMimwEKDUluZmVyUmVzcG9uc2USFAoMaW5mZXJlbmNlX2lkGAEgASgJEg0KBW1vZGVsGAIgASgJEiwKBXVzYWdlGAQgASgLMh0ud2hldHN0b25lLmluZmVyZW5jZS52MS5Vc2FnZRISCgpsYXRlbmN5X21zGAUgASgBEhQKDHJlc3VsdHNfanNvbhgGIAEoDEoECAMQBFIHcmVzdWx0cyJzCgdQcm9qZWN0EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASHgoWYWN0aXZlX3RyYWluaW5nX2pvYl9pZBgEIAEoCSJRChRDcmVhdGVQcm9qZWN0UmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchIMCgRuYW1lGAIgASgJIkkKFUNyZWF0ZVByb2plY3RSZXNwb25zZRIwCgdwcm9qZWN0GAEgASgLMh8ud2hldHN0b25lLmluZmVyZW5jZS52MS5Qcm9qZWN0IkIKE0xpc3RQcm9qZWN0c1JlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXIiSQoUTGlzdFByb2plY3RzUmVzcG9uc2USMQoIcHJvamVjdHMYASADKAsyHy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlByb2plY3QiVwoURGVsZXRlUHJvamVjdFJlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISEgoKcHJvamVjdF9pZBgCIAEoCSIXChVEZWxldGVQcm9qZWN0UmVzcG9uc2UiqgIKCkRlcGxveW1lbnQSFQoNZGVwbG95bWVudF9pZBgBIAEoCRISCgpwcm9qZWN0X2lkGAIgASgJEhcKD3RyYWluaW5nX2pvYl9pZBgDIAEoCRI4CgZzdGF0dXMYBCABKA4yKC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkRlcGxveW1lbnRTdGF0dXMSDgoGcmVhc29uGAUgASgJEi4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGFjdGl2YXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZW5kZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wInMKF0NyZWF0ZURlcGxveW1lbnRSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEhIKCnByb2plY3RfaWQYAiABKAkSFwoPdHJhaW5pbmdfam9iX2lkGAMgASgJIlIKGENyZWF0ZURlcGxveW1lbnRSZXNwb25zZRI2CgpkZXBsb3ltZW50GAEgASgLMiIud2hldHN0b25lLmluZmVyZW5jZS52MS5EZXBsb3ltZW50IlkKFkxpc3REZXBsb3ltZW50c1JlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISEgoKcHJvamVjdF9pZBgCIAEoCSJSChdMaXN0RGVwbG95bWVudHNSZXNwb25zZRI3CgtkZXBsb3ltZW50cxgBIAMoCzIiLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRGVwbG95bWVudCJhChlMaXN0Sm9iRGVwbG95bWVudHNSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEhcKD3RyYWluaW5nX2pvYl9pZBgCIAEoCSJVChpMaXN0Sm9iRGVwbG95bWVudHNSZXNwb25zZRI3CgtkZXBsb3ltZW50cxgBIAMoCzIiLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRGVwbG95bWVudCLUAQoTR2VuZXJhdGVUZXh0UmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchIQCghtb2RlbF9pZBgCIAEoCRISCgpwcm9qZWN0X2lkGAMgASgJEjIKCG1lc3NhZ2VzGAQgAygLMiAud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0VHVybhI2CghzYW1wbGluZxgFIAEoCzIkLndoZXRzdG9uZS5jb21tb24udjEuU2FtcGxpbmdPcHRpb25zIsgBChRHZW5lcmF0ZVRleHRSZXNwb25zZRIMCgR0ZXh0GAEgASgJEjsKDWZpbmlzaF9yZWFzb24YAiABKA4yJC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkZpbmlzaFJlYXNvbhIUCgxpbmZlcmVuY2VfaWQYAyABKAkSDQoFbW9kZWwYBCABKAkSLAoFdXNhZ2UYBSABKAsyHS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlVzYWdlEhIKCmxhdGVuY3lfbXMYBiABKAEiWgoPUm91dGVyQ2FuZGlkYXRlEhAKCG1vZGVsX2lkGAEgASgJEhkKEWlucHV0X3Blcl9taWxsaW9uGAIgASgBEhoKEm91dHB1dF9wZXJfbWlsbGlvbhgDIAEoASKRAgoNUHJvamVjdFJvdXRlchISCgpwcm9qZWN0X2lkGAEgASgJEhIKCmNhbmRpZGF0ZXMYAiADKAkSFwoPcmVmZXJlbmNlX21vZGVsGAMgASgJEhkKEW1heF9wcm9tcHRfdG9rZW5zGAQgASgFEi4KCnVwZGF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjgKB3JhbmtpbmcYBiADKAsyJy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlJvdXRlckNhbmRpZGF0ZRI6CglyZWZlcmVuY2UYByABKAsyJy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlJvdXRlckNhbmRpZGF0ZSKiAQoXU2V0UHJvamVjdFJvdXRlclJlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISEgoKcHJvamVjdF9pZBgCIAEoCRISCgpjYW5kaWRhdGVzGAMgAygJEhcKD3JlZmVyZW5jZV9tb2RlbBgEIAEoCRIZChFtYXhfcHJvbXB0X3Rva2VucxgFIAEoBSJRChhTZXRQcm9qZWN0Um91dGVyUmVzcG9uc2USNQoGcm91dGVyGAEgASgLMiUud2hldHN0b25lLmluZmVyZW5jZS52MS5Qcm9qZWN0Um91dGVyIloKF0dldFByb2plY3RSb3V0ZXJSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEhIKCnByb2plY3RfaWQYAiABKAkiUQoYR2V0UHJvamVjdFJvdXRlclJlc3BvbnNlEjUKBnJvdXRlchgBIAEoCzIlLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuUHJvamVjdFJvdXRlciJdChpEZWxldGVQcm9qZWN0Um91dGVyUmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchISCgpwcm9qZWN0X2lkGAIgASgJIh0KG0RlbGV0ZVByb2plY3RSb3V0ZXJSZXNwb25zZSJ1ChFFbWJlZFRleHRzUmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchIQCghtb2RlbF9pZBgCIAEoCRINCgV0ZXh0cxgDIAMoCRISCgpkaW1lbnNpb25zGAQgASgFIqABChJFbWJlZFRleHRzUmVzcG9uc2USDQoFbW9kZWwYASABKAkSNQoKZW1iZWRkaW5ncxgCIAMoCzIhLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRW1iZWRkaW5nEhIKCmRpbWVuc2lvbnMYAyABKAUSFAoMaW5wdXRfdG9rZW5zGAQgASgDEhoKEmNvc3RfbWljcm9fY3JlZGl0cxgFIAEoAzL8DQoWSW5mZXJlbmNlUm91dGVyU2VydmljZRJvCg5MaXN0QmFzZU1vZGVscxItLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdEJhc2VNb2RlbHNSZXF1ZXN0Gi4ud2hldHN0b25lLmluZmVyZW5jZS52MS5MaXN0QmFzZU1vZGVsc1Jlc3BvbnNlEmMKCkxpc3RNb2RlbHMSKS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RNb2RlbHNSZXF1ZXN0Gioud2hldHN0b25lLmluZmVyZW5jZS52MS5MaXN0TW9kZWxzUmVzcG9uc2USVAoFSW5mZXISJC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkluZmVyUmVxdWVzdBolLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuSW5mZXJSZXNwb25zZRJjCgpFbWJlZFRleHRzEikud2hldHN0b25lLmluZmVyZW5jZS52MS5FbWJlZFRleHRzUmVxdWVzdBoqLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRW1iZWRUZXh0c1Jlc3BvbnNlEmwKDUNyZWF0ZVByb2plY3QSLC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNyZWF0ZVByb2plY3RSZXF1ZXN0Gi0ud2hldHN0b25lLmluZmVyZW5jZS52MS5DcmVhdGVQcm9qZWN0UmVzcG9uc2USaQoMTGlzdFByb2plY3RzEisud2hldHN0b25lLmluZmVyZW5jZS52MS5MaXN0UHJvamVjdHNSZXF1ZXN0Giwud2hldHN0b25lLmluZmVyZW5jZS52MS5MaXN0UHJvamVjdHNSZXNwb25zZRJsCg1EZWxldGVQcm9qZWN0Eiwud2hldHN0b25lLmluZmVyZW5jZS52MS5EZWxldGVQcm9qZWN0UmVxdWVzdBotLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRGVsZXRlUHJvamVjdFJlc3BvbnNlEnUKEENyZWF0ZURlcGxveW1lbnQSLy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNyZWF0ZURlcGxveW1lbnRSZXF1ZXN0GjAud2hldHN0b25lLmluZmVyZW5jZS52MS5DcmVhdGVEZXBsb3ltZW50UmVzcG9uc2UScgoPTGlzdERlcGxveW1lbnRzEi4ud2hldHN0b25lLmluZmVyZW5jZS52MS5MaXN0RGVwbG95bWVudHNSZXF1ZXN0Gi8ud2hldHN0b25lLmluZmVyZW5jZS52MS5MaXN0RGVwbG95bWVudHNSZXNwb25zZRJrCgxHZW5lcmF0ZVRleHQSKy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkdlbmVyYXRlVGV4dFJlcXVlc3QaLC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkdlbmVyYXRlVGV4dFJlc3BvbnNlMAESewoSTGlzdEpvYkRlcGxveW1lbnRzEjEud2hldHN0b25lLmluZmVyZW5jZS52MS5MaXN0Sm9iRGVwbG95bWVudHNSZXF1ZXN0GjIud2hldHN0b25lLmluZmVyZW5jZS52MS5MaXN0Sm9iRGVwbG95bWVudHNSZXNwb25zZRJTCgRDaGF0EiMud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0UmVxdWVzdBokLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdFJlc3BvbnNlMAEScgoPQ291bnRDaGF0VG9rZW5zEi4ud2hldHN0b25lLmluZmVyZW5jZS52MS5Db3VudENoYXRUb2tlbnNSZXF1ZXN0Gi8ud2hldHN0b25lLmluZmVyZW5jZS52MS5Db3VudENoYXRUb2tlbnNSZXNwb25zZRJ1ChBTZXRQcm9qZWN0Um91dGVyEi8ud2hldHN0b25lLmluZmVyZW5jZS52MS5TZXRQcm9qZWN0Um91dGVyUmVxdWVzdBowLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuU2V0UHJvamVjdFJvdXRlclJlc3BvbnNlEnUKEEdldFByb2plY3RSb3V0ZXISLy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkdldFByb2plY3RSb3V0ZXJSZXF1ZXN0GjAud2hldHN0b25lLmluZmVyZW5jZS52MS5HZXRQcm9qZWN0Um91dGVyUmVzcG9uc2USfgoTRGVsZXRlUHJvamVjdFJvdXRlchIyLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRGVsZXRlUHJvamVjdFJvdXRlclJlcXVlc3QaMy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkRlbGV0ZVByb2plY3RSb3V0ZXJSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_whetstone_common_v1_caller, file_whetstone_common_v1_sampling, file_whetstone_inference_v1_events, file_whetstone_inference_v1_kinds, file_whetstone_inference_v1_model_server, file_whetstone_training_v1_training]);
+  fileDesc("CiN3aGV0c3RvbmUvaW5mZXJlbmNlL3YxL3JvdXRlci5wcm90bxIWd2hldHN0b25lLmluZmVyZW5jZS52MSIjCgxDYWNoZUNvbnRyb2wSEwoLdHRsX3NlY29uZHMYASABKAUiWQoMQ29udGVudEJsb2NrEgwKBHRleHQYASABKAkSOwoNY2FjaGVfY29udHJvbBgCIAEoCzIkLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2FjaGVDb250cm9sIqMBCgtDaGF0TWVzc2FnZRIuCgRyb2xlGAEgASgOMiAud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0Um9sZRI1Cgdjb250ZW50GAIgAygLMiQud2hldHN0b25lLmluZmVyZW5jZS52MS5Db250ZW50QmxvY2sSFwoPdG9vbF9jYWxsc19qc29uGAMgASgMEhQKDHRvb2xfY2FsbF9pZBgEIAEoCSKlBQoLQ2hhdFJlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISDQoFbW9kZWwYAiABKAkSNAoGc3lzdGVtGAMgAygLMiQud2hldHN0b25lLmluZmVyZW5jZS52MS5Db250ZW50QmxvY2sSNQoIbWVzc2FnZXMYBCADKAsyIy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNoYXRNZXNzYWdlEjYKCHNhbXBsaW5nGAUgASgLMiQud2hldHN0b25lLmNvbW1vbi52MS5TYW1wbGluZ09wdGlvbnMSEgoKdG9vbHNfanNvbhgGIAEoDBJBChN0b29sc19jYWNoZV9jb250cm9sGAcgASgLMiQud2hldHN0b25lLmluZmVyZW5jZS52MS5DYWNoZUNvbnRyb2wSEwoLc2NoZW1hX2pzb24YCCABKAwSOQoHc3VyZmFjZRgJIAEoDjIoLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuSW5mZXJlbmNlU3VyZmFjZRINCgVzdG9yZRgKIAEoCBIZChFpbmNsdWRlX3JlYXNvbmluZxgLIAEoCBIcChRyZXNwb25zZV9mb3JtYXRfanNvbhgMIAEoDBJDCghtZXRhZGF0YRgNIAMoCzIxLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdFJlcXVlc3QuTWV0YWRhdGFFbnRyeRIXCg9jb252ZXJzYXRpb25faWQYDiABKAkSNwoLdG9vbF9jaG9pY2UYDyABKAsyIi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlRvb2xDaG9pY2UaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIooBCgpUb29sQ2hvaWNlEjQKBG1vZGUYASABKA4yJi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlRvb2xDaG9pY2VNb2RlEgwKBG5hbWUYAiABKAkSIAoTcGFyYWxsZWxfdG9vbF9jYWxscxgDIAEoCEgAiAEBQhYKFF9wYXJhbGxlbF90b29sX2NhbGxzIksKFkNvdW50Q2hhdFRva2Vuc1JlcXVlc3QSMQoEY2hhdBgBIAEoCzIjLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2hhdFJlcXVlc3QiLwoXQ291bnRDaGF0VG9rZW5zUmVzcG9uc2USFAoMaW5wdXRfdG9rZW5zGAEgASgDIqUBCglDaGF0VXNhZ2USFAoMaW5wdXRfdG9rZW5zGAEgASgDEhkKEWNhY2hlX3JlYWRfdG9rZW5zGAIgASgDEhoKEmNhY2hlX3dyaXRlX3Rva2VucxgDIAEoAxIVCg1vdXRwdXRfdG9rZW5zGAQgASgDEhgKEHJlYXNvbmluZ190b2tlbnMYBSABKAMSGgoSY29zdF9taWNyb19jcmVkaXRzGAYgASgDIkAKB1NhdmluZ3MSGQoRaW5wdXRfcGVyX21pbGxpb24YASABKAESGgoSb3V0cHV0X3Blcl9taWxsaW9uGAIgASgBItUDCgxDaGF0UmVzcG9uc2USDAoEdGV4dBgBIAEoCRIRCglyZWFzb25pbmcYAiABKAkSFwoPdG9vbF9jYWxsc19qc29uGAMgASgMEjsKDWZpbmlzaF9yZWFzb24YBCABKA4yJC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkZpbmlzaFJlYXNvbhIUCgxpbmZlcmVuY2VfaWQYBSABKAkSDQoFbW9kZWwYBiABKAkSMAoFdXNhZ2UYByABKAsyIS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNoYXRVc2FnZRIUCgxyb3V0ZWRfbW9kZWwYCCABKAkSMAoHc2F2aW5ncxgJIAEoCzIfLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuU2F2aW5ncxISCgpsYXRlbmN5X21zGAogASgBEhMKC3Jlc3BvbnNlX2lkGAsgASgJEjMKCGxvZ3Byb2JzGAwgAygLMiEud2hldHN0b25lLmNvbW1vbi52MS5Ub2tlbkxvZ3Byb2ISFQoNc3RvcF9zZXF1ZW5jZRgNIAEoCRI6Cg9wcm9tcHRfbG9ncHJvYnMYDiADKAsyIS53aGV0c3RvbmUuY29tbW9uLnYxLlRva2VuTG9ncHJvYiLiAQoFUHJpY2USIQoZcGVyX3JlcXVlc3RfbWljcm9fY3JlZGl0cxgBIAEoAxIpCiFwZXJfMWtfaW5wdXRfdG9rZW5zX21pY3JvX2NyZWRpdHMYAiABKAMSKgoicGVyXzFrX291dHB1dF90b2tlbnNfbWljcm9fY3JlZGl0cxgDIAEoAxIuCiZwZXJfMWtfY2FjaGVfcmVhZF90b2tlbnNfbWljcm9fY3JlZGl0cxgEIAEoAxIvCidwZXJfMWtfY2FjaGVfd3JpdGVfdG9rZW5zX21pY3JvX2NyZWRpdHMYBSABKAMiMwoGQm91bmRzEg8KB2RlZmF1bHQYASABKAESCwoDbWluGAIgASgBEgsKA21heBgDIAEoASL0AwoJQmFzZU1vZGVsEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSLwoEdGFzaxgDIAEoDjIhLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTW9kZWxUYXNrEhoKEnN1cHBvcnRzX2luZmVyZW5jZRgEIAEoCBIkChxzdXBwb3J0c19vbl9kZW1hbmRfaW5mZXJlbmNlGAUgASgIEhkKEXN1cHBvcnRzX3RyYWluaW5nGAYgASgIEjsKDnRyYWluaW5nX3R5cGVzGAcgAygOMiMud2hldHN0b25lLnRyYWluaW5nLnYxLlRyYWluaW5nVHlwZRIxCglucl9lcG9jaHMYCCABKAsyHi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkJvdW5kcxI1Cg1sZWFybmluZ19yYXRlGAkgASgLMh4ud2hldHN0b25lLmluZmVyZW5jZS52MS5Cb3VuZHMSLAoFcHJpY2UYCiABKAsyHS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlByaWNlEjcKCHByb3ZpZGVyGAsgASgOMiUud2hldHN0b25lLmluZmVyZW5jZS52MS5Nb2RlbFByb3ZpZGVyEhMKC2Rlc2NyaXB0aW9uGAwgASgJEhwKFG1pbl9jYWNoZWFibGVfdG9rZW5zGA0gASgFIkQKFUxpc3RCYXNlTW9kZWxzUmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlciJLChZMaXN0QmFzZU1vZGVsc1Jlc3BvbnNlEjEKBm1vZGVscxgBIAMoCzIhLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQmFzZU1vZGVsIkAKEUxpc3RNb2RlbHNSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyIl0KDUNhbGxhYmxlTW9kZWwSCgoCaWQYASABKAkSEAoIb3duZWRfYnkYAiABKAkSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiSwoSTGlzdE1vZGVsc1Jlc3BvbnNlEjUKBm1vZGVscxgBIAMoCzIlLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ2FsbGFibGVNb2RlbCKOAgoMSW5mZXJSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEhAKCG1vZGVsX2lkGAIgASgJEhIKCnByb2plY3RfaWQYAyABKAkSDQoFdGV4dHMYBCADKAkSEQoJdGhyZXNob2xkGAYgASgBEhoKEmluY2x1ZGVfY29uZmlkZW5jZRgHIAEoCBIVCg1pbmNsdWRlX3NwYW5zGAggASgIEjMKBHRhc2sYCSABKA4yJS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkluZmVyZW5jZVRhc2sSEwoLc2NoZW1hX2pzb24YCiABKAxKBAgFEAZSBnNjaGVtYSJQCgVVc2FnZRIUCgxpbnB1dF90b2tlbnMYASABKAMSFQoNb3V0cHV0X3Rva2VucxgCIAEoAxIaChJjb3N0X21pY3JvX2NyZWRpdHMYAyABKAMimwEKDUluZmVyUmVzcG9uc2USFAoMaW5mZXJlbmNlX2lkGAEgASgJEg0KBW1vZGVsGAIgASgJEiwKBXVzYWdlGAQgASgLMh0ud2hldHN0b25lLmluZmVyZW5jZS52MS5Vc2FnZRISCgpsYXRlbmN5X21zGAUgASgBEhQKDHJlc3VsdHNfanNvbhgGIAEoDEoECAMQBFIHcmVzdWx0cyJzCgdQcm9qZWN0EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASHgoWYWN0aXZlX3RyYWluaW5nX2pvYl9pZBgEIAEoCSJRChRDcmVhdGVQcm9qZWN0UmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchIMCgRuYW1lGAIgASgJIkkKFUNyZWF0ZVByb2plY3RSZXNwb25zZRIwCgdwcm9qZWN0GAEgASgLMh8ud2hldHN0b25lLmluZmVyZW5jZS52MS5Qcm9qZWN0IkIKE0xpc3RQcm9qZWN0c1JlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXIiSQoUTGlzdFByb2plY3RzUmVzcG9uc2USMQoIcHJvamVjdHMYASADKAsyHy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlByb2plY3QiVwoURGVsZXRlUHJvamVjdFJlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISEgoKcHJvamVjdF9pZBgCIAEoCSIXChVEZWxldGVQcm9qZWN0UmVzcG9uc2UiqgIKCkRlcGxveW1lbnQSFQoNZGVwbG95bWVudF9pZBgBIAEoCRISCgpwcm9qZWN0X2lkGAIgASgJEhcKD3RyYWluaW5nX2pvYl9pZBgDIAEoCRI4CgZzdGF0dXMYBCABKA4yKC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkRlcGxveW1lbnRTdGF0dXMSDgoGcmVhc29uGAUgASgJEi4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGFjdGl2YXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZW5kZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wInMKF0NyZWF0ZURlcGxveW1lbnRSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEhIKCnByb2plY3RfaWQYAiABKAkSFwoPdHJhaW5pbmdfam9iX2lkGAMgASgJIlIKGENyZWF0ZURlcGxveW1lbnRSZXNwb25zZRI2CgpkZXBsb3ltZW50GAEgASgLMiIud2hldHN0b25lLmluZmVyZW5jZS52MS5EZXBsb3ltZW50IlkKFkxpc3REZXBsb3ltZW50c1JlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISEgoKcHJvamVjdF9pZBgCIAEoCSJSChdMaXN0RGVwbG95bWVudHNSZXNwb25zZRI3CgtkZXBsb3ltZW50cxgBIAMoCzIiLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRGVwbG95bWVudCJhChlMaXN0Sm9iRGVwbG95bWVudHNSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEhcKD3RyYWluaW5nX2pvYl9pZBgCIAEoCSJVChpMaXN0Sm9iRGVwbG95bWVudHNSZXNwb25zZRI3CgtkZXBsb3ltZW50cxgBIAMoCzIiLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRGVwbG95bWVudCLUAQoTR2VuZXJhdGVUZXh0UmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchIQCghtb2RlbF9pZBgCIAEoCRISCgpwcm9qZWN0X2lkGAMgASgJEjIKCG1lc3NhZ2VzGAQgAygLMiAud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0VHVybhI2CghzYW1wbGluZxgFIAEoCzIkLndoZXRzdG9uZS5jb21tb24udjEuU2FtcGxpbmdPcHRpb25zIsgBChRHZW5lcmF0ZVRleHRSZXNwb25zZRIMCgR0ZXh0GAEgASgJEjsKDWZpbmlzaF9yZWFzb24YAiABKA4yJC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkZpbmlzaFJlYXNvbhIUCgxpbmZlcmVuY2VfaWQYAyABKAkSDQoFbW9kZWwYBCABKAkSLAoFdXNhZ2UYBSABKAsyHS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlVzYWdlEhIKCmxhdGVuY3lfbXMYBiABKAEiWgoPUm91dGVyQ2FuZGlkYXRlEhAKCG1vZGVsX2lkGAEgASgJEhkKEWlucHV0X3Blcl9taWxsaW9uGAIgASgBEhoKEm91dHB1dF9wZXJfbWlsbGlvbhgDIAEoASKRAgoNUHJvamVjdFJvdXRlchISCgpwcm9qZWN0X2lkGAEgASgJEhIKCmNhbmRpZGF0ZXMYAiADKAkSFwoPcmVmZXJlbmNlX21vZGVsGAMgASgJEhkKEW1heF9wcm9tcHRfdG9rZW5zGAQgASgFEi4KCnVwZGF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjgKB3JhbmtpbmcYBiADKAsyJy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlJvdXRlckNhbmRpZGF0ZRI6CglyZWZlcmVuY2UYByABKAsyJy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlJvdXRlckNhbmRpZGF0ZSKiAQoXU2V0UHJvamVjdFJvdXRlclJlcXVlc3QSKwoGY2FsbGVyGAEgASgLMhsud2hldHN0b25lLmNvbW1vbi52MS5DYWxsZXISEgoKcHJvamVjdF9pZBgCIAEoCRISCgpjYW5kaWRhdGVzGAMgAygJEhcKD3JlZmVyZW5jZV9tb2RlbBgEIAEoCRIZChFtYXhfcHJvbXB0X3Rva2VucxgFIAEoBSJRChhTZXRQcm9qZWN0Um91dGVyUmVzcG9uc2USNQoGcm91dGVyGAEgASgLMiUud2hldHN0b25lLmluZmVyZW5jZS52MS5Qcm9qZWN0Um91dGVyIloKF0dldFByb2plY3RSb3V0ZXJSZXF1ZXN0EisKBmNhbGxlchgBIAEoCzIbLndoZXRzdG9uZS5jb21tb24udjEuQ2FsbGVyEhIKCnByb2plY3RfaWQYAiABKAkiUQoYR2V0UHJvamVjdFJvdXRlclJlc3BvbnNlEjUKBnJvdXRlchgBIAEoCzIlLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuUHJvamVjdFJvdXRlciJdChpEZWxldGVQcm9qZWN0Um91dGVyUmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchISCgpwcm9qZWN0X2lkGAIgASgJIh0KG0RlbGV0ZVByb2plY3RSb3V0ZXJSZXNwb25zZSJ1ChFFbWJlZFRleHRzUmVxdWVzdBIrCgZjYWxsZXIYASABKAsyGy53aGV0c3RvbmUuY29tbW9uLnYxLkNhbGxlchIQCghtb2RlbF9pZBgCIAEoCRINCgV0ZXh0cxgDIAMoCRISCgpkaW1lbnNpb25zGAQgASgFIqABChJFbWJlZFRleHRzUmVzcG9uc2USDQoFbW9kZWwYASABKAkSNQoKZW1iZWRkaW5ncxgCIAMoCzIhLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRW1iZWRkaW5nEhIKCmRpbWVuc2lvbnMYAyABKAUSFAoMaW5wdXRfdG9rZW5zGAQgASgDEhoKEmNvc3RfbWljcm9fY3JlZGl0cxgFIAEoAypsCg5Ub29sQ2hvaWNlTW9kZRIgChxUT09MX0NIT0lDRV9NT0RFX1VOU1BFQ0lGSUVEEAASHQoZVE9PTF9DSE9JQ0VfTU9ERV9SRVFVSVJFRBABEhkKFVRPT0xfQ0hPSUNFX01PREVfVE9PTBACMvwNChZJbmZlcmVuY2VSb3V0ZXJTZXJ2aWNlEm8KDkxpc3RCYXNlTW9kZWxzEi0ud2hldHN0b25lLmluZmVyZW5jZS52MS5MaXN0QmFzZU1vZGVsc1JlcXVlc3QaLi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RCYXNlTW9kZWxzUmVzcG9uc2USYwoKTGlzdE1vZGVscxIpLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuTGlzdE1vZGVsc1JlcXVlc3QaKi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RNb2RlbHNSZXNwb25zZRJUCgVJbmZlchIkLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuSW5mZXJSZXF1ZXN0GiUud2hldHN0b25lLmluZmVyZW5jZS52MS5JbmZlclJlc3BvbnNlEmMKCkVtYmVkVGV4dHMSKS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkVtYmVkVGV4dHNSZXF1ZXN0Gioud2hldHN0b25lLmluZmVyZW5jZS52MS5FbWJlZFRleHRzUmVzcG9uc2USbAoNQ3JlYXRlUHJvamVjdBIsLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ3JlYXRlUHJvamVjdFJlcXVlc3QaLS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNyZWF0ZVByb2plY3RSZXNwb25zZRJpCgxMaXN0UHJvamVjdHMSKy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RQcm9qZWN0c1JlcXVlc3QaLC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RQcm9qZWN0c1Jlc3BvbnNlEmwKDURlbGV0ZVByb2plY3QSLC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkRlbGV0ZVByb2plY3RSZXF1ZXN0Gi0ud2hldHN0b25lLmluZmVyZW5jZS52MS5EZWxldGVQcm9qZWN0UmVzcG9uc2USdQoQQ3JlYXRlRGVwbG95bWVudBIvLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuQ3JlYXRlRGVwbG95bWVudFJlcXVlc3QaMC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNyZWF0ZURlcGxveW1lbnRSZXNwb25zZRJyCg9MaXN0RGVwbG95bWVudHMSLi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3REZXBsb3ltZW50c1JlcXVlc3QaLy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3REZXBsb3ltZW50c1Jlc3BvbnNlEmsKDEdlbmVyYXRlVGV4dBIrLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuR2VuZXJhdGVUZXh0UmVxdWVzdBosLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuR2VuZXJhdGVUZXh0UmVzcG9uc2UwARJ7ChJMaXN0Sm9iRGVwbG95bWVudHMSMS53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RKb2JEZXBsb3ltZW50c1JlcXVlc3QaMi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkxpc3RKb2JEZXBsb3ltZW50c1Jlc3BvbnNlElMKBENoYXQSIy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNoYXRSZXF1ZXN0GiQud2hldHN0b25lLmluZmVyZW5jZS52MS5DaGF0UmVzcG9uc2UwARJyCg9Db3VudENoYXRUb2tlbnMSLi53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNvdW50Q2hhdFRva2Vuc1JlcXVlc3QaLy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkNvdW50Q2hhdFRva2Vuc1Jlc3BvbnNlEnUKEFNldFByb2plY3RSb3V0ZXISLy53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLlNldFByb2plY3RSb3V0ZXJSZXF1ZXN0GjAud2hldHN0b25lLmluZmVyZW5jZS52MS5TZXRQcm9qZWN0Um91dGVyUmVzcG9uc2USdQoQR2V0UHJvamVjdFJvdXRlchIvLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuR2V0UHJvamVjdFJvdXRlclJlcXVlc3QaMC53aGV0c3RvbmUuaW5mZXJlbmNlLnYxLkdldFByb2plY3RSb3V0ZXJSZXNwb25zZRJ+ChNEZWxldGVQcm9qZWN0Um91dGVyEjIud2hldHN0b25lLmluZmVyZW5jZS52MS5EZWxldGVQcm9qZWN0Um91dGVyUmVxdWVzdBozLndoZXRzdG9uZS5pbmZlcmVuY2UudjEuRGVsZXRlUHJvamVjdFJvdXRlclJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_whetstone_common_v1_caller, file_whetstone_common_v1_sampling, file_whetstone_inference_v1_events, file_whetstone_inference_v1_kinds, file_whetstone_inference_v1_model_server, file_whetstone_training_v1_training]);
 
 /**
  * CacheControl marks a prompt-cache breakpoint after the block that carries it.
@@ -227,6 +227,14 @@ export type ChatRequest = Message<"whetstone.inference.v1.ChatRequest"> & {
    * @generated from field: string conversation_id = 14;
    */
   conversationId: string;
+
+  /**
+   * Whether and which tool the model must call (OpenAI's `tool_choice` and `parallel_tool_calls`, Anthropic's
+   * `tool_choice`); unset lets it choose. Only upstream models call tools, each provider in its own fields.
+   *
+   * @generated from field: whetstone.inference.v1.ToolChoice tool_choice = 15;
+   */
+  toolChoice?: ToolChoice | undefined;
 };
 
 /**
@@ -235,6 +243,42 @@ export type ChatRequest = Message<"whetstone.inference.v1.ChatRequest"> & {
  */
 export const ChatRequestSchema: GenMessage<ChatRequest> = /*@__PURE__*/
   messageDesc(file_whetstone_inference_v1_router, 3);
+
+/**
+ * ToolChoice says whether and which tool the model must call.
+ *
+ * @generated from message whetstone.inference.v1.ToolChoice
+ */
+export type ToolChoice = Message<"whetstone.inference.v1.ToolChoice"> & {
+  /**
+   * What the model must do: choose, call some tool, or call the named one.
+   *
+   * @generated from field: whetstone.inference.v1.ToolChoiceMode mode = 1;
+   */
+  mode: ToolChoiceMode;
+
+  /**
+   * With TOOL_CHOICE_MODE_TOOL, one of the request's tool names.
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * False asks for at most one tool call per turn (OpenAI's `parallel_tool_calls: false`, Anthropic's
+   * `disable_parallel_tool_use: true`); unset: the provider's default.
+   *
+   * @generated from field: optional bool parallel_tool_calls = 3;
+   */
+  parallelToolCalls?: boolean | undefined;
+};
+
+/**
+ * Describes the message whetstone.inference.v1.ToolChoice.
+ * Use `create(ToolChoiceSchema)` to create a new message.
+ */
+export const ToolChoiceSchema: GenMessage<ToolChoice> = /*@__PURE__*/
+  messageDesc(file_whetstone_inference_v1_router, 4);
 
 /**
  * CountChatTokensRequest is the call to count, as Chat would receive it.
@@ -255,7 +299,7 @@ export type CountChatTokensRequest = Message<"whetstone.inference.v1.CountChatTo
  * Use `create(CountChatTokensRequestSchema)` to create a new message.
  */
 export const CountChatTokensRequestSchema: GenMessage<CountChatTokensRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 4);
+  messageDesc(file_whetstone_inference_v1_router, 5);
 
 /**
  * CountChatTokensResponse is the count, in the unit the model is priced in.
@@ -278,7 +322,7 @@ export type CountChatTokensResponse = Message<"whetstone.inference.v1.CountChatT
  * Use `create(CountChatTokensResponseSchema)` to create a new message.
  */
 export const CountChatTokensResponseSchema: GenMessage<CountChatTokensResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 5);
+  messageDesc(file_whetstone_inference_v1_router, 6);
 
 /**
  * ChatUsage splits a call's tokens into the classes it is priced by; the surfaces render it in their own shapes.
@@ -334,7 +378,7 @@ export type ChatUsage = Message<"whetstone.inference.v1.ChatUsage"> & {
  * Use `create(ChatUsageSchema)` to create a new message.
  */
 export const ChatUsageSchema: GenMessage<ChatUsage> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 6);
+  messageDesc(file_whetstone_inference_v1_router, 7);
 
 /**
  * Savings compares a router project's routed model with its reference model, in credits per million tokens.
@@ -362,7 +406,7 @@ export type Savings = Message<"whetstone.inference.v1.Savings"> & {
  * Use `create(SavingsSchema)` to create a new message.
  */
 export const SavingsSchema: GenMessage<Savings> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 7);
+  messageDesc(file_whetstone_inference_v1_router, 8);
 
 /**
  * ChatResponse is one streamed piece of a reply; the last one has finish_reason set and the usage and ids.
@@ -478,7 +522,7 @@ export type ChatResponse = Message<"whetstone.inference.v1.ChatResponse"> & {
  * Use `create(ChatResponseSchema)` to create a new message.
  */
 export const ChatResponseSchema: GenMessage<ChatResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 8);
+  messageDesc(file_whetstone_inference_v1_router, 9);
 
 /**
  * Price is what a model costs, in micro-credits (1 credit = 1,000,000 micro-credits).
@@ -527,7 +571,7 @@ export type Price = Message<"whetstone.inference.v1.Price"> & {
  * Use `create(PriceSchema)` to create a new message.
  */
 export const PriceSchema: GenMessage<Price> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 9);
+  messageDesc(file_whetstone_inference_v1_router, 10);
 
 /**
  * Bounds are a training hyperparameter's default and inclusive range; all 0 for models that cannot be trained.
@@ -562,7 +606,7 @@ export type Bounds = Message<"whetstone.inference.v1.Bounds"> & {
  * Use `create(BoundsSchema)` to create a new message.
  */
 export const BoundsSchema: GenMessage<Bounds> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 10);
+  messageDesc(file_whetstone_inference_v1_router, 11);
 
 /**
  * BaseModel is one catalog entry: a built-in model or an operator-configured upstream.
@@ -667,7 +711,7 @@ export type BaseModel = Message<"whetstone.inference.v1.BaseModel"> & {
  * Use `create(BaseModelSchema)` to create a new message.
  */
 export const BaseModelSchema: GenMessage<BaseModel> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 11);
+  messageDesc(file_whetstone_inference_v1_router, 12);
 
 /**
  * ListBaseModelsRequest asks for the whole catalog; it is the same for every team.
@@ -688,7 +732,7 @@ export type ListBaseModelsRequest = Message<"whetstone.inference.v1.ListBaseMode
  * Use `create(ListBaseModelsRequestSchema)` to create a new message.
  */
 export const ListBaseModelsRequestSchema: GenMessage<ListBaseModelsRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 12);
+  messageDesc(file_whetstone_inference_v1_router, 13);
 
 /**
  * ListBaseModelsResponse lists the catalog.
@@ -709,7 +753,7 @@ export type ListBaseModelsResponse = Message<"whetstone.inference.v1.ListBaseMod
  * Use `create(ListBaseModelsResponseSchema)` to create a new message.
  */
 export const ListBaseModelsResponseSchema: GenMessage<ListBaseModelsResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 13);
+  messageDesc(file_whetstone_inference_v1_router, 14);
 
 /**
  * ListModelsRequest asks for the model ids one team can call.
@@ -730,7 +774,7 @@ export type ListModelsRequest = Message<"whetstone.inference.v1.ListModelsReques
  * Use `create(ListModelsRequestSchema)` to create a new message.
  */
 export const ListModelsRequestSchema: GenMessage<ListModelsRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 14);
+  messageDesc(file_whetstone_inference_v1_router, 15);
 
 /**
  * CallableModel is a model id the team can call.
@@ -765,7 +809,7 @@ export type CallableModel = Message<"whetstone.inference.v1.CallableModel"> & {
  * Use `create(CallableModelSchema)` to create a new message.
  */
 export const CallableModelSchema: GenMessage<CallableModel> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 15);
+  messageDesc(file_whetstone_inference_v1_router, 16);
 
 /**
  * ListModelsResponse lists callable models.
@@ -786,7 +830,7 @@ export type ListModelsResponse = Message<"whetstone.inference.v1.ListModelsRespo
  * Use `create(ListModelsResponseSchema)` to create a new message.
  */
 export const ListModelsResponseSchema: GenMessage<ListModelsResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 16);
+  messageDesc(file_whetstone_inference_v1_router, 17);
 
 /**
  * InferRequest is one native extraction call, already validated by the gateway.
@@ -864,7 +908,7 @@ export type InferRequest = Message<"whetstone.inference.v1.InferRequest"> & {
  * Use `create(InferRequestSchema)` to create a new message.
  */
 export const InferRequestSchema: GenMessage<InferRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 17);
+  messageDesc(file_whetstone_inference_v1_router, 18);
 
 /**
  * Usage is what was metered for one call.
@@ -899,7 +943,7 @@ export type Usage = Message<"whetstone.inference.v1.Usage"> & {
  * Use `create(UsageSchema)` to create a new message.
  */
 export const UsageSchema: GenMessage<Usage> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 18);
+  messageDesc(file_whetstone_inference_v1_router, 19);
 
 /**
  * InferResponse carries results and metering.
@@ -948,7 +992,7 @@ export type InferResponse = Message<"whetstone.inference.v1.InferResponse"> & {
  * Use `create(InferResponseSchema)` to create a new message.
  */
 export const InferResponseSchema: GenMessage<InferResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 19);
+  messageDesc(file_whetstone_inference_v1_router, 20);
 
 /**
  * Project groups deployments behind one endpoint.
@@ -990,7 +1034,7 @@ export type Project = Message<"whetstone.inference.v1.Project"> & {
  * Use `create(ProjectSchema)` to create a new message.
  */
 export const ProjectSchema: GenMessage<Project> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 20);
+  messageDesc(file_whetstone_inference_v1_router, 21);
 
 /**
  * CreateProjectRequest names the project.
@@ -1018,7 +1062,7 @@ export type CreateProjectRequest = Message<"whetstone.inference.v1.CreateProject
  * Use `create(CreateProjectRequestSchema)` to create a new message.
  */
 export const CreateProjectRequestSchema: GenMessage<CreateProjectRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 21);
+  messageDesc(file_whetstone_inference_v1_router, 22);
 
 /**
  * CreateProjectResponse returns the new project.
@@ -1039,7 +1083,7 @@ export type CreateProjectResponse = Message<"whetstone.inference.v1.CreateProjec
  * Use `create(CreateProjectResponseSchema)` to create a new message.
  */
 export const CreateProjectResponseSchema: GenMessage<CreateProjectResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 22);
+  messageDesc(file_whetstone_inference_v1_router, 23);
 
 /**
  * ListProjectsRequest asks for one team's projects.
@@ -1060,7 +1104,7 @@ export type ListProjectsRequest = Message<"whetstone.inference.v1.ListProjectsRe
  * Use `create(ListProjectsRequestSchema)` to create a new message.
  */
 export const ListProjectsRequestSchema: GenMessage<ListProjectsRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 23);
+  messageDesc(file_whetstone_inference_v1_router, 24);
 
 /**
  * ListProjectsResponse lists projects, newest first.
@@ -1081,7 +1125,7 @@ export type ListProjectsResponse = Message<"whetstone.inference.v1.ListProjectsR
  * Use `create(ListProjectsResponseSchema)` to create a new message.
  */
 export const ListProjectsResponseSchema: GenMessage<ListProjectsResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 24);
+  messageDesc(file_whetstone_inference_v1_router, 25);
 
 /**
  * DeleteProjectRequest names the project.
@@ -1109,7 +1153,7 @@ export type DeleteProjectRequest = Message<"whetstone.inference.v1.DeleteProject
  * Use `create(DeleteProjectRequestSchema)` to create a new message.
  */
 export const DeleteProjectRequestSchema: GenMessage<DeleteProjectRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 25);
+  messageDesc(file_whetstone_inference_v1_router, 26);
 
 /**
  * DeleteProjectResponse has no fields: success is the answer.
@@ -1124,7 +1168,7 @@ export type DeleteProjectResponse = Message<"whetstone.inference.v1.DeleteProjec
  * Use `create(DeleteProjectResponseSchema)` to create a new message.
  */
 export const DeleteProjectResponseSchema: GenMessage<DeleteProjectResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 26);
+  messageDesc(file_whetstone_inference_v1_router, 27);
 
 /**
  * Deployment is one entry of a project's history.
@@ -1194,7 +1238,7 @@ export type Deployment = Message<"whetstone.inference.v1.Deployment"> & {
  * Use `create(DeploymentSchema)` to create a new message.
  */
 export const DeploymentSchema: GenMessage<Deployment> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 27);
+  messageDesc(file_whetstone_inference_v1_router, 28);
 
 /**
  * CreateDeploymentRequest deploys a job to a project.
@@ -1229,7 +1273,7 @@ export type CreateDeploymentRequest = Message<"whetstone.inference.v1.CreateDepl
  * Use `create(CreateDeploymentRequestSchema)` to create a new message.
  */
 export const CreateDeploymentRequestSchema: GenMessage<CreateDeploymentRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 28);
+  messageDesc(file_whetstone_inference_v1_router, 29);
 
 /**
  * CreateDeploymentResponse returns the new deployment.
@@ -1250,7 +1294,7 @@ export type CreateDeploymentResponse = Message<"whetstone.inference.v1.CreateDep
  * Use `create(CreateDeploymentResponseSchema)` to create a new message.
  */
 export const CreateDeploymentResponseSchema: GenMessage<CreateDeploymentResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 29);
+  messageDesc(file_whetstone_inference_v1_router, 30);
 
 /**
  * ListDeploymentsRequest names the project.
@@ -1278,7 +1322,7 @@ export type ListDeploymentsRequest = Message<"whetstone.inference.v1.ListDeploym
  * Use `create(ListDeploymentsRequestSchema)` to create a new message.
  */
 export const ListDeploymentsRequestSchema: GenMessage<ListDeploymentsRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 30);
+  messageDesc(file_whetstone_inference_v1_router, 31);
 
 /**
  * ListDeploymentsResponse lists a project's history.
@@ -1299,7 +1343,7 @@ export type ListDeploymentsResponse = Message<"whetstone.inference.v1.ListDeploy
  * Use `create(ListDeploymentsResponseSchema)` to create a new message.
  */
 export const ListDeploymentsResponseSchema: GenMessage<ListDeploymentsResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 31);
+  messageDesc(file_whetstone_inference_v1_router, 32);
 
 /**
  * ListJobDeploymentsRequest names the job.
@@ -1327,7 +1371,7 @@ export type ListJobDeploymentsRequest = Message<"whetstone.inference.v1.ListJobD
  * Use `create(ListJobDeploymentsRequestSchema)` to create a new message.
  */
 export const ListJobDeploymentsRequestSchema: GenMessage<ListJobDeploymentsRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 32);
+  messageDesc(file_whetstone_inference_v1_router, 33);
 
 /**
  * ListJobDeploymentsResponse lists every deployment of the job.
@@ -1348,7 +1392,7 @@ export type ListJobDeploymentsResponse = Message<"whetstone.inference.v1.ListJob
  * Use `create(ListJobDeploymentsResponseSchema)` to create a new message.
  */
 export const ListJobDeploymentsResponseSchema: GenMessage<ListJobDeploymentsResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 33);
+  messageDesc(file_whetstone_inference_v1_router, 34);
 
 /**
  * GenerateTextRequest asks a decoder (a trained job or a project's deployment) for a reply.
@@ -1397,7 +1441,7 @@ export type GenerateTextRequest = Message<"whetstone.inference.v1.GenerateTextRe
  * Use `create(GenerateTextRequestSchema)` to create a new message.
  */
 export const GenerateTextRequestSchema: GenMessage<GenerateTextRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 34);
+  messageDesc(file_whetstone_inference_v1_router, 35);
 
 /**
  * GenerateTextResponse is one streamed piece; the last one has the finish reason, usage and ids.
@@ -1453,7 +1497,7 @@ export type GenerateTextResponse = Message<"whetstone.inference.v1.GenerateTextR
  * Use `create(GenerateTextResponseSchema)` to create a new message.
  */
 export const GenerateTextResponseSchema: GenMessage<GenerateTextResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 35);
+  messageDesc(file_whetstone_inference_v1_router, 36);
 
 /**
  * RouterCandidate is one model a router may pick, with the rates it is ranked by.
@@ -1488,7 +1532,7 @@ export type RouterCandidate = Message<"whetstone.inference.v1.RouterCandidate"> 
  * Use `create(RouterCandidateSchema)` to create a new message.
  */
 export const RouterCandidateSchema: GenMessage<RouterCandidate> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 36);
+  messageDesc(file_whetstone_inference_v1_router, 37);
 
 /**
  * ProjectRouter is a project's routing configuration: candidates, a reference model and rules.
@@ -1551,7 +1595,7 @@ export type ProjectRouter = Message<"whetstone.inference.v1.ProjectRouter"> & {
  * Use `create(ProjectRouterSchema)` to create a new message.
  */
 export const ProjectRouterSchema: GenMessage<ProjectRouter> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 37);
+  messageDesc(file_whetstone_inference_v1_router, 38);
 
 /**
  * SetProjectRouterRequest sets a project's router.
@@ -1600,7 +1644,7 @@ export type SetProjectRouterRequest = Message<"whetstone.inference.v1.SetProject
  * Use `create(SetProjectRouterRequestSchema)` to create a new message.
  */
 export const SetProjectRouterRequestSchema: GenMessage<SetProjectRouterRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 38);
+  messageDesc(file_whetstone_inference_v1_router, 39);
 
 /**
  * SetProjectRouterResponse returns the stored router.
@@ -1621,7 +1665,7 @@ export type SetProjectRouterResponse = Message<"whetstone.inference.v1.SetProjec
  * Use `create(SetProjectRouterResponseSchema)` to create a new message.
  */
 export const SetProjectRouterResponseSchema: GenMessage<SetProjectRouterResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 39);
+  messageDesc(file_whetstone_inference_v1_router, 40);
 
 /**
  * GetProjectRouterRequest names the project.
@@ -1649,7 +1693,7 @@ export type GetProjectRouterRequest = Message<"whetstone.inference.v1.GetProject
  * Use `create(GetProjectRouterRequestSchema)` to create a new message.
  */
 export const GetProjectRouterRequestSchema: GenMessage<GetProjectRouterRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 40);
+  messageDesc(file_whetstone_inference_v1_router, 41);
 
 /**
  * GetProjectRouterResponse returns the router.
@@ -1670,7 +1714,7 @@ export type GetProjectRouterResponse = Message<"whetstone.inference.v1.GetProjec
  * Use `create(GetProjectRouterResponseSchema)` to create a new message.
  */
 export const GetProjectRouterResponseSchema: GenMessage<GetProjectRouterResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 41);
+  messageDesc(file_whetstone_inference_v1_router, 42);
 
 /**
  * DeleteProjectRouterRequest names the project.
@@ -1698,7 +1742,7 @@ export type DeleteProjectRouterRequest = Message<"whetstone.inference.v1.DeleteP
  * Use `create(DeleteProjectRouterRequestSchema)` to create a new message.
  */
 export const DeleteProjectRouterRequestSchema: GenMessage<DeleteProjectRouterRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 42);
+  messageDesc(file_whetstone_inference_v1_router, 43);
 
 /**
  * DeleteProjectRouterResponse has no fields: success is the answer, also when the project was not a router.
@@ -1713,7 +1757,7 @@ export type DeleteProjectRouterResponse = Message<"whetstone.inference.v1.Delete
  * Use `create(DeleteProjectRouterResponseSchema)` to create a new message.
  */
 export const DeleteProjectRouterResponseSchema: GenMessage<DeleteProjectRouterResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 43);
+  messageDesc(file_whetstone_inference_v1_router, 44);
 
 /**
  * EmbedTextsRequest is one embeddings call as the gateway validated it.
@@ -1755,7 +1799,7 @@ export type EmbedTextsRequest = Message<"whetstone.inference.v1.EmbedTextsReques
  * Use `create(EmbedTextsRequestSchema)` to create a new message.
  */
 export const EmbedTextsRequestSchema: GenMessage<EmbedTextsRequest> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 44);
+  messageDesc(file_whetstone_inference_v1_router, 45);
 
 /**
  * EmbedTextsResponse is one embedding per text with what the call cost.
@@ -1804,7 +1848,41 @@ export type EmbedTextsResponse = Message<"whetstone.inference.v1.EmbedTextsRespo
  * Use `create(EmbedTextsResponseSchema)` to create a new message.
  */
 export const EmbedTextsResponseSchema: GenMessage<EmbedTextsResponse> = /*@__PURE__*/
-  messageDesc(file_whetstone_inference_v1_router, 45);
+  messageDesc(file_whetstone_inference_v1_router, 46);
+
+/**
+ * ToolChoiceMode is what a call asks of the model's tool use.
+ *
+ * @generated from enum whetstone.inference.v1.ToolChoiceMode
+ */
+export enum ToolChoiceMode {
+  /**
+   * TOOL_CHOICE_MODE_UNSPECIFIED lets the model choose (OpenAI's `auto`).
+   *
+   * @generated from enum value: TOOL_CHOICE_MODE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * TOOL_CHOICE_MODE_REQUIRED makes it call at least one tool (OpenAI's `required`, Anthropic's `any`).
+   *
+   * @generated from enum value: TOOL_CHOICE_MODE_REQUIRED = 1;
+   */
+  REQUIRED = 1,
+
+  /**
+   * TOOL_CHOICE_MODE_TOOL makes it call the tool `name` names.
+   *
+   * @generated from enum value: TOOL_CHOICE_MODE_TOOL = 2;
+   */
+  TOOL = 2,
+}
+
+/**
+ * Describes the enum whetstone.inference.v1.ToolChoiceMode.
+ */
+export const ToolChoiceModeSchema: GenEnum<ToolChoiceMode> = /*@__PURE__*/
+  enumDesc(file_whetstone_inference_v1_router, 0);
 
 /**
  * InferenceRouterService owns the catalog, projects and deployments, and routes inference to model-servers.

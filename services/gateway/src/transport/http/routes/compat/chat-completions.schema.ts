@@ -26,6 +26,7 @@ import {
   turn,
 } from './blocks';
 import { invalidBody } from '../../validate';
+import { toolChoiceField } from './tool-choice';
 
 /**
  * POST /v1/chat/completions: the request as OpenAI's clients send it, plus the spec's extensions. An optional
@@ -100,6 +101,7 @@ export const ChatCompletionsBody = z.object({
       { error: 'must be "none", "auto", "required" or {"type": "function", "function": {"name": …}}' },
     )
     .nullish(),
+  parallel_tool_calls: z.boolean().nullish(),
   stream: z.boolean().nullish(),
   stream_options: z.object({ include_usage: z.boolean().nullish() }).nullish(),
   schema: SchemaExtension.nullish(),
@@ -145,6 +147,14 @@ export function chatInputOf(body: ChatCompletionsBody): ChatInput {
   const lead = turns.findIndex((t) => t.role !== 'system');
   if (lead < 0) throw invalidBody('messages', 'must hold at least one user, assistant or tool message');
   const noTools = body.tool_choice === 'none';
+  const tools = noTools
+    ? []
+    : (body.tools ?? []).map((t) => ({
+        name: t.function.name,
+        description: t.function.description ?? '',
+        parameters: t.function.parameters ?? { type: 'object', properties: {} },
+      }));
+  const choice = body.tool_choice;
   return capBreakpoints({
     model: body.model,
     system: turns.slice(0, lead).flatMap((t) => t.content),
@@ -156,13 +166,16 @@ export function chatInputOf(body: ChatCompletionsBody): ChatInput {
     seed: body.seed ?? SAMPLING_DEFAULTS.seed,
     ...penaltiesOf(body),
     ...logitBiasField(body.logit_bias),
-    tools: noTools
-      ? []
-      : (body.tools ?? []).map((t) => ({
-          name: t.function.name,
-          description: t.function.description ?? '',
-          parameters: t.function.parameters ?? { type: 'object', properties: {} },
-        })),
+    tools,
+    ...(noTools
+      ? {}
+      : toolChoiceField(
+          typeof choice === 'object' && choice
+            ? { mode: 'tool', name: choice.function.name }
+            : { mode: choice === 'required' ? 'required' : 'auto' },
+          body.parallel_tool_calls,
+          tools,
+        )),
     ...(body.schema ? { schema: body.schema } : {}),
     ...responseFormatField(body.response_format),
     surface: 'chat_completions',

@@ -17,6 +17,7 @@ import {
   turn,
 } from './blocks';
 import { invalidBody } from '../../validate';
+import { toolChoiceField } from './tool-choice';
 
 /** POST /v1/messages: Anthropic's Messages request; markers count on system, message and tools blocks. */
 
@@ -80,7 +81,13 @@ export const MessagesBody = z.object({
   seed: Seed.optional(),
   stream: z.boolean().optional(),
   tools: z.array(Tool).max(128).optional(),
-  tool_choice: z.object({ type: z.enum(['auto', 'any', 'tool', 'none']), name: z.string().optional() }).optional(),
+  tool_choice: z
+    .object({
+      type: z.enum(['auto', 'any', 'tool', 'none']),
+      name: z.string().optional(),
+      disable_parallel_tool_use: z.boolean().optional(),
+    })
+    .optional(),
   thinking: z
     .object({
       type: z.enum(['enabled', 'disabled', 'adaptive']),
@@ -146,10 +153,19 @@ function turnsOf(m: Msg): ChatTurn[] {
   return out;
 }
 
+/** Anthropic's `tool_choice` (not `none`) as the chat core's: `any` is some tool, `tool` the one named. */
+function messagesChoice(choice: MessagesBody['tool_choice'], tools: ChatInput['tools']): Pick<ChatInput, 'toolChoice'> {
+  if (!choice) return {};
+  const mode = choice.type === 'any' ? 'required' : choice.type === 'tool' ? 'tool' : 'auto';
+  const parallel = choice.disable_parallel_tool_use === undefined ? undefined : !choice.disable_parallel_tool_use;
+  return toolChoiceField({ mode, name: choice.name }, parallel, tools);
+}
+
 export function messagesInputOf(body: MessagesBody): ChatInput {
   const noTools = body.tool_choice?.type === 'none';
   const tools = noTools ? [] : (body.tools ?? []);
   const toolsMarker = tools.findLast((t) => t.cache_control)?.cache_control;
+  const chatTools = tools.map((t) => ({ name: t.name, description: t.description ?? '', parameters: t.input_schema }));
   const messages = body.messages.flatMap(turnsOf);
   if (messages.length === 0) throw invalidBody('messages', 'must hold at least 1 message');
   return capBreakpoints({
@@ -162,7 +178,8 @@ export function messagesInputOf(body: MessagesBody): ChatInput {
     maxTokens: body.max_tokens,
     stop: stopList(body.stop_sequences),
     seed: body.seed ?? SAMPLING_DEFAULTS.seed,
-    tools: tools.map((t) => ({ name: t.name, description: t.description ?? '', parameters: t.input_schema })),
+    tools: chatTools,
+    ...(noTools ? {} : messagesChoice(body.tool_choice, chatTools)),
     ...(toolsMarker ? { toolsCacheTtlSeconds: ttlSeconds(toolsMarker) } : {}),
     ...(body.schema ? { schema: body.schema } : {}),
     surface: 'messages',

@@ -20,6 +20,7 @@ import {
 } from './blocks';
 import { optsInToReasoning, ReasoningControls } from './chat-completions.schema';
 import { invalidBody } from '../../validate';
+import { toolChoiceField } from './tool-choice';
 
 /** POST /v1/responses: input text or input messages; markers count on system and developer message blocks only. */
 
@@ -77,7 +78,13 @@ export const ResponsesBody = z.object({
   top_p: TopP.nullish(),
   seed: Seed.nullish(),
   tools: z.array(Tool).max(128).nullish(),
-  tool_choice: z.union([z.enum(['none', 'auto', 'required']), z.object({ type: z.string() })]).nullish(),
+  // A function by name is forced; other object types (hosted tools, allowed_tools) are taken as auto.
+  tool_choice: z
+    .union([z.enum(['none', 'auto', 'required']), z.object({ type: z.string(), name: z.string().optional() })], {
+      error: 'must be "none", "auto", "required" or {"type": "function", "name": …}',
+    })
+    .nullish(),
+  parallel_tool_calls: z.boolean().nullish(),
   stream: z.boolean().nullish(),
   store: z.boolean().nullish(),
   background: z.boolean().nullish(),
@@ -120,6 +127,12 @@ function turnOf(item: ItemT): ChatTurn {
  * continuation (`previous_response_id`) goes on from the earlier call's turns and reply, and keeps its system
  * prompt unless this request gives instructions or system items of its own, which replace it.
  */
+/** Responses' `tool_choice` (not `none`) as a mode: a function by name, `required`, or anything else as auto. */
+function responsesChoice(choice: ResponsesBody['tool_choice']): Parameters<typeof toolChoiceField>[0] {
+  if (typeof choice === 'object' && choice?.type === 'function') return { mode: 'tool', name: choice.name };
+  return { mode: choice === 'required' ? 'required' : 'auto' };
+}
+
 export function responsesInputOf(
   body: ResponsesBody,
   previous?: { system: ChatBlock[]; turns: ChatTurn[] },
@@ -131,6 +144,14 @@ export function responsesInputOf(
     ...(body.instructions ? [{ text: body.instructions }] : []),
     ...turns.slice(0, lead).flatMap((t) => t.content),
   ];
+  const tools =
+    body.tool_choice === 'none'
+      ? []
+      : (body.tools ?? []).map((t) => ({
+          name: t.name,
+          description: t.description ?? '',
+          parameters: t.parameters ?? { type: 'object', properties: {} },
+        }));
   return capBreakpoints({
     model: body.model,
     system: system.length ? system : (previous?.system ?? []),
@@ -140,14 +161,10 @@ export function responsesInputOf(
     maxTokens: body.max_output_tokens ?? SAMPLING_DEFAULTS.maxTokens,
     stop: [],
     seed: body.seed ?? SAMPLING_DEFAULTS.seed,
-    tools:
-      body.tool_choice === 'none'
-        ? []
-        : (body.tools ?? []).map((t) => ({
-            name: t.name,
-            description: t.description ?? '',
-            parameters: t.parameters ?? { type: 'object', properties: {} },
-          })),
+    tools,
+    ...(body.tool_choice === 'none'
+      ? {}
+      : toolChoiceField(responsesChoice(body.tool_choice), body.parallel_tool_calls, tools)),
     ...(body.schema ? { schema: body.schema } : {}),
     ...responseFormatField(body.text?.format),
     surface: 'responses',
