@@ -75,4 +75,11 @@ describe("the prompt's log probabilities (OpenAI's echo)", () => {
     expect(scored).toHaveLength(expected.length);
     scored.forEach((t, k) => expect(t.logprob).toBeCloseTo(expected[k]!, 4));
   });
+
+  it('when the prompt to score is longer than 100,000 bytes, then the call is InvalidArgument naming prompt, before any work', () => {
+    expect(() =>
+      decoder.generate([{ role: 'user', content: 'x'.repeat(100_001) }], { logprobs: 0, prompt_logprobs: true }),
+    ).toThrow(/at most 100,000 bytes; this one is 100,001/);
+    expect(() => decoder.generate([{ role: 'user', content: 'x'.repeat(100_001) }], { max_tokens: 1 })).not.toThrow();
+  });
 });

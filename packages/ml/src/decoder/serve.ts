@@ -141,6 +141,19 @@ async function lastTurnLogprobs(
   return out;
 }
 
+/** The most prompt bytes one call may have scored (about 9 s of work on one core at 11,000 bytes/s). */
+export const MAX_SCORED_PROMPT_BYTES = 100_000;
+
+/** InvalidArgument naming `prompt` when the last turn is too long to score in one call. */
+function checkScoredPrompt(messages: readonly ChatMessage[]): void {
+  const bytes = encodeText(messages[messages.length - 1]?.content ?? '').length;
+  if (bytes <= MAX_SCORED_PROMPT_BYTES) return;
+  const message = `A prompt scored with echo and logprobs may be at most ${MAX_SCORED_PROMPT_BYTES.toLocaleString('en-US')} bytes; this one is ${bytes.toLocaleString('en-US')}.`;
+  throw new AppError('InvalidArgument', Reasons.VALIDATION_FAILED, message, {
+    fieldErrors: [{ field: 'prompt', message }],
+  });
+}
+
 /** The largest bias OpenAI's `logit_bias` takes, either way. */
 export const MAX_LOGIT_BIAS = 100;
 
@@ -243,6 +256,7 @@ export function loadDecoder(
         `At most ${MAX_CACHE_BREAKPOINTS} cache breakpoints per call; got ${breakpoints.length}.`,
       );
     const bias = logitBiasOf(opts.logit_bias, config.vocab);
+    if (opts.prompt_logprobs && opts.logprobs !== undefined) checkScoredPrompt(messages);
     let finish: 'stop' | 'length' | null = null;
     let matched: string | null = null;
     let usage: CacheUsage = { readTokens: 0, writeTokens: 0 };
