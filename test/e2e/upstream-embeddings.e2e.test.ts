@@ -60,4 +60,14 @@ describe('upstream embedding models, end to end', () => {
     expect(rejected.status).toBe(422);
     expect(((await rejected.json()) as { error: { message: string } }).error.message).toMatch(/input too long/);
   });
+
+  it('when a client calls an OpenAI API that is not served, then it gets a 404 in OpenAI’s envelope it can read', async () => {
+    const moderation = await openai.moderations.create({ input: 'hello' }).catch((e: unknown) => e);
+    expect(moderation).toBeInstanceOf(OpenAI.NotFoundError);
+    expect((moderation as Error).message).toMatch(/No route for POST \/v1\/moderations/);
+    const webhooks = await post('/v1/webhook_endpoints', { name: 'x', url: 'https://example.com', event_types: [] });
+    expect(webhooks.status).toBe(404);
+    const { error } = (await webhooks.json()) as { error: { message: string } };
+    expect(error.message).toBe('No route for POST /v1/webhook_endpoints');
+  });
 });

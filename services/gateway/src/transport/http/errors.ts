@@ -21,6 +21,19 @@ const OPENAI_PREFIXES = [
   '/v1/batches/',
   '/v1/conversations/',
   '/v1/fine_tuning/',
+  // OpenAI's APIs that are not served: their clients still get a 404 they parse (docs/api.md, "Not served").
+  '/v1/moderations',
+  '/v1/webhook_endpoints',
+  '/v1/webhook_event_types',
+  '/v1/images/',
+  '/v1/audio/',
+  '/v1/assistants',
+  '/v1/threads',
+  '/v1/vector_stores',
+  '/v1/evals',
+  '/v1/uploads',
+  '/v1/realtime',
+  '/v1/videos',
 ];
 /** Messages clients expect Anthropic-shaped errors even when they leave the version header out. */
 const ANTHROPIC_PATHS = new Set(['/v1/messages']);
