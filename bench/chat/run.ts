@@ -15,6 +15,7 @@ import { breakdownOf, type Breakdown } from './breakdown';
 import { cpuPerCall, type CpuPerCall } from '../serving/cpu';
 import { closedLoop, httpPoster, pct, type LoadResult } from '../serving/load';
 import { measureChoices, reportChoices } from './choices';
+import { EMBED_MODEL, EMBED_UPSTREAM_MODEL, measureEmbeddings, reportEmbeddings } from './embeddings';
 import { report } from './report';
 import { streamPoster, type StreamedReply } from './stream';
 
@@ -32,7 +33,9 @@ and measures with one closed-loop load generator, the same body sent to both tar
   - the decoder prefix cache through the API: a LoRA decoder job trained on the greetings fixture, called with a
     system prompt carrying cache_control (miss, then the same call again: hit) and without it (none); every call is
     checked against its usage (miss writes, hit reads what the miss wrote, same text), or the bench stops;
-  - OpenAI's n through the same job: one n = 4 JSON call against its four replies asked in turn with n = 1.
+  - OpenAI's n through the same job: one n = 4 JSON call against its four replies asked in turn with n = 1;
+  - /v1/embeddings of the fake's embedding model ('bench-embed', task embedding), one short text, gateway vs the
+    fake directly, c=1 (added p50), in alternating rounds.
 Prints the machine's load average at the start and the end.
 
 Settings (environment):
@@ -292,7 +295,15 @@ async function main(): Promise<void> {
           kind: 'openai-compatible',
           base_url: upstream.url,
           api_key_env: 'BENCH_FAKE_OPENAI_KEY',
-          models: [{ id: MODEL, price }],
+          models: [
+            { id: MODEL, price },
+            {
+              id: EMBED_MODEL,
+              upstream_model: EMBED_UPSTREAM_MODEL,
+              task: 'embedding',
+              price: { unit: '1m', input: 2 },
+            },
+          ],
         },
       ]),
       RATE_LIMIT_CHAT_PER_MINUTE: '10000000',
@@ -309,10 +320,12 @@ async function main(): Promise<void> {
     await grantCredits(system.baseUrl, account.teamId, 1_000_000);
     const api = apiOf(system.baseUrl, account.key);
     const upstreamFigures = await measureUpstream(api, upstream, portOffset);
+    const embeddings = await measureEmbeddings(api, upstream, ROUNDS, ROUND_SECONDS);
     const jobId = args.includes('--no-decoder') ? null : await trainDecoder(api);
     const prefix = jobId ? await measurePrefixCache(api, jobId) : null;
     const choices = jobId ? await measureChoices(api, jobId) : null;
     report(upstreamFigures, prefix, { start: loadAtStart, end: loadavg() });
+    reportEmbeddings(embeddings);
     if (choices) reportChoices(choices);
   } finally {
     if (process.env.BENCH_LOG_FILE) writeFileSync(process.env.BENCH_LOG_FILE, system.logs());
