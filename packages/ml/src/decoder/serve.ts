@@ -57,7 +57,8 @@ export interface GenerateOptions {
   logprobs?: number;
   /**
    * With `logprobs`, the first piece (empty text) carries `prompt_logprobs`: the last turn's content tokens, each
-   * scored by the model after everything before it (the first after its role marker). The prefix cache is not read.
+   * scored by the model after everything before it (the first after its role marker), at most 100,000 bytes. The
+   * prefix cache is neither read nor written for such a call.
    */
   prompt_logprobs?: boolean;
 }
@@ -96,7 +97,8 @@ export interface Decoder {
   readonly identity: string;
   /**
    * Streams the assistant reply to `messages`, a few bytes at a time. Throws
-   * InvalidArgument for more than 4 cache breakpoints and for a `logit_bias` key or value out of range.
+   * InvalidArgument for more than 4 cache breakpoints, for a `logit_bias` key or value out of range, and for a
+   * prompt to score (`prompt_logprobs`) longer than 100,000 bytes.
    */
   generate(messages: readonly ChatMessage[], options?: GenerateOptions): GenerateStream;
   /** Loss and perplexity of the assistant replies in chat rows. */
@@ -272,11 +274,13 @@ export function loadDecoder(
         // Keep the most recent context: the system turn is dropped before the reply's own tokens.
         let prompt = encodePrompt(messages);
         const budget = Math.max(1, config.context - Math.min(max_tokens, config.context / 2));
-        const scored = opts.prompt_logprobs && opts.logprobs !== undefined;
-        if (scored) yield { text: '', prompt_logprobs: await lastTurnLogprobs(config, merged, messages, opts) };
+        const scorePrompt = opts.prompt_logprobs && opts.logprobs !== undefined;
+        if (scorePrompt) yield { text: '', prompt_logprobs: await lastTurnLogprobs(config, merged, messages, opts) };
         // A shortened prompt no longer starts at the conversation's start, so no breakpoint prefix is read whole.
         const points =
-          cache && !scored && prompt.length <= budget ? cachePoints(messages, breakpoints, cache, prompt.length) : [];
+          cache && !scorePrompt && prompt.length <= budget
+            ? cachePoints(messages, breakpoints, cache, prompt.length)
+            : [];
         if (prompt.length > budget) prompt = prompt.slice(prompt.length - budget);
         const history = [...prompt];
         const hit = points.length ? cache!.find(identity, prompt, points) : undefined;

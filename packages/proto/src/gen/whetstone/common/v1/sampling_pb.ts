@@ -98,7 +98,7 @@ export type SamplingOptions = Message<"whetstone.common.v1.SamplingOptions"> & {
   /**
    * With logprobs set, the reply's first piece also carries the log probabilities of the last turn's content tokens
    * (the prompt of a legacy completion, for OpenAI's `echo`), the first one as predicted after its role marker. The
-   * prefix cache is not read for such a call.
+   * prefix cache is neither read nor written for such a call.
    *
    * @generated from field: bool prompt_logprobs = 11;
    */
