@@ -1,5 +1,6 @@
 import { errors, Reasons } from '@whetstone/errors';
 import { atPercent, priceOf } from '../domain/catalog';
+import { approxTokens } from '../domain/chat';
 import type { Caller, Usage } from '../domain/model';
 import type { RouterDeps } from './deps';
 import { modelTarget, servedBy, type Target } from './resolve-target';
@@ -25,7 +26,7 @@ export interface EmbedOutput {
 }
 
 /** Rough token count for the pre-flight credit check (the model-server reports the real one). */
-const estimateTokens = (texts: string[]) => texts.reduce((n, t) => n + Math.ceil(t.length / 4), 0);
+const estimateTokens = (texts: string[]) => texts.reduce((n, t) => n + approxTokens(t), 0);
 
 /** The vectors of one call: from an operator's upstream embedding model, or from an encoder on a model-server. */
 async function vectorsOf(

@@ -4,6 +4,7 @@
  * one vector per text in the texts' order, whatever order the provider lists them in.
  */
 import type { UpstreamEmbedCall, UpstreamEmbeddings } from '../../application/ports';
+import { approxTokens } from '../../domain/chat';
 import { upstreamFailure } from './http';
 
 export function embeddingsBody(call: UpstreamEmbedCall): Record<string, unknown> {
@@ -39,6 +40,6 @@ export function embeddingsOf(reply: unknown, call: UpstreamEmbedCall): UpstreamE
   if (!complete || !Array.isArray(data) || data.length !== call.texts.length)
     throw upstreamFailure(502, new Headers(), 'malformed embeddings reply', call.modelId);
   const counted = typeof usage?.prompt_tokens === 'number' ? usage.prompt_tokens : undefined;
-  const estimate = call.texts.reduce((n, t) => n + Math.ceil(t.length / 4), 0);
+  const estimate = call.texts.reduce((n, t) => n + approxTokens(t), 0);
   return { vectors: vectors as number[][], inputTokens: Math.max(0, Math.round(counted ?? estimate)) };
 }

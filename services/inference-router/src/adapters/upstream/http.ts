@@ -164,6 +164,31 @@ export interface SseEvent {
 }
 
 /**
+ * The idle clock of one provider request: its signal aborts when the caller's does or when `arm` was not called
+ * again within `ms`; `stop` ends the clock and the request.
+ */
+function idleClock(callSignal: AbortSignal | undefined, ms: number) {
+  const local = new AbortController();
+  let timedOut = false;
+  let timer: NodeJS.Timeout | undefined;
+  const clock = {
+    signal: callSignal ? AbortSignal.any([callSignal, local.signal]) : local.signal,
+    timedOut: () => timedOut,
+    arm() {
+      clearTimeout(timer);
+      timer = setTimeout(() => ((timedOut = true), local.abort()), ms);
+    },
+    pause: () => clearTimeout(timer),
+    stop() {
+      clearTimeout(timer);
+      local.abort();
+    },
+  };
+  clock.arm();
+  return clock;
+}
+
+/**
  * POSTs a JSON body and yields the response's server-sent events as they
  * arrive. The caller's signal aborts the request (its connection closes, so
  * the provider stops generating); an idle provider fails the call.
@@ -175,29 +200,20 @@ export async function* postStream(
   call: { modelId: string; signal: AbortSignal | undefined },
   options: HttpOptions,
 ): AsyncGenerator<SseEvent> {
-  const local = new AbortController();
-  const signal = call.signal ? AbortSignal.any([call.signal, local.signal]) : local.signal;
-  let timedOut = false;
-  let timer: NodeJS.Timeout | undefined;
-  const arm = () => {
-    clearTimeout(timer);
-    timer = setTimeout(() => ((timedOut = true), local.abort()), options.idleTimeoutMs);
-  };
-  arm();
+  const clock = idleClock(call.signal, options.idleTimeoutMs);
   try {
-    const res = await post(url, headers, body, 'text/event-stream', signal, call.modelId, options);
+    const res = await post(url, headers, body, 'text/event-stream', clock.signal, call.modelId, options);
     if (!res.body) throw unreachable(call.modelId, new Error('empty body'));
-    for await (const event of readEvents(res.body, arm)) {
+    for await (const event of readEvents(res.body, clock.arm)) {
       // A slow caller is not an idle provider: the clock stops while the event is being relayed.
-      clearTimeout(timer);
+      clock.pause();
       yield event;
-      arm();
+      clock.arm();
     }
   } catch (err) {
-    failure(err, timedOut, call, options);
+    failure(err, clock.timedOut(), call, options);
   } finally {
-    clearTimeout(timer);
-    local.abort();
+    clock.stop();
   }
 }
 
@@ -212,12 +228,9 @@ export async function postJson(
   call: { modelId: string; signal: AbortSignal | undefined },
   options: HttpOptions,
 ): Promise<unknown> {
-  const local = new AbortController();
-  const signal = call.signal ? AbortSignal.any([call.signal, local.signal]) : local.signal;
-  let timedOut = false;
-  const timer = setTimeout(() => ((timedOut = true), local.abort()), options.idleTimeoutMs);
+  const clock = idleClock(call.signal, options.idleTimeoutMs);
   try {
-    const res = await post(url, headers, body, 'application/json', signal, call.modelId, options);
+    const res = await post(url, headers, body, 'application/json', clock.signal, call.modelId, options);
     const text = await res.text();
     try {
       return JSON.parse(text) as unknown;
@@ -225,9 +238,9 @@ export async function postJson(
       throw upstreamFailure(502, new Headers(), 'malformed JSON reply', call.modelId);
     }
   } catch (err) {
-    return failure(err, timedOut, call, options);
+    return failure(err, clock.timedOut(), call, options);
   } finally {
-    clearTimeout(timer);
+    clock.stop();
   }
 }
 
