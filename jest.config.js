@@ -11,6 +11,8 @@ const roots = ['packages', 'services']
   .concat(['test/e2e']);
 
 module.exports = {
+  // Stops the run at once, with one message, when Postgres or Redis is not up (`pnpm test:services` starts them).
+  globalSetup: '<rootDir>/test/global-setup.js',
   // Real training, real processes and real databases on a shared 2-core machine: generous, never a speed test.
   testTimeout: 60_000,
   // How long a worker may take to exit once the run is over before jest kills it ("failed to exit gracefully").
