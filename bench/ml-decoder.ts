@@ -12,13 +12,14 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { evaluateDecoderBundle, loadDecoder, trainDecoderLora } from '@whetstone/ml';
 import { nn } from '@whetstone/ml/internals';
+import { datasetsDir } from '@whetstone/testing';
 
-const SHARED = path.resolve(__dirname, '../../shared/datasets');
+const DATA = datasetsDir();
 const TRAIN = Number(process.env.BENCH_DECODER_TRAIN ?? 600);
 const HELDOUT = Number(process.env.BENCH_DECODER_HELDOUT ?? 150);
 
 function chatRows(file: string, n: number) {
-  const rows = readFileSync(path.join(SHARED, file), 'utf8')
+  const rows = readFileSync(path.join(DATA, file), 'utf8')
     .trim()
     .split('\n')
     .map((l) => JSON.parse(l) as { text: string; label: string });

@@ -7,7 +7,7 @@ import { allRows, DEFAULT_SEED, percentile, train } from '../ml/common';
 
 const USAGE = `bench:embeddings — the extraction encoders' embeddings, in process (no servers)
 
-  WHETSTONE_DATASETS=<shared datasets> pnpm --filter @whetstone/bench bench:embeddings [--help]
+  pnpm --filter @whetstone/bench bench:embeddings [--help]
 
 Quality: banking77's 3,080 test questions are each given the intent of their nearest neighbours (cosine, k = 1
 and k = 10 by majority) among the 5,000 training questions, embedded by

@@ -15,7 +15,7 @@ export function apiOf(base: string, key: string) {
   return { base, headers, post, get };
 }
 
-/** Uploads the shared wikigold train split as dataset `wikigold` and waits until version 1 is ready. */
+/** Uploads the wikigold train split (datasets/) as dataset `wikigold` and waits until version 1 is ready. */
 export async function uploadWikigold(api: Api): Promise<void> {
   const url = (
     await api.post('/core/datasets/upload/url', {

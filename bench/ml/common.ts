@@ -5,7 +5,7 @@ import { datasetsDir } from '@whetstone/testing';
 import { trainModel, type Metrics, type TrainResult } from '@whetstone/ml';
 import { spanPRF, validateJsonl } from '@whetstone/ml/internals';
 
-const SHARED = datasetsDir();
+const DATA = datasetsDir();
 /** The CLI's defaults (packages/ml/src/cli/main.ts): 6 epochs, AdamW peak rate 0.002, seed 13. */
 export const DEFAULT_SEED = 13;
 export const LEARNING_RATE = 0.002;
@@ -28,9 +28,9 @@ export function limit<T>(xs: T[]): T[] {
   return Array.from({ length: LIMIT }, (_, i) => xs[Math.floor(i * stride)]!);
 }
 
-/** A shared set's rows, all of them (`rows` applies BENCH_LIMIT). */
+/** A dataset's rows (datasets/), all of them (`rows` applies BENCH_LIMIT). */
 export const allRows = (file: string, kind: 'extraction' | 'classification') => {
-  const report = validateJsonl(readFileSync(path.join(SHARED, file), 'utf8'), kind);
+  const report = validateJsonl(readFileSync(path.join(DATA, file), 'utf8'), kind);
   if (report.errors.length) throw new Error(`${file}: ${report.errors.length} invalid rows`);
   return report.examples;
 };

@@ -1,8 +1,8 @@
 /**
  * pnpm --filter @whetstone/bench bench:ml
  *
- * The built-in extraction model on the real shared sets (train on train, settings chosen on dev, report on
- * test), through the product's pipeline (trainModel / loadModel / extractBaseModel, what trainer jobs and the
+ * The built-in extraction model on the real sets in datasets/ (train on train, settings chosen on dev, report
+ * on test), through the product's pipeline (trainModel / loadModel / extractBaseModel, what trainer jobs and the
  * model-server run), with the CLI's default recipe: full or LoRA, 6 epochs, AdamW peak rate 0.002, seed 13.
  * Every trained row runs once per seed and prints the mean over the seeds, the spread (min–max) and the
  * default seed's figure (the one the docs quote), e.g. `0.652 (0.640–0.661; seed 13: 0.646)`; rows with no

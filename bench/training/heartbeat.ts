@@ -13,7 +13,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { fixtureDataset } from '@whetstone/testing';
+import { datasetFile } from '@whetstone/testing';
 import { mlEngine } from '@whetstone/trainer/src/adapters/ml-engine';
 import { ThreadedEngine } from '@whetstone/trainer/src/adapters/threaded-engine';
 import type { TrainingEngine } from '@whetstone/trainer/src/application/ports';
@@ -35,7 +35,7 @@ if (values.help) {
 
 const LEASE_MS = 5_000;
 const lines = (file: string) =>
-  readFileSync(fixtureDataset(file), 'utf8')
+  readFileSync(datasetFile(file), 'utf8')
     .split('\n')
     .filter(Boolean)
     .map((l) => JSON.parse(l) as Record<string, unknown>);

@@ -2,7 +2,7 @@
  * Training benchmark (issue 5): starts the system as `pnpm start` does, then
  *   - requested → running with an idle trainer (5 jobs, p50),
  *   - orchestrator time per progress report (ReportProgress over gRPC on a real lease),
- *   - a job on the shared NER set through the API, with its held-out F1.
+ *   - a job on the wikigold NER set through the API, with its held-out F1.
  *
  *   pnpm --filter @whetstone/bench bench:training
  */

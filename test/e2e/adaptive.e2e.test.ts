@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { eventually, fixtureDataset } from '@whetstone/testing';
+import { datasetFile, eventually, fixtureDataset } from '@whetstone/testing';
 import { signUpWithKey, startSystem, type RunningSystem } from './system';
 import { apiClient } from './training-helpers';
 
@@ -33,7 +33,7 @@ const [cards, lost, exchange] = ['card_arrival', 'lost_or_stolen_card', 'exchang
   Row[],
 ];
 // Scored only, never trained on: the three intents' rows of banking77 test.
-const scored = readFileSync(fixtureDataset('banking77/test.jsonl'), 'utf8')
+const scored = readFileSync(datasetFile('banking77/test.jsonl'), 'utf8')
   .trim()
   .split('\n')
   .map((l) => JSON.parse(l) as Row)

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { gzipSync } from 'node:zlib';
 import path from 'node:path';
 import type { Browser, Page, Response } from 'playwright-core';
-import { fixtureDataset, startFakeOpenAIUpstream, type FakeUpstream } from '@whetstone/testing';
+import { datasetFile, startFakeOpenAIUpstream, type FakeUpstream } from '@whetstone/testing';
 import { startSystem, type RunningSystem } from './system';
 import { grantCredits, openAiBatchOf } from './compat-helpers';
 import {
@@ -23,7 +23,7 @@ const describeWithBrowser = existsSync(CHROMIUM) ? describe : describe.skip;
 
 /** Small enough to train in seconds on a shared 2-core machine: 80 wikigold sentences, one epoch. */
 const smallDataset = () =>
-  readFileSync(fixtureDataset('wikigold/train.jsonl'), 'utf8').split('\n').filter(Boolean).slice(0, 80).join('\n');
+  readFileSync(datasetFile('wikigold/train.jsonl'), 'utf8').split('\n').filter(Boolean).slice(0, 80).join('\n');
 
 /**
  * Issue 17's browser journey, in real Chromium against the whole system as `pnpm start` runs it:

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { eventually, fixtureDataset } from '@whetstone/testing';
+import { datasetFile, eventually } from '@whetstone/testing';
 import { signUpWithKey, startSystem, type RunningSystem } from './system';
 
 /**
@@ -56,19 +56,19 @@ describe('datasets, end to end through pnpm start', () => {
   }, 30_000);
 
   it('takes the shared NER and classification files through the presigned URL to ready with the right size', async () => {
-    const ner = await upload('wikigold', 'extraction', 'jsonl', readFileSync(fixtureDataset('wikigold/train.jsonl')));
+    const ner = await upload('wikigold', 'extraction', 'jsonl', readFileSync(datasetFile('wikigold/train.jsonl')));
     expect(ner.put.status).toBe(200);
     const nerVersion = await processAndWait('wikigold', ner.version_number);
     expect(nerVersion).toMatchObject({ status: 'ready', size: 1355 });
 
-    const banking = readFileSync(fixtureDataset('banking77/test.jsonl'));
+    const banking = readFileSync(datasetFile('banking77/test.jsonl'));
     const clf = await upload('banking77', 'classification', 'jsonl', banking);
     expect((await processAndWait('banking77', clf.version_number)).status).toBe('ready');
     const rows = banking.toString('utf8').trim().split('\n').length;
     expect(((await (await get('/core/datasets/banking77/1')).json()) as { size: number }).size).toBe(rows);
 
     // Uploading again under the same name makes version 2, listed newest first.
-    const again = await upload('wikigold', 'extraction', 'jsonl', readFileSync(fixtureDataset('wikigold/dev.jsonl')));
+    const again = await upload('wikigold', 'extraction', 'jsonl', readFileSync(datasetFile('wikigold/dev.jsonl')));
     expect(again.version_number).toBe(2);
     await processAndWait('wikigold', 2);
     const versions = (await (await get('/core/datasets/wikigold')).json()) as {
@@ -111,7 +111,7 @@ describe('datasets, end to end through pnpm start', () => {
   }, 60_000);
 
   it('fails a broken file with a report that names the bad lines', async () => {
-    const good = readFileSync(fixtureDataset('wikigold/test.jsonl'), 'utf8').trim().split('\n').slice(0, 20);
+    const good = readFileSync(datasetFile('wikigold/test.jsonl'), 'utf8').trim().split('\n').slice(0, 20);
     good.splice(3, 0, '{"text": "Paris is nice", "entities": [{"start": 0, "end": 50, "label": "location"}]}');
     good.splice(7, 0, 'not json at all');
     const broken = await upload('broken', 'extraction', 'jsonl', good.join('\n'));

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { eventually, fixtureDataset } from '@whetstone/testing';
+import { datasetFile, eventually } from '@whetstone/testing';
 import { signUpWithKey, startSystem, type RunningSystem } from './system';
 import { apiClient } from './training-helpers';
 
@@ -37,7 +37,7 @@ describe('feedback datasets, end to end through pnpm start', () => {
     ({ key } = await signUpWithKey(base, 'feedback'));
     await uploadReady(
       { name: 'wikigold', type: 'extraction', format: 'jsonl', filename: 'dev.jsonl' },
-      readFileSync(fixtureDataset('wikigold/dev.jsonl')),
+      readFileSync(datasetFile('wikigold/dev.jsonl')),
     );
     const job = await json<{ id: string }>(
       await post('/core/training-jobs', {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import {
   eventually,
-  fixtureDataset,
+  datasetFile,
   startFakeAnthropicUpstream,
   startFakeOpenAIUpstream,
   type FakeUpstream,
@@ -77,7 +77,7 @@ describe('judge scores, end to end through pnpm start', () => {
     ({ key: otherKey } = await signUpWithKey(base, 'judge-other'));
     await uploadReady(
       { name: 'wikigold', type: 'extraction', format: 'jsonl', filename: 'dev.jsonl' },
-      readFileSync(fixtureDataset('wikigold/dev.jsonl')),
+      readFileSync(datasetFile('wikigold/dev.jsonl')),
     );
     const job = await json<{ id: string }>(
       await post('/core/training-jobs', {

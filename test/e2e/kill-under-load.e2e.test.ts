@@ -6,7 +6,7 @@
  * checkpoint. The figures go to docs/reliability.md ("Kill -9 under load").
  */
 import { readFileSync } from 'node:fs';
-import { eventually, fixtureDataset, withClient } from '@whetstone/testing';
+import { datasetFile, eventually, withClient } from '@whetstone/testing';
 import { signUpWithKey, startSystem, type RunningSystem } from './system';
 import { apiClient } from './training-helpers';
 
@@ -59,7 +59,7 @@ describe('kill -9 of every service under load (pnpm start)', () => {
     });
     // The shared test Postgres is busy with other suites: a 503 at sign-up is retried, not a failure here.
     ({ key, teamId } = await eventually(() => signUpWithKey(system.baseUrl, 'kill9').catch(() => null), 60_000, 2_000));
-    const rows = readFileSync(fixtureDataset('wikigold/train.jsonl'), 'utf8').split('\n').slice(0, 120).join('\n');
+    const rows = readFileSync(datasetFile('wikigold/train.jsonl'), 'utf8').split('\n').slice(0, 120).join('\n');
     const url = (await (
       await post('/core/datasets/upload/url', {
         dataset_name: 'kill9-train',

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { eventually, fixtureDataset } from '@whetstone/testing';
+import { datasetFile, eventually } from '@whetstone/testing';
 import { signUpWithKey, startSystem, type RunningSystem } from './system';
 import { apiClient, type Job } from './training-helpers';
 
@@ -12,7 +12,7 @@ interface Row {
 /** Five banking77 intents to learn (30 training rows each, 10 held out); a sixth, never trained on, held out as 'unsupported'. */
 function intentRows(): { rows: Row[]; known: string[] } {
   const byIntent = new Map<string, { text: string; label: string }[]>();
-  for (const line of readFileSync(fixtureDataset('banking77/test.jsonl'), 'utf8').split('\n').filter(Boolean)) {
+  for (const line of readFileSync(datasetFile('banking77/test.jsonl'), 'utf8').split('\n').filter(Boolean)) {
     const row = JSON.parse(line) as { text: string; label: string };
     byIntent.set(row.label, [...(byIntent.get(row.label) ?? []), row]);
   }

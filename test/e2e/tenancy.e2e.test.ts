@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import {
   eventually,
-  fixtureDataset,
+  datasetFile,
   startFakeAnthropicUpstream,
   startFakeOpenAIUpstream,
   type FakeUpstream,
@@ -55,7 +55,7 @@ describe('tenancy: another team gets 404 and no data on every id-bearing route',
     openapi = await json(await fetch(`${system.baseUrl}/openapi.json`));
 
     owned.dataset = `tenant-a-data-${Date.now()}`;
-    const rows = readFileSync(fixtureDataset('wikigold/dev.jsonl'), 'utf8').split('\n').slice(0, 60).join('\n');
+    const rows = readFileSync(datasetFile('wikigold/dev.jsonl'), 'utf8').split('\n').slice(0, 60).join('\n');
     await a.uploadReady(
       { name: owned.dataset, type: 'extraction', format: 'jsonl', filename: 'a.jsonl' },
       Buffer.from(rows),
@@ -311,7 +311,7 @@ describe('tenancy: another team gets 404 and no data on every id-bearing route',
       const url = new URL(issued.upload_url);
       expect(Number(url.searchParams.get('expires')) * 1000).toBe(Date.parse(issued.expires_at));
       expect(issued.expires_in_seconds).toBeGreaterThan(0);
-      const body = readFileSync(fixtureDataset('wikigold/dev.jsonl')).subarray(0, 200);
+      const body = readFileSync(datasetFile('wikigold/dev.jsonl')).subarray(0, 200);
       const refused = await tampered(url, 'PUT', body);
       expect(refused).toEqual(REFUSED);
       expect((await fetch(url, { method: 'PUT', body })).status).toBe(200);

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { eventually, fixtureDataset } from '@whetstone/testing';
+import { datasetFile, eventually } from '@whetstone/testing';
 import { signUpWithKey, startSystem, type RunningSystem } from './system';
 import { apiClient } from './training-helpers';
 
@@ -38,7 +38,7 @@ describe('a trainer killed at any point of a run resumes and completes, beside a
         filename: 'train.jsonl',
       })
     ).json()) as { upload_url: string };
-    const rows = readFileSync(fixtureDataset('wikigold/train.jsonl'), 'utf8').split('\n').slice(0, 200).join('\n');
+    const rows = readFileSync(datasetFile('wikigold/train.jsonl'), 'utf8').split('\n').slice(0, 200).join('\n');
     expect((await fetch(url.upload_url, { method: 'PUT', body: rows })).status).toBe(200);
     expect((await post('/core/datasets/upload/process', { dataset_name: 'wikigold-small' })).status).toBe(202);
     await eventually(

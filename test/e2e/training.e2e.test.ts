@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { eventually, fixtureDataset } from '@whetstone/testing';
+import { datasetFile, eventually, fixtureDataset } from '@whetstone/testing';
 import { signUpWithKey, startSystem, type RunningSystem } from './system';
 import { apiClient, fakeHub } from './training-helpers';
 
@@ -52,8 +52,7 @@ describe('training and serving trained models, end to end through pnpm start', (
       })
     ).json()) as { upload_url: string };
     expect(
-      (await fetch(url.upload_url, { method: 'PUT', body: readFileSync(fixtureDataset('wikigold/train.jsonl')) }))
-        .status,
+      (await fetch(url.upload_url, { method: 'PUT', body: readFileSync(datasetFile('wikigold/train.jsonl')) })).status,
     ).toBe(200);
     expect((await post('/core/datasets/upload/process', { dataset_name: 'wikigold' })).status).toBe(202);
     await eventually(

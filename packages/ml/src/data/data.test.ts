@@ -1,11 +1,8 @@
-import { existsSync, readFileSync } from 'node:fs';
-import path from 'node:path';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { datasetFile } from '@whetstone/testing';
 import { conllToJsonl, csvToJsonl, decodeUtf8, splitHeldOut, validateJsonl } from './index';
 import { JsonlValidator } from './validate';
-
-const SHARED = path.resolve(__dirname, '../../../../../shared/datasets');
-// The shared datasets sit beside the repository on every development machine and in CI.
-const describeShared = existsSync(SHARED) ? describe : describe.skip;
 
 describe('dataset validation', () => {
   it('when rows are broken in different ways, then each error names its line and field', () => {
@@ -192,15 +189,45 @@ describe('dataset validation', () => {
   });
 });
 
-describeShared('the shared real datasets validate cleanly', () => {
-  it('when wikigold and banking77 train files are validated, then every row is accepted with the documented counts', () => {
-    const ner = validateJsonl(readFileSync(path.join(SHARED, 'wikigold/train.jsonl'), 'utf8'), 'extraction');
-    expect(ner.errors).toEqual([]);
-    expect(ner.examples).toHaveLength(1355);
-    expect(ner.labels).toEqual({ location: 773, misc: 600, organization: 719, person: 752 });
-    const cls = validateJsonl(readFileSync(path.join(SHARED, 'banking77/train.jsonl'), 'utf8'), 'classification');
-    expect(cls.errors).toEqual([]);
-    expect(cls.examples).toHaveLength(5000);
-    expect(Object.keys(cls.labels)).toHaveLength(77);
+describe('the shipped datasets (datasets/)', () => {
+  const read = (file: string) => readFileSync(datasetFile(file));
+
+  it('when each file is hashed, then its sha256 and size are the ones datasets/README.md records', () => {
+    const recorded = [
+      ...read('README.md')
+        .toString('utf8')
+        .matchAll(/^\| `([a-z0-9]+\/[a-z]+\.jsonl)` \| ([\d,]+) \| `([0-9a-f]{64})` \|$/gm),
+    ];
+    expect(recorded.map((m) => m[1]).sort()).toEqual(
+      ['banking77', 'wikigold'].flatMap((set) => ['dev', 'test', 'train'].map((split) => `${set}/${split}.jsonl`)),
+    );
+    for (const [, file, bytes, sha256] of recorded) {
+      const content = read(file!);
+      expect([file, content.length, createHash('sha256').update(content).digest('hex')]).toEqual([
+        file,
+        Number(bytes!.replace(/,/g, '')),
+        sha256,
+      ]);
+    }
+  });
+
+  it('when wikigold is validated, then every row of every split is accepted with the documented counts', () => {
+    const counts = {
+      train: [1355, { location: 773, misc: 600, organization: 719, person: 752 }],
+      dev: [168, { location: 147, misc: 46, organization: 70, person: 72 }],
+      test: [173, { location: 94, misc: 66, organization: 109, person: 110 }],
+    } as const;
+    for (const [split, [sentences, entities]] of Object.entries(counts)) {
+      const ner = validateJsonl(read(`wikigold/${split}.jsonl`).toString('utf8'), 'extraction');
+      expect([split, ner.errors, ner.examples.length, ner.labels]).toEqual([split, [], sentences, entities]);
+    }
+  });
+
+  it('when banking77 is validated, then every row of every split is accepted, with all 77 intents in each', () => {
+    const counts = { train: 5000, dev: 1003, test: 3080 };
+    for (const [split, rows] of Object.entries(counts)) {
+      const cls = validateJsonl(read(`banking77/${split}.jsonl`).toString('utf8'), 'classification');
+      expect([split, cls.errors, cls.examples.length, Object.keys(cls.labels).length]).toEqual([split, [], rows, 77]);
+    }
   });
 });

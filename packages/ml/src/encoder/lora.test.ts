@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { fixtureDataset } from '@whetstone/testing';
+import { datasetFile } from '@whetstone/testing';
 import { loadGlove } from '../assets/load';
 import { loadEncoderBase } from './base';
 import { EncoderTrainer } from './train';
 
-const rows = readFileSync(fixtureDataset('wikigold/train.jsonl'), 'utf8')
+const rows = readFileSync(datasetFile('wikigold/train.jsonl'), 'utf8')
   .trim()
   .split('\n')
   .slice(0, 64)

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { fixtureDataset } from '@whetstone/testing';
+import { datasetFile } from '@whetstone/testing';
 import { extractBaseModel } from '../zeroshot/base-model';
 import { loadModel, trainModel } from './index';
 
@@ -7,7 +7,7 @@ import { loadModel, trainModel } from './index';
 jest.setTimeout(240_000);
 
 const read = (file: string, n: number) =>
-  readFileSync(fixtureDataset(file), 'utf8')
+  readFileSync(datasetFile(file), 'utf8')
     .trim()
     .split('\n')
     .slice(0, n)

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { fixtureDataset } from '@whetstone/testing';
+import { datasetFile, fixtureDataset } from '@whetstone/testing';
 import { spanPRF } from '../eval/metrics';
 import { extractBaseModel } from '../zeroshot/base-model';
 import { zeroShotSpans } from '../zeroshot/entities';
@@ -10,7 +10,7 @@ import { loadModel, mergeAdapter, readManifest, trainModel, type Checkpoint, typ
 jest.setTimeout(240_000);
 
 const read = (file: string, n: number) =>
-  readFileSync(fixtureDataset(file), 'utf8')
+  readFileSync(file, 'utf8')
     .trim()
     .split('\n')
     .slice(0, n)
@@ -24,8 +24,8 @@ const read = (file: string, n: number) =>
         },
     );
 
-const train = read('wikigold/train.jsonl', 240);
-const heldout = read('wikigold/test.jsonl', 80);
+const train = read(datasetFile('wikigold/train.jsonl'), 240);
+const heldout = read(datasetFile('wikigold/test.jsonl'), 80);
 const hp = { nrEpochs: 3, learningRate: 0.002, seed: 3 };
 const predictions = (bundle: Uint8Array) => {
   const model = loadModel(bundle);
@@ -126,7 +126,7 @@ describe('the training pipeline', () => {
   });
 
   it('learns classification tasks, and falls back to zero-shot for labels it was not trained on', async () => {
-    const rows = read('banking77/train-3-intents.jsonl', 1000);
+    const rows = read(fixtureDataset('banking77/train-3-intents.jsonl'), 1000);
     const result = await trainModel({
       baseModel: 'whetstone-extract-base',
       trainingType: 'full',
@@ -148,7 +148,7 @@ describe('the training pipeline', () => {
   });
 
   it('when the caller asks for rejection, then a threshold fitted on held-out rows is stored and serving applies it', async () => {
-    const rows = read('banking77/train-3-intents.jsonl', 1000);
+    const rows = read(fixtureDataset('banking77/train-3-intents.jsonl'), 1000);
     const intents = [...new Set(rows.map((r) => r.label))].sort();
     const unknown = intents[2]!;
     const known = rows.filter((r) => r.label !== unknown);

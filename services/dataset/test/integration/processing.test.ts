@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fromBinary } from '@bufbuild/protobuf';
 import { FsBlobStore } from '@whetstone/blobs';
 import { DatasetVersionStatusChangedSchema, VersionStatus } from '@whetstone/proto/dataset/v1';
-import { applyMigrations, createTestSchema, fixtureDataset, withClient, type TestSchema } from '@whetstone/testing';
+import { applyMigrations, createTestSchema, datasetFile, withClient, type TestSchema } from '@whetstone/testing';
 import { createPrismaClient, type PrismaClient } from '../../src/adapters/prisma-client';
 import { prismaDatasetStore } from '../../src/adapters/prisma-store';
 import { createDatasetContext } from '../../src/application/context';
@@ -51,7 +51,7 @@ describe('dataset processing on Postgres and the filesystem store', () => {
       format: 'jsonl',
       filename: 'train.jsonl',
     });
-    await blobs.put('datasets', version.uploadKey, readFileSync(fixtureDataset('wikigold/dev.jsonl')));
+    await blobs.put('datasets', version.uploadKey, readFileSync(datasetFile('wikigold/dev.jsonl')));
     // What a crash leaves behind: converting, claimed by a process that is gone.
     expect(await store.transition(version.id, ['uploading'], 'converting')).toBe(true);
     expect(await store.claim(version.id, 'crashed', 60_000)).toBe(true);
@@ -68,7 +68,7 @@ describe('dataset processing on Postgres and the filesystem store', () => {
     const done = await store.getVersionById(version.id);
     expect(done).toMatchObject({
       status: 'ready',
-      size: readFileSync(fixtureDataset('wikigold/dev.jsonl'), 'utf8').trim().split('\n').length,
+      size: readFileSync(datasetFile('wikigold/dev.jsonl'), 'utf8').trim().split('\n').length,
     });
 
     // Every transition was written to the outbox with the state change.
@@ -150,7 +150,7 @@ describe('dataset processing on Postgres and the filesystem store', () => {
     });
     const input = { teamId: 'mixed', name: 'wiki', type: 'extraction', format: 'jsonl', filename: 'a.jsonl' } as const;
     const first = await createUpload(datasets, input);
-    await blobs.put('datasets', first.version.uploadKey, readFileSync(fixtureDataset('wikigold/dev.jsonl')));
+    await blobs.put('datasets', first.version.uploadKey, readFileSync(datasetFile('wikigold/dev.jsonl')));
     await processUpload(datasets, 'mixed', 'wiki', 1);
     await datasets.work.idle();
     const second = await createUpload(datasets, input);

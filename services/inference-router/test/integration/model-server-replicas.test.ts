@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { trainModel } from '@whetstone/ml';
 import { ModelServerService, ModelState } from '@whetstone/proto/inference/v1';
 import { closeRpcChannels, createHealthChecker, createRpcClient } from '@whetstone/rpc';
-import { eventually, fixtureDataset } from '@whetstone/testing';
+import { datasetFile, eventually } from '@whetstone/testing';
 import { GrpcModelFleet } from '../../src/adapters/model-fleet';
 import { resolveModelServers } from '../../src/adapters/model-server-discovery';
 
@@ -68,7 +68,7 @@ async function extractsServed(replica: Replica): Promise<number> {
 }
 
 const rows = (file: string, n: number) =>
-  readFileSync(fixtureDataset(file), 'utf8')
+  readFileSync(datasetFile(file), 'utf8')
     .trim()
     .split('\n')
     .slice(0, n)

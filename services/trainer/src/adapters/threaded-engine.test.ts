@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { AppError } from '@whetstone/errors';
-import { fixtureDataset } from '@whetstone/testing';
+import { datasetFile } from '@whetstone/testing';
 import type { Progress } from '../domain/progress';
 import type { TrainHooks } from '../application/ports';
 import { ThreadedEngine } from './threaded-engine';
 
 const rows = (file: string, n: number) =>
-  readFileSync(fixtureDataset(file), 'utf8')
+  readFileSync(datasetFile(file), 'utf8')
     .split('\n')
     .filter(Boolean)
     .slice(0, n)
