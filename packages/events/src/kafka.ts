@@ -11,7 +11,7 @@ const JOIN_TIMEOUT_MS = 60_000;
  * handler walks the batch, resolving each offset after its handler settles (a failure redelivers from that event,
  * nothing after it is skipped). Handlers are idempotent per event id, as on the Postgres log. Topics are created
  * (once per process, when missing) from the names in topics.ts before first use, so a broker with topic
- * auto-creation off works too. Its contract tests (transport.contract.ts) run only when KAFKA_BROKERS is set.
+ * auto-creation off works too. Its contract tests (kafka.test.ts) run against a real one-node broker.
  */
 export class KafkaTransport implements EventTransport {
   private readonly kafka: Kafka;
@@ -48,6 +48,9 @@ export class KafkaTransport implements EventTransport {
 
   async subscribe(options: SubscribeOptions): Promise<Subscription> {
     await this.ensureTopics(options.topics);
+    // Where each partition ends now: a new group's "latest" is resolved at its first fetch, after the join, and an
+    // event published in between would be skipped. Seeking to these offsets keeps "published after subscribe".
+    const ends = options.fromLatest ? await this.endOffsets(options.topics) : [];
     const consumer = this.kafka.consumer({ groupId: options.group });
     this.consumers.add(consumer);
     await consumer.connect();
@@ -89,6 +92,7 @@ export class KafkaTransport implements EventTransport {
         }
       },
     });
+    for (const end of ends) consumer.seek(end);
     await withTimeout(joined, JOIN_TIMEOUT_MS, `consumer group ${options.group} did not join within 60 s`);
     return {
       stop: async () => {
@@ -101,6 +105,22 @@ export class KafkaTransport implements EventTransport {
   async close(): Promise<void> {
     await Promise.all([...this.consumers].map((c) => c.disconnect()));
     await this.producer?.disconnect();
+  }
+
+  /** The next offset of every partition of `topics` (the high watermark). */
+  private async endOffsets(topics: string[]): Promise<{ topic: string; partition: number; offset: string }[]> {
+    const admin = this.kafka.admin();
+    await admin.connect();
+    try {
+      const perTopic = await Promise.all(
+        topics.map(async (topic) =>
+          (await admin.fetchTopicOffsets(topic)).map(({ partition, high }) => ({ topic, partition, offset: high })),
+        ),
+      );
+      return perTopic.flat();
+    } finally {
+      await admin.disconnect();
+    }
   }
 
   /** Creates the topics that do not exist yet (the broker's partition and replica defaults), once per process. */
