@@ -39,6 +39,8 @@ Environment:
   DATABASE_URL          use this Postgres server instead of the embedded one
   REDIS_URL             use Redis for rate limits and cache invalidation
   LOG_LEVEL             pino level for every service (default: info)
+  HOST                  where the gateway listens (default: 0.0.0.0, every interface); the other
+                        services' gRPC and metrics ports listen on 127.0.0.1 only
 `;
 
 const ROOT = path.resolve(__dirname, '..');
@@ -227,6 +229,9 @@ function serviceEnv(
   return {
     NODE_ENV: process.env.NODE_ENV ?? 'development',
     PORT: String(d.port === 0 ? 0 : d.port + run.offset),
+    // Internal gRPC and metrics ports are for this machine alone; the gateway listens where its HOST says
+    // (every interface by default), the one public port.
+    ...(d.kind === 'http' ? {} : { HOST: '127.0.0.1' }),
     ...(d.metricsPort ? { METRICS_PORT: String(d.metricsPort + run.offset + i) } : {}),
     DATABASE_URL: withSchema(run.serverUrl, d.schema ?? 'public'),
     EVENTS_DATABASE_URL: run.serverUrl,

@@ -1,10 +1,26 @@
 import { execFile } from 'node:child_process';
+import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { DEPLOYABLES } from '../../scripts/lib/deployables';
 import { startSystem, type RunningSystem } from './system';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '..', '..');
+
+/**
+ * Whether `host:port` accepts a TCP connection. 127.0.0.2 is loopback too (Linux routes 127.0.0.0/8 to lo) but
+ * not 127.0.0.1: a port bound to 127.0.0.1 refuses it and one bound to every interface accepts it, so it stands in
+ * for another machine's address.
+ */
+const accepts = (host: string, port: number) =>
+  new Promise<boolean>((resolve) => {
+    const socket = net.connect({ host, port }, () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
 
 /**
  * Issue 2's "done when", tried as a new user would: the system started exactly
@@ -109,4 +125,22 @@ describe('front door, end to end through pnpm start', () => {
       scope: 'ip',
     });
   }, 120_000);
+
+  it('when the system runs, then the gateway alone listens beyond loopback: every gRPC and metrics port is 127.0.0.1 only', async () => {
+    const offset = Number(new URL(system.baseUrl).port) - 8080;
+    const ports = DEPLOYABLES.flatMap((d) =>
+      [
+        { name: d.name, port: d.port },
+        { name: `${d.name} metrics`, port: d.metricsPort ?? 0 },
+      ].filter((p) => p.port > 0),
+    );
+    const seen = await Promise.all(
+      ports.map(async ({ name, port }) => ({
+        name,
+        loopback: await accepts('127.0.0.1', port + offset),
+        other: await accepts('127.0.0.2', port + offset),
+      })),
+    );
+    expect(seen).toEqual(ports.map(({ name }) => ({ name, loopback: true, other: name === 'gateway' })));
+  });
 });

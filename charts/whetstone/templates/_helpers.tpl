@@ -35,6 +35,10 @@ app.kubernetes.io/instance: {{ .root.Release.Name }}
 {{- $root := .root -}}
 - name: PORT
   value: {{ .svc.port | quote }}
+{{- /* Every interface: the kubelet's probes, peers and Prometheus reach the pod's IP (the services' own default,
+for one machine, is loopback). NetworkPolicies decide who may connect. */}}
+- name: HOST
+  value: "0.0.0.0"
 {{- with .svc.metricsPort }}
 - name: METRICS_PORT
   value: {{ . | quote }}

@@ -28,6 +28,15 @@ export function loadConfig<S extends z.ZodObject>(schema: S, env: NodeJS.Process
 /** Common field helpers so every service spells its variables the same way. */
 export const env = {
   port: (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback),
+  /**
+   * The address a server listens on (`HOST`): `127.0.0.1`, loopback only, for an internal port on one machine;
+   * `0.0.0.0`, every interface, where other hosts must reach it (a pod: the chart sets it).
+   */
+  host: (fallback: string) =>
+    z
+      .string()
+      .regex(/^[\w.:-]+$/, 'must be an IP address or host name, e.g. 127.0.0.1 or 0.0.0.0')
+      .default(fallback),
   url: () => z.string().url(),
   bool: (fallback: boolean) =>
     z

@@ -21,7 +21,7 @@ export interface RpcServerOptions {
   name: string;
   /** 0 picks a free port; `server.port` tells which. */
   port: number;
-  /** Defaults to 0.0.0.0 (all interfaces), as a pod needs. */
+  /** The address to listen on: 127.0.0.1 (loopback only) by default; a pod passes 0.0.0.0 (every interface). */
   host?: string;
   logger: Logger;
   register: (router: ServiceRouter) => void;
@@ -111,12 +111,12 @@ export async function createRpcServer(options: RpcServerOptions): Promise<RpcSer
 
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync(
-      `${options.host ?? '0.0.0.0'}:${options.port}`,
+      `${options.host ?? '127.0.0.1'}:${options.port}`,
       grpc.ServerCredentials.createInsecure(),
       (err, p) => (err ? reject(err) : resolve(p)),
     ),
   );
-  options.logger.debug({ service: options.name, port }, 'rpc server listening');
+  options.logger.debug({ service: options.name, host: options.host ?? '127.0.0.1', port }, 'rpc server listening');
 
   const setServing = health.setServing;
   return {

@@ -33,12 +33,12 @@ export function createServiceMetrics(service: string): ServiceMetrics {
   return { registry, onCall };
 }
 
-/** Serve `GET /metrics` on `port` (0 picks a free one). */
+/** Serve `GET /metrics` on `port` (0 picks a free one) at `host`: loopback only unless told (a pod passes 0.0.0.0). */
 export async function startMetricsServer(
   registry: Registry,
   port: number,
-  host = '0.0.0.0',
-): Promise<{ port: number; close(): Promise<void> }> {
+  host = '127.0.0.1',
+): Promise<{ port: number; address: string; close(): Promise<void> }> {
   const server = http.createServer((req, res) => {
     if (req.method !== 'GET' || req.url !== '/metrics') {
       res.writeHead(404).end();
@@ -53,8 +53,10 @@ export async function startMetricsServer(
     server.once('error', reject);
     server.listen(port, host, resolve);
   });
+  const { port: bound, address } = server.address() as AddressInfo;
   return {
-    port: (server.address() as AddressInfo).port,
+    port: bound,
+    address,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

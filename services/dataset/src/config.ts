@@ -6,6 +6,8 @@ const schema = z.object({
   ...eventsEnv,
   ...blobEnv,
   PORT: env.port(50052),
+  /** Where the gRPC and metrics ports listen: loopback unless set (the chart sets 0.0.0.0). */
+  HOST: env.host('127.0.0.1'),
   METRICS_PORT: env.port(9452),
   LOG_LEVEL: env.logLevel(),
   DATABASE_URL: env.url(),

@@ -53,6 +53,7 @@ async function main(): Promise<void> {
   const metrics = createServiceMetrics('dataset');
   const server = await createRpcServer({
     name: 'dataset',
+    host: config.HOST,
     port: config.PORT,
     logger,
     metrics: metrics.registry,
@@ -60,7 +61,7 @@ async function main(): Promise<void> {
     dependencies: events.dependencies,
     register: (router) => app.registerRoutes(router),
   });
-  const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
+  const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT, config.HOST);
   const resumed = (await app.resumeAbandoned()) + (await app.resumeGenerations());
   const sweep = setInterval(
     () => void app.resumeAbandoned().catch((err: unknown) => logger.warn({ err }, 'sweep failed')),

@@ -4,7 +4,8 @@ const int = (fallback: number) => z.coerce.number().int().positive().default(fal
 
 const schema = z.object({
   PORT: env.port(8080),
-  HOST: z.string().default('0.0.0.0'),
+  /** The public HTTP port listens on every interface unless set. */
+  HOST: env.host('0.0.0.0'),
   LOG_LEVEL: env.logLevel(),
   KEY_BILLING_ADDR: env.addr().default('127.0.0.1:50051'),
   /** The inference-router; inference, catalog and project routes are mounted when set. */

@@ -97,6 +97,7 @@ async function main(): Promise<void> {
 
   const server = await createRpcServer({
     name: 'inference-history',
+    host: config.HOST,
     port: config.PORT,
     logger,
     metrics: metrics.registry,
@@ -104,7 +105,7 @@ async function main(): Promise<void> {
     register: (router) => app.registerRoutes(router),
     onCall: metrics.onCall,
   });
-  const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
+  const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT, config.HOST);
   logger.info(
     { port: server.port, metricsPort: metricsServer.port, events: config.EVENTS_TRANSPORT },
     'inference-history listening',

@@ -5,6 +5,8 @@ import { type UpstreamProviderConfig, upstreamProvidersOf } from './upstream-con
 const schema = z.object({
   ...eventsEnv,
   PORT: env.port(50054),
+  /** Where the gRPC and metrics ports listen: loopback unless set (the chart sets 0.0.0.0). */
+  HOST: env.host('127.0.0.1'),
   METRICS_PORT: env.port(9454),
   LOG_LEVEL: env.logLevel(),
   DATABASE_URL: env.url(),

@@ -131,6 +131,7 @@ async function main(): Promise<void> {
   const training = await startTrainingConsumer(events.transport, app, logger);
   const server = await createRpcServer({
     name: 'inference-router',
+    host: config.HOST,
     port: config.PORT,
     logger,
     metrics: metrics.registry,
@@ -138,7 +139,7 @@ async function main(): Promise<void> {
     dependencies: events.dependencies,
     register: (r) => app.registerRoutes(r),
   });
-  const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
+  const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT, config.HOST);
   const resumed = await app.resumePendingDeployments();
   const batchWorker = startBatchWorker(config, app);
   logger.info(

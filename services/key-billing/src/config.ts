@@ -4,6 +4,8 @@ import { eventsEnv } from '@whetstone/events';
 const schema = z.object({
   ...eventsEnv,
   PORT: env.port(50051),
+  /** Where the gRPC and metrics ports listen: loopback unless set (the chart sets 0.0.0.0). */
+  HOST: env.host('127.0.0.1'),
   METRICS_PORT: env.port(9451),
   DATABASE_URL: env.url(),
   /** When set, admin RPCs require `authorization: Bearer <ADMIN_TOKEN>`. */

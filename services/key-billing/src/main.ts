@@ -52,6 +52,7 @@ async function main(): Promise<void> {
   const metrics = createServiceMetrics('key-billing');
   const server = await createRpcServer({
     name: 'key-billing',
+    host: config.HOST,
     port: config.PORT,
     logger,
     metrics: metrics.registry,
@@ -59,7 +60,7 @@ async function main(): Promise<void> {
     register: (router) => app.registerRoutes(router),
     onCall: metrics.onCall,
   });
-  const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
+  const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT, config.HOST);
   logger.info(
     {
       port: server.port,

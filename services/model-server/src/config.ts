@@ -4,6 +4,8 @@ import { env, loadConfig, z } from '@whetstone/config';
 const schema = z.object({
   ...blobEnv,
   PORT: env.port(50055),
+  /** Where the gRPC and metrics ports listen: loopback unless set (the chart sets 0.0.0.0). */
+  HOST: env.host('127.0.0.1'),
   METRICS_PORT: env.port(9455),
   LOG_LEVEL: env.logLevel(),
   /** Memory budget for loaded models; the least recently used are evicted beyond it. */

@@ -41,6 +41,7 @@ async function main(): Promise<void> {
   if (prefixCache) registerPrefixCacheMetrics(metrics.registry, prefixCache);
   const server = await createRpcServer({
     name: 'model-server',
+    host: config.HOST,
     port: config.PORT,
     logger,
     metrics: metrics.registry,
@@ -49,7 +50,7 @@ async function main(): Promise<void> {
     servingAtStart: false,
     register: (router) => app.registerRoutes(router),
   });
-  const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
+  const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT, config.HOST);
   logger.info(
     { port: server.port, metricsPort: metricsServer.port, budgetMb: config.MODEL_MEMORY_BUDGET_MB },
     'model-server listening',

@@ -4,6 +4,8 @@ import { env, loadConfig, z } from '@whetstone/config';
 const schema = z.object({
   ...blobEnv,
   METRICS_PORT: env.port(9457),
+  /** Where the metrics port listens: loopback unless set (the chart sets 0.0.0.0). */
+  HOST: env.host('127.0.0.1'),
   LOG_LEVEL: env.logLevel(),
   TRAINING_ORCHESTRATOR_ADDR: env.addr().default('127.0.0.1:50053'),
   /** Names this worker in leases and logs; host and pid by default. */

@@ -36,7 +36,7 @@ async function main(): Promise<void> {
     ...(config.TRAINER_FAILPOINT_FILE ? { failpoints: failpointFile(config.TRAINER_FAILPOINT_FILE, logger) } : {}),
   });
   const metrics = createServiceMetrics('trainer');
-  const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
+  const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT, config.HOST);
   logger.info({ trainerId, metricsPort: metricsServer.port }, 'trainer waiting for work');
   const running = app.run();
 

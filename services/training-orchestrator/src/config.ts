@@ -6,6 +6,8 @@ const schema = z.object({
   ...eventsEnv,
   ...blobEnv,
   PORT: env.port(50053),
+  /** Where the gRPC and metrics ports listen: loopback unless set (the chart sets 0.0.0.0). */
+  HOST: env.host('127.0.0.1'),
   METRICS_PORT: env.port(9453),
   LOG_LEVEL: env.logLevel(),
   DATABASE_URL: env.url(),

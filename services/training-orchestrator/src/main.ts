@@ -96,6 +96,7 @@ async function main(): Promise<void> {
   const metrics = createServiceMetrics('training-orchestrator');
   const server = await createRpcServer({
     name: 'training-orchestrator',
+    host: config.HOST,
     port: config.PORT,
     logger,
     metrics: metrics.registry,
@@ -103,7 +104,7 @@ async function main(): Promise<void> {
     dependencies: events.dependencies,
     register: (router) => app.registerRoutes(router),
   });
-  const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
+  const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT, config.HOST);
   logger.info(
     { port: server.port, metricsPort: metricsServer.port, leaseSeconds: config.TRAINER_LEASE_SECONDS },
     'training-orchestrator listening',
