@@ -53,8 +53,19 @@ function adminToken(env: AdminCliEnv): string | undefined {
 class UsageError extends Error {}
 
 const ACCOUNT_HELP = '  --team <id>          the team id\n  --email <address>    or the email of a team member\n';
-const COMMON_HELP =
-  '  --addr <host:port>   key-billing address (default: $KEY_BILLING_ADDR or 127.0.0.1:50051)\n  -h, --help           show this help\n';
+/** `--data-dir` and `--port-offset` are read by scripts/whetstone.ts, which sets KEY_BILLING_ADDR and ADMIN_TOKEN from them. */
+const COMMON_HELP = `  --data-dir <dir>     the --data-dir of the \`pnpm start\` to talk to (default: .data): key-billing's
+                       address is read from <dir>/run.json, the admin token from <dir>/secrets.json
+  --port-offset <n>    when no system is running from that data dir: key-billing at 127.0.0.1:(50051 + n)
+  --addr <host:port>   key-billing's address (default: $KEY_BILLING_ADDR, else as above)
+  -h, --help           show this help
+`;
+
+/** What to do when key-billing does not answer at `addr`: most often the system runs from another data dir. */
+const UNREACHABLE_HINT =
+  'The admin CLI talks to the system `pnpm start` runs from the same data dir. If it was started with ' +
+  '`--data-dir <dir>`, pass the same `--data-dir <dir>` here: the address is read from <dir>/run.json, ' +
+  "written while that system runs. Or give key-billing's address with --addr or KEY_BILLING_ADDR.";
 
 interface Command {
   summary: string;
@@ -273,7 +284,9 @@ ${Object.entries(COMMANDS)
   .join('\n')}
 
 Run \`pnpm whetstone admin <command> --help\` for a command's options.
-The admin token is $ADMIN_TOKEN, else the one \`pnpm start\` keeps in .data/secrets.json.
+Every command talks to the system \`pnpm start\` runs from the same data dir: give it the same
+\`--data-dir <dir>\` (default: .data; key-billing's address is read from <dir>/run.json).
+The admin token is $ADMIN_TOKEN, else the one \`pnpm start\` keeps in <dir>/secrets.json.
 `;
 
 function commandHelp(name: string, command: Command): string {
@@ -284,7 +297,7 @@ function commandHelp(name: string, command: Command): string {
 function errorText(err: unknown, addr?: string): string {
   if (err instanceof AppError) {
     if (err.reason === 'DEPENDENCY_UNAVAILABLE' && addr)
-      return `cannot reach key-billing at ${addr}: is it running? (${err.message})`;
+      return `cannot reach key-billing at ${addr} (${err.message}). ${UNREACHABLE_HINT}`;
     return `${err.message} (${err.reason})`;
   }
   return err instanceof Error ? err.message : String(err);
