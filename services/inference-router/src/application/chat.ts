@@ -43,12 +43,17 @@ export interface ChatCall {
 /** Output tokens assumed for a built-in decoder's credit check when the call sets no limit. */
 const DEFAULT_MAX_TOKENS = 128;
 
-/** A field this model cannot honour: the message says why, the field's own entry only that it is not supported. */
+/**
+ * A field this model cannot honour: the message says why, the field's own entry what is wrong with it (by
+ * default, that it is not supported). The compatible surfaces print them as one line, `<message>: <field>:
+ * <entry>`, so the message ends without a full stop and the two never disagree.
+ */
 function refuse(
   field: 'schema' | 'tools' | 'response_format' | 'logprobs' | 'logit_bias' | 'echo' | 'max_tokens',
   message: string,
+  entry = 'is not supported by this model',
 ): never {
-  throw errors.invalid(Reasons.VALIDATION_FAILED, message, [{ field, message: 'is not supported by this model' }]);
+  throw errors.invalid(Reasons.VALIDATION_FAILED, message, [{ field, message: entry }]);
 }
 
 /** Streams the reply to one chat call; the last piece carries the finish reason, usage and ids. */
@@ -95,21 +100,21 @@ function serverOf(request: ChatRequest, target: Target): Server {
   const bias = request.options.logitBias !== undefined;
   if (target.entry.task === 'extraction') {
     if (logprobs)
-      refuse('logprobs', `Model '${request.model}' is an extraction model: it has no token log probabilities.`);
-    if (bias) refuse('logit_bias', `Model '${request.model}' is an extraction model: it has no tokens to bias.`);
+      refuse('logprobs', `Model '${request.model}' is an extraction model: it has no token log probabilities`);
+    if (bias) refuse('logit_bias', `Model '${request.model}' is an extraction model: it has no tokens to bias`);
     return 'extraction';
   }
   if (request.schemaJson.length)
-    refuse('schema', `Model '${request.model}' is not an extraction model: leave out the schema.`);
+    refuse('schema', `Model '${request.model}' is not an extraction model: leave out the schema`);
   if (target.entry.upstream) {
     upstreamFits(request, target);
     return 'upstream';
   }
-  if (request.tools.length) refuse('tools', `Model '${request.model}' cannot call tools; only upstream models do.`);
+  if (request.tools.length) refuse('tools', `Model '${request.model}' cannot call tools; only upstream models do`);
   if (request.responseFormat)
     refuse(
       'response_format',
-      `Model '${request.model}' cannot constrain its reply to JSON; leave out response_format (or use type "text").`,
+      `Model '${request.model}' cannot constrain its reply to JSON; leave out response_format (or use type "text")`,
     );
   return 'decoder';
 }
@@ -118,18 +123,18 @@ function serverOf(request: ChatRequest, target: Target): Server {
 function upstreamFits(request: ChatRequest, target: Target): void {
   const { options, model } = request;
   if (options.logprobs !== undefined && target.entry.provider === 'anthropic')
-    refuse('logprobs', `Model '${model}' is served by a Messages-API provider, which gives no log probabilities.`);
+    refuse('logprobs', `Model '${model}' is served by a Messages-API provider, which gives no log probabilities`);
   if (options.logitBias && target.entry.provider === 'anthropic')
-    refuse('logit_bias', `Model '${model}' is served by a Messages-API provider, which takes no logit_bias.`);
+    refuse('logit_bias', `Model '${model}' is served by a Messages-API provider, which takes no logit_bias`);
   if (options.promptOnly)
     refuse(
       'max_tokens',
-      `Model '${model}' is an upstream model: max_tokens 0 (the echoed prompt alone) is for built-in decoders; ask for at least 1 token.`,
+      `Model '${model}' is an upstream model: max_tokens 0 (the echoed prompt alone) is for built-in decoders; ask for at least 1 token`,
     );
   if (options.logprobs !== undefined && options.promptLogprobs)
     refuse(
       'echo',
-      `Model '${model}' is an upstream model, whose provider gives no log probabilities of the prompt; leave out logprobs with echo.`,
+      `Model '${model}' is an upstream model, whose provider gives no log probabilities of the prompt; leave out logprobs with echo`,
     );
 }
 
@@ -161,7 +166,11 @@ export async function countChatTokens(deps: RouterDeps, caller: Caller, request:
 /** The text an extraction model reads: the last user turn, with a schema to extract with. */
 function extractionText(request: ChatRequest): string {
   if (!request.schemaJson.length)
-    refuse('schema', `Model '${request.model}' is an extraction model: give a schema to extract with.`);
+    refuse(
+      'schema',
+      `Model '${request.model}' extracts with a schema, and the request has none`,
+      'is required for extraction models: give entities, classifications, relations or structures',
+    );
   const lastUser = [...request.messages].reverse().find((m) => m.role === 'user');
   const text = lastUser ? textOf(lastUser.content) : '';
   if (!text)

@@ -1,3 +1,4 @@
+import { toHttpError } from '@whetstone/errors';
 import { trainDecoderLora } from '@whetstone/ml';
 import {
   ChatRole,
@@ -59,6 +60,11 @@ describe('Chat with built-in models: extraction with a schema and a trained deco
   it('when the schema is missing, misplaced, or the model cannot serve, then the error names why', async () => {
     const noSchema = await rpcError(chat({ model: 'whetstone-extract-base' }));
     expect([noSchema.kind, noSchema.fieldErrors[0]?.field]).toEqual(['InvalidArgument', 'schema']);
+    // One line on the compatible surfaces, `<message>: <field>: <entry>`, that says the same thing throughout.
+    expect((toHttpError(noSchema, 'openai').body as { error: { message: string } }).error.message).toBe(
+      "Model 'whetstone-extract-base' extracts with a schema, and the request has none: schema: is required for " +
+        'extraction models: give entities, classifications, relations or structures',
+    );
     const misplaced = await rpcError(chat({ model: decoderJob, schemaJson: json({ entities: ['x'] }) }));
     expect(misplaced.fieldErrors[0]?.field).toBe('schema');
     const tools = await rpcError(chat({ model: decoderJob, toolsJson: json([{ name: 'f' }]) }));
