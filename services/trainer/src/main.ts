@@ -4,7 +4,14 @@ import os from 'node:os';
 import { blobStoreFromEnv } from '@whetstone/blobs';
 import { TrainerService } from '@whetstone/proto/training/v1';
 import { createRpcClient } from '@whetstone/rpc';
-import { createLogger, createServiceMetrics, initTelemetry, runMain, startMetricsServer } from '@whetstone/telemetry';
+import {
+  createLogger,
+  createServiceMetrics,
+  drainOnSignals,
+  initTelemetry,
+  runMain,
+  startMetricsServer,
+} from '@whetstone/telemetry';
 import { blobArtifacts } from './adapters/blob-artifacts';
 import { failpointFile } from './adapters/failpoint-file';
 import { orchestratorOverRpc } from './adapters/orchestrator.client';
@@ -40,17 +47,20 @@ async function main(): Promise<void> {
   logger.info({ trainerId, metricsPort: metricsServer.port }, 'trainer waiting for work');
   const running = app.run();
 
-  const stop = async (signal: string) => {
-    logger.info({ signal }, 'stopping');
-    app.stop();
-    await Promise.race([running, new Promise((r) => setTimeout(r, STOP_GRACE_MS))]);
-    await engine.close();
-    await metricsServer.close();
-    await telemetry.shutdown().catch(() => undefined);
-    process.exit(0);
-  };
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
+  // The same shutdown as every deployable: one 'draining' line (a Ctrl-C under `pnpm start` sends SIGINT,
+  // then the supervisor SIGTERM), then 'stopped' once the work loop, the engine and the metrics port are done.
+  drainOnSignals(
+    logger,
+    [
+      async () => {
+        app.stop();
+        await Promise.race([running, new Promise((r) => setTimeout(r, STOP_GRACE_MS).unref())]);
+      },
+      () => engine.close(),
+      () => metricsServer.close(),
+    ],
+    telemetry,
+  );
 }
 
 runMain('trainer', main);
