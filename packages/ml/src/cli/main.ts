@@ -55,9 +55,9 @@ Options:
   -h, --help            show this help
 
 Examples:
-  pnpm whetstone ml train --data ../shared/datasets/wikigold/train.jsonl --eval ../shared/datasets/wikigold/test.jsonl --out .data/models/wikigold
-  pnpm whetstone ml train --mode lora --data ../shared/datasets/wikigold/train.jsonl --out .data/models/wikigold-lora
-  pnpm whetstone ml train --data ../shared/datasets/banking77/train.jsonl --eval ../shared/datasets/banking77/test.jsonl --out .data/models/banking77
+  pnpm whetstone ml train --data datasets/wikigold/train.jsonl --eval datasets/wikigold/test.jsonl --out .data/models/wikigold
+  pnpm whetstone ml train --mode lora --data datasets/wikigold/train.jsonl --out .data/models/wikigold-lora
+  pnpm whetstone ml train --data datasets/banking77/train.jsonl --eval datasets/banking77/test.jsonl --out .data/models/banking77
 `;
 
 const EVAL_HELP = `Usage: pnpm whetstone ml eval --model <dir> --data <file> [--labels [<list>]] [--macro]

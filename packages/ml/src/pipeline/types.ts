@@ -13,7 +13,7 @@ export type TrainingType = 'lora' | 'full';
 /** What a bundle serves: an extraction model (entities, classifications, relations, structures) or a chat decoder. */
 export type ModelTask = 'extraction' | 'decoder';
 
-/** One canonical JSONL row (../shared/datasets/README.md, extended). */
+/** One canonical JSONL row (datasets/README.md, extended). */
 export interface CanonicalRow {
   text?: string;
   entities?: { start: number; end: number; label: string; text?: string }[];
