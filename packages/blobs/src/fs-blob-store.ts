@@ -202,12 +202,14 @@ export class FsBlobStore implements BlobStore {
 /**
  * The HTTP side of FsBlobStore's signed URLs, for the gateway to mount at
  * `/blobs/*`: PUT streams to disk in constant memory (413 past the signed
- * limit), GET streams back. Tampered or expired URLs get 403 `{detail}`.
+ * limit) and answers `{bytes}`, the bytes stored; GET streams back. Tampered
+ * or expired URLs get 403 `{detail}`. Every JSON reply ends with a newline, so
+ * `curl -X PUT` leaves the shell's prompt on a line of its own.
  */
 export function createSignedUrlHandler(store: FsBlobStore): (req: IncomingMessage, res: ServerResponse) => void {
   const reply = (res: ServerResponse, status: number, body: object) => {
     if (res.headersSent) return void res.end();
-    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    res.writeHead(status, { 'content-type': 'application/json' }).end(`${JSON.stringify(body)}\n`);
   };
   return (req, res) => {
     void (async () => {
@@ -237,7 +239,7 @@ export function createSignedUrlHandler(store: FsBlobStore): (req: IncomingMessag
         const result = await store.receive(bucket, key, req, max);
         if (result === 'too-large')
           return reply(res, 413, { detail: `Upload exceeds the limit of ${max} bytes for this URL` });
-        return reply(res, 200, { size: result.size });
+        return reply(res, 200, { bytes: result.size });
       }
       const info = await store.stat(bucket, key);
       if (!info) return reply(res, 404, { detail: 'Object not found' });

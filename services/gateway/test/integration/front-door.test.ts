@@ -69,6 +69,7 @@ describe('gateway front door (real key-billing over gRPC, real Postgres)', () =>
       body: '{"text":"a"}\n',
     });
     expect(res.status).toBe(200);
+    expect(await res.text()).toBe('{"bytes":13}\n');
     const get = await store.presignGet('datasets', 'team/x/v1/upload.jsonl', { expiresInSeconds: 300 });
     expect(await (await fetch(get.url)).text()).toBe('{"text":"a"}\n');
     const tooBig = await fetch(put.url, { method: 'PUT', body: 'x'.repeat(2_000) });
