@@ -1,5 +1,8 @@
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
 import axe from 'axe-core';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Page, type Response } from 'playwright-core';
 import type { FakeUpstream } from '@whetstone/testing';
 import { ADMIN_TOKEN } from './compat-helpers';
 
@@ -88,4 +91,68 @@ export async function seedCorrections(base: string, apiKey: string, projectId: s
       corrected_output: { entities: { person: [person], location: [place], organization: [], misc: [] } },
     });
   }
+}
+
+/**
+ * What the overview page shows: whether the nav marks it current, its stat cards by label, the next steps (and
+ * how many are done), and the latest inferences.
+ */
+export async function overviewOf(page: Page): Promise<{
+  current: string | null;
+  stats: Record<string, string>;
+  steps: string[];
+  done: number;
+  latest: string;
+}> {
+  await page.locator('#overview .stats').waitFor();
+  const current = await page
+    .getByRole('navigation', { name: 'Dashboard' })
+    .getByRole('link', { name: 'Overview' })
+    .getAttribute('aria-current');
+  const terms = await page.locator('#overview dt').allInnerTexts();
+  const values = await page.locator('#overview dd').allInnerTexts();
+  const steps = await page.locator('#next-steps li a').allInnerTexts();
+  return {
+    current,
+    stats: Object.fromEntries(terms.map((t, i) => [t, values[i]!])),
+    steps,
+    done: await page.locator('#next-steps li.done').count(),
+    latest: await page.locator('#latest').innerText(),
+  };
+}
+
+/**
+ * The first load of `url`, until `ready` is on the page: the scripts fetched (count, bytes, gzipped bytes) and
+ * the time until the first page rendered (`performance.mark('dashboard-interactive')`), also written to
+ * `<dir>/first-load.json` where a reviewer can read it (docs/dashboard.md quotes a run).
+ */
+export async function firstLoadOf(
+  page: Page,
+  url: string,
+  ready: string,
+  dir: string,
+): Promise<{
+  response: Response | null;
+  firstLoad: { scripts: number; js_bytes: number; js_gzip_bytes: number; interactive_ms: number | null };
+}> {
+  const scripts: Promise<Buffer>[] = [];
+  const onResponse = (r: Response) => {
+    if (/javascript/.test(r.headers()['content-type'] ?? '')) scripts.push(r.body());
+  };
+  page.on('response', onResponse);
+  const response = await page.goto(url);
+  await page.locator(ready).waitFor();
+  const interactiveMs = (await page.evaluate(
+    "performance.getEntriesByName('dashboard-interactive')[0]?.startTime ?? null",
+  )) as number | null;
+  page.off('response', onResponse);
+  const bodies = await Promise.all(scripts);
+  const firstLoad = {
+    scripts: bodies.length,
+    js_bytes: bodies.reduce((n, b) => n + b.length, 0),
+    js_gzip_bytes: bodies.reduce((n, b) => n + gzipSync(b).length, 0),
+    interactive_ms: interactiveMs,
+  };
+  writeFileSync(path.join(dir, 'first-load.json'), JSON.stringify(firstLoad, null, 2));
+  return { response, firstLoad };
 }

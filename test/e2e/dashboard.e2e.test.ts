@@ -1,14 +1,15 @@
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { gzipSync } from 'node:zlib';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import type { Browser, Page, Response } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { datasetFile, startFakeOpenAIUpstream, type FakeUpstream } from '@whetstone/testing';
 import { startSystem, type RunningSystem } from './system';
 import { grantCredits, openAiBatchOf } from './compat-helpers';
 import {
   chatUpstreamEnv,
   CHROMIUM,
+  firstLoadOf,
   launchChromium,
+  overviewOf,
   postJson,
   seedCorrections,
   seriousViolations,
@@ -81,32 +82,13 @@ describeWithBrowser('the dashboard in Chromium, end to end through pnpm start', 
   let apiKey = '';
   const email = `dash-${Date.now()}@example.com`;
 
-  it('when a visitor signs up, then forms give feedback, sign-up shows a busy state, and Log out appears only once logged in', async () => {
-    const scripts: Promise<Buffer>[] = [];
-    const onResponse = (r: Response) => {
-      if (/javascript/.test(r.headers()['content-type'] ?? '')) scripts.push(r.body());
-    };
-    page.on('response', onResponse);
-    const response = await page.goto(`${base}/dashboard`);
+  it('when a visitor signs up, then forms give feedback, sign-up shows a busy state and lands on the overview, and Log out appears only once logged in', async () => {
+    const { response, firstLoad } = await firstLoadOf(page, `${base}/dashboard`, '#signup-form', SHOTS);
+    expect(page.url()).toMatch(/\/dashboard\/login$/);
     expect(response!.headers()['content-security-policy']).toMatch(/script-src 'self'(;|$)/);
-    await page.waitForURL(/\/dashboard\/login$/);
-    await page.locator('#signup-form').waitFor();
     expect(await page.getByRole('button', { name: 'Log out' }).count()).toBe(0);
-    // First load, measured where a reviewer can read it (docs/dashboard.md quotes a run).
-    const interactiveMs = (await page.evaluate(
-      "performance.getEntriesByName('dashboard-interactive')[0]?.startTime ?? null",
-    )) as number | null;
-    page.off('response', onResponse);
-    const bodies = await Promise.all(scripts);
-    const firstLoad = {
-      scripts: bodies.length,
-      js_bytes: bodies.reduce((n, b) => n + b.length, 0),
-      js_gzip_bytes: bodies.reduce((n, b) => n + gzipSync(b).length, 0),
-      interactive_ms: interactiveMs,
-    };
-    writeFileSync(path.join(SHOTS, 'first-load.json'), JSON.stringify(firstLoad, null, 2));
     expect(firstLoad.js_gzip_bytes).toBeLessThan(300 * 1024);
-    expect(interactiveMs).not.toBeNull();
+    expect(firstLoad.interactive_ms).not.toBeNull();
     await check('login');
 
     await page.locator('#login-form input[name=email]').fill('nobody@example.com');
@@ -125,13 +107,23 @@ describeWithBrowser('the dashboard in Chromium, end to end through pnpm start', 
     await page.locator('#signup-form input[name=email]').fill(email);
     await page.locator('#signup-form input[name=password]').fill('correct horse battery');
     await page.locator('#signup-form button[type=submit]').click();
-    await page.waitForURL(/\/dashboard\/keys$/);
+    await page.waitForURL(/\/dashboard$/);
     expect(await page.evaluate('document.body.dataset.sawBusy')).toBe('Creating your account…');
     await page.getByRole('button', { name: 'Log out' }).waitFor();
     await page.locator('#flash.ok').waitFor();
+    // A new account lands on the overview: the allowance, no keys yet, and the first steps to take.
+    expect(await overviewOf(page)).toMatchObject({
+      current: 'page',
+      stats: { 'Balance (credits)': '500', 'API keys': '0', 'Training jobs': '0' },
+      steps: ['Create an API key', 'Upload a dataset', 'Train a model', 'Deploy it behind a project'],
+      done: 0,
+      latest: 'No inferences yet.',
+    });
+    await check('home');
   });
 
   it('when the user creates an API key, then the secret is shown once and listed by its last digits', async () => {
+    await page.locator('#next-steps').getByRole('link', { name: 'Create an API key' }).click();
     await page.locator('#create-key-form input[name=name]').fill('dashboard journey');
     await page.locator('#create-key-form button[type=submit]').click();
     await page.locator('#new-key-value').waitFor();
@@ -308,6 +300,13 @@ describeWithBrowser('the dashboard in Chromium, end to end through pnpm start', 
     await page.locator(`#app a[href="/dashboard/training/${jobId}"]`).first().waitFor();
     await page.locator(`#app a[href="/dashboard/inferences/${inferenceId}"]`).first().waitFor();
     await check('credits');
+  });
+
+  it('when the overview opens after the journey, then every first step is done and it lists the latest inference', async () => {
+    await nav('Overview').click();
+    await page.locator(`#latest a[href="/dashboard/inferences/${inferenceId}"]`).waitFor();
+    expect(await overviewOf(page)).toMatchObject({ stats: { 'API keys': '1', 'Training jobs': '1' }, done: 4 });
+    await check('home-after');
   });
 
   it('when the user adapts the project from the loop page, then the audit trail shows the gate promoting or rejecting the candidate', async () => {

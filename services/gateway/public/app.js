@@ -24,6 +24,7 @@ function renderNav() {
   const logged = Boolean(session.me);
   const items = logged
     ? [
+        ['', 'Overview'],
         ['keys', 'API keys'],
         ['credits', 'Credits & usage'],
         ['datasets', 'Datasets'],
@@ -34,13 +35,21 @@ function renderNav() {
         ['batches', 'Batches'],
       ]
     : [['login', 'Log in or sign up']];
-  const current = location.pathname.replace(/^\/dashboard\/?/, '').split('/')[0] || 'keys';
+  const current = location.pathname.replace(/^\/dashboard\/?/, '').split('/')[0];
   nav.replaceChildren(
     h(
       'ul',
       {},
       items.map(([path, label]) =>
-        h('li', {}, h('a', { href: `/dashboard/${path}`, 'aria-current': current === path ? 'page' : null }, label)),
+        h(
+          'li',
+          {},
+          h(
+            'a',
+            { href: path ? `/dashboard/${path}` : '/dashboard', 'aria-current': current === path ? 'page' : null },
+            label,
+          ),
+        ),
       ),
       logged
         ? h(
@@ -92,7 +101,7 @@ async function render() {
     if (path) returnTo = location.pathname + location.search;
     return navigate('/dashboard/login', true);
   }
-  if (session.me && (path === 'login' || path === '')) return navigate('/dashboard/keys', true);
+  if (session.me && path === 'login') return navigate('/dashboard', true);
   renderNav();
   const found = match(path);
   const main = h('div', { class: 'page' });
@@ -115,9 +124,9 @@ async function render() {
   document.title = h1 ? `${h1.textContent} · Whetstone` : 'Whetstone dashboard';
 }
 
-/** After sign-up or log-in: the page the visitor asked for, else API keys. */
+/** After sign-up or log-in: the page the visitor asked for, else the overview. */
 export function enter() {
-  const to = returnTo || '/dashboard/keys';
+  const to = returnTo || '/dashboard';
   returnTo = null;
   return navigate(to);
 }

@@ -46,9 +46,17 @@ describeWithBrowser('dashboard in real Chromium', () => {
     await page.locator('#signup-form input[name=password]').fill('correct horse battery');
     await page.locator('#signup-form button[type=submit]').click();
 
-    await page.waitForURL(/\/dashboard\/keys$/);
-    await page.locator('#create-key-form').waitFor();
+    // The overview first; without the other back ends (only key-billing here) it says what it cannot show.
+    await page.waitForURL(/\/dashboard$/);
+    await page.locator('#overview .stats').waitFor();
+    expect(await page.locator('#overview').innerText()).toMatch(
+      /Balance \(credits\)\s+500[\s\S]*Datasets\s+not available/,
+    );
+    expect(await page.locator('#latest').innerText()).toBe('The inference history is not available.');
     expect(await page.locator('#me-email').textContent()).toBe(email);
+
+    await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link', { name: 'API keys' }).click();
+    await page.locator('#create-key-form').waitFor();
 
     await page.locator('#create-key-form input[name=name]').fill('from the browser');
     await page.locator('#create-key-form button[type=submit]').click();
@@ -84,7 +92,20 @@ describeWithBrowser('dashboard in real Chromium', () => {
     expect(csp).toContain("script-src 'self'");
     expect(csp).toContain("default-src 'none'");
     expect(csp).not.toContain('unsafe-inline');
-    expect(await shell.text()).toContain('<script type="module" src="/dashboard/assets/app.js">');
+    const html = await shell.text();
+    expect(html).toContain('<script type="module" src="/dashboard/assets/app.js">');
+
+    // The icon: linked from the shell, and at /favicon.ico for the pages that link none (JSON in a tab).
+    expect(html).toContain('<link rel="icon" href="/dashboard/assets/favicon.svg"');
+    for (const icon of ['/dashboard/assets/favicon.svg', '/favicon.ico']) {
+      const res = await fetch(`${gw.url}${icon}`);
+      expect({ icon, status: res.status, type: res.headers.get('content-type') }).toEqual({
+        icon,
+        status: 200,
+        type: expect.stringMatching(/^image\/svg\+xml/),
+      });
+      expect(await res.text()).toContain('<title>Whetstone</title>');
+    }
 
     const uplot = await fetch(`${gw.url}/dashboard/assets/vendor/uPlot.esm.js`);
     expect(uplot.status).toBe(200);

@@ -59,7 +59,7 @@ export async function keysPage(main) {
         'API keys',
         ['Name', 'Key', 'Created', 'Last used', 'Requests', 'Tokens (training: example-epochs)', 'Cost (credits)', ''],
         keys.map((k) => [
-          k.name,
+          h('span', { class: 'key-name', title: k.name }, k.name),
           '…' + k.api_key_last_digits,
           fmtDate(k.created_at),
           fmtDate(k.last_used_at),

@@ -1,4 +1,5 @@
 // Every dashboard page: [path after /dashboard/, render(main, params, query) → cleanup?].
+import { homePage } from './home.js';
 import { creditsPage, keysPage, loginPage } from './account.js';
 import { datasetPage, datasetsPage } from './datasets.js';
 import { jobPage, trainingPage } from './training.js';
@@ -8,6 +9,7 @@ import { chatPage } from './chat.js';
 import { batchesPage } from './batches.js';
 
 export const routes = [
+  ['', homePage],
   ['login', loginPage],
   ['keys', keysPage],
   ['credits', creditsPage],

@@ -26,7 +26,7 @@ const CSP = [
 
 /**
  * The dashboard: one HTML shell for every `/dashboard/...` page (the browser routes them), its modules
- * under `/dashboard/assets`, and the vendored chart library. Every response carries the CSP.
+ * under `/dashboard/assets`, the vendored chart library and the icon. Every response carries the CSP.
  */
 export function dashboardRouter(): Router {
   const router = express.Router();
@@ -46,6 +46,11 @@ export function dashboardRouter(): Router {
     res.sendFile(file, { maxAge: '1h', dotfiles: 'allow' });
   });
   router.use('/dashboard/assets', secure, express.static(PUBLIC_DIR, { index: false, maxAge: '5m' }));
+  // The dashboard's pages link the icon; a browser asks for /favicon.ico on any page that does not (a JSON
+  // answer opened in a tab), so that answers with the same SVG.
+  router.get('/favicon.ico', secure, (_req, res) => {
+    res.sendFile(path.join(PUBLIC_DIR, 'favicon.svg'), { maxAge: '1d' });
+  });
   router.get(['/', '/dashboard', /^\/dashboard\/(?!assets\/).+/], secure, (_req, res) => {
     res.set('Cache-Control', 'no-cache');
     res.sendFile(path.join(PUBLIC_DIR, 'index.html'));
