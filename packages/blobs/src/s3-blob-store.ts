@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { Client } from 'minio';
-import { AppError } from '@whetstone/errors';
+import { AppError, Reasons, UNAVAILABLE_RETRY_AFTER_SECONDS, asDependencyUnavailable } from '@whetstone/errors';
 import { assertValidLocation, type BlobStore, type PresignedUrl } from './port';
 
 export interface S3BlobStoreOptions {
@@ -18,7 +18,43 @@ export interface S3BlobStoreOptions {
    * signed for this endpoint; the service's own calls keep using `endPoint`.
    */
   publicEndpoint?: { endPoint: string; port?: number; useSSL: boolean };
+  /**
+   * Objects larger than this go up as S3 multipart uploads in parts of this size (the minio client's default,
+   * 64 MiB, unless set; S3's smallest part is 5 MiB).
+   */
+  partSize?: number;
 }
+
+/** S3 error codes (and the minio client's retry message) that mean the storage cannot serve now. */
+const OUTAGE = /^(ServiceUnavailable|SlowDown|InternalError|RequestTimeout)$|Retryable HTTP status: 5\d\d/;
+
+/**
+ * Storage that cannot be reached, or answers 5xx, is Unavailable (503 with Retry-After, retryable) to callers,
+ * never an unknown error's 500; anything else passes through.
+ */
+function outageAware(err: unknown): unknown {
+  if (err instanceof AppError) return err;
+  const e = (err ?? {}) as { code?: unknown; message?: unknown };
+  const said = [e.code, e.message].filter((v): v is string => typeof v === 'string');
+  if (asDependencyUnavailable(err) || said.some((v) => OUTAGE.test(v)))
+    return new AppError('Unavailable', Reasons.DEPENDENCY_UNAVAILABLE, 'Object storage is temporarily unavailable', {
+      retryAfterSeconds: UNAVAILABLE_RETRY_AFTER_SECONDS,
+      cause: err,
+    });
+  return err;
+}
+
+/** Runs one storage call, with outages typed as Unavailable. */
+async function storage<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    throw outageAware(err);
+  }
+}
+
+const notFound = (err: unknown) =>
+  ['NoSuchKey', 'NoSuchBucket', 'NotFound'].includes(String((err as { code?: unknown })?.code));
 
 /** S3 / MinIO object storage through the `minio` client, with real presigned URLs. */
 export class S3BlobStore implements BlobStore {
@@ -38,6 +74,7 @@ export class S3BlobStore implements BlobStore {
       secretKey: options.secretKey,
       region: this.region,
       pathStyle: options.pathStyle ?? true,
+      ...(options.partSize ? { partSize: options.partSize } : {}),
     });
     // With its region given, the minio client signs without contacting the endpoint, so it may be unreachable
     // from inside the cluster.
@@ -58,12 +95,12 @@ export class S3BlobStore implements BlobStore {
   private bucket(bucket: string): Promise<void> {
     let p = this.ready.get(bucket);
     if (!p) {
-      p = (async () => {
+      p = storage(async () => {
         if (!(await this.client.bucketExists(bucket)))
           await this.client.makeBucket(bucket, this.region).catch(async (err: unknown) => {
             if (!(await this.client.bucketExists(bucket))) throw err;
           });
-      })();
+      });
       p.catch(() => this.ready.delete(bucket));
       this.ready.set(bucket, p);
     }
@@ -78,14 +115,16 @@ export class S3BlobStore implements BlobStore {
   ): Promise<{ size: number }> {
     assertValidLocation(bucket, key);
     await this.bucket(bucket);
-    await this.client.putObject(
-      bucket,
-      key,
-      body,
-      undefined,
-      opts.contentType ? { 'Content-Type': opts.contentType } : {},
-    );
-    return { size: (await this.client.statObject(bucket, key)).size };
+    return storage(async () => {
+      await this.client.putObject(
+        bucket,
+        key,
+        body,
+        undefined,
+        opts.contentType ? { 'Content-Type': opts.contentType } : {},
+      );
+      return { size: (await this.client.statObject(bucket, key)).size };
+    });
   }
 
   async get(bucket: string, key: string): Promise<Readable> {
@@ -93,10 +132,8 @@ export class S3BlobStore implements BlobStore {
     try {
       return await this.client.getObject(bucket, key);
     } catch (err) {
-      if ((err as { code?: string }).code === 'NoSuchKey' || (err as { code?: string }).code === 'NoSuchBucket') {
-        throw new AppError('NotFound', 'BLOB_NOT_FOUND', `Object ${bucket}/${key} not found`);
-      }
-      throw err;
+      if (notFound(err)) throw new AppError('NotFound', 'BLOB_NOT_FOUND', `Object ${bucket}/${key} not found`);
+      throw outageAware(err);
     }
   }
 
@@ -105,8 +142,10 @@ export class S3BlobStore implements BlobStore {
     try {
       const s = await this.client.statObject(bucket, key);
       return { size: s.size, modifiedAt: s.lastModified };
-    } catch {
-      return null;
+    } catch (err) {
+      // Missing is null; storage that cannot answer is an outage, not a missing object.
+      if (notFound(err)) return null;
+      throw outageAware(err);
     }
   }
 
@@ -118,17 +157,22 @@ export class S3BlobStore implements BlobStore {
   async deletePrefix(bucket: string, prefix: string): Promise<number> {
     const keys: string[] = [];
     for await (const { key } of this.list(bucket, prefix)) keys.push(key);
-    for (let i = 0; i < keys.length; i += 1000) await this.client.removeObjects(bucket, keys.slice(i, i + 1000));
+    for (let i = 0; i < keys.length; i += 1000)
+      await storage(() => this.client.removeObjects(bucket, keys.slice(i, i + 1000)));
     return keys.length;
   }
 
   async *list(bucket: string, prefix: string): AsyncIterable<{ key: string; size: number }> {
-    if (!(await this.client.bucketExists(bucket))) return;
-    for await (const item of this.client.listObjectsV2(bucket, prefix, true) as AsyncIterable<{
-      name?: string;
-      size: number;
-    }>) {
-      if (item.name) yield { key: item.name, size: item.size };
+    if (!(await storage(() => this.client.bucketExists(bucket)))) return;
+    try {
+      for await (const item of this.client.listObjectsV2(bucket, prefix, true) as AsyncIterable<{
+        name?: string;
+        size: number;
+      }>) {
+        if (item.name) yield { key: item.name, size: item.size };
+      }
+    } catch (err) {
+      throw outageAware(err);
     }
   }
 
