@@ -56,7 +56,7 @@ export function versionView(v: DatasetVersion | undefined): DatasetVersionView {
   return {
     id: v?.id ?? '',
     dataset_name: v?.datasetName ?? '',
-    version_number: v?.versionNumber ?? 0,
+    version_number: String(v?.versionNumber ?? 0),
     size: v?.size ?? 0,
     status: STATUS[v?.status ?? VersionStatus.UNSPECIFIED],
     type: TYPE_NAMES[v?.type ?? DatasetType.UNSPECIFIED],
@@ -150,7 +150,7 @@ export function datasetsOverRpc(client: Client<typeof DatasetService>, ready: ()
         status: GENERATION_STATUS[g.status],
         progress: { generated: g.generated, requested: g.requested },
         dataset_name: g.datasetName || null,
-        version_number: g.versionNumber || null,
+        version_number: g.versionNumber ? String(g.versionNumber) : null,
         error: g.error || null,
       };
     },

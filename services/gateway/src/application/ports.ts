@@ -218,7 +218,8 @@ export interface Inference {
 export interface DatasetVersionView {
   id: string;
   dataset_name: string;
-  version_number: number;
+  /** A version label such as "1" (the spec types it as a string); the gRPC contract's int32, written in decimal. */
+  version_number: string;
   size: number;
   status: string;
   type: string;
@@ -289,7 +290,7 @@ export interface DatasetsPort {
     status: string;
     progress: { generated: number; requested: number };
     dataset_name: string | null;
-    version_number: number | null;
+    version_number: string | null;
     error: string | null;
   }>;
 }

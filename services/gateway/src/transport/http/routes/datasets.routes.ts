@@ -14,10 +14,22 @@ const UploadUrlBody = z
     filename: z.string().trim().min(1, 'is required').max(255),
   })
   .openapi('DatasetUploadUrlRequest');
+/** A version as the replies write it ("2"), or as a number (2). */
+const VersionNumber = z
+  .union([z.number(), z.string().regex(/^\d+$/, 'must be a version number such as "2"').transform(Number)], {
+    error: 'must be a version number such as "2"',
+  })
+  .pipe(
+    z
+      .number()
+      .int('must be a whole number')
+      .min(1, 'must be at least 1')
+      .max(INT32_MAX, `must be at most ${INT32_MAX}`),
+  );
 const ProcessBody = z
   .object({
     dataset_name: Name,
-    version_number: z.number().int().min(1).max(INT32_MAX).optional(),
+    version_number: VersionNumber.optional(),
   })
   .openapi('DatasetProcessRequest');
 const GenerateBody = z
@@ -47,6 +59,59 @@ const GenerateBody = z
   })
   .openapi('GenerateRequest');
 
+const Iso = z.string().nullable();
+/** A dataset version as the reads answer it: `version_number` is a string, as the spec types it. */
+const DatasetVersion = z
+  .object({
+    id: z.string(),
+    dataset_name: z.string(),
+    version_number: z.string().openapi({ description: 'Version label such as "1", "2"', example: '1' }),
+    size: z.number().openapi({ description: 'Examples in the version' }),
+    status: z.enum(['initialized', 'uploading', 'converting', 'validating', 'ready', 'failed']),
+    type: z.string(),
+    format: z.string(),
+    filename: z.string(),
+    corrections: z.number().optional().openapi({ description: 'Feedback datasets: corrections among the verdicts' }),
+    created_at: Iso,
+    updated_at: Iso,
+  })
+  .openapi('DatasetVersion');
+const DatasetVersionsResponse = z
+  .object({ success: z.boolean(), count: z.number(), versions: z.array(DatasetVersion) })
+  .openapi('DatasetVersionsResponse');
+const DatasetVersionResponse = DatasetVersion.extend({
+  success: z.boolean(),
+  report: z
+    .object({
+      total_rows: z.number(),
+      valid_rows: z.number(),
+      duplicate_rows: z.number(),
+      train_rows: z.number(),
+      heldout_rows: z.number(),
+      labels: z.array(z.string()),
+      issues: z.array(z.object({ line: z.number(), field: z.string(), reason: z.string(), fatal: z.boolean() })),
+      issues_truncated: z.number(),
+      failure_reason: z.string().nullable(),
+    })
+    .nullable()
+    .openapi({ description: 'The validation report; null before validation' }),
+}).openapi('DatasetVersionWithReport');
+const DatasetListResponse = z
+  .object({
+    success: z.boolean(),
+    count: z.number(),
+    datasets: z.array(
+      z.object({
+        dataset_name: z.string(),
+        status: z.string().openapi({ description: 'The newest version’s' }),
+        created_at: Iso,
+        version_number: z.string().openapi({ description: 'The newest version’s label', example: '2' }),
+        latest_ready_version: z.string().nullable().openapi({ description: 'The newest ready version’s label' }),
+      }),
+    ),
+  })
+  .openapi('DatasetListResponse');
+
 /** A version number travels as an int32: anything above can name no version, and is as malformed as `-1`. */
 const versionParam = (value: unknown): number => {
   const n = Number(value);
@@ -71,6 +136,7 @@ export function registerDatasetRoutes(api: Api, datasets: DatasetsPort): void {
       summary: 'List datasets with their newest version',
       tag: 'Datasets',
       auth: 'key-or-session',
+      response: { status: 200, description: 'Datasets', schema: DatasetListResponse },
     },
     async ({ res }) => {
       const list = await datasets.list(team(res));
@@ -91,6 +157,7 @@ function registerReadRoutes(api: Api, datasets: DatasetsPort): void {
       summary: 'A dataset’s versions, newest first',
       tag: 'Datasets',
       auth: 'key-or-session',
+      response: { status: 200, description: 'Versions, newest first', schema: DatasetVersionsResponse },
     },
     async ({ req, res }) => {
       const versions = await datasets.versions(team(res), String(req.params.name));
@@ -105,6 +172,7 @@ function registerReadRoutes(api: Api, datasets: DatasetsPort): void {
       summary: 'One version with its validation report',
       tag: 'Datasets',
       auth: 'key-or-session',
+      response: { status: 200, description: 'The version', schema: DatasetVersionResponse },
     },
     async ({ req, res }) => {
       return {
