@@ -23,3 +23,13 @@ export { REJECTION_ACCURACY_BUDGET } from './pipeline/calibrate';
 export { initWeights as initEncoderWeights, loadEncoderBase } from './encoder';
 /** The synthetic relation-classification set of the relation head's test (bench:ml's relation rows). */
 export { HELDOUT_NAMES, RELATIONS, TRAIN_NAMES, relationPairRows } from './synth/relation-pairs';
+/** Hugging Face checkpoints (BERT family), their sources, and the label-conditioned span head trained on them. */
+export { loadBertCheckpoint, type BertCheckpoint } from './checkpoints/load';
+export { fetchCheckpoint, MINILM_L6_V2, modelsCacheDir, resolveBaseDir } from './checkpoints/sources';
+export {
+  BertEntityModel,
+  BERT_ENTITY_DEFAULTS,
+  trainBertEntities,
+  type BertEntityTrainOptions,
+} from './train/bert-entities';
+export { mergeLora } from './models/bert/adapters';

@@ -23,9 +23,14 @@ export function geluErf(x: Tensor): Tensor {
   const d = x.requiresGrad ? opBuffer(n) : null;
   for (let i = 0; i < n; i++) {
     const v = x.data[i]!;
-    const cdf = 0.5 * (1 + erf(v * INV_SQRT2));
+    // erf(v/√2) by Abramowitz–Stegun 7.1.26; its exp(-(v/√2)²) is also the normal density's exp(-v²/2).
+    const a = Math.abs(v) * INV_SQRT2;
+    const t = 1 / (1 + 0.3275911 * a);
+    const e = Math.exp(-a * a);
+    const p = 1 - ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * e;
+    const cdf = 0.5 * (1 + (v < 0 ? -p : p));
     y[i] = v * cdf;
-    if (d) d[i] = cdf + v * INV_SQRT_2PI * Math.exp(-0.5 * v * v);
+    if (d) d[i] = cdf + v * INV_SQRT_2PI * e;
   }
   if (!d) return new Tensor(y, x.shape);
   const out: Tensor = new Tensor(y, x.shape, true, [x], () => {
