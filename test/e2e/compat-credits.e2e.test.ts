@@ -65,9 +65,29 @@ describe('credits for upstream models through the compatible surfaces, end to en
     const deniedMessages = await messages(key, { model: ANTHROPIC_MODEL, max_tokens: 16, messages: user('good day') });
     expect(deniedMessages.status).toBe(402);
     expect(deniedMessages.headers.get('x-should-retry')).toBe('false');
+    // The billing fields the other envelopes carry ride inside Messages' `error`.
     expect(await deniedMessages.json()).toEqual({
       type: 'error',
-      error: { type: 'billing_error', message: expect.stringMatching(/credits/) },
+      error: {
+        type: 'billing_error',
+        message: expect.stringMatching(/credits/),
+        code: 'direct_model_requires_credits',
+        resolution_url: expect.stringContaining('/dashboard'),
+      },
+    });
+    // An OpenAI-surface call keeps its envelope even when it carries Anthropic's version header.
+    const withHeader = await fetch(`${system.baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Bearer ${key}`,
+        'anthropic-version': '2023-06-01',
+      },
+      body: JSON.stringify({ model: OPENAI_MODEL, messages: user('hello there') }),
+    });
+    expect(withHeader.status).toBe(402);
+    expect(await withHeader.json()).toMatchObject({
+      error: { code: 'direct_model_requires_credits', type: 'insufficient_quota', param: null },
     });
     expect(fakeOpenAI.requests.length).toBe(openaiBefore);
     expect(fakeAnthropic.requests.length).toBe(anthropicBefore);

@@ -22,13 +22,15 @@ const OPENAI_PREFIXES = [
   '/v1/fine_tuning/',
 ];
 
-/** Which envelope a request's errors use: the Anthropic version header, then the route's family. */
+/**
+ * Which envelope a request's errors use: a compatible surface's route keeps its own (an OpenAI route stays OpenAI's
+ * with the Anthropic version header too), and elsewhere that header selects Anthropic's.
+ */
 export function surfaceOf(pathname: string, headers: Record<string, string> = {}): Surface {
-  if ('anthropic-version' in headers || ANTHROPIC_PATHS.includes(pathname)) return 'anthropic';
-  if (ANTHROPIC_PREFIXES.some((p) => pathname.startsWith(p))) return 'anthropic';
+  if (ANTHROPIC_PATHS.includes(pathname) || ANTHROPIC_PREFIXES.some((p) => pathname.startsWith(p))) return 'anthropic';
   // A stored Response or chat completion (GET /v1/responses/:id, /v1/chat/completions/:id) is OpenAI's too.
   if (OPENAI_PATHS.includes(pathname) || OPENAI_PREFIXES.some((p) => pathname.startsWith(p))) return 'openai';
-  return 'generic';
+  return 'anthropic-version' in headers ? 'anthropic' : 'generic';
 }
 
 /** The message of an error body in the envelope of its path (`detail`, or `error.message`); undefined otherwise. */

@@ -101,6 +101,31 @@ describe('toHttpError', () => {
     expect(openai.status).toBe(503);
     expect(openai.body).toMatchObject({ error: { code: 'upstream_overloaded', type: 'server_error' } });
     expect(toHttpError(err, 'generic').status).toBe(503);
+    // Elsewhere, the version header picks Messages' envelope but not its status: 529 exists on that endpoint only.
+    const header = toHttpError(err, 'anthropic', { messagesEndpoint: false });
+    expect(header.status).toBe(503);
+    expect(header.body).toMatchObject({ type: 'error', error: { type: 'overloaded_error' } });
+  });
+
+  it('when credits are exhausted on the Messages surface, then its error carries code and resolution_url', () => {
+    const err = new AppError('PaymentRequired', Reasons.OUT_OF_CREDITS, 'Your credit balance is exhausted.', {
+      metadata: { resolution_url: '/dashboard#plans' },
+    });
+    expect(toHttpError(err, 'anthropic')).toMatchObject({
+      status: 402,
+      headers: { 'x-should-retry': 'false' },
+      body: {
+        type: 'error',
+        error: {
+          type: 'billing_error',
+          message: 'Your credit balance is exhausted.',
+          code: 'out_of_credits',
+          resolution_url: '/dashboard#plans',
+        },
+      },
+    });
+    const warming = new AppError('TooEarly', Reasons.MODEL_WARMING, 'Model is loading');
+    expect((toHttpError(warming, 'anthropic').body as { error: object }).error).not.toHaveProperty('code');
   });
 
   it('when a model is restricted, then it is 451', () => {

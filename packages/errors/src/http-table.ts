@@ -11,10 +11,19 @@ export interface HttpErrorResponse {
   body: unknown;
 }
 
+/** Where the response goes, beyond its envelope. */
+export interface HttpErrorOptions {
+  /**
+   * The request is to the Messages endpoint (`/v1/messages` and the paths below it), the one place 529 exists. Default:
+   * true for the Anthropic envelope, so a Messages stream's or batch's error body is rendered as the endpoint's own.
+   */
+  messagesEndpoint?: boolean;
+}
+
 interface Row {
   status: number;
-  /** The status on the messages surface when it differs (529: upstream saturated exists only there). */
-  anthropicStatus?: number;
+  /** The status on the Messages endpoint when it differs (529: upstream saturated exists only there). */
+  messagesStatus?: number;
   /** OpenAI `error.type`. */
   openai: string;
   /** Anthropic `error.type`. */
@@ -45,7 +54,7 @@ const BY_REASON: Record<string, Partial<Row>> = {
   [Reasons.MODEL_RESTRICTED]: { status: 451, openai: 'permission_error', anthropic: 'permission_error' },
   [Reasons.UPSTREAM_OVERLOADED]: {
     status: 503,
-    anthropicStatus: 529,
+    messagesStatus: 529,
     openai: 'server_error',
     anthropic: 'overloaded_error',
   },
@@ -65,9 +74,11 @@ export function publicCode(err: AppError): string {
   return err.metadata.code ?? err.reason.toLowerCase();
 }
 
-export function statusOf(err: AppError, surface: Surface = 'generic'): number {
+/** The status of an error: its row's, or the Messages endpoint's own (529) there. */
+export function statusOf(err: AppError, surface: Surface = 'generic', options: HttpErrorOptions = {}): number {
   const row = { ...BY_KIND[err.kind], ...BY_REASON[err.reason] };
-  return surface === 'anthropic' ? (row.anthropicStatus ?? row.status) : row.status;
+  const messages = options.messagesEndpoint ?? surface === 'anthropic';
+  return messages ? (row.messagesStatus ?? row.status) : row.status;
 }
 
 /**
@@ -75,13 +86,13 @@ export function statusOf(err: AppError, surface: Surface = 'generic'): number {
  * A lost database or cache connection is a 503 with Retry-After (asDependencyUnavailable); other
  * unknown errors become a generic 500 whose message reveals nothing.
  */
-export function toHttpError(thrown: unknown, surface: Surface): HttpErrorResponse {
+export function toHttpError(thrown: unknown, surface: Surface, options: HttpErrorOptions = {}): HttpErrorResponse {
   const err =
     thrown instanceof AppError ? (thrown.kind !== 'Internal' ? thrown : null) : asDependencyUnavailable(thrown);
   if (!err) return internal(surface);
 
   const row = { ...BY_KIND[err.kind], ...BY_REASON[err.reason] };
-  const status = statusOf(err, surface);
+  const status = statusOf(err, surface, options);
   const code = publicCode(err);
   const headers: Record<string, string> = {};
 
@@ -120,7 +131,13 @@ export function toHttpError(thrown: unknown, surface: Surface): HttpErrorRespons
     };
   }
   if (surface === 'anthropic') {
-    return { status, headers, body: { type: 'error', error: { type: row.anthropic, message: describe(err) } } };
+    // Billing denials carry what the other envelopes do, inside `error`: which denial, and where to resolve it.
+    const extra = billing ? { code, resolution_url: err.metadata.resolution_url ?? DEFAULT_RESOLUTION_URL } : {};
+    return {
+      status,
+      headers,
+      body: { type: 'error', error: { type: row.anthropic, message: describe(err), ...extra } },
+    };
   }
 
   if (billing) {

@@ -115,6 +115,28 @@ describe("the compatible surfaces' errors, retries and cancellation through the 
         messages: [{ role: 'user', content: 'hi' }],
       });
       expect(chat.status).toBe(503);
+      fake.calls.delete('fake-overloaded');
+    });
+
+    it('when an OpenAI-surface call carries anthropic-version and the upstream is saturated, then it keeps its 503 and OpenAI envelope', async () => {
+      const chat = await post(
+        '/v1/chat/completions',
+        { model: 'fake-overloaded', messages: [{ role: 'user', content: 'hi' }] },
+        { 'anthropic-version': '2023-06-01' },
+      );
+      expect(chat.status).toBe(503);
+      expect(await chat.json()).toEqual({
+        error: { code: 'upstream_overloaded', type: 'server_error', param: null, message: 'Upstream is overloaded' },
+      });
+      fake.calls.delete('fake-overloaded');
+      const responses = await post(
+        '/v1/responses',
+        { model: 'fake-overloaded', input: 'hi' },
+        { 'anthropic-version': '2023-06-01' },
+      );
+      expect(responses.status).toBe(503);
+      expect(await responses.json()).toMatchObject({ error: { code: 'upstream_overloaded', type: 'server_error' } });
+      fake.calls.delete('fake-overloaded');
     });
 
     it('when the shared chat limit is spent across surfaces, then 429 comes in the surface envelope with Retry-After', async () => {

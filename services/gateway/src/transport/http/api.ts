@@ -18,6 +18,8 @@ export interface RouteSpec<B extends z.ZodType | undefined> {
   form?: z.ZodType;
   /** Documented success status and shape. */
   response?: { status: number; description: string; schema?: z.ZodType };
+  /** Error answers this route documents beyond (or instead of) the shared ones, by status. */
+  errors?: Record<number, { description: string; schema?: z.ZodType }>;
 }
 
 export type Handler<B> = (ctx: { req: Request; res: Response; body: B }) => Promise<unknown> | unknown;
@@ -82,6 +84,15 @@ export class Api {
           ...(response.schema ? { content: { 'application/json': { schema: response.schema } } } : {}),
         },
         ...ERROR_RESPONSES,
+        ...Object.fromEntries(
+          Object.entries(spec.errors ?? {}).map(([status, e]) => [
+            status,
+            {
+              description: e.description,
+              ...(e.schema ? { content: { 'application/json': { schema: e.schema } } } : {}),
+            },
+          ]),
+        ),
       },
     });
   }
@@ -103,10 +114,42 @@ const detail = {
     'application/json': { schema: { type: 'object' as const, properties: { detail: { type: 'string' as const } } } },
   },
 };
+/** 422: each entry of `errors` names its field and says what is wrong, with a stable code. */
+const validation = {
+  content: {
+    'application/json': {
+      schema: {
+        type: 'object' as const,
+        required: ['detail', 'errors'],
+        properties: {
+          detail: { type: 'string' as const },
+          errors: {
+            type: 'array' as const,
+            items: {
+              type: 'object' as const,
+              required: ['field', 'message'],
+              properties: {
+                field: { type: 'string' as const, description: 'Dotted path, e.g. `datasets.0.name`' },
+                message: {
+                  type: 'string' as const,
+                  description: 'What is wrong with it, e.g. `must be at least 8 characters`',
+                },
+                code: {
+                  type: 'string' as const,
+                  description: 'Stable code, e.g. `required`, `too_small`, `not_allowed`',
+                },
+              },
+            },
+          },
+        },
+      },
+    },
+  },
+};
 const ERROR_RESPONSES = {
   400: { description: 'Malformed request: invalid JSON, or a path/query parameter of the wrong type', ...detail },
   401: { description: 'Key missing, malformed, revoked, or account blocked', ...detail },
-  422: { description: 'Body failed validation: `{detail, errors}`', ...detail },
+  422: { description: 'Body failed validation: `{detail, errors}`', ...validation },
   429: { description: 'Rate limit exceeded: `{detail, code, scope}` with Retry-After and X-RateLimit-Scope/Code' },
   500: { description: 'Unhandled server error: `{error, message}`' },
 };

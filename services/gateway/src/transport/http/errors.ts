@@ -41,23 +41,29 @@ const ANTHROPIC_PATHS = new Set(['/v1/messages']);
 const ANTHROPIC_PREFIXES = ['/v1/messages/'];
 
 /**
- * Which envelope this request's errors use (spec, Errors: envelope rules): the
- * messages contract's version header wins, then the route's own family.
+ * Which envelope this request's errors use (spec, Errors: envelope rules): a route of a compatible surface keeps its
+ * own (an OpenAI-surface call stays OpenAI's even with the messages contract's version header), and elsewhere that
+ * header selects the Messages envelope.
  */
 export function surfaceOf(req: Request): Surface {
   return surfaceFor(req.path, req.headers['anthropic-version'] !== undefined);
 }
 
+/** `/v1/messages` and the paths below it (count_tokens, the message batches): the only place 529 exists. */
+const isMessagesEndpoint = (path: string) =>
+  ANTHROPIC_PATHS.has(path) || ANTHROPIC_PREFIXES.some((p) => path.startsWith(p));
+
 function surfaceFor(path: string, anthropicVersion: boolean): Surface {
-  if (anthropicVersion || ANTHROPIC_PATHS.has(path) || ANTHROPIC_PREFIXES.some((p) => path.startsWith(p)))
-    return 'anthropic';
+  if (isMessagesEndpoint(path)) return 'anthropic';
   // A stored Response or chat completion (GET /v1/responses/:id, /v1/chat/completions/:id) is OpenAI's too.
   if (OPENAI_PATHS.has(path) || OPENAI_PREFIXES.some((p) => path.startsWith(p))) return 'openai';
-  return 'generic';
+  return anthropicVersion ? 'anthropic' : 'generic';
 }
 
 export function sendError(req: Request, res: Response, err: unknown): void {
-  const { status, headers, body } = toHttpError(err, surfaceOf(req));
+  const { status, headers, body } = toHttpError(err, surfaceOf(req), {
+    messagesEndpoint: isMessagesEndpoint(req.path),
+  });
   if (res.headersSent) {
     res.end();
     return;
@@ -128,7 +134,8 @@ export function answerClientErrors(server: Server): void {
           : new AppError('Malformed', Reasons.MALFORMED_PARAMETER, 'Malformed HTTP request');
     const raw = err.rawPacket?.toString('latin1') ?? '';
     const path = /^[A-Z]+ ([^ ?\r\n]*)/.exec(raw)?.[1] ?? '';
-    const { status, headers, body } = toHttpError(error, surfaceFor(path, /\r\nanthropic-version:/i.test(raw)));
+    const surface = surfaceFor(path, /\r\nanthropic-version:/i.test(raw));
+    const { status, headers, body } = toHttpError(error, surface, { messagesEndpoint: isMessagesEndpoint(path) });
     const json = JSON.stringify(body);
     const head = [
       `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`,

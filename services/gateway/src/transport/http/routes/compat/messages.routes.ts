@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { ChatDone, ChatFinishReason, ChatPiece, Inference } from '../../../../application/ports';
 import type { Api } from '../../api';
 import { authOf } from '../../auth';
@@ -133,6 +134,35 @@ function eventWriter(sse: Sse, model: string, includeThinking: boolean) {
   };
 }
 
+/** Anthropic's error envelope; billing denials add which denial (`code`) and where to resolve it. */
+const MessagesError = z
+  .object({
+    type: z.literal('error'),
+    error: z.object({
+      type: z.string().openapi({ example: 'billing_error' }),
+      message: z.string(),
+      code: z
+        .enum(['out_of_credits', 'direct_model_requires_credits', 'credit_ceiling_reached', 'card_required'])
+        .optional()
+        .openapi({ description: 'Billing denials (402, 403) only' }),
+      resolution_url: z.string().optional().openapi({ description: 'Billing denials only: where to resolve it' }),
+    }),
+  })
+  .openapi('MessagesError');
+
+/** The errors the Messages endpoint documents beyond the shared ones. */
+const MESSAGES_ERRORS = {
+  402: {
+    description: 'Out of spendable credits, in the Anthropic envelope with `code` and `resolution_url`',
+    schema: MessagesError,
+  },
+  403: {
+    description: 'Overage ceiling reached or a card required (billing denials carry `code`, `resolution_url`)',
+    schema: MessagesError,
+  },
+  529: { description: 'Upstream capacity saturated (this endpoint only; elsewhere 503)', schema: MessagesError },
+};
+
 export function registerMessagesRoute(api: Api, inference: Inference): void {
   api.route(
     {
@@ -146,6 +176,7 @@ export function registerMessagesRoute(api: Api, inference: Inference): void {
         description:
           'The `message` object, or with stream: true its named events (message_start … message_stop); errors use the Anthropic envelope',
       },
+      errors: MESSAGES_ERRORS,
       body: MessagesBody,
     },
     async ({ res, body }) => {
