@@ -197,10 +197,24 @@ describe('inference history, end to end through pnpm start', () => {
         headers: { 'content-type': 'application/json', 'x-api-key': k },
         body: JSON.stringify(body),
       });
-    expect((await send({ verdict: 'maybe' })).status).toBe(422);
-    expect((await send({ verdict: 'incorrect' })).status).toBe(422);
-    expect((await send({ verdict: 'correct', corrected_output: { entities: {} } })).status).toBe(422);
-    expect((await send({ verdict: 'correct', notes: 'x'.repeat(5001) })).status).toBe(422);
+    // Every 422 entry names its field with a stable code, the verdict/corrected_output combinations included.
+    const problems = async (body: unknown) => {
+      const res = await send(body);
+      expect(res.status).toBe(422);
+      return (await json<{ errors: { field: string; message: string; code: string }[] }>(res)).errors;
+    };
+    expect(await problems({ verdict: 'maybe' })).toEqual([
+      { field: 'verdict', message: "must be 'correct' or 'incorrect'", code: 'invalid_value' },
+    ]);
+    expect(await problems({ verdict: 'incorrect' })).toEqual([
+      { field: 'corrected_output', message: 'is required when verdict is incorrect', code: 'required' },
+    ]);
+    expect(await problems({ verdict: 'correct', corrected_output: { entities: {} } })).toEqual([
+      { field: 'corrected_output', message: 'must be omitted or null when verdict is correct', code: 'not_allowed' },
+    ]);
+    expect(await problems({ verdict: 'correct', notes: 'x'.repeat(5001) })).toEqual([
+      { field: 'notes', message: 'must be at most 5000 characters', code: 'too_big' },
+    ]);
     const text = await send({ verdict: 'incorrect', corrected_output: 'Ada' });
     expect((await json<{ errors: { field: string; message: string }[] }>(text)).errors[0]).toMatchObject({
       field: 'corrected_output',

@@ -180,10 +180,19 @@ export function feedbackProblems(
     issues.push({ field: 'notes', message: `must be at most ${MAX_NOTES} characters`, code: 'too_big' });
   const given = input.correctedOutput !== null && input.correctedOutput !== undefined;
   if (input.verdict === 'correct') {
-    if (given) issues.push({ field: 'corrected_output', message: 'must be omitted or null when verdict is correct' });
+    if (given)
+      issues.push({
+        field: 'corrected_output',
+        message: 'must be omitted or null when verdict is correct',
+        code: 'not_allowed',
+      });
     return issues;
   }
-  if (!given) return [...issues, { field: 'corrected_output', message: 'is required when verdict is incorrect' }];
+  if (!given)
+    return [
+      ...issues,
+      { field: 'corrected_output', message: 'is required when verdict is incorrect', code: 'required' },
+    ];
   if (record.task === 'generate') return [...issues, ...checkReply(input.correctedOutput)];
 
   const labels = record.schema ? labelsOf(record.schema) : null;
@@ -197,7 +206,7 @@ export function feedbackProblems(
   if (!Array.isArray(list) || list.length !== texts.length)
     return [
       ...issues,
-      { field: 'corrected_output', message: `must be a list of ${texts.length} outputs, one per input` },
+      { field: 'corrected_output', message: `must be a list of ${texts.length} outputs, one per input`, code: 'shape' },
     ];
   list.forEach((out, i) => {
     const check = new ShapeCheck(texts[i]!, labels);
