@@ -6,7 +6,7 @@ import {
   startFakeOpenAIUpstream,
   type FakeUpstream,
 } from '@whetstone/testing';
-import { OPENAI_MODEL, grantCredits, upstreamEnv } from './compat-helpers';
+import { ANTHROPIC_MODEL, OPENAI_MODEL, grantCredits, upstreamEnv } from './compat-helpers';
 import { startVerdictUpstream } from './judge-upstream';
 import { signUpWithKey, startSystem, type RunningSystem } from './system';
 
@@ -284,5 +284,58 @@ describe('judge scores, end to end through pnpm start', () => {
     const asked = verdictUpstream.received.at(-1)!;
     expect(asked.model).toBe(VERDICT_MODEL);
     expect(JSON.stringify(asked.messages)).toContain('Alan Turing');
+  }, 300_000);
+
+  it('when a router project’s chat calls are judged, then the built-in judge records why it cannot and the LLM judge scores the routed reply', async () => {
+    await grantCredits(base, teamId, 100);
+    const { id } = await json<{ id: string }>(await post('/projects', { name: 'judged-router' }));
+    expect(
+      (await put(`/projects/${id}/router`, { candidates: [OPENAI_MODEL], reference_model: ANTHROPIC_MODEL })).status,
+    ).toBe(200);
+    const chatOnce = async () => {
+      const res = await post('/v1/chat/completions', {
+        model: id,
+        messages: [{ role: 'user', content: 'hello there' }],
+        store: true,
+      });
+      expect(res.status).toBe(200);
+      const body = await json<{ x_service: { inference_id: string } }>(res);
+      return eventually(
+        async () => {
+          const r = await json<JudgedRecord>(await get(`/inferences/${body.x_service.inference_id}`));
+          return r.judge_status === 'scored' || r.judge_status === 'failed' ? r : null;
+        },
+        120_000,
+        250,
+      );
+    };
+
+    // The built-in judge scores extraction outputs: a chat reply fails at once, saying so and what to use instead.
+    expect((await put(`/projects/${id}/judge`, { enabled: true, sample_rate: 1, kind: 'builtin' })).status).toBe(200);
+    const builtin = await chatOnce();
+    expect(builtin).toMatchObject({ project_id: id, model_id: OPENAI_MODEL, judge_status: 'failed' });
+    expect(builtin.judge_error).toMatch(
+      new RegExp(`^JUDGE_UNSUPPORTED_TASK: .*chat reply from ${OPENAI_MODEL}: set the project's judge to kind llm`),
+    );
+
+    // The LLM judge grades the reply of the model that answered.
+    const set = await put(`/projects/${id}/judge`, {
+      enabled: true,
+      sample_rate: 1,
+      kind: 'llm',
+      judge_model: VERDICT_MODEL,
+    });
+    expect(set.status).toBe(200);
+    const llm = await chatOnce();
+    expect(llm).toMatchObject({
+      project_id: id,
+      model_id: OPENAI_MODEL,
+      judge_status: 'scored',
+      llmaj_score: 0.625,
+      judge_kind: 'llm',
+      judge_model: VERDICT_MODEL,
+      judge_error: null,
+    });
+    expect(JSON.stringify(verdictUpstream.received.at(-1)!.messages)).toContain('hello there');
   }, 300_000);
 });

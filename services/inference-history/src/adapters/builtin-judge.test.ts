@@ -92,4 +92,22 @@ describe('builtinJudgeOverRouter', () => {
     expect(err).toMatchObject({ reason: 'JUDGE_UNSUPPORTED_TASK', retryable: false });
     expect(calls).toEqual([]);
   });
+
+  it('when a router project’s chat reply is judged, then it fails for good naming the model and the LLM judge, and asks nobody', async () => {
+    const { router, calls } = fakeRouter({});
+    const routed = record({
+      modelId: 'gpt-mini',
+      trainingJobId: null,
+      task: 'generate',
+      inputs: ['user: hello'],
+      messages: [{ role: 'user', content: 'hello' }],
+      outputs: [{ text: 'Hi!', finish_reason: 'stop' }],
+    });
+    const err = await builtinJudgeOverRouter(router)
+      .judge(routed, judgingOff('p'))
+      .catch((e: unknown) => e);
+    expect(err).toMatchObject({ reason: 'JUDGE_UNSUPPORTED_TASK', retryable: false });
+    expect((err as Error).message).toMatch(/chat reply from gpt-mini: set the project's judge to kind llm/);
+    expect(calls).toEqual([]);
+  });
 });

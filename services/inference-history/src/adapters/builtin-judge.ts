@@ -48,6 +48,15 @@ export function builtinJudgeOverRouter(router: Router): Judge {
   return {
     kind: 'builtin',
     async judge(record) {
+      // A chat reply (a decoder's, an upstream model's, a router project's pick) has no spans or labels to score,
+      // and asking its model for extraction confidences could only fail: it is refused with what to do instead.
+      if (record.task === 'generate')
+        throw new AppError(
+          'FailedPrecondition',
+          'JUDGE_UNSUPPORTED_TASK',
+          `The built-in judge scores extraction outputs (entities and classifications); this record is a chat reply from ${record.modelId}: set the project's judge to kind llm with a judge_model to score chat replies.`,
+          { retryable: false },
+        );
       const scorable = record.inputs.length > 0 && record.outputs.some((o) => builtinJudgeCanScore(o));
       if (!scorable)
         throw new AppError(
