@@ -1,7 +1,11 @@
 import { create } from '@bufbuild/protobuf';
 import { errors } from '@whetstone/errors';
 import { encodeEvent, Topics } from '@whetstone/events';
-import { DeploymentActivatedSchema, DeploymentFailedSchema } from '@whetstone/proto/inference/v1';
+import {
+  DeploymentActivatedSchema,
+  DeploymentEndedSchema,
+  DeploymentFailedSchema,
+} from '@whetstone/proto/inference/v1';
 import type { ProjectStore } from '../application/ports';
 import type { DeploymentRow } from '../domain/deployment';
 import { Prisma, type PrismaClient } from '../generated/prisma/client';
@@ -28,6 +32,22 @@ async function outbox(tx: Tx, row: ReturnType<typeof encodeEvent>): Promise<void
   await tx.outboxEvent.create({
     data: { topic: row.topic, key: row.key, type: row.type, payload: Buffer.from(row.payload), headers: row.headers },
   });
+}
+
+/** DeploymentEnded: an active deployment stopped serving its project (its job may still serve others). */
+function ended(d: Pick<DeploymentRow, 'id' | 'projectId' | 'teamId' | 'trainingJobId'>, reason: string) {
+  return encodeEvent(
+    DEPLOYMENTS_TOPIC,
+    DeploymentEndedSchema,
+    create(DeploymentEndedSchema, {
+      deploymentId: d.id,
+      projectId: d.projectId,
+      teamId: d.teamId,
+      trainingJobId: d.trainingJobId,
+      reason,
+    }),
+    d.projectId,
+  );
 }
 
 type Projects = Pick<ProjectStore, 'createProject' | 'listProjects' | 'getProject' | 'deleteProject'>;
@@ -88,8 +108,13 @@ function projects(prisma: PrismaClient): Projects {
       return prisma.project.findFirst({ where: { id: projectId, teamId } });
     },
     async deleteProject(teamId, projectId) {
-      const { count } = await prisma.project.deleteMany({ where: { id: projectId, teamId } });
-      return count > 0;
+      return prisma.$transaction(async (tx) => {
+        // The active deployment goes with the project's history: its job may no longer serve anywhere.
+        const active = await tx.deployment.findMany({ where: { projectId, teamId, status: 'active' } });
+        const { count } = await tx.project.deleteMany({ where: { id: projectId, teamId } });
+        if (count > 0) for (const d of active) await outbox(tx, ended(d, 'project_deleted'));
+        return count > 0;
+      });
     },
   };
 }
@@ -134,8 +159,10 @@ function deploymentChanges(prisma: PrismaClient): Pick<Deployments, 'activate' |
         if (!target || target.status !== 'deploying') return false;
         await tx.$queryRaw`SELECT id FROM deployments WHERE project_id = ${target.projectId}::uuid FOR UPDATE`;
         const previous = await tx.deployment.findFirst({ where: { projectId: target.projectId, status: 'active' } });
-        if (previous)
+        if (previous) {
           await tx.deployment.update({ where: { id: previous.id }, data: { status: 'replaced', endedAt: at } });
+          await outbox(tx, ended(previous, 'replaced'));
+        }
         await tx.deployment.update({ where: { id: deploymentId }, data: { status: 'active', activatedAt: at } });
         await outbox(
           tx,

@@ -1,5 +1,12 @@
+import { fromBinary } from '@bufbuild/protobuf';
 import type { Client } from '@connectrpc/connect';
-import { DeploymentStatus, InferenceTask, type InferenceRouterService } from '@whetstone/proto/inference/v1';
+import {
+  DeploymentActivatedSchema,
+  DeploymentEndedSchema,
+  DeploymentStatus,
+  InferenceTask,
+  type InferenceRouterService,
+} from '@whetstone/proto/inference/v1';
 import { JobStatus } from '@whetstone/proto/training/v1';
 import { eventually } from '@whetstone/testing';
 import { RESTRICTED_JOB, json, resultsOf, rpcError, startHarness, team, type Harness } from './harness';
@@ -17,6 +24,26 @@ describe('inference-router with a model-server over gRPC', () => {
   }, 60_000);
 
   afterAll(() => h?.close());
+
+  /** The deployments.v1 events in the outbox, oldest first, decoded. */
+  async function deploymentEvents() {
+    const rows = await h.pool.pool.query<{ type: string; payload: Buffer }>(
+      `SELECT type, payload FROM "${h.schema.name}".outbox_events WHERE topic = 'deployments.v1' ORDER BY id`,
+    );
+    return rows.rows.map((r) => {
+      const type = r.type.split('.').pop()!;
+      const schema = type === 'DeploymentEnded' ? DeploymentEndedSchema : DeploymentActivatedSchema;
+      return {
+        type,
+        ...(fromBinary(schema, r.payload) as {
+          trainingJobId: string;
+          projectId: string;
+          teamId: string;
+          reason?: string;
+        }),
+      };
+    });
+  }
 
   it('runs the zero-shot base, checks spendability first, and has UsageRecorded and InferenceCompleted in the outbox when it answers', async () => {
     const res = await client.infer({
@@ -183,10 +210,15 @@ describe('inference-router with a model-server over gRPC', () => {
       [second, DeploymentStatus.ACTIVE],
       [first, DeploymentStatus.REPLACED],
     ]);
-    const activated = await h.pool.pool.query(
-      `SELECT count(*)::int AS n FROM "${h.schema.name}".outbox_events WHERE topic = 'deployments.v1'`,
-    );
-    expect(activated.rows[0].n).toBe(2);
+    // Each activation, and the end of the deployment it replaced (its job may now serve nowhere).
+    const events = await deploymentEvents();
+    expect(events.map((e) => e.type)).toEqual(['DeploymentActivated', 'DeploymentEnded', 'DeploymentActivated']);
+    expect(events[1]).toMatchObject({
+      trainingJobId: first,
+      projectId: project.id,
+      teamId: team.teamId,
+      reason: 'replaced',
+    });
 
     // A deleted job (JobDeleted on the log) stops serving at once, and is no longer callable by id.
     await h.publishDeleted(second);
@@ -215,6 +247,22 @@ describe('inference-router with a model-server over gRPC', () => {
     });
     // The reason is public: a stable sentence, never the parser's raw error text.
     expect(failed.reason).toBe('could not load the model bundle');
+  });
+
+  it('when a project serving a job is deleted, then DeploymentEnded says its job no longer serves it', async () => {
+    const project = (await client.createProject({ caller: team, name: 'ends' })).project!;
+    const jobId = await addJob({ thing: ['gamma'] });
+    await client.createDeployment({ caller: team, projectId: project.id, trainingJobId: jobId });
+    await eventually(
+      async () =>
+        (await client.listDeployments({ caller: team, projectId: project.id })).deployments[0]?.status ===
+        DeploymentStatus.ACTIVE,
+    );
+    await client.deleteProject({ caller: team, projectId: project.id });
+    const ended = (await deploymentEvents()).filter((e) => e.type === 'DeploymentEnded' && e.projectId === project.id);
+    expect(ended).toEqual([
+      expect.objectContaining({ trainingJobId: jobId, teamId: team.teamId, reason: 'project_deleted' }),
+    ]);
   });
 
   it('deletes a project so its endpoint stops at once, and hides it from other teams', async () => {

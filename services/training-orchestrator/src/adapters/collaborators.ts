@@ -1,6 +1,6 @@
-import type { Client } from '@connectrpc/connect';
+import { Code, ConnectError, type Client } from '@connectrpc/connect';
 import { DatasetType, type DatasetService } from '@whetstone/proto/dataset/v1';
-import type { InferenceRouterService } from '@whetstone/proto/inference/v1';
+import { DeploymentStatus, type InferenceRouterService } from '@whetstone/proto/inference/v1';
 import type { KeyBillingService } from '@whetstone/proto/keybilling/v1';
 import { errors } from '@whetstone/errors';
 import { TrainingReasons as R } from '../domain/reasons';
@@ -51,6 +51,16 @@ export function projectsOverRpc(client: Client<typeof InferenceRouterService>): 
     },
     async deploy(actor, projectId, jobId) {
       await client.createDeployment({ caller: actor, projectId, trainingJobId: jobId });
+    },
+    async servesAnywhere(teamId, jobId) {
+      try {
+        const { deployments } = await client.listJobDeployments({ caller: { teamId }, trainingJobId: jobId });
+        return deployments.some((d) => d.status === DeploymentStatus.ACTIVE);
+      } catch (err) {
+        // A job the router no longer knows (deleted) serves nowhere.
+        if (err instanceof ConnectError && err.code === Code.NotFound) return false;
+        throw err;
+      }
     },
   };
 }

@@ -1,6 +1,5 @@
 import { errors } from '@whetstone/errors';
 import { artifactPrefix, trainingCost } from '../domain/job';
-import { sourcesOf } from '../domain/job-status';
 import { invalid } from '../domain/job-spec';
 import { metricsSummary } from '../domain/model-card';
 import { TrainingReasons as R } from '../domain/reasons';
@@ -34,8 +33,9 @@ export async function completeJob(
     throw invalid('artifact key outside the job', [{ field: 'artifact_key', message: `must start with ${prefix}` }]);
   const now = deps.clock.now();
   const cost = trainingCost(result.exampleEpochs);
+  // A trainer finishes a running job only (a deployed job is complete again by another move).
   const done = await deps.jobs.transition(job.id, {
-    from: sourcesOf('complete'),
+    from: ['running'],
     to: 'complete',
     token: lease.token,
     patch: {

@@ -6,8 +6,8 @@ import { deleteJob } from './delete-job';
 import { failJob } from './fail-job';
 import { leaseKeeper } from './heartbeat';
 import { leaseWork } from './lease-work';
-import { markDeployed } from './mark-deployed';
-import type { Caller } from './ports';
+import { markDeployed, markUndeployed } from './mark-deployed';
+import type { Caller, ProjectsPort } from './ports';
 import { stopJob } from './stop-job';
 import { sweepLeases, UNRESPONSIVE } from './sweep-leases';
 
@@ -188,6 +188,35 @@ describe('the job lifecycle on in-memory ports', () => {
     await markDeployed(ctx.deps, job.id);
     await markDeployed(ctx.deps, job.id);
     expect(ctx.jobs.events.filter((e) => e.to === 'deployed')).toHaveLength(1);
+  });
+
+  it('when a deployment of a deployed job ends, then it is complete again unless another project still serves it', async () => {
+    const ctx = inMemoryDeps();
+    const { job, lease } = await leased(ctx);
+    await completeJob(ctx.deps, lease, result(job.id));
+    await markDeployed(ctx.deps, job.id);
+    let serving = true;
+    const asked: string[] = [];
+    const projects: ProjectsPort = {
+      activeJob: async () => '',
+      deploy: async () => undefined,
+      servesAnywhere: async (teamId, jobId) => {
+        asked.push(`${teamId}/${jobId}`);
+        return serving;
+      },
+    };
+    const end = { teamId: caller.teamId, trainingJobId: job.id };
+    await markUndeployed({ ...ctx.deps, projects }, end);
+    expect((await ctx.jobs.getById(job.id))?.status).toBe('deployed');
+    serving = false;
+    await markUndeployed({ ...ctx.deps, projects }, end);
+    await markUndeployed({ ...ctx.deps, projects }, end);
+    expect((await ctx.jobs.getById(job.id))?.status).toBe('complete');
+    expect(ctx.jobs.events.filter((e) => e.to === 'complete')).toHaveLength(2);
+    expect(asked).toEqual(Array(3).fill(`${caller.teamId}/${job.id}`));
+    // Deployed again, it is deployed again.
+    await markDeployed(ctx.deps, job.id);
+    expect((await ctx.jobs.getById(job.id))?.status).toBe('deployed');
   });
 
   it('when a running job is deleted, then it is cancelled first, its artifacts removed, and it is gone', async () => {

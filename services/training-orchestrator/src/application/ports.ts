@@ -215,4 +215,6 @@ export interface ProjectsPort {
   activeJob(actor: Actor, projectId: string): Promise<string>;
   /** Deploys the job to the project; the router swaps the active deployment with no gap once it is warm. */
   deploy(actor: Actor, projectId: string, jobId: string): Promise<void>;
+  /** Whether an active deployment of the team's job serves any of its projects now. */
+  servesAnywhere(teamId: string, jobId: string): Promise<boolean>;
 }

@@ -8,6 +8,7 @@ const ALLOWED: [JobStatus, JobStatus][] = [
   ['running', 'failed'],
   ['running', 'cancelled'],
   ['complete', 'deployed'],
+  ['deployed', 'complete'],
 ];
 const key = ([from, to]: [JobStatus, JobStatus]) => `${from}→${to}`;
 const allowed = new Set(ALLOWED.map(key));
@@ -23,9 +24,9 @@ describe('job status transitions', () => {
     expect(canTransition(from, to)).toBe(false);
   });
 
-  it('when the table is read whole, then it holds exactly the allowed moves (36 pairs, 7 allowed)', () => {
+  it('when the table is read whole, then it holds exactly the allowed moves (36 pairs, 8 allowed)', () => {
     expect(every).toHaveLength(36);
-    expect(forbidden).toHaveLength(29);
+    expect(forbidden).toHaveLength(28);
     const table = Object.entries(TRANSITIONS).flatMap(([from, tos]) => tos.map((to) => `${from}→${to}`));
     expect(table.sort()).toEqual([...allowed].sort());
   });
@@ -34,13 +35,15 @@ describe('job status transitions', () => {
     expect(sourcesOf('running')).toEqual(['requested']);
     expect(sourcesOf('requested')).toEqual(['running']);
     expect(sourcesOf('cancelled')).toEqual(['requested', 'running']);
-    expect(sourcesOf('complete')).toEqual(['running']);
+    expect(sourcesOf('complete')).toEqual(['running', 'deployed']);
     expect(sourcesOf('failed')).toEqual(['running']);
     expect(sourcesOf('deployed')).toEqual(['complete']);
   });
 
-  it('when a job is terminal, then no training move leaves it (only complete → deployed)', () => {
+  it('when a job is terminal, then no training move leaves it (only deployment moves: complete ⇄ deployed)', () => {
     expect(JOB_STATUSES.filter(isTerminal)).toEqual(['complete', 'failed', 'deployed', 'cancelled']);
-    for (const status of ['failed', 'deployed', 'cancelled'] as const) expect(TRANSITIONS[status]).toEqual([]);
+    for (const status of ['failed', 'cancelled'] as const) expect(TRANSITIONS[status]).toEqual([]);
+    expect(TRANSITIONS.complete).toEqual(['deployed']);
+    expect(TRANSITIONS.deployed).toEqual(['complete']);
   });
 });

@@ -15,7 +15,8 @@ export const TRANSITIONS: Readonly<Record<JobStatus, readonly JobStatus[]>> = {
   // A deployment of it went active.
   complete: ['deployed'],
   failed: [],
-  deployed: [],
+  // No project's active deployment serves it any more (replaced, or its project deleted).
+  deployed: ['complete'],
   cancelled: [],
 };
 

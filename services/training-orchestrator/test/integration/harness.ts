@@ -42,6 +42,7 @@ const noProjects: ProjectsPort = {
     throw errors.notFound('PROJECT_NOT_FOUND', `Project '${projectId}' was not found.`);
   },
   deploy: async () => undefined,
+  servesAnywhere: async () => false,
 };
 
 export async function startHarness(options: { leaseMs?: number; projects?: ProjectsPort } = {}): Promise<Harness> {

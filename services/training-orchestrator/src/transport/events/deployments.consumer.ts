@@ -1,6 +1,10 @@
 import { decodeEvent, type EventEnvelope, Topics } from '@whetstone/events';
 import { isUuid } from '@whetstone/errors';
-import { DeploymentActivatedSchema, DeploymentFailedSchema } from '@whetstone/proto/inference/v1';
+import {
+  DeploymentActivatedSchema,
+  DeploymentEndedSchema,
+  DeploymentFailedSchema,
+} from '@whetstone/proto/inference/v1';
 
 export const DEPLOYMENTS_TOPIC = Topics.deployments;
 export const DEPLOYMENTS_CONSUMER = 'training-orchestrator.deployments';
@@ -13,9 +17,31 @@ export interface DeploymentOutcome {
   reason: string;
 }
 
-/** deployments.v1 → each outcome, once decoded (other events and malformed ids are skipped). Handlers are idempotent. */
-export function deploymentsConsumer(onOutcome: (outcome: DeploymentOutcome) => Promise<void>) {
+/** An active deployment of a job stopped serving its project (replaced, or the project deleted). */
+export interface DeploymentEnd {
+  trainingJobId: string;
+  teamId: string;
+  projectId: string;
+  reason: string;
+}
+
+/**
+ * deployments.v1 → each outcome, and each end of a deployment, once decoded (other events and malformed ids are
+ * skipped). Handlers are idempotent.
+ */
+export function deploymentsConsumer(
+  onOutcome: (outcome: DeploymentOutcome) => Promise<void>,
+  onEnd: (end: DeploymentEnd) => Promise<void> = async () => undefined,
+) {
   return async (event: EventEnvelope): Promise<void> => {
+    const ended = decodeEvent(event, DeploymentEndedSchema);
+    if (ended && isUuid(ended.trainingJobId))
+      return onEnd({
+        trainingJobId: ended.trainingJobId,
+        teamId: ended.teamId,
+        projectId: ended.projectId,
+        reason: ended.reason,
+      });
     const activated = decodeEvent(event, DeploymentActivatedSchema);
     if (activated && isUuid(activated.trainingJobId))
       return onOutcome({
