@@ -56,6 +56,9 @@ export const BERT_ENTITY_DEFAULTS: Omit<BertEntityTrainOptions, 'mode' | 'seed'>
 
 /** A trained (or zero-shot) label-conditioned entity extractor on a BERT checkpoint. */
 export class BertEntityModel {
+  /** Label vectors by label set: serving asks for the same labels call after call. */
+  private readonly labelCache = new Map<string, Tensor>();
+
   constructor(
     readonly bert: BertModel,
     readonly tokenizer: WordPieceTokenizer,
@@ -65,11 +68,19 @@ export class BertEntityModel {
     readonly threshold: number,
   ) {}
 
+  /** Forgets cached label vectors (the weights changed). */
+  weightsChanged(): void {
+    this.labelCache.clear();
+  }
+
   /** Entities of each text for the given label names (the trained labels by default). */
   predict(texts: string[], labels: string[] = this.labels, threshold = this.threshold): Span[][] {
     const out: Span[][] = texts.map(() => []);
     if (!labels.length) return out;
-    const lv = labelVectors(this.bert, this.tokenizer, this.head, labels);
+    const key = labels.join('\u0000');
+    const lv = this.labelCache.get(key) ?? labelVectors(this.bert, this.tokenizer, this.head, labels);
+    if (this.labelCache.size > 64) this.labelCache.clear();
+    this.labelCache.set(key, lv);
     const batch = 16;
     for (let i = 0; i < texts.length; i += batch) {
       const encs = texts.slice(i, i + batch).map((t) => encodeText(this.tokenizer, t));
@@ -134,8 +145,9 @@ export function trainBertEntities(
     o.mode === 'full'
       ? trainableCopy(ckpt.model)
       : withLora(ckpt.model, { r: o.loraRank, alpha: o.loraAlpha, seed: o.seed });
-  const head = initSpanHead(o.head, o.seed + 1);
-  const model = new BertEntityModel(bert, ckpt.tokenizer, head, o.head, labels, o.threshold);
+  const headConfig = { ...o.head, hidden: ckpt.config.hidden_size };
+  const head = initSpanHead(headConfig, o.seed + 1);
+  const model = new BertEntityModel(bert, ckpt.tokenizer, head, headConfig, labels, o.threshold);
   const encParams = trainableParameters(bert);
   const headParams = headParameters(head);
   const encOpt = new Adam(encParams, { learningRate: o.learningRate, weightDecay: 0.01 });
@@ -164,7 +176,7 @@ export function trainBertEntities(
         const batch = spanLogits(
           bert,
           head,
-          o.head,
+          headConfig,
           idx.map((i) => encoded[i]!),
           lv,
           rng,
@@ -199,6 +211,7 @@ export function trainBertEntities(
       step++;
       o.onProgress?.({ step, totalSteps: total, epoch, loss });
     }
+    model.weightsChanged();
     o.onEpoch?.(epoch + 1, model);
   }
   return model;
