@@ -67,17 +67,21 @@ export class Api {
     };
     const security: Record<string, string[]>[] = schemes[spec.auth].map((name) => ({ [name]: [] }));
     const response = spec.response ?? { status: 200, description: 'OK' };
+    // Every `:name` of the path is a required string parameter.
+    const names = [...spec.path.matchAll(/:(\w+)/g)].map((m) => m[1]!);
+    const params = names.length ? z.object(Object.fromEntries(names.map((n) => [n, z.string()]))) : undefined;
+    const body = spec.body
+      ? { body: { required: true, content: { 'application/json': { schema: spec.body } } } }
+      : spec.form
+        ? { body: { required: true, content: { 'multipart/form-data': { schema: spec.form } } } }
+        : {};
     this.registry.registerPath({
       method: spec.method,
       path: spec.path.replace(/:(\w+)/g, '{$1}'),
       summary: spec.summary,
       tags: [spec.tag],
       security,
-      ...(spec.body
-        ? { request: { body: { required: true, content: { 'application/json': { schema: spec.body } } } } }
-        : spec.form
-          ? { request: { body: { required: true, content: { 'multipart/form-data': { schema: spec.form } } } } }
-          : {}),
+      ...(params || spec.body || spec.form ? { request: { ...(params ? { params } : {}), ...body } } : {}),
       responses: {
         [response.status]: {
           description: response.description,
