@@ -1,6 +1,13 @@
-import { OpenAPIRegistry, OpenApiGeneratorV31, extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
+import {
+  OpenAPIRegistry,
+  OpenApiGeneratorV31,
+  extendZodWithOpenApi,
+  type ResponseConfig,
+} from '@asteasolutions/zod-to-openapi';
+import type { Surface } from '@whetstone/errors';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import { z } from 'zod';
+import { surfaceFor } from './errors';
 import { parseBody } from './validate';
 
 extendZodWithOpenApi(z);
@@ -87,7 +94,7 @@ export class Api {
           description: response.description,
           ...(response.schema ? { content: { 'application/json': { schema: response.schema } } } : {}),
         },
-        ...ERROR_RESPONSES,
+        ...SHARED_ERRORS[surfaceFor(spec.path, false)],
         ...Object.fromEntries(
           Object.entries(spec.errors ?? {}).map(([status, e]) => [
             status,
@@ -156,4 +163,42 @@ const ERROR_RESPONSES = {
   422: { description: 'Body failed validation: `{detail, errors}`', ...validation },
   429: { description: 'Rate limit exceeded: `{detail, code, scope}` with Retry-After and X-RateLimit-Scope/Code' },
   500: { description: 'Unhandled server error: `{error, message}`' },
+};
+
+/** A compatible surface's shared errors: the same statuses, each in that surface's envelope (docs/api.md, Errors). */
+/** A documented response body's schema, as zod-to-openapi takes it. */
+type BodySchema = NonNullable<NonNullable<ResponseConfig['content']>[string]>['schema'];
+
+function inEnvelope(schema: BodySchema): Record<string, ResponseConfig> {
+  const content = { content: { 'application/json': { schema } } };
+  return Object.fromEntries(
+    Object.entries(ERROR_RESPONSES).map(([status, r]) => [
+      status,
+      { description: `${r.description.split(':')[0]}, in this surface's error envelope`, ...content },
+    ]),
+  );
+}
+const text = { type: 'string' as const };
+const nullableText = { type: ['string', 'null'] as ['string', 'null'] };
+const SHARED_ERRORS: Record<Surface, Record<string, ResponseConfig>> = {
+  generic: ERROR_RESPONSES,
+  openai: inEnvelope({
+    type: 'object',
+    required: ['error'],
+    properties: {
+      error: {
+        type: 'object',
+        required: ['message', 'type', 'param', 'code'],
+        properties: { message: text, type: text, param: nullableText, code: nullableText },
+      },
+    },
+  }),
+  anthropic: inEnvelope({
+    type: 'object',
+    required: ['type', 'error'],
+    properties: {
+      type: { type: 'string', enum: ['error'] },
+      error: { type: 'object', required: ['type', 'message'], properties: { type: text, message: text } },
+    },
+  }),
 };

@@ -53,7 +53,8 @@ export function surfaceOf(req: Request): Surface {
 const isMessagesEndpoint = (path: string) =>
   ANTHROPIC_PATHS.has(path) || ANTHROPIC_PREFIXES.some((p) => path.startsWith(p));
 
-function surfaceFor(path: string, anthropicVersion: boolean): Surface {
+/** The envelope of a path's errors (`anthropicVersion`: the request carries `anthropic-version`); /openapi.json uses it too. */
+export function surfaceFor(path: string, anthropicVersion: boolean): Surface {
   if (isMessagesEndpoint(path)) return 'anthropic';
   // A stored Response or chat completion (GET /v1/responses/:id, /v1/chat/completions/:id) is OpenAI's too.
   if (OPENAI_PATHS.has(path) || OPENAI_PREFIXES.some((p) => path.startsWith(p))) return 'openai';
