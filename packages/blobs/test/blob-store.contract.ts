@@ -31,7 +31,8 @@ export function describeBlobStoreContract(name: string, open: () => Promise<Cont
       opened = await open();
       store = opened.store;
       run = `run-${randomBytes(4).toString('hex')}`;
-    }, 180_000);
+      // A first S3 run may install Swift from apt.
+    }, 400_000);
 
     afterAll(async () => {
       await opened?.close();

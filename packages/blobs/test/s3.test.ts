@@ -37,7 +37,7 @@ describe('S3 blob store against a real S3 server (OpenStack Swift with s3api)', 
   let store: S3BlobStore;
   beforeAll(async () => {
     store = storeOn(await started());
-  }, 180_000);
+  }, 400_000);
 
   it('when a stream is larger than the part size, then it goes up as an S3 multipart upload', async () => {
     const key = `mp-${randomBytes(3).toString('hex')}/weights`;

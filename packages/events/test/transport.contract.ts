@@ -1,7 +1,7 @@
 /**
  * What every EventTransport promises its producers and consumers, as one suite: events.test.ts runs it against
- * the Postgres event log (always), kafka.test.ts against Kafka (when KAFKA_BROKERS is set; no broker installs on
- * this machine kind). What only one transport does (the log's dedupe by event id) stays in that transport's file.
+ * the Postgres event log, kafka.test.ts against a real one-node Kafka broker. What only one transport does (the
+ * log's dedupe by event id) stays in that transport's file.
  */
 import { randomBytes } from 'node:crypto';
 import { Pool } from 'pg';
@@ -37,7 +37,8 @@ export function describeTransportContract(
       await ensureOutbox(pool, producer.name);
       opened = await open(pool);
       transport = opened.transport;
-    }, 60_000);
+      // Kafka's first start may resolve the broker's jars through Maven first.
+    }, 240_000);
 
     afterAll(async () => {
       await opened.close();
