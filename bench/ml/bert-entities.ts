@@ -2,7 +2,8 @@
  * bench:ml's BERT section: the label-conditioned span head on the installed base (all-MiniLM-L6-v2), fine-tuned on
  * wikigold train (full and LoRA), dev F1 after each epoch, test F1 at the end, training seconds, and the serving
  * p50 for a 30-word text on this process's cores. BERT_MODES picks the modes (default full,lora), BERT_EPOCHS the
- * epochs, BENCH_LIMIT cuts the training rows.
+ * epochs, BERT_POS_WEIGHT the positives' loss weight, BENCH_LIMIT cuts the training rows. The decision threshold
+ * is chosen on dev; test is scored once, at it.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -40,6 +41,7 @@ for (const mode of MODES) {
     seed: SEED,
     epochs: EPOCHS,
     learningRate: lr,
+    posWeight: Number(process.env.BERT_POS_WEIGHT ?? BERT_ENTITY_DEFAULTS.posWeight),
     onProgress: (e) => {
       if (performance.now() - last > 30_000) {
         last = performance.now();

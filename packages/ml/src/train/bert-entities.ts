@@ -37,6 +37,8 @@ export interface BertEntityTrainOptions {
   loraAlpha: number;
   head: SpanHeadConfig;
   threshold: number;
+  /** Weight of the positive (span, label) pairs in the loss: they are a few per thousand. */
+  posWeight: number;
   onProgress?: (e: { step: number; totalSteps: number; epoch: number; loss: number }) => void;
   /** Called after each epoch with the model so far (for held-out figures). */
   onEpoch?: (epoch: number, model: BertEntityModel) => void;
@@ -52,6 +54,7 @@ export const BERT_ENTITY_DEFAULTS: Omit<BertEntityTrainOptions, 'mode' | 'seed'>
   loraAlpha: 16,
   head: { hidden: 384, dim: 256, maxWidth: 8, shapeDim: 32 },
   threshold: 0.5,
+  posWeight: 1,
 };
 
 /** A trained (or zero-shot) label-conditioned entity extractor on a BERT checkpoint. */
@@ -75,7 +78,12 @@ export class BertEntityModel {
 
   /** Entities of each text for the given label names (the trained labels by default). */
   predict(texts: string[], labels: string[] = this.labels, threshold = this.threshold): Span[][] {
-    const out: Span[][] = texts.map(() => []);
+    return this.predictAt(texts, labels, [threshold])[0]!;
+  }
+
+  /** Entities of each text at each of several thresholds, from one pass of the encoder (choosing one on dev). */
+  predictAt(texts: string[], labels: string[], thresholds: number[]): Span[][][] {
+    const out: Span[][][] = thresholds.map(() => texts.map(() => []));
     if (!labels.length) return out;
     const key = labels.join('\u0000');
     const lv = this.labelCache.get(key) ?? labelVectors(this.bert, this.tokenizer, this.head, labels);
@@ -85,16 +93,33 @@ export class BertEntityModel {
     for (let i = 0; i < texts.length; i += batch) {
       const encs = texts.slice(i, i + batch).map((t) => encodeText(this.tokenizer, t));
       const spans = spanLogits(this.bert, this.head, this.config, encs, lv);
-      for (const f of decodeSpans(spans, labels.length, threshold)) {
-        const e = encs[f.text]!;
-        out[i + f.text]!.push({
-          start: e.wordOffsets[f.start]![0],
-          end: e.wordOffsets[f.end]![1],
-          label: labels[f.label]!,
-        });
-      }
+      thresholds.forEach((threshold, k) => {
+        for (const f of decodeSpans(spans, labels.length, threshold)) {
+          const e = encs[f.text]!;
+          out[k]![i + f.text]!.push({
+            start: e.wordOffsets[f.start]![0],
+            end: e.wordOffsets[f.end]![1],
+            label: labels[f.label]!,
+          });
+        }
+      });
     }
     return out;
+  }
+
+  /** Span F1 on rows at each threshold. */
+  evaluateAt(rows: EntityRow[], thresholds: number[], labels = this.labels): Report[] {
+    const gold = rows.map((r) => (r.entities ?? []).map((e) => ({ start: e.start, end: e.end, label: e.label })));
+    return this.predictAt(
+      rows.map((r) => r.text),
+      labels,
+      thresholds,
+    ).map((pred) => spanPRF(gold, pred));
+  }
+
+  /** The same model answering at another threshold. */
+  withThreshold(threshold: number): BertEntityModel {
+    return new BertEntityModel(this.bert, this.tokenizer, this.head, this.config, this.labels, threshold);
   }
 
   evaluate(rows: EntityRow[], labels = this.labels): Report {
@@ -191,7 +216,7 @@ export function trainBertEntities(
             if (k !== undefined) targets[k * L + l] = 1;
           }
         });
-        const lossT = bceWithLogits(batch.logits, targets);
+        const lossT = bceWithLogits(batch.logits, targets, o.posWeight);
         lossT.backward();
         return lossT.data[0]!;
       });
