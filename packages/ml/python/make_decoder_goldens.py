@@ -6,8 +6,8 @@ Each tiny checkpoint is a random LlamaConfig or Qwen2Config model written with `
 commit) with a byte-level BPE tokenizer trained by `tokenizers` on the fixed texts: one pre-tokenized as SmolLM2's
 (Digits, then ByteLevel with the GPT-2 regex) with a BOS template, one as Qwen2's and Llama 3's (NFC, a Split on
 their regex, then ByteLevel without a regex). goldens.json holds the token ids of the tricky texts and of the model
-inputs, and greedy continuations from `generate` (which decodes with the KV cache); goldens.safetensors the
-logits of every position of each model input.
+inputs and their greedy continuations decoded one token at a time with the model's KV cache; goldens.safetensors
+the logits of every position of each model input (`logits.i`) and of each cached decoding step (`steps.i`).
 """
 
 import json
@@ -113,8 +113,32 @@ def perturb(model) -> None:
             p.data.add_(torch.randn_like(p) * 0.3)
 
 
+def reset_rope(model) -> None:
+    """`dynamic` rotary keeps the frequencies of the longest sequence it has seen: start each input afresh."""
+    rope = model.model.rotary_emb
+    rope.register_buffer("inv_freq", rope.original_inv_freq.clone(), persistent=False)
+    rope.max_seq_len_cached = rope.original_max_seq_len
+
+
 @torch.no_grad()
-def checkpoint(name: str, tok: Tokenizer, config, cls, eos: int) -> None:
+def greedy_with_cache(model, x, n: int):
+    """Greedy continuation fed one token at a time through the model's DynamicCache, and the logits of each step.
+
+    (Not `generate`: its default logits processing picks other tokens than the argmax on these random models.)
+    """
+    out = model(input_ids=x, use_cache=True)
+    cache, last = out.past_key_values, out.logits[0, -1]
+    ids, steps = [], []
+    for _ in range(n):
+        ids.append(int(last.argmax()))
+        out = model(input_ids=torch.tensor([[ids[-1]]]), past_key_values=cache, use_cache=True)
+        cache, last = out.past_key_values, out.logits[0, -1]
+        steps.append(last)
+    return ids, torch.stack(steps).contiguous()
+
+
+@torch.no_grad()
+def checkpoint(name: str, tok: Tokenizer, config, cls) -> None:
     out = FIXTURES / name
     out.mkdir(parents=True, exist_ok=True)
     tok.save(str(out / "tokenizer.json"))
@@ -127,11 +151,13 @@ def checkpoint(name: str, tok: Tokenizer, config, cls, eos: int) -> None:
     for i, text in enumerate(MODEL_TEXTS):
         ids = tok.encode(text).ids
         x = torch.tensor([ids])
+        reset_rope(model)
         logits[f"logits.{i}"] = model(input_ids=x).logits[0].contiguous()
-        gen = model.generate(
-            x, max_new_tokens=12, do_sample=False, eos_token_id=None, pad_token_id=eos, use_cache=True
-        )
-        inputs.append({"text": text, "ids": ids, "greedy": gen[0, len(ids) :].tolist()})
+        reset_rope(model)
+        greedy, steps = greedy_with_cache(model, x, 12)
+        if i < 2:
+            logits[f"steps.{i}"] = steps
+        inputs.append({"text": text, "ids": ids, "greedy": greedy})
     write_json(out / "goldens.json", {"inputs": inputs})
     save_file(logits, str(out / "goldens.safetensors"))
 
@@ -162,7 +188,6 @@ def main() -> None:
         smol,
         LlamaConfig(**common, max_position_embeddings=64, tie_word_embeddings=True, rope_parameters=llama3),
         LlamaForCausalLM,
-        0,
     )
     checkpoint(
         "tiny-llama-linear",
@@ -176,7 +201,6 @@ def main() -> None:
             rope_parameters={"rope_type": "linear", "rope_theta": 500.0, "factor": 2.0},
         ),
         LlamaForCausalLM,
-        0,
     )
     checkpoint(
         "tiny-llama-dynamic",
@@ -188,7 +212,6 @@ def main() -> None:
             rope_parameters={"rope_type": "dynamic", "rope_theta": 10000.0, "factor": 2.0},
         ),
         LlamaForCausalLM,
-        0,
     )
     checkpoint(
         "tiny-qwen2",
@@ -203,7 +226,6 @@ def main() -> None:
             rope_parameters={"rope_type": "default", "rope_theta": 1000000.0},
         ),
         Qwen2ForCausalLM,
-        0,
     )
 
 
