@@ -33,3 +33,9 @@ export {
   type BertEntityTrainOptions,
 } from './train/bert-entities';
 export { mergeLora } from './models/bert/adapters';
+/** Llama-family decoders from Hugging Face checkpoints and their byte-level BPE tokenizers (bench:decoder). */
+export { loadDecoderCheckpoint, type DecoderCheckpoint } from './checkpoints/load';
+export { parseLlamaConfig, type LlamaConfig } from './models/llama/configuration-llama';
+export { LlamaForCausalLM, KVCache } from './models/llama/modeling-llama';
+export { BpeTokenizer } from './tokenizers/bpe-tokenizer';
+export { readSafetensors } from './checkpoints/safetensors';
