@@ -41,16 +41,20 @@ export interface LlamaWeights {
 const ATTENTION = ['q_proj', 'k_proj', 'v_proj', 'o_proj'] as const;
 const MLP = ['gate_proj', 'up_proj', 'down_proj'] as const;
 
-/** Keys and values of every layer for the positions seen so far, [position, kv_heads·head_dim] per layer. */
+/**
+ * Keys and values of every layer for the positions seen so far, head-major per layer
+ * ([kv_heads, capacity, head_dim]), so each key/value head's positions are one contiguous block.
+ */
 export class KVCache {
   length = 0;
-  private capacity = 0;
+  capacity = 0;
   keys: Float32Array[] = [];
   values: Float32Array[] = [];
 
   constructor(
     readonly layers: number,
-    readonly width: number,
+    readonly heads: number,
+    readonly headDim: number,
     readonly maxLength: number,
   ) {}
 
@@ -58,9 +62,12 @@ export class KVCache {
   reserve(n: number): void {
     if (n <= this.capacity) return;
     const cap = Math.min(this.maxLength, Math.max(n, this.capacity * 2, 16));
+    const hd = this.headDim;
     const grow = (old: Float32Array | undefined): Float32Array => {
-      const next = new Float32Array(cap * this.width);
-      if (old) next.set(old.subarray(0, this.length * this.width));
+      const next = new Float32Array(this.heads * cap * hd);
+      if (old)
+        for (let g = 0; g < this.heads; g++)
+          next.set(old.subarray(g * this.capacity * hd, (g * this.capacity + this.length) * hd), g * cap * hd);
       return next;
     };
     for (let l = 0; l < this.layers; l++) {
@@ -68,6 +75,20 @@ export class KVCache {
       this.values[l] = grow(this.values[l]);
     }
     this.capacity = cap;
+  }
+
+  /** Writes T new rows of keys and values ([T, kv_heads·head_dim]) of one layer after the cached positions. */
+  append(layer: number, k: Float32Array, v: Float32Array, T: number): void {
+    const hd = this.headDim;
+    const K = this.keys[layer]!;
+    const V = this.values[layer]!;
+    for (let t = 0; t < T; t++)
+      for (let g = 0; g < this.heads; g++) {
+        const from = (t * this.heads + g) * hd;
+        const to = (g * this.capacity + this.length + t) * hd;
+        K.set(k.subarray(from, from + hd), to);
+        V.set(v.subarray(from, from + hd), to);
+      }
   }
 
   /** Forgets positions from `n` on (a shared prefix stays). */
@@ -187,7 +208,7 @@ export class LlamaForCausalLM {
 
   newCache(): KVCache {
     const c = this.config;
-    return new KVCache(c.num_hidden_layers, c.num_key_value_heads * c.head_dim, this.contextLength);
+    return new KVCache(c.num_hidden_layers, c.num_key_value_heads, c.head_dim, this.contextLength);
   }
 
   /**
@@ -243,9 +264,7 @@ export class LlamaForCausalLM {
     const v = linear(h, T, l.v_proj);
     applyRope(q, T, c.num_attention_heads, hd, rope.cos, rope.sin, half);
     applyRope(k, T, c.num_key_value_heads, hd, rope.cos, rope.sin, half);
-    const width = cache.width;
-    cache.keys[index]!.set(k, cache.length * width);
-    cache.values[index]!.set(v, cache.length * width);
+    cache.append(index, k, v, T);
     const window = c.layer_types[index] === 'sliding_attention' ? c.sliding_window : null;
     const ctx = attention(q, T, cache, index, c, window);
     addInto(x, linear(ctx, T, l.o_proj));
@@ -328,21 +347,17 @@ function attention(
   const groups = nh / nkv;
   const past = cache.length;
   const L = past + T;
-  const width = cache.width;
+  const cap = cache.capacity;
   const scaling = hd ** -0.5;
   const K = cache.keys[index]!;
   const Vc = cache.values[index]!;
   const out = new Float32Array(T * nh * hd);
-  const Kh = new Float32Array(L * hd);
-  const Vh = new Float32Array(L * hd);
   const Q = new Float32Array(groups * T * hd);
   const S = new Float32Array(groups * T * L);
   const O = new Float32Array(groups * T * hd);
   for (let g = 0; g < nkv; g++) {
-    for (let s = 0; s < L; s++) {
-      Kh.set(K.subarray(s * width + g * hd, s * width + (g + 1) * hd), s * hd);
-      Vh.set(Vc.subarray(s * width + g * hd, s * width + (g + 1) * hd), s * hd);
-    }
+    const Kh = K.subarray(g * cap * hd, (g * cap + L) * hd);
+    const Vh = Vc.subarray(g * cap * hd, (g * cap + L) * hd);
     for (let j = 0; j < groups; j++)
       for (let t = 0; t < T; t++) {
         const h = g * groups + j;
