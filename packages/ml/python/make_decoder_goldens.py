@@ -5,7 +5,8 @@
 Each tiny checkpoint is a random LlamaConfig or Qwen2Config model written with `save_pretrained` (small enough to
 commit) with a byte-level BPE tokenizer trained by `tokenizers` on the fixed texts: one pre-tokenized as SmolLM2's
 (Digits, then ByteLevel with the GPT-2 regex) with a BOS template, one as Qwen2's and Llama 3's (NFC, a Split on
-their regex, then ByteLevel without a regex). goldens.json holds the token ids of the tricky texts and of the model
+their regex, then ByteLevel without a regex), and for the tokenizer tests alone one laid out as Llama 2's (a
+Prepend/Replace normalizer, BPE with byte fallback, the Replace/ByteFallback/Fuse/Strip decoder). goldens.json holds the token ids of the tricky texts and of the model
 inputs and their greedy continuations decoded one token at a time with the model's KV cache; goldens.safetensors
 the logits of every position of each model input (`logits.i`) and of each cached decoding step (`steps.i`).
 """
@@ -78,6 +79,34 @@ def bpe_tokenizer(kind: str) -> Tokenizer:
     else:
         tok.post_processor = processors.ByteLevel(trim_offsets=False)
     return tok
+
+
+def byte_fallback_tokenizer() -> Tokenizer:
+    """Llama 2's layout: Prepend/Replace to "▁", no pre-tokenizer, BPE with `<0xXX>` byte tokens for unseen chars."""
+    tok = Tokenizer(models.BPE(unk_token="<unk>", fuse_unk=True, byte_fallback=True))
+    tok.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
+    trainer = BpeTrainer(vocab_size=300, special_tokens=["<unk>", "<s>", "</s>"], show_progress=False)
+    # Train on ASCII-only text, so every other char falls back to bytes.
+    ascii_texts = ["".join(c for c in t if ord(c) < 128) for t in BPE_TEXTS]
+    tok.train_from_iterator([t.replace(" ", "▁") for t in ascii_texts] * 3, trainer)
+    data = json.loads(tok.to_str())
+    vocab = data["model"]["vocab"]
+    for b in range(256):
+        vocab.setdefault(f"<0x{b:02X}>", len(vocab))
+    data["model"]["vocab"] = vocab
+    data["decoder"] = {
+        "type": "Sequence",
+        "decoders": [
+            {"type": "Replace", "pattern": {"String": "▁"}, "content": " "},
+            {"type": "ByteFallback"},
+            {"type": "Fuse"},
+            {"type": "Strip", "content": " ", "start": 1, "stop": 0},
+        ],
+    }
+    data["post_processor"] = json.loads(
+        processors.TemplateProcessing(single="<s> $A", pair="<s> $A </s> $B", special_tokens=[("<s>", 1), ("</s>", 2)]).__getstate__()
+    )
+    return Tokenizer.from_str(json.dumps(data))
 
 
 def rows(tok: Tokenizer, texts):
@@ -164,6 +193,7 @@ def checkpoint(name: str, tok: Tokenizer, config, cls) -> None:
 
 def main() -> None:
     toks = {kind: bpe_tokenizer(kind) for kind in ("smollm", "qwen2", "llama3")}
+    toks["bytefallback"] = byte_fallback_tokenizer()
     for kind, tok in toks.items():
         d = FIXTURES / f"bpe-{kind}"
         d.mkdir(parents=True, exist_ok=True)

@@ -5,7 +5,8 @@ import { onigRegex, splitBy } from './bpe-pretokenizers';
 
 /**
  * Byte-level BPE against HF `tokenizers` (goldens written by packages/ml/python/make_decoder_goldens.py): three
- * trained tokenizers pre-tokenized as SmolLM2's, Qwen2's and Llama 3's files are, on texts with unicode, emoji,
+ * trained tokenizers pre-tokenized as SmolLM2's, Qwen2's and Llama 3's files are, and one laid out as Llama 2's
+ * (Metaspace-style normalizer, byte fallback, its decoder chain), on texts with unicode, emoji,
  * whitespace runs, numbers and added tokens. Ids with and without the template, tokens and decoded text identical.
  */
 const FIXTURES = join(__dirname, '../../fixtures');
@@ -19,7 +20,7 @@ interface Row {
 }
 
 describe('byte-level BPE against tokenizers', () => {
-  for (const kind of ['smollm', 'qwen2', 'llama3']) {
+  for (const kind of ['smollm', 'qwen2', 'llama3', 'bytefallback']) {
     it(`${kind}-style tokenizer.json: ids, tokens and decoded text`, () => {
       const dir = join(FIXTURES, `bpe-${kind}`);
       const tok = BpeTokenizer.fromFile(join(dir, 'tokenizer.json'));

@@ -216,7 +216,16 @@ function findTemplate(pp: PostProcessorJson | null, file: string): BpeTokenizer[
 }
 
 /** UTF-8 bytes to text, invalid sequences as U+FFFD (Rust's from_utf8_lossy). */
-const lossy = (bytes: number[]): string => new TextDecoder('utf-8').decode(Uint8Array.from(bytes));
+const lossy = (bytes: number[]): string => new TextDecoder('utf-8', { ignoreBOM: true }).decode(Uint8Array.from(bytes));
+
+/** UTF-8 bytes to text, or null when they are not valid UTF-8. */
+function strictUtf8(bytes: number[]): string | null {
+  try {
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(Uint8Array.from(bytes));
+  } catch {
+    return null;
+  }
+}
 
 function decodeChain(d: DecoderJson | null, tokens: string[]): string[] {
   if (!d) return tokens;
@@ -237,8 +246,8 @@ function decodeChain(d: DecoderJson | null, tokens: string[]): string[] {
       let pending: number[] = [];
       const flush = (): void => {
         if (!pending.length) return;
-        const text = lossy(pending);
-        out.push(text.includes('\ufffd') ? '\ufffd'.repeat(pending.length) : text);
+        // As tokenizers' ByteFallback: the bytes' text, or one U+FFFD per byte when they are not valid UTF-8.
+        out.push(strictUtf8(pending) ?? '\ufffd'.repeat(pending.length));
         pending = [];
       };
       for (const t of tokens) {
