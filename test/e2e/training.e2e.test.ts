@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { datasetFile, eventually, fixtureDataset } from '@whetstone/testing';
+import { datasetFile, eventually } from '@whetstone/testing';
 import { signUpWithKey, startSystem, type RunningSystem } from './system';
 import { apiClient, fakeHub } from './training-helpers';
 
@@ -186,6 +186,16 @@ describe('training and serving trained models, end to end through pnpm start', (
     expect(
       (await post(`/v1/training-jobs/${first}/push-to-hub`, { repo_id: 'not a repo', hub_token: token })).status,
     ).toBe(422);
+    // A token that is too short says so; one left out is required.
+    const short = await post(`/v1/training-jobs/${first}/push-to-hub`, { repo_id: 'acme/x', hub_token: 'hf_1234' });
+    expect(short.status).toBe(422);
+    expect(((await short.json()) as { errors: unknown[] }).errors).toEqual([
+      { field: 'hub_token', message: 'must be at least 8 characters', code: 'too_small' },
+    ]);
+    const missing = await post(`/v1/training-jobs/${first}/push-to-hub`, { repo_id: 'acme/x' });
+    expect(((await missing.json()) as { errors: unknown[] }).errors).toEqual([
+      { field: 'hub_token', message: 'is required', code: 'invalid_type' },
+    ]);
   });
 
   it('evaluates the job on the held-out split', async () => {
@@ -249,6 +259,15 @@ describe('training and serving trained models, end to end through pnpm start', (
       deployments: { project_id: string; status: string }[];
     };
     expect(byJob.deployments).toEqual([expect.objectContaining({ project_id: project.id, status: 'active' })]);
+    // The same job serves a second project too.
+    const spare = (await (await post('/projects', { name: 'ner-spare' })).json()) as { id: string };
+    expect((await post(`/projects/${spare.id}/deployments`, { training_job_id: first })).status).toBe(201);
+    await eventually(
+      async () =>
+        ((await (await get(`/projects/${spare.id}/deployments`)).json()) as { deployments: { status: string }[] })
+          .deployments[0]?.status === 'active',
+      20_000,
+    );
 
     const second = await createJob({ training_type: 'lora', nr_epochs: 2 });
     await until(second, ['complete']);
@@ -276,6 +295,27 @@ describe('training and serving trained models, end to end through pnpm start', (
       [first, 'replaced'],
     ]);
 
+    // Replaced in one project, the first job is still deployed while the spare project serves it; once that project
+    // is deleted it is deployed nowhere and complete again, in the job's read, the lists and their status filter.
+    await until(second, ['deployed'], 10_000);
+    const ids = async (status: string) =>
+      ((await (await get(`/core/training-jobs?status=${status}`)).json()) as { jobs: { id: string }[] }).jobs.map(
+        (j) => j.id,
+      );
+    expect((await job(first)).status).toBe('deployed');
+    expect(await ids('deployed')).toEqual(expect.arrayContaining([first, second]));
+    expect((await del(`/projects/${spare.id}`)).status).toBe(204);
+    const again = await until(first, ['complete'], 10_000);
+    expect(again.metrics).toMatchObject({ f1: expect.any(Number) });
+    expect(await ids('deployed')).toEqual([second]);
+    expect(await ids('complete')).toContain(first);
+    const listed = (await (await get('/v1/training-jobs')).json()) as { jobs: { id: string; status: string }[] };
+    expect(listed.jobs.find((j) => j.id === first)?.status).toBe('complete');
+    const byFirst = (await (await get(`/v1/training-jobs/${first}/deployments`)).json()) as {
+      deployments: { project_id: string; status: string }[];
+    };
+    expect(byFirst.deployments).toEqual([expect.objectContaining({ project_id: project.id, status: 'replaced' })]);
+
     // Deleting the deployed job releases it: the project endpoint stops serving it.
     const deleted = await del(`/core/training-jobs/${second}`);
     expect(deleted.status).toBe(200);
@@ -284,93 +324,6 @@ describe('training and serving trained models, end to end through pnpm start', (
     expect((await get(`/v1/training-jobs/${second}/download`)).status).toBe(404);
     await eventually(async () => (await call()).status === 409, 10_000);
   }, 240_000);
-
-  it('fine-tunes the decoder with LoRA on chat rows and generates with it, as JSON or a server-sent stream', async () => {
-    const url = (await (
-      await post('/core/datasets/upload/url', {
-        dataset_name: 'greetings',
-        dataset_type: 'generation',
-        format: 'jsonl',
-        filename: 'chat.jsonl',
-      })
-    ).json()) as { upload_url: string };
-    expect(
-      (await fetch(url.upload_url, { method: 'PUT', body: readFileSync(fixtureDataset('chat/greetings.jsonl')) }))
-        .status,
-    ).toBe(200);
-    await post('/core/datasets/upload/process', { dataset_name: 'greetings' });
-    await eventually(
-      async () => ((await (await get('/core/datasets/greetings/1')).json()) as { status: string }).status === 'ready',
-      30_000,
-    );
-    const decoder = await createJob({
-      base_model: 'whetstone-decoder-base',
-      datasets: [{ name: 'greetings' }],
-      training_type: 'lora',
-      nr_epochs: 4,
-      learning_rate: 0.01,
-    });
-    const done = await until(decoder, ['complete', 'failed'], 120_000);
-    expect(done.status).toBe('complete');
-    const metrics = done.metrics as unknown as { loss: number; base_loss: number; perplexity: number };
-    expect(metrics.loss).toBeLessThan(metrics.base_loss);
-
-    const messages = [
-      { role: 'user', content: [{ type: 'text', text: 'hi, I am Ada', cache_control: { type: 'ephemeral' } }] },
-    ];
-    const json = await eventually(async () => {
-      const res = await post('/inference', {
-        model_id: decoder,
-        task: 'generate',
-        messages,
-        temperature: 0,
-        max_tokens: 24,
-      });
-      return res.status === 200
-        ? ((await res.json()) as { result: { text: string }; finish_reason: string; usage: { output_tokens: number } })
-        : null;
-    }, 20_000);
-    expect(json.result.text.length).toBeGreaterThan(0);
-    expect(json.usage.output_tokens).toBeLessThanOrEqual(24);
-    expect(['stop', 'length']).toContain(json.finish_reason);
-
-    const stream = await post('/inference', {
-      model_id: decoder,
-      task: 'generate',
-      messages,
-      temperature: 0,
-      max_tokens: 24,
-      stream: true,
-    });
-    expect(stream.headers.get('content-type')).toMatch(/text\/event-stream/);
-    const events = (await stream.text()).split('\n\n').filter(Boolean);
-    expect(events[events.length - 1]).toBe('data: [DONE]');
-    expect(events.some((e) => e.includes('"inference_id"'))).toBe(true);
-
-    // Deployed behind a project, the decoder answers messages on the project endpoint.
-    const project = (await (await post('/projects', { name: 'greeter' })).json()) as { id: string };
-    await post(`/projects/${project.id}/deployments`, { training_job_id: decoder });
-    await eventually(
-      async () =>
-        ((await (await get(`/projects/${project.id}/deployments`)).json()) as { deployments: { status: string }[] })
-          .deployments[0]?.status === 'active',
-      30_000,
-    );
-    const viaProject = await post(`/projects/${project.id}/inference`, {
-      messages: [{ role: 'user', content: 'hi, I am Bob' }],
-      temperature: 0,
-      max_tokens: 16,
-    });
-    expect(viaProject.status).toBe(200);
-    expect(((await viaProject.json()) as { result: { text: string } }).result.text.length).toBeGreaterThan(0);
-
-    // The decoder base is training-only; an extraction call on a decoder job says what to do instead.
-    expect((await post('/inference', { model_id: 'whetstone-decoder-base', task: 'generate', messages })).status).toBe(
-      409,
-    );
-    expect((await post('/inference', { model_id: decoder, text: 'x', schema })).status).toBe(409);
-    expect((await post('/inference', { model_id: decoder, task: 'generate' })).status).toBe(422);
-  }, 180_000);
 
   it('stops a running job, and a job whose trainer is killed mid-run still completes', async () => {
     const long = await createJob({ nr_epochs: 40 });

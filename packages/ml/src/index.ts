@@ -66,6 +66,14 @@ export {
   type PrefixCacheOptions,
   type PrefixCacheStats,
 } from './decoder';
+// Decoder evaluation: held-out loss and perplexity with generation F1 (SQuAD's token overlap), bounded.
+export {
+  DECODER_GENERATION_EVAL,
+  evaluateDecoder,
+  scoreDecoderRun,
+  type DecoderEvaluation,
+  type DecoderGenerationScores,
+} from './eval/decoder-generation';
 
 // The built-in judge: a score for a served extraction from its confidences and an independent model's agreement.
 export {

@@ -47,7 +47,7 @@ export function jobView(j: Job | undefined): JobView {
     status,
     base_model: j?.baseModel ?? '',
     root_base_model: j?.rootBaseModel ?? '',
-    datasets: (j?.datasets ?? []).map((d) => ({ name: d.name, version_number: d.versionNumber, size: d.size })),
+    datasets: (j?.datasets ?? []).map((d) => ({ name: d.name, version_number: String(d.versionNumber), size: d.size })),
     model_name: j?.modelName ?? '',
     training_type: nameOf(TRAINING_TYPE, j?.trainingType),
     nr_epochs: j?.nrEpochs ?? 0,
@@ -128,6 +128,10 @@ const evaluationView = (e: Evaluation | undefined): EvaluationView => {
     recall: num(m.recall),
     per_label: (m.per_label as Record<string, unknown> | undefined) ?? null,
     examples: num(m.examples),
+    // A decoder's evaluation: its held-out loss and perplexity, and how many rows its generation F1 scored.
+    ...(m.perplexity !== undefined
+      ? { loss: num(m.loss), perplexity: num(m.perplexity), generation_examples: num(m.generation_examples) }
+      : {}),
     error: e?.error || null,
     created_at: iso(e?.createdAt),
   };

@@ -16,7 +16,8 @@ export interface JobView {
   base_model: string;
   /** The built-in model underneath base_model (which a job or checkpoint id continues from). */
   root_base_model: string;
-  datasets: { name: string; version_number: number; size: number }[];
+  /** `version_number` is a string, as the dataset reads write it. */
+  datasets: { name: string; version_number: string; size: number }[];
   model_name: string;
   training_type: string;
   nr_epochs: number;
@@ -82,6 +83,10 @@ export interface EvaluationView {
   recall: number | null;
   per_label: Record<string, unknown> | null;
   examples: number | null;
+  /** Decoder evaluations only. */
+  loss?: number | null;
+  perplexity?: number | null;
+  generation_examples?: number | null;
   error: string | null;
   created_at: string | null;
 }

@@ -3,7 +3,8 @@ import {
   DECODER_BASE,
   SchemaError,
   evaluateBundle,
-  evaluateDecoderBundle,
+  evaluateDecoder,
+  scoreDecoderRun,
   trainDecoderLora,
   trainModel,
   type CanonicalRow,
@@ -24,6 +25,27 @@ function typed<T>(work: () => Promise<T> | T): Promise<T> {
     });
 }
 
+/**
+ * A decoder LoRA run, then its held-out generation F1, precision and recall beside its loss and perplexity
+ * (bounded: packages/ml's DECODER_GENERATION_EVAL).
+ */
+async function trainDecoder(
+  train: readonly unknown[],
+  heldout: readonly unknown[],
+  hyperparameters: Parameters<typeof trainDecoderLora>[0]['hyperparameters'],
+  hooks: Parameters<TrainingEngine['train']>[1],
+) {
+  const run = await trainDecoderLora({ train, heldout, hyperparameters, ...hooks });
+  const scored = await scoreDecoderRun(run, heldout, { signal: hooks.signal });
+  const { f1, precision, recall, generation_examples: n, generation_max_tokens: tokens } = scored.metrics;
+  if (f1 !== undefined)
+    hooks.onLog(
+      'info',
+      `held-out generation F1 ${f1.toFixed(3)} (precision ${precision!.toFixed(3)}, recall ${recall!.toFixed(3)}) on ${n} greedy replies of at most ${tokens} tokens`,
+    );
+  return scored;
+}
+
 /** packages/ml: decoders fine-tune with LoRA on chat rows, extraction models on canonical rows. */
 export const mlEngine: TrainingEngine = {
   async train(input, hooks) {
@@ -31,7 +53,7 @@ export const mlEngine: TrainingEngine = {
     const heldout = input.heldout as CanonicalRow[];
     const result = await typed<{ bundle: Uint8Array; manifest: unknown; metrics: unknown }>(() =>
       input.baseModel === DECODER_BASE
-        ? trainDecoderLora({ train, heldout, hyperparameters: { ...input.hyperparameters, ...DECODER }, ...hooks })
+        ? trainDecoder(train, heldout, { ...input.hyperparameters, ...DECODER }, hooks)
         : trainModel({
             baseModel: input.baseModel,
             trainingType: input.trainingType,
@@ -51,7 +73,7 @@ export const mlEngine: TrainingEngine = {
   async evaluate(bundle, rows, baseModel) {
     const metrics =
       baseModel === DECODER_BASE
-        ? evaluateDecoderBundle(bundle, rows)
+        ? await evaluateDecoder(bundle, rows)
         : evaluateBundle(bundle, rows as CanonicalRow[], { perExample: true });
     return metrics as unknown as Record<string, unknown>;
   },

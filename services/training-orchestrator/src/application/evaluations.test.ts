@@ -84,7 +84,7 @@ describe('evaluations are trainer work', () => {
     expect(await getEvaluation(ctx.deps, caller, id)).toMatchObject({ status: 'failed', error: internal.reason });
   });
 
-  it('when a job is not complete, a decoder, or the evaluation unknown, then the typed errors say so', async () => {
+  it('when a job is not complete, the dataset does not fit it, or the evaluation unknown, then the typed errors say so', async () => {
     const ctx = inMemoryDeps();
     const requested = await createJob(ctx.deps, caller, {
       baseModel: 'whetstone-extract-base',
@@ -100,9 +100,25 @@ describe('evaluations are trainer work', () => {
     await leaseWork(ctx.deps, { trainerId: 't', waitMs: 0 });
     const decoder = await completed(ctx, 'whetstone-decoder-base');
     await expect(createEvaluation(ctx.deps, caller, decoder.id, 'wikigold')).rejects.toMatchObject({
-      reason: 'EVALUATION_NOT_SUPPORTED',
+      kind: 'InvalidArgument',
+      fieldErrors: [{ field: 'dataset_name', message: expect.stringContaining('generation (chat) datasets') }],
     });
     await expect(getEvaluation(ctx.deps, caller, 'nope')).rejects.toMatchObject({ reason: 'EVALUATION_NOT_FOUND' });
+  });
+
+  it('when a complete decoder job is evaluated on a chat dataset, then it is queued for a trainer like any other', async () => {
+    const ctx = inMemoryDeps();
+    const decoder = await completed(ctx, 'whetstone-decoder-base');
+    const evaluation = await createEvaluation(ctx.deps, caller, decoder.id, 'chat');
+    expect(evaluation).toMatchObject({ status: 'running', baseModel: 'whetstone-decoder-base', datasetName: 'chat' });
+    expect(await leaseWork(ctx.deps, { trainerId: 't', waitMs: 0 })).toMatchObject({
+      kind: 'evaluation',
+      evaluation: { id: evaluation.id },
+    });
+    const extraction = await completed(ctx);
+    await expect(createEvaluation(ctx.deps, caller, extraction.id, 'chat')).rejects.toMatchObject({
+      fieldErrors: [{ field: 'dataset_name', code: 'invalid_value' }],
+    });
   });
 });
 

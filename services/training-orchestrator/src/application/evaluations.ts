@@ -8,7 +8,10 @@ import type { UseCaseDeps } from './deps';
 import { requireJob } from './get-job';
 import type { Caller } from './ports';
 
-/** Queues the scoring of a complete extraction job on a dataset's held-out split; a trainer leases and runs it. */
+/**
+ * Queues the scoring of a complete job on a dataset's held-out split; a trainer leases and runs it. Extraction jobs
+ * get span/label F1, decoder jobs held-out loss and perplexity with generation F1 (packages/ml's evaluateDecoder).
+ */
 export async function createEvaluation(
   deps: UseCaseDeps,
   caller: Caller,
@@ -22,11 +25,6 @@ export async function createEvaluation(
     ]);
   if (!hasModel(job))
     throw errors.precondition(R.JOB_NOT_COMPLETE, `Job '${jobId}' is ${job.status}; evaluate it once it is complete.`);
-  if (isDecoderBase(job.rootBaseModel))
-    throw errors.precondition(
-      R.EVALUATION_NOT_SUPPORTED,
-      'Decoder jobs report held-out loss and perplexity in their metrics; evaluations score extraction models.',
-    );
   return queueEvaluation(deps, job, datasetName);
 }
 
@@ -38,6 +36,15 @@ export async function queueEvaluation(
   id: string = randomUUID(),
 ): Promise<Evaluation> {
   const split = await deps.datasets.resolve(job.teamId, datasetName);
+  const decoder = isDecoderBase(job.rootBaseModel);
+  if (decoder !== (split.type === 'generation'))
+    throw invalid('Dataset does not fit the job', [
+      {
+        field: 'dataset_name',
+        message: `'${datasetName}' holds ${split.type} data; ${decoder ? 'a decoder job is scored on generation (chat) datasets' : 'an extraction job is scored on extraction or classification datasets'}`,
+        code: 'invalid_value',
+      },
+    ]);
   const evaluation: Evaluation = {
     id,
     teamId: job.teamId,

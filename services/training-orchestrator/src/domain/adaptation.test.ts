@@ -128,6 +128,14 @@ describe('the adaptive gate', () => {
     expect(fell).toMatchObject({ promote: true, gain: 0.3 });
     expect(fell.reason).toContain('held-out loss 1.5000 → 1.2000');
     expect(decide(gate, { loss: 1.5 }, { loss: 1.49 }).promote).toBe(false);
+    // With generation F1 beside it (decoder evaluations report both), the loss still decides.
+    const withF1 = decide(
+      gate,
+      { loss: 1.5, perplexity: 4.48, f1: 0.4, precision: 0.4, recall: 0.4 },
+      { loss: 1.2, perplexity: 3.32, f1: 0.3, precision: 0.3, recall: 0.3 },
+    );
+    expect(withF1.promote).toBe(true);
+    expect(withF1.reason).toMatch(/held-out loss/);
     expect(decide(gate, { loss: 1.5 }, { loss: 1.7 })).toMatchObject({ promote: false, gain: -0.2 });
   });
 

@@ -150,6 +150,13 @@ function perLabel(metrics: Record<string, unknown>): Map<string, LabelScore> {
 const fmt = (x: number) => x.toFixed(4);
 
 /**
+ * A decoder's evaluation: it reports perplexity (beside its generation F1), or, from before generation F1 was
+ * scored, loss without F1. The gate reads its held-out loss, the finer figure on a small held-out split.
+ */
+const isDecoderEvaluation = (m: Record<string, unknown>) =>
+  num(m.perplexity) !== null || (num(m.f1) === null && num(m.loss) !== null);
+
+/**
  * The gate: promote only when the metric rose by at least min_gain and no label (with at least min_label_support
  * held-out examples) lost more than f1_tolerance of F1. Decoder evaluations report held-out loss instead: the loss
  * must fall by at least min_gain. The reason names the figures either way.
@@ -182,7 +189,7 @@ function feedbackEffect(
   control: Record<string, unknown>,
   candidate: Record<string, unknown>,
 ): { ok: boolean; text: string } {
-  if (num(control.f1) === null && num(control.loss) !== null) {
+  if (isDecoderEvaluation(control)) {
     const before = num(control.loss)!;
     const after = num(candidate.loss) ?? Infinity;
     return { ok: before - after >= s.minGain - 1e-9, text: `held-out loss ${fmt(before)} → ${fmt(after)}` };
@@ -202,7 +209,7 @@ function decideOnBaseline(
   baseline: Record<string, unknown>,
   candidate: Record<string, unknown>,
 ): GateDecision {
-  if (num(baseline.f1) === null && num(baseline.loss) !== null) return decideOnLoss(s.minGain, baseline, candidate);
+  if (isDecoderEvaluation(baseline)) return decideOnLoss(s.minGain, baseline, candidate);
   const before = num(baseline[s.metric]);
   const after = num(candidate[s.metric]);
   if (before === null || after === null)

@@ -1,44 +1,17 @@
-import { z } from 'zod';
 import { AppError, isUuid } from '@whetstone/errors';
 import type { Inference, Principal, TrainingPort } from '../../../application/ports';
 import type { Api } from '../api';
 import { authOf } from '../auth';
-import { INT32_MAX, parseParams } from '../validate';
-
-const CreateJobBody = z
-  .object({
-    base_model: z.string({ error: 'is required' }).trim().min(1, 'is required').max(200),
-    datasets: z
-      .array(z.object({ name: z.string().trim().min(1, 'is required').max(100) }))
-      .min(1, 'give at least one dataset')
-      .max(10),
-    model_name: z.string().trim().max(200).optional(),
-    training_type: z.enum(['lora', 'full']).default('lora'),
-    nr_epochs: z.number().int().positive().max(INT32_MAX).optional(), // the base model's bounds are the orchestrator's
-    learning_rate: z.number().positive().optional(),
-    project_id: z.string().trim().max(100).optional(),
-    out_of_scope_label: z.string().trim().min(1, 'must not be empty').max(100).optional(), // classification rejection
-  })
-  .openapi('CreateTrainingJobRequest');
-const ListQuery = z.object({
-  status: z.enum(['requested', 'running', 'complete', 'deployed', 'failed', 'cancelled']).optional(),
-  project_id: z.string().max(100).optional(),
-  limit: z.coerce.number().int().min(1).max(200).default(200),
-  offset: z.coerce.number().int().min(0).max(INT32_MAX).default(0),
-});
-const EvaluationBody = z
-  .object({
-    training_job_id: z.string().trim().min(1, 'is required').max(100),
-    dataset_name: z.string().trim().min(1, 'is required').max(100),
-  })
-  .openapi('CreateEvaluationRequest');
-const PushBody = z
-  .object({
-    repo_id: z.string().trim().min(3, 'is required').max(200),
-    hub_token: z.string().min(8, 'is required').max(500),
-    private: z.boolean().default(false),
-  })
-  .openapi('PushToHubRequest');
+import { parseParams } from '../validate';
+import {
+  CreateJobBody,
+  EvaluationBody,
+  EvaluationResponse,
+  ListQuery,
+  PushBody,
+  TrainingJobListResponse,
+  TrainingJobResponse,
+} from './training.schemas';
 
 const id = (value: unknown, _name: string): string => {
   if (typeof value !== 'string' || !isUuid(value))
@@ -141,6 +114,7 @@ function queryRoutes(api: Api, training: TrainingPort, me: Me): void {
         summary: 'List training jobs (filters status, project_id; limit 1–200, offset)',
         tag: 'Training',
         auth: 'key-or-session',
+        response: { status: 200, description: 'Jobs, newest first', schema: TrainingJobListResponse },
       },
       async ({ req, res }) => {
         const q = parseParams(ListQuery, req.query, 'query');
@@ -169,6 +143,7 @@ function queryRoutes(api: Api, training: TrainingPort, me: Me): void {
       summary: 'One job: id, status, and metrics once complete',
       tag: 'Training',
       auth: 'key-or-session',
+      response: { status: 200, description: 'The job', schema: TrainingJobResponse },
     },
     async ({ req, res }) => {
       return training.get(me(res), id(req.params.id, 'id'));
@@ -386,9 +361,10 @@ function hubAndEvaluationRoutes(api: Api, training: TrainingPort, me: Me): void 
     {
       method: 'get',
       path: '/core/evaluations/:id',
-      summary: 'An evaluation: status, f1, precision, recall and per_label figures',
+      summary: 'An evaluation: status, f1, precision, recall and per_label figures (decoders: and loss, perplexity)',
       tag: 'Training',
       auth: 'key-or-session',
+      response: { status: 200, description: 'The evaluation', schema: EvaluationResponse },
     },
     async ({ req, res }) => {
       const evaluationId = String(req.params.id);
