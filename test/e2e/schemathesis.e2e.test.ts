@@ -35,9 +35,15 @@ interface Report {
   errors: { title: string; count: number }[];
 }
 
-function run(command: string, args: string[], timeoutMs: number): Promise<{ code: number | null; output: string }> {
+/** Runs `command` in `cwd` (schemathesis keeps its cache in `.schemathesis/` there, not in the repository). */
+function run(
+  command: string,
+  args: string[],
+  cwd: string,
+  timeoutMs: number,
+): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (b: Buffer) => (output += b.toString()));
     child.stderr.on('data', (b: Buffer) => (output += b.toString()));
@@ -100,6 +106,7 @@ describe('schemathesis against /openapi.json of the running system', () => {
         '--report-json-path',
         reportPath,
       ],
+      dir,
       (MAX_TIME + 180) * 1000,
     );
     const report = JSON.parse(readFileSync(reportPath, 'utf8')) as Report;
