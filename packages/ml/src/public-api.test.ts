@@ -46,6 +46,21 @@ describe('the package entries', () => {
   it('when a benchmark imports @whetstone/ml/internals, then it gets the kernels and baselines', () => {
     expect(Object.keys(internals).sort()).toEqual(
       [
+        'BERT_ENTITY_DEFAULTS',
+        'BpeTokenizer',
+        'KVCache',
+        'LlamaForCausalLM',
+        'loadDecoderCheckpoint',
+        'parseLlamaConfig',
+        'readSafetensors',
+        'BertEntityModel',
+        'MINILM_L6_V2',
+        'fetchCheckpoint',
+        'loadBertCheckpoint',
+        'mergeLora',
+        'modelsCacheDir',
+        'resolveBaseDir',
+        'trainBertEntities',
         'DECODER_DEFAULT_CONFIG',
         'HELDOUT_NAMES',
         'RELATIONS',
