@@ -54,7 +54,7 @@ export const BERT_ENTITY_DEFAULTS: Omit<BertEntityTrainOptions, 'mode' | 'seed'>
   loraAlpha: 16,
   head: { hidden: 384, dim: 256, maxWidth: 8, shapeDim: 32 },
   threshold: 0.5,
-  posWeight: 1,
+  posWeight: 10,
 };
 
 /** A trained (or zero-shot) label-conditioned entity extractor on a BERT checkpoint. */
